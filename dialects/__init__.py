@@ -1,0 +1,1 @@
+"""Dialect definitions (generated ONNX dialect and its op rules)."""

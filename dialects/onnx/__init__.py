@@ -1,0 +1,1 @@
+"""The generated ONNX dialects and their op rules."""

@@ -1,0 +1,23 @@
+"""One MLIR context with the ONNX dialects loaded (IRDL, generated)."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import mlir.ir as ir
+from mlir.dialects import irdl
+
+from .dialects.onnx.schema import IRDL_FILE
+
+
+@lru_cache(maxsize=1)
+def _irdl_text() -> str:
+    return IRDL_FILE.read_text()
+
+
+def make_context() -> ir.Context:
+    """A fresh context with ``onnx``, ``onnx_ml``, ``onnx_training`` and
+    ``onnx_preview`` registered, plus the upstream dialects we emit."""
+    ctx = ir.Context()
+    with ctx, ir.Location.unknown():
+        irdl.load_dialects(ir.Module.parse(_irdl_text()))
+    return ctx
