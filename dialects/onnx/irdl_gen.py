@@ -14,7 +14,9 @@ What IRDL states (MLIR 22 limits, see docs/dialect.md):
   attributes, so the importer materialises schema defaults;
 * graph attributes as regions;
 * ``seq``/``optional``/``map`` values as the types ``!onnx.seq<T>``,
-  ``!onnx.opt<T>``, ``!onnx.map<K, V>``; string elements as ``!onnx.string``.
+  ``!onnx.opt<T>``, ``!onnx.map<K, V>``; string elements as ``!onnx.string``;
+  a value whose type the importer could not determine is ``!onnx.unknown``
+  until shape inference replaces it.
 What IRDL cannot state (element-type constraints on builtin tensors, optional
 attribute kinds) is checked by ``passes/verify_onnx.py`` from ``ops.json``.
 """
@@ -38,6 +40,8 @@ ATTR_IRDL_BASE = {
 
 ONNX_TYPES_IRDL = """\
   irdl.type @string {
+  }
+  irdl.type @unknown {
   }
   irdl.type @seq {
     %0 = irdl.any

@@ -3,6 +3,8 @@
 irdl.dialect @onnx {
   irdl.type @string {
   }
+  irdl.type @unknown {
+  }
   irdl.type @seq {
     %0 = irdl.any
     irdl.parameters(element: %0)

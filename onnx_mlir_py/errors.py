@@ -1,0 +1,49 @@
+"""The one exception hierarchy of onnx-mlir-py.
+
+Every user-facing failure is an ``OnnxMlirError`` whose ``str()`` is a single
+line naming the model node or input and what was expected; the CLI prints it
+as ``error: <message>`` and exits with status 1, never with a traceback.
+"""
+from __future__ import annotations
+
+
+class OnnxMlirError(Exception):
+    """Base class; ``str(e)`` is the one-line message shown to users."""
+
+
+class ModelLoadError(OnnxMlirError):
+    """The file is not a readable ONNX model (truncated, not protobuf, ...)."""
+
+
+class UnsupportedOpsError(OnnxMlirError):
+    """Some nodes use ops this compiler cannot handle; lists all of them."""
+
+    def __init__(self, what: str, nodes: list[tuple[str, str]]):
+        self.nodes = nodes
+        by_op: dict[str, list[str]] = {}
+        for op, node in nodes:
+            by_op.setdefault(op, []).append(node)
+        parts = [f"{op} (nodes: {', '.join(repr(n) for n in ns[:5])}"
+                 f"{', ...' if len(ns) > 5 else ''})" for op, ns in sorted(by_op.items())]
+        super().__init__(f"{len(by_op)} unsupported op type(s) ({what}): " + "; ".join(parts))
+
+
+class ImportError_(OnnxMlirError):
+    """A node or value of the model cannot be imported as it is."""
+
+
+class VerificationError(OnnxMlirError):
+    """A node breaks a rule of its op (operand count, rank, attribute, ...)."""
+
+
+class ShapeInferenceError(OnnxMlirError):
+    """Shapes of a node's inputs are inconsistent with its op."""
+
+
+class CompileError(OnnxMlirError):
+    """Lowering or native code generation failed."""
+
+
+def node_error(cls, node_name: str, op_type: str, message: str) -> OnnxMlirError:
+    """``node 'conv1' (Conv): expected ...`` in one line."""
+    return cls(f"node '{node_name}' ({op_type}): {message}")

@@ -1,0 +1,130 @@
+"""ONNX AttributeProto -> MLIR attributes, one converter per attribute kind.
+
+Kinds follow ``AttrSpec.kind``: ``int`` -> ``N : si64``, ``float`` ->
+``f32``, ``string`` -> StringAttr, ``ints`` -> ``array<i64: ...>``,
+``floats`` -> ``array<f32: ...>``, ``strings`` -> ArrayAttr of strings,
+``tensor`` -> dense / dense_resource elements, ``type`` -> TypeAttr.
+Graph attributes become regions (see ``nodes.py``), not attributes.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+import numpy as np
+import onnx
+from onnx import AttributeProto as AP
+
+from .types import elem_type, type_from_proto
+
+# Above this many elements a tensor becomes a dense resource (zero copy, and
+# elided when the IR is printed).
+RESOURCE_THRESHOLD = 1024
+
+_KIND_OF_PROTO = {
+    AP.INT: "int", AP.FLOAT: "float", AP.STRING: "string", AP.INTS: "ints",
+    AP.FLOATS: "floats", AP.STRINGS: "strings", AP.TENSOR: "tensor",
+    AP.GRAPH: "graph", AP.GRAPHS: "graphs", AP.TYPE_PROTO: "type",
+    AP.TYPE_PROTOS: "types", AP.SPARSE_TENSOR: "sparse_tensor",
+    AP.TENSORS: "tensors", AP.SPARSE_TENSORS: "sparse_tensors",
+}
+
+
+def proto_kind(a: onnx.AttributeProto) -> str:
+    return _KIND_OF_PROTO.get(a.type, "undefined")
+
+
+def _si64(v: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signed(64), int(v))
+
+
+def _str(v) -> ir.Attribute:
+    if isinstance(v, bytes):
+        v = v.decode("utf-8", "replace")
+    return ir.StringAttr.get(v)
+
+
+def from_value(kind: str, v) -> ir.Attribute:
+    """Python value (as in ``ops.json`` defaults) -> MLIR attribute."""
+    if kind == "int":
+        return _si64(v)
+    if kind == "float":
+        return ir.FloatAttr.get(ir.F32Type.get(), float(v))
+    if kind == "string":
+        return _str(v)
+    if kind == "ints":
+        return ir.DenseI64ArrayAttr.get([int(x) for x in v])
+    if kind == "floats":
+        return ir.DenseF32ArrayAttr.get([float(x) for x in v])
+    if kind == "strings":
+        return ir.ArrayAttr.get([_str(x) for x in v])
+    raise ValueError(f"no default conversion for attribute kind {kind}")
+
+
+_resource_counter = [0]
+
+
+def tensor_attr(t: onnx.TensorProto, name_hint: str = "") -> ir.Attribute:
+    """TensorProto -> DenseElementsAttr (small) or DenseResourceElementsAttr."""
+    from onnx import numpy_helper
+    et = elem_type(t.data_type)
+    if t.data_type == onnx.TensorProto.STRING:
+        raise ValueError("string tensors are not supported as constants")
+    arr = numpy_helper.to_array(t)
+    shape = list(arr.shape)
+    ttype = ir.RankedTensorType.get(shape, et)
+    if t.data_type == onnx.TensorProto.BOOL:
+        return ir.DenseElementsAttr.get(np.ascontiguousarray(arr, dtype=np.bool_), type=ttype)
+    if arr.dtype.kind not in "fiuc" or arr.dtype.itemsize * 8 != _bitwidth(et):
+        arr = _raw_bits(arr, et)  # bf16 / float8: keep the bits of the proto
+    arr = np.ascontiguousarray(arr)
+    if arr.size > RESOURCE_THRESHOLD:
+        _resource_counter[0] += 1
+        name = f"{_sanitize(name_hint) or 'tensor'}_{_resource_counter[0]}"
+        return ir.DenseResourceElementsAttr.get_from_buffer(
+            memoryview(arr), name, ttype)
+    if arr.size == 0:
+        return ir.DenseElementsAttr.get(np.zeros((0,), arr.dtype), type=ttype)
+    return ir.DenseElementsAttr.get(arr, type=ttype)
+
+
+def _bitwidth(et: ir.Type) -> int:
+    if isinstance(et, ir.ComplexType):
+        return 2 * _bitwidth(et.element_type)
+    return getattr(et, "width", 0) or 0
+
+
+def _raw_bits(arr: np.ndarray, et: ir.Type) -> np.ndarray:
+    """Element bits for types numpy has no native dtype for (bf16, f8)."""
+    width = _bitwidth(et)
+    if width in (8, 16) and arr.dtype.itemsize * 8 == width:
+        return np.ascontiguousarray(arr).view({8: np.uint8, 16: np.uint16}[width])
+    raise ValueError(f"constants of element type {et} are not supported yet")
+
+
+def _sanitize(s: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in s)[:40]
+
+
+def from_proto(a: onnx.AttributeProto, kind: str | None = None) -> ir.Attribute:
+    """AttributeProto -> MLIR attribute (graphs are handled by the caller)."""
+    k = kind or proto_kind(a)
+    if k == "int":
+        return _si64(a.i)
+    if k == "float":
+        return ir.FloatAttr.get(ir.F32Type.get(), a.f)
+    if k == "string":
+        return _str(a.s)
+    if k == "ints":
+        return ir.DenseI64ArrayAttr.get(list(a.ints))
+    if k == "floats":
+        return ir.DenseF32ArrayAttr.get(list(a.floats))
+    if k == "strings":
+        return ir.ArrayAttr.get([_str(x) for x in a.strings])
+    if k == "tensor":
+        return tensor_attr(a.t, a.name)
+    if k == "type":
+        return ir.TypeAttr.get(type_from_proto(a.tp))
+    if k == "types":
+        return ir.ArrayAttr.get([ir.TypeAttr.get(type_from_proto(x)) for x in a.type_protos])
+    if k == "tensors":
+        return ir.ArrayAttr.get([tensor_attr(x, a.name) for x in a.tensors])
+    raise ValueError(f"attribute kind {k} is not supported")

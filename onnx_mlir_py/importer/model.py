@@ -1,0 +1,186 @@
+"""Load an ONNX model and check it can be imported (before any MLIR call).
+
+``load_model`` reads a path (with external data, any size) or takes a
+ModelProto; ``prepare_model`` applies ``--shapeInformation``, inlines
+model-local functions, runs ``onnx.shape_inference`` and sweeps the graph
+for ops the dialect lacks, reporting all of them at once.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import onnx
+from onnx import shape_inference
+
+from ..dialects.onnx.schema import spec_table
+from ..errors import ModelLoadError, UnsupportedOpsError, OnnxMlirError
+
+TWO_GB = 2**31
+
+
+def load_model(src) -> onnx.ModelProto:
+    """Path or ModelProto -> ModelProto, with a one-line error on bad files."""
+    if isinstance(src, onnx.ModelProto):
+        return src
+    path = os.fspath(src)
+    if not os.path.isfile(path):
+        raise ModelLoadError(f"cannot read '{path}': no such file")
+    try:
+        model = onnx.load(path, load_external_data=True)
+    except Exception as e:  # DecodeError, missing external data, ...
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelLoadError(f"cannot read '{path}' as an ONNX model "
+                             f"(truncated or not an ONNX protobuf?): {reason}") from None
+    if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
+        raise ModelLoadError(f"'{path}' holds no ONNX graph (truncated or not a model file?)")
+    return model
+
+
+def parse_shape_information(text: str) -> dict[int, list[int | None]]:
+    """``"0:1x3x224x224,1:-1x10"`` -> {0: [1, 3, 224, 224], 1: [None, 10]}."""
+    out = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        try:
+            idx, dims = item.split(":")
+            out[int(idx)] = [None if int(d) < 0 else int(d) for d in dims.split("x")] \
+                if dims else []
+        except ValueError:
+            raise OnnxMlirError(f"--shapeInformation: cannot parse '{item}', expected "
+                                "INDEX:D1xD2x... with -1 for a dynamic dim") from None
+    return out
+
+
+def real_inputs(graph: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
+    """Graph inputs that are not initializers (IR < 4 lists both)."""
+    inits = {t.name for t in graph.initializer}
+    return [i for i in graph.input if i.name not in inits]
+
+
+def apply_shape_information(model: onnx.ModelProto, shapes: dict[int, list]) -> None:
+    inputs = real_inputs(model.graph)
+    for idx, dims in shapes.items():
+        if not 0 <= idx < len(inputs):
+            raise OnnxMlirError(f"--shapeInformation: input index {idx} out of range "
+                                f"(model has {len(inputs)} inputs)")
+        tt = inputs[idx].type.tensor_type
+        old = list(tt.shape.dim)
+        if old and len(old) != len(dims):
+            raise OnnxMlirError(f"--shapeInformation: input {idx} ('{inputs[idx].name}') "
+                                f"has rank {len(old)}, got {len(dims)} dims")
+        tt.shape.ClearField("dim")
+        for d in dims:
+            nd = tt.shape.dim.add()
+            if d is not None:
+                nd.dim_value = d
+
+
+def _inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy small enough to serialize: big initializers lose their data
+    (shape inference only needs their dims and type)."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    if m.ByteSize() < TWO_GB // 2:
+        return m
+    for t in m.graph.initializer:
+        if t.ByteSize() > 1 << 20:
+            dims, dt, name = list(t.dims), t.data_type, t.name
+            t.Clear()
+            t.name, t.data_type = name, dt
+            t.dims.extend(dims)
+            t.data_location = onnx.TensorProto.EXTERNAL
+            e = t.external_data.add()
+            e.key, e.value = "location", "__elided__"
+    return m
+
+
+def infer_onnx_types(model: onnx.ModelProto) -> onnx.ModelProto | None:
+    """onnx.shape_inference on the model; None when it cannot run (our own
+    verifiers then report what is wrong, naming the node)."""
+    try:
+        inferred = shape_inference.infer_shapes(_inference_copy(model), data_prop=True)
+    except Exception:
+        return None
+    return inferred
+
+
+def opset_map(model: onnx.ModelProto) -> dict[str, int]:
+    ops = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    ops.setdefault("", 1)
+    return ops
+
+
+def iter_nodes(graph: onnx.GraphProto):
+    """Every node, subgraphs included."""
+    for n in graph.node:
+        yield n
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from iter_nodes(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    yield from iter_nodes(g)
+
+
+def _all_graphs(graph: onnx.GraphProto):
+    yield graph
+    for n in graph.node:
+        for a in n.attribute:
+            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+                yield from _all_graphs(g)
+
+
+def node_label(node: onnx.NodeProto) -> str:
+    """The name users see in messages and MLIR locations."""
+    return node.name or (f"{node.op_type}:{node.output[0]}" if node.output else node.op_type)
+
+
+def check_supported(model: onnx.ModelProto) -> None:
+    """Raise one UnsupportedOpsError listing every node the dialect lacks."""
+    table = spec_table()
+    opsets = opset_map(model)
+    local = {(f.domain, f.name) for f in model.functions}
+    missing = []
+    for n in iter_nodes(model.graph):
+        dom = "" if n.domain == "ai.onnx" else n.domain
+        if (n.domain, n.op_type) in local:
+            continue
+        if dom not in opsets:
+            missing.append((f"{n.domain}.{n.op_type} (domain not imported by the model)",
+                            node_label(n)))
+        elif table.resolve(dom, n.op_type, opsets[dom]) is None:
+            where = f"{dom}." if dom else ""
+            missing.append((f"{where}{n.op_type} (opset {opsets[dom]})", node_label(n)))
+    if missing:
+        raise UnsupportedOpsError("not in the ONNX dialect", missing)
+
+
+@dataclass
+class PreparedModel:
+    model: onnx.ModelProto
+    opsets: dict[str, int]
+    value_types: dict[str, onnx.TypeProto] = field(default_factory=dict)
+
+
+def prepare_model(src, shape_information: dict | None = None,
+                  onnx_shape_inference: bool = True) -> PreparedModel:
+    model = load_model(src)
+    if isinstance(src, onnx.ModelProto) and shape_information:
+        model = onnx.ModelProto()
+        model.CopyFrom(src)
+    if shape_information:
+        apply_shape_information(model, shape_information)
+    if model.functions:
+        from onnx import inliner
+        try:
+            model = inliner.inline_local_functions(model)
+        except Exception as e:
+            raise ModelLoadError(f"cannot expand the model-local functions: {e}") from None
+    check_supported(model)
+    types: dict[str, onnx.TypeProto] = {}
+    source = infer_onnx_types(model) if onnx_shape_inference else None
+    for g in _all_graphs((source or model).graph):
+        for vi in list(g.input) + list(g.value_info) + list(g.output):
+            if vi.HasField("type"):
+                types[vi.name] = vi.type
+    return PreparedModel(model, opset_map(model), types)

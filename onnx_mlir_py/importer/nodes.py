@@ -1,0 +1,196 @@
+"""Emit the ONNX dialect for a graph: one op per node, in graph order.
+
+``GraphImporter`` owns the name -> SSA value map of one graph; subgraphs
+(If/Loop/Scan bodies) get a child importer whose lookups fall back to the
+parent, so captured outer values are used directly inside the region.
+Region bodies end with ``gpu.yield``: IRDL ops cannot be terminators, and
+``gpu.yield`` is the upstream terminator with no parent constraint that
+accepts any type (see docs/dialect.md).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+import onnx
+
+from ..dialects.onnx.schema import OPTIONAL, SINGLE, VARIADIC, OpSpec, spec_table
+from ..errors import ImportError_, node_error
+from . import attributes as A
+from .model import node_label
+from .types import UNKNOWN, type_from_proto
+
+REGION_TERMINATOR = "gpu.yield"
+
+
+class GraphImporter:
+    def __init__(self, opsets: dict[str, int], value_types: dict[str, onnx.TypeProto],
+                 parent: "GraphImporter | None" = None):
+        self.opsets = opsets
+        self.value_types = value_types
+        self.parent = parent
+        self.values: dict[str, ir.Value] = {}
+        self.table = spec_table()
+
+    # -- values -------------------------------------------------------------
+    def lookup(self, name: str) -> ir.Value | None:
+        g = self
+        while g is not None:
+            if name in g.values:
+                return g.values[name]
+            g = g.parent
+        return None
+
+    def type_of(self, name: str) -> ir.Type:
+        tp = self.value_types.get(name)
+        return type_from_proto(tp) if tp is not None else ir.Type.parse(UNKNOWN)
+
+    # -- graph body ---------------------------------------------------------
+    def import_initializers(self, graph: onnx.GraphProto) -> None:
+        for t in graph.initializer:
+            loc = ir.Location.name(t.name)
+            try:
+                attr = A.tensor_attr(t, t.name)
+            except ValueError as e:
+                raise ImportError_(f"initializer '{t.name}': {e}") from None
+            op = ir.Operation.create("onnx.constant", results=[attr.type],
+                                     attributes={"value": attr}, loc=loc)
+            self.values[t.name] = op.result
+        for t in graph.sparse_initializer:
+            raise ImportError_(f"sparse initializer '{t.values.name}' is not supported")
+
+    def import_nodes(self, graph: onnx.GraphProto) -> None:
+        for node in graph.node:
+            self.import_node(node)
+
+    def import_node(self, node: onnx.NodeProto) -> None:
+        label = node_label(node)
+        dom = "" if node.domain == "ai.onnx" else node.domain
+        spec = self.table.resolve(dom, node.op_type, self.opsets.get(dom, 0))
+        if spec is None:  # check_supported ran first; keep a clear message anyway
+            raise node_error(ImportError_, label, node.op_type, "op is not in the ONNX dialect")
+        operands, seg_in = self._operands(node, spec, label)
+        result_types, seg_out, out_names = self._results(node, spec, label)
+        attrs = self._attributes(node, spec, label)
+        if seg_in is not None:
+            attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(seg_in)
+        if seg_out is not None:
+            attrs["resultSegmentSizes"] = ir.DenseI32ArrayAttr.get(seg_out)
+        graphs = {a.name: a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH}
+        op = ir.Operation.create(spec.mlir_name, results=result_types, operands=operands,
+                                 attributes=attrs, regions=len(spec.regions),
+                                 loc=ir.Location.name(label))
+        for i, rname in enumerate(spec.regions):
+            if rname not in graphs:
+                raise node_error(ImportError_, label, node.op_type,
+                                 f"missing graph attribute '{rname}'")
+            self._import_region(op.regions[i], graphs[rname])
+        for name, res in zip(out_names, op.results):
+            if name:
+                self.values[name] = res
+
+    # -- pieces of a node ---------------------------------------------------
+    def _operands(self, node, spec: OpSpec, label):
+        names = list(node.input)
+        operands, seg = [], []
+        pos = 0
+        for i, v in enumerate(spec.inputs):
+            if v.option == VARIADIC:
+                group = names[pos:]
+                pos = len(names)
+            else:
+                group = names[pos:pos + 1]
+                pos += 1
+            present = [n for n in group if n]
+            if v.option == SINGLE and not present:
+                raise node_error(ImportError_, label, node.op_type,
+                                 f"missing required input #{i} '{v.onnx_name}'")
+            if v.option == VARIADIC and len(present) != len(group):
+                raise node_error(ImportError_, label, node.op_type,
+                                 f"variadic input '{v.onnx_name}' has an empty name")
+            for n in present:
+                val = self.lookup(n)
+                if val is None:
+                    raise node_error(ImportError_, label, node.op_type,
+                                     f"input '{n}' is not defined before this node")
+                operands.append(val)
+            seg.append(len(present))
+        if pos < len(names) and any(names[pos:]):
+            raise node_error(ImportError_, label, node.op_type,
+                             f"has {len(names)} inputs, the op takes at most {len(spec.inputs)}")
+        return operands, (seg if _needs_segments(spec.inputs) else None)
+
+    def _results(self, node, spec: OpSpec, label):
+        names = list(node.output)
+        types, seg, kept = [], [], []
+        pos = 0
+        for i, v in enumerate(spec.outputs):
+            group = names[pos:] if v.option == VARIADIC else names[pos:pos + 1]
+            pos += len(group) if v.option == VARIADIC else 1
+            present = [n for n in group if n] if v.option != SINGLE else group
+            if v.option == SINGLE and not group:
+                raise node_error(ImportError_, label, node.op_type,
+                                 f"missing required output #{i} '{v.onnx_name}'")
+            for n in present:
+                types.append(self.type_of(n))
+                kept.append(n)
+            seg.append(len(present))
+        if pos < len(names) and any(names[pos:]):
+            raise node_error(ImportError_, label, node.op_type,
+                             f"has {len(names)} outputs, the op has at most {len(spec.outputs)}")
+        return types, (seg if _needs_segments(spec.outputs) else None), kept
+
+    def _attributes(self, node, spec: OpSpec, label) -> dict:
+        out = {}
+        given = {a.name: a for a in node.attribute}
+        for name, a in given.items():
+            aspec = spec.attributes.get(name)
+            if aspec is None:
+                raise node_error(ImportError_, label, node.op_type,
+                                 f"unknown attribute '{name}' (the op has: "
+                                 f"{', '.join(spec.attributes) or 'none'})")
+            if a.ref_attr_name:
+                raise node_error(ImportError_, label, node.op_type,
+                                 f"attribute '{name}' refers to a function attribute "
+                                 "outside a function")
+            kind = A.proto_kind(a)
+            if kind != aspec.kind:
+                raise node_error(ImportError_, label, node.op_type,
+                                 f"attribute '{name}' must be {aspec.kind}, got {kind}")
+            if kind in ("graph", "graphs"):
+                continue
+            try:
+                out[name] = A.from_proto(a, kind)
+            except ValueError as e:
+                raise node_error(ImportError_, label, node.op_type,
+                                 f"attribute '{name}': {e}") from None
+        for name, aspec in spec.attributes.items():
+            if name in given:
+                continue
+            if aspec.required:
+                raise node_error(ImportError_, label, node.op_type,
+                                 f"missing required attribute '{name}'")
+            if aspec.has_default:
+                out[name] = A.from_value(aspec.kind, aspec.default)
+        return out
+
+    def _import_region(self, region: ir.Region, graph: onnx.GraphProto) -> None:
+        child = GraphImporter(self.opsets, self.value_types, parent=self)
+        arg_types = [child.type_of(i.name) if i.name in self.value_types
+                     else type_from_proto(i.type) for i in graph.input]
+        block = region.blocks.append(*arg_types)
+        for inp, arg in zip(graph.input, block.arguments):
+            child.values[inp.name] = arg
+        with ir.InsertionPoint(block):
+            child.import_initializers(graph)
+            child.import_nodes(graph)
+            outs = []
+            for o in graph.output:
+                v = child.lookup(o.name)
+                if v is None:
+                    raise ImportError_(f"subgraph '{graph.name}': output '{o.name}' "
+                                       "is never produced")
+                outs.append(v)
+            ir.Operation.create(REGION_TERMINATOR, operands=outs)
+
+
+def _needs_segments(values) -> bool:
+    return sum(v.option != SINGLE for v in values) > 1

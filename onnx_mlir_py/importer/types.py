@@ -1,0 +1,112 @@
+"""ONNX types (TensorProto.DataType, TypeProto) -> MLIR types, and back."""
+from __future__ import annotations
+
+import mlir.ir as ir
+import numpy as np
+import onnx
+from onnx import TensorProto as TP
+
+# ONNX element type -> MLIR type text. Signed ints are signless (as arith
+# wants), unsigned ints are ``uiN`` (as onnx-mlir does).
+ELEM_TYPE_TO_MLIR = {
+    TP.FLOAT: "f32", TP.DOUBLE: "f64", TP.FLOAT16: "f16", TP.BFLOAT16: "bf16",
+    TP.INT8: "i8", TP.INT16: "i16", TP.INT32: "i32", TP.INT64: "i64",
+    TP.UINT8: "ui8", TP.UINT16: "ui16", TP.UINT32: "ui32", TP.UINT64: "ui64",
+    TP.BOOL: "i1", TP.STRING: "!onnx.string",
+    TP.COMPLEX64: "complex<f32>", TP.COMPLEX128: "complex<f64>",
+    TP.FLOAT8E4M3FN: "f8E4M3FN", TP.FLOAT8E4M3FNUZ: "f8E4M3FNUZ",
+    TP.FLOAT8E5M2: "f8E5M2", TP.FLOAT8E5M2FNUZ: "f8E5M2FNUZ",
+    TP.INT4: "i4", TP.UINT4: "ui4", TP.FLOAT4E2M1: "f4E2M1FN",
+}
+for _name, _mlir in (("FLOAT8E8M0", "f8E8M0FNU"), ("INT2", "i2"), ("UINT2", "ui2"),
+                     ("FLOAT6E2M3", "f6E2M3FN"), ("FLOAT6E3M2", "f6E3M2FN")):
+    if hasattr(TP, _name):
+        ELEM_TYPE_TO_MLIR[getattr(TP, _name)] = _mlir
+
+MLIR_TO_ELEM_TYPE = {v: k for k, v in ELEM_TYPE_TO_MLIR.items()}
+
+# ONNX schema type strings ("tensor(float)") element part -> MLIR text.
+ONNX_TYPE_NAME_TO_MLIR = {
+    onnx.helper.tensor_dtype_to_string(k).split(".")[-1].lower(): v
+    for k, v in ELEM_TYPE_TO_MLIR.items()
+}
+ONNX_TYPE_NAME_TO_MLIR.update({"float": "f32", "double": "f64", "bool": "i1"})
+MLIR_TO_ONNX_TYPE_NAME = {}
+for _k, _v in ONNX_TYPE_NAME_TO_MLIR.items():
+    MLIR_TO_ONNX_TYPE_NAME.setdefault(_v, _k)
+MLIR_TO_ONNX_TYPE_NAME.update({"f32": "float", "f64": "double", "i1": "bool"})
+
+UNKNOWN = "!onnx.unknown"
+
+
+def elem_type(onnx_elem: int) -> ir.Type:
+    try:
+        return ir.Type.parse(ELEM_TYPE_TO_MLIR[onnx_elem])
+    except KeyError:
+        raise ValueError(f"unsupported ONNX element type "
+                         f"{onnx.helper.tensor_dtype_to_string(onnx_elem)}") from None
+
+
+def tensor_type(onnx_elem: int, shape) -> ir.Type:
+    """``shape`` is None (unranked) or a sequence of int / None (dynamic)."""
+    et = elem_type(onnx_elem)
+    if shape is None:
+        return ir.UnrankedTensorType.get(et)
+    dyn = ir.ShapedType.get_dynamic_size()
+    return ir.RankedTensorType.get([dyn if d is None else int(d) for d in shape], et)
+
+
+def _dims(shape_proto, overrides=None) -> list:
+    dims = []
+    for d in shape_proto.dim:
+        dims.append(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None)
+    return dims
+
+
+def type_from_proto(tp: onnx.TypeProto) -> ir.Type:
+    """TypeProto -> MLIR type; ``!onnx.unknown`` where the proto says nothing."""
+    kind = tp.WhichOneof("value")
+    if kind == "tensor_type":
+        t = tp.tensor_type
+        if not t.elem_type:
+            return ir.Type.parse(UNKNOWN)
+        return tensor_type(t.elem_type, _dims(t.shape) if t.HasField("shape") else None)
+    if kind == "sequence_type":
+        inner = type_from_proto(tp.sequence_type.elem_type)
+        return ir.Type.parse(f"!onnx.seq<{inner}>")
+    if kind == "optional_type":
+        inner = type_from_proto(tp.optional_type.elem_type)
+        return ir.Type.parse(f"!onnx.opt<{inner}>")
+    if kind == "map_type":
+        k = ELEM_TYPE_TO_MLIR[tp.map_type.key_type]
+        v = type_from_proto(tp.map_type.value_type)
+        return ir.Type.parse(f"!onnx.map<{k}, {v}>")
+    if kind == "sparse_tensor_type":
+        t = tp.sparse_tensor_type
+        return tensor_type(t.elem_type, _dims(t.shape) if t.HasField("shape") else None)
+    return ir.Type.parse(UNKNOWN)
+
+
+def onnx_type_name(t: ir.Type) -> str:
+    """MLIR type -> ONNX schema type string (``tensor(float)``, ``seq(...)``)."""
+    s = str(t)
+    if s.startswith("!onnx.seq<"):
+        return f"seq({onnx_type_name(ir.Type.parse(s[len('!onnx.seq<'):-1]))})"
+    if s.startswith("!onnx.opt<"):
+        return f"optional({onnx_type_name(ir.Type.parse(s[len('!onnx.opt<'):-1]))})"
+    if isinstance(t, ir.ShapedType):
+        e = str(t.element_type)
+        return f"tensor({MLIR_TO_ONNX_TYPE_NAME.get(e, e)})"
+    return s
+
+
+def numpy_dtype(t: ir.Type):
+    """Element type (MLIR) -> numpy dtype, or None."""
+    name = MLIR_TO_ONNX_TYPE_NAME.get(str(t))
+    if name is None or name == "string":
+        return None
+    code = MLIR_TO_ELEM_TYPE[str(t)]
+    try:
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
+    except Exception:
+        return None
