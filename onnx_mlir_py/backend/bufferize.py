@@ -1,0 +1,62 @@
+"""Tensor -> memref: bufferization of the tensor-level module.
+
+Entry-point ABI ("returned memrefs", works for static and dynamic shapes):
+``@main_graph`` takes one identity-layout memref per input and *returns* one
+identity-layout memref per output. Inputs are marked
+``bufferization.writable = false`` so user buffers are never written; the
+ownership-based deallocation pipeline frees every intermediate and hands
+the returned buffers to the caller (an input or a constant that is returned
+is cloned by that pipeline; the same buffer returned twice is returned twice,
+which the C wrapper deduplicates before taking ownership).
+
+Hook for speed work: :func:`bufferize` takes the module *after* any
+tensor-level optimisation (tiling, vectorisation, packing with the transform
+dialect); :func:`..llvm.emit_mlir_llvm` runs ``tensor_pipeline`` /
+``tensor_transform`` right before calling it.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from .passes import run_pipeline
+from .signature import ENTRY_NAME, find_entry
+
+ONE_SHOT = ("one-shot-bufferize{bufferize-function-boundaries "
+            "function-boundary-type-conversion=identity-layout-map "
+            "unknown-type-conversion=identity-layout-map}")
+
+BUFFERIZE_PIPELINE = ", ".join([
+    "canonicalize",
+    "eliminate-empty-tensors",
+    ONE_SHOT,
+    "canonicalize",
+    "buffer-deallocation-pipeline",
+    "convert-bufferization-to-memref",
+    "canonicalize",
+    "cse",
+])
+
+
+def mark_inputs_read_only(module: ir.Module, entry: str = ENTRY_NAME) -> None:
+    """Add ``bufferization.writable = false`` to every argument of ``@entry``
+    (in-place updates then copy instead of clobbering the caller's data)."""
+    func = find_entry(module, entry)
+    with module.context:
+        n = len(func.regions[0].blocks[0].arguments)
+        old = ir.ArrayAttr(func.attributes["arg_attrs"]) if "arg_attrs" in func.attributes else None
+        new = []
+        for i in range(n):
+            entries = {}
+            if old is not None:
+                for na in ir.DictAttr(old[i]):
+                    entries[na.name] = na.attr
+            entries["bufferization.writable"] = ir.BoolAttr.get(False)
+            new.append(ir.DictAttr.get(entries))
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get(new)
+
+
+def bufferize(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
+    """Bufferize ``module`` in place (see the module docstring for the ABI)."""
+    mark_inputs_read_only(module, entry)
+    run_pipeline(module, BUFFERIZE_PIPELINE, "bufferization")
+    return module

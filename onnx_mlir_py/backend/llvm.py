@@ -1,0 +1,103 @@
+"""Tensor-level module -> LLVM dialect, with upstream passes only.
+
+Stages (each a textual pipeline run through ``mlir.passmanager``):
+
+1. optional tensor-level optimisation (``tensor_pipeline`` text and/or a
+   ``tensor_transform(module)`` callable: the hook for tiling/vectorisation);
+2. :func:`.bufferize.bufferize` (returned-memref ABI, see there);
+3. optional externalisation of large constants (:mod:`.weights`);
+4. loops + LLVM lowering (:data:`LOWER_PIPELINE`), ``llvm.emit_c_interface``
+   on the entry so the C wrapper can call ``_mlir_ciface_main_graph``.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import mlir.ir as ir
+
+from ..errors import CompileError
+from .bufferize import bufferize
+from .passes import run_pipeline
+from .signature import ENTRY_NAME, extract_signature, find_entry
+from .weights import WeightStore, externalize_weights
+
+TO_LOOPS_PIPELINE = ", ".join([
+    "func.func(convert-linalg-to-loops)",
+    "canonicalize",
+])
+
+LOWER_PIPELINE = ", ".join([
+    "func.func(convert-vector-to-scf)",
+    "expand-strided-metadata",
+    "lower-affine",
+    "convert-scf-to-cf",
+    "arith-expand",
+    "memref-expand",
+    "expand-strided-metadata",
+    "lower-affine",
+    "convert-math-to-llvm",
+    "convert-math-to-libm",
+    "convert-vector-to-llvm",
+    "finalize-memref-to-llvm",
+    "convert-arith-to-llvm",
+    "convert-index-to-llvm",
+    "convert-cf-to-llvm",
+    "convert-func-to-llvm",
+    "convert-ub-to-llvm",
+    "reconcile-unrealized-casts",
+    "canonicalize",
+'])
+
+
+def clone_module(module: ir.Module) -> ir.Module:
+    """A copy of ``module`` in the same context (attributes are shared, so
+    large constants are not duplicated)."""
+    with module.context, ir.Location.unknown():
+        new = ir.Module.create()
+        for na in module.operation.attributes:
+            new.operation.attributes[na.name] = na.attr
+        ip = ir.InsertionPoint(new.body)
+        for op in module.body.operations:
+            op.operation.clone(ip)
+    return new
+
+
+def _request_c_interface(module: ir.Module, entry: str) -> None:
+    with module.context:
+        find_entry(module, entry).attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+
+
+def emit_mlir_llvm(module: ir.Module, opt_level: int = 3, *,
+                   entry: str = ENTRY_NAME,
+                   tensor_pipeline: str | None = None,
+                   tensor_transform: Callable[[ir.Module], None] | None = None,
+                   weights: WeightStore | None = None,
+                   in_place: bool = False) -> ir.Module:
+    """Lower a tensor-level ``module`` to the LLVM dialect and return it.
+
+    ``module`` is validated first (:func:`extract_signature`) and, unless
+    ``in_place``, left untouched (a clone is lowered). ``weights``: a
+    :class:`WeightStore` that receives the large constants (the returned
+    module then only declares them); None keeps every constant inline.
+    ``opt_level`` 0 skips the clean-up passes between stages.
+    """
+    if not isinstance(module, ir.Module):
+        raise CompileError(f"expected an mlir.ir.Module, got {type(module).__name__}")
+    if opt_level not in (0, 1, 2, 3):
+        raise CompileError(f"opt_level must be 0..3, got {opt_level!r}")
+    extract_signature(module, entry)           # validates before any pass runs
+    with module.context:
+        if not module.operation.verify():
+            raise CompileError("the input module does not verify")
+    mod = module if in_place else clone_module(module)
+    if tensor_pipeline:
+        run_pipeline(mod, tensor_pipeline, "tensor-level pipeline")
+    if tensor_transform is not None:
+        tensor_transform(mod)
+    bufferize(mod, entry)
+    if weights is not None:
+        externalize_weights(mod, weights)
+    run_pipeline(mod, TO_LOOPS_PIPELINE, "linalg-to-loops")
+    _request_c_interface(mod, entry)
+    run_pipeline(mod, LOWER_PIPELINE, "LLVM dialect lowering")
+    return mod

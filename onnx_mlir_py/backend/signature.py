@@ -1,0 +1,138 @@
+"""The entry point's signature: names, element types and shapes of ``@main_graph``.
+
+Read from the tensor-level module *before* any MLIR pass runs, and validated
+in pure Python so that malformed input raises :class:`CompileError` instead of
+aborting the process inside MLIR. The same data feeds the generated C wrapper
+(input checks, ``ONNX_TYPE_*`` codes) and the JSON signatures returned by
+``omInputSignature`` / ``omOutputSignature`` (onnx-mlir's format).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import mlir.ir as ir
+
+from ..errors import CompileError
+
+ENTRY_NAME = "main_graph"
+
+# ONNX type name -> (signature type string as onnx-mlir prints it, ONNX_TYPE code, bytes).
+ONNX_DTYPES: dict[str, tuple[str, int, int]] = {
+    "float": ("f32", 1, 4), "uint8": ("ui8", 2, 1), "int8": ("i8", 3, 1),
+    "uint16": ("ui16", 4, 2), "int16": ("i16", 5, 2), "int32": ("i32", 6, 4),
+    "int64": ("i64", 7, 8), "bool": ("i1", 9, 1), "float16": ("f16", 10, 2),
+    "double": ("f64", 11, 8), "uint32": ("ui32", 12, 4), "uint64": ("ui64", 13, 8),
+}
+# MLIR element type text -> ONNX type name (signless ints read as signed).
+MLIR_TO_ONNX: dict[str, str] = {
+    "f32": "float", "f64": "double", "f16": "float16", "i1": "bool",
+    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "si8": "int8", "si16": "int16", "si32": "int32", "si64": "int64",
+    "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
+}
+_ALIASES = {"float32": "float", "float64": "double", "boolean": "bool", "half": "float16"}
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One input or output of the entry point."""
+    name: str
+    onnx_type: str          # "float", "int64", "bool", "uint8", ...
+    dims: tuple[int, ...]   # -1 for a dynamic dimension
+    mlir_type: str          # element type in the MLIR signature ("f32", "i8", ...)
+
+    @property
+    def sig_type(self) -> str:
+        return ONNX_DTYPES[self.onnx_type][0]
+
+    @property
+    def type_code(self) -> int:
+        return ONNX_DTYPES[self.onnx_type][1]
+
+    @property
+    def elem_size(self) -> int:
+        return ONNX_DTYPES[self.onnx_type][2]
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    def to_json_obj(self) -> dict:
+        return {"type": self.sig_type, "dims": list(self.dims), "name": self.name}
+
+
+@dataclass(frozen=True)
+class EntrySignature:
+    """Inputs and outputs of the entry function."""
+    entry: str
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+
+    def input_json(self) -> str:
+        return json.dumps([t.to_json_obj() for t in self.inputs])
+
+    def output_json(self) -> str:
+        return json.dumps([t.to_json_obj() for t in self.outputs])
+
+
+def find_entry(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Operation:
+    """The ``func.func @<entry>`` of ``module``; CompileError if absent."""
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "func.func" and "sym_name" in op.attributes and \
+                ir.StringAttr(op.attributes["sym_name"]).value == entry:
+            if len(op.regions[0].blocks) == 0:
+                raise CompileError(f"@{entry} is a declaration without a body")
+            return op
+    raise CompileError(f"the module has no func.func @{entry}")
+
+
+def _attr_dict(arr_attr, i: int) -> dict[str, str]:
+    if arr_attr is None:
+        return {}
+    d = ir.DictAttr(ir.ArrayAttr(arr_attr)[i])
+    out = {}
+    for key in ("onnx.name", "onnx.dtype"):
+        if key in d:
+            a = d[key]
+            if not isinstance(a, ir.StringAttr) and not ir.StringAttr.isinstance(a):
+                raise CompileError(f"attribute {key} must be a string, got {a}")
+            out[key] = ir.StringAttr(a).value
+    return out
+
+
+def _spec(kind: str, i: int, ty: ir.Type, attrs: dict[str, str]) -> TensorSpec:
+    what = f"{kind} #{i}"
+    if not ir.RankedTensorType.isinstance(ty):
+        raise CompileError(f"{what} of @{ENTRY_NAME} must be a ranked tensor, got {ty}")
+    rt = ir.RankedTensorType(ty)
+    elem = str(rt.element_type)
+    name = attrs.get("onnx.name", f"{kind}_{i}")
+    what = f"{kind} #{i} ('{name}')"
+    if elem not in MLIR_TO_ONNX:
+        raise CompileError(f"{what}: unsupported element type {elem} "
+                           f"(supported: {', '.join(sorted(MLIR_TO_ONNX))})")
+    onnx_type = attrs.get("onnx.dtype", MLIR_TO_ONNX[elem]).lower()
+    onnx_type = _ALIASES.get(onnx_type, onnx_type)
+    if onnx_type not in ONNX_DTYPES:
+        raise CompileError(f"{what}: unsupported onnx.dtype '{onnx_type}'")
+    if ONNX_DTYPES[onnx_type][2] != ONNX_DTYPES[MLIR_TO_ONNX[elem]][2]:
+        raise CompileError(f"{what}: onnx.dtype '{onnx_type}' does not match "
+                           f"the element type {elem}")
+    dims = tuple(-1 if rt.is_dynamic_dim(k) else rt.shape[k] for k in range(rt.rank))
+    return TensorSpec(name, onnx_type, dims, elem)
+
+
+def extract_signature(module: ir.Module, entry: str = ENTRY_NAME) -> EntrySignature:
+    """Validate ``@entry`` against the backend's input contract and describe it."""
+    op = find_entry(module, entry)
+    fty = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+    arg_attrs = op.attributes["arg_attrs"] if "arg_attrs" in op.attributes else None
+    res_attrs = op.attributes["res_attrs"] if "res_attrs" in op.attributes else None
+    ins = tuple(_spec("input", i, t, _attr_dict(arg_attrs, i)) for i, t in enumerate(fty.inputs))
+    outs = tuple(_spec("output", i, t, _attr_dict(res_attrs, i))
+                 for i, t in enumerate(fty.results))
+    if not outs:
+        raise CompileError(f"@{entry} has no results")
+    return EntrySignature(entry, ins, outs)

@@ -1,0 +1,108 @@
+"""Large constants (weights) out of the IR, into the object file verbatim.
+
+After bufferization every dense tensor constant is a ``memref.global
+constant``. Translating a 50 MB initializer through textual LLVM IR would
+print every element as text (hundreds of MB through ``opt`` and ``llc``), so
+globals larger than a threshold are turned into *external declarations*
+(renamed ``__om_weight_<n>``) and their bytes are written to ``.bin`` files,
+which an assembler stub pulls into ``.rodata`` of the shared object with
+``.incbin``. The result is still one self-contained ``.so``.
+
+``dense_resource`` initializers (and ``i1`` splats / odd types) stay inline:
+the Python bindings cannot read resource blobs back.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mlir.ir as ir
+import numpy as np
+
+DEFAULT_THRESHOLD = 4096  # bytes; smaller constants stay in the IR
+
+
+@dataclass
+class Weight:
+    symbol: str
+    data: bytes
+    alignment: int
+
+
+@dataclass
+class WeightStore:
+    """Constants taken out of a module by :func:`externalize_weights`."""
+    threshold: int = DEFAULT_THRESHOLD
+    weights: list[Weight] = field(default_factory=list)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(w.data) for w in self.weights)
+
+    def write_assembly(self, directory: Path) -> Path | None:
+        """Write ``weights.s`` and one ``.bin`` per weight; None if empty."""
+        if not self.weights:
+            return None
+        lines = []
+        for w in self.weights:
+            binf = directory / f"{w.symbol}.bin"
+            binf.write_bytes(w.data)
+            path = str(binf.resolve()).replace("\\", "\\\\").replace('"', '\\"')
+            lines += [
+                '\t.section .rodata.om_weights,"a",@progbits',
+                f"\t.globl {w.symbol}", f"\t.hidden {w.symbol}",
+                f"\t.type {w.symbol}, @object", f"\t.balign {w.alignment}",
+                f"{w.symbol}:", f'\t.incbin "{path}"',
+                f"\t.size {w.symbol}, {len(w.data)}",
+                # a zero-size weight still needs a distinct address
+                *(["\t.byte 0"] if not w.data else []),
+            ]
+        lines.append('\t.section .note.GNU-stack,"",@progbits')
+        out = directory / "weights.s"
+        out.write_text("\n".join(lines) + "\n")
+        return out
+
+
+def _payload(attr: ir.Attribute) -> bytes | None:
+    """Raw little-endian bytes of a dense initializer, or None to keep it inline."""
+    if not isinstance(attr, ir.DenseElementsAttr) and not ir.DenseElementsAttr.isinstance(attr):
+        return None
+    try:
+        arr = np.array(ir.DenseElementsAttr(attr))
+    except Exception:  # pragma: no cover - unsupported element type
+        return None
+    et = str(ir.ShapedType(attr.type).element_type)
+    if et == "i1":
+        arr = arr.astype(np.uint8)
+    return np.ascontiguousarray(arr).tobytes()
+
+
+def externalize_weights(module: ir.Module, store: WeightStore) -> WeightStore:
+    """Move large ``memref.global constant`` initializers from ``module``
+    (already bufferized) into ``store``; the module keeps declarations."""
+    with module.context:
+        for op in list(module.body.operations):
+            op = op.operation
+            if op.name != "memref.global" or "constant" not in op.attributes \
+                    or "initial_value" not in op.attributes:
+                continue
+            init = op.attributes["initial_value"]
+            mt = ir.MemRefType(ir.TypeAttr(op.attributes["type"]).value)
+            nbytes_est = np.prod(mt.shape, dtype=np.int64) * max(1, mt.element_type.width // 8) \
+                if hasattr(mt.element_type, "width") else 0
+            if nbytes_est < store.threshold:
+                continue
+            data = _payload(init)
+            if data is None:
+                continue
+            old = ir.StringAttr(op.attributes["sym_name"]).value
+            new = f"__om_weight_{len(store.weights)}"
+            align = int(ir.IntegerAttr(op.attributes["alignment"]).value) \
+                if "alignment" in op.attributes else 64
+            ir.SymbolTable.replace_all_symbol_uses(old, new, module.operation)
+            op.attributes["sym_name"] = ir.StringAttr.get(new)
+            del op.attributes["initial_value"]
+            if "sym_visibility" in op.attributes:
+                del op.attributes["sym_visibility"]   # a declaration must be public
+            store.weights.append(Weight(new, data, max(64, align)))
+    return store

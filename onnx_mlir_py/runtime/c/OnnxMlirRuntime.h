@@ -1,0 +1,101 @@
+/*
+ * OnnxMlirRuntime.h - the subset of onnx-mlir's public C runtime API that a
+ * model shared object built by onnx-mlir-py exports.
+ *
+ * A model .so exports:
+ *   OMTensorList *run_main_graph(OMTensorList *inputs);
+ *   const char *omInputSignature(const char *entry_point);
+ *   const char *omOutputSignature(const char *entry_point);
+ *   const char **omQueryEntryPoints(int64_t *num_entry_points);
+ * plus the OMTensor / OMTensorList functions below and omGetLastError().
+ *
+ * run_main_graph returns NULL and sets errno (EINVAL for bad inputs, ENOMEM)
+ * on failure; omGetLastError() then describes what went wrong. The returned
+ * list owns its tensors and their buffers: release it with
+ * omTensorListDestroy().
+ */
+#ifndef ONNX_MLIR_RUNTIME_H
+#define ONNX_MLIR_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types: the values of onnx's TensorProto.DataType. */
+typedef enum {
+  ONNX_TYPE_UNDEFINED = 0,
+  ONNX_TYPE_FLOAT = 1,
+  ONNX_TYPE_UINT8 = 2,
+  ONNX_TYPE_INT8 = 3,
+  ONNX_TYPE_UINT16 = 4,
+  ONNX_TYPE_INT16 = 5,
+  ONNX_TYPE_INT32 = 6,
+  ONNX_TYPE_INT64 = 7,
+  ONNX_TYPE_STRING = 8,
+  ONNX_TYPE_BOOL = 9,
+  ONNX_TYPE_FLOAT16 = 10,
+  ONNX_TYPE_DOUBLE = 11,
+  ONNX_TYPE_UINT32 = 12,
+  ONNX_TYPE_UINT64 = 13,
+  ONNX_TYPE_COMPLEX64 = 14,
+  ONNX_TYPE_COMPLEX128 = 15,
+  ONNX_TYPE_BFLOAT16 = 16
+} OM_DATA_TYPE;
+
+typedef struct OMTensor OMTensor;
+typedef struct OMTensorList OMTensorList;
+
+/* Size in bytes of one element of `dtype` (0 if unknown). */
+int64_t omTensorGetElemSize(OM_DATA_TYPE dtype);
+
+/* A tensor over `data_ptr` (row-major, contiguous); the shape is copied.
+ * omTensorCreate does not own the data; ...WithOwnership frees it with
+ * free() on destroy when `owning` is non-zero. */
+OMTensor *omTensorCreate(void *data_ptr, const int64_t *shape, int64_t rank,
+                         OM_DATA_TYPE dtype);
+OMTensor *omTensorCreateWithOwnership(void *data_ptr, const int64_t *shape,
+                                      int64_t rank, OM_DATA_TYPE dtype,
+                                      int64_t owning);
+/* A tensor with a fresh, owned, uninitialised buffer. */
+OMTensor *omTensorCreateEmpty(const int64_t *shape, int64_t rank,
+                              OM_DATA_TYPE dtype);
+void omTensorDestroy(OMTensor *tensor);
+
+void *omTensorGetDataPtr(const OMTensor *tensor);
+/* The pointer that is free()d when the tensor owns its buffer. */
+void *omTensorGetAllocatedPtr(const OMTensor *tensor);
+const int64_t *omTensorGetShape(const OMTensor *tensor);
+const int64_t *omTensorGetStrides(const OMTensor *tensor); /* in elements */
+int64_t omTensorGetRank(const OMTensor *tensor);
+OM_DATA_TYPE omTensorGetDataType(const OMTensor *tensor);
+int64_t omTensorGetNumElems(const OMTensor *tensor);
+int64_t omTensorGetBufferSize(const OMTensor *tensor); /* bytes */
+int64_t omTensorGetOwning(const OMTensor *tensor);
+/* Give up (0) or take (1) ownership of the buffer. */
+void omTensorSetOwning(OMTensor *tensor, int64_t owning);
+
+/* A list over `tensors` (not copied). omTensorListDestroy destroys the
+ * tensors; the array itself is freed only when created with owning != 0. */
+OMTensorList *omTensorListCreate(OMTensor **tensors, int64_t n);
+OMTensorList *omTensorListCreateWithOwnership(OMTensor **tensors, int64_t n,
+                                              int64_t owning);
+void omTensorListDestroy(OMTensorList *list);
+int64_t omTensorListGetSize(const OMTensorList *list);
+OMTensor *omTensorListGetOmtByIndex(const OMTensorList *list, int64_t index);
+OMTensor **omTensorListGetOmtArray(const OMTensorList *list);
+
+/* Message of the last failure of this thread ("" if none). */
+const char *omGetLastError(void);
+
+/* The model's entry points (generated per model). */
+OMTensorList *run_main_graph(OMTensorList *inputs);
+const char *omInputSignature(const char *entry_point);
+const char *omOutputSignature(const char *entry_point);
+const char **omQueryEntryPoints(int64_t *num_entry_points);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ONNX_MLIR_RUNTIME_H */

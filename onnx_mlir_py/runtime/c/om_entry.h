@@ -1,0 +1,40 @@
+/*
+ * om_entry.h - helpers the generated entry wrapper uses to move between
+ * OMTensors and MLIR memref descriptors. Internal to a model .so.
+ *
+ * An MLIR memref descriptor of rank R is, in C layout, a sequence of
+ * 3 + 2R eight-byte words: {allocated, aligned, offset, sizes[R],
+ * strides[R]}; the results of `_mlir_ciface_main_graph` are such
+ * descriptors laid out back to back.
+ */
+#ifndef OM_ENTRY_H
+#define OM_ENTRY_H
+
+#include "OnnxMlirRuntime.h"
+
+typedef struct {
+  const char *name;
+  OM_DATA_TYPE dtype;
+  int64_t rank;
+  const int64_t *dims; /* -1 = dynamic */
+} om_arg_spec;
+
+#define OM_DESC_WORDS(rank) (3 + 2 * (rank))
+
+/* Record a failure: sets errno and the message of omGetLastError(). */
+void om_set_error(int err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void om_clear_error(void);
+
+/* Check count, dtype, rank and static dims of `inputs`; 0 on mismatch. */
+int om_check_inputs(const OMTensorList *inputs, const om_arg_spec *specs,
+                    int64_t n, const char *entry);
+/* Fill descriptor words `desc` (rank words from spec) from tensor `t`. */
+void om_fill_desc(int64_t *desc, const OMTensor *t);
+/* Turn the returned descriptors into an owning OMTensorList. Buffers that
+ * are fresh allocations are adopted (once); inputs, constants and repeats
+ * are copied. On failure frees what it can and returns NULL. */
+OMTensorList *om_wrap_results(int64_t *results, const om_arg_spec *specs,
+                              int64_t n, const OMTensorList *inputs);
+
+#endif

@@ -1,0 +1,297 @@
+/*
+ * om_runtime.c - OMTensor / OMTensorList and the entry-wrapper helpers,
+ * compiled into every model .so (no dependency on Python or onnx-mlir-py).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "OnnxMlirRuntime.h"
+#include "om_entry.h"
+
+struct OMTensor {
+  void *data;      /* first element */
+  void *allocated; /* what free() gets when owning */
+  int64_t *shape;
+  int64_t *strides;
+  int64_t rank;
+  OM_DATA_TYPE dtype;
+  int64_t owning;
+};
+
+struct OMTensorList {
+  OMTensor **omts;
+  int64_t size;
+  int64_t owning;
+};
+
+/* MLIR marks memrefs of constant globals with this allocated pointer. */
+#define OM_MLIR_GLOBAL_SENTINEL ((void *)(uintptr_t)0xdeadbeef)
+
+static __thread char om_last_error[1024];
+
+void om_set_error(int err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(om_last_error, sizeof om_last_error, fmt, ap);
+  va_end(ap);
+  errno = err;
+}
+
+void om_clear_error(void) { om_last_error[0] = '\0'; }
+
+const char *omGetLastError(void) { return om_last_error; }
+
+int64_t omTensorGetElemSize(OM_DATA_TYPE t) {
+  switch (t) {
+  case ONNX_TYPE_UINT8: case ONNX_TYPE_INT8: case ONNX_TYPE_BOOL: return 1;
+  case ONNX_TYPE_UINT16: case ONNX_TYPE_INT16: case ONNX_TYPE_FLOAT16:
+  case ONNX_TYPE_BFLOAT16: return 2;
+  case ONNX_TYPE_FLOAT: case ONNX_TYPE_INT32: case ONNX_TYPE_UINT32: return 4;
+  case ONNX_TYPE_DOUBLE: case ONNX_TYPE_INT64: case ONNX_TYPE_UINT64:
+  case ONNX_TYPE_COMPLEX64: return 8;
+  case ONNX_TYPE_COMPLEX128: return 16;
+  default: return 0;
+  }
+}
+
+static OMTensor *om_tensor_new(void *data, void *allocated, const int64_t *shape,
+                               int64_t rank, OM_DATA_TYPE dtype, int64_t owning) {
+  if (rank < 0 || (rank > 0 && !shape)) {
+    om_set_error(EINVAL, "omTensorCreate: bad rank %lld or NULL shape", (long long)rank);
+    return NULL;
+  }
+  OMTensor *t = calloc(1, sizeof *t);
+  int64_t *sh = malloc(sizeof(int64_t) * (size_t)(rank + 1));
+  int64_t *st = malloc(sizeof(int64_t) * (size_t)(rank + 1));
+  if (!t || !sh || !st) {
+    free(t); free(sh); free(st);
+    om_set_error(ENOMEM, "omTensorCreate: out of memory");
+    return NULL;
+  }
+  int64_t stride = 1;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    sh[i] = shape[i];
+    st[i] = stride;
+    stride *= shape[i];
+  }
+  t->data = data; t->allocated = allocated; t->shape = sh; t->strides = st;
+  t->rank = rank; t->dtype = dtype; t->owning = owning;
+  return t;
+}
+
+OMTensor *omTensorCreate(void *data_ptr, const int64_t *shape, int64_t rank,
+                         OM_DATA_TYPE dtype) {
+  return om_tensor_new(data_ptr, data_ptr, shape, rank, dtype, 0);
+}
+
+OMTensor *omTensorCreateWithOwnership(void *data_ptr, const int64_t *shape,
+                                      int64_t rank, OM_DATA_TYPE dtype,
+                                      int64_t owning) {
+  return om_tensor_new(data_ptr, data_ptr, shape, rank, dtype, owning != 0);
+}
+
+OMTensor *omTensorCreateEmpty(const int64_t *shape, int64_t rank, OM_DATA_TYPE dtype) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < rank; ++i) n *= shape[i];
+  size_t bytes = (size_t)(n * omTensorGetElemSize(dtype));
+  void *buf = malloc(bytes ? bytes : 1);
+  if (!buf) { om_set_error(ENOMEM, "omTensorCreateEmpty: out of memory"); return NULL; }
+  OMTensor *t = om_tensor_new(buf, buf, shape, rank, dtype, 1);
+  if (!t) free(buf);
+  return t;
+}
+
+void omTensorDestroy(OMTensor *t) {
+  if (!t) return;
+  if (t->owning) free(t->allocated);
+  free(t->shape);
+  free(t->strides);
+  free(t);
+}
+
+void *omTensorGetDataPtr(const OMTensor *t) { return t ? t->data : NULL; }
+void *omTensorGetAllocatedPtr(const OMTensor *t) { return t ? t->allocated : NULL; }
+const int64_t *omTensorGetShape(const OMTensor *t) { return t ? t->shape : NULL; }
+const int64_t *omTensorGetStrides(const OMTensor *t) { return t ? t->strides : NULL; }
+int64_t omTensorGetRank(const OMTensor *t) { return t ? t->rank : -1; }
+OM_DATA_TYPE omTensorGetDataType(const OMTensor *t) {
+  return t ? t->dtype : ONNX_TYPE_UNDEFINED;
+}
+int64_t omTensorGetNumElems(const OMTensor *t) {
+  if (!t) return 0;
+  int64_t n = 1;
+  for (int64_t i = 0; i < t->rank; ++i) n *= t->shape[i];
+  return n;
+}
+int64_t omTensorGetBufferSize(const OMTensor *t) {
+  return omTensorGetNumElems(t) * (t ? omTensorGetElemSize(t->dtype) : 0);
+}
+int64_t omTensorGetOwning(const OMTensor *t) { return t ? t->owning : 0; }
+void omTensorSetOwning(OMTensor *t, int64_t owning) { if (t) t->owning = owning != 0; }
+
+OMTensorList *omTensorListCreateWithOwnership(OMTensor **tensors, int64_t n,
+                                              int64_t owning) {
+  if (n < 0 || (n > 0 && !tensors)) {
+    om_set_error(EINVAL, "omTensorListCreate: bad size %lld or NULL array", (long long)n);
+    return NULL;
+  }
+  OMTensorList *l = malloc(sizeof *l);
+  if (!l) { om_set_error(ENOMEM, "omTensorListCreate: out of memory"); return NULL; }
+  l->omts = tensors; l->size = n; l->owning = owning != 0;
+  return l;
+}
+
+OMTensorList *omTensorListCreate(OMTensor **tensors, int64_t n) {
+  return omTensorListCreateWithOwnership(tensors, n, 0);
+}
+
+void omTensorListDestroy(OMTensorList *l) {
+  if (!l) return;
+  for (int64_t i = 0; i < l->size; ++i) omTensorDestroy(l->omts[i]);
+  if (l->owning) free(l->omts);
+  free(l);
+}
+
+int64_t omTensorListGetSize(const OMTensorList *l) { return l ? l->size : 0; }
+OMTensor *omTensorListGetOmtByIndex(const OMTensorList *l, int64_t i) {
+  if (!l || i < 0 || i >= l->size) return NULL;
+  return l->omts[i];
+}
+OMTensor **omTensorListGetOmtArray(const OMTensorList *l) { return l ? l->omts : NULL; }
+
+/* ---- entry-wrapper helpers --------------------------------------------- */
+
+static void om_format_dims(char *buf, size_t cap, const int64_t *d, int64_t r) {
+  size_t k = 0;
+  k += (size_t)snprintf(buf + k, cap - k, "[");
+  for (int64_t i = 0; i < r && k < cap; ++i)
+    k += (size_t)snprintf(buf + k, cap - k, i ? ",%lld" : "%lld", (long long)d[i]);
+  if (k < cap) snprintf(buf + k, cap - k, "]");
+}
+
+int om_check_inputs(const OMTensorList *in, const om_arg_spec *specs, int64_t n,
+                    const char *entry) {
+  if (!in) { om_set_error(EINVAL, "%s: the input list is NULL", entry); return 0; }
+  if (in->size != n) {
+    om_set_error(EINVAL, "%s: expected %lld input(s), got %lld", entry,
+                 (long long)n, (long long)in->size);
+    return 0;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const OMTensor *t = in->omts[i];
+    const om_arg_spec *s = &specs[i];
+    if (!t) {
+      om_set_error(EINVAL, "%s: input %lld ('%s') is NULL", entry, (long long)i, s->name);
+      return 0;
+    }
+    if (t->dtype != s->dtype) {
+      om_set_error(EINVAL, "%s: input %lld ('%s'): expected element type %d, got %d",
+                   entry, (long long)i, s->name, (int)s->dtype, (int)t->dtype);
+      return 0;
+    }
+    if (t->rank != s->rank) {
+      om_set_error(EINVAL, "%s: input %lld ('%s'): expected rank %lld, got %lld", entry,
+                   (long long)i, s->name, (long long)s->rank, (long long)t->rank);
+      return 0;
+    }
+    for (int64_t k = 0; k < s->rank; ++k) {
+      if (t->shape[k] < 0 || (s->dims[k] >= 0 && t->shape[k] != s->dims[k])) {
+        char want[256], got[256];
+        om_format_dims(want, sizeof want, s->dims, s->rank);
+        om_format_dims(got, sizeof got, t->shape, t->rank);
+        om_set_error(EINVAL, "%s: input %lld ('%s'): dimension %lld: expected shape %s, "
+                     "got %s", entry, (long long)i, s->name, (long long)k, want, got);
+        return 0;
+      }
+    }
+    if (!t->data && omTensorGetNumElems(t) > 0) {
+      om_set_error(EINVAL, "%s: input %lld ('%s') has no data", entry, (long long)i, s->name);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+void om_fill_desc(int64_t *desc, const OMTensor *t) {
+  desc[0] = (int64_t)(intptr_t)t->data;
+  desc[1] = (int64_t)(intptr_t)t->data;
+  desc[2] = 0;
+  for (int64_t k = 0; k < t->rank; ++k) {
+    desc[3 + k] = t->shape[k];
+    desc[3 + t->rank + k] = t->strides[k];
+  }
+}
+
+/* Copy a strided view into a contiguous row-major buffer. */
+static void om_strided_copy(char *dst, const char *src, const int64_t *sizes,
+                            const int64_t *strides, int64_t rank, int64_t esize) {
+  if (rank == 0) { memcpy(dst, src, (size_t)esize); return; }
+  int64_t inner = 1;
+  for (int64_t k = 1; k < rank; ++k) inner *= sizes[k];
+  for (int64_t i = 0; i < sizes[0]; ++i)
+    om_strided_copy(dst + i * inner * esize, src + i * strides[0] * esize, sizes + 1,
+                    strides + 1, rank - 1, esize);
+}
+
+static int om_is_contiguous(const int64_t *sizes, const int64_t *strides, int64_t rank) {
+  int64_t expect = 1;
+  for (int64_t k = rank - 1; k >= 0; --k) {
+    if (sizes[k] != 1 && strides[k] != expect) return 0;
+    expect *= sizes[k];
+  }
+  return 1;
+}
+
+static int om_is_input_buffer(const void *p, const OMTensorList *in) {
+  for (int64_t j = 0; in && j < in->size; ++j)
+    if (in->omts[j] && (in->omts[j]->data == p || in->omts[j]->allocated == p)) return 1;
+  return 0;
+}
+
+OMTensorList *om_wrap_results(int64_t *res, const om_arg_spec *specs, int64_t n,
+                              const OMTensorList *in) {
+  size_t cap = (size_t)(n ? n : 1);
+  OMTensor **ts = calloc(cap, sizeof *ts);
+  void **fresh = calloc(cap, sizeof *fresh); /* distinct buffers MLIR allocated */
+  char *adopted = calloc(cap, 1);
+  int64_t nfresh = 0, failed = !ts || !fresh || !adopted;
+  int64_t *d = res;
+  for (int64_t i = 0; i < n; d += OM_DESC_WORDS(specs[i].rank), ++i) {
+    void *allocated = (void *)(intptr_t)d[0];
+    int64_t rank = specs[i].rank, esize = omTensorGetElemSize(specs[i].dtype);
+    const int64_t *sizes = d + 3, *strides = d + 3 + rank;
+    char *data = (char *)(intptr_t)d[1] + d[2] * esize;
+    int mine = allocated && allocated != OM_MLIR_GLOBAL_SENTINEL &&
+               !om_is_input_buffer(allocated, in);
+    int64_t slot = -1;
+    for (int64_t j = 0; mine && fresh && j < nfresh; ++j)
+      if (fresh[j] == allocated) slot = j;
+    int first = mine && slot < 0;
+    if (first && fresh) { slot = nfresh++; fresh[slot] = allocated; }
+    if (failed) continue;
+    if (first && om_is_contiguous(sizes, strides, rank)) {
+      ts[i] = om_tensor_new(data, allocated, sizes, rank, specs[i].dtype, 1);
+      if (ts[i]) adopted[slot] = 1;
+    } else {
+      ts[i] = omTensorCreateEmpty(sizes, rank, specs[i].dtype);
+      if (ts[i]) om_strided_copy(ts[i]->data, data, sizes, strides, rank, esize);
+    }
+    failed |= ts[i] == NULL;
+  }
+  for (int64_t j = 0; fresh && j < nfresh; ++j)
+    if (!adopted || !adopted[j]) free(fresh[j]);
+  free(fresh);
+  free(adopted);
+  if (failed) {
+    for (int64_t i = 0; ts && i < n; ++i) omTensorDestroy(ts[i]);
+    free(ts);
+    om_set_error(ENOMEM, "run_main_graph: out of memory while wrapping outputs");
+    return NULL;
+  }
+  OMTensorList *l = omTensorListCreateWithOwnership(ts, n, 1);
+  if (!l) { for (int64_t i = 0; i < n; ++i) omTensorDestroy(ts[i]); free(ts); }
+  return l;
+}

@@ -1,0 +1,37 @@
+"""MLIR diagnostics -> one-line ``OnnxMlirError`` messages naming the node."""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from ..errors import VerificationError
+
+
+def _loc_name(loc) -> str | None:
+    try:
+        if loc.is_a_name():
+            return loc.name_str
+        if loc.is_a_fused():
+            for sub in loc.locations:
+                n = _loc_name(sub)
+                if n:
+                    return n
+        if loc.is_a_callsite():
+            return _loc_name(loc.callee)
+    except Exception:
+        return None
+    return None
+
+
+def verify_mlir(module: ir.Module, phase: str = "verification") -> None:
+    """Run MLIR's verifier (IRDL constraints included); first error, one line."""
+    try:
+        module.operation.verify()
+    except ir.MLIRError as e:
+        diags = list(getattr(e, "error_diagnostics", []) or [])
+        if not diags:
+            raise VerificationError(f"{phase}: {str(e).splitlines()[0]}") from None
+        d = diags[0]
+        name = _loc_name(d.location)
+        msg = d.message.splitlines()[0]
+        where = f"node '{name}': " if name else ""
+        raise VerificationError(f"{where}{msg}") from None

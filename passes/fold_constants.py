@@ -1,0 +1,136 @@
+"""Constant folding of small ONNX sub-graphs (shape computations).
+
+An op whose operands are all small dense ``onnx.constant`` values is
+evaluated with ``onnx.reference`` (the ONNX reference implementation, so the
+folded value has exact ONNX semantics) and replaced by ``onnx.constant``
+ops. ``Shape``/``Size`` of a statically shaped tensor fold without data.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ..dialects.onnx.opview import OnnxOp, attr_value
+from ..importer.types import MLIR_TO_ELEM_TYPE
+
+MAX_FOLD_ELEMENTS = 1 << 16
+# Ops that are deterministic and cheap; everything else is left for codegen.
+FOLDABLE = {
+    "Shape", "Size", "Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Cast",
+    "Range", "ConstantOfShape", "Reshape", "Add", "Sub", "Mul", "Div", "Equal",
+    "Where", "Expand", "ReduceProd", "ReduceSum", "ReduceMin", "ReduceMax",
+    "Identity", "Neg", "Abs", "Max", "Min", "Floor", "Ceil", "Sqrt", "Not", "And",
+    "Or", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Mod", "Transpose",
+    "Flatten", "Tile", "CastLike", "Constant", "Sign", "Split",
+}
+
+
+def _const_op(arr: np.ndarray, loc) -> ir.Operation:
+    from ..importer.types import elem_type
+    et = elem_type(helper.np_dtype_to_tensor_dtype(arr.dtype))
+    ttype = ir.RankedTensorType.get(list(arr.shape), et)
+    attr = ir.DenseElementsAttr.get(np.ascontiguousarray(arr), type=ttype)
+    return ir.Operation.create("onnx.constant", results=[attr.type],
+                               attributes={"value": attr}, loc=loc)
+
+
+def _attr_proto(name: str, kind: str, a: ir.Attribute):
+    val = attr_value(a)
+    if kind == "tensor":
+        return helper.make_attribute(name, numpy_helper.from_array(val))
+    if kind == "type":
+        return None
+    return helper.make_attribute(name, val, attr_type=getattr(
+        onnx.AttributeProto, kind.upper()))
+
+
+def _evaluate(v: OnnxOp, inputs: list[np.ndarray | None]) -> list[np.ndarray] | None:
+    from onnx.reference import ReferenceEvaluator
+    names = [f"i{k}" if x is not None else "" for k, x in enumerate(inputs)]
+    attrs = []
+    for name, aspec in v.spec.attributes.items():
+        if name in v.op.attributes:
+            p = _attr_proto(name, aspec.kind, v.op.attributes[name])
+            if p is None:
+                return None
+            attrs.append(p)
+    outs = [f"o{k}" for k in range(len(v.op.results))]
+    node = helper.make_node(v.op_type, names, outs, domain=v.spec.domain)
+    node.attribute.extend(attrs)
+    g = helper.make_graph(
+        [node], "fold",
+        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)
+         for n, x in zip(names, inputs) if x is not None],
+        [helper.make_value_info(o, onnx.TypeProto()) for o in outs])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid(v.spec.domain,
+                                                                     v.version)])
+    sess = ReferenceEvaluator(model)
+    return sess.run(None, {n: x for n, x in zip(names, inputs) if x is not None})
+
+
+def try_fold(op: ir.Operation) -> bool:
+    """Replace ``op`` by constants if it can be evaluated now."""
+    v = OnnxOp(op)
+    if v.op_type not in FOLDABLE or v.spec.domain or op.regions and len(op.regions):
+        return False
+    if any(str(r.type) == "!onnx.unknown" or not isinstance(r.type, ir.ShapedType)
+           or str(r.type.element_type) not in MLIR_TO_ELEM_TYPE for r in op.results) \
+            and v.op_type not in ("Shape", "Size"):
+        return False
+    values = []
+    if v.op_type in ("Shape", "Size"):
+        shape = v.shape(v.input(0))
+        if shape is None or None in shape:
+            return False
+        s = np.array(shape, dtype=np.int64)
+        if v.op_type == "Size":
+            results = [np.array(int(np.prod(s)), dtype=np.int64)]
+        else:
+            start, end = v.attrs.start if v.version >= 15 else 0, \
+                v.attrs.end if v.version >= 15 else None
+            results = [s[start:end]]
+    else:
+        for x in op.operands:
+            c = OnnxOp.const(x)
+            if c is None or c.size > MAX_FOLD_ELEMENTS:
+                return False
+            values.append(c)
+        groups = v.operand_groups()
+        flat, k = [], 0
+        for g, vs in zip(groups, v.spec.inputs):
+            if not g and vs.option != "variadic":
+                flat.append(None)
+            for _ in g:
+                flat.append(values[k])
+                k += 1
+        while flat and flat[-1] is None:
+            flat.pop()
+        try:
+            results = _evaluate(v, flat)
+        except Exception:
+            return False
+        if results is None:
+            return False
+    if any(np.asarray(r).size > MAX_FOLD_ELEMENTS for r in results):
+        return False
+    with ir.InsertionPoint(op), op.location:
+        new = []
+        for r, old in zip(results, op.results):
+            r = np.asarray(r)
+            want = _np_dtype(old)
+            if want is not None and r.dtype != want:
+                r = r.astype(want)
+            new.append(_const_op(r, op.location).result)
+    for old, nv in zip(op.results, new):
+        old.replace_all_uses_with(nv)
+    op.erase()
+    return True
+
+
+def _np_dtype(v: ir.Value):
+    from ..importer.types import numpy_dtype
+    if not isinstance(v.type, ir.ShapedType):
+        return None
+    return numpy_dtype(v.type.element_type)

@@ -1,0 +1,100 @@
+"""verify-onnx: semantic checks IRDL cannot state, one error per line.
+
+Generic checks for every ONNX op, from the generated spec table:
+* operand and result element types are allowed by the schema's type
+  constraints (``T: tensor(float16), tensor(float)``), and all values bound
+  to one type parameter agree (``Add``: A, B and C have one element type);
+* attributes the IRDL does not declare (optional, no default) have the
+  right kind.
+Then the op's own ``@verifier`` rule, if registered (ranks, attribute
+consistency, broadcast compatibility).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from ..dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
+from ..dialects.onnx.schema import VARIADIC
+from ..importer.types import onnx_type_name
+from ..registry import lookup
+
+_KIND_CHECK = {
+    "int": lambda a: isinstance(a, ir.IntegerAttr),
+    "float": lambda a: isinstance(a, ir.FloatAttr),
+    "string": lambda a: isinstance(a, ir.StringAttr),
+    "ints": lambda a: isinstance(a, ir.DenseI64ArrayAttr),
+    "floats": lambda a: isinstance(a, ir.DenseF32ArrayAttr),
+    "strings": lambda a: isinstance(a, ir.ArrayAttr),
+    "tensor": lambda a: isinstance(a, (ir.DenseElementsAttr, ir.DenseResourceElementsAttr)),
+    "type": lambda a: isinstance(a, ir.TypeAttr),
+}
+
+
+def walk_onnx_ops(module: ir.Module):
+    """ONNX ops in program order, region bodies after their parent."""
+    def visit(block):
+        for op in block.operations:
+            op = op.operation
+            if is_onnx_op(op):
+                yield op
+            for region in op.regions:
+                for b in region.blocks:
+                    yield from visit(b)
+    for op in module.body.operations:
+        for region in op.operation.regions:
+            for b in region.blocks:
+                yield from visit(b)
+
+
+def check_types(v: OnnxOp) -> None:
+    spec = v.spec
+    bound: dict[str, tuple[str, str]] = {}
+    groups = v.operand_groups()
+    results = list(v.op.results)
+    res_groups, pos = [], 0
+    n_fixed = sum(o.option != VARIADIC for o in spec.outputs)
+    for o in spec.outputs:
+        n = len(results) - n_fixed + 1 if o.option == VARIADIC else (1 if pos < len(results) else 0)
+        res_groups.append(results[pos:pos + n])
+        pos += n
+    for what, specs, vals in (("input", spec.inputs, groups), ("output", spec.outputs, res_groups)):
+        for vs, group in zip(specs, vals):
+            allowed = spec.allowed_types(vs)
+            for val in group:
+                t = val.type
+                if str(t) == "!onnx.unknown" or (isinstance(t, ir.ShapedType) and
+                                                 str(t.element_type) == "!onnx.unknown"):
+                    continue
+                name = onnx_type_name(t)
+                if allowed and name not in allowed:
+                    v.fail(f"{what} '{vs.onnx_name}' has type {name}, expected one of "
+                           f"{', '.join(allowed)}")
+                if vs.type_str in spec.type_constraints and vs.homogeneous:
+                    prev = bound.setdefault(vs.type_str, (name, vs.onnx_name))
+                    if prev[0] != name:
+                        v.fail(f"{what} '{vs.onnx_name}' has type {name} but "
+                               f"'{prev[1]}' has {prev[0]} (both are {vs.type_str})")
+
+
+def check_attribute_kinds(v: OnnxOp) -> None:
+    for name, aspec in v.spec.attributes.items():
+        if name in v.op.attributes:
+            check = _KIND_CHECK.get(aspec.kind)
+            if check and not check(v.op.attributes[name]):
+                v.fail(f"attribute '{name}' must be {aspec.kind}, got "
+                       f"{v.op.attributes[name]}")
+
+
+def verify_op(op: ir.Operation) -> None:
+    v = OnnxOp(op)
+    check_attribute_kinds(v)
+    check_types(v)
+    rule = lookup("verify", domain_of(op), v.op_type, v.version)
+    if rule is not None:
+        rule(v)
+
+
+def verify_onnx(module: ir.Module) -> None:
+    """Raise VerificationError (one line, node named) on the first bad op."""
+    for op in walk_onnx_ops(module):
+        verify_op(op)
