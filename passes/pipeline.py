@@ -25,6 +25,7 @@ PASSES: dict[str, Callable[[ir.Module], None]] = {
     "verify-onnx": verify_onnx,
     "shape-inference": infer_shapes,
     "canonicalize-onnx": canonicalize_onnx,
+    "lower-to-linalg": lambda m: __import__("onnx_mlir_py.passes.onnx_to_linalg", fromlist=["x"]).lower_to_linalg(m),
 }
 
 ONNX_IR_PIPELINE = ["verify-mlir", "verify-onnx", "shape-inference",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from ..dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
+from ..dialects.onnx.opview import OnnxOp, domain_of, is_dense_resource, is_onnx_op
 from ..dialects.onnx.schema import VARIADIC
 from ..importer.types import onnx_type_name
 from ..registry import lookup
@@ -25,7 +25,7 @@ _KIND_CHECK = {
     "ints": lambda a: isinstance(a, ir.DenseI64ArrayAttr),
     "floats": lambda a: isinstance(a, ir.DenseF32ArrayAttr),
     "strings": lambda a: isinstance(a, ir.ArrayAttr),
-    "tensor": lambda a: isinstance(a, (ir.DenseElementsAttr, ir.DenseResourceElementsAttr)),
+    "tensor": lambda a: isinstance(a, ir.DenseElementsAttr) or is_dense_resource(a),
     "type": lambda a: isinstance(a, ir.TypeAttr),
 }
 
@@ -50,13 +50,7 @@ def check_types(v: OnnxOp) -> None:
     spec = v.spec
     bound: dict[str, tuple[str, str]] = {}
     groups = v.operand_groups()
-    results = list(v.op.results)
-    res_groups, pos = [], 0
-    n_fixed = sum(o.option != VARIADIC for o in spec.outputs)
-    for o in spec.outputs:
-        n = len(results) - n_fixed + 1 if o.option == VARIADIC else (1 if pos < len(results) else 0)
-        res_groups.append(results[pos:pos + n])
-        pos += n
+    res_groups = v.result_groups()
     for what, specs, vals in (("input", spec.inputs, groups), ("output", spec.outputs, res_groups)):
         for vs, group in zip(specs, vals):
             allowed = spec.allowed_types(vs)

@@ -8,7 +8,9 @@ generator refuses to run against any onnx version but the pinned one, so the
 dialect a user gets never depends on the onnx they have installed.
 
 What IRDL states (MLIR 22 limits, see docs/dialect.md):
-* operand/result names, count, optional/variadic groups;
+* operand/result names, count, optional groups; a variadic ONNX value is
+  ``VARIADIC_SLOTS`` optional operands (IRDL binds one type per constraint,
+  which would force one type on a whole variadic group);
 * every attribute that is required or has a schema default, with its kind
   (``#builtin.integer``, ``#builtin.float``, ...); IRDL has no optional
   attributes, so the importer materialises schema defaults;
@@ -26,7 +28,7 @@ import argparse
 import sys
 
 from .naming import DOMAIN_TO_DIALECT
-from .schema import (IRDL_FILE, SPECS_JSON, OPTIONAL, VARIADIC, OpSpec,
+from .schema import (IRDL_FILE, SPECS_JSON, OPTIONAL, VARIADIC, VARIADIC_SLOTS, OpSpec,
                      specs_from_onnx_defs, specs_to_json)
 
 PINNED_ONNX_VERSION = "1.23.2"
@@ -84,8 +86,12 @@ def _op_irdl(spec: OpSpec) -> str:
             return
         parts = []
         for v in values:
+            if v.option == VARIADIC:  # see VARIADIC_SLOTS
+                for k in range(VARIADIC_SLOTS):
+                    parts.append(f"{v.name}_{k}: optional {fresh(_value_constraint(spec, v))}")
+                continue
             c = fresh(_value_constraint(spec, v))
-            mod = {OPTIONAL: "optional ", VARIADIC: "variadic "}.get(v.option, "")
+            mod = "optional " if v.option == OPTIONAL else ""
             parts.append(f"{v.name}: {mod}{c}")
         lines.append(f"    irdl.{kind}({', '.join(parts)})")
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...errors import ShapeInferenceError, VerificationError, node_error
 from .naming import DIALECT_TO_DOMAIN
-from .schema import SINGLE, VARIADIC, OpSpec, spec_table
+from .schema import VARIADIC, OpSpec, group_values, spec_table
 
 DYN = ir.ShapedType.get_dynamic_size()
 
@@ -126,8 +126,8 @@ class OnnxOp:
     # -- operands ---------------------------------------------------------------
     def operand_groups(self) -> list[list[ir.Value]]:
         if self._groups is None:
-            self._groups = _split_groups(self.op, self.spec.inputs, list(self.op.operands),
-                                         "operandSegmentSizes")
+            self._groups = group_values(self.op.attributes, "operandSegmentSizes",
+                                        self.spec.inputs, list(self.op.operands))
         return self._groups
 
     def input(self, i: int) -> ir.Value | None:
@@ -146,6 +146,10 @@ class OnnxOp:
     @property
     def results(self) -> list[ir.Value]:
         return list(self.op.results)
+
+    def result_groups(self) -> list[list[ir.Value]]:
+        return group_values(self.op.attributes, "resultSegmentSizes", self.spec.outputs,
+                            list(self.op.results))
 
     # -- types ------------------------------------------------------------------
     @staticmethod
@@ -180,25 +184,17 @@ class OnnxOp:
         return None
 
 
-def _split_groups(op, specs, values, seg_attr) -> list[list]:
-    if seg_attr in op.attributes:
-        sizes = list(op.attributes[seg_attr])
-    else:
-        n_single = sum(v.option == SINGLE for v in specs)
-        rest = len(values) - n_single
-        sizes = [1 if v.option == SINGLE else rest for v in specs]
-    out, pos = [], 0
-    for n in sizes:
-        out.append(values[pos:pos + n])
-        pos += n
-    return out
-
-
 def tensor(shape: Sequence[int | None] | None, elem: ir.Type) -> ir.Type:
     """Result type for a shape rule: ranked (None dims dynamic) or unranked."""
     if shape is None:
         return ir.UnrankedTensorType.get(elem)
     return ir.RankedTensorType.get([DYN if d is None else int(d) for d in shape], elem)
+
+
+def is_dense_resource(a: ir.Attribute) -> bool:
+    """The bindings do not downcast DenseResourceElementsAttr; test by its
+    syntax (cheap: a resource prints as its name, not its data)."""
+    return not isinstance(a, ir.DenseElementsAttr) and str(a).startswith("dense_resource<")
 
 
 def domain_of(op: ir.Operation) -> str:

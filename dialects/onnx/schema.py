@@ -19,6 +19,52 @@ IRDL_FILE = GENERATED_DIR / "onnx.irdl.mlir"
 
 SINGLE, OPTIONAL, VARIADIC = "single", "optional", "variadic"
 
+# IRDL (MLIR 22) binds one type per constraint variable, so a `variadic`
+# group would force all its values to one type (Concat of a 2x3 and a 4x3
+# tensor would not verify). A variadic ONNX input/output is therefore
+# declared as VARIADIC_SLOTS optional operands, each with its own constraint,
+# and ops with one carry operandSegmentSizes/resultSegmentSizes.
+VARIADIC_SLOTS = 64
+
+
+def segment_sizes(values: list, counts: list[int]) -> list[int]:
+    """Per-ONNX-value counts -> IRDL segment sizes (variadic -> slots)."""
+    out = []
+    for v, n in zip(values, counts):
+        if v.option == VARIADIC:
+            out.extend([1] * n + [0] * (VARIADIC_SLOTS - n))
+        else:
+            out.append(n)
+    return out
+
+
+def needs_segments(values: list) -> bool:
+    return any(v.option == VARIADIC for v in values) or \
+        sum(v.option != SINGLE for v in values) > 1
+
+
+def group_values(op_attrs, seg_attr: str, values: list, flat: list) -> list[list]:
+    """Inverse of segment_sizes: IR operands/results -> one list per ONNX value."""
+    if seg_attr in op_attrs:
+        sizes = list(op_attrs[seg_attr])
+        counts, pos = [], 0
+        for v in values:
+            if v.option == VARIADIC:
+                counts.append(sum(sizes[pos:pos + VARIADIC_SLOTS]))
+                pos += VARIADIC_SLOTS
+            else:
+                counts.append(sizes[pos])
+                pos += 1
+    else:
+        n_single = sum(v.option == SINGLE for v in values)
+        rest = len(flat) - n_single
+        counts = [1 if v.option == SINGLE else rest for v in values]
+    out, pos = [], 0
+    for n in counts:
+        out.append(flat[pos:pos + n])
+        pos += n
+    return out
+
 # ONNX AttrType names -> short kind used in specs.
 ATTR_KINDS = {
     "INT": "int", "FLOAT": "float", "STRING": "string", "INTS": "ints",

@@ -43,12 +43,12 @@ def mark_inputs_read_only(module: ir.Module, entry: str = ENTRY_NAME) -> None:
     func = find_entry(module, entry)
     with module.context:
         n = len(func.regions[0].blocks[0].arguments)
-        old = ir.ArrayAttr(func.attributes["arg_attrs"]) if "arg_attrs" in func.attributes else None
+        old = func.attributes["arg_attrs"] if "arg_attrs" in func.attributes else None
         new = []
         for i in range(n):
             entries = {}
             if old is not None:
-                for na in ir.DictAttr(old[i]):
+                for na in old[i]:
                     entries[na.name] = na.attr
             entries["bufferization.writable"] = ir.BoolAttr.get(False)
             new.append(ir.DictAttr.get(entries))

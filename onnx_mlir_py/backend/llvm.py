@@ -6,8 +6,10 @@ Stages (each a textual pipeline run through ``mlir.passmanager``):
    ``tensor_transform(module)`` callable: the hook for tiling/vectorisation);
 2. :func:`.bufferize.bufferize` (returned-memref ABI, see there);
 3. optional externalisation of large constants (:mod:`.weights`);
-4. loops + LLVM lowering (:data:`LOWER_PIPELINE`), ``llvm.emit_c_interface``
-   on the entry so the C wrapper can call ``_mlir_ciface_main_graph``.
+4. loops and cf (:data:`PRE_LLVM_PIPELINE`), the i1 memory-access workaround
+   (:mod:`.bool_memory`), then LLVM lowering (:data:`LOWER_PIPELINE`) with
+   ``llvm.emit_c_interface`` on the entry so the C wrapper can call
+   ``_mlir_ciface_main_graph``.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Callable
 import mlir.ir as ir
 
 from ..errors import CompileError
+from .bool_memory import rewrite_bool_memory_accesses
 from .bufferize import bufferize
 from .passes import run_pipeline
 from .signature import ENTRY_NAME, extract_signature, find_entry
@@ -26,7 +29,8 @@ TO_LOOPS_PIPELINE = ", ".join([
     "canonicalize",
 ])
 
-LOWER_PIPELINE = ", ".join([
+# Up to memref.load/store + cf (then i1 accesses are rewritten, see bool_memory).
+PRE_LLVM_PIPELINE = ", ".join([
     "func.func(convert-vector-to-scf)",
     "expand-strided-metadata",
     "lower-affine",
@@ -35,6 +39,9 @@ LOWER_PIPELINE = ", ".join([
     "memref-expand",
     "expand-strided-metadata",
     "lower-affine",
+])
+
+LOWER_PIPELINE = ", ".join([
     "convert-math-to-llvm",
     "convert-math-to-libm",
     "convert-vector-to-llvm",
@@ -46,7 +53,7 @@ LOWER_PIPELINE = ", ".join([
     "convert-ub-to-llvm",
     "reconcile-unrealized-casts",
     "canonicalize",
-'])
+])
 
 
 def clone_module(module: ir.Module) -> ir.Module:
@@ -99,5 +106,7 @@ def emit_mlir_llvm(module: ir.Module, opt_level: int = 3, *,
         externalize_weights(mod, weights)
     run_pipeline(mod, TO_LOOPS_PIPELINE, "linalg-to-loops")
     _request_c_interface(mod, entry)
+    run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")
+    rewrite_bool_memory_accesses(mod)
     run_pipeline(mod, LOWER_PIPELINE, "LLVM dialect lowering")
     return mod

