@@ -173,9 +173,13 @@ class OnnxOp:
     @staticmethod
     def const(v: ir.Value | None) -> np.ndarray | None:
         """Value of ``v`` if an ``onnx.constant`` with dense data defines it."""
-        if v is None or not isinstance(v.owner, ir.Operation):
+        if v is None:
             return None
         owner = v.owner
+        if isinstance(owner, ir.OpView):
+            owner = owner.operation
+        if not isinstance(owner, ir.Operation):
+            return None
         if owner.name != "onnx.constant" or "value" not in owner.attributes:
             return None
         a = owner.attributes["value"]

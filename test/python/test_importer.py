@@ -1,0 +1,108 @@
+"""Importer: structure of the module it builds from ONNX models."""
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from helpers_models import gemm_model
+from onnx_mlir_py.importer import import_model
+from onnx_mlir_py.passes.pipeline import to_onnx_ir
+
+
+def text(module):
+    return str(module)
+
+
+def test_graph_io_names_and_opsets():
+    m = import_model(gemm_model())
+    s = text(m)
+    assert 'onnx.name = "x"' in s and 'onnx.name = "y"' in s
+    assert "onnx.opset_import = {ai.onnx = 17 : i64}" in s
+    assert "func.func @main_graph" in s
+
+
+def test_schema_defaults_are_materialised():
+    s = text(import_model(gemm_model()))
+    assert "alpha = 1.000000e+00 : f32" in s and "transA = 0 : si64" in s
+
+
+def test_opset_dispatch_picks_versioned_op():
+    node = h.make_node("Softmax", ["x"], ["y"], name="sm")
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [2, 3])])
+    for opset, name in ((11, "onnx.softmax_v11"), (13, "onnx.softmax")):
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+        assert f'"{name}"' in text(import_model(m))
+
+
+def test_node_names_become_locations():
+    m = import_model(gemm_model())
+    f = m.body.operations[0]
+    ops = [op for op in f.regions[0].blocks[0].operations if op.name == "onnx.gemm"]
+    assert ops[0].location.name_str == "fc"
+
+
+def test_large_initializer_is_a_resource_and_elided_when_printed():
+    big = nh.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "big")
+    node = h.make_node("Add", ["x", "big"], ["y"])
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, [64, 64])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [64, 64])], [big])
+    m = import_model(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]))
+    assert "dense_resource<big_" in text(m)
+    import io
+    out = io.StringIO()
+    m.operation.print(file=out, large_elements_limit=16, large_resource_limit=64)
+    assert "0x04000000" not in out.getvalue()
+
+
+def test_if_subgraphs_become_regions_with_captures():
+    then_g = h.make_graph([h.make_node("Add", ["x", "x"], ["t"])], "then", [],
+                          [h.make_tensor_value_info("t", T.FLOAT, [2])])
+    else_g = h.make_graph([h.make_node("Neg", ["x"], ["e"])], "else", [],
+                          [h.make_tensor_value_info("e", T.FLOAT, [2])])
+    node = h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("c", T.BOOL, []),
+                                   h.make_tensor_value_info("x", T.FLOAT, [2])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [2])])
+    m = import_model(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]))
+    s = text(m)
+    assert '"onnx.if' in s and 'gpu.yield' in s and '"onnx.add"(%arg1, %arg1)' in s
+    assert m.operation.verify()
+
+
+def test_external_data_is_loaded(tmp_path):
+    model = gemm_model()
+    w = np.arange(12, dtype=np.float32).reshape(4, 3)
+    model.graph.initializer[0].CopyFrom(nh.from_array(w, "w"))
+    path = tmp_path / "ext.onnx"
+    onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+              location="ext.data", size_threshold=0)
+    assert (tmp_path / "ext.data").exists()
+    m = import_model(path)
+    consts = [op for op in m.body.operations[0].regions[0].blocks[0].operations
+              if op.name == "onnx.constant"]
+    from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+    np.testing.assert_array_equal(OnnxOp.const(consts[0].result), w)
+
+
+def test_model_local_function_is_expanded():
+    f = h.make_function("local", "Twice", ["a"], ["b"], [h.make_node("Add", ["a", "a"], ["b"])],
+                        opset_imports=[h.make_opsetid("", 17)])
+    node = h.make_node("Twice", ["x"], ["y"], domain="local")
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [2])])
+    model = h.make_model(g, functions=[f], opset_imports=[h.make_opsetid("", 17),
+                                                          h.make_opsetid("local", 1)])
+    s = text(import_model(model))
+    assert '"onnx.add"' in s and "Twice" not in s
+
+
+def test_variadic_inputs_of_different_shapes_verify():
+    node = h.make_node("Concat", ["a", "b"], ["y"], axis=0, name="cat")
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("a", T.FLOAT, [2, 3]),
+                                   h.make_tensor_value_info("b", T.FLOAT, [4, 3])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [6, 3])])
+    m = import_model(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]))
+    to_onnx_ir(m)
+    assert "-> tensor<6x3xf32>" in text(m)
