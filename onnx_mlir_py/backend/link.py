@@ -15,7 +15,9 @@ import platform
 import shutil
 import tempfile
 import time
+from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 import mlir.ir as ir
 
@@ -38,6 +40,27 @@ def _default_mcpu(march: str | None) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1)
+def _host_triple() -> str:
+    out = run([tool("llc"), "--version"], what="llc --version").decode()
+    for line in out.splitlines():
+        if "Default target:" in line:
+            return line.split(":", 1)[1].strip()
+    return f"{platform.machine()}-unknown-linux-gnu"
+
+
+def target_triple(march: str | None) -> str:
+    """``march`` is an architecture ("x86-64", "aarch64") or a full triple.
+    mlir-translate emits no triple; without one ``opt`` has no target cost
+    model and does not vectorize, so it is always given explicitly."""
+    if march is None:
+        return _host_triple()
+    if march.count("-") >= 2:
+        return march
+    arch = {"x86-64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64"}.get(march, march)
+    return f"{arch}-unknown-linux-gnu"
+
+
 def _llvm_text(module: ir.Module, opt_level: int, weights: WeightStore | None) -> str:
     """LLVM dialect module (or tensor module, lowered first) -> LLVM IR text."""
     if not _is_llvm_dialect(module):
@@ -56,12 +79,9 @@ def _is_llvm_dialect(module: ir.Module) -> bool:
 
 
 def _opt(ll: str, opt_level: int, mcpu: str | None, march: str | None) -> bytes:
-    args = [tool("opt"), f"-O{opt_level}", "-S"]
+    args = [tool("opt"), f"-O{opt_level}", "-S", f"-mtriple={target_triple(march)}"]
     if mcpu:
         args.append(f"-mcpu={mcpu}")
-    if march:
-        args.append(f"-mtriple={march}-unknown-linux-gnu") if "-" not in march else \
-            args.append(f"-mtriple={march}")
     return run(args, stdin=ll.encode(), what=f"opt -O{opt_level}")
 
 
@@ -75,11 +95,9 @@ def emit_llvm_ir(module: ir.Module, opt_level: int = 3, mcpu: str | None = None,
 
 def _llc(ll: bytes, path: str, opt_level: int, mcpu: str | None, march: str | None) -> None:
     args = [tool("llc"), f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
-            "-o", path]
+            f"-mtriple={target_triple(march)}", "-o", path]
     if mcpu:
         args.append(f"-mcpu={mcpu}")
-    if march:
-        args.append(f"-march={march}")
     run(args, stdin=ll, what="llc")
 
 
@@ -105,19 +123,25 @@ def emit_object(module: ir.Module, path, opt_level: int = 3, mcpu: str | None = 
 
 
 def emit_library(module: ir.Module, path, opt_level: int = 3, mcpu: str | None = None,
-                 march: str | None = None, *, keep_temps: str | None = None) -> str:
+                 march: str | None = None, *, keep_temps: str | None = None,
+                 tensor_pipeline: str | None = None,
+                 tensor_transform: Callable[[ir.Module], None] | None = None) -> str:
     """Compile the tensor-level ``module`` into the shared object ``path``.
 
     The ``.so`` contains the model code, its weights, the C runtime and the
     entry wrapper (see ``runtime/c/OnnxMlirRuntime.h``). ``keep_temps``: a
     directory to keep the intermediate files in (for debugging).
+    ``tensor_pipeline`` / ``tensor_transform``: tensor-level optimisation run
+    before bufferization (see :func:`.llvm.emit_mlir_llvm`).
     """
     _check_opt(opt_level)
     last_timings.clear()
     t0 = time.perf_counter()
     sig = extract_signature(module, ENTRY_NAME)
     store = WeightStore()
-    llvm_mod = emit_mlir_llvm(module, opt_level, weights=store)
+    llvm_mod = emit_mlir_llvm(module, opt_level, weights=store,
+                              tensor_pipeline=tensor_pipeline,
+                              tensor_transform=tensor_transform)
     last_timings["mlir"] = time.perf_counter() - t0
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -80,12 +80,13 @@ def _payload(attr: ir.Attribute) -> bytes | None:
     return np.ascontiguousarray(arr).tobytes()
 
 
-_RESOURCE_NAME = re.compile(r"^dense_resource<(.+)>\s*:")
+_RESOURCE_NAME = re.compile(r"^dense_resource<(.+?)>")
 _RESOURCE_BLOB = re.compile(r'(?m)^\s*("(?:[^"\\]|\\.)*"|[^\s:]+):\s*"0x([0-9A-Fa-f]*)"')
 
 
 def _resource_name(attr: ir.Attribute) -> str | None:
-    if not isinstance(attr, ir.DenseResourceElementsAttr):
+    # Read back from an op, the attribute is not downcast: go by its text.
+    if isinstance(attr, ir.DenseElementsAttr):
         return None
     m = _RESOURCE_NAME.match(str(attr))
     return m.group(1) if m else None

@@ -80,10 +80,12 @@ class GraphImporter:
                                  attributes=attrs, regions=len(spec.regions),
                                  loc=ir.Location.name(label))
         for i, rname in enumerate(spec.regions):
-            if rname not in graphs:
+            if rname in graphs:
+                self._import_region(op.regions[i], graphs[rname])
+            elif spec.attributes[rname].required:
                 raise node_error(ImportError_, label, node.op_type,
                                  f"missing graph attribute '{rname}'")
-            self._import_region(op.regions[i], graphs[rname])
+            # an absent optional graph stays an empty region
         for name, res in zip(out_names, op.results):
             if name:
                 self.values[name] = res

@@ -1,0 +1,169 @@
+/*
+ * run_model.c - load a model .so built by onnx-mlir-py, print its
+ * signatures and run it.
+ *
+ *   cc -o run_model run_model.c -I<repo>/onnx_mlir_py/runtime/c -ldl
+ *
+ * Every runtime function is looked up in the model with dlsym (the model
+ * .so embeds the runtime), so nothing else needs to be linked.
+ *   ./run_model model.so [input.bin ...]
+ *
+ * Each input is read from a raw little-endian binary file holding exactly
+ * the tensor's data; without files inputs are filled with 0.01 * i (cast to
+ * the element type) and dynamic dimensions are set to 2. Every output is
+ * printed as "output <i> <name-less> shape=[..] type=<code>" followed by its
+ * values, one per line ("%.9g"), so other tools can compare the numbers.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "OnnxMlirRuntime.h"
+
+/* The runtime functions this program uses, as pointers p_<name>. */
+#define OM_FUNCS(X)                                                        \
+  X(const char **, omQueryEntryPoints, (int64_t *))                        \
+  X(const char *, omInputSignature, (const char *))                        \
+  X(const char *, omOutputSignature, (const char *))                       \
+  X(const char *, omGetLastError, (void))                                  \
+  X(int64_t, omTensorGetElemSize, (OM_DATA_TYPE))                          \
+  X(OMTensor *, omTensorCreateEmpty, (const int64_t *, int64_t, OM_DATA_TYPE)) \
+  X(void *, omTensorGetDataPtr, (const OMTensor *))                        \
+  X(const int64_t *, omTensorGetShape, (const OMTensor *))                 \
+  X(int64_t, omTensorGetRank, (const OMTensor *))                          \
+  X(OM_DATA_TYPE, omTensorGetDataType, (const OMTensor *))                 \
+  X(int64_t, omTensorGetNumElems, (const OMTensor *))                      \
+  X(int64_t, omTensorGetBufferSize, (const OMTensor *))                    \
+  X(OMTensorList *, omTensorListCreateWithOwnership, (OMTensor **, int64_t, int64_t)) \
+  X(int64_t, omTensorListGetSize, (const OMTensorList *))                  \
+  X(OMTensor *, omTensorListGetOmtByIndex, (const OMTensorList *, int64_t)) \
+  X(void, omTensorListDestroy, (OMTensorList *))
+
+#define OM_DECLARE(ret, name, args) static ret(*p_##name) args;
+OM_FUNCS(OM_DECLARE)
+
+static void *must_sym(void *h, const char *name) {
+  void *p = dlsym(h, name);
+  if (!p) { fprintf(stderr, "missing symbol %s: %s\n", name, dlerror()); exit(2); }
+  return p;
+}
+
+/* Minimal parse of the input signature: for entry k, its type and dims. */
+static const char *sig_next_tensor(const char *p, char *type, int64_t *dims, int64_t *rank) {
+  const char *t = strstr(p, "\"type\"");
+  if (!t) return NULL;
+  t = strchr(t + 6, '"');
+  size_t n = strcspn(t + 1, "\"");
+  memcpy(type, t + 1, n); type[n] = '\0';
+  const char *d = strchr(strstr(t, "\"dims\""), '[') + 1;
+  *rank = 0;
+  while (*d != ']') {
+    char *end;
+    long long v = strtoll(d, &end, 10);
+    if (end == d) { ++d; continue; }
+    dims[(*rank)++] = v;
+    d = end;
+  }
+  return d;
+}
+
+static OM_DATA_TYPE type_code(const char *t) {
+  static const struct { const char *n; OM_DATA_TYPE c; } m[] = {
+    {"f32", ONNX_TYPE_FLOAT}, {"ui8", ONNX_TYPE_UINT8}, {"i8", ONNX_TYPE_INT8},
+    {"ui16", ONNX_TYPE_UINT16}, {"i16", ONNX_TYPE_INT16}, {"i32", ONNX_TYPE_INT32},
+    {"i64", ONNX_TYPE_INT64}, {"i1", ONNX_TYPE_BOOL}, {"f16", ONNX_TYPE_FLOAT16},
+    {"f64", ONNX_TYPE_DOUBLE}, {"ui32", ONNX_TYPE_UINT32}, {"ui64", ONNX_TYPE_UINT64}};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; ++i)
+    if (!strcmp(m[i].n, t)) return m[i].c;
+  return ONNX_TYPE_UNDEFINED;
+}
+
+static double get_value(const void *p, OM_DATA_TYPE t, int64_t i) {
+  switch (t) {
+  case ONNX_TYPE_FLOAT: return ((const float *)p)[i];
+  case ONNX_TYPE_DOUBLE: return ((const double *)p)[i];
+  case ONNX_TYPE_INT64: return (double)((const int64_t *)p)[i];
+  case ONNX_TYPE_UINT64: return (double)((const uint64_t *)p)[i];
+  case ONNX_TYPE_INT32: return ((const int32_t *)p)[i];
+  case ONNX_TYPE_UINT32: return ((const uint32_t *)p)[i];
+  case ONNX_TYPE_INT16: return ((const int16_t *)p)[i];
+  case ONNX_TYPE_UINT16: return ((const uint16_t *)p)[i];
+  case ONNX_TYPE_INT8: return ((const int8_t *)p)[i];
+  case ONNX_TYPE_UINT8: case ONNX_TYPE_BOOL: return ((const uint8_t *)p)[i];
+  default: return 0.0; /* f16 is not decoded by this example */
+  }
+}
+
+static void fill_default(void *p, OM_DATA_TYPE t, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    double v = 0.01 * (double)i;
+    switch (t) {
+    case ONNX_TYPE_FLOAT: ((float *)p)[i] = (float)v; break;
+    case ONNX_TYPE_DOUBLE: ((double *)p)[i] = v; break;
+    case ONNX_TYPE_INT64: ((int64_t *)p)[i] = i; break;
+    case ONNX_TYPE_INT32: ((int32_t *)p)[i] = (int32_t)i; break;
+    case ONNX_TYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(i % 2); break;
+    default: memset((char *)p + i * p_omTensorGetElemSize(t), (int)(i & 0x7f),
+                    (size_t)p_omTensorGetElemSize(t));
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) { fprintf(stderr, "usage: %s model.so [input.bin ...]\n", argv[0]); return 2; }
+  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 2; }
+#define OM_LOAD(ret, name, args) p_##name = (ret(*) args)must_sym(h, #name);
+  OM_FUNCS(OM_LOAD)
+
+  int64_t n_entries = 0;
+  const char **entries = p_omQueryEntryPoints(&n_entries);
+  for (int64_t i = 0; i < n_entries; ++i) printf("entry point: %s\n", entries[i]);
+  const char *isig = p_omInputSignature(entries[0]), *osig = p_omOutputSignature(entries[0]);
+  printf("input signature: %s\noutput signature: %s\n", isig, osig);
+  OMTensorList *(*run)(OMTensorList *) = (OMTensorList * (*)(OMTensorList *))must_sym(h, entries[0]);
+
+  OMTensor *inputs[64];
+  int64_t n_in = 0;
+  char type[16];
+  int64_t dims[32], rank;
+  for (const char *p = isig; (p = sig_next_tensor(p, type, dims, &rank)); ++n_in) {
+    for (int64_t k = 0; k < rank; ++k) if (dims[k] < 0) dims[k] = 2;
+    OM_DATA_TYPE code = type_code(type);
+    OMTensor *t = p_omTensorCreateEmpty(dims, rank, code);
+    int64_t bytes = p_omTensorGetBufferSize(t);
+    if (argc > 2 + n_in) {
+      FILE *f = fopen(argv[2 + n_in], "rb");
+      if (!f || fread(p_omTensorGetDataPtr(t), 1, (size_t)bytes, f) != (size_t)bytes) {
+        fprintf(stderr, "cannot read %lld bytes from %s\n", (long long)bytes, argv[2 + n_in]);
+        return 2;
+      }
+      fclose(f);
+    } else {
+      fill_default(p_omTensorGetDataPtr(t), code, p_omTensorGetNumElems(t));
+    }
+    inputs[n_in] = t;
+  }
+  OMTensorList *in = p_omTensorListCreateWithOwnership(inputs, n_in, 0);
+  OMTensorList *out = run(in);
+  if (!out) {
+    fprintf(stderr, "run failed (errno %d): %s\n", errno, p_omGetLastError());
+    p_omTensorListDestroy(in);
+    return 1;
+  }
+  for (int64_t i = 0; i < p_omTensorListGetSize(out); ++i) {
+    OMTensor *t = p_omTensorListGetOmtByIndex(out, i);
+    const int64_t *shape = p_omTensorGetShape(t);
+    printf("output %lld shape=[", (long long)i);
+    for (int64_t k = 0; k < p_omTensorGetRank(t); ++k) printf(k ? ",%lld" : "%lld", (long long)shape[k]);
+    printf("] type=%d\n", (int)p_omTensorGetDataType(t));
+    for (int64_t j = 0; j < p_omTensorGetNumElems(t); ++j)
+      printf("%.9g\n", get_value(p_omTensorGetDataPtr(t), p_omTensorGetDataType(t), j));
+  }
+  p_omTensorListDestroy(out);
+  p_omTensorListDestroy(in);
+  dlclose(h);
+  return 0;
+}
