@@ -78,7 +78,7 @@ def try_fold(op: ir.Operation) -> bool:
     if any(str(r.type) == "!onnx.unknown" or not isinstance(r.type, ir.ShapedType)
            or str(r.type.element_type) not in MLIR_TO_ELEM_TYPE for r in op.results) \
             and v.op_type not in ("Shape", "Size"):
-        return False
+        return False  # types first come from the rules; string tensors never fold
     values = []
     if v.op_type in ("Shape", "Size"):
         shape = v.shape(v.input(0))

@@ -1,0 +1,97 @@
+"""Pooling: MaxPool (with the optional Indices output), AveragePool, LpPool,
+GlobalAveragePool, GlobalMaxPool.
+
+Window geometry (kernel_shape, strides, pads, auto_pad, dilations,
+ceil_mode) is shared with Conv (conv.py). Versions differ only in which
+attributes exist (``opt_attr`` reads an absent one as its default) and, for
+ceil_mode, in one rule: since v22 of MaxPool/AveragePool/LpPool a last
+window that would start in the right padding is dropped (PyTorch semantics,
+as ``onnx.shape_inference`` does for v22 only).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from onnx_mlir_py.registry import shape_rule, verifier
+from ..opview import OnnxOp, tensor
+from .conv import check_input_rank, fmt, opt_attr, window
+
+MAXPOOL_VERSIONS = (1, 8, 10, 11, 12, 22)
+AVGPOOL_VERSIONS = (7, 10, 11, 19, 22)
+LPPOOL_VERSIONS = (2, 11, 18, 22)
+GLOBAL_VERSIONS = (1, 22)
+
+
+def _pool(op: OnnxOp):
+    x = op.shape(op.input(0))
+    check_input_rank(op, x)
+    kernel = opt_attr(op, "kernel_shape")
+    if kernel is None:
+        op.fail("attribute 'kernel_shape' is required")
+    if x is None:
+        n = len(kernel)
+    else:
+        n = len(x) - 2
+    win = window(op, n, require_kernel=True)
+    if op.op_type == "MaxPool":
+        so = opt_attr(op, "storage_order", 0)
+        if so not in (0, 1):
+            op.fail(f"attribute 'storage_order' = {so}: expected 0 (row major) or 1 (column major)")
+    if op.op_type == "AveragePool":
+        cip = opt_attr(op, "count_include_pad", 0)
+        if cip not in (0, 1):
+            op.fail(f"attribute 'count_include_pad' = {cip}: expected 0 or 1")
+    if op.op_type == "LpPool":
+        p = op.attrs.p
+        if p is not None and p <= 0:
+            op.fail(f"attribute 'p' = {p}: expected > 0")
+    if x is None:
+        return None
+    drop = op.version >= 22
+    spatial = [win.out_dim(op, i, x[2 + i], drop) for i in range(n)]
+    return (x[0], x[1], *spatial)
+
+
+def _pool_verify(op: OnnxOp):
+    _pool(op)
+
+
+def _pool_shape(op: OnnxOp):
+    et = op.elem(op.input(0))
+    shape = _pool(op)
+    out = [tensor(shape, et) if et is not None else None]
+    if len(op.results) > 1:  # MaxPool Indices
+        out.append(tensor(shape, ir.IntegerType.get_signless(64)))
+    return out
+
+
+for _op, _versions in (("MaxPool", MAXPOOL_VERSIONS), ("AveragePool", AVGPOOL_VERSIONS),
+                       ("LpPool", LPPOOL_VERSIONS)):
+    verifier(_op, *_versions)(_pool_verify)
+    shape_rule(_op, *_versions)(_pool_shape)
+
+
+# -- global pooling ----------------------------------------------------------------
+
+def _global(op: OnnxOp):
+    x = op.shape(op.input(0))
+    if x is None:
+        return None
+    if len(x) < 2:
+        op.fail(f"input 'X' has shape {fmt(x)}: expected rank >= 2 (N x C x D1 x ... x Dn), "
+                f"got rank {len(x)}")
+    return (x[0], x[1]) + (1,) * (len(x) - 2)
+
+
+def _global_verify(op: OnnxOp):
+    _global(op)
+
+
+def _global_shape(op: OnnxOp):
+    et = op.elem(op.input(0))
+    return [tensor(_global(op), et) if et is not None else None]
+
+
+for _op in ("GlobalAveragePool", "GlobalMaxPool"):
+    verifier(_op, *GLOBAL_VERSIONS)(_global_verify)
+    shape_rule(_op, *GLOBAL_VERSIONS)(_global_shape)

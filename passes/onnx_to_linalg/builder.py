@@ -1,0 +1,239 @@
+"""``LoweringContext`` (the ``b`` every lowering rule gets) and type helpers.
+
+Rules are called as ``rule(op: OnnxOp, b: LoweringContext) -> list[ir.Value]``
+with the insertion point set before ``op``; operands of ``op`` are already
+lowered (signless tensors), results still carry the ONNX types.
+
+    to_signless(t)          the one ONNX -> upstream type conversion
+    b.result_type(op, i)    signless type of result i
+    b.unsigned(v)           True if v was an ONNX uintN value
+    b.dim(v, i)             int (static) or index Value (tensor.dim)
+    b.out_dims(op, i, fn)   result dims; dynamic ones from fn(k) -> index Value
+    b.empty(dims, et)       tensor.empty (dims: int | index Value)
+    b.full(dims, et, x)     tensor.empty + linalg.fill
+    b.const(x, et)          scalar arith.constant
+    b.generic(...)          linalg.generic with a Python body builder
+    b.cast_to(v, t)         tensor.cast when only static-ness differs
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import mlir.ir as ir
+from mlir.dialects import arith, linalg, tensor
+
+DYN = ir.ShapedType.get_dynamic_size()
+
+_ONNX_NAMES = {"ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
+               "si8": "int8", "si16": "int16", "si32": "int32", "si64": "int64",
+               "ui4": "uint4", "ui2": "uint2"}
+
+
+def to_signless(t: ir.Type) -> ir.Type:
+    """ONNX-dialect type -> type upstream dialects accept (``uiN``/``siN`` ->
+    ``iN``, recursively through tensor/function types). The one place where
+    this conversion happens."""
+    if isinstance(t, ir.IntegerType):
+        return t if t.is_signless else ir.IntegerType.get_signless(t.width)
+    if isinstance(t, ir.RankedTensorType):
+        et = to_signless(t.element_type)
+        return t if et == t.element_type else ir.RankedTensorType.get(list(t.shape), et)
+    if isinstance(t, ir.UnrankedTensorType):
+        et = to_signless(t.element_type)
+        return t if et == t.element_type else ir.UnrankedTensorType.get(et)
+    if isinstance(t, ir.FunctionType):
+        return ir.FunctionType.get([to_signless(x) for x in t.inputs],
+                                   [to_signless(x) for x in t.results])
+    return t
+
+
+def lost_dtype(t: ir.Type) -> str | None:
+    """ONNX type name (``"uint8"``) if ``to_signless`` loses information."""
+    et = t.element_type if isinstance(t, ir.ShapedType) else t
+    if isinstance(et, ir.IntegerType) and not et.is_signless:
+        return _ONNX_NAMES.get(str(et))
+    return None
+
+
+def is_float(t: ir.Type) -> bool:
+    return isinstance(t, ir.FloatType)
+
+
+def elem_of(t: ir.Type) -> ir.Type:
+    return t.element_type if isinstance(t, ir.ShapedType) else t
+
+
+def index_t() -> ir.Type:
+    return ir.IndexType.get()
+
+
+def affine_map(n_dims: int, exprs: Sequence[int | str]) -> ir.AffineMap:
+    """exprs: dim position (int) or 0-constant (the string "0")."""
+    es = [ir.AffineConstantExpr.get(0) if e == "0" else ir.AffineDimExpr.get(e) for e in exprs]
+    return ir.AffineMap.get(n_dims, 0, es)
+
+
+class LoweringContext:
+    def __init__(self):
+        # lowered value -> original ONNX element type (for uintN semantics)
+        self._orig_elem: dict[ir.Value, ir.Type] = {}
+
+    # -- bookkeeping ---------------------------------------------------------
+    def record(self, v: ir.Value, onnx_type: ir.Type) -> None:
+        et = elem_of(onnx_type)
+        if isinstance(et, ir.IntegerType) and not et.is_signless:
+            self._orig_elem[v] = et
+
+    def unsigned(self, v: ir.Value) -> bool:
+        et = self._orig_elem.get(v, elem_of(v.type))
+        return isinstance(et, ir.IntegerType) and et.is_unsigned
+
+    # -- types ---------------------------------------------------------------
+    @staticmethod
+    def result_type(op, i: int = 0) -> ir.Type:
+        t = op.op.results[i].type
+        if not isinstance(t, ir.RankedTensorType):
+            op.fail(f"result #{i} has no ranked type ({t}); run shape-inference first")
+        return to_signless(t)
+
+    @staticmethod
+    def ranked(op, v: ir.Value, what: str = "input") -> ir.RankedTensorType:
+        if v is None or not isinstance(v.type, ir.RankedTensorType):
+            op.fail(f"{what} has no ranked tensor type")
+        return v.type
+
+    # -- scalars / shapes ----------------------------------------------------
+    @staticmethod
+    def const(x, et: ir.Type) -> ir.Value:
+        if isinstance(et, ir.FloatType):
+            return arith.constant(et, float(x))
+        if isinstance(et, ir.IndexType):
+            return arith.constant(et, int(x))
+        # wrap to the signless range (e.g. 255 : i8 -> -1)
+        w = et.width
+        if w == 1:
+            return arith.constant(et, ir.IntegerAttr.get(et, 1 if x else 0))
+        v = int(x) & ((1 << w) - 1)
+        if v >= 1 << (w - 1):
+            v -= 1 << w
+        return arith.constant(et, v)
+
+    def index(self, i: int) -> ir.Value:
+        return arith.constant(index_t(), int(i))
+
+    def dim(self, v: ir.Value, i: int):
+        t = v.type
+        if not t.is_dynamic_dim(i):
+            return int(t.shape[i])
+        return tensor.dim(v, self.index(i))
+
+    def dims(self, v: ir.Value) -> list:
+        return [self.dim(v, i) for i in range(v.type.rank)]
+
+    def as_index(self, d) -> ir.Value:
+        return self.index(d) if isinstance(d, int) else d
+
+    def out_dims(self, op, i: int, dyn: Callable[[int], object]) -> list:
+        t = self.result_type(op, i)
+        return [dyn(k) if t.is_dynamic_dim(k) else int(t.shape[k]) for k in range(t.rank)]
+
+    @staticmethod
+    def type_of(dims: Sequence, et: ir.Type) -> ir.RankedTensorType:
+        return ir.RankedTensorType.get([d if isinstance(d, int) else DYN for d in dims], et)
+
+    def empty(self, dims: Sequence, et: ir.Type) -> ir.Value:
+        return tensor.empty(list(dims), et)
+
+    def full(self, dims: Sequence, et: ir.Type, x) -> ir.Value:
+        e = self.empty(dims, et)
+        c = x if isinstance(x, ir.Value) else self.const(x, et)
+        return linalg.fill(c, outs=[e])
+
+    def cast_to(self, v: ir.Value, t: ir.Type) -> ir.Value:
+        if v.type == t:
+            return v
+        return tensor.cast(t, v)
+
+    # -- structured ops --------------------------------------------------------
+    def generic(self, inputs: Sequence[ir.Value], outputs: Sequence[ir.Value],
+                maps: Sequence[ir.AffineMap], iterators: Sequence[str],
+                body: Callable[..., Sequence[ir.Value] | ir.Value]) -> list[ir.Value]:
+        """linalg.generic; ``body(*scalars)`` returns the yielded value(s)."""
+        it = [ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in iterators]
+        g = linalg.GenericOp([o.type for o in outputs], list(inputs), list(outputs),
+                             ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                             ir.ArrayAttr.get(it))
+        block = g.regions[0].blocks.append(
+            *[elem_of(v.type) for v in list(inputs) + list(outputs)])
+        with ir.InsertionPoint(block):
+            r = body(*block.arguments)
+            linalg.YieldOp(list(r) if isinstance(r, (list, tuple)) else [r])
+        return list(g.results)
+
+    def map_elementwise(self, inputs: Sequence[ir.Value], out_dims: Sequence, et: ir.Type,
+                        body: Callable[..., ir.Value]) -> ir.Value:
+        """Same-shape elementwise generic over inputs of rank len(out_dims)."""
+        n = len(out_dims)
+        ident = affine_map(n, list(range(n)))
+        init = self.empty(out_dims, et)
+        return self.generic(inputs, [init], [ident] * (len(inputs) + 1), ["parallel"] * n,
+                            lambda *a: body(*a[:len(inputs)]))[0]
+
+
+# -- scalar conversions shared by Cast and others ------------------------------
+def convert_scalar(x: ir.Value, src_unsigned: bool, dst: ir.Type, dst_unsigned: bool = False
+                   ) -> ir.Value:
+    src = x.type
+    if src == dst:
+        return x
+    if is_float(src) and is_float(dst):
+        return arith.extf(dst, x) if dst.width > src.width else arith.truncf(dst, x)
+    if is_float(src):  # float -> int
+        if dst.width == 1:
+            zero = arith.constant(src, 0.0)
+            return arith.cmpf(arith.CmpFPredicate.UNE, x, zero)
+        return arith.fptoui(dst, x) if dst_unsigned else arith.fptosi(dst, x)
+    if is_float(dst):  # int -> float
+        return arith.uitofp(dst, x) if (src_unsigned or src.width == 1) else arith.sitofp(dst, x)
+    # int -> int
+    if dst.width == 1:
+        zero = arith.constant(src, 0)
+        return arith.cmpi(arith.CmpIPredicate.ne, x, zero)
+    if dst.width > src.width:
+        return arith.extui(dst, x) if (src_unsigned or src.width == 1) else arith.extsi(dst, x)
+    if dst.width < src.width:
+        return arith.trunci(dst, x)
+    return x
+
+
+def pad(b: LoweringContext, x: ir.Value, low: Sequence[int], high: Sequence[int],
+        value) -> ir.Value:
+    """tensor.pad with static amounts and a constant (Python number) value."""
+    if not any(low) and not any(high):
+        return x
+    t = x.type
+    shape = [DYN if t.is_dynamic_dim(i) else t.shape[i] + low[i] + high[i]
+             for i in range(t.rank)]
+    rt = ir.RankedTensorType.get(shape, t.element_type)
+    p = tensor.PadOp(rt, x, [], [], ir.DenseI64ArrayAttr.get(list(low)),
+                     ir.DenseI64ArrayAttr.get(list(high)))
+    blk = p.regions[0].blocks.append(*[index_t()] * t.rank)
+    with ir.InsertionPoint(blk):
+        tensor.YieldOp(b.const(value, t.element_type))
+    return p.result
+
+
+def lowest(et: ir.Type):
+    """Identity of max: -inf for floats, the minimum for ints."""
+    if isinstance(et, ir.FloatType):
+        return float("-inf")
+    return -(1 << (et.width - 1))
+
+
+def val(x) -> ir.Value:
+    """Value of an op builder's answer (some return the OpView)."""
+    if isinstance(x, ir.Value):
+        return x
+    if isinstance(x, (ir.OpView, ir.Operation)):
+        return x.results[0]
+    return x

@@ -1,0 +1,66 @@
+"""Constant -> arith.constant (dense and dense_resource, signless types)."""
+from __future__ import annotations
+
+import mlir.ir as ir
+import numpy as np
+from mlir.dialects import arith, tensor
+
+from onnx_mlir_py.registry import lowering
+from ...dialects.onnx.opview import OnnxOp
+from .builder import LoweringContext, to_signless
+
+_SIGNED = {1: np.int8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def is_dense_resource(attr: ir.Attribute) -> bool:
+    # parsed attributes are not downcast to DenseResourceElementsAttr in Python
+    return isinstance(attr, ir.DenseResourceElementsAttr) or \
+        str(attr).startswith("dense_resource<")
+
+
+def signless_elements(attr: ir.Attribute, t: ir.Type) -> tuple[ir.Attribute, bool]:
+    """(attribute with signless type, needs_bitcast). Dense data is retyped;
+    dense_resource blobs cannot be read back from Python, so they keep the
+    unsigned type and the caller bitcasts the constant."""
+    st = to_signless(t)
+    if st == t:
+        return attr, False
+    if isinstance(attr, ir.DenseElementsAttr):
+        width = t.element_type.width
+        if attr.is_splat:
+            v = int(ir.IntegerAttr(attr.get_splat_value()).value)
+            return ir.DenseElementsAttr.get_splat(st, ir.IntegerAttr.get(
+                st.element_type, v - (1 << width) if v >= 1 << (width - 1) else v)), False
+        arr = np.ascontiguousarray(np.array(attr)).reshape(list(t.shape))
+        arr = arr.view(_SIGNED[width]) if arr.dtype.itemsize * 8 == width else \
+            arr.astype(_SIGNED[width])
+        return ir.DenseElementsAttr.get(arr, type=st), False
+    return attr, True
+
+
+def _scalar_attr(op: OnnxOp, t: ir.RankedTensorType) -> ir.Attribute:
+    a = op.op.attributes
+    et = t.element_type
+    for name, dtype in (("value_float", np.float32), ("value_floats", np.float32),
+                        ("value_int", np.int64), ("value_ints", np.int64)):
+        if name in a:
+            val = np.asarray(op.attrs.__getattr__(name), dtype=dtype).reshape(list(t.shape))
+            return ir.DenseElementsAttr.get(np.ascontiguousarray(val), type=t) \
+                if val.size else ir.DenseElementsAttr.get(np.zeros((0,), dtype), type=t)
+    op.fail(f"Constant without a supported value attribute ({', '.join(n.name for n in a)})")
+
+
+@lowering("Constant", 9, 11, 12, 13, 19, 21, 23, 24, 25)
+def lower_constant(op: OnnxOp, b: LoweringContext) -> list[ir.Value]:
+    t = op.op.results[0].type
+    if "value" in op.op.attributes:
+        attr = op.op.attributes["value"]
+        if not (isinstance(attr, ir.DenseElementsAttr) or is_dense_resource(attr)):
+            op.fail(f"unsupported constant value {attr}")
+    else:
+        attr = _scalar_attr(op, t)
+    attr, bitcast = signless_elements(attr, t)
+    c = arith.constant(t if bitcast else to_signless(t), attr)
+    if bitcast:
+        c = tensor.bitcast(to_signless(t), c)
+    return [c]

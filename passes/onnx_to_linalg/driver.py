@@ -1,0 +1,146 @@
+"""lower-to-linalg: ONNX dialect -> upstream tensor-level MLIR.
+
+1. Sweep: every ONNX op must have a ``lower`` rule for its exact schema
+   version; otherwise ONE ``UnsupportedOpsError`` lists all of them and the
+   module is left untouched.
+2. Function signatures: ``uiN`` -> ``iN`` (``to_signless``); ``onnx.name``
+   arg/res attributes are kept, ``onnx.dtype`` records what was lost.
+3. Ops are lowered in program order: ``rule(op, b)`` runs with the insertion
+   point before the op; its results replace the op's, and the op is erased.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from ...dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
+from ...errors import CompileError, OnnxMlirError, UnsupportedOpsError, node_error
+from ...registry import lookup
+from .builder import LoweringContext, lost_dtype, to_signless
+
+
+def _funcs(module: ir.Module):
+    return [op.operation for op in module.body.operations if op.operation.name == "func.func"]
+
+
+def _walk_onnx(module: ir.Module) -> list[ir.Operation]:
+    out: list[ir.Operation] = []
+
+    def visit(op: ir.Operation):
+        for region in op.regions:
+            for block in region.blocks:
+                for o in block.operations:
+                    o = o.operation
+                    if is_onnx_op(o):
+                        out.append(o)
+                    visit(o)
+    for f in _funcs(module):
+        visit(f)
+    return out
+
+
+def _rule_for(op: ir.Operation):
+    v = OnnxOp(op)
+    return v, lookup("lower", domain_of(op), v.op_type, v.version)
+
+
+def check_supported(module: ir.Module) -> None:
+    missing = []
+    for op in _walk_onnx(module):
+        v, rule = _rule_for(op)
+        if rule is None:
+            missing.append((f"{v.op_type}" + ("" if v.spec.newest else f" (v{v.version})"),
+                            v.name))
+        elif op.regions and any(len(r.blocks) for r in op.regions):
+            missing.append((f"{v.op_type} (with subgraph)", v.name))
+    if missing:
+        raise UnsupportedOpsError("no lowering", missing)
+
+
+def _dict_attr(arr, i: int) -> dict:
+    if arr is None or i >= len(arr):
+        return {}
+    d = ir.DictAttr(arr[i])
+    return {n.name: n.attr for n in (d[j] for j in range(len(d)))}
+
+
+def convert_signature(f: ir.Operation, b: LoweringContext) -> None:
+    ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+    for t in list(ftype.inputs) + list(ftype.results):
+        if not isinstance(t, ir.RankedTensorType):
+            raise CompileError(f"function '{ir.StringAttr(f.attributes['sym_name']).value}': "
+                               f"signature type {t} is not a ranked tensor; run shape-inference")
+    arg_attrs = f.attributes["arg_attrs"] if "arg_attrs" in f.attributes else None
+    res_attrs = f.attributes["res_attrs"] if "res_attrs" in f.attributes else None
+
+    def attrs_for(arr, types):
+        out, changed = [], False
+        for i, t in enumerate(types):
+            d = _dict_attr(arr, i)
+            lost = lost_dtype(t)
+            if lost and "onnx.dtype" not in d:
+                d["onnx.dtype"] = ir.StringAttr.get(lost)
+                changed = True
+            out.append(ir.DictAttr.get(d))
+        return out, changed
+
+    new_args, ch_a = attrs_for(arg_attrs, ftype.inputs)
+    new_res, ch_r = attrs_for(res_attrs, ftype.results)
+    if ch_a or (arg_attrs is not None):
+        f.attributes["arg_attrs"] = ir.ArrayAttr.get(new_args)
+    if ch_r or (res_attrs is not None):
+        f.attributes["res_attrs"] = ir.ArrayAttr.get(new_res)
+    f.attributes["function_type"] = ir.TypeAttr.get(to_signless(ftype))
+    if len(f.regions[0].blocks):
+        for a in f.regions[0].blocks[0].arguments:
+            old = a.type
+            a.set_type(to_signless(old))
+            b.record(a, old)
+
+
+def lower_op(op: ir.Operation, b: LoweringContext) -> None:
+    v, rule = _rule_for(op)
+    with ir.InsertionPoint(op), op.location:
+        new = rule(v, b)
+        if len(new) != len(op.results):
+            raise CompileError(f"lowering of {v.op_type} v{v.version} returned {len(new)} "
+                               f"values for {len(op.results)} results")
+        for i, (res, nv) in enumerate(zip(op.results, new)):
+            want = to_signless(res.type)
+            if nv.type != want:
+                ok = (isinstance(want, ir.RankedTensorType) and
+                      isinstance(nv.type, ir.RankedTensorType) and
+                      want.rank == nv.type.rank and want.element_type == nv.type.element_type)
+                if not ok:
+                    raise node_error(CompileError, v.name, v.op_type,
+                                     f"lowering produced {nv.type} for result #{i}, "
+                                     f"expected {want}")
+                from mlir.dialects import tensor
+                nv = tensor.cast(want, nv)
+            b.record(nv, res.type)
+            res.replace_all_uses_with(nv)
+    op.erase()
+
+
+def lower_to_linalg(module: ir.Module) -> None:
+    with module.context, ir.Location.unknown():
+        check_supported(module)
+        b = LoweringContext()
+        for f in _funcs(module):
+            convert_signature(f, b)
+        for op in _walk_onnx(module):
+            try:
+                lower_op(op, b)
+            except OnnxMlirError:
+                raise
+            except ir.MLIRError as e:
+                name = OnnxOp(op).name
+                raise node_error(CompileError, name, op.name, f"lowering failed: {e}") from None
+        # func.return operand types now signless: fix function types to match
+        for f in _funcs(module):
+            if not len(f.regions[0].blocks):
+                continue
+            body = f.regions[0].blocks[0]
+            ret = list(body.operations)[-1]
+            ft = ir.FunctionType.get([a.type for a in body.arguments],
+                                     [v.type for v in ret.operands])
+            f.attributes["function_type"] = ir.TypeAttr.get(ft)

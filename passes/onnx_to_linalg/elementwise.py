@@ -1,0 +1,316 @@
+"""Elementwise ops -> linalg.generic with numpy broadcasting.
+
+Table driven: ``BINARY``/``VARIADIC``/``UNARY``/``COMPARE`` map an op type to
+(versions, scalar body). Broadcasting follows the result type: an input dim
+that is statically 1 where the result's is not reads index 0; dynamic result
+dims come from ``tensor.dim`` of an input with that dim dynamic (a dynamic
+dim is assumed not to be a run-time 1 that broadcasts).
+"""
+from __future__ import annotations
+
+import math as pymath
+
+import mlir.ir as ir
+from mlir.dialects import arith, math, tensor
+
+from onnx_mlir_py.registry import lowering
+from ...dialects.onnx.opview import OnnxOp
+from .builder import LoweringContext, affine_map, convert_scalar, elem_of, is_float, to_signless
+
+F = arith.CmpFPredicate
+I = arith.CmpIPredicate
+
+
+# -- broadcasting ---------------------------------------------------------------
+def broadcast_generic(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value],
+                      body, out_index: int = 0) -> ir.Value:
+    """linalg.generic over op's result ``out_index`` shape; body(*scalars)."""
+    out_t = b.result_type(op, out_index)
+    rank = out_t.rank
+    for v in inputs:
+        b.ranked(op, v)
+        if v.type.rank > rank:
+            op.fail(f"input rank {v.type.rank} exceeds result rank {rank}")
+
+    def dyn(k):
+        cands = []
+        for v in inputs:
+            j = k - (rank - v.type.rank)
+            if j < 0:
+                continue
+            if not v.type.is_dynamic_dim(j) and v.type.shape[j] != 1:
+                return int(v.type.shape[j])
+            if v.type.is_dynamic_dim(j):
+                cands.append((v, j))
+        if not cands:
+            return 1
+        return b.dim(*cands[0])
+
+    dims = b.out_dims(op, out_index, dyn)
+    maps = []
+    for v in inputs:
+        r = v.type.rank
+        exprs = []
+        for j in range(r):
+            k = rank - r + j
+            static_one = not v.type.is_dynamic_dim(j) and v.type.shape[j] == 1
+            exprs.append("0" if static_one and dims[k] != 1 else k)
+        maps.append(affine_map(rank, exprs))
+    maps.append(affine_map(rank, list(range(rank))))
+    init = b.empty(dims, out_t.element_type)
+    return b.generic(inputs, [init], maps, ["parallel"] * rank,
+                     lambda *a: body(*a[:len(inputs)]))[0]
+
+
+# -- scalar bodies ----------------------------------------------------------------
+def _c(x, et):
+    return LoweringContext.const(x, et)
+
+
+def _arith(fop, iop, uop=None):
+    def f(b, op, uns, x, y):
+        if is_float(x.type):
+            return fop(x, y)
+        if iop is None:
+            op.fail(f"integer inputs are not supported")
+        return (uop or iop)(x, y) if uns else iop(x, y)
+    return f
+
+
+def _pow(b, op, uns, x, y):
+    et = x.type
+    if is_float(et):
+        if y.type != et:
+            y = convert_scalar(y, False, et)
+        return math.powf(x, y)
+    f64 = ir.F64Type.get()
+    xf = convert_scalar(x, uns, f64)
+    yf = convert_scalar(y, False, f64) if not is_float(y.type) else convert_scalar(y, False, f64)
+    return convert_scalar(math.powf(xf, yf), False, et, uns)
+
+
+def _prelu(b, op, uns, x, s):
+    if is_float(x.type):
+        neg = arith.cmpf(F.OLT, x, _c(0.0, x.type))
+    else:
+        neg = arith.cmpi(I.slt, x, _c(0, x.type))
+    return arith.select(neg, (arith.mulf if is_float(x.type) else arith.muli)(x, s), x)
+
+
+BINARY = {
+    "Add": ((7, 13, 14), _arith(arith.addf, arith.addi)),
+    "Sub": ((7, 13, 14), _arith(arith.subf, arith.subi)),
+    "Mul": ((7, 13, 14), _arith(arith.mulf, arith.muli)),
+    "Div": ((7, 13, 14), _arith(arith.divf, arith.divsi, arith.divui)),
+    "Pow": ((7, 12, 13, 15), _pow),
+    "PRelu": ((7, 9, 16), _prelu),
+}
+# variadic: folded left to right
+VARIADIC = {
+    "Max": ((8, 12, 13), _arith(arith.maximumf, arith.maxsi, arith.maxui)),
+    "Min": ((8, 12, 13), _arith(arith.minimumf, arith.minsi, arith.minui)),
+    "Sum": ((8, 13), _arith(arith.addf, arith.addi)),
+    "Mean": ((8, 13), _arith(arith.addf, None)),
+}
+COMPARE = {  # op: (versions, float predicate, signed, unsigned) or logical op
+    "Equal": ((11, 13, 19), F.OEQ, I.eq, I.eq),
+    "Less": ((9, 13), F.OLT, I.slt, I.ult),
+    "Greater": ((9, 13), F.OGT, I.sgt, I.ugt),
+    "LessOrEqual": ((12, 16), F.OLE, I.sle, I.ule),
+    "GreaterOrEqual": ((12, 16), F.OGE, I.sge, I.uge),
+}
+LOGICAL = {"And": ((7,), arith.andi), "Or": ((7,), arith.ori), "Xor": ((7,), arith.xori)}
+
+
+def _sigmoid(x):
+    one = _c(1.0, x.type)
+    return arith.divf(one, arith.addf(one, math.exp(arith.negf(x))))
+
+
+def _clamp01(x):
+    return arith.minimumf(arith.maximumf(x, _c(0.0, x.type)), _c(1.0, x.type))
+
+
+def _gelu(op, x):
+    et = x.type
+    half = _c(0.5, et)
+    if op.attrs.approximate == "tanh":
+        inner = arith.mulf(_c(pymath.sqrt(2.0 / pymath.pi), et),
+                           arith.addf(x, arith.mulf(_c(0.044715, et),
+                                                    arith.mulf(x, arith.mulf(x, x)))))
+        t = math.tanh(inner)
+    else:
+        t = math.erf(arith.mulf(x, _c(1.0 / pymath.sqrt(2.0), et)))
+    return arith.mulf(arith.mulf(half, x), arith.addf(_c(1.0, et), t))
+
+
+def _float_only(fn):
+    def f(op, uns, x):
+        if not is_float(x.type):
+            op.fail(f"element type {x.type} is not supported (float only)")
+        return fn(op, x)
+    return f
+
+
+def _abs(op, uns, x):
+    if is_float(x.type):
+        return math.absf(x)
+    return x if uns else math.absi(x)
+
+
+def _neg(op, uns, x):
+    return arith.negf(x) if is_float(x.type) else arith.subi(_c(0, x.type), x)
+
+
+def _relu(op, uns, x):
+    if is_float(x.type):
+        return arith.maximumf(x, _c(0.0, x.type))
+    return arith.maxsi(x, _c(0, x.type))
+
+
+def _leaky(op, x):
+    neg = arith.cmpf(F.OLT, x, _c(0.0, x.type))
+    return arith.select(neg, arith.mulf(x, _c(op.attrs.alpha, x.type)), x)
+
+
+def _hard_sigmoid(op, x):
+    return _clamp01(arith.addf(arith.mulf(x, _c(op.attrs.alpha, x.type)),
+                               _c(op.attrs.beta, x.type)))
+
+
+def _hard_swish(op, x):
+    return arith.mulf(x, _clamp01(arith.addf(arith.mulf(x, _c(1.0 / 6.0, x.type)),
+                                             _c(0.5, x.type))))
+
+
+UNARY = {
+    "Abs": ((6, 13), _abs),
+    "Neg": ((6, 13), _neg),
+    "Relu": ((6, 13, 14), _relu),
+    "Exp": ((6, 13), _float_only(lambda op, x: math.exp(x))),
+    "Log": ((6, 13), _float_only(lambda op, x: math.log(x))),
+    "Sqrt": ((6, 13), _float_only(lambda op, x: math.sqrt(x))),
+    "Reciprocal": ((6, 13), _float_only(lambda op, x: arith.divf(_c(1.0, x.type), x))),
+    "Floor": ((6, 13), _float_only(lambda op, x: math.floor(x))),
+    "Ceil": ((6, 13), _float_only(lambda op, x: math.ceil(x))),
+    "Sigmoid": ((6, 13), _float_only(lambda op, x: _sigmoid(x))),
+    "Tanh": ((6, 13), _float_only(lambda op, x: math.tanh(x))),
+    "Erf": ((9, 13), _float_only(lambda op, x: math.erf(x))),
+    "LeakyRelu": ((6, 16), _float_only(_leaky)),
+    "HardSigmoid": ((6,), _float_only(_hard_sigmoid)),
+    "HardSwish": ((14,), _float_only(_hard_swish)),
+    "Gelu": ((20,), _float_only(_gelu)),
+    "Softplus": ((1,), _float_only(
+        lambda op, x: math.log1p(math.exp(x)))),
+    "Not": ((1,), lambda op, uns, x: arith.xori(x, _c(1, x.type))),
+}
+
+
+# -- rules ------------------------------------------------------------------------
+def _binary_rule(fn):
+    def rule(op: OnnxOp, b: LoweringContext):
+        a, c = op.input(0), op.input(1)
+        uns = b.unsigned(a)
+        return [broadcast_generic(op, b, [a, c], lambda x, y: fn(b, op, uns, x, y))]
+    return rule
+
+
+def _variadic_rule(name, fn):
+    def rule(op: OnnxOp, b: LoweringContext):
+        ins = op.variadic()
+        uns = b.unsigned(ins[0])
+
+        def body(*xs):
+            acc = xs[0]
+            for y in xs[1:]:
+                acc = fn(b, op, uns, acc, y)
+            if name == "Mean":
+                acc = arith.divf(acc, _c(float(len(xs)), acc.type))
+            return acc
+        return [broadcast_generic(op, b, ins, body)]
+    return rule
+
+
+def _compare_rule(fp, sp, up):
+    def rule(op: OnnxOp, b: LoweringContext):
+        a, c = op.input(0), op.input(1)
+        uns = b.unsigned(a)
+
+        def body(x, y):
+            if is_float(x.type):
+                return arith.cmpf(fp, x, y)
+            return arith.cmpi(up if uns else sp, x, y)
+        return [broadcast_generic(op, b, [a, c], body)]
+    return rule
+
+
+def _logical_rule(fn):
+    def rule(op: OnnxOp, b: LoweringContext):
+        return [broadcast_generic(op, b, [op.input(0), op.input(1)], fn)]
+    return rule
+
+
+def _unary_rule(fn):
+    def rule(op: OnnxOp, b: LoweringContext):
+        x = op.input(0)
+        uns = b.unsigned(x)
+        return [broadcast_generic(op, b, [x], lambda s: fn(op, uns, s))]
+    return rule
+
+
+for _op, (_vs, _fn) in BINARY.items():
+    lowering(_op, *_vs)(_binary_rule(_fn))
+for _op, (_vs, _fn) in VARIADIC.items():
+    lowering(_op, *_vs)(_variadic_rule(_op, _fn))
+for _op, (_vs, _fp, _sp, _up) in COMPARE.items():
+    lowering(_op, *_vs)(_compare_rule(_fp, _sp, _up))
+for _op, (_vs, _fn) in LOGICAL.items():
+    lowering(_op, *_vs)(_logical_rule(_fn))
+for _op, (_vs, _fn) in UNARY.items():
+    lowering(_op, *_vs)(_unary_rule(_fn))
+
+
+@lowering("Clip", 11, 12, 13)
+def lower_clip(op: OnnxOp, b: LoweringContext):
+    x = op.input(0)
+    uns = b.unsigned(x)
+    lo = op.input(1)
+    hi = op.input(2)
+    for v in (lo, hi):
+        if v is not None and (b.ranked(op, v).rank != 0):
+            op.fail("min/max must be scalars (rank 0)")
+    lo_s = tensor.extract(lo, []) if lo is not None else None
+    hi_s = tensor.extract(hi, []) if hi is not None else None
+
+    def body(s):
+        if is_float(s.type):
+            if lo_s is not None:
+                s = arith.maximumf(s, lo_s)
+            if hi_s is not None:
+                s = arith.minimumf(s, hi_s)
+        else:
+            if lo_s is not None:
+                s = (arith.maxui if uns else arith.maxsi)(s, lo_s)
+            if hi_s is not None:
+                s = (arith.minui if uns else arith.minsi)(s, hi_s)
+        return s
+    return [broadcast_generic(op, b, [x], body)]
+
+
+@lowering("Where", 9, 16)
+def lower_where(op: OnnxOp, b: LoweringContext):
+    return [broadcast_generic(op, b, [op.input(0), op.input(1), op.input(2)],
+                              lambda c, x, y: arith.select(c, x, y))]
+
+
+@lowering("Cast", 6, 9, 13, 19, 21, 23, 24, 25, 28)
+def lower_cast(op: OnnxOp, b: LoweringContext):
+    x = op.input(0)
+    src_uns = b.unsigned(x)
+    onnx_dst = elem_of(op.op.results[0].type)
+    dst = to_signless(onnx_dst)
+    dst_uns = isinstance(onnx_dst, ir.IntegerType) and onnx_dst.is_unsigned
+    for t in (elem_of(x.type), dst):
+        if not isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type, ir.IntegerType)):
+            op.fail(f"cast with element type {t} is not supported")
+    return [broadcast_generic(op, b, [x], lambda s: convert_scalar(s, src_uns, dst, dst_uns))]

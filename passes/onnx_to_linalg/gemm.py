@@ -1,0 +1,164 @@
+"""Gemm and MatMul -> linalg.matmul / linalg.batch_matmul (+ epilogue).
+
+MatMul: 2-D x 2-D -> matmul; N-D x 2-D -> collapse leading dims, matmul,
+expand; equal batch dims -> collapse batch dims, batch_matmul, expand;
+anything else (1-D operands, broadcast batch dims) -> a linalg.generic
+contraction with broadcasting maps.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects import arith, linalg
+
+from onnx_mlir_py.registry import lowering
+from ...dialects.onnx.opview import OnnxOp
+from .builder import LoweringContext, affine_map, is_float, val
+from .elementwise import broadcast_generic
+from .reshape import collapse, expand
+
+
+def _zero(et):
+    return 0.0 if is_float(et) else 0
+
+
+def _mul(x, y):
+    return arith.mulf(x, y) if is_float(x.type) else arith.muli(x, y)
+
+
+def _add(x, y):
+    return arith.addf(x, y) if is_float(x.type) else arith.addi(x, y)
+
+
+def transpose2d(b: LoweringContext, x: ir.Value) -> ir.Value:
+    d = b.dims(x)
+    return val(linalg.transpose(x, outs=[b.empty([d[1], d[0]], x.type.element_type)],
+                            permutation=[1, 0]))
+
+
+def matmul2d(b: LoweringContext, a: ir.Value, w: ir.Value, et: ir.Type) -> ir.Value:
+    m, n = b.dim(a, 0), b.dim(w, 1)
+    acc = b.full([m, n], et, _zero(et))
+    return linalg.matmul(a, w, outs=[acc])
+
+
+@lowering("Gemm", 7, 9, 11, 13)
+def lower_gemm(op: OnnxOp, b: LoweringContext):
+    a, w, c = op.input(0), op.input(1), op.input(2)
+    for v in (a, w):
+        if b.ranked(op, v).rank != 2:
+            op.fail("A and B must be 2-D")
+    et = b.result_type(op).element_type
+    if op.attrs.transA:
+        a = transpose2d(b, a)
+    if op.attrs.transB:
+        w = transpose2d(b, w)
+    y = matmul2d(b, a, w, et)
+    alpha, beta = op.attrs.alpha, op.attrs.beta
+    if c is None or beta == 0.0:
+        if alpha == 1.0:
+            return [y]
+        return [broadcast_generic(op, b, [y], lambda s: _mul(s, b.const(alpha, et)))]
+    if c.type.rank > 2:
+        op.fail("C must be broadcastable to (M, N)")
+
+    def epilogue(s, cs):
+        if alpha != 1.0:
+            s = _mul(s, b.const(alpha, et))
+        if beta != 1.0:
+            cs = _mul(cs, b.const(beta, et))
+        return _add(s, cs)
+    return [broadcast_generic(op, b, [y, c], epilogue)]
+
+
+def _static_eq(x: ir.Value, y: ir.Value, k: int) -> bool:
+    tx, ty = x.type, y.type
+    if tx.is_dynamic_dim(k) or ty.is_dynamic_dim(k):
+        return tx.is_dynamic_dim(k) and ty.is_dynamic_dim(k)  # assumed equal (no broadcast)
+    return tx.shape[k] == ty.shape[k]
+
+
+def _collapsed_type(x: ir.Value, groups, et) -> ir.Type:
+    t = x.type
+    dims = []
+    for g in groups:
+        if any(t.is_dynamic_dim(i) for i in g):
+            dims.append(ir.ShapedType.get_dynamic_size())
+        else:
+            p = 1
+            for i in g:
+                p *= t.shape[i]
+            dims.append(p)
+    return ir.RankedTensorType.get(dims, et)
+
+
+@lowering("MatMul", 1, 9, 13)
+def lower_matmul(op: OnnxOp, b: LoweringContext):
+    a, w = op.input(0), op.input(1)
+    ra, rw = b.ranked(op, a).rank, b.ranked(op, w).rank
+    out_t = b.result_type(op)
+    et = out_t.element_type
+    if ra == 2 and rw == 2:
+        return [matmul2d(b, a, w, et)]
+    if ra > 2 and rw == 2:
+        # (..., M, K) x (K, N): collapse leading dims into M
+        g = [list(range(ra - 1)), [ra - 1]]
+        a2 = collapse(a, g, _collapsed_type(a, g, a.type.element_type))
+        y = matmul2d(b, a2, w, et)
+        out_dims = b.dims(a)[:-1] + [b.dim(w, 1)]
+        return [expand(b, y, [list(range(ra - 1)), [ra - 1]], out_dims)]
+    if ra == rw and ra >= 3 and all(_static_eq(a, w, k) for k in range(ra - 2)):
+        nb = ra - 2
+        ga = [list(range(nb)), [nb], [nb + 1]]
+        if nb > 1:
+            a3 = collapse(a, ga, _collapsed_type(a, ga, a.type.element_type))
+            w3 = collapse(w, ga, _collapsed_type(w, ga, w.type.element_type))
+        else:
+            a3, w3 = a, w
+        dims = [b.dim(a3, 0), b.dim(a3, 1), b.dim(w3, 2)]
+        y = linalg.batch_matmul(a3, w3, outs=[b.full(dims, et, _zero(et))])
+        if nb == 1:
+            return [y]
+        out_dims = b.dims(a)[:-1] + [b.dim(w, ra - 1)]
+        return [expand(b, y, ga, out_dims)]
+    return [_matmul_generic(op, b, a, w, out_t)]
+
+
+def _matmul_generic(op: OnnxOp, b: LoweringContext, a, w, out_t) -> ir.Value:
+    """numpy matmul semantics as one contraction: loops (batch..., [m], [n], k)."""
+    ra, rw, ro = a.type.rank, w.type.rank, out_t.rank
+    has_m, has_n = ra >= 2, rw >= 2
+    nb = ro - int(has_m) - int(has_n)
+    n_loops = ro + 1
+    k = ro
+    m_loop = nb if has_m else None
+    n_loop = (nb + int(has_m)) if has_n else None
+
+    def batch_exprs(v, rv):
+        vb = rv - 2
+        ex = []
+        for j in range(vb):
+            loop = nb - vb + j
+            ex.append("0" if (not v.type.is_dynamic_dim(j) and v.type.shape[j] == 1
+                              and (out_t.is_dynamic_dim(loop) or out_t.shape[loop] != 1))
+                      else loop)
+        return ex
+    a_map = (batch_exprs(a, ra) + [m_loop, k]) if has_m else [k]
+    w_map = (batch_exprs(w, rw) + [k, n_loop]) if has_n else [k]
+    o_map = list(range(ro))
+
+    def dyn(i):
+        if i == m_loop:
+            return b.dim(a, ra - 2)
+        if i == n_loop:
+            return b.dim(w, rw - 1)
+        for v, rv in ((a, ra), (w, rw)):
+            j = i - (nb - (rv - 2))
+            if rv > 2 and j >= 0 and v.type.is_dynamic_dim(j):
+                return b.dim(v, j)
+        return 1
+    dims = b.out_dims(op, 0, dyn)
+    init = b.full(dims, out_t.element_type, _zero(out_t.element_type))
+    return b.generic([a, w], [init], [affine_map(n_loops, a_map), affine_map(n_loops, w_map),
+                                      affine_map(n_loops, o_map)],
+                     ["parallel"] * ro + ["reduction"],
+                     lambda x, y, acc: _add(acc, _mul(x, y)))[0]

@@ -1,0 +1,5 @@
+from onnx_mlir_py import ops_doc
+
+
+def test_ops_md_is_up_to_date():
+    assert ops_doc.DOC.read_text() == ops_doc.render(), "run: python -m onnx_mlir_py.ops_doc"
