@@ -15,10 +15,7 @@ import os
 import sys
 import time
 
-EMITS = ["EmitONNXBasic", "EmitONNXIR", "EmitMLIR", "EmitLLVMIR", "EmitObj", "EmitLib"]
-# onnx-mlir's naming: emit level -> suffix added to the output base name.
-SUFFIX = {"EmitONNXBasic": ".onnx.mlir", "EmitONNXIR": ".onnx.mlir", "EmitMLIR": ".onnx.mlir",
-          "EmitLLVMIR": ".ll", "EmitObj": ".o", "EmitLib": ".so"}
+from .compiler import DEFAULT_OPT_LEVEL, EMIT_LEVELS as EMITS, default_output, print_module
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,12 +54,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def output_path(model: str, emit: str, base: str | None) -> str:
-    if base is None:
-        base = model[:-5] if model.endswith(".onnx") else model
-    return base + SUFFIX[emit]
-
-
 class Timer:
     def __init__(self, verbose: bool):
         self.verbose = verbose
@@ -79,14 +70,6 @@ class Timer:
             print(f"[onnx-mlir-py] {'total':<22} {total * 1000:9.1f} ms", file=sys.stderr)
 
 
-def _print_module(module, stream, elide: bool = True) -> None:
-    """Printed IR elides large constants; written files keep them, so they
-    can be read back (as onnx-mlir's .onnx.mlir files can)."""
-    limit = 16 if elide else None
-    module.operation.print(file=stream, large_elements_limit=limit,
-                           large_resource_limit=64 if elide else None)
-
-
 def run(args) -> int:
     from .importer import import_model
     from .importer.model import parse_shape_information
@@ -99,17 +82,17 @@ def run(args) -> int:
     timer.phase("import", t0)
     if args.emit != "EmitONNXBasic":
         to_onnx_ir(module, timer.phases)
-    out = output_path(args.model, args.emit, args.output)
+    out = default_output(args.model, args.emit, args.output)
     if args.emit in ("EmitONNXBasic", "EmitONNXIR"):
         if args.printIR:
-            _print_module(module, sys.stdout)
+            print_module(module, sys.stdout)
         else:
             with open(out, "w") as f:
-                _print_module(module, f, elide=False)
+                print_module(module, f, elide=False)
         timer.report()
         return 0
     from .compiler import lower_and_emit
-    lower_and_emit(module, args.emit, out, opt_level=3 if args.opt_level is None
+    lower_and_emit(module, args.emit, out, opt_level=DEFAULT_OPT_LEVEL if args.opt_level is None
                    else args.opt_level, mcpu=args.mcpu, march=args.march,
                    print_ir=args.printIR, timings=timer.phases)
     timer.report()

@@ -1,6 +1,6 @@
 """Run a lowered (tensor-level) module with ``mlir.execution_engine``.
 
-Independent of onnx_mlir_py.backend: adds a destination-passing entry
+Independent of onnx_mlir_py.codegen: adds a destination-passing entry
 ``@__entry(in memrefs..., out memrefs...)`` that calls ``@main_graph``, runs
 a standard bufferize -> loops -> LLVM pipeline and invokes it. Outputs are
 allocated by the caller with shapes the test knows (from the reference).

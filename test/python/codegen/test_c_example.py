@@ -7,12 +7,12 @@ from pathlib import Path
 import mlir.ir as ir
 import numpy as np
 
-from onnx_mlir_py.backend import emit_library
-from onnx_mlir_py.backend.cwrapper import RUNTIME_DIR
-from onnx_mlir_py.backend.tools import tool
+from onnx_mlir_py.codegen import emit_library
+from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR
+from onnx_mlir_py.codegen.tools import tool
 from onnx_mlir_py.runtime import ExecutionSession
 
-from backend_samples import DYNAMIC, MATMUL
+from codegen_samples import DYNAMIC, MATMUL
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "c" / "run_model.c"
 

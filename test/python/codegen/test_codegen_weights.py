@@ -7,7 +7,7 @@ import mlir.ir as ir
 import numpy as np
 import pytest
 
-from onnx_mlir_py.backend import emit_library, link
+from onnx_mlir_py.codegen import emit_library, link
 from onnx_mlir_py.runtime import ExecutionSession
 
 ROWS, COLS = 3200, 4096          # 13,107,200 f32 = 50 MiB

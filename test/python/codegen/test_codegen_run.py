@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from onnx_mlir_py.backend import link
+from onnx_mlir_py.codegen import link
 
-from backend_samples import (ALIASES, BOOL, DYNAMIC, F64_F16_SCALAR, INPLACE, INT64, MATMUL, SCALE,
+from codegen_samples import (ALIASES, BOOL, DYNAMIC, F64_F16_SCALAR, INPLACE, INT64, MATMUL, SCALE,
                              UINT8)
 
 

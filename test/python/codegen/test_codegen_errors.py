@@ -8,11 +8,11 @@ import mlir.ir as ir
 import numpy as np
 import pytest
 
-from onnx_mlir_py.backend import emit_library, emit_mlir_llvm, emit_object
+from onnx_mlir_py.codegen import emit_library, emit_mlir_llvm, emit_object
 from onnx_mlir_py.errors import CompileError
 from onnx_mlir_py.runtime import ModelRunError, RuntimeInputError
 
-from backend_samples import DYNAMIC, MATMUL
+from codegen_samples import DYNAMIC, MATMUL
 
 
 @pytest.fixture(scope="module")

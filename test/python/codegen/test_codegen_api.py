@@ -6,12 +6,12 @@ import subprocess
 import mlir.ir as ir
 import numpy as np
 
-from onnx_mlir_py.backend import (emit_library, emit_llvm_ir, emit_mlir_llvm, emit_object,
+from onnx_mlir_py.codegen import (emit_library, emit_llvm_ir, emit_mlir_llvm, emit_object,
                                   extract_signature)
-from onnx_mlir_py.backend.tools import tool
+from onnx_mlir_py.codegen.tools import tool
 from onnx_mlir_py.runtime import ExecutionSession
 
-from backend_samples import DYNAMIC, MATMUL
+from codegen_samples import DYNAMIC, MATMUL
 
 
 def test_emit_mlir_llvm_leaves_input_untouched():

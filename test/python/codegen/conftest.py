@@ -6,7 +6,7 @@ import time
 import mlir.ir as ir
 import pytest
 
-from onnx_mlir_py.backend import emit_library
+from onnx_mlir_py.codegen import emit_library
 from onnx_mlir_py.runtime import ExecutionSession
 
 

@@ -61,8 +61,9 @@ def clone_module(module: ir.Module) -> ir.Module:
     large constants are not duplicated)."""
     with module.context, ir.Location.unknown():
         new = ir.Module.create()
-        for na in module.operation.attributes:
-            new.operation.attributes[na.name] = na.attr
+        attrs = module.operation.attributes
+        for i in range(len(attrs)):
+            new.operation.attributes[attrs[i].name] = attrs[i].attr
         ip = ir.InsertionPoint(new.body)
         for op in module.body.operations:
             op.operation.clone(ip)

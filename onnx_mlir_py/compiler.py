@@ -1,0 +1,131 @@
+"""The whole pipeline in one call, for the CLI and the Python API.
+
+    import (importer/) -> ONNX IR (passes/pipeline.py) -> lower-to-linalg
+    (passes/onnx_to_linalg) -> [optimisation at -O3] -> codegen/ (LLVM, .o, .so)
+
+``compile(model, output=...)`` is the Python face of ``onnx-mlir-py
+model.onnx --EmitLib``; ``lower_and_emit`` is the part after ONNX IR that
+the CLI shares.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import mlir.ir as ir
+
+from .errors import CompileError
+
+EMIT_LEVELS = ("EmitONNXBasic", "EmitONNXIR", "EmitMLIR", "EmitLLVMIR", "EmitObj", "EmitLib")
+# onnx-mlir's naming: emit level -> suffix added to the output base name.
+SUFFIX = {"EmitONNXBasic": ".onnx.mlir", "EmitONNXIR": ".onnx.mlir", "EmitMLIR": ".onnx.mlir",
+          "EmitLLVMIR": ".ll", "EmitObj": ".o", "EmitLib": ".so"}
+DEFAULT_OPT_LEVEL = 3
+
+
+def print_module(module: ir.Module, stream, elide: bool = True) -> None:
+    """Printed IR elides large constants; written files keep them, so they
+    can be read back (as onnx-mlir's .onnx.mlir files can)."""
+    module.operation.print(file=stream, large_elements_limit=16 if elide else None,
+                           large_resource_limit=64 if elide else None)
+
+
+def _phase(timings: dict | None, name: str, t0: float) -> None:
+    if timings is not None:
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
+
+
+def lower(module: ir.Module, opt_level: int = DEFAULT_OPT_LEVEL,
+          timings: dict | None = None) -> None:
+    """ONNX IR -> tensor-level upstream MLIR (linalg/tensor/arith/math), in place."""
+    from .passes.pipeline import run_passes
+    run_passes(module, ["lower-to-linalg", "verify-mlir"], timings)
+
+
+def lower_and_emit(module: ir.Module, emit: str, out: str | None, *,
+                   opt_level: int = DEFAULT_OPT_LEVEL, mcpu: str | None = None,
+                   march: str | None = None, print_ir: bool = False,
+                   timings: dict | None = None) -> str | None:
+    """Lower a module in ONNX IR and write ``out`` at the ``emit`` level
+    (EmitMLIR, EmitLLVMIR, EmitObj or EmitLib). ``print_ir`` prints the
+    textual levels to stdout instead of writing them. Returns the path written."""
+    if emit not in EMIT_LEVELS[2:]:
+        raise CompileError(f"emit level must be one of {', '.join(EMIT_LEVELS[2:])}, got {emit!r}")
+    if opt_level not in (0, 1, 2, 3):
+        raise CompileError(f"opt_level must be 0..3, got {opt_level!r}")
+    from . import codegen
+    lower(module, opt_level, timings)
+    if emit == "EmitMLIR":
+        return _write_text(module, out, print_ir)
+    t0 = time.perf_counter()
+    if emit == "EmitLLVMIR":
+        text = codegen.emit_llvm_ir(module, opt_level, mcpu=mcpu, march=march)
+        _phase(timings, "codegen (LLVM IR)", t0)
+        if print_ir:
+            sys.stdout.write(text)
+            return None
+        with open(out, "w") as f:
+            f.write(text)
+        return out
+    if emit == "EmitObj":
+        codegen.emit_object(module, out, opt_level, mcpu, march)
+        _phase(timings, "codegen (object)", t0)
+        return out
+    codegen.emit_library(module, out, opt_level, mcpu, march)
+    from .codegen.link import last_timings
+    if timings is not None:
+        for k in ("mlir", "translate", "opt", "llc", "link"):
+            if k in last_timings:
+                timings[f"codegen: {k}"] = last_timings[k]
+    return out
+
+
+def _write_text(module: ir.Module, out: str | None, print_ir: bool) -> str | None:
+    if print_ir:
+        print_module(module, sys.stdout)
+        return None
+    with open(out, "w") as f:
+        print_module(module, f, elide=False)
+    return out
+
+
+def default_output(model_path: str, emit: str = "EmitLib", base: str | None = None) -> str:
+    if base is None:
+        base = model_path[:-5] if model_path.endswith(".onnx") else model_path
+    return base + SUFFIX[emit]
+
+
+def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = DEFAULT_OPT_LEVEL,
+            emit: str = "EmitLib", shape_information: dict | str | None = None,
+            mcpu: str | None = None, march: str | None = None,
+            timings: dict | None = None) -> str:
+    """Compile an ONNX model (path or ``onnx.ModelProto``) and return the path
+    of what was written (``model.so`` by default, next to the model file).
+
+    ``shape_information``: ``{input_index: [dims]}`` (``-1`` = dynamic) or the
+    CLI's string form ``"0:1x3x224x224"``. A ModelProto needs ``output``.
+    """
+    from .importer import import_model
+    from .importer.model import parse_shape_information
+    from .passes.pipeline import to_onnx_ir
+
+    if emit not in EMIT_LEVELS:
+        raise CompileError(f"emit must be one of {', '.join(EMIT_LEVELS)}, got {emit!r}")
+    if output is None:
+        if not isinstance(model, (str, os.PathLike)):
+            raise CompileError("compile(): 'output' is required when the model is not a path")
+        output = default_output(os.fspath(model), emit)
+    output = os.fspath(output)
+    if isinstance(shape_information, str):
+        shape_information = parse_shape_information(shape_information)
+    src = os.fspath(model) if isinstance(model, os.PathLike) else model
+    t0 = time.perf_counter()
+    module = import_model(src, shape_information=shape_information)
+    _phase(timings, "import", t0)
+    if emit != "EmitONNXBasic":
+        to_onnx_ir(module, timings)
+    if emit in ("EmitONNXBasic", "EmitONNXIR"):
+        return _write_text(module, output, False)
+    return lower_and_emit(module, emit, output, opt_level=opt_level, mcpu=mcpu, march=march,
+                          timings=timings)
