@@ -73,6 +73,13 @@ def apply_shape_information(model: onnx.ModelProto, shapes: dict[int, list]) -> 
             nd = tt.shape.dim.add()
             if d is not None:
                 nd.dim_value = d
+    # Declared shapes of everything downstream were computed for the old
+    # input shapes: keep only their ranks so inference recomputes the dims
+    # (a stale static output dim would silently truncate results).
+    for vi in list(model.graph.value_info) + list(model.graph.output):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for d in vi.type.tensor_type.shape.dim:
+                d.Clear()
 
 
 def _inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:

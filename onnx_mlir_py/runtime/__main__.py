@@ -1,0 +1,76 @@
+"""Run a compiled model on random inputs (a smoke test, like onnx-mlir's
+RunONNXModel.py):
+
+    python -m onnx_mlir_py.runtime model.so [--reference model.onnx] [--dim N] [--seed S]
+
+Prints the signatures, each output's shape and first values, and with
+``--reference`` the largest difference from onnxruntime on the same inputs
+(exit status 1 if outside rtol 1e-3 / atol 1e-4).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from .errors import ModelRunError, RuntimeInputError
+from .session import ExecutionSession
+
+
+def random_inputs(sess: ExecutionSession, dynamic_dim: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for sig in sess.input_specs:
+        shape = [dynamic_dim if d is None else d for d in sig.shape]
+        if sig.dtype == np.bool_:
+            out.append(rng.random(shape) < 0.5)
+        elif sig.dtype.kind in "iu":
+            out.append(rng.integers(0, 10, shape).astype(sig.dtype))
+        else:
+            out.append(rng.standard_normal(shape).astype(sig.dtype))
+    return out
+
+
+def _reference(onnx_path: str, sess: ExecutionSession, inputs):
+    import onnxruntime as ort
+    ref = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    names = [i.name for i in ref.get_inputs()]
+    return ref.run(None, dict(zip(names, inputs)))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m onnx_mlir_py.runtime",
+                                 description="Run a compiled model .so on random inputs.")
+    ap.add_argument("library", help="the .so written by onnx-mlir-py --EmitLib")
+    ap.add_argument("--reference", metavar="MODEL.onnx",
+                    help="compare the outputs with onnxruntime running this model")
+    ap.add_argument("--dim", type=int, default=1, help="size used for dynamic dims (default 1)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    try:
+        sess = ExecutionSession(args.library)
+        print("inputs: ", sess.input_signature())
+        print("outputs:", sess.output_signature())
+        inputs = random_inputs(sess, args.dim, args.seed)
+        outputs = sess.run(inputs)
+    except (RuntimeInputError, ModelRunError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    for sig, o in zip(sess.output_specs, outputs):
+        flat = o.reshape(-1)[:6]
+        print(f"{sig.name}: {o.dtype}{list(o.shape)} = {np.array2string(flat, precision=5)}"
+              f"{' ...' if o.size > 6 else ''}")
+    if not args.reference:
+        return 0
+    ok = True
+    for sig, o, r in zip(sess.output_specs, outputs, _reference(args.reference, sess, inputs)):
+        diff = float(np.max(np.abs(o.astype(np.float64) - r.astype(np.float64)))) if o.size else 0.0
+        match = o.shape == r.shape and np.allclose(o, r, rtol=1e-3, atol=1e-4)
+        ok &= match
+        print(f"{sig.name}: max |ours - onnxruntime| = {diff:.3g} ({'ok' if match else 'MISMATCH'})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

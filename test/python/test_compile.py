@@ -1,0 +1,132 @@
+"""The lowering emit levels of the CLI and ``onnx_mlir_py.compile``:
+every level writes its artifact, the library runs and agrees with
+onnxruntime, and failures are one-line errors."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import onnx_mlir_py
+from onnx_mlir_py.errors import CompileError, UnsupportedOpsError
+from test_cli import EXAMPLE, assert_one_line_error, cli
+
+
+def _mnist_input():
+    m = onnx.load(str(EXAMPLE))
+    dims = [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]
+    return m.graph.input[0].name, np.random.default_rng(0).random(dims, np.float32)
+
+
+def test_emit_lib_is_the_default_and_matches_onnxruntime(tmp_path):
+    model = tmp_path / "mnist.onnx"
+    model.write_bytes(EXAMPLE.read_bytes())
+    r = cli(model, "-v")
+    assert r.returncode == 0, r.stderr
+    assert "codegen: link" in r.stderr          # -v reports the codegen phases
+    so = tmp_path / "mnist.so"
+    assert so.exists()
+    name, x = _mnist_input()
+    got = onnx_mlir_py.ExecutionSession(str(so)).run([x])[0]
+    want = ort.InferenceSession(str(model)).run(None, {name: x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("flag,suffix,marker", [
+    ("--EmitMLIR", ".onnx.mlir", "linalg."),
+    ("--EmitLLVMIR", ".ll", "define "),
+    ("--EmitObj", ".o", None),
+])
+def test_emit_levels_write_their_artifact(tmp_path, flag, suffix, marker):
+    r = cli(EXAMPLE, flag, "-O0", "-o", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / ("out" + suffix)
+    data = out.read_bytes()
+    if marker:
+        assert marker.encode() in data
+        assert b'"onnx.' not in data          # no ONNX-dialect op is left
+    else:
+        assert data[:4] == b"\x7fELF"
+
+
+def test_emit_mlir_printir_has_no_onnx_ops():
+    r = cli(EXAMPLE, "--EmitMLIR", "--printIR")
+    assert r.returncode == 0, r.stderr
+    assert "linalg." in r.stdout and '"onnx.' not in r.stdout
+
+
+def _model_with(nodes, inputs, outputs):
+    g = h.make_graph(nodes, "g", inputs, outputs)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 10
+    return m
+
+
+def test_compile_api_modelproto_and_shape_information(tmp_path):
+    m = _model_with([h.make_node("Relu", ["x"], ["y"], name="r")],
+                    [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+                    [h.make_tensor_value_info("y", T.FLOAT, [2, 3])])
+    so = onnx_mlir_py.compile(m, tmp_path / "relu.so", shape_information="0:-1x3")
+    s = onnx_mlir_py.ExecutionSession(so)
+    assert json.loads(s.input_signature()) == [{"type": "f32", "dims": [-1, 3], "name": "x"}]
+    assert json.loads(s.output_signature())[0]["dims"] == [-1, 3]
+    x = np.array([[-1, 2, -3], [4, -5, 6], [0, 1, -1]], np.float32)
+    np.testing.assert_array_equal(s.run([x])[0], np.maximum(x, 0))
+
+
+def test_compile_api_needs_output_for_modelproto():
+    m = onnx.load(str(EXAMPLE))
+    with pytest.raises(CompileError, match="'output' is required"):
+        onnx_mlir_py.compile(m)
+
+
+def test_compile_api_rejects_bad_options(tmp_path):
+    with pytest.raises(CompileError, match="opt_level"):
+        onnx_mlir_py.compile(str(EXAMPLE), tmp_path / "x.so", opt_level=7)
+    with pytest.raises(CompileError, match="emit"):
+        onnx_mlir_py.compile(str(EXAMPLE), tmp_path / "x.so", emit="EmitFoo")
+
+
+# StringNormalizer is in the dialect (so import works) but strings have no
+# lowering.
+def _unlowerable_model():
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="ok"),
+             h.make_node("StringNormalizer", ["s"], ["t"], name="strnorm1"),
+             h.make_node("StringNormalizer", ["t"], ["u"], name="strnorm2")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [2]),
+                                  h.make_tensor_value_info("s", T.STRING, [2])],
+                     [h.make_tensor_value_info("a", T.FLOAT, [2]),
+                      h.make_tensor_value_info("u", T.STRING, [2])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 10
+    return m
+
+
+def test_unsupported_lowering_reported_all_at_once(tmp_path):
+    path = tmp_path / "s.onnx"
+    onnx.save(_unlowerable_model(), str(path))
+    assert_one_line_error(cli(path), "StringNormalizer", "'strnorm1'", "'strnorm2'")
+    with pytest.raises(UnsupportedOpsError) as e:
+        onnx_mlir_py.compile(str(path), tmp_path / "s.so")
+    assert [n for _, n in e.value.nodes] == ["strnorm1", "strnorm2"]
+    assert not (tmp_path / "s.so").exists()
+
+
+def test_runtime_main_runs_and_compares_with_onnxruntime(tmp_path):
+    so = onnx_mlir_py.compile(str(EXAMPLE), tmp_path / "m.so")
+    r = subprocess.run([sys.executable, "-m", "onnx_mlir_py.runtime", so, "--reference",
+                        str(EXAMPLE)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "probs: float32[1, 10]" in r.stdout and "(ok)" in r.stdout
+
+
+def test_runtime_main_missing_library_is_one_line_error(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "onnx_mlir_py.runtime", str(tmp_path / "no.so")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("error: ")
