@@ -5,7 +5,6 @@ import mlir.ir as ir
 from mlir.dialects import func
 
 from ..context import make_context
-from ..errors import ImportError_
 from .model import PreparedModel, prepare_model, real_inputs
 from .nodes import GraphImporter
 from .types import type_from_proto
@@ -52,14 +51,7 @@ def _build_module(p: PreparedModel) -> ir.Module:
     for inp, arg in zip(inputs, block.arguments):
         gi.values[inp.name] = arg
     with ir.InsertionPoint(block):
-        gi.import_initializers(graph)
-        gi.import_nodes(graph)
-        outs = []
-        for o in graph.output:
-            v = gi.lookup(o.name)
-            if v is None:
-                raise ImportError_(f"graph output '{o.name}' is never produced")
-            outs.append(v)
+        outs = gi.import_graph_body(graph)
         func.ReturnOp(outs)
     f.attributes["function_type"] = ir.TypeAttr.get(
         ir.FunctionType.get(in_types, [v.type for v in outs]))

@@ -204,14 +204,19 @@ class GraphImporter:
         for inp, arg in zip(graph.input, block.arguments):
             child.values[inp.name] = arg
         with ir.InsertionPoint(block):
-            child.import_initializers(graph)
-            child.import_nodes(graph)
-            outs = []
-            for o in graph.output:
-                v = child.lookup(o.name)
-                if v is None:
-                    raise ImportError_(f"subgraph '{graph.name}': output '{o.name}' "
-                                       "is never produced")
-                outs.append(v)
+            outs = child.import_graph_body(graph, f"subgraph '{graph.name}': ")
             ir.Operation.create(REGION_TERMINATOR, operands=outs)
+
+    def import_graph_body(self, graph: onnx.GraphProto, where: str = "") -> list[ir.Value]:
+        """Initializers and nodes of ``graph`` at the current insertion
+        point; returns the values of the graph outputs."""
+        self.import_initializers(graph)
+        self.import_nodes(graph)
+        outs = []
+        for o in graph.output:
+            v = self.lookup(o.name)
+            if v is None:
+                raise ImportError_(f"{where}graph output '{o.name}' is never produced")
+            outs.append(v)
+        return outs
 

@@ -106,3 +106,23 @@ def test_variadic_inputs_of_different_shapes_verify():
     m = import_model(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]))
     to_onnx_ir(m)
     assert "-> tensor<6x3xf32>" in text(m)
+
+
+def test_output_never_produced_is_named():
+    import pytest
+    from onnx_mlir_py.errors import ImportError_
+    relu = h.make_node("Relu", ["x"], ["y"], name="r")
+    inner = h.make_graph([h.make_node("Identity", ["x"], ["t"])], "then_g", [],
+                         [h.make_tensor_value_info("missing_in_branch", T.FLOAT, [2])])
+    cond = h.make_node("If", ["c"], ["z"], name="if0", then_branch=inner, else_branch=inner)
+    g = h.make_graph([relu], "g", [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                     [h.make_tensor_value_info("nope", T.FLOAT, [2])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    with pytest.raises(ImportError_, match="graph output 'nope' is never produced"):
+        import_model(m)
+    g2 = h.make_graph([cond], "g", [h.make_tensor_value_info("x", T.FLOAT, [2]),
+                                    h.make_tensor_value_info("c", T.BOOL, [])],
+                      [h.make_tensor_value_info("z", T.FLOAT, [2])])
+    m2 = h.make_model(g2, opset_imports=[h.make_opsetid("", 17)])
+    with pytest.raises(ImportError_, match="subgraph 'then_g': graph output 'missing_in_branch'"):
+        import_model(m2)
