@@ -21,7 +21,7 @@ import mlir.ir as ir
 from .passes import run_pipeline
 from .signature import ENTRY_NAME, find_entry
 
-ONE_SHOT = ("one-shot-bufferize{bufferize-function-boundaries "
+ONE_SHOT = ("one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
             "function-boundary-type-conversion=identity-layout-map "
             "unknown-type-conversion=identity-layout-map}")
 

@@ -129,6 +129,8 @@ class ExecutionSession:
         arrays = []
         for i, (x, s) in enumerate(zip(inputs, specs)):
             what = f"input {i} ('{s.name}')"
+            if isinstance(x, np.generic):        # a numpy scalar is a 0-d array
+                x = np.asarray(x)
             if not isinstance(x, np.ndarray):
                 raise RuntimeInputError(f"{what}: expected a numpy array, got "
                                         f"{type(x).__name__}")

@@ -50,7 +50,8 @@ def check_supported(module: ir.Module) -> None:
         if rule is None:
             missing.append((f"{v.op_type}" + ("" if v.spec.newest else f" (v{v.version})"),
                             v.name))
-        elif op.regions and any(len(r.blocks) for r in op.regions):
+        elif op.regions and any(len(r.blocks) for r in op.regions) and \
+                not getattr(rule, "handles_regions", False):
             missing.append((f"{v.op_type} (with subgraph)", v.name))
     if missing:
         raise UnsupportedOpsError("no lowering", missing)

@@ -1,0 +1,321 @@
+"""If / Loop / Scan -> scf.if / scf.while / scf.for.
+
+The ONNX op's region blocks are *moved* into the scf op (their ONNX ops are
+lowered afterwards by the driver, which collected them in program order),
+and the region terminator (``gpu.yield``, see importer/nodes.py) is replaced
+by ``scf.yield``. Values crossing the region boundary stay tensors: the
+iteration number of Loop is carried as ``tensor<i64>`` and its condition as
+``tensor<i1>``, exactly the types the ONNX body expects.
+
+Scan outputs (Loop's trailing body results; Scan's outputs) are written into
+a tensor with one slot per iteration: Loop needs its trip count ``M`` for
+that, and the slots past an early exit (``cond`` false) are cut off. Scan
+(v9+; v8's batch/sequence_lens form is not lowered) becomes an scf.for over
+the scan axis of its first scan input, the body ops moved into the loop.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects import arith, scf, tensor
+
+from onnx_mlir_py.registry import lowering
+from ...dialects.onnx.opview import OnnxOp
+from .builder import LoweringContext, to_signless
+
+TERMINATOR = "gpu.yield"
+IF_VERSIONS = (1, 11, 13, 16, 19, 21, 23, 24, 25)
+LOOP_VERSIONS = (1, 11, 13, 16, 19, 21, 23, 24, 25)
+SCAN_VERSIONS = (8, 9, 11, 16, 19, 21, 23, 24, 25)
+
+
+def _ranked(op: OnnxOp, t: ir.Type, what: str) -> ir.RankedTensorType:
+    t = to_signless(t)
+    if not isinstance(t, ir.RankedTensorType):
+        op.fail(f"{what} has type {t}; only tensors of known rank can be lowered "
+                "(sequence/optional values and rank-changing loop state are not supported)")
+    return t
+
+
+def _terminator(block: ir.Block) -> ir.Operation:
+    ops = list(block.operations)
+    if not ops or ops[-1].operation.name != TERMINATOR:
+        raise AssertionError("ONNX region without its gpu.yield terminator")
+    return ops[-1].operation
+
+
+def _cast(v: ir.Value, t: ir.Type) -> ir.Value:
+    """tensor.cast when only static-ness differs (branches and iterations may
+    produce more static shapes than the op's result)."""
+    return v if v.type == t else tensor.cast(t, v)
+
+
+def _scalar(v: ir.Value) -> ir.Value:
+    return tensor.extract(v, [])
+
+
+def _as_tensor(x: ir.Value) -> ir.Value:
+    return tensor.from_elements(ir.RankedTensorType.get([], x.type), [x])
+
+
+def _region(op: OnnxOp, name: str) -> ir.Region:
+    """Regions are ordered like the op's graph attributes (spec.regions)."""
+    return op.op.regions[op.spec.regions.index(name)]
+
+
+def _move_body(src: ir.Region, dst: ir.Region) -> ir.Block:
+    block = src.blocks[0]
+    block.append_to(dst)
+    return block
+
+
+# -- If -----------------------------------------------------------------------
+def lower_if(op: OnnxOp, b: LoweringContext):
+    res_types = [_ranked(op, r.type, f"result #{i}") for i, r in enumerate(op.results)]
+    cond = _scalar(op.input(0))
+    if_op = scf.IfOp(cond, res_types, has_else=True)
+    branches = [op.op.regions[op.spec.regions.index(n)] for n in ("then_branch", "else_branch")]
+    for k, (src, dst) in enumerate(zip(branches, if_op.operation.regions)):
+        # scf.IfOp made empty blocks; replace them with the ONNX branches.
+        for blk in list(dst.blocks):
+            _erase_block(blk)
+        block = _move_body(src, dst)
+        term = _terminator(block)
+        if len(term.operands) != len(res_types):
+            op.fail(f"{'then' if k == 0 else 'else'}_branch yields {len(term.operands)} values "
+                    f"for {len(res_types)} results")
+        with ir.InsertionPoint(term), term.location:
+            scf.YieldOp([_cast(v, t) for v, t in zip(term.operands, res_types)])
+        term.erase()
+    return list(if_op.results)
+
+
+def _erase_block(block: ir.Block) -> None:
+    for o in reversed(list(block.operations)):
+        o.operation.erase()
+    # An empty block left in the region would make it invalid: move it out by
+    # detaching into a throw-away region of a temporary op.
+    tmp = ir.Operation.create("builtin.module", regions=1)
+    block.append_to(tmp.regions[0])
+    tmp.erase()
+
+
+# -- Loop ---------------------------------------------------------------------
+def lower_loop(op: OnnxOp, b: LoweringContext):
+    m_in, cond_in = op.input(0), op.input(1)
+    inits = op.variadic()
+    body = _region(op, "body").blocks[0]
+    n_state = len(inits)
+    results = op.results
+    n_scan = len(results) - n_state
+    term = _terminator(body)
+    if len(term.operands) != 1 + n_state + n_scan:
+        op.fail(f"body yields {len(term.operands)} values, expected 1 + {n_state} loop-carried "
+                f"+ {n_scan} scan outputs")
+    if len(body.arguments) != 2 + n_state:
+        op.fail(f"body takes {len(body.arguments)} inputs, expected 2 + {n_state}")
+    i64, i1 = ir.IntegerType.get_signless(64), ir.IntegerType.get_signless(1)
+    idx = ir.IndexType.get()
+    state_types = [_ranked(op, a.type, f"loop-carried body input #{k + 2}")
+                   for k, a in enumerate(list(body.arguments)[2:])]
+    if n_scan and m_in is None:
+        op.fail("scan outputs need the trip count input M (a loop bounded only by its "
+                "condition has no known output length)")
+    max_trip = arith.index_cast(idx, _scalar(m_in)) if m_in is not None else None
+    # Scan accumulators: [M, *elem] with one slot per iteration.
+    acc_types, accs = [], []
+    for k in range(n_scan):
+        rt = _ranked(op, results[n_state + k].type, f"scan output #{k}")
+        et = _ranked(op, term.operands[1 + n_state + k].type, f"scan output #{k} of the body")
+        if not et.has_static_shape:
+            op.fail(f"scan output #{k}: the body produces {et}; per-iteration values of "
+                    "dynamic shape are not supported")
+        acc_t = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()] + list(et.shape),
+                                        rt.element_type)
+        accs.append(tensor.empty([max_trip] + list(et.shape), rt.element_type))
+        acc_types.append(acc_t)
+    it_t = ir.RankedTensorType.get([], i64)
+    cond_t = ir.RankedTensorType.get([], i1)
+    true = _as_tensor(arith.constant(i1, 1))
+    init_vals = [_as_tensor(arith.constant(i64, 0)),
+                 cond_in if cond_in is not None else true] + \
+        [_cast(v, t) for v, t in zip(inits, state_types)] + accs
+    types = [it_t, cond_t] + state_types + acc_types
+    w = scf.WhileOp(types, init_vals)
+    before = w.before.blocks.append(*types)
+    with ir.InsertionPoint(before):
+        it = arith.index_cast(idx, _scalar(before.arguments[0]))
+        go = _scalar(before.arguments[1])
+        if max_trip is not None:
+            go = arith.andi(go, arith.cmpi(arith.CmpIPredicate.slt, it, max_trip))
+        scf.ConditionOp(go, list(before.arguments))
+    # after region: the ONNX body block itself, plus the accumulator arguments
+    after = _move_body(_region(op, "body"), w.after)
+    for a, t in zip(list(after.arguments), [it_t, cond_t] + state_types):
+        a.set_type(t)
+    acc_args = [after.add_argument(t, op.op.location) for t in acc_types]
+    with ir.InsertionPoint(term), term.location:
+        outs = list(term.operands)
+        it = arith.index_cast(idx, _scalar(after.arguments[0]))
+        nxt = _as_tensor(arith.addi(_scalar(after.arguments[0]), arith.constant(i64, 1)))
+        new_accs = [_insert_row(elem, acc, it) for elem, acc in
+                    zip(outs[1 + n_state:], acc_args)]
+        scf.YieldOp([nxt, _cast(outs[0], cond_t)] +
+                    [_cast(v, t) for v, t in zip(outs[1:1 + n_state], state_types)] + new_accs)
+    term.erase()
+    final = list(w.results)
+    out = [_cast(v, to_signless(r.type)) for v, r in zip(final[2:2 + n_state], results)]
+    trips = arith.index_cast(idx, _scalar(final[0]))
+    for k, acc in enumerate(final[2 + n_state:]):
+        rt = to_signless(results[n_state + k].type)
+        used = _rows(acc, trips)
+        out.append(_cast(used, rt))
+    return out
+
+
+def _insert_row(elem: ir.Value, acc: ir.Value, row: ir.Value) -> ir.Value:
+    """acc[row] = elem (static elem shape = acc's shape without the leading
+    dim; a rank-reducing insert_slice)."""
+    r = elem.type.rank
+    dyn = ir.ShapedType.get_dynamic_size()
+    return tensor.insert_slice(elem, acc, [row], [], [], static_offsets=[dyn] + [0] * r,
+                               static_sizes=[1] + list(elem.type.shape),
+                               static_strides=[1] * (r + 1))
+
+
+def _rows(acc: ir.Value, n: ir.Value) -> ir.Value:
+    """acc[0:n]."""
+    t = acc.type
+    dyn = ir.ShapedType.get_dynamic_size()
+    rest = [tensor.dim(acc, arith.constant(ir.IndexType.get(), j))
+            for j in range(1, t.rank) if t.is_dynamic_dim(j)]
+    out_t = ir.RankedTensorType.get([dyn] + list(t.shape)[1:], t.element_type)
+    return tensor.extract_slice(out_t, acc, [], [n] + rest, [],
+                                static_offsets=[0] * t.rank,
+                                static_sizes=[dyn] + list(t.shape)[1:],
+                                static_strides=[1] * t.rank)
+
+
+# -- Scan (v9+) -----------------------------------------------------------------
+def _slice_along(x: ir.Value, axis: int, at: ir.Value) -> ir.Value:
+    """x[..., at, ...] along ``axis`` (rank-reducing extract_slice)."""
+    t = x.type
+    dyn = ir.ShapedType.get_dynamic_size()
+    idx = ir.IndexType.get()
+    sizes = [1 if k == axis else t.shape[k] for k in range(t.rank)]
+    dyn_sizes = [tensor.dim(x, arith.constant(idx, k)) for k in range(t.rank)
+                 if k != axis and t.is_dynamic_dim(k)]
+    out_t = ir.RankedTensorType.get([t.shape[k] for k in range(t.rank) if k != axis],
+                                    t.element_type)
+    return tensor.extract_slice(out_t, x, [at], dyn_sizes, [],
+                                static_offsets=[dyn if k == axis else 0 for k in range(t.rank)],
+                                static_sizes=sizes, static_strides=[1] * t.rank)
+
+
+def _insert_along(elem: ir.Value, acc: ir.Value, axis: int, at: ir.Value) -> ir.Value:
+    t = acc.type
+    dyn = ir.ShapedType.get_dynamic_size()
+    idx = ir.IndexType.get()
+    dyn_sizes = [tensor.dim(acc, arith.constant(idx, k)) for k in range(t.rank)
+                 if k != axis and t.is_dynamic_dim(k)]
+    return tensor.insert_slice(elem, acc, [at], dyn_sizes, [],
+                               static_offsets=[dyn if k == axis else 0 for k in range(t.rank)],
+                               static_sizes=[1 if k == axis else t.shape[k]
+                                             for k in range(t.rank)],
+                               static_strides=[1] * t.rank)
+
+
+def _axes(op: OnnxOp, name: str, n: int, ranks: list[int]) -> list[int]:
+    given = getattr(op.attrs, name)
+    vals = list(given) if given is not None and len(given) else [0] * n
+    if len(vals) != n:
+        op.fail(f"'{name}' has {len(vals)} entries for {n} values")
+    out = []
+    for a, r in zip(vals, ranks):
+        a = a + r if a < 0 else a
+        if not 0 <= a < r:
+            op.fail(f"'{name}': axis {a} out of range for rank {r}")
+        out.append(a)
+    return out
+
+
+def _directions(op: OnnxOp, name: str, n: int) -> list[int]:
+    given = getattr(op.attrs, name)
+    return list(given) if given is not None and len(given) else [0] * n
+
+
+def lower_scan(op: OnnxOp, b: LoweringContext):
+    vals = op.variadic()
+    n_in = op.attrs.num_scan_inputs
+    n_state = len(vals) - n_in
+    results = op.results
+    n_out = len(results) - n_state
+    body = _region(op, "body").blocks[0]
+    term = _terminator(body)
+    if n_state < 0 or len(body.arguments) != len(vals) or len(term.operands) != len(results):
+        op.fail(f"body signature does not match: {len(body.arguments)} body inputs for "
+                f"{len(vals)} op inputs, {len(term.operands)} body outputs for {len(results)} "
+                "op outputs")
+    scans = [vals[n_state + k] for k in range(n_in)]
+    in_types = [_ranked(op, v.type, f"scan input #{k}") for k, v in enumerate(scans)]
+    out_types = [_ranked(op, r.type, f"scan output #{k}")
+                 for k, r in enumerate(results[n_state:])]
+    in_axes = _axes(op, "scan_input_axes", n_in, [t.rank for t in in_types])
+    out_axes = _axes(op, "scan_output_axes", n_out, [t.rank for t in out_types])
+    in_dirs = _directions(op, "scan_input_directions", n_in)
+    out_dirs = _directions(op, "scan_output_directions", n_out)
+    state_types = [_ranked(op, a.type, f"state #{k}")
+                   for k, a in enumerate(list(body.arguments)[:n_state])]
+    idx = ir.IndexType.get()
+    n_steps = b.dim(scans[0], in_axes[0])          # int when static
+    steps = b.as_index(n_steps)
+    accs = []
+    for t, ax in zip(out_types, out_axes):
+        dims = [n_steps if k == ax else t.shape[k] for k in range(t.rank)]
+        if any(t.is_dynamic_dim(k) for k in range(t.rank) if k != ax):
+            op.fail(f"scan output of type {t}: only the scan axis may be dynamic")
+        accs.append(tensor.empty(dims, t.element_type))
+    acc_types = [a.type for a in accs]
+    inits = [_cast(v, t) for v, t in zip(vals[:n_state], state_types)] + accs
+    zero, one = arith.constant(idx, 0), arith.constant(idx, 1)
+    last = arith.subi(steps, one)
+    loop = scf.ForOp(zero, steps, one, inits)
+    with ir.InsertionPoint(loop.body):
+        i = loop.induction_variable
+        rev = arith.subi(last, i)
+        carried = list(loop.inner_iter_args)
+        slices = [_slice_along(x, ax, rev if d else i)
+                  for x, ax, d in zip(scans, in_axes, in_dirs)]
+        new_args = carried[:n_state] + slices
+        anchor = scf.YieldOp([])      # placeholder: body ops go before it
+    for a, nv in zip(list(body.arguments), new_args):
+        a.replace_all_uses_with(nv)
+    for o in list(body.operations):
+        o.operation.move_before(anchor.operation)
+    with ir.InsertionPoint(anchor), term.location:
+        outs = list(term.operands)
+        new_accs = [_insert_along(e, acc, ax, rev if d else i) for e, acc, ax, d in
+                    zip(outs[n_state:], carried[n_state:], out_axes, out_dirs)]
+        scf.YieldOp([_cast(v, t) for v, t in zip(outs[:n_state], state_types)] + new_accs)
+    term.erase()
+    anchor.operation.erase()
+    final = list(loop.results)
+    return [_cast(v, to_signless(r.type)) for v, r in zip(final, results)]
+
+
+@lowering("If", *IF_VERSIONS)
+def _if(op: OnnxOp, b: LoweringContext):
+    return lower_if(op, b)
+
+
+@lowering("Loop", *LOOP_VERSIONS)
+def _loop(op: OnnxOp, b: LoweringContext):
+    return lower_loop(op, b)
+
+
+@lowering("Scan", *SCAN_VERSIONS[1:])
+def _scan(op: OnnxOp, b: LoweringContext):
+    return lower_scan(op, b)
+
+
+for _rule in (_if, _loop, _scan):
+    _rule.handles_regions = True
