@@ -15,7 +15,8 @@ import os
 import sys
 import time
 
-from .compiler import DEFAULT_OPT_LEVEL, EMIT_LEVELS as EMITS, default_output, print_module
+from .compiler import (DEFAULT_OPT_LEVEL, EMIT_LEVELS as EMITS, default_output, expansion_for,
+                       print_module)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,7 +79,8 @@ def run(args) -> int:
     timer = Timer(args.verbose)
     shapes = parse_shape_information(args.shapeInformation) if args.shapeInformation else None
     t0 = time.perf_counter()
-    module = import_model(args.model, shape_information=shapes)
+    module = import_model(args.model, shape_information=shapes,
+                          expand_functions=expansion_for(args.emit))
     timer.phase("import", t0)
     if args.emit != "EmitONNXBasic":
         to_onnx_ir(module, timer.phases)

@@ -40,6 +40,7 @@ def lower(module: ir.Module, opt_level: int = DEFAULT_OPT_LEVEL,
           timings: dict | None = None) -> None:
     """ONNX IR -> tensor-level upstream MLIR (linalg/tensor/arith/math), in place."""
     from .passes.pipeline import run_passes
+    if opt_level >= 2: run_passes(module, ["optimize-onnx"], timings)  # noqa: E701 (ONNX graph rewrites)
     run_passes(module, ["lower-to-linalg", "verify-mlir"], timings)
 
 
@@ -59,8 +60,9 @@ def lower_and_emit(module: ir.Module, emit: str, out: str | None, *,
     if emit == "EmitMLIR":
         return _write_text(module, out, print_ir)
     t0 = time.perf_counter()
+    mcpu, tt = _optimization(opt_level, mcpu, march, timings)
     if emit == "EmitLLVMIR":
-        text = codegen.emit_llvm_ir(module, opt_level, mcpu=mcpu, march=march)
+        text = codegen.emit_llvm_ir(module, opt_level, mcpu=mcpu, march=march, tensor_transform=tt)
         _phase(timings, "codegen (LLVM IR)", t0)
         if print_ir:
             sys.stdout.write(text)
@@ -69,16 +71,50 @@ def lower_and_emit(module: ir.Module, emit: str, out: str | None, *,
             f.write(text)
         return out
     if emit == "EmitObj":
-        codegen.emit_object(module, out, opt_level, mcpu, march)
+        codegen.emit_object(module, out, opt_level, mcpu, march, tensor_transform=tt)
         _phase(timings, "codegen (object)", t0)
         return out
-    codegen.emit_library(module, out, opt_level, mcpu, march)
+    codegen.emit_library(module, out, opt_level, mcpu, march, tensor_transform=tt)
     from .codegen.link import last_timings
     if timings is not None:
         for k in ("mlir", "translate", "opt", "llc", "link"):
             if k in last_timings:
                 timings[f"codegen: {k}"] = last_timings[k]
     return out
+
+
+def _optimization(opt_level: int, mcpu: str | None, march: str | None, timings: dict | None):
+    """(mcpu, tensor_transform) for an opt level. -O3: the tensor pipeline of
+    ``passes/optimize`` (packing, tiling, vectorization, multi-threaded
+    kernels). -O0..-O2: plain loops, no tensor-level transformation.
+
+    Target CPU when none is given: a portable ISA level, not the build
+    machine — ``x86-64-v3`` (AVX2 + FMA, any x86-64 CPU since ~2015) at -O3 on
+    a host that has it, else the codegen default ``x86-64-v2``. ``mcpu="native"``
+    asks for everything the build machine has (e.g. AVX-512)."""
+    if opt_level < 3:
+        return mcpu, None
+    if mcpu is None and march is None:
+        mcpu = default_o3_mcpu()
+    # multi-threaded kernels (thread count chosen at run time, default 1);
+    # ONNX_MLIR_PY_O3_THREADS=0 at compile time builds single-threaded code
+    threads = os.environ.get("ONNX_MLIR_PY_O3_THREADS", "1") != "0"
+    from .passes.optimize import optimize
+    from .passes.optimize.target import target_for
+    target = target_for(mcpu) if march is None else target_for(None)
+
+    def transform(m: ir.Module) -> None:
+        t0 = time.perf_counter()
+        optimize(m, target, threads=threads)
+        _phase(timings, "optimize (tensor -O3)", t0)
+    return mcpu, transform
+
+
+def default_o3_mcpu() -> str | None:
+    from .passes.optimize.target import AVX2, target_for
+    if target_for("native").vector_width >= AVX2.vector_width:
+        return "x86-64-v3"
+    return None
 
 
 def _write_text(module: ir.Module, out: str | None, print_ir: bool) -> str | None:
@@ -88,6 +124,15 @@ def _write_text(module: ir.Module, out: str | None, print_ir: bool) -> str | Non
     with open(out, "w") as f:
         print_module(module, f, elide=False)
     return out
+
+
+def expansion_for(emit: str):
+    """Ops without a lowering are expanded into their ONNX function bodies
+    when the model is going to be lowered (the ONNX-level emits keep them)."""
+    if emit in ("EmitONNXBasic", "EmitONNXIR"):
+        return None
+    from .importer.importer import has_lowering
+    return has_lowering
 
 
 def default_output(model_path: str, emit: str = "EmitLib", base: str | None = None) -> str:
@@ -121,7 +166,8 @@ def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = 
         shape_information = parse_shape_information(shape_information)
     src = os.fspath(model) if isinstance(model, os.PathLike) else model
     t0 = time.perf_counter()
-    module = import_model(src, shape_information=shape_information)
+    module = import_model(src, shape_information=shape_information,
+                          expand_functions=expansion_for(emit))
     _phase(timings, "import", t0)
     if emit != "EmitONNXBasic":
         to_onnx_ir(module, timings)

@@ -2,6 +2,7 @@
 
     python -m onnx_mlir_py.ops_doc           # rewrite docs/ops.md
     python -m onnx_mlir_py.ops_doc --check   # exit 1 if docs/ops.md is stale
+    python -m onnx_mlir_py.ops_doc --supported [--check]   # docs/SupportedONNXOps.md
 """
 from __future__ import annotations
 
@@ -41,7 +42,12 @@ def render() -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--supported", action="store_true",
+                    help="docs/SupportedONNXOps.md (registry + backend-test allowlist) instead")
     args = ap.parse_args(argv)
+    if args.supported:
+        from .backend import supported_ops
+        return supported_ops.main(["--check"] if args.check else [])
     text = render()
     if args.check:
         if not DOC.exists() or DOC.read_text() != text:

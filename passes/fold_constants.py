@@ -28,10 +28,14 @@ FOLDABLE = {
 
 
 def _const_op(arr: np.ndarray, loc) -> ir.Operation:
+    from ..importer.attributes import dense_bool_attr
     from ..importer.types import elem_type
     et = elem_type(helper.np_dtype_to_tensor_dtype(arr.dtype))
     ttype = ir.RankedTensorType.get(list(arr.shape), et)
-    attr = ir.DenseElementsAttr.get(np.ascontiguousarray(arr), type=ttype)
+    if arr.dtype == np.bool_:
+        attr = dense_bool_attr(arr, ttype)
+    else:
+        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(arr), type=ttype)
     return ir.Operation.create("onnx.constant", results=[attr.type],
                                attributes={"value": attr}, loc=loc)
 
@@ -75,10 +79,10 @@ def try_fold(op: ir.Operation) -> bool:
     v = OnnxOp(op)
     if v.op_type not in FOLDABLE or v.spec.domain or op.regions and len(op.regions):
         return False
-    if any(str(r.type) == "!onnx.unknown" or not isinstance(r.type, ir.ShapedType)
-           or str(r.type.element_type) not in MLIR_TO_ELEM_TYPE for r in op.results) \
-            and v.op_type not in ("Shape", "Size"):
-        return False  # types first come from the rules; string tensors never fold
+    for r in op.results:  # not-yet-inferred results are fine: the value gives the type
+        if str(r.type) != "!onnx.unknown" and (not isinstance(r.type, ir.ShapedType) or
+                                               str(r.type.element_type) not in MLIR_TO_ELEM_TYPE):
+            return False  # sequences, string tensors: never folded
     values = []
     if v.op_type in ("Shape", "Size"):
         shape = v.shape(v.input(0))
@@ -113,7 +117,8 @@ def try_fold(op: ir.Operation) -> bool:
             return False
         if results is None:
             return False
-    if any(np.asarray(r).size > MAX_FOLD_ELEMENTS for r in results):
+    if any(np.asarray(r).size > MAX_FOLD_ELEMENTS or np.asarray(r).dtype.kind not in "biuf"
+           for r in results) or len(results) != len(op.results):
         return False
     with ir.InsertionPoint(op), op.location:
         new = []
@@ -134,3 +139,29 @@ def _np_dtype(v: ir.Value):
     if not isinstance(v.type, ir.ShapedType):
         return None
     return numpy_dtype(v.type.element_type)
+
+
+def inline_constant_if(op: ir.Operation) -> list[ir.Operation] | None:
+    """``If`` with a constant condition -> the ops of the taken branch, moved
+    before it (the branch never taken is dropped, so it is neither inferred
+    nor verified, as no runtime would execute it). Returns the moved ops
+    (for the caller to infer), or None when ``op`` is not such an If."""
+    v = OnnxOp(op)
+    if v.op_type != "If" or v.spec.domain:
+        return None
+    cond = OnnxOp.const(v.input(0))
+    if cond is None or cond.size != 1:
+        return None
+    taken = "then_branch" if bool(cond.reshape(-1)[0]) else "else_branch"
+    block = op.regions[v.spec.regions.index(taken)].blocks[0]
+    ops = [o.operation for o in block.operations]
+    body, term = ops[:-1], ops[-1]
+    values = list(term.operands)
+    if len(values) != len(op.results):
+        return None
+    for o in body:
+        o.move_before(op)
+    for old, new in zip(op.results, values):
+        old.replace_all_uses_with(new)
+    op.erase()
+    return body

@@ -27,6 +27,13 @@ PASSES: dict[str, Callable[[ir.Module], None]] = {
     "canonicalize-onnx": canonicalize_onnx,
     "lower-to-linalg": lambda m: __import__("onnx_mlir_py.passes.onnx_to_linalg", fromlist=["x"]).lower_to_linalg(m),
 }
+# ONNX-level graph rewrites (-O2/-O3): all of them, and each one alone.
+from .optimize_onnx import REWRITES as _REWRITES, optimize_onnx as _optimize_onnx, run_rewrite as _run_rewrite  # noqa: E402
+PASSES["optimize-onnx"] = _optimize_onnx
+PASSES.update({name: (lambda m, _n=name: _run_rewrite(_n, m)) for name in _REWRITES})
+# Tensor-level -O3 pipeline (passes/optimize) and each of its steps.
+from .optimize import PASSES as _O3_PASSES  # noqa: E402
+PASSES.update(_O3_PASSES)
 
 ONNX_IR_PIPELINE = ["verify-mlir", "verify-onnx", "shape-inference",
                     "canonicalize-onnx", "verify-mlir", "verify-onnx"]

@@ -1,7 +1,8 @@
 """shape-inference: give every ONNX result a type from its op's shape rule.
 
-Ops are visited in program order (region bodies after their parent op), so
-each rule sees inferred operand types. Before a rule runs, ``fold`` tries to
+Ops are visited in program order (region bodies before their parent op's
+rule, so If/Loop/Scan rules see the types their bodies yield), so each rule
+sees inferred operand types. Before a rule runs, ``fold`` tries to
 evaluate the op on constant operands (shape sub-graphs like
 Shape -> Gather -> Concat -> Reshape), which is what makes static models
 fully static. A rule's answer is merged with the type the importer gave
@@ -13,10 +14,11 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from ..dialects.onnx.ops.control_flow import type_body_arguments
 from ..dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op, tensor
 from ..errors import ShapeInferenceError, node_error
 from ..registry import lookup
-from .fold_constants import try_fold
+from .fold_constants import inline_constant_if, try_fold
 
 
 def merge_types(old: ir.Type, new: ir.Type, op: OnnxOp, i: int) -> ir.Type:
@@ -50,9 +52,22 @@ def merge_types(old: ir.Type, new: ir.Type, op: OnnxOp, i: int) -> ir.Type:
 
 
 def infer_op(op: ir.Operation) -> bool:
-    """Infer (or fold) one op; True if it was replaced by constants."""
+    """Infer (or fold) one op; True if it was replaced by constants. Region
+    bodies (If/Loop/Scan subgraphs) are inferred before the op's own rule,
+    which reads the types their terminators yield."""
     if try_fold(op):
         return True
+    inlined = inline_constant_if(op)
+    if inlined is not None:
+        for o in inlined:
+            if is_onnx_op(o):
+                infer_op(o)
+        return True
+    if len(op.regions):
+        type_body_arguments(op)
+    for region in op.regions:
+        for b in region.blocks:
+            _infer_block(b)
     v = OnnxOp(op)
     rule = lookup("shape", domain_of(op), v.op_type, v.version)
     if rule is None:
@@ -72,11 +87,7 @@ def _infer_block(block: ir.Block) -> None:
         op = op.operation
         if not is_onnx_op(op):
             continue
-        if infer_op(op):
-            continue
-        for region in op.regions:
-            for b in region.blocks:
-                _infer_block(b)
+        infer_op(op)
 
 
 def update_function_types(module: ir.Module) -> None:

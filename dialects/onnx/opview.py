@@ -14,6 +14,8 @@ Helpers ``tensor(shape, elem)`` build result types for shape rules.
 """
 from __future__ import annotations
 
+import sys
+import types
 from typing import Sequence
 
 import mlir.ir as ir
@@ -24,6 +26,13 @@ from .naming import DIALECT_TO_DOMAIN
 from .schema import VARIADIC, OpSpec, group_values, spec_table
 
 DYN = ir.ShapedType.get_dynamic_size()
+
+# The bindings try ``import mlir.dialects.<namespace>`` each time they wrap an
+# op of a dialect they have no Python module for, and a failed import is not
+# remembered: with the IRDL ONNX dialects that is a file-system search per op
+# visited (most of verify-onnx's time). An empty module, imported once, ends it.
+for _ns in DIALECT_TO_DOMAIN:
+    sys.modules.setdefault(f"mlir.dialects.{_ns}", types.ModuleType(f"mlir.dialects.{_ns}"))
 
 Shape = tuple  # tuple[int | None, ...]
 
@@ -153,11 +162,16 @@ class OnnxOp:
 
     # -- types ------------------------------------------------------------------
     @staticmethod
-    def shape(v: ir.Value | None) -> Shape | None:
-        if v is None or not isinstance(v.type, ir.RankedTensorType):
+    def shape_of_type(t: ir.Type) -> Shape | None:
+        if not isinstance(t, ir.RankedTensorType):
             return None
-        return tuple(None if v.type.is_dynamic_dim(i) else d
-                     for i, d in enumerate(v.type.shape))
+        return tuple(None if t.is_dynamic_dim(i) else d for i, d in enumerate(t.shape))
+
+    @staticmethod
+    def shape(v: ir.Value | None) -> Shape | None:
+        if v is None:
+            return None
+        return OnnxOp.shape_of_type(v.type)
 
     @classmethod
     def rank(cls, v: ir.Value | None) -> int | None:

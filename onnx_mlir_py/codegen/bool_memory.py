@@ -12,14 +12,17 @@ through a byte view::
     %w = memref.load %b[%i] : memref<4xi8>
     %v = arith.trunci %w : i8 to i1
 
-(``extui`` + i8 store for stores). Both memref types lower to the same LLVM
+(``extui`` + i8 store for stores). Vectorized code (-O3) gets the same
+treatment for ``vector.load/store`` and ``vector.transfer_read/write`` of i1
+vectors: LLVM lays out ``<N x i1>`` in memory bit-packed, not one byte per
+element, so an i1 vector access would read/write the wrong bytes. Both memref types lower to the same LLVM
 descriptor (opaque pointers), so ``reconcile-unrealized-casts`` removes the
 casts. Run after ``lower-affine`` and before ``finalize-memref-to-llvm``.
 """
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, builtin, memref
+from mlir.dialects import arith, builtin, memref, vector
 
 
 def _byte_view(value: ir.Value) -> ir.Value:
@@ -33,8 +36,26 @@ def _is_i1_memref(t: ir.Type) -> bool:
     return isinstance(t, ir.MemRefType) and str(t.element_type) == "i1"
 
 
+def _attrs(op) -> dict:
+    named = [op.attributes[i] for i in range(len(op.attributes))]
+    return {a.name: a.attr for a in named}
+
+
+def _rewrite_transfer_read(op, i8) -> None:
+    """transfer_read(base, indices..., padding, [mask]) of i1 -> of i8, then trunci."""
+    ops = list(op.operands)
+    vt = op.results[0].type
+    n_idx = op.operands[0].type.rank             # one index per memref dim
+    ops[0] = _byte_view(ops[0])
+    ops[1 + n_idx] = arith.ExtUIOp(i8, ops[1 + n_idx]).result
+    wide = ir.Operation.create("vector.transfer_read", results=[ir.VectorType.get(vt.shape, i8)],
+                               operands=ops, attributes=_attrs(op)).results[0]
+    op.results[0].replace_all_uses_with(arith.TruncIOp(vt, wide).result)
+
+
 def rewrite_bool_memory_accesses(module: ir.Module) -> int:
-    """Rewrite i1 ``memref.load``/``memref.store`` in place; returns how many."""
+    """Rewrite i1 ``memref.load``/``memref.store`` (and ``vector.load``/
+    ``vector.store`` of i1 vectors) in place; returns how many."""
     found: list[ir.Operation] = []
 
     def visit(op):
@@ -42,6 +63,16 @@ def rewrite_bool_memory_accesses(module: ir.Module) -> int:
         if name == "memref.load" and _is_i1_memref(op.operands[0].type):
             found.append(op)
         elif name == "memref.store" and _is_i1_memref(op.operands[1].type):
+            found.append(op)
+        # Vectorized code (-O3): an LLVM <N x i1> load/store is bit-packed, so
+        # i1 vectors must also go through the byte view.
+        elif name == "vector.load" and _is_i1_memref(op.operands[0].type):
+            found.append(op)
+        elif name == "vector.store" and _is_i1_memref(op.operands[1].type):
+            found.append(op)
+        elif name == "vector.transfer_read" and _is_i1_memref(op.operands[0].type):
+            found.append(op)
+        elif name == "vector.transfer_write" and _is_i1_memref(op.operands[1].type):
             found.append(op)
         return ir.WalkResult.ADVANCE
 
@@ -56,6 +87,27 @@ def rewrite_bool_memory_accesses(module: ir.Module) -> int:
                     wide = memref.LoadOp(view, list(op.operands[1:])).result
                     narrow = arith.TruncIOp(i1, wide).result
                     op.results[0].replace_all_uses_with(narrow)
+                elif op.name == "vector.load":
+                    vt = op.results[0].type
+                    view = _byte_view(op.operands[0])
+                    wide = vector.LoadOp(ir.VectorType.get(vt.shape, i8), view,
+                                         list(op.operands[1:])).result
+                    narrow = arith.TruncIOp(vt, wide).result
+                    op.results[0].replace_all_uses_with(narrow)
+                elif op.name == "vector.transfer_read":
+                    _rewrite_transfer_read(op, i8)
+                elif op.name == "vector.transfer_write":
+                    ops = list(op.operands)
+                    vt = ops[0].type
+                    ops[0] = arith.ExtUIOp(ir.VectorType.get(vt.shape, i8), ops[0]).result
+                    ops[1] = _byte_view(ops[1])
+                    ir.Operation.create("vector.transfer_write", results=[], operands=ops,
+                                        attributes=_attrs(op))
+                elif op.name == "vector.store":
+                    vt = op.operands[0].type
+                    wide = arith.ExtUIOp(ir.VectorType.get(vt.shape, i8), op.operands[0]).result
+                    view = _byte_view(op.operands[1])
+                    vector.StoreOp(wide, view, list(op.operands[2:]))
                 else:
                     wide = arith.ExtUIOp(i8, op.operands[0]).result
                     view = _byte_view(op.operands[1])

@@ -23,12 +23,14 @@ import mlir.ir as ir
 
 from ..errors import CompileError
 from .cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
-from .llvm import emit_mlir_llvm
+from .llvm import emit_mlir_llvm, uses_async_runtime
 from .signature import ENTRY_NAME, extract_signature
 from .tools import run, tool
 from .weights import WeightStore
 
 DEFAULT_MCPU_X86 = "x86-64-v2"
+# The MLIR async runtime API (thread pool) for multi-threaded -O3 code.
+ASYNC_RUNTIME_SOURCE = "om_async_runtime.c"
 
 # Seconds spent in each stage of the last emit_library call (for reporting).
 last_timings: dict[str, float] = {}
@@ -61,10 +63,12 @@ def target_triple(march: str | None) -> str:
     return f"{arch}-unknown-linux-gnu"
 
 
-def _llvm_text(module: ir.Module, opt_level: int, weights: WeightStore | None) -> str:
+def _llvm_text(module: ir.Module, opt_level: int, weights: WeightStore | None,
+               tensor_transform: Callable[[ir.Module], None] | None = None) -> str:
     """LLVM dialect module (or tensor module, lowered first) -> LLVM IR text."""
     if not _is_llvm_dialect(module):
-        module = emit_mlir_llvm(module, opt_level, weights=weights)
+        module = emit_mlir_llvm(module, opt_level, weights=weights,
+                                tensor_transform=tensor_transform)
     with module.context:
         text = module.operation.get_asm(binary=False, large_elements_limit=None)
     return run([tool("mlir-translate"), "--mlir-to-llvmir"], stdin=text.encode(),
@@ -86,11 +90,13 @@ def _opt(ll: str, opt_level: int, mcpu: str | None, march: str | None) -> bytes:
 
 
 def emit_llvm_ir(module: ir.Module, opt_level: int = 3, mcpu: str | None = None,
-                 march: str | None = None) -> str:
+                 march: str | None = None, *,
+                 tensor_transform: Callable[[ir.Module], None] | None = None) -> str:
     """Optimised LLVM IR text of ``module`` (tensor-level or LLVM dialect)."""
     _check_opt(opt_level)
     mcpu = mcpu or _default_mcpu(march)
-    return _opt(_llvm_text(module, opt_level, None), opt_level, mcpu, march).decode()
+    return _opt(_llvm_text(module, opt_level, None, tensor_transform), opt_level, mcpu,
+                march).decode()
 
 
 def _llc(ll: bytes, path: str, opt_level: int, mcpu: str | None, march: str | None) -> None:
@@ -107,13 +113,15 @@ def _check_opt(opt_level) -> None:
 
 
 def emit_object(module: ir.Module, path, opt_level: int = 3, mcpu: str | None = None,
-                march: str | None = None, *, weights: WeightStore | None = None) -> str:
+                march: str | None = None, *, weights: WeightStore | None = None,
+                tensor_transform: Callable[[ir.Module], None] | None = None) -> str:
     """Compile ``module`` (tensor-level or LLVM dialect) to a PIC object file.
-    With ``weights`` given, large constants go there instead of the object."""
+    With ``weights`` given, large constants go there instead of the object.
+    ``tensor_transform``: see :func:`emit_library`."""
     _check_opt(opt_level)
     mcpu = mcpu or _default_mcpu(march)
     t0 = time.perf_counter()
-    ll = _llvm_text(module, opt_level, weights)
+    ll = _llvm_text(module, opt_level, weights, tensor_transform)
     t1 = time.perf_counter()
     optimized = _opt(ll, opt_level, mcpu, march)
     t2 = time.perf_counter()
@@ -153,6 +161,8 @@ def emit_library(module: ir.Module, path, opt_level: int = 3, mcpu: str | None =
         entry_c = tmp / "entry.c"
         entry_c.write_text(generate_entry_c(sig))
         sources = [str(obj), str(entry_c)] + [str(RUNTIME_DIR / s) for s in RUNTIME_SOURCES]
+        if uses_async_runtime(llvm_mod):       # -O3 multi-threaded kernels
+            sources.append(str(RUNTIME_DIR / ASYNC_RUNTIME_SOURCE))
         wasm = store.write_assembly(tmp)
         if wasm is not None:
             sources.append(str(wasm))
@@ -160,7 +170,7 @@ def emit_library(module: ir.Module, path, opt_level: int = 3, mcpu: str | None =
         out_tmp = path.with_name(path.name + f".tmp{os.getpid()}")
         run([tool("gcc"), "-shared", "-fPIC", "-O2", "-std=gnu11", f"-I{RUNTIME_DIR}",
              "-fvisibility=default", "-o", str(out_tmp), *sources,
-             "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,--no-undefined", "-lm"],
+             "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,--no-undefined", "-lm", "-lpthread"],
             what="linking the shared object (gcc -shared)")
         os.replace(out_tmp, path)     # atomic: a loaded old .so is not clobbered
         last_timings["link"] = time.perf_counter() - t1

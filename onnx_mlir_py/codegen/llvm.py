@@ -20,6 +20,7 @@ import mlir.ir as ir
 from ..errors import CompileError
 from .bool_memory import rewrite_bool_memory_accesses
 from .bufferize import bufferize
+from .strided_copy import strided_copies_to_linalg
 from .passes import run_pipeline
 from .signature import ENTRY_NAME, extract_signature, find_entry
 from .weights import WeightStore, externalize_weights
@@ -31,7 +32,9 @@ TO_LOOPS_PIPELINE = ", ".join([
 
 # Up to memref.load/store + cf (then i1 accesses are rewritten, see bool_memory).
 PRE_LLVM_PIPELINE = ", ".join([
-    "func.func(convert-vector-to-scf)",
+    # full unroll: n-D transfers become 1-D vector loads/stores (no stack
+    # temporaries, which would grow the stack inside loops)
+    "func.func(convert-vector-to-scf{full-unroll=true})",
     "expand-strided-metadata",
     "lower-affine",
     "convert-scf-to-cf",
@@ -39,6 +42,19 @@ PRE_LLVM_PIPELINE = ", ".join([
     "memref-expand",
     "expand-strided-metadata",
     "lower-affine",
+])
+
+# Multi-threading (-O3): scf.forall (from the tensor-level schedules) ->
+# scf.parallel -> async tasks -> calls into the async runtime API, which the
+# model library provides itself (runtime/c/om_async_runtime.c, thread count
+# settable at run time). Only run when the module has an scf.forall.
+ASYNC_PIPELINE = ", ".join([
+    "scf-forall-to-parallel",
+    "async-parallel-for{async-dispatch=true num-workers=-1}",
+    "async-to-async-runtime",
+    "async-runtime-ref-counting",
+    "async-runtime-ref-counting-opt",
+    "convert-async-to-llvm",
 ])
 
 LOWER_PIPELINE = ", ".join([
@@ -68,6 +84,27 @@ def clone_module(module: ir.Module) -> ir.Module:
         for op in module.body.operations:
             op.operation.clone(ip)
     return new
+
+
+def _has_op(module: ir.Module, name: str) -> bool:
+    def visit(op) -> bool:
+        for region in op.regions:
+            for block in region.blocks:
+                for o in block.operations:
+                    if o.operation.name == name or visit(o.operation):
+                        return True
+        return False
+    return visit(module.operation)
+
+
+def uses_async_runtime(module: ir.Module) -> bool:
+    """True when an LLVM-dialect module calls the async runtime API."""
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "llvm.func" and \
+                ir.StringAttr(op.attributes["sym_name"]).value.startswith("mlirAsyncRuntim"):
+            return True
+    return False
 
 
 def _request_c_interface(module: ir.Module, entry: str) -> None:
@@ -103,9 +140,12 @@ def emit_mlir_llvm(module: ir.Module, opt_level: int = 3, *,
     if tensor_transform is not None:
         tensor_transform(mod)
     bufferize(mod, entry)
+    strided_copies_to_linalg(mod)
     if weights is not None:
         externalize_weights(mod, weights)
     run_pipeline(mod, TO_LOOPS_PIPELINE, "linalg-to-loops")
+    if _has_op(mod, "scf.forall"):
+        run_pipeline(mod, ASYNC_PIPELINE, "multi-threading (async)")
     _request_c_interface(mod, entry)
     run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")
     rewrite_bool_memory_accesses(mod)

@@ -72,7 +72,7 @@ def tensor_attr(t: onnx.TensorProto, name_hint: str = "") -> ir.Attribute:
     shape = list(arr.shape)
     ttype = ir.RankedTensorType.get(shape, et)
     if t.data_type == onnx.TensorProto.BOOL:
-        return ir.DenseElementsAttr.get(np.ascontiguousarray(arr, dtype=np.bool_), type=ttype)
+        return dense_bool_attr(arr, ttype)
     if arr.dtype.kind not in "fiuc" or arr.dtype.itemsize * 8 != _bitwidth(et):
         arr = _raw_bits(arr, et)  # bf16 / float8: keep the bits of the proto
     arr = np.ascontiguousarray(arr)
@@ -84,6 +84,13 @@ def tensor_attr(t: onnx.TensorProto, name_hint: str = "") -> ir.Attribute:
     if arr.size == 0:
         return ir.DenseElementsAttr.get(np.zeros((0,), arr.dtype), type=ttype)
     return ir.DenseElementsAttr.get(arr, type=ttype)
+
+
+def dense_bool_attr(arr: np.ndarray, ttype: ir.RankedTensorType) -> ir.DenseElementsAttr:
+    """i1 elements are bit-packed in MLIR's buffer layout (a byte per bool is
+    rejected for more than one element)."""
+    bits = np.packbits(np.ascontiguousarray(arr, dtype=np.bool_).reshape(-1), bitorder="little")
+    return ir.DenseElementsAttr.get(bits, type=ttype)
 
 
 def _bitwidth(et: ir.Type) -> int:

@@ -82,23 +82,55 @@ def apply_shape_information(model: onnx.ModelProto, shapes: dict[int, list]) -> 
                 d.Clear()
 
 
+# Initializers above this size reach onnx.shape_inference without their data:
+# it only needs their type and dims (shape computations use small tensors),
+# and serializing big weights for it dominated the import of large models.
+INFERENCE_DATA_LIMIT = 1 << 16
+
+
 def _inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy small enough to serialize: big initializers lose their data
-    (shape inference only needs their dims and type)."""
+    """A copy for onnx.shape_inference with big initializers' data left out."""
     m = onnx.ModelProto()
-    m.CopyFrom(model)
-    if m.ByteSize() < TWO_GB // 2:
+    graph = model.graph
+    big = [t for t in graph.initializer if _data_size(t) > INFERENCE_DATA_LIMIT]
+    if not big:
+        m.CopyFrom(model)
         return m
-    for t in m.graph.initializer:
-        if t.ByteSize() > 1 << 20:
-            dims, dt, name = list(t.dims), t.data_type, t.name
-            t.Clear()
-            t.name, t.data_type = name, dt
-            t.dims.extend(dims)
-            t.data_location = onnx.TensorProto.EXTERNAL
-            e = t.external_data.add()
-            e.key, e.value = "location", "__elided__"
+    _copy_fields(model, m, skip="graph")
+    _copy_fields(graph, m.graph, skip="initializer")
+    big_names = {t.name for t in big}
+    g = m.graph
+    for t in graph.initializer:
+        if t.name not in big_names:
+            g.initializer.add().CopyFrom(t)
+            continue
+        s = g.initializer.add()
+        s.name, s.data_type = t.name, t.data_type
+        s.dims.extend(t.dims)
+        s.data_location = onnx.TensorProto.EXTERNAL
+        e = s.external_data.add()
+        e.key, e.value = "location", "__elided__"
     return m
+
+
+def _copy_fields(src, dst, skip: str) -> None:
+    """Copy the set fields of protobuf message ``src`` into ``dst``, but one."""
+    for f, value in src.ListFields():
+        if f.name == skip:
+            continue
+        if f.label == f.LABEL_REPEATED:
+            getattr(dst, f.name).extend(value)
+        elif f.message_type is not None:
+            getattr(dst, f.name).CopyFrom(value)
+        else:
+            setattr(dst, f.name, value)
+
+
+def _data_size(t: onnx.TensorProto) -> int:
+    n = 1
+    for d in t.dims:
+        n *= d
+    return n * 4 if t.data_location != onnx.TensorProto.EXTERNAL else 0
 
 
 def infer_onnx_types(model: onnx.ModelProto) -> onnx.ModelProto | None:
@@ -170,7 +202,11 @@ class PreparedModel:
 
 
 def prepare_model(src, shape_information: dict | None = None,
-                  onnx_shape_inference: bool = True) -> PreparedModel:
+                  onnx_shape_inference: bool = True,
+                  expand_functions=None) -> PreparedModel:
+    """``expand_functions``: a predicate ``(domain, op_type, since_version) ->
+    has a lowering``; ops without one are replaced by their ONNX function
+    bodies (see :mod:`.functions`)."""
     model = load_model(src)
     if isinstance(src, onnx.ModelProto) and shape_information:
         model = onnx.ModelProto()
@@ -183,6 +219,9 @@ def prepare_model(src, shape_information: dict | None = None,
             model = inliner.inline_local_functions(model)
         except Exception as e:
             raise ModelLoadError(f"cannot expand the model-local functions: {e}") from None
+    if expand_functions is not None:
+        from .functions import expand_unlowered_functions
+        model = expand_unlowered_functions(model, expand_functions)
     check_supported(model)
     types: dict[str, onnx.TypeProto] = {}
     source = infer_onnx_types(model) if onnx_shape_inference else None

@@ -36,6 +36,32 @@ CODE_TO_DTYPE = {code: dt for dt, code in SIG_TYPES.values()}
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
 
+# abspath -> identity of the file first loaded from it. dlopen returns the
+# already-loaded library for a path it has seen, so a model recompiled to the
+# same path would silently run the old code: such a file is loaded from a
+# private copy instead.
+_LOADED: dict[str, tuple[int, int, int]] = {}
+_COPIES: list[str] = []
+
+
+def _loadable_path(path: str) -> str:
+    st = os.stat(path)
+    ident = (st.st_dev, st.st_ino, st.st_mtime_ns)
+    first = _LOADED.setdefault(path, ident)
+    if first == ident:
+        return path
+    import atexit
+    import shutil
+    import tempfile
+    fd, copy = tempfile.mkstemp(suffix=".so", prefix="omp-reload-")
+    os.close(fd)
+    shutil.copyfile(path, copy)
+    if not _COPIES:
+        atexit.register(lambda: [os.unlink(c) for c in _COPIES if os.path.exists(c)])
+    _COPIES.append(copy)
+    return copy
+
+
 @dataclass(frozen=True)
 class TensorSig:
     """One entry of a parsed signature; ``dims`` uses -1 for dynamic."""
@@ -67,12 +93,18 @@ def _bind(lib, name, restype, argtypes):
 class ExecutionSession:
     """A loaded model library. ``entry`` is the entry point ("run_main_graph")."""
 
-    def __init__(self, shared_lib_path, entry: str | None = None):
+    def __init__(self, shared_lib_path, entry: str | None = None, *,
+                 num_threads: int | None = None):
+        """``num_threads``: threads for multi-threaded (-O3) model code; None
+        keeps the library's setting (env ``ONNX_MLIR_PY_NUM_THREADS``, else
+        1); 0 or less = all online CPUs. Ignored by single-threaded builds.
+        The count is per process (libraries share nothing, but each keeps its
+        own pool)."""
         path = os.fspath(shared_lib_path)
         if not os.path.isfile(path):
             raise ModelRunError(f"model library not found: {path}")
         try:
-            self._lib = lib = ctypes.CDLL(os.path.abspath(path))
+            self._lib = lib = ctypes.CDLL(_loadable_path(os.path.abspath(path)))
         except OSError as e:
             raise ModelRunError(f"cannot load model library {path}: {e}") from None
         try:
@@ -95,6 +127,13 @@ class ExecutionSession:
             self._last_error = _bind(lib, "omGetLastError", ctypes.c_char_p, [])
         except AttributeError as e:
             raise ModelRunError(f"{path} is not an onnx-mlir-py model library: {e}") from None
+        self._set_threads = getattr(lib, "omSetNumThreads", None)
+        self._get_threads = getattr(lib, "omGetNumThreads", None)
+        if self._set_threads is not None:
+            self._set_threads.restype, self._set_threads.argtypes = None, [ctypes.c_int]
+            self._get_threads.restype, self._get_threads.argtypes = ctypes.c_int, []
+            if num_threads is not None:
+                self.set_num_threads(num_threads)
         self._entries = self.entry_points()
         self._entry = entry or self._entries[0]
         if self._entry not in self._entries:
@@ -102,6 +141,22 @@ class ExecutionSession:
         self._run = _bind(lib, self._entry, _P, [_P])
         self.input_specs = _parse_sig(self.input_signature())
         self.output_specs = _parse_sig(self.output_signature())
+
+    # -- threads ------------------------------------------------------------
+    @property
+    def multithreaded(self) -> bool:
+        """True when the library has multi-threaded code (an async runtime)."""
+        return self._set_threads is not None
+
+    def set_num_threads(self, n: int) -> None:
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise RuntimeInputError(f"num_threads must be an int, got {n!r}")
+        if self._set_threads is not None:
+            self._set_threads(n)
+
+    @property
+    def num_threads(self) -> int:
+        return self._get_threads() if self._get_threads is not None else 1
 
     # -- signatures ---------------------------------------------------------
     def entry_points(self) -> list[str]:

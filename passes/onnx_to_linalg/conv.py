@@ -1,5 +1,6 @@
-"""Conv (2-D, NCHW) -> linalg.conv_2d_nchw_fchw / depthwise_conv_2d_nchw_chw /
-conv_2d_ngchw_gfchw (grouped), zero padding with tensor.pad, bias add."""
+"""Conv: 2-D (NCHW) -> linalg.conv_2d_nchw_fchw / depthwise_conv_2d_nchw_chw /
+conv_2d_ngchw_gfchw (grouped); 1-D, 3-D, ... -> one grouped direct-convolution
+linalg.generic (``conv_nd``). Zero padding with tensor.pad, bias add."""
 from __future__ import annotations
 
 import mlir.ir as ir
@@ -37,8 +38,11 @@ def spatial_params(op: OnnxOp, in_shape, kernel, n_spatial: int, has_dilations=T
 @lowering("Conv", 1, 11, 22)
 def lower_conv(op: OnnxOp, b: LoweringContext):
     x, w, bias = op.input(0), op.input(1), op.input(2)
-    if b.ranked(op, x).rank != 4 or b.ranked(op, w).rank != 4:
-        op.fail("only 2-D convolution (NCHW input, MCHW weights) is supported")
+    r = b.ranked(op, x).rank
+    if r < 3 or b.ranked(op, w).rank != r:
+        op.fail(f"input rank {r} / weight rank {w.type.rank} are not a 1-D..N-D convolution")
+    if r != 4:
+        return [conv_nd(op, b, x, w, bias)]
     out_t = b.result_type(op)
     et = out_t.element_type
     if not is_float(et):
@@ -77,3 +81,55 @@ def lower_conv(op: OnnxOp, b: LoweringContext):
     return b.generic([y, bias], [res], [affine_map(4, [0, 1, 2, 3]), affine_map(4, [1]),
                                         affine_map(4, [0, 1, 2, 3])],
                      ["parallel"] * 4, lambda s, bb, _o: arith.addf(s, bb))
+
+
+def conv_nd(op: OnnxOp, b: LoweringContext, x, w, bias, pads=None, strides=None, dil=None):
+    """Grouped N-D convolution as linalg.generic over (N, G, M/G, C/G, spatial)
+    views: iteration (n, g, f, o_1..o_k, c, k_1..k_k). ``pads`` etc. default to
+    the op's attributes (auto_pad resolved)."""
+    r = x.type.rank
+    ns = r - 2
+    out_t = b.result_type(op)
+    et = out_t.element_type
+    if not is_float(et):
+        op.fail("only float convolution is supported")
+    wshape = list(w.type.shape)
+    if any(w.type.is_dynamic_dim(i) for i in range(r)):
+        op.fail("weights must have a static shape")
+    xs = list(op.shape(x)) if pads is None else [None] * r
+    if pads is None:
+        kernel = op.attrs.kernel_shape or wshape[2:]
+        pb, pe, strides, dil = spatial_params(op, xs[2:], kernel, ns)
+    else:
+        pb, pe = pads
+    xp = pad(b, x, [0, 0] + pb, [0, 0] + pe, 0.0)
+    g = op.attrs.group
+    m, cg = wshape[0], wshape[1]
+    c = None if x.type.is_dynamic_dim(1) else x.type.shape[1]
+    if c is None or c != cg * g or m % g:
+        op.fail(f"channels {c} / weights {wshape} do not match group {g}")
+    out_dims = b.out_dims(op, 0, lambda k: b.dim(x, 0))
+    xd = b.dims(xp)
+    x5 = expand(b, xp, [[0], [1, 2]] + [[k + 1] for k in range(2, r)],
+                [xd[0], g, cg] + xd[2:])
+    w5 = expand(b, w, [[0, 1]] + [[k + 1] for k in range(1, r)], [g, m // g] + wshape[1:])
+    o5 = b.full([out_dims[0], g, m // g] + out_dims[2:], et, 0.0)
+    # dims: n=0 g=1 f=2 o=3..3+ns-1 c=3+ns k=4+ns..
+    nd = 4 + 2 * ns
+    o_, c_, k_ = 3, 3 + ns, 4 + ns
+    D = ir.AffineDimExpr.get
+    sp = [ir.AffineExpr.get_add(ir.AffineExpr.get_mul(D(o_ + i), ir.AffineConstantExpr.get(strides[i])),
+                                ir.AffineExpr.get_mul(D(k_ + i), ir.AffineConstantExpr.get(dil[i])))
+          for i in range(ns)]
+    in_map = ir.AffineMap.get(nd, 0, [D(0), D(1), D(c_)] + sp)
+    w_map = affine_map(nd, [1, 2, c_] + [k_ + i for i in range(ns)])
+    out_map = affine_map(nd, [0, 1, 2] + [o_ + i for i in range(ns)])
+    it = ["parallel"] * (3 + ns) + ["reduction"] * (1 + ns)
+    y5 = b.generic([x5, w5], [o5], [in_map, w_map, out_map], it,
+                   lambda a, ww, acc: arith.addf(acc, arith.mulf(a, ww)))[0]
+    y = collapse(y5, [[0], [1, 2]] + [[k + 1] for k in range(2, r)], b.type_of(out_dims, et))
+    if bias is None:
+        return y
+    full = affine_map(r, list(range(r)))
+    return b.generic([y, bias], [b.empty(out_dims, et)], [full, affine_map(r, [1]), full],
+                     ["parallel"] * r, lambda v, bb, _o: arith.addf(v, bb))[0]

@@ -311,6 +311,7 @@ def lower_cast(op: OnnxOp, b: LoweringContext):
     dst = to_signless(onnx_dst)
     dst_uns = isinstance(onnx_dst, ir.IntegerType) and onnx_dst.is_unsigned
     for t in (elem_of(x.type), dst):
-        if not isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type, ir.IntegerType)):
+        if not isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type, ir.IntegerType)) \
+                or (isinstance(t, ir.IntegerType) and t.width not in (1, 8, 16, 32, 64)):
             op.fail(f"cast with element type {t} is not supported")
     return [broadcast_generic(op, b, [x], lambda s: convert_scalar(s, src_uns, dst, dst_uns))]

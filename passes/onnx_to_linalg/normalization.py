@@ -1,7 +1,9 @@
 """BatchNormalization (inference mode) -> one linalg.generic:
-y = (x - mean) / sqrt(var + epsilon) * scale + B, channel dim 1."""
+y = (x - mean) / sqrt(var + epsilon) * scale + B, channel dim 1.
+LayerNormalization -> two reductions (mean, variance) + one generic."""
 from __future__ import annotations
 
+import mlir.ir as ir
 from mlir.dialects import arith, math
 
 from onnx_mlir_py.registry import lowering
@@ -35,3 +37,83 @@ def lower_batch_norm(op: OnnxOp, b: LoweringContext):
                   [full, ch, ch, ch, ch, full], ["parallel"] * r, body)[0]
     rest = [b.full(b.dims(v), et, 0.0) for v in (mean, var)][:len(op.op.results) - 1]
     return [y] + rest
+
+
+# -- LayerNormalization -----------------------------------------------------------
+def _to(x, et):
+    from .builder import convert_scalar
+    return convert_scalar(x, False, et)
+
+
+@lowering("LayerNormalization", 17)
+def lower_layer_norm(op: OnnxOp, b: LoweringContext):
+    """Normalise over dims [axis, rank): mean, variance (two reductions),
+    then one generic for y = (x - mean) * rsqrt(var + eps) * scale + B.
+    Statistics are computed in f32 for f16/bf16 inputs (stash_type 1), in
+    the input type otherwise; Mean/InvStdDev keep the reduced dims as 1."""
+    from .builder import affine_map as amap
+    from .reshape import reshape_to
+    x, scale, bias = op.input(0), op.input(1), op.input(2)
+    r = b.ranked(op, x).rank
+    et = x.type.element_type
+    if not is_float(et):
+        op.fail("input must be a float tensor")
+    axis = op.attrs.axis
+    if not -r <= axis < r:
+        op.fail(f"axis {axis} is out of range for rank {r}")
+    axis = axis + r if axis < 0 else axis
+    ct = ir.F32Type.get() if (op.attrs.stash_type == 1 and et.width < 32) else et
+    dims = b.dims(x)
+    keep = list(range(axis))
+    full = amap(r, list(range(r)))
+    part = amap(r, keep)
+    red_it = ["parallel"] * axis + ["reduction"] * (r - axis)
+    kd = dims[:axis]
+    n = 1
+    for d in dims[axis:]:
+        n = n * d if isinstance(d, int) and isinstance(n, int) else \
+            arith.muli(b.as_index(n), b.as_index(d))
+    if isinstance(n, int):
+        nf = b.const(float(n), ct)
+    else:
+        nf = arith.sitofp(ct, arith.index_cast(ir.IntegerType.get_signless(64), n))
+    s = b.generic([x], [b.full(kd, ct, 0.0)], [full, part], red_it,
+                  lambda v, a: arith.addf(a, _to(v, ct)))[0]
+    mean = b.map_elementwise([s], kd, ct, lambda v: arith.divf(v, nf))
+
+    def sq(v, m, a):
+        d = arith.subf(_to(v, ct), m)
+        return arith.addf(a, arith.mulf(d, d))
+    ss = b.generic([x, mean], [b.full(kd, ct, 0.0)], [full, part, part], red_it, sq)[0]
+    eps = b.const(op.attrs.epsilon, ct)
+    inv = b.map_elementwise([ss], kd, ct,
+                            lambda v: math.rsqrt(arith.addf(arith.divf(v, nf), eps)))
+
+    def bmap(v):  # scale / B broadcast (numpy rules) against x
+        vr = b.ranked(op, v).rank
+        ex = []
+        for j in range(vr):
+            k = r - vr + j
+            one = not v.type.is_dynamic_dim(j) and v.type.shape[j] == 1
+            ex.append("0" if one and dims[k] != 1 else k)
+        return amap(r, ex)
+    ins = [x, mean, inv, scale] + ([bias] if bias is not None else [])
+    maps = [full, part, part, bmap(scale)] + ([bmap(bias)] if bias is not None else [])
+
+    def body(v, m, iv, sc, *rest):
+        y = arith.mulf(arith.mulf(arith.subf(_to(v, ct), m), iv), _to(sc, ct))
+        if bias is not None:
+            y = arith.addf(y, _to(rest[0], ct))
+        return _to(y, et)
+    y = b.generic(ins, [b.empty(dims, et)], maps + [full], ["parallel"] * r, body)[0]
+    outs = [y]
+    stat_dims = kd + [1] * (r - axis)
+    for i, v in ((1, mean), (2, inv)):
+        if i >= len(op.op.results):
+            break
+        rt = b.result_type(op, i)
+        if rt.element_type != ct:
+            v = b.map_elementwise([v], kd, rt.element_type,
+                                  lambda a, t=rt.element_type: _to(a, t))
+        outs.append(reshape_to(op, b, v, stat_dims))
+    return outs

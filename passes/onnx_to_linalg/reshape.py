@@ -88,6 +88,8 @@ def reshape_to(op: OnnxOp, b: LoweringContext, x: ir.Value, out_dims: list) -> i
             for k, grp in enumerate(g):
                 for j in grp:
                     dims.append(out_dims[j] if isinstance(out_dims[j], int) else b.dim(x, k))
+            if not g:  # rank 0 -> all-ones shape
+                dims = list(out_dims)
             return expand(b, x, g, dims)
     # general case: tensor.reshape with a shape tensor
     if all(isinstance(d, int) for d in out_dims):

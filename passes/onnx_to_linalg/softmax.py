@@ -1,11 +1,14 @@
-"""Softmax -> numerically stable max / exp-sum / divide as linalg.generic ops.
+"""Softmax / LogSoftmax -> numerically stable max / exp-sum / divide (or
+subtract log-sum) as linalg.generic ops; Hardmax -> max, first-max position
+(min of the row-major index where x == max), one-hot.
 
 v13 reduces along ``axis``; v1/v11 coerce the input to 2-D at ``axis`` and
 so reduce over all dims from ``axis`` on.
 """
 from __future__ import annotations
 
-from mlir.dialects import arith, math
+import mlir.ir as ir
+from mlir.dialects import arith, linalg, math
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
@@ -30,8 +33,52 @@ def softmax(op: OnnxOp, b: LoweringContext, x, red_dims: list[int], log: bool = 
                    lambda v, m, _o: math.exp(arith.subf(v, m)))[0]
     sm = b.generic([ex], [b.full(kdims, et, 0.0)], [full, part], red_it,
                    lambda v, acc: arith.addf(acc, v))[0]
+    if log:  # (x - max) - log(sum)
+        return b.generic([x, mx, sm], [b.empty(dims, et)], [full, part, part, full], par,
+                         lambda v, m, s, _o: arith.subf(arith.subf(v, m), math.log(s)))[0]
     return b.generic([ex, sm], [b.empty(dims, et)], [full, part, full], par,
                      lambda e, s, _o: arith.divf(e, s))[0]
+
+
+def hardmax(op: OnnxOp, b: LoweringContext, x, red_dims: list[int]):
+    """1 at the first (row-major over red_dims) maximum, 0 elsewhere."""
+    r = x.type.rank
+    et = x.type.element_type
+    if not is_float(et):
+        op.fail("only float hardmax is supported")
+    i64 = ir.IntegerType.get_signless(64)
+    dims = b.dims(x)
+    keep = [k for k in range(r) if k not in red_dims]
+    full = affine_map(r, list(range(r)))
+    part = affine_map(r, keep)
+    red_it = ["reduction" if k in red_dims else "parallel" for k in range(r)]
+    kdims = [dims[k] for k in keep]
+    # row-major strides of the reduced dims (index values, outside the bodies)
+    strides, acc = {}, b.index(1)
+    for k in reversed(red_dims):
+        strides[k] = acc
+        acc = arith.muli(acc, b.as_index(dims[k]))
+
+    def lin():
+        v = b.index(0)
+        for k in red_dims:
+            v = arith.addi(v, arith.muli(loop_index(k), strides[k]))
+        return arith.index_cast(i64, v)
+    mx = b.generic([x], [b.full(kdims, et, float("-inf"))], [full, part], red_it,
+                   lambda v, a: arith.maximumf(a, v))[0]
+    big = (1 << 63) - 1
+
+    def first(v, m, a):
+        hit = arith.cmpf(arith.CmpFPredicate.OEQ, v, m)
+        return arith.minsi(a, arith.select(hit, lin(), b.const(big, i64)))
+    pos = b.generic([x, mx], [b.full(kdims, i64, big)], [full, part, part], red_it, first)[0]
+    return b.generic([pos], [b.empty(dims, et)], [part, full], ["parallel"] * r,
+                     lambda p, _o: arith.select(arith.cmpi(arith.CmpIPredicate.eq, lin(), p),
+                                                b.const(1.0, et), b.const(0.0, et)))[0]
+
+
+def loop_index(k: int) -> ir.Value:
+    return linalg.IndexOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
 
 
 def _axis(op: OnnxOp, r: int) -> int:
@@ -54,3 +101,31 @@ def lower_softmax_v11(op: OnnxOp, b: LoweringContext):
     x = op.input(0)
     r = b.ranked(op, x).rank
     return [softmax(op, b, x, list(range(_axis(op, r), r)))]
+
+
+@lowering("LogSoftmax", 13)
+def lower_log_softmax(op: OnnxOp, b: LoweringContext):
+    x = op.input(0)
+    r = b.ranked(op, x).rank
+    return [softmax(op, b, x, [_axis(op, r)], log=True)]
+
+
+@lowering("LogSoftmax", 1, 11)
+def lower_log_softmax_v11(op: OnnxOp, b: LoweringContext):
+    x = op.input(0)
+    r = b.ranked(op, x).rank
+    return [softmax(op, b, x, list(range(_axis(op, r), r)), log=True)]
+
+
+@lowering("Hardmax", 13)
+def lower_hardmax(op: OnnxOp, b: LoweringContext):
+    x = op.input(0)
+    r = b.ranked(op, x).rank
+    return [hardmax(op, b, x, [_axis(op, r)])]
+
+
+@lowering("Hardmax", 1, 11)
+def lower_hardmax_v11(op: OnnxOp, b: LoweringContext):
+    x = op.input(0)
+    r = b.ranked(op, x).rank
+    return [hardmax(op, b, x, list(range(_axis(op, r), r)))]

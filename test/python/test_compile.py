@@ -130,3 +130,24 @@ def test_runtime_main_missing_library_is_one_line_error(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stderr.startswith("error: ")
+
+
+def _and_model(mask):
+    from onnx import numpy_helper as nh
+    g = h.make_graph([h.make_node("And", ["x", "b"], ["y"], name="and0")], "g",
+                     [h.make_tensor_value_info("x", T.BOOL, [len(mask)])],
+                     [h.make_tensor_value_info("y", T.BOOL, [len(mask)])],
+                     [nh.from_array(np.array(mask, bool), "b")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_recompiling_to_the_same_path_runs_the_new_model(tmp_path):
+    # dlopen caches libraries by path; bool initializers of any length are
+    # bit-packed constants
+    so = tmp_path / "same.so"
+    for mask in ([True], [True, False, True, True, False], [False] * 4 + [True] * 5):
+        s = onnx_mlir_py.ExecutionSession(onnx_mlir_py.compile(_and_model(mask), so, opt_level=0))
+        x = np.ones(len(mask), bool)
+        np.testing.assert_array_equal(s.run([x])[0], np.array(mask))

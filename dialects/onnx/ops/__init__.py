@@ -19,3 +19,10 @@ from . import normalization  # noqa: F401
 from . import gemm  # noqa: F401
 from . import softmax  # noqa: F401
 from . import nn_misc  # noqa: F401
+from . import control_flow  # noqa: F401
+from . import loss  # noqa: F401
+from . import quantize  # noqa: F401
+from . import attention  # noqa: F401
+from . import recurrent  # noqa: F401
+from . import nn_extra  # noqa: F401
+from . import strings_ml  # noqa: F401

@@ -96,10 +96,11 @@ def _split(op: OnnxOp):
     elif dim is None:
         sizes = [None] * n
     elif num is not None:
+        # Chunks of ceil(dim / n), the last one smaller. Where they overrun the
+        # dim (5 into 4 chunks of 2), the later parts are clipped as the ONNX
+        # reference implementation slices them: [2, 2, 1, 0].
         chunk = -(-dim // n)
-        sizes = [chunk] * (n - 1) + [dim - chunk * (n - 1)]
-        if sizes[-1] <= 0:
-            op.fail(f"cannot split dim {axis} ({dim}) into {n} outputs of {chunk}")
+        sizes = [max(0, min(dim, chunk * (i + 1)) - min(dim, chunk * i)) for i in range(n)]
     else:
         if dim % n:
             op.fail(f"dim {axis} of input {fmt(s)} ({dim}) is not divisible by the "

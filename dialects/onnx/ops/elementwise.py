@@ -14,21 +14,24 @@ from .broadcast import broadcast_shapes
 
 # op type -> versions: result has the type of input 0.
 UNARY = {
-    "Abs": (6, 13), "Neg": (6, 13), "Exp": (6, 13), "Log": (6, 13), "Sqrt": (6, 13),
-    "Reciprocal": (6, 13), "Floor": (6, 13), "Ceil": (6, 13), "Relu": (6, 13, 14),
-    "Sigmoid": (6, 13), "Tanh": (6, 13), "Erf": (9, 13), "Sin": (7,), "Cos": (7,),
-    "Tan": (7,), "Asin": (7,), "Acos": (7,), "Atan": (7,), "Sinh": (9,), "Cosh": (9,),
-    "Asinh": (9,), "Acosh": (9,), "Atanh": (9,), "Sign": (9, 13), "Round": (11,),
-    "Softplus": (1,), "Softsign": (1,), "Elu": (6,), "Selu": (6,), "LeakyRelu": (6, 16),
-    "HardSigmoid": (6,), "HardSwish": (14,), "ThresholdedRelu": (10,), "Celu": (12,),
-    "Gelu": (20,), "Mish": (18,), "Not": (1,), "BitwiseNot": (18,), "Identity": (16, 19, 21, 23, 24, 25),
-    "Clip": (11, 12, 13), "IsNaN": (9, 13, 20), "IsInf": (10, 20), "Shrink": (9,),
+    "Abs": (1, 6, 13), "Neg": (1, 6, 13), "Exp": (1, 6, 13), "Log": (1, 6, 13),
+    "Sqrt": (1, 6, 13), "Reciprocal": (1, 6, 13), "Floor": (1, 6, 13), "Ceil": (1, 6, 13),
+    "Relu": (1, 6, 13, 14), "Sigmoid": (1, 6, 13), "Tanh": (1, 6, 13), "Erf": (9, 13),
+    "Sin": (7, 22), "Cos": (7, 22), "Tan": (7, 22), "Asin": (7, 22), "Acos": (7, 22),
+    "Atan": (7, 22), "Sinh": (9, 22), "Cosh": (9, 22), "Asinh": (9, 22), "Acosh": (9, 22),
+    "Atanh": (9, 22), "Sign": (9, 13), "Round": (11, 22), "Softplus": (1, 22),
+    "Softsign": (1, 22), "Elu": (1, 6, 22), "Selu": (1, 6, 22), "LeakyRelu": (1, 6, 16),
+    "HardSigmoid": (1, 6, 22), "HardSwish": (14, 22), "ThresholdedRelu": (10, 22),
+    "Celu": (12, 28), "Gelu": (20,), "Mish": (18, 22), "Not": (1,), "BitwiseNot": (18,),
+    "Clip": (1, 6, 11, 12, 13), "IsNaN": (9, 13, 20), "IsInf": (10, 20), "Shrink": (9,),
+    "Swish": (24,), "LpNormalization": (1, 22), "MeanVarianceNormalization": (9, 13),
+    "CumProd": (26,), "ReverseSequence": (10, 28),
 }
 # op type -> versions: numpy broadcast of all inputs, type of input 0.
 BINARY = {
     "Add": (7, 13, 14), "Sub": (7, 13, 14), "Mul": (7, 13, 14), "Div": (7, 13, 14),
-    "Pow": (7, 12, 13, 15), "Mod": (10, 13), "PRelu": (7, 9, 16),
-    "BitShift": (11,), "BitwiseAnd": (18,), "BitwiseOr": (18,), "BitwiseXor": (18,),
+    "Pow": (7, 12, 13, 15), "Mod": (10, 13, 28), "PRelu": (7, 9, 16),
+    "BitShift": (11, 28), "BitwiseAnd": (18,), "BitwiseOr": (18,), "BitwiseXor": (18,),
     "Max": (8, 12, 13), "Min": (8, 12, 13), "Sum": (8, 13), "Mean": (8, 13),
 }
 # op type -> versions: numpy broadcast of inputs, bool result.
@@ -37,6 +40,8 @@ COMPARE = {
     "LessOrEqual": (12, 16), "GreaterOrEqual": (12, 16),
     "And": (7,), "Or": (7,), "Xor": (7,),
 }
+# Identity passes any type through (tensors, and sequences/optionals since v14).
+IDENTITY_VERSIONS = (1, 13, 14, 16, 19, 21, 23, 24, 25)
 _BOOL_RESULT = {"IsNaN", "IsInf"}
 
 
@@ -65,6 +70,12 @@ def _compare_shape(op: OnnxOp):
 def _broadcast_verify(op: OnnxOp):
     ins = [v for g in op.operand_groups() for v in g]
     broadcast_shapes(op, [op.shape(v) for v in ins])
+
+
+@shape_rule("Identity", *IDENTITY_VERSIONS)
+def _identity_shape(op: OnnxOp):
+    t = op.input(0).type
+    return [None if str(t) == "!onnx.unknown" else t]
 
 
 for _op, _versions in UNARY.items():

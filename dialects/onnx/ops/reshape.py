@@ -108,6 +108,9 @@ def _axes_of(op: OnnxOp, attr_versions_below: int = 13):
     """(axes list or None, given?) from the attribute (old) or input (new)."""
     if op.version < attr_versions_below:
         axes = op.attrs.axes
+        if op.version < 11 and axes is not None and any(a < 0 for a in axes):
+            op.fail(f"axes {list(axes)}: v{op.version} takes non-negative axes only "
+                    f"(negative axes need v11)")
         return (list(axes) if axes is not None else None), axes is not None
     v = op.input(1)
     if v is None:

@@ -5,8 +5,9 @@
 // CHECK: "onnx.size"{{.*}} -> tensor<i64>
 // CHECK: "onnx.cast_v25"{{.*}} -> tensor<?x3x4xi32>
 // CHECK: "onnx.non_zero"{{.*}} -> tensor<3x?xi64>
-// CHECK: "onnx.constant_v13"{{.*}} -> tensor<3xi64>
-// CHECK: "onnx.constant_v13"{{.*}} -> tensor<f32>
+// Constants of any form fold to the one onnx.constant form.
+// CHECK: "onnx.constant"() {value = dense<[1, 2, 3]> : tensor<3xi64>} : () -> tensor<3xi64>
+// CHECK: "onnx.constant"() {value = dense<1.500000e+00> : tensor<f32>} : () -> tensor<f32>
 // CHECK: "onnx.constant_of_shape"{{.*}} -> tensor<?x3xi32>
 // CHECK: "onnx.one_hot_v11"{{.*}} -> tensor<?x5x3x4xf32>
 func.func @shape_ops(%x: tensor<?x3x4xf32>, %v: tensor<2xf32>) -> !onnx.unknown {

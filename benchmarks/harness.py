@@ -1,0 +1,208 @@
+"""Pieces of the benchmark: the model set, FLOP counting, interleaved timing
+and numpy's single-thread GFLOPS. ``run.py`` is the command."""
+from __future__ import annotations
+
+import inspect
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+# -- the model set ---------------------------------------------------------------
+ZOO_MODELS = ["mnist_cnn", "mlp", "resnet18", "mobilenetv2", "encoder_layer", "bert_layer"]
+MATMUL = "matmul1024"
+ALL_MODELS = ZOO_MODELS + [MATMUL]
+
+
+def matmul_model(n: int = 1024, seed: int = 0) -> onnx.ModelProto:
+    """(n, n) input times an (n, n) constant: the GFLOPS check."""
+    rng = np.random.default_rng(seed)
+    w = numpy_helper.from_array((rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32), "W")
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["input", "W"], ["output"], name="matmul")], "matmul",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [n, n])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [n, n])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 10
+    return m
+
+
+def build(name: str) -> onnx.ModelProto:
+    if name == MATMUL:
+        return matmul_model()
+    if name.startswith("matmul") and name[6:].isdigit():  # e.g. matmul256 for quick runs
+        return matmul_model(int(name[6:]))
+    from onnx_mlir_py.testing import models
+    if name not in models.ZOO:
+        raise SystemExit(f"unknown model {name!r}; known: {', '.join(ALL_MODELS)}")
+    return models.ZOO[name]()
+
+
+def random_feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+    try:
+        from onnx_mlir_py.testing.models import random_inputs
+        return random_inputs(model, seed=seed)
+    except ImportError:  # the zoo module is optional for matmul models
+        rng = np.random.default_rng(seed)
+        init = {i.name for i in model.graph.initializer}
+        return {vi.name: rng.standard_normal([d.dim_value for d in
+                                              vi.type.tensor_type.shape.dim]).astype(np.float32)
+                for vi in model.graph.input if vi.name not in init}
+
+
+# -- FLOPs: 2 x MACs of Conv / MatMul / Gemm -------------------------------------
+def _shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
+    inferred = onnx.shape_inference.infer_shapes(model)
+    g = inferred.graph
+    out = {}
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        t = vi.type.tensor_type
+        if t.HasField("shape"):
+            out[vi.name] = [d.dim_value if d.HasField("dim_value") else 0 for d in t.shape.dim]
+    for init in g.initializer:
+        out[init.name] = list(init.dims)
+    return out
+
+
+def count_flops(model: onnx.ModelProto) -> int:
+    shapes = _shapes(model)
+    total = 0
+    for node in model.graph.node:
+        y = shapes.get(node.output[0])
+        if not y:
+            continue
+        if node.op_type == "Conv":
+            w = shapes.get(node.input[1])  # (M, C/group, k...)
+            if w:
+                total += 2 * int(np.prod(y)) * int(np.prod(w[1:]))
+        elif node.op_type == "MatMul":
+            a = shapes.get(node.input[0])
+            if a:
+                total += 2 * int(np.prod(y)) * a[-1]
+        elif node.op_type == "Gemm":
+            a = shapes.get(node.input[0])
+            trans_a = next((a_.i for a_ in node.attribute if a_.name == "transA"), 0)
+            if a:
+                total += 2 * int(np.prod(y)) * (a[0] if trans_a else a[1])
+    return total
+
+
+# -- engines ---------------------------------------------------------------------
+def ours_threads_supported() -> bool:
+    from onnx_mlir_py import ExecutionSession
+    try:
+        return "num_threads" in inspect.signature(ExecutionSession.__init__).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def ours_session(path: str, threads: int | None):
+    from onnx_mlir_py import ExecutionSession
+    if threads is not None and ours_threads_supported():
+        return ExecutionSession(path, num_threads=threads)
+    return ExecutionSession(path)
+
+
+def ort_session(path: str, threads: int):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def check_outputs(ours: list[np.ndarray], ref: list[np.ndarray], rtol=1e-3, atol=1e-4
+                  ) -> tuple[bool, float]:
+    """(all close, max abs error)."""
+    if len(ours) != len(ref):
+        return False, float("inf")
+    ok, err = True, 0.0
+    for a, b in zip(ours, ref):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return False, float("inf")
+        d = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        err = max(err, float(d.max()) if d.size else 0.0)
+        ok = ok and bool(np.allclose(a, b, rtol=rtol, atol=atol))
+    return ok, err
+
+
+def time_interleaved(run_a, run_b, warmup: int, min_reps: int, max_reps: int,
+                     budget_s: float) -> tuple[list[float], list[float]]:
+    """Alternate A and B (order flipped every round so neither always runs
+    second), after ``warmup`` runs of each; stop after ``max_reps`` rounds
+    or when ``budget_s`` is spent and ``min_reps`` rounds are done."""
+    t0 = time.perf_counter()
+    run_a()
+    run_b()
+    first = time.perf_counter() - t0
+    if first * (warmup + min_reps) > 4 * budget_s:  # slow model: fewer, still >= 3
+        warmup, min_reps = 0, max(3, min(min_reps, int(2 * budget_s / first)))
+    for _ in range(max(0, warmup - 1)):
+        run_a()
+        run_b()
+    ta, tb = [], []
+    start = time.perf_counter()
+    for i in range(max_reps):
+        pair = ((run_a, ta), (run_b, tb)) if i % 2 == 0 else ((run_b, tb), (run_a, ta))
+        for fn, acc in pair:
+            t0 = time.perf_counter()
+            fn()
+            acc.append(time.perf_counter() - t0)
+        if i + 1 >= min_reps and time.perf_counter() - start >= budget_s:
+            break
+    return ta, tb
+
+
+def median_ms(ts: list[float]) -> float:
+    return statistics.median(ts) * 1e3
+
+
+def spread_pct(ts: list[float]) -> float | None:
+    """Interquartile range / median in percent: how disturbed the runs were."""
+    if len(ts) < 4:
+        return None
+    q = statistics.quantiles(ts, n=4)
+    return 100 * (q[2] - q[0]) / statistics.median(ts)
+
+
+# -- numpy single-thread GFLOPS ----------------------------------------------------
+_NUMPY_SNIPPET = """
+import time, statistics, numpy as np
+n = {n}
+a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
+b = np.random.default_rng(1).standard_normal((n, n)).astype(np.float32)
+a @ b
+ts = []
+for _ in range({reps}):
+    t0 = time.perf_counter(); a @ b; ts.append(time.perf_counter() - t0)
+print(2 * n ** 3 / statistics.median(ts) / 1e9)
+"""
+
+
+def numpy_gflops_1t(n: int = 1024, reps: int = 10) -> tuple[float, str]:
+    """numpy matmul GFLOPS on one thread: threadpoolctl in this process if
+    installed, else a child process with OPENBLAS_NUM_THREADS=1."""
+    code = _NUMPY_SNIPPET.format(n=n, reps=reps)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                   MKL_NUM_THREADS="1")
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout
+        return float(out.strip().splitlines()[-1]), "child process, OPENBLAS_NUM_THREADS=1"
+    with threadpool_limits(limits=1):
+        ns: dict = {}
+        import contextlib
+        import io
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            exec(code, ns)
+        return float(buf.getvalue().strip().splitlines()[-1]), "threadpoolctl limits=1"

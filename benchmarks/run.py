@@ -1,0 +1,277 @@
+"""onnx-mlir-py -O3 against onnxruntime, in one command:
+
+    python benchmarks/run.py [--models mnist_cnn,mlp,...] [--threads 1,2] [--quick]
+
+Each model is built with ``onnx.helper`` and seeded random weights
+(``onnx_mlir_py.testing.models`` plus a 1024^3 MatMul), compiled with
+``onnx_mlir_py.compile(..., opt_level=3)``, checked against onnxruntime
+(rtol 1e-3, atol 1e-4; a mismatch is reported, not timed) and timed against
+onnxruntime in the same process, runs interleaved, median of N, per thread
+count. Every model runs in its own worker process (a crash or a hang costs
+that model's row only). Writes ``<out>/latest.json`` and ``<out>/latest.png``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+
+QUICK = dict(warmup=1, min_reps=3, max_reps=5, budget_s=0.2)
+FULL = dict(warmup=3, min_reps=10, max_reps=200, budget_s=4.0)
+
+
+# -- worker: one model, all thread counts, in one process ------------------------------
+def worker(name: str, threads: list[int], quick: bool, out_json: str) -> None:
+    res: dict = {"name": name, "status": "error"}
+    try:
+        _work(name, threads, quick, res)
+    except BaseException as e:  # a failure is reported in the row, not raised
+        res["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        res["traceback"] = traceback.format_exc(limit=4)
+    with open(out_json, "w") as f:
+        json.dump(res, f)
+
+
+def _work(name: str, threads: list[int], quick: bool, res: dict) -> None:
+    model = harness.build(name)
+    res["gflop"] = harness.count_flops(model) / 1e9
+    tmp = tempfile.mkdtemp(prefix=f"bench_{name}_")
+    try:
+        _measure(name, model, tmp, threads, quick, res)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _measure(name, model, tmp, threads, quick, res) -> None:
+    import onnx
+
+    import onnx_mlir_py
+    path = os.path.join(tmp, f"{name}.onnx")
+    onnx.save(model, path)
+    feeds = harness.random_feeds(model)
+    t0 = time.perf_counter()
+    try:
+        so = onnx_mlir_py.compile(path, output=os.path.join(tmp, f"{name}.so"), opt_level=3)
+    except Exception as e:
+        res["compile_s"] = time.perf_counter() - t0
+        res["status"] = "compile-error"
+        res["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        return
+    res["compile_s"] = time.perf_counter() - t0
+    args = list(feeds.values())
+    ref = harness.ort_session(path, threads[0]).run(None, feeds)
+    ours = harness.ours_session(so, threads[0]).run(args)
+    ok, err = harness.check_outputs(ours, ref)
+    res["max_abs_err"] = err
+    if not ok:
+        res["status"] = "mismatch"
+        return
+    res["status"] = "ok"
+    res["threads_controllable"] = harness.ours_threads_supported()
+    cfg = QUICK if quick else FULL
+    res["timings"] = {}
+    for t in threads:
+        s_ours = harness.ours_session(so, t)
+        s_ort = harness.ort_session(path, t)
+        t_ours, t_ort = harness.time_interleaved(lambda: s_ours.run(args),
+                                                 lambda: s_ort.run(None, feeds), **cfg)
+        ours_ms, ort_ms = harness.median_ms(t_ours), harness.median_ms(t_ort)
+        gf = res["gflop"]
+        res["timings"][str(t)] = {
+            "ours_ms": ours_ms, "ort_ms": ort_ms, "ratio": ours_ms / ort_ms,
+            "ours_gflops": gf / (ours_ms / 1e3) if gf else None,
+            "ort_gflops": gf / (ort_ms / 1e3) if gf else None, "reps": len(t_ours),
+            "ours_spread_pct": harness.spread_pct(t_ours),
+            "ort_spread_pct": harness.spread_pct(t_ort)}
+        del s_ours, s_ort
+    if name.startswith("matmul"):
+        n = model.graph.input[0].type.tensor_type.shape.dim[0].dim_value
+        gflops, how = harness.numpy_gflops_1t(n, reps=3 if quick else 10)
+        res["numpy_gflops_1t"], res["numpy_threads_limited_by"] = gflops, how
+        one = res["timings"].get("1")
+        if one and one["ours_gflops"]:
+            res["ours_vs_numpy_1t"] = one["ours_gflops"] / gflops
+
+
+# -- parent: run the workers, print, write JSON and the chart ---------------------------
+def _run_worker(name, threads, quick, timeout) -> dict:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        out = f.name
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name,
+           "--threads", ",".join(map(str, threads)), "--result", out] + (["--quick"] if quick else [])
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"name": name, "status": "timeout", "error": f"no result within {timeout} s"}
+    try:
+        with open(out) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        tail = (p.stderr or "").strip().splitlines()[-1:] or [f"exit status {p.returncode}"]
+        return {"name": name, "status": "crash",
+                "error": f"worker died (status {p.returncode}): {tail[0][:200]}"}
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
+
+
+def _fmt(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+def print_row(r: dict, threads: list[int]) -> None:
+    if r["status"] != "ok":
+        print(f"{r['name']:<14} {'':>3} {r['status']}: {r.get('error', '')}"
+              + (f" (max abs err {r['max_abs_err']:.3g})" if "max_abs_err" in r else ""),
+              flush=True)
+        return
+    for t in threads:
+        tm = r["timings"][str(t)]
+        print(f"{r['name']:<14} {t:>3} {tm['ours_ms']:>10.3f} {tm['ort_ms']:>10.3f} "
+              f"{tm['ratio']:>7.2f} {_fmt(tm['ours_gflops'], '8.1f'):>8} "
+              f"{_fmt(tm['ort_gflops'], '8.1f'):>8} {r['compile_s']:>9.2f}", flush=True)
+
+
+def markdown(result: dict) -> str:
+    """The table for an issue note."""
+    threads = result["threads"]
+    lines = ["| model | threads | ours ms | onnxruntime ms | ratio | ours GFLOPS | "
+             "onnxruntime GFLOPS | compile s |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in result["models"]:
+        if r["status"] != "ok":
+            lines.append(f"| {r['name']} | | {r['status']}: {r.get('error', '')[:80]} | | | | | |")
+            continue
+        for t in threads:
+            tm = r["timings"][str(t)]
+            lines.append(f"| {r['name']} | {t} | {tm['ours_ms']:.3f} | {tm['ort_ms']:.3f} | "
+                         f"{tm['ratio']:.2f} | {_fmt(tm['ours_gflops'], '.1f')} | "
+                         f"{_fmt(tm['ort_gflops'], '.1f')} | {r['compile_s']:.1f} |")
+    for t in threads:
+        lines.append(f"| **geomean** | {t} | | | **{_fmt(result['geomean'][str(t)], '.2f')}** "
+                     "| | | |")
+    if "matmul_vs_numpy_1t" in result:
+        lines.append(f"\nmatmul: {100 * result['matmul_vs_numpy_1t']:.0f}% of numpy's "
+                     f"single-thread GFLOPS ({result['numpy_gflops_1t']:.1f}) in the same run.")
+    if not result["ours_threads_controllable"]:
+        lines.append("\nOur thread count is not controllable yet: the same library ran at "
+                     "every thread count.")
+    return "\n".join(lines) + "\n"
+
+
+def geomeans(rows: list[dict], threads: list[int]) -> dict:
+    out = {}
+    for t in threads:
+        rs = [r["timings"][str(t)]["ratio"] for r in rows if r["status"] == "ok"]
+        out[str(t)] = math.exp(sum(map(math.log, rs)) / len(rs)) if rs else None
+    return out
+
+
+def write_chart(result: dict, path: str) -> str | None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed (pip install -e '.[bench]'): no PNG written"
+    rows = [r for r in result["models"] if r["status"] == "ok"]
+    threads = result["threads"]
+    if not rows:
+        return "no model ran: no PNG written"
+    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(rows) + 2), 4))
+    width = 0.8 / len(threads)
+    for k, t in enumerate(threads):
+        xs = [i + (k - (len(threads) - 1) / 2) * width for i in range(len(rows))]
+        ax.bar(xs, [r["timings"][str(t)]["ratio"] for r in rows], width,
+               label=f"{t} thread{'s' if t > 1 else ''}")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.axhline(1.5, color="red", linewidth=0.8, linestyle="--", label="goal (geomean 1.5)")
+    ax.set_xticks(range(len(rows)), [r["name"] for r in rows], rotation=20)
+    ax.set_ylabel("onnx-mlir-py -O3 time / onnxruntime time")
+    ax.set_title("lower is better; geomean " + ", ".join(
+        f"{t}t: {_fmt(result['geomean'][str(t)], '.2f')}" for t in threads))
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return None
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", help=f"comma list (default: {','.join(harness.ALL_MODELS)}; "
+                                     "--quick: mnist_cnn,mlp,matmul256)")
+    ap.add_argument("--threads", default="1,2", help="comma list of thread counts")
+    ap.add_argument("--quick", action="store_true", help="few repetitions: a smoke test")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"), help="results directory")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per model")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--result", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    threads = [int(t) for t in args.threads.split(",") if t.strip()]
+    if args.worker:
+        worker(args.worker, threads, args.quick, args.result)
+        return 0
+    default = "mnist_cnn,mlp,matmul256" if args.quick else ",".join(harness.ALL_MODELS)
+    names = [m.strip() for m in (args.models or default).split(",") if m.strip()]
+    controllable = harness.ours_threads_supported()
+    import numpy
+    import onnxruntime
+    print(f"onnxruntime {onnxruntime.__version__}, numpy {numpy.__version__}, "
+          f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
+    if not controllable:
+        print("note: ExecutionSession has no num_threads parameter yet: our thread count is "
+              "not controllable; 'ours' is the same library at every thread count")
+    print(f"{'model':<14} {'thr':>3} {'ours ms':>10} {'ort ms':>10} {'ratio':>7} "
+          f"{'ours GF/s':>8} {'ort GF/s':>8} {'compile s':>9}")
+    rows = []
+    for name in names:
+        r = _run_worker(name, threads, args.quick, args.timeout)
+        rows.append(r)
+        print_row(r, threads)
+    result = {
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "quick": args.quick, "threads": threads, "ours_threads_controllable": controllable,
+        "machine": {"cpus": os.cpu_count(), "loadavg": list(os.getloadavg()),
+                    "python": platform.python_version(), "onnxruntime": onnxruntime.__version__,
+                    "numpy": numpy.__version__},
+        "models": rows, "geomean": geomeans(rows, threads),
+    }
+    mm = [r for r in rows if "ours_vs_numpy_1t" in r]
+    if mm:
+        result["matmul_vs_numpy_1t"] = mm[0]["ours_vs_numpy_1t"]
+        result["numpy_gflops_1t"] = mm[0]["numpy_gflops_1t"]
+    n_ok = sum(r["status"] == "ok" for r in rows)
+    result["geomean_models"] = n_ok
+    for t in threads:
+        g = result["geomean"][str(t)]
+        print(f"geomean ratio (ours/onnxruntime) at {t} thread(s): {_fmt(g, '.2f')}"
+              f" over {n_ok} of {len(rows)} models")
+    if mm:
+        print(f"{mm[0]['name']}: ours {mm[0]['timings']['1']['ours_gflops']:.1f} GFLOPS = "
+              f"{100 * mm[0]['ours_vs_numpy_1t']:.0f}% of numpy 1-thread "
+              f"({mm[0]['numpy_gflops_1t']:.1f} GFLOPS)")
+    os.makedirs(args.out, exist_ok=True)
+    jpath = os.path.join(args.out, "latest.json")
+    with open(jpath, "w") as f:
+        json.dump(result, f, indent=1)
+    with open(os.path.join(args.out, "latest.md"), "w") as f:
+        f.write(markdown(result))
+    msg = write_chart(result, os.path.join(args.out, "latest.png"))
+    print(f"wrote {jpath}" + (f"; {msg}" if msg else f" and {os.path.join(args.out, 'latest.png')}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,386 @@
+"""Control flow (If, Loop, Scan), optionals and sequences.
+
+The shape-inference pass infers region bodies before the op's rule, so these
+rules read the types the bodies yield:
+
+* If: each result is what both branches agree on (dims that differ become
+  dynamic, ranks that differ make it unranked).
+* Loop: loop-carried results merge the initial value with the body output;
+  scan outputs get a leading dynamic dim (the iteration count; a loop can
+  stop early on ``cond``).
+* Scan (v9+): states as Loop; each scan output is the body's per-iteration
+  output with the sequence length inserted at its ``scan_output_axes`` axis.
+  Scan v8 has a leading batch dim on every input and output.
+* Optional / OptionalHasElement / OptionalGetElement, SequenceEmpty /
+  Construct / Insert / Erase / At / Length, ConcatFromSequence,
+  SplitToSequence: element types and shapes as the ONNX spec states them.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+import onnx
+
+from onnx_mlir_py.registry import shape_rule, verifier
+from ..opview import OnnxOp, tensor
+from .common import const_ints, i64, norm_axis
+
+UNKNOWN = "!onnx.unknown"
+IF = (1, 11, 13, 16, 19, 21, 23, 24, 25)
+LOOP = (1, 11, 13, 16, 19, 21, 23, 24, 25)
+SCAN = (9, 11, 16, 19, 21, 23, 24, 25)
+
+
+# -- type helpers ------------------------------------------------------------------
+
+def known(t: ir.Type | None) -> bool:
+    return t is not None and str(t) != UNKNOWN and UNKNOWN not in str(t)
+
+
+def seq_of(t: ir.Type) -> ir.Type:
+    return ir.Type.parse(f"!onnx.seq<{t}>")
+
+
+def opt_of(t: ir.Type) -> ir.Type:
+    return ir.Type.parse(f"!onnx.opt<{t}>")
+
+
+def _inner(t: ir.Type, prefix: str) -> ir.Type | None:
+    s = str(t)
+    if s.startswith(prefix) and s.endswith(">"):
+        return ir.Type.parse(s[len(prefix):-1])
+    return None
+
+
+def seq_elem(t: ir.Type) -> ir.Type | None:
+    return _inner(t, "!onnx.seq<")
+
+
+def opt_elem(t: ir.Type) -> ir.Type | None:
+    return _inner(t, "!onnx.opt<")
+
+
+def merge(a: ir.Type | None, b: ir.Type | None) -> ir.Type | None:
+    """The most precise type both ``a`` and ``b`` are instances of."""
+    if not known(a) or not known(b):
+        return None
+    if str(a) == str(b):
+        return a
+    if isinstance(a, ir.ShapedType) and isinstance(b, ir.ShapedType):
+        if str(a.element_type) != str(b.element_type):
+            return None
+        sa, sb = OnnxOp.shape_of_type(a), OnnxOp.shape_of_type(b)
+        if sa is None or sb is None or len(sa) != len(sb):
+            return tensor(None, a.element_type)
+        return tensor([x if x == y else None for x, y in zip(sa, sb)], a.element_type)
+    ea, eb = seq_elem(a), seq_elem(b)
+    if ea is not None and eb is not None:
+        m = merge(ea, eb)
+        return seq_of(m) if m is not None else None
+    ea, eb = opt_elem(a), opt_elem(b)
+    if ea is not None and eb is not None:
+        m = merge(ea, eb)
+        return opt_of(m) if m is not None else None
+    return None
+
+
+def yields(op: OnnxOp, region: int = 0) -> list[ir.Value]:
+    block = op.op.regions[region].blocks[0]
+    return list(list(block.operations)[-1].operands)
+
+
+def _with_dim(t: ir.Type | None, axis: int, dim: int | None) -> ir.Type | None:
+    """``t`` with a new dim inserted at ``axis`` (negative counts from the end)."""
+    if not known(t) or not isinstance(t, ir.ShapedType):
+        return None
+    s = OnnxOp.shape_of_type(t)
+    if s is None:
+        return tensor(None, t.element_type)
+    a = axis + len(s) + 1 if axis < 0 else axis
+    if not 0 <= a <= len(s):
+        return None
+    return tensor(s[:a] + (dim,) + s[a:], t.element_type)
+
+
+# -- If ------------------------------------------------------------------------------
+
+def _branches(op: OnnxOp):
+    """(then values, else values); regions are in schema (alphabetical) order."""
+    return (yields(op, op.spec.regions.index("then_branch")),
+            yields(op, op.spec.regions.index("else_branch")))
+
+
+@shape_rule("If", *IF)
+def _if_shape(op: OnnxOp):
+    then, other = _branches(op)
+    return [merge(a.type, b.type) for a, b in zip(then, other)]
+
+
+@verifier("If", *IF)
+def _if_verify(op: OnnxOp):
+    then, other = _branches(op)
+    if len(then) != len(other) or len(then) != len(op.results):
+        op.fail(f"then_branch yields {len(then)} values and else_branch {len(other)}, "
+                f"but If has {len(op.results)} outputs")
+
+
+# -- Loop ----------------------------------------------------------------------------
+
+@shape_rule("Loop", *LOOP)
+def _loop_shape(op: OnnxOp):
+    body = yields(op)[1:]  # after cond
+    init = op.variadic()
+    out = []
+    for i, r in enumerate(op.results):
+        if i >= len(body):
+            out.append(None)
+        elif i < len(init):
+            b = body[i].type
+            out.append(merge(init[i].type, b) if known(init[i].type) else None)
+        else:
+            out.append(_with_dim(body[i].type, 0, None))
+    return out
+
+
+@verifier("Loop", *LOOP)
+def _loop_verify(op: OnnxOp):
+    body = yields(op)
+    if len(body) != 1 + len(op.results):
+        op.fail(f"body yields {len(body)} values: expected cond + {len(op.results)} "
+                f"(one per Loop output)")
+    if len(op.results) < len(op.variadic()):
+        op.fail(f"{len(op.variadic())} loop-carried inputs but only "
+                f"{len(op.results)} outputs")
+
+
+# -- Scan ----------------------------------------------------------------------------
+
+def _axes(op: OnnxOp, name: str, n: int) -> list[int]:
+    v = getattr(op.attrs, name)
+    return list(v) if v else [0] * n
+
+
+@shape_rule("Scan", *SCAN)
+def _scan_shape(op: OnnxOp):
+    ins = op.variadic()
+    m = op.attrs.num_scan_inputs
+    n = len(ins) - m
+    body = yields(op)
+    in_axes = _axes(op, "scan_input_axes", m)
+    seq_len = None
+    if m and in_axes:
+        s = op.shape(ins[n])
+        if s is not None:
+            seq_len = s[norm_axis(op, in_axes[0], len(s), "scan_input_axes entry")]
+    k = len(op.results) - n
+    out_axes = _axes(op, "scan_output_axes", k)
+    out = []
+    for i in range(len(op.results)):
+        if i >= len(body):
+            out.append(None)
+        elif i < n:
+            out.append(merge(ins[i].type, body[i].type))
+        else:
+            out.append(_with_dim(body[i].type, out_axes[i - n], seq_len))
+    return out
+
+
+@verifier("Scan", *SCAN)
+def _scan_verify(op: OnnxOp):
+    m = op.attrs.num_scan_inputs
+    if m is None or m < 1 or m > len(op.variadic()):
+        op.fail(f"num_scan_inputs = {m}: expected 1..{len(op.variadic())} (the inputs)")
+    for name, count in (("scan_input_axes", m), ("scan_input_directions", m),
+                        ("scan_output_axes", len(op.results) - (len(op.variadic()) - m)),
+                        ("scan_output_directions",
+                         len(op.results) - (len(op.variadic()) - m))):
+        v = getattr(op.attrs, name)
+        if v and len(v) != count:
+            op.fail(f"attribute '{name}' has {len(v)} entries, expected {count}")
+
+
+@shape_rule("Scan", 8)
+def _scan8_shape(op: OnnxOp):
+    ins = op.variadic()
+    m = op.attrs.num_scan_inputs
+    n = len(ins) - m
+    body = yields(op)
+    batch = seq = None
+    if ins:
+        s0 = op.shape(ins[0])
+        batch = s0[0] if s0 else None
+    if m:
+        s = op.shape(ins[n])
+        seq = s[1] if s is not None and len(s) > 1 else None
+    out = []
+    for i in range(len(op.results)):
+        if i >= len(body):
+            out.append(None)
+        elif i < n:
+            out.append(_with_dim(body[i].type, 0, batch))
+        else:
+            t = _with_dim(body[i].type, 0, seq)
+            out.append(_with_dim(t, 0, batch) if t is not None else None)
+    return out
+
+
+# -- body argument types ---------------------------------------------------------------
+
+def _drop_dim(t: ir.Type, axis: int) -> ir.Type | None:
+    if not known(t) or not isinstance(t, ir.ShapedType):
+        return None
+    s = OnnxOp.shape_of_type(t)
+    if s is None:
+        return tensor(None, t.element_type)
+    a = axis + len(s) if axis < 0 else axis
+    if not 0 <= a < len(s):
+        return None
+    return tensor(s[:a] + s[a + 1:], t.element_type)
+
+
+def body_arg_types(op: OnnxOp) -> list[ir.Type | None] | None:
+    """Types the body block arguments of a Loop / Scan (v9+) take from the
+    op's operands (None: leave the argument's type), or None for other ops."""
+    if op.op_type == "Loop":
+        return [tensor((), i64()), tensor((), ir.IntegerType.get_signless(1))] + \
+            [v.type if known(v.type) else None for v in op.variadic()]
+    if op.op_type == "Scan" and op.version >= 9:
+        ins = op.variadic()
+        m = op.attrs.num_scan_inputs or 0
+        n = len(ins) - m
+        axes = _axes(op, "scan_input_axes", m)
+        return [v.type if known(v.type) else None for v in ins[:n]] + \
+            [_drop_dim(v.type, axes[i] if i < len(axes) else 0)
+             for i, v in enumerate(ins[n:])]
+    return None
+
+
+def type_body_arguments(op: ir.Operation) -> None:
+    """Give untyped (``!onnx.unknown``) Loop / Scan body arguments the types
+    ONNX implies, before the body is inferred."""
+    if not op.regions or not len(op.regions[0].blocks):
+        return
+    v = OnnxOp(op)
+    types = body_arg_types(v)
+    if types is None:
+        return
+    for arg, t in zip(op.regions[0].blocks[0].arguments, types):
+        if t is not None and str(arg.type) == UNKNOWN:
+            arg.set_type(t)
+
+
+# -- Optional ------------------------------------------------------------------------
+
+@shape_rule("Optional", 15, 28)
+def _optional_shape(op: OnnxOp):
+    x = op.input(0)
+    if x is not None:
+        return [opt_of(x.type) if known(x.type) else None]
+    t = op.attrs.type
+    return [opt_of(t)] if isinstance(t, ir.Type) and known(t) else [None]
+
+
+@shape_rule("OptionalHasElement", 15, 18, 28)
+def _has_element_shape(op: OnnxOp):
+    return [tensor((), ir.IntegerType.get_signless(1))]
+
+
+@shape_rule("OptionalGetElement", 15, 18, 28)
+def _get_element_shape(op: OnnxOp):
+    t = op.input(0).type
+    inner = opt_elem(t)
+    if inner is not None:
+        return [inner if known(inner) else None]
+    return [t if known(t) else None]
+
+
+# -- Sequences -----------------------------------------------------------------------
+
+def _elem_of_dtype(code: int) -> ir.Type:
+    from onnx_mlir_py.importer.types import elem_type
+    return elem_type(code)
+
+
+@shape_rule("SequenceEmpty", 11)
+def _seq_empty_shape(op: OnnxOp):
+    code = op.attrs.dtype if op.attrs.dtype is not None else onnx.TensorProto.FLOAT
+    return [seq_of(tensor(None, _elem_of_dtype(code)))]
+
+
+@shape_rule("SequenceConstruct", 11)
+def _seq_construct_shape(op: OnnxOp):
+    ts = [v.type for v in op.variadic()]
+    t = ts[0] if ts else None
+    for u in ts[1:]:
+        t = merge(t, u)
+    return [seq_of(t) if known(t) else None]
+
+
+@shape_rule("SequenceInsert", 11)
+def _seq_insert_shape(op: OnnxOp):
+    e = seq_elem(op.input(0).type)
+    t = op.input(1).type
+    if not known(t):
+        return [None]
+    if e is None or not known(e):
+        return [seq_of(t)] if e is not None else [None]
+    m = merge(e, t)
+    if m is None and isinstance(t, ir.ShapedType):
+        m = tensor(None, t.element_type)
+    return [seq_of(m) if m is not None else None]
+
+
+@shape_rule("SequenceErase", 11)
+def _seq_erase_shape(op: OnnxOp):
+    t = op.input(0).type
+    return [t if known(t) else None]
+
+
+@shape_rule("SequenceAt", 11)
+def _seq_at_shape(op: OnnxOp):
+    e = seq_elem(op.input(0).type)
+    return [e if known(e) else None]
+
+
+@shape_rule("SequenceLength", 11)
+def _seq_length_shape(op: OnnxOp):
+    return [tensor((), i64())]
+
+
+@shape_rule("ConcatFromSequence", 11)
+def _concat_from_seq_shape(op: OnnxOp):
+    e = seq_elem(op.input(0).type)
+    if not known(e) or not isinstance(e, ir.ShapedType):
+        return [None]
+    s = OnnxOp.shape_of_type(e)
+    if s is None:
+        return [tensor(None, e.element_type)]
+    new_axis = op.attrs.new_axis
+    r = len(s) + (1 if new_axis else 0)
+    a = norm_axis(op, op.attrs.axis, r)
+    if new_axis:
+        return [tensor(s[:a] + (None,) + s[a:], e.element_type)]
+    return [tensor(s[:a] + (None,) + s[a + 1:], e.element_type)]
+
+
+@shape_rule("SplitToSequence", 11, 24)
+def _split_to_seq_shape(op: OnnxOp):
+    x = op.input(0)
+    et, s = op.elem(x), op.shape(x)
+    if et is None:
+        return [None]
+    if s is None:
+        return [seq_of(tensor(None, et))]
+    a = norm_axis(op, op.attrs.axis, len(s))
+    split = op.input(1)
+    if split is None:
+        keep = op.attrs.keepdims
+        dims = s[:a] + ((1,) if keep else ()) + s[a + 1:]
+        return [seq_of(tensor(dims, et))]
+    c = const_ints(split)
+    d = None
+    if c is not None and len(c) == 1 and op.rank(split) == 0 and s[a] is not None \
+            and c[0] > 0 and s[a] % c[0] == 0:
+        d = c[0]
+    elif c is not None and len(set(c)) == 1 and op.rank(split) == 1:
+        d = c[0]
+    return [seq_of(tensor(s[:a] + (d,) + s[a + 1:], et))]

@@ -1,0 +1,256 @@
+"""More NN / tensor ops: GridSample, AffineGrid, DeformConv, RoiAlign,
+MaxUnpool, DFT, Det, EyeLike, Bernoulli, Random*Like, TensorScatter, BitCast.
+
+* GridSample: X [N, C, D1..Dr], grid [N, H1..Hr, r] -> [N, C, H1..Hr].
+* AffineGrid: theta [N, r, r+1], size (N, C, D1..Dr) -> [N, D1..Dr, r].
+* DeformConv: the Conv output shape of X and W.
+* RoiAlign: [num_rois, C, output_height, output_width].
+* MaxUnpool: output_shape when given, else (in - 1) * stride + kernel - pads.
+* DFT: the signal's shape with a last dim of 2 (complex); the transformed
+  axis has dft_length (or its size) elements, n // 2 + 1 when onesided.
+* Det: [*, M, M] -> [*].
+* EyeLike, Bernoulli, RandomUniformLike, RandomNormalLike: the input's
+  shape; type from ``dtype`` when set, else the input's.
+* TensorScatter: the past cache's type. BitCast: the input's shape, type ``to``.
+"""
+from __future__ import annotations
+
+from onnx_mlir_py.importer.types import elem_type
+from onnx_mlir_py.registry import shape_rule, verifier
+from ..opview import OnnxOp, tensor
+from .common import const_ints, fmt, int_values, norm_axis
+from .conv import opt_attr
+from .quantize import conv_out_shape
+
+
+def _dtype(op: OnnxOp, name: str = "dtype"):
+    code = opt_attr(op, name)
+    return elem_type(code) if code else op.elem(op.input(0))
+
+
+@shape_rule("GridSample", 16, 20, 22)
+def _grid_sample_shape(op: OnnxOp):
+    x, g = op.shape(op.input(0)), op.shape(op.input(1))
+    et = op.elem(op.input(0))
+    if et is None:
+        return [None]
+    if g is None:
+        return [tensor(None if x is None else (x[0], x[1]) + (None,) * (len(x) - 2), et)]
+    n = x[0] if x is not None and x[0] is not None else g[0]
+    return [tensor((n, x[1] if x is not None else None) + g[1:-1], et)]
+
+
+@verifier("GridSample", 16, 20, 22)
+def _grid_sample_verify(op: OnnxOp):
+    x, g = op.shape(op.input(0)), op.shape(op.input(1))
+    if x is not None and g is not None:
+        if len(x) != len(g):
+            op.fail(f"grid {fmt(g)} must have the rank of X {fmt(x)}")
+        if g[-1] is not None and g[-1] != len(x) - 2:
+            op.fail(f"grid {fmt(g)}: last dim must be {len(x) - 2} (spatial rank of X)")
+
+
+@shape_rule("AffineGrid", 20)
+def _affine_grid_shape(op: OnnxOp):
+    et = op.elem(op.input(0))
+    size = int_values(op.input(1))
+    if et is None:
+        return [None]
+    if size is None:
+        return [tensor(None, et)]
+    return [tensor((size[0], *size[2:], len(size) - 2), et)]
+
+
+@shape_rule("DeformConv", 19, 22)
+def _deform_conv_shape(op: OnnxOp):
+    et = op.elem(op.input(0))
+    return [tensor(conv_out_shape(op, 0, 1), et) if et is not None else None]
+
+
+verifier("DeformConv", 19, 22)(lambda op: conv_out_shape(op, 0, 1))
+
+
+@shape_rule("RoiAlign", 10, 16, 22)
+def _roi_align_shape(op: OnnxOp):
+    x, rois = op.shape(op.input(0)), op.shape(op.input(1))
+    et = op.elem(op.input(0))
+    if et is None:
+        return [None]
+    return [tensor((rois[0] if rois else None, x[1] if x else None,
+                    op.attrs.output_height, op.attrs.output_width), et)]
+
+
+@shape_rule("MaxUnpool", 9, 11, 22)
+def _max_unpool_shape(op: OnnxOp):
+    x = op.shape(op.input(0))
+    et = op.elem(op.input(0))
+    if et is None:
+        return [None]
+    if op.input(2) is not None:
+        vals = int_values(op.input(2))
+        return [tensor(vals, et)]
+    if x is None:
+        return [tensor(None, et)]
+    n = len(x) - 2
+    k = op.attrs.kernel_shape or [None] * n
+    s = op.attrs.strides or [1] * n
+    p = op.attrs.pads or [0] * (2 * n)
+    out = [None if x[2 + i] is None or k[i] is None else
+           (x[2 + i] - 1) * s[i] + k[i] - p[i] - p[i + n] for i in range(n)]
+    return [tensor((x[0], x[1], *out), et)]
+
+
+@shape_rule("DFT", 17, 20)
+def _dft_shape(op: OnnxOp):
+    x = op.shape(op.input(0))
+    et = op.elem(op.input(0))
+    if et is None:
+        return [None]
+    if x is None:
+        return [tensor(None, et)]
+    onesided, inverse = op.attrs.onesided, op.attrs.inverse
+    real_out = bool(onesided and inverse)  # inverse of a one-sided spectrum: real
+    last = 1 if real_out else 2
+    length = op.input(1) is not None
+    if not onesided and not length:  # only the complex dim changes
+        return [tensor(x[:-1] + (2,), et)]
+    if op.version >= 20:
+        c = const_ints(op.input(2)) if op.input(2) is not None else [-2]
+    else:
+        c = [op.attrs.axis]
+    if c is None:
+        return [tensor((x[0],) + (None,) * (len(x) - 2) + (last,), et)]
+    a = norm_axis(op, c[0], len(x))
+    n = x[a]
+    if length:
+        d = const_ints(op.input(1))
+        n = d[0] if d else None
+        if real_out:
+            return [tensor(x[:a] + (n,) + x[a + 1:-1] + (last,), et)]
+    if n is not None:
+        n = 2 * (n - 1) if real_out else (n // 2 + 1 if onesided else n)
+    return [tensor(x[:a] + (n,) + x[a + 1:-1] + (last,), et)]
+
+
+@shape_rule("Det", 11, 22)
+def _det_shape(op: OnnxOp):
+    x, et = op.shape(op.input(0)), op.elem(op.input(0))
+    if et is None:
+        return [None]
+    return [tensor(None if x is None else x[:-2], et)]
+
+
+@verifier("Det", 11, 22)
+def _det_verify(op: OnnxOp):
+    x = op.shape(op.input(0))
+    if x is not None and (len(x) < 2 or None not in x[-2:] and x[-1] != x[-2]):
+        op.fail(f"input has shape {fmt(x)}: expected [*, M, M]")
+
+
+def _like(op: OnnxOp):
+    et = _dtype(op)
+    return [tensor(op.shape(op.input(0)), et) if et is not None else None]
+
+
+shape_rule("EyeLike", 9, 22)(_like)
+shape_rule("Bernoulli", 15, 22)(_like)
+shape_rule("RandomUniformLike", 1, 22)(_like)
+shape_rule("RandomNormalLike", 1, 22)(_like)
+
+
+@shape_rule("TensorScatter", 24)
+def _tensor_scatter_shape(op: OnnxOp):
+    t = op.input(0).type
+    return [t if op.elem(op.input(0)) is not None else None]
+
+
+@shape_rule("BitCast", 26)
+def _bitcast_shape(op: OnnxOp):
+    return [tensor(op.shape(op.input(0)), elem_type(op.attrs.to))]
+
+
+@verifier("BitCast", 26)
+def _bitcast_verify(op: OnnxOp):
+    src = op.elem(op.input(0))
+    dst = elem_type(op.attrs.to)
+    width = _bit_width
+    if src is not None and width(src) and width(dst) and width(src) != width(dst):
+        op.fail(f"cannot bit-cast {src} ({width(src)} bits) to {dst} ({width(dst)} bits): "
+                f"the widths must be equal")
+
+
+def _bit_width(t) -> int | None:
+    import mlir.ir as ir
+    if isinstance(t, (ir.IntegerType,)):
+        return 8 if t.width == 1 else t.width  # bool is one byte
+    if isinstance(t, ir.FloatType):
+        return t.width
+    if isinstance(t, ir.ComplexType):
+        w = _bit_width(t.element_type)
+        return None if w is None else 2 * w
+    return None
+
+
+# -- data-dependent output sizes: rank and known dims only --------------------------
+
+@shape_rule("NonMaxSuppression", 10, 11)
+def _nms_shape(op: OnnxOp):
+    return [tensor((None, 3), elem_type(7))]  # [num_selected, 3] int64
+
+
+@shape_rule("Compress", 9, 11, 28)
+def _compress_shape(op: OnnxOp):
+    x, et = op.shape(op.input(0)), op.elem(op.input(0))
+    if et is None:
+        return [None]
+    if not op.attrs.has("axis"):
+        return [tensor((None,), et)]
+    if x is None:
+        return [tensor(None, et)]
+    a = norm_axis(op, op.attrs.axis, len(x))
+    return [tensor(x[:a] + (None,) + x[a + 1:], et)]
+
+
+@shape_rule("Unique", 11, 28)
+def _unique_shape(op: OnnxOp):
+    from .normalization import result_slots
+    x, et = op.shape(op.input(0)), op.elem(op.input(0))
+    y = None
+    if et is not None:
+        if not op.attrs.has("axis"):
+            y = tensor((None,), et)
+        elif x is not None:
+            a = norm_axis(op, op.attrs.axis, len(x))
+            y = tensor(x[:a] + (None,) + x[a + 1:], et)
+        else:
+            y = tensor(None, et)
+    i64t = tensor((None,), elem_type(7))
+    return [y if k == 0 else i64t for k in result_slots(op)]
+
+
+@shape_rule("ImageDecoder", 20)
+def _image_decoder_shape(op: OnnxOp):
+    return [tensor((None, None, None), elem_type(2))]  # HWC uint8
+
+
+@shape_rule("STFT", 17)
+def _stft_shape(op: OnnxOp):
+    s, et = op.shape(op.input(0)), op.elem(op.input(0))
+    if et is None:
+        return [None]
+    step = const_ints(op.input(1))
+    length = None
+    if op.input(3) is not None:
+        c = const_ints(op.input(3))
+        length = c[0] if c else None
+    elif op.input(2) is not None:
+        w = op.shape(op.input(2))
+        length = w[0] if w else None
+    if s is None:
+        return [tensor(None, et)]
+    frames = bins = None
+    if length is not None:
+        bins = length // 2 + 1 if op.attrs.onesided else length
+        if step and s[1] is not None:
+            frames = (s[1] - length) // step[0] + 1
+    return [tensor((s[0], frames, bins, 2), et)]

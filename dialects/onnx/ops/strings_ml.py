@@ -1,0 +1,190 @@
+"""String ops, ai.onnx.ml ops, training ops, and text/signal helpers.
+
+* StringSplit: Y is X's shape plus a (dynamic) last dim; Z (int64) is X's shape.
+* StringConcat: broadcast of X and Y. RegexFullMatch: bool, X's shape.
+* StringNormalizer: [C] -> [?], [1, C] -> [1, ?] (stopwords may drop items).
+* TfIdfVectorizer: [C] -> [K], [N, C] -> [N, K], K = max(ngram_indexes) + 1.
+* LabelEncoder: X's shape, the type of the values_* attribute.
+* Binarizer: X's type. ArrayFeatureExtractor: X's dims but the last, then
+  len(Y). TreeEnsemble: [N, n_targets].
+* Momentum / Adagrad / Adam: each new tensor has the type of the tensor it
+  updates (X, and V/H accumulators).
+* HannWindow / HammingWindow / BlackmanWindow: [size]; MelWeightMatrix:
+  [dft_length // 2 + 1, num_mel_bins]; Col2Im: [N, C / prod(block), image...];
+  CenterCropPad: the input with the given dims replaced.
+"""
+from __future__ import annotations
+
+import math
+
+import mlir.ir as ir
+import onnx
+
+from onnx_mlir_py.importer.types import elem_type
+from onnx_mlir_py.registry import shape_rule
+from ..opview import OnnxOp, tensor
+from .broadcast import broadcast_shapes
+from .common import i64, int_values, norm_axes
+from .conv import opt_attr
+
+ML = "ai.onnx.ml"
+TRAINING = "ai.onnx.preview.training"
+
+
+def string() -> ir.Type:
+    return ir.Type.parse("!onnx.string")
+
+
+@shape_rule("StringSplit", 20)
+def _string_split_shape(op: OnnxOp):
+    s = op.shape(op.input(0))
+    return [tensor(None if s is None else s + (None,), string()), tensor(s, i64())]
+
+
+@shape_rule("StringConcat", 20)
+def _string_concat_shape(op: OnnxOp):
+    return [tensor(broadcast_shapes(op, [op.shape(op.input(0)), op.shape(op.input(1))]),
+                   string())]
+
+
+@shape_rule("RegexFullMatch", 20)
+def _regex_shape(op: OnnxOp):
+    return [tensor(op.shape(op.input(0)), ir.IntegerType.get_signless(1))]
+
+
+@shape_rule("StringNormalizer", 10)
+def _string_normalizer_shape(op: OnnxOp):
+    s = op.shape(op.input(0))
+    if s is None:
+        return [tensor(None, string())]
+    return [tensor(s[:-1] + (None,), string())]
+
+
+@shape_rule("TfIdfVectorizer", 9)
+def _tfidf_shape(op: OnnxOp):
+    s = op.shape(op.input(0))
+    idx = op.attrs.ngram_indexes
+    k = max(idx) + 1 if idx else None
+    f32 = ir.F32Type.get()
+    if s is None:
+        return [tensor(None, f32)]
+    return [tensor((k,) if len(s) <= 1 else (s[0], k), f32)]
+
+
+_VALUE_TYPES = (("values_strings", onnx.TensorProto.STRING),
+                ("values_int64s", onnx.TensorProto.INT64),
+                ("values_floats", onnx.TensorProto.FLOAT))
+
+
+@shape_rule("LabelEncoder", 1, 2, 4, domain=ML)
+def _label_encoder_shape(op: OnnxOp):
+    et = None
+    if "values_tensor" in op.spec.attributes and op.attrs.has("values_tensor"):
+        a = op.op.attributes["values_tensor"]
+        if isinstance(a, ir.DenseElementsAttr):
+            et = a.type.element_type
+    for name, code in _VALUE_TYPES:
+        if et is None and name in op.spec.attributes and op.attrs.has(name):
+            et = elem_type(code)
+    if et is None and op.version == 1:  # v1: classes_strings <-> int64
+        et = string() if str(op.elem(op.input(0))) == "i64" else i64()
+    return [tensor(op.shape(op.input(0)), et) if et is not None else None]
+
+
+@shape_rule("Binarizer", 1, domain=ML)
+def _binarizer_shape(op: OnnxOp):
+    et = op.elem(op.input(0))
+    return [tensor(op.shape(op.input(0)), et) if et is not None else None]
+
+
+@shape_rule("ArrayFeatureExtractor", 1, domain=ML)
+def _afe_shape(op: OnnxOp):
+    x, y = op.shape(op.input(0)), op.shape(op.input(1))
+    et = op.elem(op.input(0))
+    if et is None:
+        return [None]
+    if x is None:
+        return [tensor(None, et)]
+    k = None if y is None or None in y else math.prod(y)
+    return [tensor((1, k) if len(x) == 1 else x[:-1] + (k,), et)]
+
+
+@shape_rule("TreeEnsemble", 5, domain=ML)
+def _tree_ensemble_shape(op: OnnxOp):
+    x = op.shape(op.input(0))
+    et = op.elem(op.input(0))
+    if et is None:
+        return [None]
+    return [tensor((x[0] if x else None, op.attrs.n_targets), et)]
+
+
+def _optimizer(groups: int):
+    """New tensors: output j of group g updates input 2 + n * src[g] + j."""
+    src = {2: (0, 2), 3: (0, 2, 3)}[groups]
+
+    def rule(op: OnnxOp):
+        ins = op.variadic()
+        n = len(ins) // (groups + 1)
+        out = []
+        for k in range(len(op.results)):
+            g, j = divmod(k, n) if n else (0, 0)
+            i = n * src[g] + j if g < len(src) else None
+            t = ins[i].type if i is not None and i < len(ins) else None
+            out.append(t if t is not None and str(t) != "!onnx.unknown" else None)
+        return out
+    return rule
+
+
+shape_rule("Momentum", 1, domain=TRAINING)(_optimizer(2))
+shape_rule("Adagrad", 1, domain=TRAINING)(_optimizer(2))
+shape_rule("Adam", 1, domain=TRAINING)(_optimizer(3))
+
+
+def _window_shape(op: OnnxOp):
+    size = int_values(op.input(0))
+    et = elem_type(opt_attr(op, "output_datatype", onnx.TensorProto.FLOAT))
+    return [tensor((size[0] if size else None,), et)]
+
+
+for _w in ("HannWindow", "HammingWindow", "BlackmanWindow"):
+    shape_rule(_w, 17)(_window_shape)
+
+
+@shape_rule("MelWeightMatrix", 17)
+def _mel_shape(op: OnnxOp):
+    bins, n = int_values(op.input(0)), int_values(op.input(1))
+    et = elem_type(opt_attr(op, "output_datatype", onnx.TensorProto.FLOAT))
+    rows = n[0] // 2 + 1 if n and n[0] is not None else None
+    return [tensor((rows, bins[0] if bins else None), et)]
+
+
+@shape_rule("Col2Im", 18)
+def _col2im_shape(op: OnnxOp):
+    x = op.shape(op.input(0))
+    et = op.elem(op.input(0))
+    image, block = int_values(op.input(1)), int_values(op.input(2))
+    if et is None:
+        return [None]
+    if image is None:
+        return [tensor(None, et)]
+    c = None
+    if x is not None and x[1] is not None and block and None not in block:
+        c = x[1] // math.prod(block)
+    return [tensor((x[0] if x else None, c, *image), et)]
+
+
+@shape_rule("CenterCropPad", 18)
+def _center_crop_pad_shape(op: OnnxOp):
+    x = op.shape(op.input(0))
+    et = op.elem(op.input(0))
+    if et is None:
+        return [None]
+    target = int_values(op.input(1))
+    if x is None or target is None:
+        return [tensor(None if x is None else (None,) * len(x), et)]
+    axes = op.attrs.axes
+    axes = norm_axes(op, axes, len(x)) if axes else list(range(len(x)))
+    out = list(x)
+    for a, t in zip(axes, target):
+        out[a] = t
+    return [tensor(out, et)]

@@ -1,0 +1,112 @@
+"""Compile a model to a cached ``.so``, in a child process or in-process.
+
+``compile_cached(model, options)`` returns the path of the library for
+(model, options), compiling it only when the cache has no entry. Isolated
+compiles (the default) run in :func:`.isolate.shared_worker`; errors come
+back as the same ``OnnxMlirError`` subclass, a dead or hung child as
+:class:`CompilerCrashError` / :class:`CompileTimeoutError` naming the model.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import onnx
+
+from ..errors import OnnxMlirError
+from .cache import CompileCache, cache_key
+from .errors import (CompilerCrashError, CompileTimeoutError, error_from_dict,
+                     error_to_dict)
+
+OPTION_NAMES = ("opt_level", "mcpu", "march", "shape_information")
+
+
+def normalize_options(options: dict) -> dict:
+    bad = sorted(set(options) - set(OPTION_NAMES))
+    if bad:
+        raise TypeError(f"unknown compile option(s) {bad}; known: {list(OPTION_NAMES)}")
+    out = {k: v for k, v in options.items() if v is not None}
+    if "shape_information" in out:
+        si = out["shape_information"]
+        if isinstance(si, str):
+            from ..importer.model import parse_shape_information
+            si = parse_shape_information(si)
+        out["shape_information"] = {int(k): [None if d is None or d < 0 else int(d) for d in v]
+                                    for k, v in si.items()}
+        if not out["shape_information"]:
+            del out["shape_information"]
+    return out
+
+
+def model_bytes(model) -> bytes:
+    if isinstance(model, (bytes, bytearray)):
+        return bytes(model)
+    if isinstance(model, (str, os.PathLike)):   # onnx.load also reads external data
+        return onnx.load(os.fspath(model)).SerializeToString(deterministic=True)
+    if isinstance(model, onnx.ModelProto):
+        return model.SerializeToString(deterministic=True)
+    raise TypeError(f"expected an onnx.ModelProto, bytes or a path, got {type(model).__name__}")
+
+
+def build(data: bytes, options: dict, key: str, cache_dir: str) -> str:
+    """Compile ``data`` into the cache entry ``key`` (runs in the child)."""
+    from .. import compile as compile_model
+    cache = CompileCache(cache_dir)
+    tmp = cache.temp_library(key)
+    try:
+        model = onnx.load_from_string(data)
+        try:
+            compile_model(model, tmp, **options)
+        except OnnxMlirError as e:
+            cache.store_error(key, error_to_dict(e))
+            raise
+        return str(cache.store_library(key, tmp))
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def compile_cached(model, options: dict | None = None, *, name: str | None = None,
+                   in_process: bool = False, timeout: float | None = None,
+                   cache: CompileCache | None = None, use_cache: bool = True) -> Path:
+    """Path of the compiled library of ``model`` (ModelProto, bytes or path).
+
+    ``in_process``: compile in this process (faster, but an MLIR abort ends
+    the process). ``use_cache=False`` recompiles even when an entry exists.
+    """
+    options = normalize_options(dict(options or {}))
+    data = model_bytes(model)
+    cache = cache or CompileCache()
+    key = cache_key(data, options)
+    if use_cache:
+        hit = cache.lookup(key)
+        if isinstance(hit, Path):
+            return hit
+        if isinstance(hit, dict):
+            raise error_from_dict(hit)
+    if in_process:
+        try:
+            return Path(build(data, options, key, str(cache.dir)))
+        except OnnxMlirError:
+            raise
+        except Exception as e:  # noqa: BLE001 - same error as from the child
+            raise error_from_dict(error_to_dict(e)) from e
+    from .isolate import shared_worker
+    status, value = shared_worker().call(build, (data, options, key, str(cache.dir)), timeout)
+    if status == "ok":
+        return Path(value)
+    if status == "error":
+        raise error_from_dict(value)
+    what = f"model '{name or _model_name(data)}'"
+    if status == "timeout":
+        raise CompileTimeoutError(f"compiling {what}: {value}")
+    raise CompilerCrashError(f"compiling {what} crashed the compiler process ({value})")
+
+
+def _model_name(data: bytes) -> str:
+    try:
+        m = onnx.ModelProto()
+        m.ParseFromString(data)
+        return m.graph.name or "?"
+    except Exception:  # noqa: BLE001
+        return "?"

@@ -1,0 +1,305 @@
+/* MLIR async runtime API (the calls `convert-async-to-llvm` emits), with a
+ * thread count settable at run time. Linked into a model library only when
+ * its code uses the async dialect (-O3 multi-threaded kernels, see
+ * codegen/link.py), so the .so stays self-contained: MLIR's own
+ * libmlir_async_runtime.so needs libLLVM.so and has a fixed-size pool.
+ *
+ *   omSetNumThreads(n)   n >= 1 threads; n <= 0: all online CPUs
+ *   omGetNumThreads()
+ *   env ONNX_MLIR_PY_NUM_THREADS sets the initial count (default 1)
+ *
+ * With one thread every task runs inline in the caller (legal: the
+ * coroutines call coro.save before handing their handle to the runtime).
+ * With n threads, n pool workers run the tasks while the caller waits.
+ *
+ * Objects (tokens, values, groups) share one reference-counted struct.
+ */
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef void (*OmResume)(void *);
+
+typedef struct OmWaiter {
+  void *handle;
+  OmResume resume;
+  struct OmWaiter *next;
+} OmWaiter;
+
+enum { OM_PENDING = 0, OM_READY = 1, OM_ERROR = 2 };
+
+typedef struct OmAsyncObj {
+  atomic_llong refs;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int state;
+  int64_t pending; /* group: tokens not ready yet */
+  int64_t rank;    /* group: tokens added so far */
+  bool error;      /* group: some token failed */
+  OmWaiter *waiters;
+  void *storage; /* value */
+} OmAsyncObj;
+
+/* ---- allocation ---------------------------------------------------------
+ * -O3 code allocates its large intermediates (im2col, packed operands) per
+ * call. glibc serves blocks above M_MMAP_THRESHOLD with fresh mmaps (page
+ * faults on every call); its dynamic threshold normally adapts, but not once
+ * a program has set malloc parameters (onnxruntime in the same process does):
+ * measured 3x slower convs. Raise the threshold when the library loads,
+ * unless the user tuned malloc through the environment. */
+__attribute__((constructor)) static void om_tune_malloc(void) {
+  if (getenv("MALLOC_MMAP_THRESHOLD_") || getenv("GLIBC_TUNABLES")) return;
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 128 << 20);
+}
+
+/* ---- thread pool ------------------------------------------------------ */
+
+typedef struct OmTask {
+  void *handle;
+  OmResume resume;
+  struct OmTask *next;
+} OmTask;
+
+#define OM_MAX_THREADS 256
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
+static OmTask *queue_head, *queue_tail;
+static int started;             /* workers created so far */
+static atomic_int active = 0;   /* requested thread count (0 = not read yet) */
+
+static int online_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+static int clamp_threads(long n) {
+  if (n <= 0) n = online_cpus();
+  return n > OM_MAX_THREADS ? OM_MAX_THREADS : (int)n;
+}
+
+static int num_threads(void) {
+  int n = atomic_load(&active);
+  if (n == 0) {
+    const char *env = getenv("ONNX_MLIR_PY_NUM_THREADS");
+    n = env && *env ? clamp_threads(strtol(env, NULL, 10)) : 1;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&active, &expected, n)) n = expected;
+  }
+  return n;
+}
+
+void omSetNumThreads(int n) { atomic_store(&active, clamp_threads(n)); }
+
+int omGetNumThreads(void) { return num_threads(); }
+
+static void *worker_main(void *arg) {
+  long index = (long)arg;
+  pthread_mutex_lock(&pool_mu);
+  for (;;) {
+    /* workers beyond the requested count stay idle */
+    while (!queue_head || index >= atomic_load(&active))
+      pthread_cond_wait(&pool_cv, &pool_mu);
+    OmTask *t = queue_head;
+    queue_head = t->next;
+    if (!queue_head) queue_tail = NULL;
+    pthread_mutex_unlock(&pool_mu);
+    t->resume(t->handle);
+    free(t);
+    pthread_mutex_lock(&pool_mu);
+  }
+  return NULL;
+}
+
+static void submit(void *handle, OmResume resume) {
+  int n = num_threads();
+  if (n <= 1) { /* run inline */
+    resume(handle);
+    return;
+  }
+  OmTask *t = malloc(sizeof(OmTask));
+  if (!t) { /* out of memory: still make progress */
+    resume(handle);
+    return;
+  }
+  t->handle = handle;
+  t->resume = resume;
+  t->next = NULL;
+  pthread_mutex_lock(&pool_mu);
+  while (started < n) {
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 8 << 20);
+    int rc = pthread_create(&th, &attr, worker_main, (void *)(long)started);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) break;
+    started++;
+  }
+  if (started == 0) { /* no thread could be created */
+    pthread_mutex_unlock(&pool_mu);
+    free(t);
+    resume(handle);
+    return;
+  }
+  if (queue_tail) queue_tail->next = t; else queue_head = t;
+  queue_tail = t;
+  pthread_cond_broadcast(&pool_cv);
+  pthread_mutex_unlock(&pool_mu);
+}
+
+/* ---- objects ------------------------------------------------------------ */
+
+static OmAsyncObj *new_obj(void) {
+  OmAsyncObj *o = calloc(1, sizeof(OmAsyncObj));
+  if (!o) abort();
+  atomic_init(&o->refs, 1);
+  pthread_mutex_init(&o->mu, NULL);
+  pthread_cond_init(&o->cv, NULL);
+  return o;
+}
+
+void mlirAsyncRuntimeAddRef(void *p, int64_t count) {
+  atomic_fetch_add(&((OmAsyncObj *)p)->refs, count);
+}
+
+void mlirAsyncRuntimeDropRef(void *p, int64_t count) {
+  OmAsyncObj *o = p;
+  if (atomic_fetch_sub(&o->refs, count) == count) {
+    pthread_mutex_destroy(&o->mu);
+    pthread_cond_destroy(&o->cv);
+    free(o->storage);
+    free(o);
+  }
+}
+
+void *mlirAsyncRuntimeCreateToken(void) { return new_obj(); }
+
+void *mlirAsyncRuntimeCreateValue(int64_t size) {
+  OmAsyncObj *o = new_obj();
+  o->storage = calloc(1, size > 0 ? (size_t)size : 1);
+  return o;
+}
+
+void *mlirAsyncRuntimeCreateGroup(int64_t size) {
+  OmAsyncObj *o = new_obj();
+  o->pending = size;
+  if (size == 0) o->state = OM_READY;
+  return o;
+}
+
+/* Mark ready (or error) and run the waiters, outside the lock. */
+static void set_state(OmAsyncObj *o, int state) {
+  pthread_mutex_lock(&o->mu);
+  o->state = state;
+  OmWaiter *w = o->waiters;
+  o->waiters = NULL;
+  pthread_cond_broadcast(&o->cv);
+  pthread_mutex_unlock(&o->mu);
+  while (w) {
+    OmWaiter *next = w->next;
+    w->resume(w->handle);
+    free(w);
+    w = next;
+  }
+}
+
+void mlirAsyncRuntimeEmplaceToken(void *p) { set_state(p, OM_READY); }
+void mlirAsyncRuntimeEmplaceValue(void *p) { set_state(p, OM_READY); }
+void mlirAsyncRuntimeSetTokenError(void *p) { set_state(p, OM_ERROR); }
+void mlirAsyncRuntimeSetValueError(void *p) { set_state(p, OM_ERROR); }
+
+static bool is_error(OmAsyncObj *o) {
+  pthread_mutex_lock(&o->mu);
+  bool e = o->state == OM_ERROR || o->error;
+  pthread_mutex_unlock(&o->mu);
+  return e;
+}
+
+bool mlirAsyncRuntimeIsTokenError(void *p) { return is_error(p); }
+bool mlirAsyncRuntimeIsValueError(void *p) { return is_error(p); }
+bool mlirAsyncRuntimeIsGroupError(void *p) { return is_error(p); }
+
+static void await_obj(OmAsyncObj *o) {
+  pthread_mutex_lock(&o->mu);
+  while (o->state == OM_PENDING) pthread_cond_wait(&o->cv, &o->mu);
+  pthread_mutex_unlock(&o->mu);
+}
+
+void mlirAsyncRuntimeAwaitToken(void *p) { await_obj(p); }
+void mlirAsyncRuntimeAwaitValue(void *p) { await_obj(p); }
+void mlirAsyncRuntimeAwaitAllInGroup(void *p) { await_obj(p); }
+
+void *mlirAsyncRuntimeGetValueStorage(void *p) { return ((OmAsyncObj *)p)->storage; }
+
+void mlirAsyncRuntimeExecute(void *handle, OmResume resume) { submit(handle, resume); }
+
+/* Run resume(handle) once o is ready: now if it is, else when it becomes so. */
+static void await_and_execute(OmAsyncObj *o, void *handle, OmResume resume) {
+  pthread_mutex_lock(&o->mu);
+  if (o->state != OM_PENDING) {
+    pthread_mutex_unlock(&o->mu);
+    resume(handle);
+    return;
+  }
+  OmWaiter *w = malloc(sizeof(OmWaiter));
+  if (!w) abort();
+  w->handle = handle;
+  w->resume = resume;
+  w->next = o->waiters;
+  o->waiters = w;
+  pthread_mutex_unlock(&o->mu);
+}
+
+void mlirAsyncRuntimeAwaitTokenAndExecute(void *p, void *h, OmResume r) { await_and_execute(p, h, r); }
+void mlirAsyncRuntimeAwaitValueAndExecute(void *p, void *h, OmResume r) { await_and_execute(p, h, r); }
+void mlirAsyncRuntimeAwaitAllInGroupAndExecute(void *p, void *h, OmResume r) { await_and_execute(p, h, r); }
+
+/* Group bookkeeping: a token added to a group counts down the group's
+ * pending tokens when it becomes ready (the group holds no token ref; the
+ * token keeps the group alive until then). */
+static void token_done(void *arg);
+
+typedef struct {
+  OmAsyncObj *token, *group;
+} OmGroupLink;
+
+int64_t mlirAsyncRuntimeAddTokenToGroup(void *tp, void *gp) {
+  OmAsyncObj *token = tp, *group = gp;
+  pthread_mutex_lock(&group->mu);
+  int64_t rank = group->rank++;
+  pthread_mutex_unlock(&group->mu);
+  OmGroupLink *link = malloc(sizeof(OmGroupLink));
+  if (!link) abort();
+  link->token = token;
+  link->group = group;
+  mlirAsyncRuntimeAddRef(group, 1);
+  mlirAsyncRuntimeAddRef(token, 1);
+  await_and_execute(token, link, token_done);
+  return rank;
+}
+
+static void token_done(void *arg) {
+  OmGroupLink *link = arg;
+  OmAsyncObj *group = link->group;
+  bool failed = is_error(link->token);
+  pthread_mutex_lock(&group->mu);
+  if (failed) group->error = true;
+  bool last = --group->pending == 0;
+  pthread_mutex_unlock(&group->mu);
+  if (last) set_state(group, group->error ? OM_ERROR : OM_READY);
+  mlirAsyncRuntimeDropRef(link->token, 1);
+  mlirAsyncRuntimeDropRef(group, 1);
+  free(link);
+}
+
+/* sic: MLIR's spelling of the symbol */
+int64_t mlirAsyncRuntimGetNumWorkerThreads(void) { return num_threads(); }
+
+void mlirAsyncRuntimePrintCurrentThreadId(void) {}

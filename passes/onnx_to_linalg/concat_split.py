@@ -1,0 +1,95 @@
+"""Concat -> tensor.empty + one tensor.insert_slice per input; Split ->
+tensor.extract_slice per output (sizes from the ``split`` attribute/input,
+``num_outputs`` or equal parts; dynamic dims from ``tensor.dim``)."""
+from __future__ import annotations
+
+from mlir.dialects import arith
+
+from onnx_mlir_py.registry import lowering
+from ...dialects.onnx.opview import OnnxOp
+from .builder import LoweringContext
+from .tensor_util import const_ints, extract_slice, iadd, imul, insert_slice, isub, norm_axis
+
+
+@lowering("Concat", 4, 11, 13)
+def lower_concat(op: OnnxOp, b: LoweringContext):
+    ins = op.variadic()
+    for v in ins:
+        b.ranked(op, v)
+    r = ins[0].type.rank
+    axis = norm_axis(op, op.attrs.axis, r)
+    # skip inputs statically empty along axis
+    live = [v for v in ins if v.type.is_dynamic_dim(axis) or v.type.shape[axis] != 0]
+    t = b.result_type(op)
+    if not live:
+        return [b.empty(list(t.shape), t.element_type)]
+    if len(live) == 1:
+        return [live[0]]
+
+    def dyn(k):
+        if k == axis:
+            tot = 0
+            for v in live:
+                tot = iadd(b, tot, b.dim(v, axis))
+            return b.as_index(tot)
+        for v in live:
+            if not v.type.is_dynamic_dim(k):
+                return int(v.type.shape[k])
+        return b.dim(live[0], k)
+    out_dims = b.out_dims(op, 0, dyn)
+    acc = b.empty(out_dims, t.element_type)
+    off = 0
+    for v in live:
+        sizes = b.dims(v)
+        offs = [0] * r
+        offs[axis] = off
+        acc = insert_slice(v, acc, [b.as_index(o) if not isinstance(o, int) else o
+                                    for o in offs], sizes)
+        off = iadd(b, off, sizes[axis])
+    return [acc]
+
+
+def _split_sizes(op: OnnxOp, b: LoweringContext, x, axis: int) -> list:
+    n = len(op.results)
+    dim = b.dim(x, axis)
+    split = None
+    if op.version < 13:
+        split = op.attrs.split
+    elif op.input(1) is not None:
+        split = const_ints(op, op.input(1), "split")
+    if split is not None:
+        if len(split) != n:
+            op.fail(f"split {split} has {len(split)} entries for {n} outputs")
+        return list(split)
+    if op.version >= 18 and op.attrs.num_outputs is not None:
+        # chunks of ceil(dim / n), the last one smaller
+        if isinstance(dim, int):
+            chunk = -(-dim // n)
+            return [chunk] * (n - 1) + [dim - chunk * (n - 1)]
+        chunk = arith.ceildivsi(dim, b.index(n))
+        return [chunk] * (n - 1) + [isub(b, dim, imul(b, chunk, n - 1))]
+    if isinstance(dim, int):
+        if dim % n:
+            op.fail(f"dim {axis} ({dim}) is not divisible by {n} outputs")
+        return [dim // n] * n
+    part = arith.divui(dim, b.index(n))
+    return [part] * n
+
+
+@lowering("Split", 2, 11, 13, 18)
+def lower_split(op: OnnxOp, b: LoweringContext):
+    x = op.input(0)
+    r = b.ranked(op, x).rank
+    axis = norm_axis(op, op.attrs.axis, r)
+    sizes = _split_sizes(op, b, x, axis)
+    dims = b.dims(x)
+    outs, off = [], 0
+    for sz in sizes:
+        offs = [0] * r
+        offs[axis] = off
+        shp = list(dims)
+        shp[axis] = sz
+        outs.append(extract_slice(b, x, [b.as_index(o) if not isinstance(o, int) else o
+                                         for o in offs], shp))
+        off = iadd(b, off, sz)
+    return outs

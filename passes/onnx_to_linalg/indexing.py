@@ -1,0 +1,158 @@
+"""GatherElements / GatherND -> linalg.generic over the result with
+``tensor.extract`` at computed (negative-wrapped) indices.
+
+ScatterElements / Scatter / ScatterND -> the data tensor carried through an
+``scf.for`` nest over the indices (duplicate indices make the order matter:
+later updates win, reductions accumulate in index order), one
+``tensor.extract`` + ``tensor.insert`` per update element.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects import arith, tensor
+
+from onnx_mlir_py.registry import lowering
+from ...dialects.onnx.opview import OnnxOp
+from .builder import LoweringContext, affine_map, is_float
+from .loops import for_nest
+from .tensor_util import loop_index, norm_axis, to_index
+
+
+def wrap_index(b: LoweringContext, i: ir.Value, dim) -> ir.Value:
+    """Integer scalar index -> index Value, negative ones counted from ``dim``."""
+    iv = to_index(i)
+    neg = arith.cmpi(arith.CmpIPredicate.slt, iv, b.index(0))
+    return arith.select(neg, arith.addi(iv, b.as_index(dim)), iv)
+
+
+# -- gathers ---------------------------------------------------------------------
+@lowering("GatherElements", 11, 13)
+def lower_gather_elements(op: OnnxOp, b: LoweringContext):
+    data, ind = op.input(0), op.input(1)
+    r = b.ranked(op, data).rank
+    if b.ranked(op, ind, "indices").rank != r:
+        op.fail("indices must have the rank of data")
+    if r == 0:
+        op.fail("data must have rank >= 1")
+    axis = norm_axis(op, op.attrs.axis, r)
+    dim_ax = b.dim(data, axis)
+
+    def body(i, _o):
+        idx = [loop_index(k) for k in range(r)]
+        idx[axis] = wrap_index(b, i, dim_ax)
+        return tensor.extract(data, idx)
+    init = b.empty(b.dims(ind), data.type.element_type)
+    ident = affine_map(r, list(range(r)))
+    return [b.generic([ind], [init], [ident, ident], ["parallel"] * r, body)[0]]
+
+
+@lowering("GatherND", 11, 12, 13)
+def lower_gather_nd(op: OnnxOp, b: LoweringContext):
+    data, ind = op.input(0), op.input(1)
+    r = b.ranked(op, data).rank
+    q = b.ranked(op, ind, "indices").rank
+    bd = op.attrs.batch_dims if op.version >= 12 else 0
+    if q < 1 or r < 1:
+        op.fail("data and indices must have rank >= 1")
+    if ind.type.is_dynamic_dim(q - 1):
+        op.fail("the last dim of indices must be static")
+    k = ind.type.shape[q - 1]
+    if not 0 <= bd < min(q, r) or bd + k > r:
+        op.fail(f"batch_dims {bd} and index depth {k} do not fit data rank {r}")
+    ddims, idims = b.dims(data), b.dims(ind)
+    out_dims = idims[:q - 1] + ddims[bd + k:]
+    n = len(out_dims)
+
+    def body(_o):
+        outer = [loop_index(j) for j in range(q - 1)]
+        idx = [loop_index(j) for j in range(bd)]
+        for j in range(k):
+            v = tensor.extract(ind, outer + [b.index(j)])
+            idx.append(wrap_index(b, v, ddims[bd + j]))
+        idx += [loop_index(q - 1 + t) for t in range(r - bd - k)]
+        return tensor.extract(data, idx)
+    init = b.empty(out_dims, data.type.element_type)
+    return [b.generic([], [init], [affine_map(n, list(range(n)))], ["parallel"] * n, body)[0]]
+
+
+# -- scatters --------------------------------------------------------------------
+def combine_fn(op: OnnxOp, reduction: str, et: ir.Type, unsigned: bool):
+    """(old, update) -> new element for a scatter reduction."""
+    fl = is_float(et)
+    boolean = isinstance(et, ir.IntegerType) and et.width == 1
+    if reduction == "none":
+        return lambda old, u: u
+    if reduction == "add":
+        return lambda old, u: (arith.addf(old, u) if fl else
+                               arith.ori(old, u) if boolean else arith.addi(old, u))
+    if reduction == "mul":
+        return lambda old, u: (arith.mulf(old, u) if fl else
+                               arith.andi(old, u) if boolean else arith.muli(old, u))
+    if reduction == "max":
+        return lambda old, u: (arith.maximumf(old, u) if fl else arith.ori(old, u) if boolean
+                               else arith.maxui(old, u) if unsigned else arith.maxsi(old, u))
+    if reduction == "min":
+        return lambda old, u: (arith.minimumf(old, u) if fl else arith.andi(old, u) if boolean
+                               else arith.minui(old, u) if unsigned else arith.minsi(old, u))
+    op.fail(f"unknown reduction '{reduction}'")
+
+
+def _reduction(op: OnnxOp) -> str:
+    if "reduction" not in op.spec.attributes:
+        return "none"
+    red = op.attrs.reduction
+    return red.decode() if isinstance(red, bytes) else red
+
+
+def _scatter_elements(op: OnnxOp, b: LoweringContext):
+    data, ind, upd = op.input(0), op.input(1), op.input(2)
+    r = b.ranked(op, data).rank
+    if b.ranked(op, ind, "indices").rank != r or b.ranked(op, upd, "updates").rank != r:
+        op.fail("indices and updates must have the rank of data")
+    if r == 0:
+        op.fail("data must have rank >= 1")
+    axis = norm_axis(op, op.attrs.axis, r)
+    et = data.type.element_type
+    comb = combine_fn(op, _reduction(op), et, b.unsigned(data))
+    dim_ax = b.dim(data, axis)
+
+    def body(ivs, carried):
+        (acc,) = carried
+        idx = list(ivs)
+        idx[axis] = wrap_index(b, tensor.extract(ind, ivs), dim_ax)
+        u = tensor.extract(upd, ivs)
+        new = comb(tensor.extract(acc, idx), u)
+        return [tensor.insert(new, acc, idx)]
+    return for_nest(b, b.dims(ind), [data], body)
+
+
+lowering("ScatterElements", 11, 13, 16, 18)(_scatter_elements)
+lowering("Scatter", 9, 11)(_scatter_elements)
+
+
+@lowering("ScatterND", 11, 13, 16, 18)
+def lower_scatter_nd(op: OnnxOp, b: LoweringContext):
+    data, ind, upd = op.input(0), op.input(1), op.input(2)
+    r = b.ranked(op, data).rank
+    q = b.ranked(op, ind, "indices").rank
+    if q < 1 or r < 1:
+        op.fail("data and indices must have rank >= 1")
+    if ind.type.is_dynamic_dim(q - 1):
+        op.fail("the last dim of indices must be static")
+    k = ind.type.shape[q - 1]
+    if k > r:
+        op.fail(f"index depth {k} exceeds data rank {r}")
+    if b.ranked(op, upd, "updates").rank != q - 1 + r - k:
+        op.fail(f"updates must have rank {q - 1 + r - k}")
+    comb = combine_fn(op, _reduction(op), data.type.element_type, b.unsigned(data))
+    ddims = b.dims(data)
+    bounds = b.dims(ind)[:q - 1] + ddims[k:]
+
+    def body(ivs, carried):
+        (acc,) = carried
+        outer, inner = ivs[:q - 1], ivs[q - 1:]
+        idx = [wrap_index(b, tensor.extract(ind, outer + [b.index(j)]), ddims[j])
+               for j in range(k)] + inner
+        new = comb(tensor.extract(acc, idx), tensor.extract(upd, ivs))
+        return [tensor.insert(new, acc, idx)]
+    return for_nest(b, bounds, [data], body)

@@ -1,0 +1,224 @@
+"""MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv -> i32 linalg
+contractions on zero-point-shifted operands (one elementwise generic each:
+ext(x) - ext(zp), zp broadcast per tensor / per row / per column / per
+output channel), then for QLinear* a requantize generic:
+``clamp(roundeven(acc * (s_x * s_w / s_y) + zp_y))`` computed as ONNX's
+reference does (scale product in f32, the rest in f64).
+
+Convolutions pad the shifted input with 0, i.e. with the zero point of the
+original input, as ONNX requires.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects import arith, linalg, math
+
+from onnx_mlir_py.registry import lowering
+from ...dialects.onnx.opview import OnnxOp
+from .builder import LoweringContext, affine_map, pad
+from .conv import spatial_params
+from .gemm import _matmul_generic
+from .reshape import collapse, expand
+
+
+def i32():
+    return ir.IntegerType.get_signless(32)
+
+
+def bcast_exprs(v: ir.Value, n: int, loop_1d: int) -> list:
+    """Indexing exprs of a broadcast operand ``v`` inside an n-loop generic:
+    0-D / one element -> constant; 1-D -> loop ``loop_1d``; rank n -> numpy
+    broadcasting (static size-1 dims -> 0)."""
+    t = v.type
+    if t.rank == 0:
+        return []
+    if t.rank == 1:
+        if not t.is_dynamic_dim(0) and t.shape[0] == 1:
+            return ["0"]
+        return [loop_1d]
+    off = n - t.rank
+    return ["0" if (not t.is_dynamic_dim(k) and t.shape[k] == 1) else off + k
+            for k in range(t.rank)]
+
+
+def ext_i32(b: LoweringContext, x: ir.Value, unsigned: bool) -> ir.Value:
+    w = x.type.width
+    if w == 32:
+        return x
+    if w > 32:
+        return arith.trunci(i32(), x)
+    return arith.extui(i32(), x) if unsigned else arith.extsi(i32(), x)
+
+
+def shifted(op: OnnxOp, b: LoweringContext, x: ir.Value, zp: ir.Value | None,
+            loop_1d: int) -> ir.Value:
+    """i32 tensor ext(x) - ext(zp)."""
+    n = x.type.rank
+    ux = b.unsigned(x)
+    ident = affine_map(n, list(range(n)))
+    out = b.empty(b.dims(x), i32())
+    if zp is None:
+        return b.generic([x], [out], [ident, ident], ["parallel"] * n,
+                         lambda v, _o: ext_i32(b, v, ux))[0]
+    if zp.type.rank not in (0, 1, n):
+        op.fail(f"zero point of rank {zp.type.rank} does not fit an input of rank {n}")
+    uz = b.unsigned(zp)
+    zmap = affine_map(n, bcast_exprs(zp, n, loop_1d))
+    return b.generic([x, zp], [out], [ident, zmap, ident], ["parallel"] * n,
+                     lambda v, z, _o: arith.subi(ext_i32(b, v, ux), ext_i32(b, z, uz)))[0]
+
+
+def matmul_i32(op: OnnxOp, b: LoweringContext, a: ir.Value, w: ir.Value) -> ir.Value:
+    out_t = ir.RankedTensorType.get(list(b.result_type(op).shape), i32())
+    if a.type.rank == 2 and w.type.rank == 2:
+        acc = b.full([b.dim(a, 0), b.dim(w, 1)], i32(), 0)
+        return linalg.matmul(a, w, outs=[acc])
+    return _matmul_generic(op, b, a, w, out_t)
+
+
+def conv_i32(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value) -> ir.Value:
+    """2-D NCHW convolution of shifted i32 operands (zero padding)."""
+    if x.type.rank != 4 or w.type.rank != 4:
+        op.fail("only 2-D convolution (NCHW input, MCHW weights) is supported")
+    wshape = list(op.shape(w))
+    xs = list(op.shape(x))
+    if any(d is None for d in wshape) or xs[1] is None:
+        op.fail("weights and the channel dim must be static")
+    kernel = op.attrs.kernel_shape or wshape[2:]
+    pb, pe, strides, dil = spatial_params(op, xs[2:], kernel, 2)
+    xp = pad(b, x, [0, 0] + pb, [0, 0] + pe, 0)
+    g, m, c = op.attrs.group, wshape[0], xs[1]
+    if c != wshape[1] * g or m % g:
+        op.fail(f"channels {c} / weights {wshape} do not match group {g}")
+    out_dims = b.out_dims(op, 0, lambda k: b.dim(x, 0))
+    kw = dict(strides=strides, dilations=dil)
+    if g == 1:
+        return linalg.conv_2d_nchw_fchw(xp, w, outs=[b.full(out_dims, i32(), 0)], **kw)
+    xd = b.dims(xp)
+    x5 = expand(b, xp, [[0], [1, 2], [3], [4]], [xd[0], g, c // g, xd[2], xd[3]])
+    w5 = expand(b, w, [[0, 1], [2], [3], [4]], [g, m // g] + wshape[1:])
+    o5 = b.full([out_dims[0], g, m // g] + out_dims[2:], i32(), 0)
+    y5 = linalg.conv_2d_ngchw_gfchw(x5, w5, outs=[o5], **kw)
+    return collapse(y5, [[0], [1, 2], [3], [4]], b.type_of(out_dims, i32()))
+
+
+def requantize(op: OnnxOp, b: LoweringContext, acc: ir.Value, sx: ir.Value, sx_1d: int,
+               sw: ir.Value, sw_1d: int, sy: ir.Value, zy: ir.Value | None,
+               bias: ir.Value | None = None) -> ir.Value:
+    """clamp(roundeven(f64(acc + bias) * f64(sx * sw / sy) + zy)) -> result type."""
+    out_t = b.result_type(op)
+    et = out_t.element_type
+    if not isinstance(et, ir.IntegerType) or et.width != 8:
+        op.fail(f"only 8-bit integer results are supported, got {et}")
+    unsigned = b.unsigned(zy) if zy is not None else lost_unsigned(op)
+    lo, hi = (0, (1 << et.width) - 1) if unsigned else (-(1 << (et.width - 1)),
+                                                        (1 << (et.width - 1)) - 1)
+    n = acc.type.rank
+    f64 = ir.F64Type.get()
+    ins = [acc, sx, sw, sy]
+    maps = [affine_map(n, list(range(n))), affine_map(n, bcast_exprs(sx, n, sx_1d)),
+            affine_map(n, bcast_exprs(sw, n, sw_1d)), affine_map(n, bcast_exprs(sy, n, 0))]
+    if zy is not None:
+        ins.append(zy)
+        maps.append(affine_map(n, bcast_exprs(zy, n, 0)))
+    if bias is not None:
+        ins.append(bias)
+        maps.append(affine_map(n, [1]))
+    maps.append(affine_map(n, list(range(n))))
+    st = sx.type.element_type
+    if not all(isinstance(s.type.element_type, (ir.F16Type, ir.F32Type, ir.F64Type)) and
+               s.type.element_type == st for s in (sx, sw, sy)):
+        op.fail("scales must share one float type (f16/f32/f64)")
+
+    def body(*args):
+        a, x_s, w_s, y_s = args[:4]
+        rest = list(args[4:-1])
+        z = rest.pop(0) if zy is not None else None
+        if bias is not None:
+            a = arith.addi(a, rest.pop(0))
+        mult = arith.divf(arith.mulf(x_s, w_s), y_s)
+        if st != f64:
+            mult = arith.extf(f64, mult)
+        v = arith.mulf(arith.sitofp(f64, a), mult)
+        if z is not None:
+            v = arith.addf(v, arith.uitofp(f64, z) if unsigned else arith.sitofp(f64, z))
+        v = math.roundeven(v)
+        v = arith.maximumf(v, arith.constant(f64, float(lo)))
+        v = arith.minimumf(v, arith.constant(f64, float(hi)))
+        return arith.fptoui(et, v) if unsigned else arith.fptosi(et, v)
+    return b.generic(ins, [b.empty(b.dims(acc), et)], maps, ["parallel"] * n, body)[0]
+
+
+def lost_unsigned(op: OnnxOp) -> bool:
+    et = op.op.results[0].type.element_type
+    return isinstance(et, ir.IntegerType) and et.is_unsigned
+
+
+@lowering("MatMulInteger", 10)
+def lower_matmul_integer(op: OnnxOp, b: LoweringContext):
+    a, w = op.input(0), op.input(1)
+    ra, rw = b.ranked(op, a).rank, b.ranked(op, w).rank
+    if ra < 1 or rw < 1:
+        op.fail("A and B must have rank >= 1")
+    a32 = shifted(op, b, a, op.input(2), max(ra - 2, 0))
+    w32 = shifted(op, b, w, op.input(3), rw - 1)
+    return [matmul_i32(op, b, a32, w32)]
+
+
+@lowering("ConvInteger", 10)
+def lower_conv_integer(op: OnnxOp, b: LoweringContext):
+    x, w = op.input(0), op.input(1)
+    b.ranked(op, x), b.ranked(op, w)
+    x32 = shifted(op, b, x, op.input(2), 1)
+    w32 = shifted(op, b, w, op.input(3), 0)  # per output channel
+    return [conv_i32(op, b, x32, w32)]
+
+
+@lowering("QLinearMatMul", 10, 21)
+def lower_qlinear_matmul(op: OnnxOp, b: LoweringContext):
+    a, sa, za, w, sw, zw, sy, zy = (op.input(i) for i in range(8))
+    ra, rw = b.ranked(op, a).rank, b.ranked(op, w).rank
+    if ra < 2 or rw < 2:
+        op.fail("A and B must have rank >= 2")
+    acc = matmul_i32(op, b, shifted(op, b, a, za, ra - 2), shifted(op, b, w, zw, rw - 1))
+    n = acc.type.rank
+    return [requantize(op, b, acc, sa, n - 2, sw, n - 1, sy, zy)]
+
+
+@lowering("QLinearConv", 10)
+def lower_qlinear_conv(op: OnnxOp, b: LoweringContext):
+    x, sx, zx, w, sw, zw, sy, zy = (op.input(i) for i in range(8))
+    bias = op.input(8)
+    b.ranked(op, x), b.ranked(op, w)
+    acc = conv_i32(op, b, shifted(op, b, x, zx, 1), shifted(op, b, w, zw, 0))
+    return [requantize(op, b, acc, sx, 1, sw, 1, sy, zy, bias)]
+
+
+@lowering("DynamicQuantizeLinear", 11)
+def lower_dynamic_quantize_linear(op: OnnxOp, b: LoweringContext):
+    """scale = (max(0, max x) - min(0, min x)) / 255 (1/255 if that is 0),
+    zp = roundeven(clamp(-min / scale, 0, 255)), y = clamp(roundeven(x / scale) + zp)."""
+    from mlir.dialects import tensor
+    x = op.input(0)
+    n = b.ranked(op, x).rank
+    f32 = ir.F32Type.get()
+    if x.type.element_type != f32:
+        op.fail("input must be float32")
+    u8 = ir.IntegerType.get_signless(8)
+    ident = affine_map(n, list(range(n)))
+    to0 = ir.AffineMap.get(n, 0, [])
+    mx, mn = b.generic([x], [b.full([], f32, 0.0), b.full([], f32, 0.0)],
+                       [ident, to0, to0], ["reduction"] * n,
+                       lambda v, a, c: [arith.maximumf(a, v), arith.minimumf(c, v)])
+    mx, mn = tensor.extract(mx, []), tensor.extract(mn, [])
+    rng = arith.subf(mx, mn)
+    same = arith.cmpf(arith.CmpFPredicate.OEQ, mx, mn)
+    scale = arith.divf(arith.select(same, b.const(1.0, f32), rng), b.const(255.0, f32))
+
+    def clamp255(v):
+        return arith.minimumf(arith.maximumf(v, b.const(0.0, f32)), b.const(255.0, f32))
+    zp = math.roundeven(clamp255(arith.subf(b.const(0.0, f32), arith.divf(mn, scale))))
+    y = b.map_elementwise([x], b.dims(x), u8, lambda v: arith.fptoui(
+        u8, clamp255(arith.addf(math.roundeven(arith.divf(v, scale)), zp))))
+    return [y, tensor.from_elements(ir.RankedTensorType.get([], f32), [scale]),
+            tensor.from_elements(ir.RankedTensorType.get([], u8), [arith.fptoui(u8, zp)])]

@@ -1,0 +1,114 @@
+"""QuantizeLinear / DequantizeLinear -> one linalg.generic each.
+
+Granularity from the scale's shape: per-tensor (scalar or one element),
+per-axis (1-D of length x.shape[axis]) or blocked (x's rank, dim ``axis``
+divided by ``block_size``: an affine floordiv map). Quantize rounds half to
+even (math.roundeven) and saturates to the output integer range; only 8/16/32
+bit integer quantized types are handled (float8 / 4-bit are reported).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects import arith, math
+
+from onnx_mlir_py.registry import lowering
+from ...dialects.onnx.opview import OnnxOp
+from .builder import LoweringContext, affine_map, convert_scalar, elem_of, is_float
+
+
+def _int_type(op: OnnxOp, t: ir.Type, what: str) -> tuple[ir.IntegerType, bool]:
+    """(signless type, unsigned) of an ONNX integer element type."""
+    if not isinstance(t, ir.IntegerType) or t.width not in (8, 16, 32):
+        op.fail(f"{what} element type {t} is not supported (8/16/32-bit integers only)")
+    return ir.IntegerType.get_signless(t.width), t.is_unsigned
+
+
+def _param_map(op: OnnxOp, x: ir.Value, p: ir.Value, what: str) -> ir.AffineMap:
+    """Indexing map of the scale / zero point over x's iteration space."""
+    r = x.type.rank
+    ps = op.shape(p)
+    if ps is None:
+        op.fail(f"{what} has no ranked type")
+    n = 1
+    for d in ps:
+        n = n * d if d is not None else -1
+    if len(ps) == 0:
+        return ir.AffineMap.get(r, 0, [])
+    axis = op.attrs.axis if "axis" in op.spec.attributes else 1
+    axis = axis + r if axis < 0 else axis
+    block = op.attrs.block_size if "block_size" in op.spec.attributes else 0
+    if len(ps) == 1 and not block:
+        if n == 1:  # one element: per tensor
+            return affine_map(r, ["0"])
+        if not 0 <= axis < r:
+            op.fail(f"axis {op.attrs.axis} out of range for rank {r}")
+        return affine_map(r, [axis])
+    if block and len(ps) == r:
+        if not 0 <= axis < r:
+            op.fail(f"axis {op.attrs.axis} out of range for rank {r}")
+        es = [ir.AffineDimExpr.get(k) for k in range(r)]
+        es[axis] = ir.AffineExpr.get_floor_div(es[axis], ir.AffineConstantExpr.get(block))
+        return ir.AffineMap.get(r, 0, es)
+    op.fail(f"{what} shape {list(ps)} matches no quantization granularity "
+            f"(scalar, 1-D per axis, or blocked with block_size)")
+
+
+def _compute_type(op: OnnxOp, scale: ir.Value) -> ir.Type:
+    et = elem_of(scale.type)
+    if not is_float(et):
+        op.fail(f"scale element type {et} is not a float type")
+    return ir.F64Type.get() if isinstance(et, ir.F64Type) else ir.F32Type.get()
+
+
+@lowering("QuantizeLinear", 10, 13, 19, 21, 23, 24, 25, 28)
+def lower_quantize_linear(op: OnnxOp, b: LoweringContext):
+    x, scale, zp = op.input(0), op.input(1), op.input(2)
+    r = b.ranked(op, x).rank
+    b.ranked(op, scale, "y_scale")
+    if "precision" in op.spec.attributes and op.attrs.precision:
+        op.fail("the precision attribute is not supported")
+    out, uns = _int_type(op, elem_of(op.op.results[0].type), "output")
+    ct = _compute_type(op, scale)
+    x_uns = b.unsigned(x)
+    lo, hi = (0, (1 << out.width) - 1) if uns else (-(1 << (out.width - 1)),
+                                                     (1 << (out.width - 1)) - 1)
+    ins = [x, scale] + ([zp] if zp is not None else [])
+    maps = [affine_map(r, list(range(r))), _param_map(op, x, scale, "y_scale")]
+    if zp is not None:
+        maps.append(_param_map(op, x, zp, "y_zero_point"))
+    maps.append(affine_map(r, list(range(r))))
+
+    def body(xv, s, *rest):
+        q = arith.divf(convert_scalar(xv, x_uns, ct), convert_scalar(s, False, ct))
+        q = math.roundeven(q)
+        if zp is not None:
+            q = arith.addf(q, convert_scalar(rest[0], uns, ct))
+        q = arith.minimumf(arith.maximumf(q, b.const(lo, ct)), b.const(hi, ct))
+        return arith.fptoui(out, q) if uns else arith.fptosi(out, q)
+    return b.generic(ins, [b.empty(b.dims(x), out)], maps, ["parallel"] * r, body)
+
+
+@lowering("DequantizeLinear", 10, 13, 19, 21, 23, 24, 25, 28)
+def lower_dequantize_linear(op: OnnxOp, b: LoweringContext):
+    x, scale, zp = op.input(0), op.input(1), op.input(2)
+    r = b.ranked(op, x).rank
+    b.ranked(op, scale, "x_scale")
+    _int_type(op, elem_of(op.op.operands[0].type), "input")
+    x_uns = b.unsigned(x)
+    zp_uns = zp is not None and b.unsigned(zp)
+    out = b.result_type(op).element_type
+    if not is_float(out):
+        op.fail(f"output element type {out} is not a float type")
+    ct = _compute_type(op, scale)
+    ins = [x, scale] + ([zp] if zp is not None else [])
+    maps = [affine_map(r, list(range(r))), _param_map(op, x, scale, "x_scale")]
+    if zp is not None:
+        maps.append(_param_map(op, x, zp, "x_zero_point"))
+    maps.append(affine_map(r, list(range(r))))
+
+    def body(xv, s, *rest):
+        v = convert_scalar(xv, x_uns, ct)
+        if zp is not None:
+            v = arith.subf(v, convert_scalar(rest[0], zp_uns, ct))
+        return convert_scalar(arith.mulf(v, convert_scalar(s, False, ct)), False, out)
+    return b.generic(ins, [b.empty(b.dims(x), out)], maps, ["parallel"] * r, body)

@@ -1,0 +1,181 @@
+"""Reduce* -> one linalg.generic reduction (plus a finishing elementwise
+generic for Mean/L2/LogSum/LogSumExp), keepdims via tensor.expand_shape.
+
+Axes come from the attribute (ReduceSum <= v11, the others <= v13) or the
+constant ``axes`` input; no/empty axes reduce every dim unless
+``noop_with_empty_axes`` (then the op is the identity).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects import arith, math
+
+from onnx_mlir_py.registry import lowering
+from ...dialects.onnx.opview import OnnxOp
+from .builder import LoweringContext, affine_map, is_float, lowest
+from .reshape import reshape_to
+from .tensor_util import const_ints, imul, norm_axis
+
+REDUCE = {  # op type -> (versions with the axes attribute, versions with the axes input)
+    "ReduceSum": ((1, 11), (13,)),
+    "ReduceMean": ((1, 11, 13), (18,)),
+    "ReduceMax": ((1, 11, 12, 13), (18, 20)),
+    "ReduceMin": ((1, 11, 12, 13), (18, 20)),
+    "ReduceProd": ((1, 11, 13), (18,)),
+    "ReduceL1": ((1, 11, 13), (18,)),
+    "ReduceL2": ((1, 11, 13), (18,)),
+    "ReduceLogSum": ((1, 11, 13), (18, 28)),
+    "ReduceLogSumExp": ((1, 11, 13), (18, 28)),
+    "ReduceSumSquare": ((1, 11, 13), (18,)),
+}
+
+
+def highest(et: ir.Type):
+    if is_float(et):
+        return float("inf")
+    if et.width == 1:
+        return 1
+    return (1 << (et.width - 1)) - 1
+
+
+def _add(x, y):
+    return arith.addf(x, y) if is_float(x.type) else arith.addi(x, y)
+
+
+def _mul(x, y):
+    return arith.mulf(x, y) if is_float(x.type) else arith.muli(x, y)
+
+
+def _abs(x):
+    return math.absf(x) if is_float(x.type) else math.absi(x)
+
+
+def _max(x, y):
+    if is_float(x.type):
+        return arith.maximumf(x, y)
+    return arith.ori(x, y) if x.type.width == 1 else arith.maxsi(x, y)
+
+
+def _min(x, y):
+    if is_float(x.type):
+        return arith.minimumf(x, y)
+    return arith.andi(x, y) if x.type.width == 1 else arith.minsi(x, y)
+
+
+def reduce_dims(op: OnnxOp, b: LoweringContext, x, red: list[int], init, combine,
+                pre=None) -> ir.Value:
+    """Reduce ``red`` dims of x (result has the kept dims): acc = combine(acc, pre(v))."""
+    r = x.type.rank
+    et = x.type.element_type
+    dims = b.dims(x)
+    keep = [k for k in range(r) if k not in red]
+    acc = b.full([dims[k] for k in keep], et, init)
+    its = ["reduction" if k in red else "parallel" for k in range(r)]
+    return b.generic([x], [acc], [affine_map(r, list(range(r))), affine_map(r, keep)], its,
+                     lambda v, a: combine(a, pre(v) if pre else v))[0]
+
+
+def map_scalar(b: LoweringContext, x, fn) -> ir.Value:
+    return b.map_elementwise([x], b.dims(x), x.type.element_type, fn)
+
+
+def _count(b: LoweringContext, x, red: list[int]):
+    n = 1
+    for k in red:
+        n = imul(b, n, b.dim(x, k))
+    return n
+
+
+def _axes(op: OnnxOp, axes_input: bool, r: int):
+    """Normalised axes to reduce, or None for the identity (noop)."""
+    if axes_input:
+        v = op.input(1)
+        axes = [] if v is None else const_ints(op, v, "axes")
+        if not axes and op.attrs.noop_with_empty_axes:
+            return None
+    else:
+        axes = op.attrs.axes or []
+    if not axes:
+        return list(range(r))
+    out = sorted({norm_axis(op, a, r, "axes") for a in axes})
+    if len(out) != len(axes):
+        op.fail(f"axes {axes} has duplicates")
+    return out
+
+
+def _reduce(op: OnnxOp, b: LoweringContext, axes_input: bool):
+    x = op.input(0)
+    r = b.ranked(op, x).rank
+    et = x.type.element_type
+    red = _axes(op, axes_input, r)
+    if red is None:
+        return [x]
+    kind = op.op_type[len("Reduce"):]
+    fl = is_float(et)
+    if kind in ("Mean", "L2", "LogSum", "LogSumExp") and not fl and kind != "Mean":
+        op.fail(f"{op.op_type} on integer tensors is not supported")
+    if kind == "Sum":
+        y = reduce_dims(op, b, x, red, 0, _add)
+    elif kind == "SumSquare":
+        y = reduce_dims(op, b, x, red, 0, _add, lambda v: _mul(v, v))
+    elif kind == "L1":
+        y = reduce_dims(op, b, x, red, 0, _add, _abs)
+    elif kind == "L2":
+        y = reduce_dims(op, b, x, red, 0, _add, lambda v: _mul(v, v))
+        y = map_scalar(b, y, math.sqrt)
+    elif kind == "LogSum":
+        y = map_scalar(b, reduce_dims(op, b, x, red, 0, _add), math.log)
+    elif kind == "LogSumExp":
+        # max-shifted: log(sum(exp(x - m))) + m
+        m = reduce_dims(op, b, x, red, lowest(et), _max)
+        keep = [k for k in range(r) if k not in red]
+        dims = b.dims(x)
+        full = affine_map(r, list(range(r)))
+        part = affine_map(r, keep)
+        its = ["reduction" if k in red else "parallel" for k in range(r)]
+        s = b.generic([x, m], [b.full([dims[k] for k in keep], et, 0.0)], [full, part, part],
+                      its, lambda v, mv, a: arith.addf(a, math.exp(arith.subf(v, mv))))[0]
+
+        def fin(sv, mv, _o):
+            # an all -inf row keeps max -inf (log(sum exp(-inf - -inf)) would be nan)
+            ok = arith.cmpf(arith.CmpFPredicate.ONE, mv, b.const(float("-inf"), et))
+            return arith.select(ok, arith.addf(math.log(sv), mv), mv)
+        n = len(keep)
+        ident = affine_map(n, list(range(n)))
+        y = b.generic([s, m], [b.empty([dims[k] for k in keep], et)], [ident] * 3,
+                      ["parallel"] * n, fin)[0]
+    elif kind == "Max":
+        y = reduce_dims(op, b, x, red, lowest(et) if et.width != 1 else 0, _max)
+    elif kind == "Min":
+        y = reduce_dims(op, b, x, red, highest(et), _min)
+    elif kind == "Prod":
+        y = reduce_dims(op, b, x, red, 1.0 if fl else 1, _mul)
+    elif kind == "Mean":
+        s = reduce_dims(op, b, x, red, 0, _add)
+        n = _count(b, x, red)
+        if isinstance(n, int):
+            c = b.const(n, et)
+        else:
+            ci = arith.index_cast(ir.IntegerType.get_signless(64), n)
+            c = arith.sitofp(et, ci) if fl else arith.trunci(et, ci) \
+                if et.width < 64 else ci
+        y = map_scalar(b, s, lambda v: arith.divf(v, c) if fl else arith.divsi(v, c))
+    else:  # pragma: no cover - table above is exhaustive
+        op.fail(f"unknown reduction {op.op_type}")
+    if op.attrs.keepdims:
+        t = b.result_type(op)
+        dims = b.dims(x)
+        out = [1 if k in red else dims[k] for k in range(r)]
+        if t.rank != r:
+            op.fail(f"keepdims result rank {t.rank} differs from input rank {r}")
+        y = reshape_to(op, b, y, out)
+    return [y]
+
+
+def _register(op_type, attr_vs, input_vs):
+    lowering(op_type, *attr_vs)(lambda op, b: _reduce(op, b, False))
+    lowering(op_type, *input_vs)(lambda op, b: _reduce(op, b, True))
+
+
+for _t, (_a, _i) in REDUCE.items():
+    _register(_t, _a, _i)

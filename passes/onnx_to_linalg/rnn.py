@@ -1,0 +1,194 @@
+"""RNN / GRU / LSTM -> per direction an ``scf.for`` over time steps carrying
+H (and C for LSTM) and the direction's output sequence; inside, a
+``linalg.matmul`` H·R[d]ᵀ and one elementwise linalg.generic for the gates
+(GRU with linear_before_reset=0 needs a second matmul on r ⊙ H). The input
+projection of all steps is one contraction before the loop (rnn_common).
+
+sequence_lens: rows past their length keep their state and output zeros;
+reverse passes run forward over per-row reversed inputs (rnn_common).
+"""
+from __future__ import annotations
+
+from mlir.dialects import arith, linalg
+
+from onnx_mlir_py.registry import lowering
+from ...dialects.onnx.opview import OnnxOp
+from .builder import LoweringContext, val
+from .loops import for_nest
+from .rnn_common import (Rec, amap, assemble, clip_fn, gate, initial_state, parse, project,
+                         recurrence_t, reverse_time, step_slice, transpose, vec)
+from .tensor_util import extract_slice, insert_slice, to_index
+
+
+def _direction(b: LoweringContext, rec: Rec, d: int, states0: list, fold_limit: int, cell):
+    """Run direction d; cell(t, xw, hr, states, rt) -> (new states, y_t)."""
+    H, gh = rec.hidden, rec.gates * rec.hidden
+    proj = project(b, rec, d, fold_limit)
+    if rec.reverse[d]:
+        proj = reverse_time(b, rec, proj)
+    rt = recurrence_t(b, rec, d)
+    S, B = b.dim(rec.x, 0), b.dim(rec.x, 1)
+    y0 = b.full([S, B, H], rec.et, 0.0)
+
+    def body(ivs, carried):
+        (t,) = ivs
+        states, y = carried[:-1], carried[-1]
+        hr = linalg.matmul(states[0], rt, outs=[b.full([B, gh], rec.et, 0.0)])
+        new, yt = cell(t, step_slice(b, proj, t), hr, states, rt)
+        return list(new) + [insert_slice(yt, y, [t, 0, 0], [1, B, H])]
+    res = for_nest(b, [S], list(states0) + [y0], body)
+    y = res[-1]
+    if rec.reverse[d]:
+        y = reverse_time(b, rec, y)
+    return res[:-1], y
+
+
+_MAPS = {1: [1], 2: [0, 1], 3: [("c", 0), 0, 1]}
+
+
+def _cell(b: LoweringContext, rec: Rec, t, states: list, ins: list, fn):
+    """Elementwise (B, H) generic. ins: tensors [H], [B, H] or [1, B, H].
+    fn(*state scalars, *in scalars) -> new states (unmasked). Returns the new
+    states (rows past their sequence length keep the old ones), each copied
+    into its loop-carried tensor (``linalg.copy``: the loop yields then
+    bufferize in place), and y_t."""
+    B = b.dim(rec.x, 1)
+    n = len(states)
+    vals = list(states) + list(ins)
+    maps = [amap(2, _MAPS[v.type.rank]) for v in vals]
+    if rec.seq_lens is not None:
+        vals.append(rec.seq_lens)
+        maps.append(amap(2, [0]))
+    outs = [b.empty([B, rec.hidden], rec.et) for _ in range(n + 1)]
+
+    def body(*a):
+        old = list(a[:n])
+        new = list(fn(*a[:n + len(ins)]))
+        if rec.seq_lens is None:
+            return new + [new[0]]
+        valid = arith.cmpi(arith.CmpIPredicate.ult, t, to_index(a[n + len(ins)]))
+        zero = arith.constant(rec.et, 0.0)
+        return [arith.select(valid, v, o) for v, o in zip(new, old)] + \
+            [arith.select(valid, new[0], zero)]
+    res = b.generic(vals, outs, maps + [amap(2, [0, 1])] * len(outs), ["parallel"] * 2, body)
+    return [val(linalg.copy(v, outs=[s])) for v, s in zip(res[:n], states)], res[n]
+
+
+def _outputs(op: OnnxOp, b: LoweringContext, rec: Rec, ys: list, finals: list[list]):
+    """Values for the present outputs: Y, then the final states (Y_h, Y_c)."""
+    avail = [lambda: assemble(b, rec, ys, True)] + \
+        [lambda k=k: assemble(b, rec, [f[k] for f in finals], False)
+         for k in range(len(finals[0]))]
+    out = []
+    for k, grp in enumerate(op.result_groups()):
+        if grp:
+            out.append(avail[k]())
+    return out
+
+
+@lowering("RNN", 7, 14, 22)
+def lower_rnn(op: OnnxOp, b: LoweringContext):
+    rec = parse(op, b, 1, ["Tanh"])
+    clip = clip_fn(rec)
+    ys, finals = [], []
+    for d in range(rec.dirs):
+        (f,) = rec.acts[d]
+
+        def cell(t, xw, hr, states, _rt, f=f):
+            return _cell(b, rec, t, states, [xw, hr],
+                         lambda h, x, r: [f(clip(arith.addf(x, r)))])
+        st, y = _direction(b, rec, d, [initial_state(b, rec, rec.h0, d)], rec.hidden, cell)
+        ys.append(y)
+        finals.append(st)
+    return _outputs(op, b, rec, ys, finals)
+
+
+@lowering("GRU", 7, 14, 22)
+def lower_gru(op: OnnxOp, b: LoweringContext):
+    """z, r, h gates; Rbh stays out of the projection (it sits inside r ⊙ (...)
+    when linear_before_reset, and is added after (r ⊙ H)·Rhᵀ otherwise)."""
+    rec = parse(op, b, 3, ["Sigmoid", "Tanh"])
+    lbr = bool(op.attrs.linear_before_reset)
+    clip = clip_fn(rec)
+    H, gh = rec.hidden, 3 * rec.hidden
+    B = b.dim(rec.x, 1)
+    one = lambda: arith.constant(rec.et, 1.0)  # noqa: E731
+    ys, finals = [], []
+    for d in range(rec.dirs):
+        f, g = rec.acts[d]
+        rbh = [vec(b, rec.bias, d, gh + 2 * H, H)] if rec.bias is not None else []
+
+        def add_rbh(v, rb):
+            return arith.addf(v, rb[0]) if rb else v
+
+        def new_h(z, hh, h):  # (1 - z) * hh + z * h
+            return arith.addf(arith.mulf(arith.subf(one(), z), hh), arith.mulf(z, h))
+
+        def cell(t, xw, hr, states, rt, f=f, g=g, rbh=rbh):
+            xz, xr, xh = (gate(b, xw, k, H) for k in range(3))
+            hz, hrr = gate(b, hr, 0, H), gate(b, hr, 1, H)
+            if lbr:
+                hh = gate(b, hr, 2, H)
+
+                def fn(h, xz, xr, xh, hz, hrr, hh, *rb):
+                    z = f(clip(arith.addf(xz, hz)))
+                    r = f(clip(arith.addf(xr, hrr)))
+                    c = g(clip(arith.addf(xh, arith.mulf(r, add_rbh(hh, rb)))))
+                    return [new_h(z, c, h)]
+                return _cell(b, rec, t, states, [xz, xr, xh, hz, hrr, hh] + rbh, fn)
+            # r ⊙ H first, then (r ⊙ H)·Rhᵀ
+            rh = b.generic([states[0], xr, hrr], [b.empty([B, H], rec.et)],
+                           [amap(2, [0, 1]), amap(2, _MAPS[3]), amap(2, [0, 1]),
+                            amap(2, [0, 1])], ["parallel"] * 2,
+                           lambda h, xr_, hr_, _o: arith.mulf(
+                               f(clip(arith.addf(xr_, hr_))), h))[0]
+            rht = extract_slice(b, rt, [0, 2 * H], [H, H])
+            rhr = linalg.matmul(rh, rht, outs=[b.full([B, H], rec.et, 0.0)])
+
+            def fn(h, xz, xh, hz, rr, *rb):
+                z = f(clip(arith.addf(xz, hz)))
+                c = g(clip(arith.addf(xh, add_rbh(rr, rb))))
+                return [new_h(z, c, h)]
+            return _cell(b, rec, t, states, [xz, xh, hz, rhr] + rbh, fn)
+        st, y = _direction(b, rec, d, [initial_state(b, rec, rec.h0, d)], 2 * H, cell)
+        ys.append(y)
+        finals.append(st)
+    return _outputs(op, b, rec, ys, finals)
+
+
+@lowering("LSTM", 7, 14, 22)
+def lower_lstm(op: OnnxOp, b: LoweringContext):
+    """i, o, f, c gates; peepholes P = [Pi, Po, Pf]; input_forget: f = 1 - i."""
+    rec = parse(op, b, 4, ["Sigmoid", "Tanh", "Tanh"])
+    c0, p = op.input(6), op.input(7)
+    if c0 is not None and rec.layout:
+        c0 = transpose(b, c0, [1, 0, 2])
+    coupled = bool(op.attrs.input_forget)
+    clip = clip_fn(rec)
+    H = rec.hidden
+    ys, finals = [], []
+    for d in range(rec.dirs):
+        f, g, hf = rec.acts[d]
+        peep = [vec(b, p, d, k * H, H) for k in range(3)] if p is not None else []
+
+        def fn(h, c, xi, xo, xf, xc, ri, ro, rf, rc, *pp, f=f, g=g, hf=hf):
+            def with_peep(v, k, cell_state):
+                return arith.addf(v, arith.mulf(pp[k], cell_state)) if pp else v
+            i = f(clip(with_peep(arith.addf(xi, ri), 0, c)))
+            if coupled:
+                fg = arith.subf(arith.constant(rec.et, 1.0), i)
+            else:
+                fg = f(clip(with_peep(arith.addf(xf, rf), 2, c)))
+            cc = g(clip(arith.addf(xc, rc)))
+            cn = arith.addf(arith.mulf(fg, c), arith.mulf(i, cc))
+            o = f(clip(with_peep(arith.addf(xo, ro), 1, cn)))
+            return [arith.mulf(o, hf(cn)), cn]
+
+        def cell(t, xw, hr, states, _rt, fn=fn, peep=peep):
+            ins = [gate(b, xw, k, H) for k in range(4)] + [gate(b, hr, k, H) for k in range(4)]
+            return _cell(b, rec, t, states, ins + peep, fn)
+        states0 = [initial_state(b, rec, rec.h0, d), initial_state(b, rec, c0, d)]
+        st, y = _direction(b, rec, d, states0, 4 * H, cell)
+        ys.append(y)
+        finals.append(st)
+    return _outputs(op, b, rec, ys, finals)

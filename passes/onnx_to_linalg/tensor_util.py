@@ -1,0 +1,157 @@
+"""Helpers shared by the tensor-manipulation lowerings (Concat, Slice,
+Gather, Pad, Resize, reductions, ...): constant operands after lowering,
+mixed static/dynamic slices, index arithmetic inside linalg bodies.
+
+Sizes/offsets are ``int | ir.Value`` (an ``index`` Value when dynamic).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import mlir.ir as ir
+import numpy as np
+from mlir.dialects import arith, linalg, tensor
+
+from .builder import DYN, LoweringContext, index_t
+
+
+def owner_op(v: ir.Value) -> ir.Operation | None:
+    o = v.owner
+    if isinstance(o, ir.OpView):
+        o = o.operation
+    return o if isinstance(o, ir.Operation) else None
+
+
+def const_np(v: ir.Value | None) -> np.ndarray | None:
+    """numpy value of a lowered operand defined by a dense ``arith.constant``."""
+    if v is None:
+        return None
+    o = owner_op(v)
+    if o is None or o.name != "arith.constant":
+        return None
+    a = o.attributes["value"]
+    if not isinstance(a, ir.DenseElementsAttr):
+        return None
+    shape = list(a.type.shape)
+    try:
+        arr = np.array(a)
+    except Exception:
+        return None
+    if arr.size == 1 and int(np.prod(shape)) != 1:
+        arr = np.broadcast_to(arr.reshape(()), shape).copy()
+    return arr.reshape(shape)
+
+
+def const_ints(op, v: ir.Value, what: str) -> list[int]:
+    """Constant integer values of an operand, or a one-line error."""
+    c = const_np(v)
+    if c is None or c.dtype.kind not in "iub":
+        op.fail(f"'{what}' must be a constant integer tensor")
+    return [int(x) for x in c.reshape(-1)]
+
+
+def const_floats(op, v: ir.Value, what: str) -> list[float]:
+    c = const_np(v)
+    if c is None:
+        op.fail(f"'{what}' must be a constant tensor")
+    return [float(x) for x in c.reshape(-1)]
+
+
+def is_empty(v: ir.Value | None) -> bool:
+    """Absent optional input or a statically empty tensor."""
+    if v is None:
+        return True
+    t = v.type
+    return isinstance(t, ir.RankedTensorType) and t.has_static_shape and \
+        int(np.prod(t.shape)) == 0
+
+
+def norm_axis(op, a: int, r: int, what: str = "axis") -> int:
+    if not -r <= a < r:
+        op.fail(f"{what} {a} is out of range for rank {r}")
+    return a + r if a < 0 else a
+
+
+def _split_mixed(vals: Sequence) -> tuple[list[ir.Value], list[int]]:
+    dyn = [v for v in vals if not isinstance(v, int)]
+    static = [v if isinstance(v, int) else DYN for v in vals]
+    return dyn, static
+
+
+def extract_slice(b: LoweringContext, x: ir.Value, offsets: Sequence, sizes: Sequence,
+                  strides: Sequence | None = None) -> ir.Value:
+    strides = strides or [1] * len(sizes)
+    rt = b.type_of(sizes, x.type.element_type)
+    (do, so), (dz, sz), (ds, ss) = (_split_mixed(offsets), _split_mixed(sizes),
+                                    _split_mixed(strides))
+    return tensor.extract_slice(rt, x, do, dz, ds, so, sz, ss)
+
+
+def insert_slice(src: ir.Value, dst: ir.Value, offsets: Sequence, sizes: Sequence,
+                 strides: Sequence | None = None) -> ir.Value:
+    strides = strides or [1] * len(sizes)
+    (do, so), (dz, sz), (ds, ss) = (_split_mixed(offsets), _split_mixed(sizes),
+                                    _split_mixed(strides))
+    return tensor.insert_slice(src, dst, do, dz, ds, so, sz, ss)
+
+
+# -- index arithmetic (folds when both sides are Python ints) ---------------------
+def iadd(b: LoweringContext, x, y):
+    if isinstance(x, int) and isinstance(y, int):
+        return x + y
+    return arith.addi(b.as_index(x), b.as_index(y))
+
+
+def isub(b: LoweringContext, x, y):
+    if isinstance(x, int) and isinstance(y, int):
+        return x - y
+    return arith.subi(b.as_index(x), b.as_index(y))
+
+
+def imul(b: LoweringContext, x, y):
+    if isinstance(x, int) and isinstance(y, int):
+        return x * y
+    if isinstance(y, int) and y == 1:
+        return x
+    if isinstance(x, int) and x == 1:
+        return y
+    return arith.muli(b.as_index(x), b.as_index(y))
+
+
+def imax(b: LoweringContext, x, y):
+    if isinstance(x, int) and isinstance(y, int):
+        return max(x, y)
+    return arith.maxsi(b.as_index(x), b.as_index(y))
+
+
+def imin(b: LoweringContext, x, y):
+    if isinstance(x, int) and isinstance(y, int):
+        return min(x, y)
+    return arith.minsi(b.as_index(x), b.as_index(y))
+
+
+def loop_index(k: int) -> ir.Value:
+    """linalg.index k (inside a linalg.generic body)."""
+    return linalg.IndexOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
+
+
+def to_index(v: ir.Value) -> ir.Value:
+    """Integer scalar -> index."""
+    if isinstance(v.type, ir.IndexType):
+        return v
+    return arith.index_cast(index_t(), v)
+
+
+def from_index(v: ir.Value, et: ir.Type) -> ir.Value:
+    return arith.index_cast(et, v)
+
+
+def scalar_of(b: LoweringContext, v: ir.Value) -> ir.Value:
+    """The one element of a 0-D or 1-element tensor."""
+    r = v.type.rank
+    return tensor.extract(v, [b.index(0)] * r)
+
+
+def elem_index(b: LoweringContext, v: ir.Value, k: int) -> ir.Value:
+    """Element k of a 1-D integer tensor as an index Value."""
+    return to_index(tensor.extract(v, [b.index(k)]))

@@ -1,0 +1,107 @@
+"""The -O3 tensor-level pipeline (runs on lower-to-linalg's output, before
+bufferization; ``compiler.lower_and_emit`` hands it to codegen as the
+``tensor_transform`` hook).
+
+    conv_to_matmul      conv_2d_nchw_fchw / grouped conv -> im2col + (batch_)matmul
+    pack_matmuls        matmul / batch_matmul -> linalg.pack + packed contraction + unpack
+    fold relayouts      packs/transposes/reshapes of constants evaluated at compile time
+    kernel schedule     packed contraction: tile to registers, vectorize, hoist, FMAs
+    elementwise         parallel generics: tile + vectorize (masked tails)
+    pack lowering       remaining packs/unpacks -> pad/reshape/transpose (bufferizable)
+
+Each step is also a named pass for ``python -m onnx_mlir_py.opt`` (see
+:data:`PASSES`), with a lit test in ``test/lit/optimize/``.
+
+Target: ``compiler.lower_and_emit`` compiles -O3 for ``-mcpu=native`` unless
+a CPU/arch is given; the register tile follows the vector width
+(:mod:`.target`: 8x32 on AVX-512, 6x16 on AVX2).
+
+Threads (on at -O3; ``ONNX_MLIR_PY_O3_THREADS=0`` at compile time turns them
+off): the kernels' first outer parallel loop (M blocks) becomes an
+``scf.forall``; codegen lowers it through ``async-parallel-for`` onto the
+library's own async runtime (``runtime/c/om_async_runtime.c``), whose thread
+count is set at run time: ``ExecutionSession(num_threads=)`` or
+``ONNX_MLIR_PY_NUM_THREADS`` (default 1: tasks run inline in the caller, so a
+default run uses one core like the single-threaded build). Distributing two
+loops (a 2-D ``scf.forall``) gave wrong results at 1024^3 through
+``async-parallel-for`` (correct via scf-forall-to-for), hence one loop.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.passmanager import PassManager
+
+from .matmul import pack_matmuls, tile_packed_contractions
+from .packs import PACK_LOWERING, fold_constant_relayouts
+from .conv import convs_to_matmul
+from .elementwise import vectorize_elementwise
+from .schedule import apply_to_funcs
+from .target import Target, target_for
+
+
+def _canonicalize(module: ir.Module) -> None:
+    PassManager.parse("builtin.module(canonicalize, cse)", module.context).run(module.operation)
+
+
+def lower_packs(module: ir.Module) -> None:
+    apply_to_funcs(module, PACK_LOWERING)
+
+
+# Masks, multi-reductions and broadcasts lowered, one pattern set at a time
+# (mixing them with cast_away_vector_leading_one_dim / transfer permutation
+# patterns loops forever on masked broadcast reads, like canonicalization
+# mixed with the shape_cast/transpose lowerings does).
+VECTOR_CLEANUP = """
+    transform.apply_patterns to %func {
+      transform.apply_patterns.vector.lower_masked_transfers
+    } : !transform.any_op
+    transform.apply_patterns to %func {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.apply_patterns to %func {
+      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
+    } : !transform.any_op
+    transform.apply_patterns to %func {
+      transform.apply_patterns.vector.lower_broadcast
+    } : !transform.any_op
+"""
+
+
+def cleanup_vectors(module: ir.Module) -> None:
+    apply_to_funcs(module, VECTOR_CLEANUP)
+
+
+def optimize(module: ir.Module, target: Target | None = None, *, threads: bool = False) -> None:
+    """The whole -O3 tensor pipeline, in place."""
+    target = target or target_for("native")
+    with module.context, ir.Location.unknown():
+        convs_to_matmul(module)
+        pack_matmuls(module, target)
+        fold_constant_relayouts(module)
+        _canonicalize(module)
+        tile_packed_contractions(module, threads)
+        lower_packs(module)
+        fold_constant_relayouts(module)
+        _canonicalize(module)
+        vectorize_elementwise(module, target)
+        cleanup_vectors(module)
+        _canonicalize(module)
+
+
+def _native(fn):
+    return lambda m: fn(m, target_for("native"))
+
+
+# name -> module -> None, for passes/pipeline.py (the lit tests pin the AVX-512 target
+# through these names so their CHECK lines do not depend on the machine).
+PASSES = {
+    "o3-conv-to-matmul": convs_to_matmul,
+    "o3-pack-matmul": lambda m: pack_matmuls(m, target_for("x86-64-v4")),
+    "o3-fold-constant-relayouts": fold_constant_relayouts,
+    "o3-matmul-kernel": tile_packed_contractions,
+    "o3-matmul-kernel-threads": lambda m: tile_packed_contractions(m, threads=True),
+    "o3-lower-packs": lower_packs,
+    "o3-vectorize-elementwise": lambda m: vectorize_elementwise(m, target_for("x86-64-v4")),
+    "o3-vector-cleanup": cleanup_vectors,
+    "o3-pipeline": lambda m: optimize(m, target_for("x86-64-v4")),
+}

@@ -1,0 +1,169 @@
+"""matmul / batch_matmul -> packed layout + a register-tiled kernel.
+
+1. ``pack_matmuls``: a static f32 ``linalg.matmul`` / ``linalg.batch_matmul``
+   becomes the packed kernel of :mod:`.matmul_text` (B relaid out to
+   ``[N/nb, K/kb, kb, nb]``, A and C only viewed in blocks, zero padding for
+   sizes that are not multiples of the blocks); a dynamic one goes through
+   upstream ``linalg-block-pack-matmul`` (A, B and C packed, padded). Packs of
+   constants (weights) are then folded at compile time (:mod:`.packs`).
+2. ``kernel_schedule``: the packed contraction is tiled to one (mb x nb)
+   block and one k block, unit dims are folded, the (mb, kb) x (kb, nb)
+   block contraction is vectorized into ``vector.contract``, its accumulator
+   is hoisted out of the k loop (it lives in registers), and the contraction
+   is lowered to kb outer products (broadcast A x row of B, FMAs).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from .schedule import apply_to_ops, owner_op, walk
+from .target import Target
+
+from .matmul_attrs import PACKED_ATTR
+from .matmul_text import kernel_function
+
+_DEFAULT_MAPS = {
+    "linalg.matmul": "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, "
+                     "affine_map<(d0, d1, d2) -> (d0, d1)>]",
+    "linalg.batch_matmul": "[affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, "
+                           "affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, "
+                           "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]",
+}
+
+
+def _is_packed_contraction(op: ir.Operation) -> bool:
+    """The contraction ``linalg-block-pack-matmul`` produced (both inputs packed)."""
+    if op.name != "linalg.generic" or len(op.operands) != 3:
+        return False
+    srcs = [owner_op(v) for v in list(op.operands)[:2]]
+    return all(s is not None and s.name == "linalg.pack" for s in srcs)
+
+
+def _static_f32(v: ir.Value) -> list[int] | None:
+    t = v.type
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape \
+            or str(t.element_type) != "f32":
+        return None
+    return list(t.shape)
+
+
+def _kernel_shape(op: ir.Operation):
+    """(batch|None, M, K, N) of a static f32 matmul/batch_matmul with default maps."""
+    if op.name not in _DEFAULT_MAPS or len(op.operands) != 3 or len(op.results) != 1:
+        return None
+    if "indexing_maps" in op.attributes and \
+            str(op.attributes["indexing_maps"]) != _DEFAULT_MAPS[op.name]:
+        return None
+    shapes = [_static_f32(v) for v in op.operands]
+    if any(s is None for s in shapes) or 0 in sum(shapes, []):
+        return None
+    a, b, c = shapes
+    if op.name == "linalg.matmul":
+        return None, a[0], a[1], b[1]
+    if a[0] != b[0]:
+        return None
+    return a[0], a[1], a[2], b[2]
+
+
+def pack_matmuls(module: ir.Module, target: Target) -> int:
+    """Static f32 matmul/batch_matmul -> packed kernels (inlined private
+    functions from :mod:`.matmul_text`); dynamic ones -> upstream
+    ``linalg-block-pack-matmul``. Packed contractions are tagged. Returns
+    how many ops were rewritten."""
+    from mlir.dialects import func
+    from mlir.passmanager import PassManager
+    mb, nb, kb = target.matmul_tile
+    funcs: dict[tuple, str] = {}
+    count = 0
+    for op in walk(module.operation):
+        shape = _kernel_shape(op)
+        if shape is None:
+            continue
+        if shape not in funcs:
+            bt, m, k, n = shape
+            name = f"__om_matmul_{len(funcs)}"
+            text = kernel_function(name, bt, m, k, n, mb, nb, kb)
+            sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
+            fop = sub.body.operations[0].operation
+            fop.clone(ir.InsertionPoint(module.body))
+            funcs[shape] = name
+        with ir.InsertionPoint(op), op.location:
+            call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(funcs[shape]),
+                               list(op.operands))
+        op.results[0].replace_all_uses_with(call.results[0])
+        op.erase()
+        count += 1
+    pipeline = ["func.func(linalg-block-pack-matmul{"
+                f"block-factors={mb},{nb},{kb} lhs-transpose-inner-blocks=false "
+                "rhs-transpose-inner-blocks=false})"]
+    if funcs:
+        pipeline = ["inline", "symbol-dce"] + pipeline
+    PassManager.parse(f"builtin.module({', '.join(pipeline)})", module.context).run(module.operation)
+    for op in walk(module.operation, "linalg.generic"):
+        if _is_packed_contraction(op) and PACKED_ATTR not in op.attributes:
+            op.attributes[PACKED_ATTR] = ir.UnitAttr.get()
+            count += 1
+    return count
+
+
+def packed_contractions(module: ir.Module) -> list[ir.Operation]:
+    return [op for op in walk(module.operation, "linalg.generic") if PACKED_ATTR in op.attributes]
+
+
+def kernel_schedule(op: ir.Operation, threads: bool = False) -> str | None:
+    """Transform body for one packed contraction: outer loops (batch..., M/mb,
+    N/nb, K/kb in some order, exactly one of them a reduction) first, then the
+    three block loops (mb, nb, kb). ``threads``: the outer parallel loops
+    become one ``scf.forall`` (see the package docstring for its status)."""
+    iters = [str(a) for a in op.attributes["iterator_types"]]
+    n = len(iters)
+    outer = n - 3
+    # the last outer reduction dim is the k-block loop
+    red = [i for i in range(outer) if "reduction" in iters[i]]
+    inner_red = [i for i in range(outer, n) if "reduction" in iters[i]]
+    if len(red) != 1 or len(inner_red) != 1:
+        return None
+    k = red[0]
+    par = [1 if (i < outer and i != k) else 0 for i in range(n)]
+    kt = [1 if i == k else 0 for i in range(n)]
+    if threads:
+        # the first outer parallel loop is distributed, the others stay loops
+        p0 = par.index(1)
+        fpar = [1 if i == p0 else 0 for i in range(n)]
+        rest = [1 if (par[i] and i != p0) else 0 for i in range(n)]
+        first = (f"    %tf, %lp = transform.structured.tile_using_forall %op tile_sizes {fpar}\n"
+                 "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n")
+        loops = ", ".join(["!transform.any_op"] * sum(rest))
+        first += (f"    %t, %lq:{sum(rest)} = transform.structured.tile_using_for %tf tile_sizes {rest}\n"
+                  f"      : (!transform.any_op) -> (!transform.any_op, {loops})\n")
+    else:
+        loops = ", ".join(["!transform.any_op"] * sum(par))
+        first = (f"    %t, %lp:{sum(par)} = transform.structured.tile_using_for %op tile_sizes {par}\n"
+                 f"      : (!transform.any_op) -> (!transform.any_op, {loops})\n")
+    return first + f"""    %t2, %lk = transform.structured.tile_using_for %t tile_sizes {kt}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_patterns to %lk {{
+      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+    }} : !transform.any_op
+    %t3 = transform.structured.match ops{{["linalg.generic"]}} in %lk
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %t3 : !transform.any_op
+    transform.apply_patterns to %lk {{
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.reduction_to_contract
+    }} : !transform.any_op
+    transform.apply_patterns to %func {{
+      transform.apply_patterns.canonicalization
+    }} : !transform.any_op
+    transform.apply_cse to %func : !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %lk : !transform.any_op
+    transform.apply_patterns to %func {{
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+    }} : !transform.any_op
+"""
+
+
+def tile_packed_contractions(module: ir.Module, threads: bool = False) -> int:
+    return apply_to_ops(module, packed_contractions(module),
+                        lambda op: kernel_schedule(op, threads))

@@ -1,0 +1,96 @@
+"""Text of the packed matmul kernels (one private function per shape).
+
+C[M, N] (+)= A[M, K] @ B[K, N] becomes, with blocks (mb, nb, kb):
+
+    A4 = expand_shape(pad(A))                [M/mb, mb, K/kb, kb]  (a view)
+    Bp = linalg.pack B                       [N/nb, K/kb, kb, nb]  (a copy; folded for weights)
+    C4 = expand_shape(pad(C))                [M/mb, mb, N/nb, nb]  (a view)
+    C4 = generic (mo, no, ko, mi, ni, ki)    the packed contraction
+    C  = collapse_shape(C4) [-> extract_slice when padded]
+
+Only B is relaid out: the kernel reads one mb x kb block of A per k step
+(scalar broadcasts) and kb rows of nb contiguous B values. ``batch_matmul``
+gets a leading batch loop. Padding (sizes not multiples of the blocks) adds
+zeros, which do not change the sums, and is sliced off the result.
+"""
+from __future__ import annotations
+
+from .matmul_attrs import PACKED_ATTR
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _t(shape, et="f32") -> str:
+    return "tensor<" + "x".join(str(s) for s in shape) + f"x{et}>"
+
+
+def _pad(name: str, src: str, shape, padded) -> tuple[str, str]:
+    if list(shape) == list(padded):
+        return "", src
+    high = ", ".join(str(p - s) for s, p in zip(shape, padded))
+    low = ", ".join("0" for _ in shape)
+    idx = ", ".join(f"%{name}_i{k}: index" for k in range(len(shape)))
+    return (f"    %{name} = tensor.pad {src} low[{low}] high[{high}] {{\n"
+            f"    ^bb0({idx}):\n      tensor.yield %zero : f32\n"
+            f"    }} : {_t(shape)} to {_t(padded)}\n"), f"%{name}"
+
+
+def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
+                    mb: int, nb: int, kb: int) -> str:
+    """A private ``func.func @name(A, B, C) -> C`` computing C + A @ B."""
+    bt = [] if batch is None else [batch]
+    mp, kp, np_ = _cdiv(m, mb) * mb, _cdiv(k, kb) * kb, _cdiv(n, nb) * nb
+    mo, ko, no = mp // mb, kp // kb, np_ // nb
+    lines = []
+    pa, a = _pad("ap", "%a", bt + [m, k], bt + [mp, kp])
+    pc, c = _pad("cp", "%c", bt + [m, n], bt + [mp, np_])
+    o = len(bt)
+    grp = lambda r: "[" + ", ".join(str(g) for g in r) + "]"   # noqa: E731
+    reass = ([[0]] if bt else []) + [[o, o + 1], [o + 2, o + 3]]
+    rtext = "[" + ", ".join(grp(r) for r in reass) + "]"
+    a4 = bt + [mo, mb, ko, kb]
+    c4 = bt + [mo, mb, no, nb]
+    bp = bt + [no, ko, kb, nb]
+    perm = "[0, 2, 1]" if bt else "[1, 0]"
+    dims = "[1, 2]" if bt else "[0, 1]"
+    if bt:
+        d = "d0, d1, d2, d3, d4, d5, d6"
+        maps = [f"({d}) -> (d0, d1, d4, d3, d6)", f"({d}) -> (d0, d2, d3, d6, d5)",
+                f"({d}) -> (d0, d1, d4, d2, d5)"]
+        iters = '"parallel", "parallel", "parallel", "reduction", "parallel", "parallel", "reduction"'
+    else:
+        d = "d0, d1, d2, d3, d4, d5"
+        maps = [f"({d}) -> (d0, d3, d2, d5)", f"({d}) -> (d1, d2, d5, d4)",
+                f"({d}) -> (d0, d3, d1, d4)"]
+        iters = '"parallel", "parallel", "reduction", "parallel", "parallel", "reduction"'
+    pad_b = " padding_value(%zero : f32)" if (kp != k or np_ != n) else ""
+    lines.append(f"  func.func private @{name}(%a: {_t(bt + [m, k])}, %b: {_t(bt + [k, n])}, "
+                 f"%c: {_t(bt + [m, n])}) -> {_t(bt + [m, n])} {{")
+    lines.append("    %zero = arith.constant 0.0 : f32")
+    lines.append(pa + pc + f"    %bpe = tensor.empty() : {_t(bp)}")
+    lines.append(f"    %bp = linalg.pack %b{pad_b} outer_dims_perm = {perm} inner_dims_pos = {dims} "
+                 f"inner_tiles = [{kb}, {nb}] into %bpe : {_t(bt + [k, n])} -> {_t(bp)}")
+    lines.append(f"    %a4 = tensor.expand_shape {a} {rtext} output_shape {grp(a4)} "
+                 f": {_t(bt + [mp, kp])} into {_t(a4)}")
+    lines.append(f"    %c4 = tensor.expand_shape {c} {rtext} output_shape {grp(c4)} "
+                 f": {_t(bt + [mp, np_])} into {_t(c4)}")
+    lines.append(f"    %r4 = linalg.generic {{indexing_maps = [affine_map<{maps[0]}>, "
+                 f"affine_map<{maps[1]}>, affine_map<{maps[2]}>], iterator_types = [{iters}], "
+                 f"{PACKED_ATTR}}}")
+    lines.append(f"        ins(%a4, %bp : {_t(a4)}, {_t(bp)}) outs(%c4 : {_t(c4)}) {{")
+    lines.append("    ^bb0(%x: f32, %y: f32, %acc: f32):\n      %p = arith.mulf %x, %y : f32\n"
+                 "      %s = arith.addf %acc, %p : f32\n      linalg.yield %s : f32")
+    lines.append(f"    }} -> {_t(c4)}")
+    lines.append(f"    %r = tensor.collapse_shape %r4 {rtext} : {_t(c4)} into {_t(bt + [mp, np_])}")
+    res = "%r"
+    if (mp, np_) != (m, n):
+        zeros = ", ".join("0" for _ in bt + [m, n])
+        ones = ", ".join("1" for _ in bt + [m, n])
+        sizes = ", ".join(str(s) for s in bt + [m, n])
+        lines.append(f"    %rs = tensor.extract_slice %r[{zeros}] [{sizes}] [{ones}] "
+                     f": {_t(bt + [mp, np_])} to {_t(bt + [m, n])}")
+        res = "%rs"
+    lines.append(f"    return {res} : {_t(bt + [m, n])}\n  }}")
+    return "\n".join(lines)

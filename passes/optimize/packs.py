@@ -1,0 +1,160 @@
+"""Compile-time relayout of constants, and lowering of the remaining packs.
+
+``fold_constant_relayouts``: a ``linalg.pack`` / ``linalg.transpose`` /
+``linalg.broadcast`` / ``tensor.collapse_shape`` / ``tensor.expand_shape`` whose source is a
+constant (weights) is evaluated with numpy and replaced by a new constant,
+so packed weights cost nothing at run time. ``dense_resource`` constants
+(the importer's raw initializers) are read from the module's resource
+section.
+
+``PACK_LOWERING``: schedule (against ``%func``) that lowers every remaining
+``linalg.pack`` / ``linalg.unpack`` (activations) to pad + reshape +
+transpose / transpose + reshape + slice, which bufferize.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+import numpy as np
+
+from .schedule import owner_op, walk
+
+_NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i8": np.int8,
+       "i16": np.int16, "i32": np.int32, "i64": np.int64}
+
+PACK_LOWERING = """
+    %packs = transform.structured.match ops{["linalg.pack"]} in %func
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %packs : !transform.any_op {
+    ^bb0(%p: !transform.any_op):
+      %pk = transform.cast %p : !transform.any_op to !transform.op<"linalg.pack">
+      transform.structured.lower_pack %pk : (!transform.op<"linalg.pack">)
+        -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">,
+            !transform.op<"linalg.transpose">)
+    }
+    %unpacks = transform.structured.match ops{["linalg.unpack"]} in %func
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %unpacks : !transform.any_op {
+    ^bb0(%u: !transform.any_op):
+      %uk = transform.cast %u : !transform.any_op to !transform.op<"linalg.unpack">
+      transform.structured.lower_unpack %uk : (!transform.op<"linalg.unpack">)
+        -> (!transform.op<"tensor.empty">, !transform.op<"linalg.transpose">,
+            !transform.op<"tensor.collapse_shape">, !transform.op<"tensor.extract_slice">)
+    }
+"""
+
+
+def _ints(attr) -> list[int]:
+    return [int(x) for x in ir.DenseI64ArrayAttr(attr)] if attr is not None else []
+
+
+def _opt_attr(op, name):
+    return op.attributes[name] if name in op.attributes else None
+
+
+def numpy_pack(src: np.ndarray, inner_dims_pos, inner_tiles, outer_dims_perm, pad_value) -> np.ndarray:
+    """numpy model of ``linalg.pack`` (static tiles)."""
+    r = src.ndim
+    widths = [(0, 0)] * r
+    for d, t in zip(inner_dims_pos, inner_tiles):
+        widths[d] = (0, (-src.shape[d]) % t)
+    a = np.pad(src, widths, constant_values=pad_value) if any(w[1] for w in widths) else src
+    shape, outer_ax, inner_ax = [], {}, {}
+    for d in range(r):
+        outer_ax[d] = len(shape)
+        if d in inner_dims_pos:
+            t = inner_tiles[inner_dims_pos.index(d)]
+            shape += [a.shape[d] // t, t]
+            inner_ax[d] = len(shape) - 1
+        else:
+            shape.append(a.shape[d])
+    perm = outer_dims_perm or list(range(r))
+    axes = [outer_ax[p] for p in perm] + [inner_ax[d] for d in inner_dims_pos]
+    return np.ascontiguousarray(a.reshape(shape).transpose(axes))
+
+
+def _const_value(op: ir.Operation, blobs) -> np.ndarray | None:
+    if op.name != "arith.constant":
+        return None
+    t = op.results[0].type
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+        return None
+    dt = _NP.get(str(t.element_type))
+    if dt is None:
+        return None
+    attr = op.attributes["value"]
+    if isinstance(attr, ir.DenseElementsAttr):
+        if attr.is_splat:
+            return np.full(t.shape, np.array(attr.get_splat_value().value, dt), dt)
+        return np.array(attr).astype(dt, copy=False).reshape(t.shape)
+    from onnx_mlir_py.codegen.weights import _resource_blobs, _resource_name
+    name = _resource_name(attr)
+    if name is None:
+        return None
+    if name not in blobs:
+        blobs.update(_resource_blobs([op]))
+    data = blobs.get(name)
+    if data is None or len(data) != int(np.prod(t.shape)) * np.dtype(dt).itemsize:
+        return None
+    return np.frombuffer(data, dt).reshape(t.shape)
+
+
+def _fold(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
+    if op.name == "linalg.pack":
+        tiles = _ints(op.attributes["static_inner_tiles"])
+        if any(t < 0 for t in tiles):
+            return None
+        pad = 0
+        pv = op.opview.padding_value
+        if pv is not None:                 # must be a constant to fold
+            owner = owner_op(pv)
+            if owner is None or owner.name != "arith.constant":
+                return None
+            a = owner.attributes["value"]
+            pad = ir.FloatAttr(a).value if isinstance(a, ir.FloatAttr) else ir.IntegerAttr(a).value
+        return numpy_pack(x, _ints(op.attributes["inner_dims_pos"]), tiles,
+                          _ints(_opt_attr(op, "outer_dims_perm")), pad)
+    if op.name == "linalg.transpose":
+        return np.ascontiguousarray(x.transpose(_ints(op.attributes["permutation"])))
+    if op.name in ("tensor.collapse_shape", "tensor.expand_shape"):
+        return x.reshape(op.results[0].type.shape)
+    if op.name == "linalg.broadcast":
+        out = list(op.results[0].type.shape)
+        dims = _ints(op.attributes["dimensions"])
+        kept = [k for k in range(len(out)) if k not in dims]
+        shaped = x.reshape([out[k] if k in kept else 1 for k in range(len(out))])
+        return np.ascontiguousarray(np.broadcast_to(shaped, out))
+    return None
+
+
+FOLDABLE = ("linalg.pack", "linalg.transpose", "linalg.broadcast", "tensor.collapse_shape",
+            "tensor.expand_shape")
+
+
+def fold_constant_relayouts(module: ir.Module) -> int:
+    """Fold relayouts of constants (chains fold too). Returns the count."""
+    blobs: dict[str, bytes] = {}
+    count = 0
+    # one pre-order walk: a producer folds before its users, so chains fold
+    for op in walk(module.operation):
+        if op.name not in FOLDABLE or len(op.results) != 1:
+            continue
+        rt = op.results[0].type
+        if not isinstance(rt, ir.RankedTensorType) or not rt.has_static_shape:
+            continue
+        src = owner_op(op.operands[0])
+        if src is None:
+            continue
+        x = _const_value(src, blobs)
+        if x is None:
+            continue
+        y = _fold(op, x)
+        if y is None:
+            continue
+        with ir.InsertionPoint(op), op.location:
+            attr = ir.DenseElementsAttr.get(np.ascontiguousarray(y), type=rt)
+            new = ir.Operation.create("arith.constant", results=[rt],
+                                      attributes={"value": attr})
+        op.results[0].replace_all_uses_with(new.results[0])
+        op.erase()
+        count += 1
+    return count

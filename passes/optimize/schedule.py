@@ -1,0 +1,109 @@
+"""Running transform-dialect schedules on tagged payload ops.
+
+A schedule is the body of ``transform.named_sequence @__transform_main``
+written against ``%op`` (one payload op, found by a unique tag attribute)
+and ``%func`` (its function). Each op gets its own interpreter run, so a
+schedule that fails on one op (an MLIR diagnostic, raised as
+``MLIRError``/``ValueError``) is logged (logger ``onnx_mlir_py.optimize``,
+debug level) and the other ops are still optimised; every
+transform step is semantics-preserving, so a partly applied schedule
+leaves correct IR.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Iterable
+
+import mlir.ir as ir
+from mlir.dialects.transform import interpreter
+
+TAG = "onnx_mlir_py.sched"
+log = logging.getLogger("onnx_mlir_py.optimize")
+
+_WRAPPER = """
+module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    %op = transform.structured.match attributes{{{tag} = {id} : i64}} in %root
+      : (!transform.any_op) -> !transform.any_op
+    %func = transform.get_parent_op %op {{op_name = "func.func"}}
+      : (!transform.any_op) -> !transform.any_op
+{body}
+    transform.yield
+  }}
+}}
+"""
+
+_FUNC_WRAPPER = """
+module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    %func = transform.structured.match ops{{["func.func"]}} in %root
+      : (!transform.any_op) -> !transform.any_op
+{body}
+    transform.yield
+  }}
+}}
+"""
+
+
+def walk(op: ir.Operation, name: str | None = None) -> list[ir.Operation]:
+    """Ops nested in ``op`` (pre-order), optionally only those named ``name``."""
+    out: list[ir.Operation] = []
+
+    def visit(o):
+        for region in o.regions:
+            for block in region.blocks:
+                for c in block.operations:
+                    c = c.operation
+                    if name is None or c.name == name:
+                        out.append(c)
+                    visit(c)
+    visit(op)
+    return out
+
+
+def owner_op(v: ir.Value) -> ir.Operation | None:
+    """The op defining ``v`` (None for a block argument)."""
+    o = v.owner
+    if isinstance(o, ir.Block):
+        return None
+    return o.operation if hasattr(o, "operation") else o
+
+
+def _apply(module: ir.Module, text: str) -> None:
+    sched = ir.Module.parse(text, module.context)
+    interpreter.apply_named_sequence(module.operation, sched.body.operations[0], sched)
+
+
+def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for) -> int:
+    """Run ``body_for(op)`` (schedule text or None to skip) on each op; returns
+    how many schedules applied. Failures are logged."""
+    done = 0
+    with module.context, ir.Location.unknown():
+        tagged = []
+        for i, op in enumerate(ops):
+            body = body_for(op)
+            if body is None:
+                continue
+            op.attributes[TAG] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+            tagged.append((i, body, op.name))
+        for i, body, name in tagged:
+            try:
+                _apply(module, _WRAPPER.format(tag=TAG, id=i, body=body))
+                done += 1
+            except (ir.MLIRError, ValueError) as e:   # ValueError: "Failed to apply ..."
+                log.debug("-O3 schedule for %s not applied: %s", name, _first_line(e))
+        for op in walk(module.operation):
+            if TAG in op.attributes:
+                del op.attributes[TAG]
+    return done
+
+
+def apply_to_funcs(module: ir.Module, body: str) -> None:
+    """Run a schedule written against ``%func`` (all functions at once)."""
+    with module.context, ir.Location.unknown():
+        _apply(module, _FUNC_WRAPPER.format(body=body))
+
+
+def _first_line(e: Exception) -> str:
+    lines = [s.strip() for s in str(e).splitlines() if s.strip()]
+    return " ".join(lines[:3])[:300]

@@ -1,0 +1,63 @@
+"""ONNX-level graph rewrites run at -O2/-O3, after shape inference and
+before lowering (``onnx_mlir_py.compiler.lower`` calls ``optimize_onnx``).
+
+    fold-bn-into-conv        BatchNormalization (inference) after a Conv with
+                             constant weights -> new Conv weights and bias
+    fold-affine-into-conv    per-channel Mul/Div/Add/Sub constants after a Conv
+    fuse-matmul-bias         MatMul + constant-bias Add -> Gemm
+    merge-transposes         Transpose pairs composed / identity removed
+    merge-reshapes           reshape-like pairs -> one Reshape
+    remove-identity-like     Reshape/Expand/Cast/... to the same type removed
+    pretranspose-gemm-weights  Gemm transA/transB on constants done at compile time
+    fold-constant-transposes Transpose of a constant (any size) -> constant
+
+Each pass is ``module -> number of rewrites``; ``optimize_onnx`` repeats them
+until nothing changes, then deletes dead ops (canonicalize-onnx).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from ..canonicalize import canonicalize_onnx
+from .conv_fold import fold_affine_into_conv, fold_batchnorm_into_conv
+from .matmul_bias import fuse_matmul_bias
+from .reshape_chains import merge_reshapes, merge_transposes, remove_identity_like
+from .weight_layout import fold_constant_transposes, pretranspose_gemm_weights
+
+REWRITES = {
+    "remove-identity-like": remove_identity_like,
+    "merge-transposes": merge_transposes,
+    "merge-reshapes": merge_reshapes,
+    "fold-bn-into-conv": fold_batchnorm_into_conv,
+    "fold-affine-into-conv": fold_affine_into_conv,
+    "fuse-matmul-bias": fuse_matmul_bias,
+    "pretranspose-gemm-weights": pretranspose_gemm_weights,
+    "fold-constant-transposes": fold_constant_transposes,
+}
+MAX_ROUNDS = 8
+
+
+def run_rewrite(name: str, module: ir.Module) -> None:
+    """One rewrite as a pipeline pass (with dead-op removal after it)."""
+    REWRITES[name](module)
+    canonicalize_onnx(module)
+
+
+def optimize_onnx(module: ir.Module) -> dict[str, int]:
+    """All rewrites to a fixed point; returns the number of rewrites per pass."""
+    counts = {name: 0 for name in REWRITES}
+    with module.context, ir.Location.unknown():
+        for _ in range(MAX_ROUNDS):
+            changed = 0
+            for name, fn in REWRITES.items():
+                n = fn(module)
+                counts[name] += n
+                changed += n
+                if n:
+                    canonicalize_onnx(module)
+            if not changed:
+                break
+    return counts
+
+
+__all__ = ["REWRITES", "optimize_onnx", "run_rewrite"]

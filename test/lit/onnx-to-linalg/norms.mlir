@@ -1,0 +1,29 @@
+// RUN: %opt %s --lower-to-linalg | FileCheck %s
+
+// CHECK-DAG: = affine_map<(d0, d1, d2, d3) -> (d1 + d2)>
+// CHECK-DAG: = affine_map<(d0, d1, d2, d3) -> (d0, d1 + d3, d2)>
+
+// CHECK-LABEL: func.func @instance_group
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK: math.rsqrt
+// CHECK: tensor.expand_shape
+// CHECK: tensor.collapse_shape
+// CHECK-NOT: onnx.
+func.func @instance_group(%arg0: tensor<1x3x4xf32> {onnx.name = "x"}, %arg1: tensor<3xf32> {onnx.name = "s"}, %arg2: tensor<3xf32> {onnx.name = "b"}) -> (tensor<1x3x4xf32> {onnx.name = "y"}, tensor<1x3x4xf32> {onnx.name = "g"}) attributes {onnx.graph_name = "g"} {
+    %0 = "onnx.instance_normalization_v6"(%arg0, %arg1, %arg2) {epsilon = 9.99999974E-6 : f32} : (tensor<1x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x4xf32>
+    %1 = "onnx.group_normalization"(%arg0, %arg1, %arg2) {epsilon = 9.99999974E-6 : f32, num_groups = 3 : si64, stash_type = 1 : si64} : (tensor<1x3x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x4xf32>
+    return %0, %1 : tensor<1x3x4xf32>, tensor<1x3x4xf32>
+  }
+
+// CHECK-LABEL: func.func @lrn_rms
+// CHECK: tensor.pad
+// CHECK: math.powf
+// CHECK: math.rsqrt
+// CHECK-NOT: onnx.
+func.func @lrn_rms(%arg0: tensor<1x3x4xf32> {onnx.name = "x"}, %arg1: tensor<4xf32> {onnx.name = "s"}) -> (tensor<1x3x4xf32> {onnx.name = "y"}, tensor<1x3x4xf32> {onnx.name = "r"}) attributes {onnx.graph_name = "g"} {
+    %0 = "onnx.lrn"(%arg0) {alpha = 9.99999974E-5 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32, size = 3 : si64} : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+    %1 = "onnx.rms_normalization"(%arg0, %arg1) {axis = -1 : si64, epsilon = 9.99999974E-6 : f32, stash_type = 1 : si64} : (tensor<1x3x4xf32>, tensor<4xf32>) -> tensor<1x3x4xf32>
+    return %0, %1 : tensor<1x3x4xf32>, tensor<1x3x4xf32>
+  }
+

@@ -1,0 +1,39 @@
+// RUN: %opt %s --lower-to-linalg | FileCheck %s
+
+// Negative step: a positive-stride slice, then a reversing generic.
+// CHECK-LABEL: func.func @slice_neg_step
+// CHECK: tensor.extract_slice %arg0[0, 0, 1] [%{{.*}}, 3, 2] [1, 1, 2] : tensor<?x3x4xf32> to tensor<?x3x2xf32>
+// CHECK: linalg.generic
+// CHECK: linalg.index 2
+// CHECK: tensor.extract
+func.func @slice_neg_step(%x: tensor<?x3x4xf32>) -> tensor<?x3x2xf32> {
+  %s = "onnx.constant"() {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %e = "onnx.constant"() {value = dense<-100> : tensor<1xi64>} : () -> tensor<1xi64>
+  %a = "onnx.constant"() {value = dense<2> : tensor<1xi64>} : () -> tensor<1xi64>
+  %st = "onnx.constant"() {value = dense<-2> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0 = "onnx.slice"(%x, %s, %e, %a, %st) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (tensor<?x3x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x3x2xf32>
+  return %0 : tensor<?x3x2xf32>
+}
+
+// Slicing the dynamic dim clamps at run time.
+// CHECK-LABEL: func.func @slice_dyn_dim
+// CHECK: arith.minsi
+// CHECK: arith.ceildivsi
+// CHECK: tensor.extract_slice %arg0[%{{.*}}, 0] [%{{.*}}, 3] [1, 1] : tensor<?x3xf32> to tensor<?x3xf32>
+func.func @slice_dyn_dim(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %s = "onnx.constant"() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %e = "onnx.constant"() {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0 = "onnx.slice"(%x, %s, %e) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (tensor<?x3xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// CHECK-LABEL: func.func @gather_axis1
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2xi64>) outs(%{{.*}} : tensor<?x2x4xf32>)
+// CHECK: arith.index_cast
+// CHECK: arith.cmpi slt
+// CHECK: arith.select
+// CHECK: tensor.extract %arg0
+func.func @gather_axis1(%x: tensor<?x3x4xf32>, %i: tensor<2xi64>) -> tensor<?x2x4xf32> {
+  %0 = "onnx.gather"(%x, %i) {axis = 1 : si64} : (tensor<?x3x4xf32>, tensor<2xi64>) -> tensor<?x2x4xf32>
+  return %0 : tensor<?x2x4xf32>
+}

@@ -1,0 +1,60 @@
+// RUN: %opt %s --o3-conv-to-matmul | FileCheck %s
+
+// 3x3 stride-2 conv, batch 1: im2col = one strided slice per (kh, kw), then
+// W[F, C*9] @ col[C*9, OH*OW] (NCHW output without a transpose).
+// CHECK-LABEL: func.func @conv
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+// CHECK: tensor.extract_slice %arg0[0, 0, 0, 0] [1, 4, 4, 4] [1, 1, 2, 2]
+// CHECK: tensor.extract_slice %arg0[0, 0, 2, 2] [1, 4, 4, 4] [1, 1, 2, 2]
+// CHECK: tensor.collapse_shape {{.*}} {{\[\[}}0, 1, 2, 3], [4, 5]] : tensor<1x4x3x3x4x4xf32> into tensor<36x16xf32>
+// CHECK: linalg.matmul ins({{.*}} : tensor<8x36xf32>, tensor<36x16xf32>) outs({{.*}} : tensor<8x16xf32>)
+// CHECK: tensor.expand_shape {{.*}} into tensor<1x8x4x4xf32>
+func.func @conv(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) outs(%z : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %c : tensor<1x8x4x4xf32>
+}
+
+// Dilation 2, batch 2: batch_matmul with the weights broadcast over the batch.
+// CHECK-LABEL: func.func @dilated_batch
+// CHECK: tensor.extract_slice %arg0[0, 0, 4, 4] [2, 4, 5, 5] [1, 1, 1, 1]
+// CHECK: linalg.broadcast
+// CHECK: linalg.batch_matmul ins({{.*}} : tensor<2x8x36xf32>, tensor<2x36x25xf32>)
+func.func @dilated_batch(%x: tensor<2x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<2x8x5x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x5x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x5x5xf32>) -> tensor<2x8x5x5xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<2x4x9x9xf32>, tensor<8x4x3x3xf32>) outs(%z : tensor<2x8x5x5xf32>) -> tensor<2x8x5x5xf32>
+  return %c : tensor<2x8x5x5xf32>
+}
+
+// 1x1 stride 1: no im2col copy, col is a view of the input.
+// CHECK-LABEL: func.func @pointwise
+// CHECK-NOT: tensor.extract_slice
+// CHECK: tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2, 3]] : tensor<1x4x9x9xf32> into tensor<4x81xf32>
+// CHECK: linalg.matmul ins({{.*}} : tensor<8x4xf32>, tensor<4x81xf32>)
+func.func @pointwise(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x1x1xf32>) -> tensor<1x8x9x9xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x9x9xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x9x9xf32>) -> tensor<1x8x9x9xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x4x9x9xf32>, tensor<8x4x1x1xf32>) outs(%z : tensor<1x8x9x9xf32>) -> tensor<1x8x9x9xf32>
+  return %c : tensor<1x8x9x9xf32>
+}
+
+// Grouped conv (2 groups): a batch_matmul over N*G.
+// CHECK-LABEL: func.func @grouped
+// CHECK-NOT: linalg.conv_2d_ngchw_gfchw
+// CHECK: linalg.batch_matmul ins({{.*}} : tensor<2x3x18xf32>, tensor<2x18x49xf32>)
+func.func @grouped(%x: tensor<1x2x2x9x9xf32>, %w: tensor<2x3x2x3x3xf32>) -> tensor<1x2x3x7x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x3x7x7xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x3x7x7xf32>) -> tensor<1x2x3x7x7xf32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x2x2x9x9xf32>, tensor<2x3x2x3x3xf32>) outs(%z : tensor<1x2x3x7x7xf32>) -> tensor<1x2x3x7x7xf32>
+  return %c : tensor<1x2x3x7x7xf32>
+}

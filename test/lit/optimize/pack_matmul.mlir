@@ -1,0 +1,60 @@
+// RUN: %opt %s --o3-pack-matmul | FileCheck %s
+
+// Static matmul, multiples of the (8, 32, 8) blocks: only B is relaid out;
+// A and C are viewed in blocks (expand_shape, no copy).
+// CHECK-LABEL: func.func @matmul
+// CHECK-NOT: linalg.matmul
+// CHECK: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [0, 1] inner_tiles = [8, 32] {{.*}} -> tensor<2x4x8x32xf32>
+// CHECK: tensor.expand_shape %arg0 {{.*}} into tensor<2x8x4x8xf32>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel", "reduction"]{{.*}}onnx_mlir_py.packed_contraction
+// CHECK: tensor.collapse_shape {{.*}} into tensor<16x64xf32>
+func.func @matmul(%a: tensor<16x32xf32>, %b: tensor<32x64xf32>) -> tensor<16x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x64xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<16x32xf32>, tensor<32x64xf32>) outs(%z : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %m : tensor<16x64xf32>
+}
+
+// Sizes that are not multiples of the blocks: zero padding, result sliced.
+// CHECK-LABEL: func.func @odd
+// CHECK: tensor.pad %arg0 low[0, 0] high[3, 3]
+// CHECK: linalg.pack %arg1 padding_value
+// CHECK-SAME: -> tensor<1x2x8x32xf32>
+// CHECK: onnx_mlir_py.packed_contraction
+// CHECK: tensor.extract_slice {{.*}}[0, 0] [5, 7] [1, 1] : tensor<8x32xf32> to tensor<5x7xf32>
+func.func @odd(%a: tensor<5x13xf32>, %b: tensor<13x7xf32>) -> tensor<5x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<5x7xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<5x7xf32>) -> tensor<5x7xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<5x13xf32>, tensor<13x7xf32>) outs(%z : tensor<5x7xf32>) -> tensor<5x7xf32>
+  return %m : tensor<5x7xf32>
+}
+
+// batch_matmul: a leading batch loop.
+// CHECK-LABEL: func.func @batch
+// CHECK: linalg.pack %arg1 outer_dims_perm = [0, 2, 1] inner_dims_pos = [1, 2]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "parallel", "reduction"]{{.*}}onnx_mlir_py.packed_contraction
+func.func @batch(%a: tensor<3x8x16xf32>, %b: tensor<3x16x32xf32>) -> tensor<3x8x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x8x32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x8x32xf32>) -> tensor<3x8x32xf32>
+  %m = linalg.batch_matmul ins(%a, %b : tensor<3x8x16xf32>, tensor<3x16x32xf32>) outs(%z : tensor<3x8x32xf32>) -> tensor<3x8x32xf32>
+  return %m : tensor<3x8x32xf32>
+}
+
+// Dynamic M: upstream block packing of A, B and C (padded), then unpack.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: linalg.pack %arg0 padding_value
+// CHECK: linalg.pack %arg1
+// CHECK: linalg.generic {{.*}}onnx_mlir_py.packed_contraction
+// CHECK: linalg.unpack
+func.func @dynamic(%a: tensor<?x16xf32>, %b: tensor<16x32xf32>) -> tensor<?x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %a, %c0 : tensor<?x16xf32>
+  %e = tensor.empty(%d) : tensor<?x32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<?x16xf32>, tensor<16x32xf32>) outs(%z : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %m : tensor<?x32xf32>
+}

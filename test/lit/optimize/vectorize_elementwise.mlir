@@ -1,0 +1,69 @@
+// RUN: %opt %s --o3-vectorize-elementwise | FileCheck %s
+
+// Elementwise with a broadcast operand: outer dims tiled by 1, the innermost
+// dim (16, small) vectorized whole.
+// CHECK-LABEL: func.func @bias_relu
+// CHECK: scf.for
+// CHECK: vector.transfer_read {{.*}} vector<1x16xf32>
+// CHECK: arith.maximumf {{.*}} : vector<1x16xf32>
+// CHECK: vector.transfer_write
+// CHECK-NOT: linalg.generic
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+func.func @bias_relu(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<8x16xf32>, tensor<16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %t = arith.addf %a, %c : f32
+    %u = arith.maximumf %t, %zero : f32
+    linalg.yield %u : f32
+  } -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// A long innermost dim (300): chunks of 64 lanes, masked tail.
+// CHECK-LABEL: func.func @long_rows
+// CHECK: scf.for {{.*}} step %c64
+// CHECK: vector.create_mask
+// CHECK: vector.mask {{.*}} vector.transfer_read
+// CHECK: math.exp {{.*}} : vector<1x64xf32>
+#id1 = affine_map<(i, j) -> (i, j)>
+func.func @long_rows(%x: tensor<3x300xf32>) -> tensor<3x300xf32> {
+  %e = tensor.empty() : tensor<3x300xf32>
+  %r = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<3x300xf32>) outs(%e : tensor<3x300xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = math.exp %a : f32
+    linalg.yield %t : f32
+  } -> tensor<3x300xf32>
+  return %r : tensor<3x300xf32>
+}
+
+// Row reduction (softmax-style sum over the last dim): a vector reduction per row.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: vector.multi_reduction <add>, {{.*}} [1] : vector<1x100xf32> to vector<1xf32>
+#in = affine_map<(i, j) -> (i, j)>
+#out = affine_map<(i, j) -> (i)>
+func.func @row_sum(%x: tensor<4x100xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x100xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// A true transpose (innermost dim moves) is left to LLVM.
+// CHECK-LABEL: func.func @transpose
+// CHECK: linalg.transpose
+func.func @transpose(%x: tensor<8x16xf32>) -> tensor<16x8xf32> {
+  %e = tensor.empty() : tensor<16x8xf32>
+  %t = linalg.transpose ins(%x : tensor<8x16xf32>) outs(%e : tensor<16x8xf32>) permutation = [1, 0]
+  return %t : tensor<16x8xf32>
+}

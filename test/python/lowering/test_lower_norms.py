@@ -1,0 +1,69 @@
+"""InstanceNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
+RMSNormalization: node tests and onnx.reference checks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from lowering_util import check
+from node_suite import run_case
+
+N = helper.make_node
+R = np.random.default_rng(2)
+
+NODE_TESTS = ["test_instancenorm_epsilon", "test_group_normalization_example",
+              "test_group_normalization_epsilon", "test_lrn", "test_lrn_default", "test_mvn",
+              "test_rms_normalization_3d_axis1_epsilon", "test_rms_normalization_4d_axis2",
+              "test_rms_normalization_default_axis"]
+
+
+@pytest.mark.parametrize("name", NODE_TESTS)
+def test_node(name):
+    run_case(name)
+
+
+def f32(*s):
+    return R.standard_normal(s).astype(np.float32)
+
+
+def test_instance_norm_3d_dynamic_batch():
+    check([N("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3)],
+          {"x": f32(2, 3, 4, 2, 3)}, ["y"], inits=[("s", f32(3)), ("b", f32(3))],
+          dyn_inputs=("x",), opset=6, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("opset", [18, 21])
+def test_group_norm(opset):
+    n_scale = 2 if opset == 18 else 6
+    check([N("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2, epsilon=1e-4)],
+          {"x": f32(2, 6, 5)}, ["y"], inits=[("s", f32(n_scale)), ("b", f32(n_scale))],
+          opset=opset, rtol=1e-4, atol=1e-5)
+
+
+def test_mvn_axes():
+    check([N("MeanVarianceNormalization", ["x"], ["m"], axes=[1, 3])], {"x": f32(2, 5, 3, 3)},
+          ["m"], opset=13, rtol=1e-4, atol=1e-5)
+
+
+def test_lrn_even_size():
+    # onnx.reference's LRN walks dim 0 instead of the channels: compare with
+    # the spec formula directly
+    from engine import run_model
+    from lowering_util import make_model
+    x = f32(2, 5, 3, 3)
+    size, alpha, beta, bias = 4, 0.01, 0.6, 2.0
+    sq = np.zeros_like(x)
+    lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
+    for c in range(x.shape[1]):
+        sq[:, c] = (x[:, max(0, c - lo):min(x.shape[1], c + hi + 1)] ** 2).sum(axis=1)
+    expected = (x / (bias + alpha / size * sq) ** beta).astype(np.float32)
+    m = make_model([N("LRN", ["x"], ["y"], size=size, alpha=alpha, beta=beta, bias=bias)],
+                   {"x": x}, ["y"], opset=13)
+    got = run_model(m, {"x": x}, [expected])[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_rms_norm_broadcast_scale():
+    check([N("RMSNormalization", ["x", "s"], ["y"], axis=-2, epsilon=1e-3)],
+          {"x": f32(2, 3, 4)}, ["y"], inits=[("s", f32(1, 4))], opset=23, rtol=1e-4, atol=1e-5)

@@ -1,0 +1,115 @@
+"""Reduce*, ArgMax/ArgMin, CumSum lowering vs onnx.reference."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from bool_check import check
+
+R = np.random.default_rng(4)
+N = helper.make_node
+OPS = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+       "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"]
+INT_OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+           "ReduceSumSquare"]
+
+
+def data(op, dt, shape=(3, 4, 5)):
+    if dt in (np.int32, np.int64):
+        return R.integers(-4, 5, shape).astype(dt)
+    x = R.standard_normal(shape).astype(dt)
+    if op in ("ReduceLogSum", "ReduceProd"):
+        x = np.abs(x) + 0.5
+    return x
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("axes,keep", [([1], 1), ([0, -1], 0), (None, 1), (None, 0)])
+def test_reduce_axes_input_opset18(op, axes, keep):
+    x = data(op, np.float32)
+    ins, inits = ["x"], []
+    if axes is not None:
+        ins.append("a")
+        inits.append(("a", np.array(axes, np.int64)))
+    opset = 18 if op != "ReduceSum" else 13
+    check([N(op, ins, ["y"], keepdims=keep)], {"x": x}, ["y"], inits=inits, opset=opset,
+          rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("opset", [11, 13])
+def test_reduce_axes_attribute(op, opset):
+    x = data(op, np.float64)
+    if op == "ReduceSum" and opset == 13:
+        opset = 11
+    check([N(op, ["x"], ["y"], axes=[0, 2], keepdims=1)], {"x": x}, ["y"], opset=opset)
+
+
+# (the reference promotes int32 ReduceSumSquare to int64, so that pair is left out)
+@pytest.mark.parametrize("op,dt", [(o, d) for o in INT_OPS for d in (np.int32, np.int64)
+                                   if (o, d) != ("ReduceSumSquare", np.int32)])
+def test_reduce_int(op, dt):
+    x = data(op, dt)
+    check([N(op, ["x"], ["y"], axes=[1], keepdims=0)], {"x": x}, ["y"],
+          opset=11 if op == "ReduceSum" else 13)
+
+
+def test_reduce_noop_with_empty_axes():
+    x = data("ReduceSum", np.float32)
+    check([N("ReduceSum", ["x", "a"], ["y"], noop_with_empty_axes=1)], {"x": x}, ["y"],
+          inits=[("a", np.array([], np.int64))], opset=13)
+    check([N("ReduceMax", ["x"], ["y"], noop_with_empty_axes=1)], {"x": x}, ["y"], opset=18)
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+def test_reduce_bool_opset20(op):
+    x = R.random((3, 4)) > 0.3
+    check([N(op, ["x", "a"], ["y"], keepdims=0)], {"x": x}, ["y"],
+          inits=[("a", np.array([1], np.int64))], opset=20)
+
+
+@pytest.mark.parametrize("op", ["ReduceMean", "ReduceSum", "ReduceLogSumExp"])
+def test_reduce_dynamic_batch(op):
+    x = data(op, np.float32, (4, 6, 2))
+    check([N(op, ["x"], ["y"], axes=[0, 1], keepdims=1)], {"x": x}, ["y"], opset=11,
+          dyn_inputs=("x",), rtol=1e-4)
+    check([N(op, ["x"], ["y"], axes=[1], keepdims=0)], {"x": x}, ["y"], opset=11,
+          dyn_inputs=("x",), rtol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("axis,keep,last", [(0, 1, 0), (-1, 0, 0), (1, 1, 1), (2, 0, 1)])
+def test_arg(op, dt, axis, keep, last):
+    x = R.integers(-2, 3, (3, 4, 5)).astype(dt)  # many ties
+    check([N(op, ["x"], ["y"], axis=axis, keepdims=keep, select_last_index=last)], {"x": x},
+          ["y"])
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("opset", [1, 11])
+def test_arg_old(op, opset):
+    x = R.standard_normal((3, 4)).astype(np.float32)
+    check([N(op, ["x"], ["y"], axis=1)], {"x": x}, ["y"], opset=opset)
+
+
+def test_argmax_dynamic_batch():
+    x = R.standard_normal((5, 7)).astype(np.float32)
+    check([N("ArgMax", ["x"], ["y"], axis=1, keepdims=0)], {"x": x}, ["y"],
+          dyn_inputs=("x",))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("excl,rev", [(0, 0), (1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("axis", [1, -1])
+def test_cumsum(dt, excl, rev, axis):
+    x = (R.standard_normal((2, 5, 3)) * 5).astype(dt)
+    check([N("CumSum", ["x", "a"], ["y"], exclusive=excl, reverse=rev)], {"x": x}, ["y"],
+          inits=[("a", np.array(axis, np.int64))], rtol=1e-5, atol=1e-5)
+
+
+def test_cumsum_opset11_int32_axis_dynamic():
+    x = R.standard_normal((4, 6)).astype(np.float32)
+    check([N("CumSum", ["x", "a"], ["y"])], {"x": x}, ["y"], opset=11,
+          inits=[("a", np.array(0, np.int32))], dyn_inputs=("x",), rtol=1e-5, atol=1e-5)

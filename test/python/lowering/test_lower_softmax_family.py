@@ -1,0 +1,57 @@
+"""LogSoftmax / Hardmax (v13 via node tests, v1/v11 2-D coercion vs numpy)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from engine import run_model
+from lowering_util import check, make_model
+from node_suite import run_case
+
+N = helper.make_node
+R = np.random.default_rng(1)
+
+NODE_TESTS = ["test_logsoftmax_axis_0", "test_logsoftmax_large_number",
+              "test_logsoftmax_negative_axis", "test_hardmax_axis_1", "test_hardmax_one_hot",
+              "test_hardmax_negative_axis"]
+
+
+@pytest.mark.parametrize("name", NODE_TESTS)
+def test_node(name):
+    run_case(name)
+
+
+def test_log_softmax_and_hardmax_v13_ties():
+    x = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]], np.float32)
+    check([N("Hardmax", ["x"], ["h"], axis=0), N("Hardmax", ["x"], ["h1"]),
+           N("LogSoftmax", ["x"], ["l"], axis=0)], {"x": x}, ["h", "h1", "l"], opset=13)
+
+
+def _coerced(x, axis, fn):
+    x2 = x.reshape(int(np.prod(x.shape[:axis])), -1)
+    return fn(x2).reshape(x.shape)
+
+
+def _log_softmax(x2):
+    m = x2.max(axis=1, keepdims=True)
+    return x2 - m - np.log(np.exp(x2 - m).sum(axis=1, keepdims=True))
+
+
+def _hardmax(x2):
+    y = np.zeros_like(x2)
+    y[np.arange(x2.shape[0]), x2.argmax(axis=1)] = 1
+    return y
+
+
+@pytest.mark.parametrize("opset", [1, 11])
+@pytest.mark.parametrize("op,fn", [("LogSoftmax", _log_softmax), ("Hardmax", _hardmax)])
+def test_v11_coerces_to_2d(opset, op, fn):
+    # onnx.reference applies the v13 semantics to every opset: compare with
+    # the v1/v11 definition directly
+    x = R.standard_normal((2, 3, 4)).astype(np.float32)
+    x[1, 2, 3] = x[1].max() + 1  # the maximum over the coerced row is off axis 1
+    m = make_model([N(op, ["x"], ["y"], axis=1)], {"x": x}, ["y"], opset=opset)
+    expected = _coerced(x, 1, fn).astype(np.float32)
+    got = run_model(m, {"x": x}, [expected])[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)

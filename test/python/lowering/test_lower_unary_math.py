@@ -1,0 +1,87 @@
+"""Elementwise breadth (unary_math.py, elementwise.py): ONNX node tests and
+onnx.reference checks for semantics the node tests miss."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from lowering_util import check
+from node_suite import run_case
+
+N = helper.make_node
+R = np.random.default_rng(3)
+
+NODE_TESTS = [
+    "test_sin", "test_cos", "test_tan", "test_asin", "test_acos", "test_atan", "test_sinh",
+    "test_cosh", "test_asinh", "test_acosh", "test_atanh", "test_sign", "test_round",
+    "test_isnan", "test_isinf_negative", "test_isinf_positive", "test_selu", "test_elu",
+    "test_celu", "test_thresholdedrelu", "test_mish", "test_shrink_soft", "test_softsign",
+    "test_mod_mixed_sign_int32", "test_mod_mixed_sign_float32", "test_mod_uint8",
+    "test_mod_float32_mixed_sign_fmod_0", "test_bitshift_right_int8_negative_input",
+    "test_bitshift_left_int32_shift_ge_width", "test_bitshift_right_uint16",
+    "test_bitwise_and_ui8_bcast_4v3d", "test_bitwise_xor_i16_3d", "test_bitwise_not_3d",
+    "test_tril_neg", "test_triu_one_row", "test_clip_default_int8_inbounds",
+    "test_castlike_FLOAT_to_DOUBLE", "test_castlike_FLOAT16_to_FLOAT",
+]
+
+
+@pytest.mark.parametrize("name", NODE_TESTS)
+def test_node(name):
+    run_case(name)
+
+
+def test_round_half_to_even_and_sign_uint():
+    x = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49, -0.51]], np.float32)
+    u = np.array([0, 1, 200], np.uint8)
+    check([N("Round", ["x"], ["r"]), N("Sign", ["x"], ["s"]), N("Sign", ["u"], ["su"])],
+          {"x": x, "u": u}, ["r", "s", "su"])
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_mod_int_broadcast(fmod):
+    a = R.integers(-30, 30, (3, 4)).astype(np.int64)
+    b = np.array([7, -3, 5, -4], np.int64)
+    check([N("Mod", ["a", "b"], ["y"], fmod=fmod)], {"a": a, "b": b}, ["y"], opset=13)
+
+
+def test_clip_v6_attributes_and_elu_selu_v6():
+    x = R.standard_normal((3, 5)).astype(np.float32) * 3
+    check([N("Clip", ["x"], ["c"], min=-1.0, max=0.5), N("Elu", ["x"], ["e"], alpha=0.7),
+           N("Selu", ["x"], ["s"])], {"x": x}, ["c", "e", "s"], opset=6, rtol=1e-5)
+
+
+def test_shrink_int_and_isinf_attrs():
+    x = np.array([-5, -2, 0, 1, 3, 9], np.int32)
+    f = np.array([np.inf, -np.inf, 1.0, np.nan], np.float32)
+    check([N("Shrink", ["x"], ["s"], lambd=1.5, bias=1.0),
+           N("IsInf", ["f"], ["p"], detect_negative=0), N("IsInf", ["f"], ["q"], detect_positive=0)],
+          {"x": x, "f": f}, ["s", "p", "q"], opset=20)
+
+
+def test_trilu_batched_dynamic_k_and_bool():
+    x = R.standard_normal((2, 4, 5)).astype(np.float32)
+    bm = R.integers(0, 2, (3, 3)).astype(np.bool_)
+    check([N("Trilu", ["x", "k"], ["u"]), N("Trilu", ["x", "k"], ["l"], upper=0),
+           N("Trilu", ["bm"], ["bu"])], {"x": x, "k": np.array(-1, np.int64), "bm": bm},
+          ["u", "l", "bu"], opset=14)
+
+
+def test_bitshift_uint8_and_bitwise_broadcast():
+    a = np.array([[1, 128, 255, 7]], np.uint8)
+    s = np.array([1, 1, 7, 9], np.uint8)
+    check([N("BitShift", ["a", "s"], ["l"], direction="LEFT"),
+           N("BitShift", ["a", "s"], ["r"], direction="RIGHT"),
+           N("BitwiseOr", ["a", "s"], ["o"])], {"a": a, "s": s}, ["l", "r", "o"], opset=18)
+
+
+def test_unsigned_compare_and_int_abs_neg_pow():
+    a = np.array([250, 3, 128], np.uint8)
+    b = np.array([5, 200, 127], np.uint8)
+    i = np.array([-7, 0, 5], np.int32)
+    e = np.array([2, 3, 0], np.int32)
+    check([N("Greater", ["a", "b"], ["g"]), N("Less", ["a", "b"], ["l"]),
+           N("Abs", ["i"], ["ab"]), N("Neg", ["i"], ["ng"]), N("Pow", ["i", "e"], ["p"]),
+           N("Div", ["e", "e1"], ["d"])],
+          {"a": a, "b": b, "i": i, "e": e, "e1": np.array([2, 3, 2], np.int32)},
+          ["g", "l", "ab", "ng", "p", "d"], opset=15)

@@ -1,0 +1,47 @@
+"""``benchmarks/run.py --quick`` runs end to end on the smallest model and
+writes a JSON with every field the report needs (timings are not judged)."""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_quick_benchmark_writes_the_result_fields(tmp_path):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick",
+                        "--models", "mnist_cnn", "--threads", "1,2", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "geomean ratio (ours/onnxruntime) at 1 thread(s)" in r.stdout
+    res = json.loads((tmp_path / "latest.json").read_text())
+    for key in ("timestamp", "quick", "threads", "ours_threads_controllable", "machine",
+                "models", "geomean"):
+        assert key in res, key
+    assert res["quick"] is True and res["threads"] == [1, 2]
+    (row,) = res["models"]
+    assert row["name"] == "mnist_cnn"
+    assert row["status"] == "ok", row          # compiled and agreed with onnxruntime
+    assert row["gflop"] > 0 and row["compile_s"] > 0
+    for t in ("1", "2"):
+        tm = row["timings"][t]
+        for key in ("ours_ms", "ort_ms", "ratio", "ours_gflops", "ort_gflops", "reps"):
+            assert key in tm, key
+        assert tm["ratio"] == tm["ours_ms"] / tm["ort_ms"]
+        assert res["geomean"][t] is not None
+    assert "| mnist_cnn | 1 |" in (tmp_path / "latest.md").read_text()
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "no PNG written" in r.stdout
+    else:
+        assert (tmp_path / "latest.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_flops_are_counted_from_conv_matmul_gemm():
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import harness
+    assert harness.count_flops(harness.matmul_model(64)) == 2 * 64 ** 3
+    from onnx_mlir_py.testing.models import mlp
+    # 784-512-512-10 at batch 64
+    assert harness.count_flops(mlp()) == 2 * 64 * (784 * 512 + 512 * 512 + 512 * 10)
