@@ -48,14 +48,18 @@ def main(argv=None) -> int:
     if args.supported:
         from .backend import supported_ops
         return supported_ops.main(["--check"] if args.check else [])
-    text = render()
-    if args.check:
-        if not DOC.exists() or DOC.read_text() != text:
-            print(f"{DOC} is stale: run python -m onnx_mlir_py.ops_doc", file=sys.stderr)
+    return write_or_check(DOC, render(), "python -m onnx_mlir_py.ops_doc", args.check)
+
+
+def write_or_check(doc: Path, text: str, command: str, check: bool) -> int:
+    """Write a generated doc, or with ``check`` exit 1 if it is stale."""
+    if check:
+        if not doc.exists() or doc.read_text() != text:
+            print(f"{doc} is stale: run {command}", file=sys.stderr)
             return 1
         return 0
-    DOC.write_text(text)
-    print(f"wrote {DOC}")
+    doc.write_text(text)
+    print(f"wrote {doc}")
     return 0
 
 

@@ -115,15 +115,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
     args = ap.parse_args(argv)
-    text = render()
-    if args.check:
-        if not DOC.exists() or DOC.read_text() != text:
-            print(f"{DOC} is stale: run {COMMAND}", file=sys.stderr)
-            return 1
-        return 0
-    DOC.write_text(text)
-    print(f"wrote {DOC}")
-    return 0
+    from ..ops_doc import write_or_check
+    return write_or_check(DOC, render(), COMMAND, args.check)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,13 @@ mlir-translate/opt/llc time, with it well under a second.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import mlir.ir as ir
 import numpy as np
+
+from ..ir_resources import resource_blobs, resource_name
 
 DEFAULT_THRESHOLD = 4096  # bytes; smaller constants stay in the IR
 
@@ -80,39 +81,6 @@ def _payload(attr: ir.Attribute) -> bytes | None:
     return np.ascontiguousarray(arr).tobytes()
 
 
-_RESOURCE_NAME = re.compile(r"^dense_resource<(.+?)>")
-_RESOURCE_BLOB = re.compile(r'(?m)^\s*("(?:[^"\\]|\\.)*"|[^\s:]+):\s*"0x([0-9A-Fa-f]*)"')
-
-
-def _resource_name(attr: ir.Attribute) -> str | None:
-    # Read back from an op, the attribute is not downcast: go by its text.
-    if isinstance(attr, ir.DenseElementsAttr):
-        return None
-    m = _RESOURCE_NAME.match(str(attr))
-    return m.group(1) if m else None
-
-
-def _resource_blobs(ops: list[ir.Operation]) -> dict[str, bytes]:
-    """Bytes of the ``dense_resource`` initializers of ``ops`` (one print of a
-    scratch module holding clones of them; blob = 4-byte alignment + data)."""
-    if not ops:
-        return {}
-    with ops[0].context, ir.Location.unknown():
-        scratch = ir.Module.create()
-        ip = ir.InsertionPoint(scratch.body)
-        for op in ops:
-            op.clone(ip)
-        text = scratch.operation.get_asm(large_elements_limit=None)
-    section = text[text.find("{-#"):]
-    blobs = {}
-    for m in _RESOURCE_BLOB.finditer(section):
-        name = m.group(1)
-        if name.startswith('"'):
-            name = name[1:-1]
-        blobs[name] = bytes.fromhex(m.group(2))[4:]
-    return blobs
-
-
 def externalize_weights(module: ir.Module, store: WeightStore) -> WeightStore:
     """Move large ``memref.global constant`` initializers from ``module``
     (already bufferized) into ``store``; the module keeps declarations."""
@@ -129,11 +97,11 @@ def externalize_weights(module: ir.Module, store: WeightStore) -> WeightStore:
                 if width and mt.has_static_shape else 0
             if nbytes_est >= store.threshold:
                 chosen.append(op)
-        blobs = _resource_blobs([op for op in chosen
-                                 if _resource_name(op.attributes["initial_value"])])
+        blobs = resource_blobs([op for op in chosen
+                                 if resource_name(op.attributes["initial_value"])])
         for op in chosen:
             init = op.attributes["initial_value"]
-            rname = _resource_name(init)
+            rname = resource_name(init)
             data = blobs.get(rname) if rname else _payload(init)
             if data is None or (rname and str(op.attributes["type"].value.element_type) == "i1"):
                 continue

@@ -11,23 +11,11 @@ import mlir.ir as ir
 from mlir.dialects import arith, math
 
 from onnx_mlir_py.registry import lowering
+from ...dialects.onnx.ops.reduction import REDUCE  # the versions, one table
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map, is_float, lowest
 from .reshape import reshape_to
 from .tensor_util import const_ints, imul, norm_axis
-
-REDUCE = {  # op type -> (versions with the axes attribute, versions with the axes input)
-    "ReduceSum": ((1, 11), (13,)),
-    "ReduceMean": ((1, 11, 13), (18,)),
-    "ReduceMax": ((1, 11, 12, 13), (18, 20)),
-    "ReduceMin": ((1, 11, 12, 13), (18, 20)),
-    "ReduceProd": ((1, 11, 13), (18,)),
-    "ReduceL1": ((1, 11, 13), (18,)),
-    "ReduceL2": ((1, 11, 13), (18,)),
-    "ReduceLogSum": ((1, 11, 13), (18, 28)),
-    "ReduceLogSumExp": ((1, 11, 13), (18, 28)),
-    "ReduceSumSquare": ((1, 11, 13), (18,)),
-}
 
 
 def highest(et: ir.Type):

@@ -89,43 +89,20 @@ def _axis(op: OnnxOp, r: int) -> int:
     return a
 
 
-@lowering("Softmax", 13)
-def lower_softmax(op: OnnxOp, b: LoweringContext):
-    x = op.input(0)
-    r = b.ranked(op, x).rank
-    return [softmax(op, b, x, [_axis(op, r)])]
+def _rule(kernel, coerce_2d: bool, **kw):
+    """v13 reduces along ``axis``; v1/v11 coerce the input to 2-D at ``axis``,
+    i.e. reduce over every dim from ``axis`` on."""
+    def rule(op: OnnxOp, b: LoweringContext):
+        x = op.input(0)
+        r = b.ranked(op, x).rank
+        a = _axis(op, r)
+        return [kernel(op, b, x, list(range(a, r)) if coerce_2d else [a], **kw)]
+    return rule
 
 
-@lowering("Softmax", 1, 11)
-def lower_softmax_v11(op: OnnxOp, b: LoweringContext):
-    x = op.input(0)
-    r = b.ranked(op, x).rank
-    return [softmax(op, b, x, list(range(_axis(op, r), r)))]
-
-
-@lowering("LogSoftmax", 13)
-def lower_log_softmax(op: OnnxOp, b: LoweringContext):
-    x = op.input(0)
-    r = b.ranked(op, x).rank
-    return [softmax(op, b, x, [_axis(op, r)], log=True)]
-
-
-@lowering("LogSoftmax", 1, 11)
-def lower_log_softmax_v11(op: OnnxOp, b: LoweringContext):
-    x = op.input(0)
-    r = b.ranked(op, x).rank
-    return [softmax(op, b, x, list(range(_axis(op, r), r)), log=True)]
-
-
-@lowering("Hardmax", 13)
-def lower_hardmax(op: OnnxOp, b: LoweringContext):
-    x = op.input(0)
-    r = b.ranked(op, x).rank
-    return [hardmax(op, b, x, [_axis(op, r)])]
-
-
-@lowering("Hardmax", 1, 11)
-def lower_hardmax_v11(op: OnnxOp, b: LoweringContext):
-    x = op.input(0)
-    r = b.ranked(op, x).rank
-    return [hardmax(op, b, x, list(range(_axis(op, r), r)))]
+lowering("Softmax", 13)(_rule(softmax, False))
+lowering("Softmax", 1, 11)(_rule(softmax, True))
+lowering("LogSoftmax", 13)(_rule(softmax, False, log=True))
+lowering("LogSoftmax", 1, 11)(_rule(softmax, True, log=True))
+lowering("Hardmax", 13)(_rule(hardmax, False))
+lowering("Hardmax", 1, 11)(_rule(hardmax, True))

@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
 import mlir.ir as ir
@@ -20,10 +19,9 @@ from onnx import numpy_helper
 from ...dialects.onnx.opview import OnnxOp, is_onnx_op
 from ...dialects.onnx.schema import needs_segments, segment_sizes, spec_table
 from ...importer.attributes import from_value, tensor_attr
+from ...ir_resources import resource_blobs, resource_name
 from ...registry import lookup
 
-_RESOURCE_NAME = re.compile(r"^dense_resource<(.+?)>")
-_RESOURCE_BLOB = re.compile(r'(?m)^\s*("(?:[^"\\]|\\.)*"|[^\s:]+):\s*"0x([0-9A-Fa-f]*)"')
 DEFAULT_OPSET = 17
 
 
@@ -88,11 +86,7 @@ def _resource_name(v: ir.Value) -> str | None:
     op = producer(v)
     if op is None or op.name != "onnx.constant" or "value" not in op.attributes:
         return None
-    a = op.attributes["value"]
-    if isinstance(a, ir.DenseElementsAttr):
-        return None
-    m = _RESOURCE_NAME.match(str(a))
-    return m.group(1) if m else None
+    return resource_name(op.attributes["value"])
 
 
 def is_constant(v: ir.Value | None) -> bool:
@@ -108,18 +102,7 @@ def constant_values(values: list[ir.Value]) -> list[np.ndarray | None]:
     wanted = [i for i, v in enumerate(values) if out[i] is None and _resource_name(v)]
     if not wanted:
         return out
-    ops = [producer(values[i]) for i in wanted]
-    with ops[0].context, ir.Location.unknown():
-        scratch = ir.Module.create()
-        ip = ir.InsertionPoint(scratch.body)
-        for op in ops:
-            op.clone(ip)
-        text = scratch.operation.get_asm(large_elements_limit=None)
-    section = text[text.find("{-#"):]
-    blobs = {}
-    for m in _RESOURCE_BLOB.finditer(section):
-        name = m.group(1)
-        blobs[name[1:-1] if name.startswith('"') else name] = bytes.fromhex(m.group(2))[4:]
+    blobs = resource_blobs([producer(values[i]) for i in wanted])
     from ...importer.types import numpy_dtype
     for i in wanted:
         t = values[i].type

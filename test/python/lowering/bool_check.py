@@ -17,3 +17,13 @@ def check(nodes, feeds, outputs, inits=(), opset=17, rtol=1e-5, atol=1e-5, dyn_i
         return check_compiled(m, feeds, rtol, atol)
     return _check(nodes, feeds, outputs, inits=inits, opset=opset, rtol=rtol, atol=atol,
                   dyn_inputs=dyn_inputs)
+
+
+DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
+
+
+def random_array(rng: np.random.Generator, shape, dt) -> np.ndarray:
+    """Random data of any test dtype (bools half true; numbers ~N(0, 10))."""
+    if dt == np.bool_:
+        return rng.random(shape) > 0.5
+    return (rng.standard_normal(shape) * 10).astype(dt)

@@ -5,18 +5,15 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from bool_check import check
+from bool_check import DTYPES, check, random_array
 
 R = np.random.default_rng(1)
 N = helper.make_node
 
-DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
 
 
 def arr(shape, dt):
-    if dt == np.bool_:
-        return R.random(shape) > 0.5
-    return (R.standard_normal(shape) * 10).astype(dt)
+    return random_array(R, shape, dt)
 
 
 @pytest.mark.parametrize("dt", DTYPES)

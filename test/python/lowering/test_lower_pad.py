@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from bool_check import check
+from bool_check import check, random_array
 from lowering_util import make_model
 from onnx_mlir_py.testing.check import check_compiled
 
@@ -14,9 +14,7 @@ N = helper.make_node
 
 
 def arr(shape, dt):
-    if dt == np.bool_:
-        return R.random(shape) > 0.5
-    return (R.standard_normal(shape) * 10).astype(dt)
+    return random_array(R, shape, dt)
 
 
 @pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
