@@ -4,8 +4,8 @@ The Python bindings give no access to a resource's bytes, and a resource
 attribute read back from an op is not downcast, so both go through text:
 the attribute's name from its printed form, the blobs from one print of a
 scratch module holding clones of the ops (blob = 4-byte alignment + data).
-Used by codegen (weights into the .so) and the ONNX graph rewrites (folding
-constant weights).
+Used by codegen (weights into the .so), the ONNX graph rewrites and the -O3
+weight packing (constants evaluated at compile time).
 """
 from __future__ import annotations
 

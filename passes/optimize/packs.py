@@ -86,7 +86,7 @@ def _const_value(op: ir.Operation, blobs) -> np.ndarray | None:
         if attr.is_splat:
             return np.full(t.shape, np.array(attr.get_splat_value().value, dt), dt)
         return np.array(attr).astype(dt, copy=False).reshape(t.shape)
-    from onnx_mlir_py.codegen.weights import _resource_blobs, _resource_name
+    from onnx_mlir_py.ir_resources import resource_blobs as _resource_blobs, resource_name as _resource_name
     name = _resource_name(attr)
     if name is None:
         return None
