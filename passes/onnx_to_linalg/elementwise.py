@@ -3,8 +3,9 @@
 Table driven: ``BINARY``/``VARIADIC``/``UNARY``/``COMPARE`` map an op type to
 (versions, scalar body). Broadcasting follows the result type: an input dim
 that is statically 1 where the result's is not reads index 0; dynamic result
-dims come from ``tensor.dim`` of an input with that dim dynamic (a dynamic
-dim is assumed not to be a run-time 1 that broadcasts).
+dims are the largest of the inputs' dims there (equal, or 1 that broadcasts);
+an input whose dynamic dim turns out to be 1 at run time where the result's
+is not is broadcast first, in a run-time branch (``_runtime_broadcast``).
 """
 from __future__ import annotations
 
@@ -32,21 +33,30 @@ def broadcast_generic(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value],
         if v.type.rank > rank:
             op.fail(f"input rank {v.type.rank} exceeds result rank {rank}")
 
+    def cands(k):
+        return [(v, k - (rank - v.type.rank)) for v in inputs
+                if k - (rank - v.type.rank) >= 0 and v.type.is_dynamic_dim(k - (rank - v.type.rank))]
+
     def dyn(k):
-        cands = []
         for v in inputs:
             j = k - (rank - v.type.rank)
-            if j < 0:
-                continue
-            if not v.type.is_dynamic_dim(j) and v.type.shape[j] != 1:
+            if j >= 0 and not v.type.is_dynamic_dim(j) and v.type.shape[j] != 1:
                 return int(v.type.shape[j])
-            if v.type.is_dynamic_dim(j):
-                cands.append((v, j))
-        if not cands:
+        cs = cands(k)
+        if not cs:
             return 1
-        return b.dim(*cands[0])
+        d = b.dim(*cs[0])
+        for c in cs[1:]:                 # equal or 1 (broadcast): the max
+            d = arith.maxui(d, b.dim(*c))
+        return d
 
     dims = b.out_dims(op, out_index, dyn)
+    # A dynamic input dim may be 1 at run time while the result's is not:
+    # such inputs are broadcast explicitly first (a run-time branch), so the
+    # generic below can index them like the result.
+    sole = {k: cands(k)[0] for k in range(rank)
+            if isinstance(dims[k], ir.Value) and len(cands(k)) == 1}
+    inputs = [_runtime_broadcast(b, v, dims, rank, sole) for v in inputs]
     maps = []
     for v in inputs:
         r = v.type.rank
@@ -60,6 +70,38 @@ def broadcast_generic(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value],
     init = b.empty(dims, out_t.element_type)
     return b.generic(inputs, [init], maps, ["parallel"] * rank,
                      lambda *a: body(*a[:len(inputs)]))[0]
+
+
+def _runtime_broadcast(b: LoweringContext, v: ir.Value, dims: list, rank: int,
+                       sole: dict) -> ir.Value:
+    """``v`` broadcast at run time where a dynamic dim of it is 1 and the
+    result's is not; ``sole[k] = (v, j)`` when the result dim k *is* v's dim j."""
+    from mlir.dialects import scf
+    r = v.type.rank
+    for j in range(r):
+        k = rank - r + j
+        if not v.type.is_dynamic_dim(j) or dims[k] == 1:
+            continue
+        if sole.get(k) == (v, j):
+            continue                     # the result dim is this very dim
+        dv = b.dim(v, j)
+        out_k = b.as_index(dims[k])
+        one = b.as_index(1)
+        need = arith.andi(arith.cmpi(I.eq, dv, one), arith.cmpi(I.ne, out_k, one))
+        if_op = scf.IfOp(need, [v.type], has_else=True)
+        with ir.InsertionPoint(if_op.then_block):
+            src_dims = b.dims(v)
+            new_dims = list(src_dims)
+            new_dims[j] = dims[k]
+            ident = list(range(r))
+            expanded = b.generic([v], [b.empty(new_dims, v.type.element_type)],
+                                 [affine_map(r, [("0" if i == j else i) for i in ident]),
+                                  affine_map(r, ident)], ["parallel"] * r, lambda x, _o: x)[0]
+            scf.YieldOp([b.cast_to(expanded, v.type)])
+        with ir.InsertionPoint(if_op.else_block):
+            scf.YieldOp([v])
+        v = if_op.results[0]
+    return v
 
 
 # -- scalar bodies ----------------------------------------------------------------
