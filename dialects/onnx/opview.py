@@ -37,6 +37,18 @@ for _ns in DIALECT_TO_DOMAIN:
 Shape = tuple  # tuple[int | None, ...]
 
 
+def owner_op(v: ir.Value | None) -> ir.Operation | None:
+    """The operation defining ``v``: None for a block argument (``Value.owner``
+    is an OpView for ops of registered dialects, an Operation otherwise, a
+    Block for arguments)."""
+    if v is None:
+        return None
+    owner = v.owner
+    if isinstance(owner, ir.OpView):
+        owner = owner.operation
+    return owner if isinstance(owner, ir.Operation) else None
+
+
 def is_onnx_op(op: ir.Operation) -> bool:
     return op.name.split(".", 1)[0] in DIALECT_TO_DOMAIN
 
@@ -187,14 +199,8 @@ class OnnxOp:
     @staticmethod
     def const(v: ir.Value | None) -> np.ndarray | None:
         """Value of ``v`` if an ``onnx.constant`` with dense data defines it."""
-        if v is None:
-            return None
-        owner = v.owner
-        if isinstance(owner, ir.OpView):
-            owner = owner.operation
-        if not isinstance(owner, ir.Operation):
-            return None
-        if owner.name != "onnx.constant" or "value" not in owner.attributes:
+        owner = owner_op(v)
+        if owner is None or owner.name != "onnx.constant" or "value" not in owner.attributes:
             return None
         a = owner.attributes["value"]
         if isinstance(a, ir.DenseElementsAttr):

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from .schedule import apply_to_ops, owner_op, walk
+from ...dialects.onnx.opview import owner_op
+from .schedule import apply_to_ops, walk
 from .target import Target
 
 from .matmul_attrs import PACKED_ATTR

@@ -16,7 +16,8 @@ from __future__ import annotations
 import mlir.ir as ir
 import numpy as np
 
-from .schedule import owner_op, walk
+from ...dialects.onnx.opview import owner_op
+from .schedule import walk
 
 _NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i8": np.int8,
        "i16": np.int16, "i32": np.int32, "i64": np.int64}

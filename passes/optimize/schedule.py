@@ -17,6 +17,7 @@ from typing import Iterable
 import mlir.ir as ir
 from mlir.dialects.transform import interpreter
 
+
 TAG = "onnx_mlir_py.sched"
 log = logging.getLogger("onnx_mlir_py.optimize")
 
@@ -59,14 +60,6 @@ def walk(op: ir.Operation, name: str | None = None) -> list[ir.Operation]:
                     visit(c)
     visit(op)
     return out
-
-
-def owner_op(v: ir.Value) -> ir.Operation | None:
-    """The op defining ``v`` (None for a block argument)."""
-    o = v.owner
-    if isinstance(o, ir.Block):
-        return None
-    return o.operation if hasattr(o, "operation") else o
 
 
 def _apply(module: ir.Module, text: str) -> None:

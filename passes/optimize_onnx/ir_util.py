@@ -16,7 +16,7 @@ import mlir.ir as ir
 import numpy as np
 from onnx import numpy_helper
 
-from ...dialects.onnx.opview import OnnxOp, is_onnx_op
+from ...dialects.onnx.opview import OnnxOp, is_onnx_op, owner_op
 from ...dialects.onnx.schema import needs_segments, segment_sizes, spec_table
 from ...importer.attributes import from_value, tensor_attr
 from ...ir_resources import resource_blobs, resource_name
@@ -54,13 +54,7 @@ def n_uses(v: ir.Value) -> int:
     return sum(1 for _ in v.uses)
 
 
-def producer(v: ir.Value | None) -> ir.Operation | None:
-    if v is None:
-        return None
-    owner = v.owner
-    if isinstance(owner, ir.OpView):
-        owner = owner.operation
-    return owner if isinstance(owner, ir.Operation) else None
+producer = owner_op        # the op defining a value (None for block arguments)
 
 
 def producer_view(v: ir.Value | None, op_type: str) -> OnnxOp | None:

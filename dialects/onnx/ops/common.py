@@ -11,7 +11,7 @@ import math
 import mlir.ir as ir
 import numpy as np
 
-from ..opview import OnnxOp, attr_value, dense_to_numpy
+from ..opview import OnnxOp, attr_value, dense_to_numpy, owner_op
 
 def i64() -> ir.Type:
     return ir.IntegerType.get_signless(64)
@@ -40,19 +40,8 @@ def norm_axes(op: OnnxOp, axes, rank: int, what: str = "axes") -> list[int]:
     return out
 
 
-def _owner_op(v: ir.Value | None) -> ir.Operation | None:
-    """Defining operation of ``v`` (``Value.owner`` is an OpView for ops
-    of registered dialects, an Operation otherwise, a Block for args)."""
-    if v is None:
-        return None
-    owner = v.owner
-    if isinstance(owner, ir.OpView):
-        owner = owner.operation
-    return owner if isinstance(owner, ir.Operation) else None
-
-
 def _owner_view(v: ir.Value | None) -> OnnxOp | None:
-    owner = _owner_op(v)
+    owner = owner_op(v)
     if owner is None:
         return None
     from ..opview import is_onnx_op
