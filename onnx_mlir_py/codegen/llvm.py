@@ -48,9 +48,11 @@ PRE_LLVM_PIPELINE = ", ".join([
 # scf.parallel -> async tasks -> calls into the async runtime API, which the
 # model library provides itself (runtime/c/om_async_runtime.c, thread count
 # settable at run time). Only run when the module has an scf.forall.
+# min-task-size=1: the pass's default (1000 iterations per task) kept every
+# kernel loop (a few dozen M blocks) in a single task, so no thread ever ran.
 ASYNC_PIPELINE = ", ".join([
     "scf-forall-to-parallel",
-    "async-parallel-for{async-dispatch=true num-workers=-1}",
+    "async-parallel-for{async-dispatch=true num-workers=-1 min-task-size=1}",
     "async-to-async-runtime",
     "async-runtime-ref-counting",
     "async-runtime-ref-counting-opt",

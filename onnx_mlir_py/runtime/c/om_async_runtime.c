@@ -6,6 +6,7 @@
  *
  *   omSetNumThreads(n)   n >= 1 threads; n <= 0: all online CPUs
  *   omGetNumThreads()
+ *   omGetPoolTaskCount()  tasks run by pool workers so far (diagnostics)
  *   env ONNX_MLIR_PY_NUM_THREADS sets the initial count (default 1)
  *
  * With one thread every task runs inline in the caller (legal: the
@@ -14,7 +15,6 @@
  *
  * Objects (tokens, values, groups) share one reference-counted struct.
  */
-#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -44,19 +44,6 @@ typedef struct OmAsyncObj {
   void *storage; /* value */
 } OmAsyncObj;
 
-/* ---- allocation ---------------------------------------------------------
- * -O3 code allocates its large intermediates (im2col, packed operands) per
- * call. glibc serves blocks above M_MMAP_THRESHOLD with fresh mmaps (page
- * faults on every call); its dynamic threshold normally adapts, but not once
- * a program has set malloc parameters (onnxruntime in the same process does):
- * measured 3x slower convs. Raise the threshold when the library loads,
- * unless the user tuned malloc through the environment. */
-__attribute__((constructor)) static void om_tune_malloc(void) {
-  if (getenv("MALLOC_MMAP_THRESHOLD_") || getenv("GLIBC_TUNABLES")) return;
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 128 << 20);
-}
-
 /* ---- thread pool ------------------------------------------------------ */
 
 typedef struct OmTask {
@@ -72,6 +59,7 @@ static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 static OmTask *queue_head, *queue_tail;
 static int started;             /* workers created so far */
 static atomic_int active = 0;   /* requested thread count (0 = not read yet) */
+static atomic_llong pool_tasks = 0; /* tasks run by pool workers (for tests) */
 
 static int online_cpus(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -98,6 +86,10 @@ void omSetNumThreads(int n) { atomic_store(&active, clamp_threads(n)); }
 
 int omGetNumThreads(void) { return num_threads(); }
 
+/* How many tasks pool workers have run since the library was loaded: a
+ * parallel loop that was not split into tasks leaves it unchanged. */
+int64_t omGetPoolTaskCount(void) { return atomic_load(&pool_tasks); }
+
 static void *worker_main(void *arg) {
   long index = (long)arg;
   pthread_mutex_lock(&pool_mu);
@@ -110,6 +102,7 @@ static void *worker_main(void *arg) {
     if (!queue_head) queue_tail = NULL;
     pthread_mutex_unlock(&pool_mu);
     t->resume(t->handle);
+    atomic_fetch_add(&pool_tasks, 1);
     free(t);
     pthread_mutex_lock(&pool_mu);
   }

@@ -3,6 +3,7 @@
  * compiled into every model .so (no dependency on Python or onnx-mlir-py).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,21 @@
 
 #include "OnnxMlirRuntime.h"
 #include "om_entry.h"
+
+/* ---- allocation ---------------------------------------------------------
+ * Model code allocates its large intermediates (im2col, packed operands) per
+ * call. glibc serves blocks above M_MMAP_THRESHOLD (128 KiB until it adapts)
+ * with fresh mmaps: page faults and zeroing on every call, measured at more
+ * than half of a ResNet-18 run. Its dynamic threshold normally adapts, but
+ * not once a program has set malloc parameters (onnxruntime in the same
+ * process does). Raise the threshold to glibc's maximum (32 MiB; a larger
+ * value is refused) and keep freed memory (trim threshold) when the library
+ * loads, unless the user tuned malloc through the environment. */
+__attribute__((constructor)) static void om_tune_malloc(void) {
+  if (getenv("MALLOC_MMAP_THRESHOLD_") || getenv("GLIBC_TUNABLES")) return;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
 
 struct OMTensor {
   void *data;      /* first element */

@@ -191,3 +191,25 @@ def test_threads(tmp_path):
         assert sess.num_threads == n
         for g, w in zip(sess.run([c.feeds["a"], c.feeds["x"]]), want):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+def test_threads_split_work(tmp_path):
+    """With 2 threads a kernel's parallel loop is split into tasks that the
+    pool workers run (async-parallel-for's default minimum task size of 1000
+    iterations once kept every loop in one task: no speed-up at all)."""
+    import ctypes
+    c = Cases()
+    c.input("a", [128, 96], rand(128, 96))
+    w = rand(96, 64)
+    c.weight("w", w)
+    c.nodes += [N("MatMul", ["a", "w"], ["mm"])]
+    c.outputs += ["mm"]
+    m = c.model()
+    so = onnx_mlir_py.compile(m, output=tmp_path / "m.so", opt_level=3)
+    sess = ExecutionSession(so, num_threads=2)
+    count = ctypes.CDLL(str(so)).omGetPoolTaskCount
+    count.restype = ctypes.c_int64
+    before = count()
+    np.testing.assert_allclose(sess.run([c.feeds["a"]])[0], c.feeds["a"] @ w,
+                               rtol=1e-4, atol=1e-4)
+    assert count() - before >= 2
