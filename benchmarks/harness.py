@@ -134,10 +134,19 @@ def check_outputs(ours: list[np.ndarray], ref: list[np.ndarray], rtol=1e-3, atol
 
 
 def time_interleaved(run_a, run_b, warmup: int, min_reps: int, max_reps: int,
-                     budget_s: float) -> tuple[list[float], list[float]]:
-    """Alternate A and B (order flipped every round so neither always runs
-    second), after ``warmup`` runs of each; stop after ``max_reps`` rounds
-    or when ``budget_s`` is spent and ``min_reps`` rounds are done."""
+                     budget_s: float, settle_s: float = 0.0, block_s: float = 0.02
+                     ) -> tuple[list[float], list[float]]:
+    """Alternate A and B in blocks (order flipped every round so neither
+    always runs second), after ``warmup`` runs of each; stop after
+    ``max_reps`` runs of each or when ``budget_s`` of run time is spent and
+    ``min_reps`` runs are done.
+
+    A block is as many back-to-back runs of one engine as fit in ``block_s``
+    (at least one). ``settle_s``: a pause before each block, not timed, so the
+    engine starts on idle cores. It matters with several threads:
+    onnxruntime's pool threads keep spinning for tens of milliseconds after a
+    run (measured here: a 2-thread 1024^3 matmul of ours ran 1.5-1.9x slower
+    right after an onnxruntime run, and unaffected after 50-100 ms)."""
     t0 = time.perf_counter()
     run_a()
     run_b()
@@ -147,15 +156,24 @@ def time_interleaved(run_a, run_b, warmup: int, min_reps: int, max_reps: int,
     for _ in range(max(0, warmup - 1)):
         run_a()
         run_b()
+    per_run = max(first / 2, 1e-6)
+    block = max(1, min(int(block_s / per_run), max_reps // max(1, min_reps)))
     ta, tb = [], []
-    start = time.perf_counter()
-    for i in range(max_reps):
+    spent = 0.0
+    i = 0
+    while len(ta) < max_reps:
         pair = ((run_a, ta), (run_b, tb)) if i % 2 == 0 else ((run_b, tb), (run_a, ta))
         for fn, acc in pair:
-            t0 = time.perf_counter()
-            fn()
-            acc.append(time.perf_counter() - t0)
-        if i + 1 >= min_reps and time.perf_counter() - start >= budget_s:
+            if settle_s:
+                time.sleep(settle_s)
+            for _ in range(block):
+                t0 = time.perf_counter()
+                fn()
+                dt = time.perf_counter() - t0
+                acc.append(dt)
+                spent += dt
+        i += 1
+        if min(len(ta), len(tb)) >= min_reps and spent >= budget_s:
             break
     return ta, tb
 

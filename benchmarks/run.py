@@ -85,8 +85,11 @@ def _measure(name, model, tmp, threads, quick, res) -> None:
     for t in threads:
         s_ours = harness.ours_session(so, t)
         s_ort = harness.ort_session(path, t)
+        # with several threads, a pause before each block lets the other
+        # engine's pool threads go idle (see harness.time_interleaved)
         t_ours, t_ort = harness.time_interleaved(lambda: s_ours.run(args),
-                                                 lambda: s_ort.run(None, feeds), **cfg)
+                                                 lambda: s_ort.run(None, feeds),
+                                                 settle_s=0.1 if t > 1 else 0.0, **cfg)
         ours_ms, ort_ms = harness.median_ms(t_ours), harness.median_ms(t_ort)
         gf = res["gflop"]
         res["timings"][str(t)] = {
