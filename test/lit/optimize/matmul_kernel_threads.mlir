@@ -3,12 +3,25 @@
 // Multi-threaded kernel: the M-block loop is an scf.forall (distributed by
 // async-parallel-for at codegen), the N-block and k loops stay scf.for.
 // CHECK-LABEL: func.func @matmul
-// CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK: scf.forall (%{{.*}}) in (16)
 // CHECK: scf.for
 // CHECK: scf.for {{.*}} -> ({{.*}}vector<8x32xf32>)
 // CHECK: vector.fma
 // CHECK: scf.forall.in_parallel
-func.func @matmul(%a: tensor<32x32xf32>, %b: tensor<32x64xf32>) -> tensor<32x64xf32> {
+func.func @matmul(%a: tensor<128x128xf32>, %b: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x128xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<128x128xf32>, tensor<128x128xf32>) outs(%z : tensor<128x128xf32>) -> tensor<128x128xf32>
+  return %m : tensor<128x128xf32>
+}
+
+// A small kernel (fewer than 2^21 multiply-adds) stays on the calling thread.
+// CHECK-LABEL: func.func @small
+// CHECK-NOT: scf.forall
+// CHECK: vector.fma
+// CHECK: return
+func.func @small(%a: tensor<32x32xf32>, %b: tensor<32x64xf32>) -> tensor<32x64xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<32x64xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<32x64xf32>) -> tensor<32x64xf32>

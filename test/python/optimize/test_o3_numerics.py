@@ -175,8 +175,8 @@ def test_threads(tmp_path):
     """-O3 kernels are multi-threaded (scf.forall -> async runtime in the .so);
     the thread count is set at run time and does not change the results."""
     c = Cases()
-    c.input("a", [96, 80], rand(96, 80))
-    c.weight("w", rand(80, 64))
+    c.input("a", [192, 128], rand(192, 128))     # >= 2^21 multiply-adds: threaded
+    c.weight("w", rand(128, 96))
     c.input("x", [2, 8, 12, 12], rand(2, 8, 12, 12))
     c.weight("cw", rand(16, 8, 3, 3))
     c.nodes += [N("MatMul", ["a", "w"], ["mm"]), N("Conv", ["x", "cw"], ["cv"], pads=[1, 1, 1, 1])]
@@ -199,8 +199,8 @@ def test_threads_split_work(tmp_path):
     iterations once kept every loop in one task: no speed-up at all)."""
     import ctypes
     c = Cases()
-    c.input("a", [128, 96], rand(128, 96))
-    w = rand(96, 64)
+    c.input("a", [256, 128], rand(256, 128))
+    w = rand(128, 128)
     c.weight("w", w)
     c.nodes += [N("MatMul", ["a", "w"], ["mm"])]
     c.outputs += ["mm"]
