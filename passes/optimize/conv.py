@@ -5,7 +5,9 @@
 and dilations d:
 
     col[n, c, kh, kw, oh, ow] = x[n, c, oh*s + kh*d, ow*s + kw*d]
-        one strided tensor.extract_slice per (kh, kw), inserted into col
+        per (kh, kw): a linalg.copy of a strided tensor.extract_slice of x
+        into the matching slice of col (in place after bufferization;
+        vectorized by the elementwise step)
     out[n] = W2[F, C*KH*KW] @ col[n][C*KH*KW, OH*OW]     (NCHW output as is)
 
 N = 1 becomes a ``linalg.matmul``, N > 1 a ``linalg.batch_matmul`` with the
@@ -39,34 +41,83 @@ def _static(v) -> list[int] | None:
     return list(t.shape)
 
 
-def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d) -> str:
+# im2col copies of at least this many elements are split across threads
+IM2COL_THREAD_MIN = 1 << 16
+
+
+def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, threads: bool = False) -> str:
     """Append the im2col of ``x`` ([B, C, H, W]); returns the col value name
-    ([B, C*KH*KW, OH*OW])."""
+    ([B, C*KH*KW, OH*OW]).
+
+    Written as vector code: for each channel (an ``scf.forall`` when
+    ``threads`` and the copy is large), image, tap (kh, kw) and output row,
+    one ``vector.transfer_read`` of the input row and one
+    ``vector.transfer_write`` into col. A stride-s row is read as
+    (OW-1)*s+1 contiguous values and every s-th one is kept
+    (``vector.shuffle``)."""
     b, c = xs[0], xs[1]
     if (kh_, kw_) == (1, 1) and s == [1, 1] and (xs[2], xs[3]) == (oh, ow):
         lines.append(f"    %col = tensor.collapse_shape {x} [[0], [1], [2, 3]] "
                      f": {_t(xs)} into {_t([b, c, oh * ow])}")
         return "%col"
     full = [b, c, kh_, kw_, oh, ow]
-    lines.append(f"    %c0 = tensor.empty() : {_t(full)}")
-    cur = "%c0"
+    one = [b, 1, kh_, kw_, oh, ow]
+    span = (ow - 1) * s[1] + 1
+    par = threads and b * c * kh_ * kw_ * oh * ow >= IM2COL_THREAD_MIN
+    lines.append(f"    %ce = tensor.empty() : {_t(full)}")
+    lines += ["    %i2c_0 = arith.constant 0 : index", "    %i2c_1 = arith.constant 1 : index",
+              f"    %i2c_b = arith.constant {b} : index", f"    %i2c_oh = arith.constant {oh} : index",
+              f"    %i2c_c = arith.constant {c} : index", "    %i2c_pad = arith.constant 0.0 : f32"]
+    if par:
+        lines.append(f"    %colt = scf.forall (%ch) in ({c}) shared_outs(%co = %ce) -> ({_t(full)}) {{")
+    else:
+        lines.append(f"    %colt = scf.for %ch = %i2c_0 to %i2c_c step %i2c_1 "
+                     f"iter_args(%co = %ce) -> ({_t(full)}) {{")
+    lines.append(f"      %cs = tensor.extract_slice %co[0, %ch, 0, 0, 0, 0] {one} "
+                 f"[1, 1, 1, 1, 1, 1] : {_t(full)} to {_t(one)}")
+    lines.append(f"      %cb = scf.for %ib = %i2c_0 to %i2c_b step %i2c_1 iter_args(%ab = %cs) -> ({_t(one)}) {{")
+    lines.append(f"      %cr = scf.for %r = %i2c_0 to %i2c_oh step %i2c_1 iter_args(%ar = %ab) -> ({_t(one)}) {{")
+    cur = "%ar"
     for i in range(kh_):
+        lines.append(f"        %row{i} = affine.apply affine_map<(r) -> (r * {s[0]} + {i * d[0]})>(%r)")
         for j in range(kw_):
-            nm = f"%s{i}_{j}"
-            lines.append(f"    {nm} = tensor.extract_slice {x}[0, 0, {i * d[0]}, {j * d[1]}] "
-                         f"[{b}, {c}, {oh}, {ow}] [1, 1, {s[0]}, {s[1]}] "
-                         f": {_t(xs)} to {_t([b, c, oh, ow])}")
-            nxt = f"%c{i}_{j}"
-            lines.append(f"    {nxt} = tensor.insert_slice {nm} into {cur}[0, 0, {i}, {j}, 0, 0] "
-                         f"[{b}, {c}, 1, 1, {oh}, {ow}] [1, 1, 1, 1, 1, 1] "
-                         f": {_t([b, c, oh, ow])} into {_t(full)}")
+            v = f"%v{i}_{j}"
+            if s[1] == 1:
+                lines.append(f"        {v} = vector.transfer_read {x}[%ib, %ch, %row{i}, %i2c_w{j}], "
+                             f"%i2c_pad {{in_bounds = [true]}} : {_t(xs)}, vector<{ow}xf32>")
+            else:
+                w = f"%w{i}_{j}"
+                lines.append(f"        {w} = vector.transfer_read {x}[%ib, %ch, %row{i}, %i2c_w{j}], "
+                             f"%i2c_pad {{in_bounds = [true]}} : {_t(xs)}, vector<{span}xf32>")
+                mask = ", ".join(str(q * s[1]) for q in range(ow))
+                lines.append(f"        {v} = vector.shuffle {w}, {w} [{mask}] "
+                             f": vector<{span}xf32>, vector<{span}xf32>")
+            nxt = f"%t{i}_{j}"
+            lines.append(f"        {nxt} = vector.transfer_write {v}, {cur}[%ib, %i2c_0, "
+                         f"%i2c_k{i}, %i2c_k{j}, %r, %i2c_0] {{in_bounds = [true]}} "
+                         f": vector<{ow}xf32>, {_t(one)}")
             cur = nxt
-    lines.append(f"    %col = tensor.collapse_shape {cur} [[0], [1, 2, 3], [4, 5]] "
+    lines.append(f"        scf.yield {cur} : {_t(one)}\n      }}")
+    lines.append(f"        scf.yield %cr : {_t(one)}\n      }}")
+    if par:
+        lines.append("      scf.forall.in_parallel {")
+        lines.append(f"        tensor.parallel_insert_slice %cb into %co[0, %ch, 0, 0, 0, 0] {one} "
+                     f"[1, 1, 1, 1, 1, 1] : {_t(one)} into {_t(full)}\n      }}\n    }}")
+    else:
+        lines.append(f"      %ci = tensor.insert_slice %cb into %co[0, %ch, 0, 0, 0, 0] {one} "
+                     f"[1, 1, 1, 1, 1, 1] : {_t(one)} into {_t(full)}")
+        lines.append(f"      scf.yield %ci : {_t(full)}\n    }}")
+    # index constants used above: column offsets and tap indices
+    decl = [f"    %i2c_w{j} = arith.constant {j * d[1]} : index" for j in range(kw_)]
+    decl += [f"    %i2c_k{t} = arith.constant {t} : index" for t in range(max(kh_, kw_))]
+    at = next(k for k, ln in enumerate(lines) if "%i2c_pad = arith.constant" in ln)
+    lines[at + 1:at + 1] = decl
+    lines.append(f"    %col = tensor.collapse_shape %colt [[0], [1, 2, 3], [4, 5]] "
                  f": {_t(full)} into {_t([b, c * kh_ * kw_, oh * ow])}")
     return "%col"
 
 
-def conv_function(name: str, xs, ws, os_, s, d, groups: int) -> str:
+def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = False) -> str:
     """``func.func private @name(x, w, init) -> out`` (NCHW / [G, F/G, C/G, KH, KW]
     for groups > 1) as im2col + (batch_)matmul."""
     lines = []
@@ -91,9 +142,9 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int) -> str:
                  f"-> {_t(osig)} {{")
     if groups != 1:
         lines.append(lines_pre)
-        col = _im2col(lines, x, [n * g, cg, h, w], kh_, kw_, oh, ow, s, d)
+        col = _im2col(lines, x, [n * g, cg, h, w], kh_, kw_, oh, ow, s, d, threads)
     else:
-        col = _im2col(lines, x, xs, kh_, kw_, oh, ow, s, d)
+        col = _im2col(lines, x, xs, kh_, kw_, oh, ow, s, d, threads)
     m = oh * ow
     if groups == 1:
         lines.append(f"    %w2 = tensor.collapse_shape %w [[0], [1, 2, 3]] : {_t(ws)} into {_t([fg, k])}")
@@ -144,7 +195,7 @@ def _conv_signature(op: ir.Operation):
             tuple(_ints(op, "strides")), tuple(_ints(op, "dilations")), groups)
 
 
-def convs_to_matmul(module: ir.Module) -> int:
+def convs_to_matmul(module: ir.Module, threads: bool = False) -> int:
     """Rewrite every static f32 NCHW conv (plain or grouped) as im2col +
     matmul (inlined private functions). Returns how many were rewritten."""
     from mlir.dialects import func
@@ -158,7 +209,7 @@ def convs_to_matmul(module: ir.Module) -> int:
         if sig not in funcs:
             xs, ws, os_, s, d, g = sig
             name = f"__om_conv_{len(funcs)}"
-            text = conv_function(name, list(xs), list(ws), list(os_), list(s), list(d), g)
+            text = conv_function(name, list(xs), list(ws), list(os_), list(s), list(d), g, threads)
             sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
             sub.body.operations[0].operation.clone(ir.InsertionPoint(module.body))
             funcs[sig] = name

@@ -66,6 +66,32 @@ def _kernel_shape(op: ir.Operation):
     return a[0], a[1], a[2], b[2]
 
 
+_RELAYOUTS = ("tensor.collapse_shape", "tensor.expand_shape", "linalg.broadcast",
+              "linalg.transpose", "tensor.pad")
+
+
+def _constant_derived(v: ir.Value) -> bool:
+    """``v`` is a constant, possibly reshaped/broadcast/transposed/padded."""
+    for _ in range(8):
+        op = owner_op(v)
+        if op is None:
+            return False
+        if op.name == "arith.constant":
+            return True
+        if op.name not in _RELAYOUTS:
+            return False
+        v = op.operands[0]
+    return False
+
+
+def _pack_b(op: ir.Operation) -> bool:
+    """Relay B out (see :mod:`.matmul_text`) unless A is constant and B is
+    computed: a convolution's weights times its im2col matrix, where the
+    kernel reads B in place, one column panel at a time."""
+    a, b = list(op.operands)[:2]
+    return not (_constant_derived(a) and not _constant_derived(b))
+
+
 def pack_matmuls(module: ir.Module, target: Target) -> int:
     """Static f32 matmul/batch_matmul -> packed kernels (inlined private
     functions from :mod:`.matmul_text`); dynamic ones -> upstream
@@ -80,16 +106,18 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
         shape = _kernel_shape(op)
         if shape is None:
             continue
-        if shape not in funcs:
+        pack_b = _pack_b(op)
+        key = shape + (pack_b,)
+        if key not in funcs:
             bt, m, k, n = shape
             name = f"__om_matmul_{len(funcs)}"
-            text = kernel_function(name, bt, m, k, n, mb, nb, kb)
+            text = kernel_function(name, bt, m, k, n, mb, nb, kb, pack_b)
             sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
             fop = sub.body.operations[0].operation
             fop.clone(ir.InsertionPoint(module.body))
-            funcs[shape] = name
+            funcs[key] = name
         with ir.InsertionPoint(op), op.location:
-            call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(funcs[shape]),
+            call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
                                list(op.operands))
         op.results[0].replace_all_uses_with(call.results[0])
         op.erase()

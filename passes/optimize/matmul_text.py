@@ -10,7 +10,14 @@ C[M, N] (+)= A[M, K] @ B[K, N] becomes, with blocks (mb, nb, kb):
 
 Only B is relaid out: the kernel reads one mb x kb block of A per k step
 (scalar broadcasts) and kb rows of nb contiguous B values. ``batch_matmul``
-gets a leading batch loop. Padding (sizes not multiples of the blocks) adds
+gets a leading batch loop.
+
+``pack_b=False`` (a constant A times a large computed B: a convolution's
+weights times its im2col matrix) skips the copy of B: B is only viewed in
+blocks, ``B4 = expand_shape(pad(B)) [K/kb, kb, N/nb, nb]``, and the N-block
+loop runs outside the M-block loop, so the kb x nb blocks of one column panel
+of B are read from memory once and reused (from L1/L2) by every M block,
+while A (the weights) stays in L2. Padding (sizes not multiples of the blocks) adds
 zeros, which do not change the sums, and is sliced off the result.
 """
 from __future__ import annotations
@@ -38,7 +45,7 @@ def _pad(name: str, src: str, shape, padded) -> tuple[str, str]:
 
 
 def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
-                    mb: int, nb: int, kb: int) -> str:
+                    mb: int, nb: int, kb: int, pack_b: bool = True) -> str:
     """A private ``func.func @name(A, B, C) -> C`` computing C + A @ B."""
     bt = [] if batch is None else [batch]
     mp, kp, np_ = _cdiv(m, mb) * mb, _cdiv(k, kb) * kb, _cdiv(n, nb) * nb
@@ -52,26 +59,37 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     rtext = "[" + ", ".join(grp(r) for r in reass) + "]"
     a4 = bt + [mo, mb, ko, kb]
     c4 = bt + [mo, mb, no, nb]
-    bp = bt + [no, ko, kb, nb]
+    bp = bt + [no, ko, kb, nb] if pack_b else bt + [ko, kb, no, nb]
     perm = "[0, 2, 1]" if bt else "[1, 0]"
     dims = "[1, 2]" if bt else "[0, 1]"
+    # loop dims: [batch,] MO, NO, KO, mi, ni, ki (NO and MO swapped without a packed B)
     if bt:
         d = "d0, d1, d2, d3, d4, d5, d6"
-        maps = [f"({d}) -> (d0, d1, d4, d3, d6)", f"({d}) -> (d0, d2, d3, d6, d5)",
-                f"({d}) -> (d0, d1, d4, d2, d5)"]
+        mo_, no_ = ("d1", "d2") if pack_b else ("d2", "d1")
+        bmap = f"(d0, {no_}, d3, d6, d5)" if pack_b else f"(d0, d3, d6, {no_}, d5)"
+        maps = [f"({d}) -> (d0, {mo_}, d4, d3, d6)", f"({d}) -> {bmap}",
+                f"({d}) -> (d0, {mo_}, d4, {no_}, d5)"]
         iters = '"parallel", "parallel", "parallel", "reduction", "parallel", "parallel", "reduction"'
     else:
         d = "d0, d1, d2, d3, d4, d5"
-        maps = [f"({d}) -> (d0, d3, d2, d5)", f"({d}) -> (d1, d2, d5, d4)",
-                f"({d}) -> (d0, d3, d1, d4)"]
+        mo_, no_ = ("d0", "d1") if pack_b else ("d1", "d0")
+        bmap = f"({no_}, d2, d5, d4)" if pack_b else f"(d2, d5, {no_}, d4)"
+        maps = [f"({d}) -> ({mo_}, d3, d2, d5)", f"({d}) -> {bmap}",
+                f"({d}) -> ({mo_}, d3, {no_}, d4)"]
         iters = '"parallel", "parallel", "reduction", "parallel", "parallel", "reduction"'
     pad_b = " padding_value(%zero : f32)" if (kp != k or np_ != n) else ""
     lines.append(f"  func.func private @{name}(%a: {_t(bt + [m, k])}, %b: {_t(bt + [k, n])}, "
                  f"%c: {_t(bt + [m, n])}) -> {_t(bt + [m, n])} {{")
     lines.append("    %zero = arith.constant 0.0 : f32")
-    lines.append(pa + pc + f"    %bpe = tensor.empty() : {_t(bp)}")
-    lines.append(f"    %bp = linalg.pack %b{pad_b} outer_dims_perm = {perm} inner_dims_pos = {dims} "
-                 f"inner_tiles = [{kb}, {nb}] into %bpe : {_t(bt + [k, n])} -> {_t(bp)}")
+    if pack_b:
+        lines.append(pa + pc + f"    %bpe = tensor.empty() : {_t(bp)}")
+        lines.append(f"    %bp = linalg.pack %b{pad_b} outer_dims_perm = {perm} inner_dims_pos = {dims} "
+                     f"inner_tiles = [{kb}, {nb}] into %bpe : {_t(bt + [k, n])} -> {_t(bp)}")
+    else:
+        pb, b = _pad("bpad", "%b", bt + [k, n], bt + [kp, np_])
+        lines.append(pa + pc + pb)
+        lines.append(f"    %bp = tensor.expand_shape {b} {rtext} output_shape {grp(bp)} "
+                     f": {_t(bt + [kp, np_])} into {_t(bp)}")
     lines.append(f"    %a4 = tensor.expand_shape {a} {rtext} output_shape {grp(a4)} "
                  f": {_t(bt + [mp, kp])} into {_t(a4)}")
     lines.append(f"    %c4 = tensor.expand_shape {c} {rtext} output_shape {grp(c4)} "

@@ -99,6 +99,25 @@ def _const_value(op: ir.Operation, blobs) -> np.ndarray | None:
     return np.frombuffer(data, dt).reshape(t.shape)
 
 
+def _fold_pad(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
+    """A static-width ``tensor.pad`` whose body yields a constant."""
+    low, high = _ints(op.attributes["static_low"]), _ints(op.attributes["static_high"])
+    if len(op.operands) != 1 or any(v < 0 for v in low + high):
+        return None                        # dynamic widths
+    body = op.regions[0].blocks[0]
+    yld = body.operations[len(body.operations) - 1]
+    if len(yld.operands) != 1:
+        return None
+    owner = owner_op(yld.operands[0])
+    if owner is None or owner.name != "arith.constant":
+        return None
+    a = owner.attributes["value"]
+    if not isinstance(a, (ir.FloatAttr, ir.IntegerAttr)):
+        return None
+    pad = ir.FloatAttr(a).value if isinstance(a, ir.FloatAttr) else ir.IntegerAttr(a).value
+    return np.pad(x, list(zip(low, high)), constant_values=pad)
+
+
 def _fold(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
     if op.name == "linalg.pack":
         tiles = _ints(op.attributes["static_inner_tiles"])
@@ -116,6 +135,8 @@ def _fold(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
                           _ints(_opt_attr(op, "outer_dims_perm")), pad)
     if op.name == "linalg.transpose":
         return np.ascontiguousarray(x.transpose(_ints(op.attributes["permutation"])))
+    if op.name == "tensor.pad":
+        return _fold_pad(op, x)
     if op.name in ("tensor.collapse_shape", "tensor.expand_shape"):
         return x.reshape(op.results[0].type.shape)
     if op.name == "linalg.broadcast":
@@ -128,7 +149,7 @@ def _fold(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
 
 
 FOLDABLE = ("linalg.pack", "linalg.transpose", "linalg.broadcast", "tensor.collapse_shape",
-            "tensor.expand_shape")
+            "tensor.expand_shape", "tensor.pad")
 
 
 def fold_constant_relayouts(module: ir.Module) -> int:

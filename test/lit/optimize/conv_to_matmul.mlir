@@ -1,11 +1,17 @@
 // RUN: %opt %s --o3-conv-to-matmul | FileCheck %s
 
-// 3x3 stride-2 conv, batch 1: im2col = one strided slice per (kh, kw), then
+// 3x3 stride-2 conv, batch 1: im2col as vector code (per channel and output
+// row, one read per tap; stride 2 keeps every second value), then
 // W[F, C*9] @ col[C*9, OH*OW] (NCHW output without a transpose).
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
-// CHECK: tensor.extract_slice %arg0[0, 0, 0, 0] [1, 4, 4, 4] [1, 1, 2, 2]
-// CHECK: tensor.extract_slice %arg0[0, 0, 2, 2] [1, 4, 4, 4] [1, 1, 2, 2]
+// CHECK: scf.for %[[CH:.*]] = %c0 to %c4
+// CHECK: scf.for %[[R:.*]] = %c0 to %c4
+// CHECK: %[[ROW:.*]] = affine.apply #map(%[[R]])
+// CHECK: %[[V:.*]] = vector.transfer_read %arg0[%c0, %[[CH]], %[[ROW]], %c0]{{.*}} vector<7xf32>
+// CHECK: vector.shuffle %[[V]], %[[V]] [0, 2, 4, 6]
+// CHECK: vector.transfer_write {{.*}}[%c0, %c0, %c0, %c0, %[[R]], %c0]
+// CHECK-COUNT-8: vector.transfer_write
 // CHECK: tensor.collapse_shape {{.*}} {{\[\[}}0, 1, 2, 3], [4, 5]] : tensor<1x4x3x3x4x4xf32> into tensor<36x16xf32>
 // CHECK: linalg.matmul ins({{.*}} : tensor<8x36xf32>, tensor<36x16xf32>) outs({{.*}} : tensor<8x16xf32>)
 // CHECK: tensor.expand_shape {{.*}} into tensor<1x8x4x4xf32>
@@ -19,8 +25,11 @@ func.func @conv(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x
 }
 
 // Dilation 2, batch 2: batch_matmul with the weights broadcast over the batch.
+// The last tap reads row r + 4 from column 4, contiguous (stride 1).
 // CHECK-LABEL: func.func @dilated_batch
-// CHECK: tensor.extract_slice %arg0[0, 0, 4, 4] [2, 4, 5, 5] [1, 1, 1, 1]
+// CHECK: %[[ROW:.*]] = affine.apply #map{{[0-9]*}}(%{{.*}})
+// CHECK: vector.transfer_read %arg0[%{{.*}}, %{{.*}}, %[[ROW]], %c4]{{.*}} vector<5xf32>
+// CHECK-NOT: vector.shuffle
 // CHECK: linalg.broadcast
 // CHECK: linalg.batch_matmul ins({{.*}} : tensor<2x8x36xf32>, tensor<2x36x25xf32>)
 func.func @dilated_batch(%x: tensor<2x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<2x8x5x5xf32> {

@@ -62,3 +62,30 @@ func.func @resource() -> tensor<2x2xf32> {
     }
   }
 #-}
+
+// A zero-padded constant (the -O3 kernels pad weights to whole blocks) folds;
+// a pad whose widths are not static stays.
+// CHECK-LABEL: func.func @pad_const
+// CHECK-NOT: tensor.pad
+// CHECK: arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x3xf32>
+func.func @pad_const() -> tensor<2x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<[[1.0, 2.0]]> : tensor<1x2xf32>
+  %p = tensor.pad %w low[0, 0] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2xf32> to tensor<2x3xf32>
+  return %p : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @pad_dynamic
+// CHECK: tensor.pad
+func.func @pad_dynamic(%n: index) -> tensor<?x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<[[1.0, 2.0]]> : tensor<1x2xf32>
+  %p = tensor.pad %w low[0, 0] high[%n, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2xf32> to tensor<?x2xf32>
+  return %p : tensor<?x2xf32>
+}

@@ -1,11 +1,14 @@
 // RUN: %opt %s --o3-pipeline | FileCheck %s
 
 // The whole -O3 tensor pipeline on conv + bias + ReLU with constant weights:
-// im2col (weights reshaped at compile time), the run-time pack of the im2col
-// matrix lowered to copies, FMA kernel, vectorized epilogue.
+// weights reshaped and zero-padded to whole k blocks at compile time, a
+// vectorized im2col, the im2col matrix read in place by the FMA kernel (no
+// pack), vectorized epilogue.
 // CHECK-LABEL: func.func @conv_bias_relu
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
-// CHECK: arith.constant dense<5.000000e-01> : tensor<8x36xf32>
+// CHECK: arith.constant {{.*}} : tensor<1x8x5x8xf32>
+// CHECK-NOT: tensor.pad
+// CHECK: vector.transfer_read %arg0{{.*}} vector<8xf32>
 // CHECK-NOT: linalg.pack
 // CHECK: vector.fma {{.*}} : vector<32xf32>
 // CHECK: arith.maximumf {{.*}} : vector<

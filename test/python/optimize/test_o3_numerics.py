@@ -213,3 +213,25 @@ def test_threads_split_work(tmp_path):
     np.testing.assert_allclose(sess.run([c.feeds["a"]])[0], c.feeds["a"] @ w,
                                rtol=1e-4, atol=1e-4)
     assert count() - before >= 2
+
+
+def test_conv_threads(tmp_path):
+    """Convs large enough for the multi-threaded im2col (a forall over
+    channels) and kernel (a forall over column blocks), stride 1 and 2,
+    batch 2, at 1 and 2 threads."""
+    c = Cases()
+    c.input("x", [2, 16, 30, 30], rand(2, 16, 30, 30))
+    c.weight("w1", rand(24, 16, 3, 3) * 0.2)
+    c.weight("w2", rand(8, 16, 5, 5) * 0.2)
+    c.nodes += [N("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+                N("Conv", ["x", "w2"], ["c2"], strides=[2, 2], pads=[2, 1, 2, 1])]
+    c.outputs += ["c1", "c2"]
+    m = c.model()
+    so = onnx_mlir_py.compile(m, output=tmp_path / "m.so", opt_level=3)
+    want = ReferenceEvaluator(m).run(None, c.feeds)
+    sess = ExecutionSession(so)
+    assert sess.multithreaded
+    for n in (1, 2):
+        sess.set_num_threads(n)
+        for g, w in zip(sess.run([c.feeds["x"]]), want):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
