@@ -32,6 +32,7 @@ SIG_TYPES: dict[str, tuple[np.dtype, int]] = {
     "ui32": (np.dtype(np.uint32), 12), "ui64": (np.dtype(np.uint64), 13),
 }
 CODE_TO_DTYPE = {code: dt for dt, code in SIG_TYPES.values()}
+_DTYPE_CODE = {dt: code for dt, code in SIG_TYPES.values()}
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
@@ -141,6 +142,18 @@ class ExecutionSession:
         self._run = _bind(lib, self._entry, _P, [_P])
         self.input_specs = _parse_sig(self.input_signature())
         self.output_specs = _parse_sig(self.output_signature())
+        # fast path (one call in, one call for the outputs' metadata); older
+        # libraries without the helpers use the per-tensor API
+        self._run_arrays = getattr(lib, "omRunArrays", None)
+        if self._run_arrays is not None:
+            self._run_arrays.restype = _P
+            self._run_arrays.argtypes = [_P, _I64, _P, _P, _P, _P]
+            self._list_info = _bind(lib, "omTensorListInfo", _I64, [_P, _I64, _P, _P, _P, _P])
+            self._entry_addr = ctypes.cast(self._run, _P).value
+        # per input: (dtype, rank, static shape or None when a dim is dynamic, ONNX code)
+        self._in_fast = [(s.dtype, len(s.dims), None if min(s.dims, default=0) < 0 else s.dims,
+                          SIG_TYPES[s.type][1]) for s in self.input_specs]
+
 
     # -- threads ------------------------------------------------------------
     @property
@@ -173,6 +186,16 @@ class ExecutionSession:
 
     # -- running ------------------------------------------------------------
     def _check(self, inputs) -> list[np.ndarray]:
+        # common case first: C-contiguous arrays of the expected dtype and static shape
+        if type(inputs) in (list, tuple) and len(inputs) == len(self._in_fast):
+            ok = True
+            for x, (dt, _, shape, _) in zip(inputs, self._in_fast):
+                if type(x) is not np.ndarray or x.dtype != dt or shape is None or \
+                        x.shape != shape or not x.flags.c_contiguous:
+                    ok = False
+                    break
+            if ok:
+                return list(inputs)
         if isinstance(inputs, np.ndarray) or not hasattr(inputs, "__len__"):
             raise RuntimeInputError("run() takes a list of numpy arrays, got "
                                     f"{type(inputs).__name__}")
@@ -208,6 +231,8 @@ class ExecutionSession:
         """Run the model on ``inputs`` (a list of numpy arrays, in signature
         order); returns the outputs as numpy arrays owning their memory."""
         arrays = self._check(inputs)
+        if self._run_arrays is not None:
+            return self._run_fast(arrays)
         tensors = []
         try:
             for a in arrays:
@@ -237,6 +262,43 @@ class ExecutionSession:
         finally:
             for t in tensors:
                 self._destroy(t)
+
+    def _run_fast(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        # the arrays' own metadata (not the signature's): the library checks it
+        n = len(arrays)
+        flat = [d for a in arrays for d in a.shape]
+        out_list = self._run_arrays(
+            self._entry_addr, n,
+            (_P * max(1, n))(*[a.ctypes.data if a.size else None for a in arrays]),
+            (_I64 * max(1, n))(*[a.ndim for a in arrays]),
+            (_I64 * max(1, len(flat)))(*flat),
+            (ctypes.c_int32 * max(1, n))(*[_DTYPE_CODE.get(a.dtype, 0) for a in arrays]))
+        if not out_list:
+            raise ModelRunError(f"{self._entry} failed: {self._error()}")
+        try:
+            m = len(self.output_specs)
+            ranks, codes, datas = (_I64 * max(1, m))(), (ctypes.c_int32 * max(1, m))(), (_P * max(1, m))()
+            cap = sum(len(s.dims) for s in self.output_specs)
+            shapes = (_I64 * max(1, cap))()
+            need = self._list_info(out_list, cap, ranks, codes, datas, shapes)
+            if need > cap:
+                shapes = (_I64 * need)()
+                self._list_info(out_list, need, ranks, codes, datas, shapes)
+            outs, k = [], 0
+            for i in range(m):
+                r = ranks[i]
+                shape = tuple(shapes[k:k + r])
+                k += r
+                dtype = CODE_TO_DTYPE.get(codes[i])
+                if dtype is None:
+                    raise ModelRunError(f"output has unsupported element type code {codes[i]}")
+                out = np.empty(shape, dtype)
+                if out.nbytes:
+                    ctypes.memmove(out.ctypes.data, datas[i], out.nbytes)
+                outs.append(out)
+            return outs
+        finally:
+            self._list_destroy(out_list)
 
     def _to_numpy(self, t) -> np.ndarray:
         rank = self._rank(t)

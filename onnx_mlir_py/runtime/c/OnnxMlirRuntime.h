@@ -86,6 +86,15 @@ int64_t omTensorListGetSize(const OMTensorList *list);
 OMTensor *omTensorListGetOmtByIndex(const OMTensorList *list, int64_t index);
 OMTensor **omTensorListGetOmtArray(const OMTensorList *list);
 
+/* One-call helpers for language bindings (onnx-mlir-py extensions): run an
+ * entry point on caller-owned buffers, and read every output's rank, dtype,
+ * data pointer and dims at once (see om_runtime.c). */
+OMTensorList *omRunArrays(OMTensorList *(*entry)(OMTensorList *), int64_t n,
+                          void *const *data, const int64_t *ranks,
+                          const int64_t *shapes, const int32_t *dtypes);
+int64_t omTensorListInfo(const OMTensorList *list, int64_t cap, int64_t *ranks,
+                         int32_t *dtypes, void **data, int64_t *shapes);
+
 /* Message of the last failure of this thread ("" if none). */
 const char *omGetLastError(void);
 

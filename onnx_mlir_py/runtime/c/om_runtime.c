@@ -178,6 +178,51 @@ OMTensor *omTensorListGetOmtByIndex(const OMTensorList *l, int64_t i) {
 }
 OMTensor **omTensorListGetOmtArray(const OMTensorList *l) { return l ? l->omts : NULL; }
 
+/* ---- one-call helpers for language bindings (the Python runtime) --------
+ * omRunArrays: run `entry` on n caller-owned buffers (not copied, not freed):
+ *   data[i], ranks[i], shapes (all dims, flat), dtypes[i]. Returns the
+ *   entry's output list, or NULL with omGetLastError() set.
+ * omTensorListInfo: for each tensor of l, its rank, dtype and data pointer,
+ *   and all dims (flat) into shapes when they fit in cap entries. Returns the
+ *   number of dims needed (callers retry with a larger buffer if > cap). */
+OMTensorList *omRunArrays(OMTensorList *(*entry)(OMTensorList *), int64_t n,
+                          void *const *data, const int64_t *ranks,
+                          const int64_t *shapes, const int32_t *dtypes) {
+  if (!entry || n < 0) {
+    om_set_error(EINVAL, "omRunArrays: NULL entry or negative count");
+    return NULL;
+  }
+  OMTensor **ts = calloc((size_t)(n ? n : 1), sizeof *ts);
+  if (!ts) { om_set_error(ENOMEM, "omRunArrays: out of memory"); return NULL; }
+  const int64_t *sh = shapes;
+  OMTensorList *out = NULL;
+  int64_t i = 0;
+  for (; i < n; sh += ranks[i], ++i)
+    if (!(ts[i] = om_tensor_new(data[i], data[i], sh, ranks[i], (OM_DATA_TYPE)dtypes[i], 0)))
+      break;
+  if (i == n) {
+    OMTensorList in = {ts, n, 0};
+    out = entry(&in);
+  }
+  for (int64_t j = 0; j < n; ++j) omTensorDestroy(ts[j]);
+  free(ts);
+  return out;
+}
+
+int64_t omTensorListInfo(const OMTensorList *l, int64_t cap, int64_t *ranks,
+                         int32_t *dtypes, void **data, int64_t *shapes) {
+  int64_t need = 0;
+  for (int64_t i = 0; l && i < l->size; ++i) {
+    const OMTensor *t = l->omts[i];
+    ranks[i] = t->rank;
+    dtypes[i] = (int32_t)t->dtype;
+    data[i] = t->data;
+    for (int64_t k = 0; k < t->rank; ++k, ++need)
+      if (need < cap) shapes[need] = t->shape[k];
+  }
+  return need;
+}
+
 /* ---- entry-wrapper helpers --------------------------------------------- */
 
 static void om_format_dims(char *buf, size_t cap, const int64_t *d, int64_t r) {
