@@ -92,6 +92,16 @@ def _pack_b(op: ir.Operation) -> bool:
     return not (_constant_derived(a) and not _constant_derived(b))
 
 
+# A operand size that stays in a core's L2 (half of 1 MiB) while B streams
+A_IN_L2_BYTES = 512 * 1024
+
+
+def _n_outer(m: int, k: int) -> bool:
+    """Column blocks outermost when A stays in L2: each packed column panel
+    of B is then read once, instead of once per row block."""
+    return 4 * m * k <= A_IN_L2_BYTES
+
+
 def pack_matmuls(module: ir.Module, target: Target) -> int:
     """Static f32 matmul/batch_matmul -> packed kernels (inlined private
     functions from :mod:`.matmul_text`); dynamic ones -> upstream
@@ -111,7 +121,8 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
         if key not in funcs:
             bt, m, k, n = shape
             name = f"__om_matmul_{len(funcs)}"
-            text = kernel_function(name, bt, m, k, n, mb, nb, kb, pack_b)
+            text = kernel_function(name, bt, m, k, n, mb, nb, kb, pack_b,
+                                   n_outer=None if not pack_b else _n_outer(m, k))
             sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
             fop = sub.body.operations[0].operation
             fop.clone(ir.InsertionPoint(module.body))

@@ -45,8 +45,13 @@ def _pad(name: str, src: str, shape, padded) -> tuple[str, str]:
 
 
 def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
-                    mb: int, nb: int, kb: int, pack_b: bool = True) -> str:
-    """A private ``func.func @name(A, B, C) -> C`` computing C + A @ B."""
+                    mb: int, nb: int, kb: int, pack_b: bool = True,
+                    n_outer: bool | None = None) -> str:
+    """A private ``func.func @name(A, B, C) -> C`` computing C + A @ B.
+    ``n_outer``: the N-block loop outside the M-block loop (default: when B
+    is not packed)."""
+    if n_outer is None:
+        n_outer = not pack_b
     bt = [] if batch is None else [batch]
     mp, kp, np_ = _cdiv(m, mb) * mb, _cdiv(k, kb) * kb, _cdiv(n, nb) * nb
     mo, ko, no = mp // mb, kp // kb, np_ // nb
@@ -62,17 +67,17 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     bp = bt + [no, ko, kb, nb] if pack_b else bt + [ko, kb, no, nb]
     perm = "[0, 2, 1]" if bt else "[1, 0]"
     dims = "[1, 2]" if bt else "[0, 1]"
-    # loop dims: [batch,] MO, NO, KO, mi, ni, ki (NO and MO swapped without a packed B)
+    # loop dims: [batch,] MO, NO, KO, mi, ni, ki (NO and MO swapped when N is outer)
     if bt:
         d = "d0, d1, d2, d3, d4, d5, d6"
-        mo_, no_ = ("d1", "d2") if pack_b else ("d2", "d1")
+        mo_, no_ = ("d2", "d1") if n_outer else ("d1", "d2")
         bmap = f"(d0, {no_}, d3, d6, d5)" if pack_b else f"(d0, d3, d6, {no_}, d5)"
         maps = [f"({d}) -> (d0, {mo_}, d4, d3, d6)", f"({d}) -> {bmap}",
                 f"({d}) -> (d0, {mo_}, d4, {no_}, d5)"]
         iters = '"parallel", "parallel", "parallel", "reduction", "parallel", "parallel", "reduction"'
     else:
         d = "d0, d1, d2, d3, d4, d5"
-        mo_, no_ = ("d0", "d1") if pack_b else ("d1", "d0")
+        mo_, no_ = ("d1", "d0") if n_outer else ("d0", "d1")
         bmap = f"({no_}, d2, d5, d4)" if pack_b else f"(d2, d5, {no_}, d4)"
         maps = [f"({d}) -> ({mo_}, d3, d2, d5)", f"({d}) -> {bmap}",
                 f"({d}) -> ({mo_}, d3, {no_}, d4)"]

@@ -1,10 +1,11 @@
 // RUN: %opt %s --o3-pack-matmul --o3-matmul-kernel-threads | FileCheck %s
 
-// Multi-threaded kernel: the M-block loop is an scf.forall (distributed by
-// async-parallel-for at codegen), the N-block and k loops stay scf.for.
+// Multi-threaded kernel: the outer block loop is an scf.forall (distributed
+// by async-parallel-for at codegen) -- here the 4 column blocks, outermost
+// because A (64 KiB) stays in L2 -- the row-block and k loops stay scf.for.
 // CHECK-LABEL: func.func @matmul
-// CHECK: scf.forall (%{{.*}}) in (16)
-// CHECK: scf.for
+// CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK: scf.for {{.*}} to %c16
 // CHECK: scf.for {{.*}} -> ({{.*}}vector<8x32xf32>)
 // CHECK: vector.fma
 // CHECK: scf.forall.in_parallel
