@@ -2,6 +2,7 @@
 bufferization; ``compiler.lower_and_emit`` hands it to codegen as the
 ``tensor_transform`` hook).
 
+    depthwise           depthwise_conv_2d_nchw_chw (+ its pad, bias, ReLU/Clip) -> vector row kernel
     conv_to_matmul      conv_2d_nchw_fchw / grouped conv -> im2col + (batch_)matmul
     pack_matmuls        matmul / batch_matmul -> linalg.pack + packed contraction + unpack
     fold relayouts      packs/transposes/reshapes of constants evaluated at compile time
@@ -34,7 +35,9 @@ from mlir.passmanager import PassManager
 from .matmul import pack_matmuls, tile_packed_contractions
 from .packs import PACK_LOWERING, fold_constant_relayouts
 from .conv import convs_to_matmul
+from .depthwise import depthwise_convs
 from .elementwise import vectorize_elementwise
+from .math_approx import approximate_math
 from .schedule import apply_to_funcs
 from .target import Target, target_for
 
@@ -75,7 +78,8 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
     """The whole -O3 tensor pipeline, in place."""
     target = target or target_for("native")
     with module.context, ir.Location.unknown():
-        convs_to_matmul(module)
+        depthwise_convs(module, target, threads)
+        convs_to_matmul(module, threads, (target.matmul_tile[2], target.matmul_tile[1]))
         pack_matmuls(module, target)
         fold_constant_relayouts(module)
         _canonicalize(module)
@@ -83,7 +87,8 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         lower_packs(module)
         fold_constant_relayouts(module)
         _canonicalize(module)
-        vectorize_elementwise(module, target)
+        approximate_math(module)
+        vectorize_elementwise(module, target, threads)
         cleanup_vectors(module)
         _canonicalize(module)
 
@@ -95,13 +100,19 @@ def _native(fn):
 # name -> module -> None, for passes/pipeline.py (the lit tests pin the AVX-512 target
 # through these names so their CHECK lines do not depend on the machine).
 PASSES = {
+    "o3-depthwise": lambda m: depthwise_convs(m, target_for("x86-64-v4")),
+    "o3-depthwise-threads": lambda m: depthwise_convs(m, target_for("x86-64-v4"), threads=True),
     "o3-conv-to-matmul": convs_to_matmul,
+    "o3-conv-to-matmul-blocked": lambda m: convs_to_matmul(m, blocks=(8, 32)),   # x86-64-v4 (kb, nb)
     "o3-pack-matmul": lambda m: pack_matmuls(m, target_for("x86-64-v4")),
     "o3-fold-constant-relayouts": fold_constant_relayouts,
     "o3-matmul-kernel": tile_packed_contractions,
     "o3-matmul-kernel-threads": lambda m: tile_packed_contractions(m, threads=True),
     "o3-lower-packs": lower_packs,
+    "o3-approximate-math": approximate_math,
     "o3-vectorize-elementwise": lambda m: vectorize_elementwise(m, target_for("x86-64-v4")),
+    "o3-vectorize-elementwise-threads":
+        lambda m: vectorize_elementwise(m, target_for("x86-64-v4"), threads=True),
     "o3-vector-cleanup": cleanup_vectors,
     "o3-pipeline": lambda m: optimize(m, target_for("x86-64-v4")),
 }

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from ...dialects.onnx.opview import owner_op
+from .depthwise import _bias_user
 from .schedule import walk
 
 
@@ -45,138 +47,182 @@ def _static(v) -> list[int] | None:
 IM2COL_THREAD_MIN = 1 << 16
 
 
-def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, threads: bool = False) -> str:
-    """Append the im2col of ``x`` ([B, C, H, W]); returns the col value name
-    ([B, C*KH*KW, OH*OW]).
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
+            threads: bool = False) -> str:
+    """Append the im2col of ``x`` ([B, C, H, W]); returns the name of col,
+    ``[B, kp, mp]``: rows ``c*KH*KW + kh*KW + kw`` < C*KH*KW, columns
+    ``oh*OW + ow`` < OH*OW, zeros in the padding (rows up to ``kp``, columns
+    up to ``mp``: whole blocks for the matmul kernel, so it needs no padded
+    copy).
 
     Written as vector code: for each channel (an ``scf.forall`` when
-    ``threads`` and the copy is large), image, tap (kh, kw) and output row,
-    one ``vector.transfer_read`` of the input row and one
-    ``vector.transfer_write`` into col. A stride-s row is read as
-    (OW-1)*s+1 contiguous values and every s-th one is kept
-    (``vector.shuffle``)."""
+    ``threads`` and the copy is large), image, output row and tap, one
+    ``vector.transfer_read`` of the input row and one ``vector.transfer_write``
+    into col. A stride-s row is read as (OW-1)*s+1 contiguous values and every
+    s-th one is kept (``vector.shuffle``)."""
     b, c = xs[0], xs[1]
-    if (kh_, kw_) == (1, 1) and s == [1, 1] and (xs[2], xs[3]) == (oh, ow):
-        lines.append(f"    %col = tensor.collapse_shape {x} [[0], [1], [2, 3]] "
-                     f": {_t(xs)} into {_t([b, c, oh * ow])}")
-        return "%col"
-    full = [b, c, kh_, kw_, oh, ow]
-    one = [b, 1, kh_, kw_, oh, ow]
+    k, m, taps = c * kh_ * kw_, oh * ow, kh_ * kw_
+    full, one = [b, kp, mp], [b, taps, mp]
     span = (ow - 1) * s[1] + 1
-    par = threads and b * c * kh_ * kw_ * oh * ow >= IM2COL_THREAD_MIN
-    lines.append(f"    %ce = tensor.empty() : {_t(full)}")
-    lines += ["    %i2c_0 = arith.constant 0 : index", "    %i2c_1 = arith.constant 1 : index",
+    par = threads and b * k * m >= IM2COL_THREAD_MIN
+    lines += [f"    %ce = tensor.empty() : {_t(full)}",
+              "    %i2c_0 = arith.constant 0 : index", "    %i2c_1 = arith.constant 1 : index",
               f"    %i2c_b = arith.constant {b} : index", f"    %i2c_oh = arith.constant {oh} : index",
               f"    %i2c_c = arith.constant {c} : index", "    %i2c_pad = arith.constant 0.0 : f32"]
+    lines += [f"    %i2c_w{j} = arith.constant {j * d[1]} : index" for j in range(kw_)]
+    lines += [f"    %i2c_t{t} = arith.constant {t} : index" for t in range(taps)]
+    init = "%ce"
+    for nm, off, size in (("rows", [0, k, 0], [b, kp - k, mp]), ("cols", [0, 0, m], [b, k, mp - m])):
+        if 0 in size:
+            continue
+        lines += [f"    %{nm}_s = tensor.extract_slice {init}{off} {size} [1, 1, 1] : {_t(full)} to {_t(size)}",
+                  f"    %{nm}_z = linalg.fill ins(%i2c_pad : f32) outs(%{nm}_s : {_t(size)}) -> {_t(size)}",
+                  f"    %{nm}_i = tensor.insert_slice %{nm}_z into {init}{off} {size} [1, 1, 1] "
+                  f": {_t(size)} into {_t(full)}"]
+        init = f"%{nm}_i"
     if par:
-        lines.append(f"    %colt = scf.forall (%ch) in ({c}) shared_outs(%co = %ce) -> ({_t(full)}) {{")
+        lines.append(f"    %colt = scf.forall (%ch) in ({c}) shared_outs(%co = {init}) -> ({_t(full)}) {{")
     else:
         lines.append(f"    %colt = scf.for %ch = %i2c_0 to %i2c_c step %i2c_1 "
-                     f"iter_args(%co = %ce) -> ({_t(full)}) {{")
-    lines.append(f"      %cs = tensor.extract_slice %co[0, %ch, 0, 0, 0, 0] {one} "
-                 f"[1, 1, 1, 1, 1, 1] : {_t(full)} to {_t(one)}")
+                     f"iter_args(%co = {init}) -> ({_t(full)}) {{")
+    lines.append(f"      %row0 = affine.apply affine_map<(c) -> (c * {taps})>(%ch)")
+    lines.append(f"      %cs = tensor.extract_slice %co[0, %row0, 0] {one} [1, 1, 1] "
+                 f": {_t(full)} to {_t(one)}")
     lines.append(f"      %cb = scf.for %ib = %i2c_0 to %i2c_b step %i2c_1 iter_args(%ab = %cs) -> ({_t(one)}) {{")
     lines.append(f"      %cr = scf.for %r = %i2c_0 to %i2c_oh step %i2c_1 iter_args(%ar = %ab) -> ({_t(one)}) {{")
+    lines.append(f"        %dcol = affine.apply affine_map<(r) -> (r * {ow})>(%r)")
     cur = "%ar"
     for i in range(kh_):
-        lines.append(f"        %row{i} = affine.apply affine_map<(r) -> (r * {s[0]} + {i * d[0]})>(%r)")
+        lines.append(f"        %row{i}_ = affine.apply affine_map<(r) -> (r * {s[0]} + {i * d[0]})>(%r)")
         for j in range(kw_):
             v = f"%v{i}_{j}"
             if s[1] == 1:
-                lines.append(f"        {v} = vector.transfer_read {x}[%ib, %ch, %row{i}, %i2c_w{j}], "
+                lines.append(f"        {v} = vector.transfer_read {x}[%ib, %ch, %row{i}_, %i2c_w{j}], "
                              f"%i2c_pad {{in_bounds = [true]}} : {_t(xs)}, vector<{ow}xf32>")
             else:
                 w = f"%w{i}_{j}"
-                lines.append(f"        {w} = vector.transfer_read {x}[%ib, %ch, %row{i}, %i2c_w{j}], "
+                lines.append(f"        {w} = vector.transfer_read {x}[%ib, %ch, %row{i}_, %i2c_w{j}], "
                              f"%i2c_pad {{in_bounds = [true]}} : {_t(xs)}, vector<{span}xf32>")
                 mask = ", ".join(str(q * s[1]) for q in range(ow))
                 lines.append(f"        {v} = vector.shuffle {w}, {w} [{mask}] "
                              f": vector<{span}xf32>, vector<{span}xf32>")
             nxt = f"%t{i}_{j}"
-            lines.append(f"        {nxt} = vector.transfer_write {v}, {cur}[%ib, %i2c_0, "
-                         f"%i2c_k{i}, %i2c_k{j}, %r, %i2c_0] {{in_bounds = [true]}} "
-                         f": vector<{ow}xf32>, {_t(one)}")
+            lines.append(f"        {nxt} = vector.transfer_write {v}, {cur}[%ib, %i2c_t{i * kw_ + j}, %dcol] "
+                         f"{{in_bounds = [true]}} : vector<{ow}xf32>, {_t(one)}")
             cur = nxt
     lines.append(f"        scf.yield {cur} : {_t(one)}\n      }}")
     lines.append(f"        scf.yield %cr : {_t(one)}\n      }}")
     if par:
         lines.append("      scf.forall.in_parallel {")
-        lines.append(f"        tensor.parallel_insert_slice %cb into %co[0, %ch, 0, 0, 0, 0] {one} "
-                     f"[1, 1, 1, 1, 1, 1] : {_t(one)} into {_t(full)}\n      }}\n    }}")
+        lines.append(f"        tensor.parallel_insert_slice %cb into %co[0, %row0, 0] {one} [1, 1, 1] "
+                     f": {_t(one)} into {_t(full)}\n      }}\n    }}")
     else:
-        lines.append(f"      %ci = tensor.insert_slice %cb into %co[0, %ch, 0, 0, 0, 0] {one} "
-                     f"[1, 1, 1, 1, 1, 1] : {_t(one)} into {_t(full)}")
+        lines.append(f"      %ci = tensor.insert_slice %cb into %co[0, %row0, 0] {one} [1, 1, 1] "
+                     f": {_t(one)} into {_t(full)}")
         lines.append(f"      scf.yield %ci : {_t(full)}\n    }}")
-    # index constants used above: column offsets and tap indices
-    decl = [f"    %i2c_w{j} = arith.constant {j * d[1]} : index" for j in range(kw_)]
-    decl += [f"    %i2c_k{t} = arith.constant {t} : index" for t in range(max(kh_, kw_))]
-    at = next(k for k, ln in enumerate(lines) if "%i2c_pad = arith.constant" in ln)
-    lines[at + 1:at + 1] = decl
-    lines.append(f"    %col = tensor.collapse_shape %colt [[0], [1, 2, 3], [4, 5]] "
-                 f": {_t(full)} into {_t([b, c * kh_ * kw_, oh * ow])}")
-    return "%col"
+    return "%colt"
 
 
-def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = False) -> str:
+def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = False,
+                  blocks: tuple[int, int] = (1, 1), bias: bool = False) -> str:
     """``func.func private @name(x, w, init) -> out`` (NCHW / [G, F/G, C/G, KH, KW]
-    for groups > 1) as im2col + (batch_)matmul."""
-    lines = []
+    for groups > 1) as im2col + (batch_)matmul. ``blocks`` = (kb, nb), the
+    kernel's k and column blocks: col is built padded to them. ``bias``
+    (groups == 1): the third argument is a bias ``[F]`` instead of the init;
+    the matmul accumulates into the broadcast bias (no separate add pass)."""
+    kb, nb = blocks
     if groups == 1:
         n, c, h, w = xs
         f, _, kh_, kw_ = ws
         oh, ow = os_[2], os_[3]
-        xin, wsig, osig = xs, ws, os_
+        g, fg, xb = 1, f, list(xs)
+        kk = c * kh_ * kw_
+        wk = (f"    %wk0 = tensor.collapse_shape %w [[0], [1, 2, 3]] : {_t(ws)} into {_t([f, kk])}\n"
+              f"    %wk = tensor.expand_shape %wk0 [[0, 1], [2]] output_shape [1, {f}, {kk}] "
+              f": {_t([f, kk])} into {_t([1, f, kk])}")
+        o3 = f"    %o3 = tensor.collapse_shape %o [[0], [1], [2, 3]] : {_t(os_)} into {_t([n, f, oh * ow])}"
         x = "%x"
-        bsz = n
-        fg, k = f, c * kh_ * kw_
+        pre = []
     else:
         n, g, cg, h, w = xs
         _, fg, _, kh_, kw_ = ws
         oh, ow = os_[3], os_[4]
-        xin, wsig, osig = xs, ws, os_
-        lines_pre = f"    %x4 = tensor.collapse_shape %x [[0, 1], [2], [3], [4]] : {_t(xs)} into {_t([n * g, cg, h, w])}"
+        c, xb = cg, [n * g, cg, h, w]
+        wk = f"    %wk = tensor.collapse_shape %w [[0], [1], [2, 3, 4]] : {_t(ws)} into {_t([g, fg, cg * kh_ * kw_])}"
+        o3 = (f"    %o3 = tensor.collapse_shape %o [[0, 1], [2], [3, 4]] : {_t(os_)} "
+              f"into {_t([n * g, fg, oh * ow])}")
         x = "%x4"
-        bsz = n * g
-        k = cg * kh_ * kw_
-    lines.append(f"  func.func private @{name}(%x: {_t(xin)}, %w: {_t(wsig)}, %o: {_t(osig)}) "
-                 f"-> {_t(osig)} {{")
-    if groups != 1:
-        lines.append(lines_pre)
-        col = _im2col(lines, x, [n * g, cg, h, w], kh_, kw_, oh, ow, s, d, threads)
+        pre = [f"    %x4 = tensor.collapse_shape %x [[0, 1], [2], [3], [4]] : {_t(xs)} into {_t(xb)}"]
+    bsz, k, m = xb[0], c * kh_ * kw_, oh * ow
+    third = f"%b: {_t([os_[1]])}" if bias else f"%o: {_t(os_)}"
+    lines = [f"  func.func private @{name}(%x: {_t(xs)}, %w: {_t(ws)}, {third}) "
+             f"-> {_t(os_)} {{"] + pre
+    lines.append("    %zero = arith.constant 0.0 : f32")
+    if (kh_, kw_) == (1, 1) and s == [1, 1] and (h, w) == (oh, ow):
+        kp, mp = k, m                      # col is a view of x; the kernel pads if needed
+        lines.append(f"    %col = tensor.collapse_shape {x} [[0], [1], [2, 3]] : {_t(xb)} into {_t([bsz, k, m])}")
+        col = "%col"
     else:
-        col = _im2col(lines, x, xs, kh_, kw_, oh, ow, s, d, threads)
-    m = oh * ow
-    if groups == 1:
-        lines.append(f"    %w2 = tensor.collapse_shape %w [[0], [1, 2, 3]] : {_t(ws)} into {_t([fg, k])}")
-        lines.append(f"    %o3 = tensor.collapse_shape %o [[0], [1], [2, 3]] : {_t(os_)} into {_t([n, fg, m])}")
+        kp, mp = _cdiv(k, kb) * kb, _cdiv(m, nb) * nb
+        col = _im2col(lines, x, xb, kh_, kw_, oh, ow, s, d, kp, mp, threads)
+    # weights [G, F', K] zero-padded to [G, F', kp] (a constant: folded at compile time)
+    lines.append(wk)
+    wsh = [g, fg, kp]
+    if kp != k:
+        lines += [f"    %wp = tensor.pad %wk low[0, 0, 0] high[0, 0, {kp - k}] {{",
+                  "    ^bb0(%p0: index, %p1: index, %p2: index):\n      tensor.yield %zero : f32",
+                  f"    }} : {_t([g, fg, k])} to {_t(wsh)}"]
+        wv = "%wp"
     else:
-        lines.append(f"    %wg = tensor.collapse_shape %w [[0], [1], [2, 3, 4]] : {_t(ws)} into {_t([g, fg, k])}")
-        lines.append(f"    %o3 = tensor.collapse_shape %o [[0, 1], [2], [3, 4]] : {_t(os_)} into {_t([n * g, fg, m])}")
+        wv = "%wk"
+    # the result [B, F', mp] accumulates into the conv's init: the broadcast
+    # bias, or the init itself (or a copy padded to whole column blocks)
+    if bias:
+        at = _t([bsz, fg, mp])
+        lines += [f"    %be = tensor.empty() : {at}",
+                  f"    %o3 = linalg.generic {{indexing_maps = [affine_map<(a, f, p) -> (f)>, "
+                  f"affine_map<(a, f, p) -> (a, f, p)>], iterator_types = "
+                  f'["parallel", "parallel", "parallel"]}} ins(%b : {_t([fg])}) outs(%be : {at}) {{',
+                  "    ^bb0(%bv: f32, %bo: f32):\n      linalg.yield %bv : f32",
+                  f"    }} -> {at}"]
+        acc = "%o3"
+    elif mp == m:
+        lines.append(o3)
+        acc = "%o3"
+    else:
+        lines.append(o3)
+        lines += [f"    %acc = tensor.pad %o3 low[0, 0, 0] high[0, 0, {mp - m}] {{",
+                  "    ^bb0(%q0: index, %q1: index, %q2: index):\n      tensor.yield %zero : f32",
+                  f"    }} : {_t([bsz, fg, m])} to {_t([bsz, fg, mp])}"]
+        acc = "%acc"
     if bsz == 1:
-        lines.append(f"    %col2 = tensor.collapse_shape {col} [[0, 1], [2]] : {_t([1, k, m])} into {_t([k, m])}")
-        lines.append(f"    %o2 = tensor.collapse_shape %o3 [[0, 1], [2]] : {_t([1, fg, m])} into {_t([fg, m])}")
-        wm = "%w2" if groups == 1 else "%wg2"
-        if groups != 1:
-            lines.append(f"    %wg2 = tensor.collapse_shape %wg [[0, 1], [2]] : {_t([1, fg, k])} into {_t([fg, k])}")
-        lines.append(f"    %r2 = linalg.matmul ins({wm}, %col2 : {_t([fg, k])}, {_t([k, m])}) "
-                     f"outs(%o2 : {_t([fg, m])}) -> {_t([fg, m])}")
-        lines.append(f"    %r3 = tensor.expand_shape %r2 [[0, 1], [2]] output_shape [1, {fg}, {m}] "
-                     f": {_t([fg, m])} into {_t([1, fg, m])}")
+        lines += [f"    %w2 = tensor.collapse_shape {wv} [[0, 1], [2]] : {_t(wsh)} into {_t([fg, kp])}",
+                  f"    %col2 = tensor.collapse_shape {col} [[0, 1], [2]] : {_t([1, kp, mp])} into {_t([kp, mp])}",
+                  f"    %a2 = tensor.collapse_shape {acc} [[0, 1], [2]] : {_t([1, fg, mp])} into {_t([fg, mp])}",
+                  f"    %r2 = linalg.matmul ins(%w2, %col2 : {_t([fg, kp])}, {_t([kp, mp])}) "
+                  f"outs(%a2 : {_t([fg, mp])}) -> {_t([fg, mp])}",
+                  f"    %r3 = tensor.expand_shape %r2 [[0, 1], [2]] output_shape [1, {fg}, {mp}] "
+                  f": {_t([fg, mp])} into {_t([1, fg, mp])}"]
     else:
-        if groups == 1:
-            lines.append(f"    %wbe = tensor.empty() : {_t([n, fg, k])}")
-            lines.append(f"    %wb = linalg.broadcast ins(%w2 : {_t([fg, k])}) outs(%wbe : {_t([n, fg, k])}) dimensions = [0]")
-        else:
-            lines.append(f"    %wbe = tensor.empty() : {_t([n, g, fg, k])}")
-            lines.append(f"    %wb4 = linalg.broadcast ins(%wg : {_t([g, fg, k])}) outs(%wbe : {_t([n, g, fg, k])}) dimensions = [0]")
-            lines.append(f"    %wb = tensor.collapse_shape %wb4 [[0, 1], [2], [3]] : {_t([n, g, fg, k])} into {_t([n * g, fg, k])}")
-        lines.append(f"    %r3 = linalg.batch_matmul ins(%wb, {col} : {_t([bsz, fg, k])}, {_t([bsz, k, m])}) "
-                     f"outs(%o3 : {_t([bsz, fg, m])}) -> {_t([bsz, fg, m])}")
+        lines += [f"    %wbe = tensor.empty() : {_t([n, g, fg, kp])}",
+                  f"    %wb4 = linalg.broadcast ins({wv} : {_t(wsh)}) outs(%wbe : {_t([n, g, fg, kp])}) dimensions = [0]",
+                  f"    %wb = tensor.collapse_shape %wb4 [[0, 1], [2], [3]] : {_t([n, g, fg, kp])} into {_t([bsz, fg, kp])}",
+                  f"    %r3 = linalg.batch_matmul ins(%wb, {col} : {_t([bsz, fg, kp])}, {_t([bsz, kp, mp])}) "
+                  f"outs({acc} : {_t([bsz, fg, mp])}) -> {_t([bsz, fg, mp])}"]
+    res = "%r3"
+    if mp != m:
+        lines.append(f"    %rs = tensor.extract_slice %r3[0, 0, 0] [{bsz}, {fg}, {m}] [1, 1, 1] "
+                     f": {_t([bsz, fg, mp])} to {_t([bsz, fg, m])}")
+        res = "%rs"
     if groups == 1:
-        lines.append(f"    %r = tensor.expand_shape %r3 [[0], [1], [2, 3]] output_shape {list(os_)} "
+        lines.append(f"    %r = tensor.expand_shape {res} [[0], [1], [2, 3]] output_shape {list(os_)} "
                      f": {_t([n, fg, m])} into {_t(os_)}")
     else:
-        lines.append(f"    %r = tensor.expand_shape %r3 [[0, 1], [2], [3, 4]] output_shape {list(os_)} "
+        lines.append(f"    %r = tensor.expand_shape {res} [[0, 1], [2], [3, 4]] output_shape {list(os_)} "
                      f": {_t([bsz, fg, m])} into {_t(os_)}")
     lines.append(f"    return %r : {_t(os_)}\n  }}")
     return "\n".join(lines)
@@ -195,28 +241,50 @@ def _conv_signature(op: ir.Operation):
             tuple(_ints(op, "strides")), tuple(_ints(op, "dilations")), groups)
 
 
-def convs_to_matmul(module: ir.Module, threads: bool = False) -> int:
+def _zero_fill(v: ir.Value) -> bool:
+    """``v`` is a ``linalg.fill`` of the constant 0.0."""
+    op = owner_op(v)
+    if op is None or op.name != "linalg.fill":
+        return False
+    c = owner_op(op.operands[0])
+    return c is not None and c.name == "arith.constant" and \
+        isinstance(c.attributes["value"], ir.FloatAttr) and ir.FloatAttr(c.attributes["value"]).value == 0.0
+
+
+def convs_to_matmul(module: ir.Module, threads: bool = False,
+                    blocks: tuple[int, int] = (1, 1)) -> int:
     """Rewrite every static f32 NCHW conv (plain or grouped) as im2col +
     matmul (inlined private functions). Returns how many were rewritten."""
     from mlir.dialects import func
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     count = 0
-    for op in walk(module.operation):
-        sig = _conv_signature(op)
-        if sig is None:
-            continue
-        if sig not in funcs:
+    # collected first: rewriting erases ops (fused bias adds) a walk would visit
+    convs = [(op, sig) for op in walk(module.operation)
+             if (sig := _conv_signature(op)) is not None]
+    for op, sig in convs:
+        # a zero-initialised plain conv whose single user adds a per-channel
+        # bias: the matmul accumulates into the broadcast bias instead
+        fused = _bias_user(op.results[0]) if sig[5] == 1 and _zero_fill(op.operands[2]) else None
+        key = sig + (fused is not None,)
+        if key not in funcs:
             xs, ws, os_, s, d, g = sig
             name = f"__om_conv_{len(funcs)}"
-            text = conv_function(name, list(xs), list(ws), list(os_), list(s), list(d), g, threads)
+            text = conv_function(name, list(xs), list(ws), list(os_), list(s), list(d), g,
+                                 threads, blocks, bias=fused is not None)
             sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
             sub.body.operations[0].operation.clone(ir.InsertionPoint(module.body))
-            funcs[sig] = name
+            funcs[key] = name
+        args = list(op.operands)
+        if fused is not None:
+            args[2] = fused[1]
         with ir.InsertionPoint(op), op.location:
-            call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(funcs[sig]),
-                               list(op.operands))
-        op.results[0].replace_all_uses_with(call.results[0])
+            call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]), args)
+        if fused is not None:
+            fused[0].results[0].replace_all_uses_with(call.results[0])
+            fused[0].erase()
+        else:
+            op.results[0].replace_all_uses_with(call.results[0])
         op.erase()
         count += 1
     if funcs:

@@ -8,6 +8,18 @@ last result is the last loop dim) or does not depend on it (broadcast).
 Everything but the innermost dim is tiled by 1 and the innermost dim is
 vectorized: whole when it is small, else in chunks of 4 vectors with a
 masked tail (``vectorize`` with explicit ``vector_sizes``).
+
+Threads (``threads=True``, on at -O3): an op with at least
+:data:`THREAD_MIN_WORK` units of estimated work (loop iterations weighted by
+the size of its body, see :func:`work`) gets its outermost non-unit loop as
+an ``scf.forall`` (``tile_using_forall``; codegen runs it on the async
+thread pool, see the package docstring); when that loop has fewer than
+:data:`MIN_FORALL_TRIPS` iterations the next loops join it (a 2-D/3-D
+forall, which ``async-parallel-for`` linearizes into one range of tasks),
+the innermost dim in chunks of the vectorized width if it comes to that.
+The remaining outer loops stay ``tile_using_for`` by 1 inside the forall
+and the row is vectorized as above. A trailing reduction loop is never
+distributed (only the parallel loops around it are).
 """
 from __future__ import annotations
 
@@ -18,6 +30,26 @@ from .schedule import apply_to_ops, walk
 from .target import Target
 
 WHOLE_ROW_MAX = 256   # innermost extent vectorized at once (parallel or reduction)
+
+# Threads: an op is distributed when its estimated work (:func:`work`) is at
+# least THREAD_MIN_WORK units, one unit ~ one element of a vectorized add
+# (memory-bound, ~0.15-0.4 ns on the 2-core test machine). Math functions
+# are polynomials by now (exp: 37 arith ops, erf: 48), ~3 body ops per unit.
+# Dispatching a loop to the pool costs ~30-50 us there (waking the workers,
+# then the caller), so 2 threads only win on ops taking >~150 us serially.
+# Measured, chains of 8 ops, 1 -> 2 threads: Add 2^19 elements (0.7M units)
+# 0.78x, 2^20 (1.4M) 1.27x, 2^21 1.57x; Exp 2^15 (0.44M) 0.5-0.9x, 2^16
+# (0.87M) 1.0-1.2x; Tanh 2^16 (0.8M, but a divf) 1.5x; the forall costs
+# ~1 us per op at 1 thread.
+THREAD_MIN_WORK = 1 << 20
+# body ops worth more than one: divisions, roots, and math functions not
+# expanded into polynomials (weighted like their expansion)
+_SLOW_OPS = {"arith.divf": 4, "math.sqrt": 4, "math.rsqrt": 4, "math.powf": 80,
+             **{f"math.{f}": 40 for f in ("exp", "exp2", "expm1", "log", "log1p", "log2",
+                                          "log10", "erf", "erfc", "tanh", "sin", "cos",
+                                          "tan", "atan", "atan2", "sinh", "cosh", "cbrt")}}
+# A forall with fewer iterations than this takes the next loop in as well.
+MIN_FORALL_TRIPS = 8
 
 
 def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
@@ -97,14 +129,59 @@ def candidate(op: ir.Operation) -> bool:
     return _innermost_ok(maps, len(sizes))
 
 
-def schedule(op: ir.Operation, target: Target) -> str | None:
+def work(op: ir.Operation) -> int:
+    """Estimated cost of ``op`` in THREAD_MIN_WORK units: loop iterations
+    times (1 + its body's ops / 3, weighted by :data:`_SLOW_OPS`)."""
+    total = 1
+    for n in _loop_sizes(op):
+        total *= n
+    body = 0
+    if op.name == "linalg.generic":
+        body = sum(_SLOW_OPS.get(o.name, 1) for o in walk(op) if o.name != "linalg.yield")
+    return total * (3 + body) // 3
+
+
+def _forall_dims(sizes: list[int], chunk: int, reduction: bool) -> list[int]:
+    """Loops of the ``scf.forall`` (outermost first): the outer non-unit
+    loops, then the innermost one in chunks (only if parallel), taken until
+    the forall has MIN_FORALL_TRIPS iterations or the loops run out."""
+    n = len(sizes)
+    cands = [(i, sizes[i]) for i in range(n - 1) if sizes[i] > 1]
+    if not reduction and chunk < sizes[-1]:
+        cands.append((n - 1, -(-sizes[-1] // chunk)))
+    dims, trips = [], 1
+    for i, t in cands:
+        if trips >= MIN_FORALL_TRIPS:
+            break
+        dims.append(i)
+        trips *= t
+    return dims if trips > 1 else []
+
+
+def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | None:
     sizes = _loop_sizes(op)
     n = len(sizes)
     inner = sizes[-1]
     chunk = inner if inner <= WHOLE_ROW_MAX else 4 * target.vector_width
     tiles = [1] * (n - 1) + [chunk if chunk < inner else 0]
     vec = [1] * (n - 1) + [chunk]
-    if all(t == 0 or t == s for t, s in zip(tiles, sizes)) and n == 1:
+    reduction = op.name == "linalg.generic" and \
+        "reduction" in str(op.attributes["iterator_types"][n - 1])
+    fdims = _forall_dims(sizes, chunk, reduction) \
+        if threads and work(op) >= THREAD_MIN_WORK else []
+    if fdims:
+        ftiles = [tiles[i] if i in fdims else 0 for i in range(n)]
+        rest = [0 if i in fdims else tiles[i] for i in range(n)]
+        tiled = (f"    %tf, %lf = transform.structured.tile_using_forall %op tile_sizes {ftiles}\n"
+                 "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n")
+        k = sum(1 for t in rest if t)
+        if k:
+            loops = ", ".join(["!transform.any_op"] * k)
+            tiled += (f"    %t, %l:{k} = transform.structured.tile_using_for %tf tile_sizes {rest}\n"
+                      f"      : (!transform.any_op) -> (!transform.any_op, {loops})\n")
+        else:
+            tiled += "    %t = transform.cast %tf : !transform.any_op to !transform.any_op\n"
+    elif all(t == 0 or t == s for t, s in zip(tiles, sizes)) and n == 1:
         tiled = "    %t = transform.cast %op : !transform.any_op to !transform.any_op\n"
     else:
         k = sum(1 for t in tiles if t)
@@ -117,6 +194,8 @@ def schedule(op: ir.Operation, target: Target) -> str | None:
 """
 
 
-def vectorize_elementwise(module: ir.Module, target: Target) -> int:
+def vectorize_elementwise(module: ir.Module, target: Target, threads: bool = False) -> int:
+    """Tile + vectorize every candidate op; ``threads``: big ones get an
+    ``scf.forall`` (see the module docstring). Returns how many applied."""
     ops = [op for op in walk(module.operation) if candidate(op)]
-    return apply_to_ops(module, ops, lambda op: schedule(op, target))
+    return apply_to_ops(module, ops, lambda op: schedule(op, target, threads))

@@ -1,18 +1,21 @@
 // RUN: %opt %s --o3-conv-to-matmul | FileCheck %s
 
-// 3x3 stride-2 conv, batch 1: im2col as vector code (per channel and output
-// row, one read per tap; stride 2 keeps every second value), then
-// W[F, C*9] @ col[C*9, OH*OW] (NCHW output without a transpose).
+// 3x3 stride-2 conv, batch 1: im2col as vector code (per channel, its 9 rows
+// of col; per output row, one read per tap; stride 2 keeps every second
+// value), then W[F, C*9] @ col[C*9, OH*OW] (NCHW output without a transpose).
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
-// CHECK: scf.for %[[CH:.*]] = %c0 to %c4
+// CHECK: %[[COL:.*]] = tensor.empty() : tensor<1x36x16xf32>
+// CHECK: scf.for %[[CH:.*]] = %c0 to %c4 {{.*}} iter_args(%{{.*}} = %[[COL]])
+// CHECK: tensor.extract_slice {{.*}} [1, 9, 16] [1, 1, 1] : tensor<1x36x16xf32> to tensor<1x9x16xf32>
 // CHECK: scf.for %[[R:.*]] = %c0 to %c4
-// CHECK: %[[ROW:.*]] = affine.apply #map(%[[R]])
+// CHECK: %[[DC:.*]] = affine.apply #map1(%[[R]])
+// CHECK: %[[ROW:.*]] = affine.apply #map2(%[[R]])
 // CHECK: %[[V:.*]] = vector.transfer_read %arg0[%c0, %[[CH]], %[[ROW]], %c0]{{.*}} vector<7xf32>
 // CHECK: vector.shuffle %[[V]], %[[V]] [0, 2, 4, 6]
-// CHECK: vector.transfer_write {{.*}}[%c0, %c0, %c0, %c0, %[[R]], %c0]
+// CHECK: vector.transfer_write {{.*}}[%c0, %c0, %[[DC]]]
 // CHECK-COUNT-8: vector.transfer_write
-// CHECK: tensor.collapse_shape {{.*}} {{\[\[}}0, 1, 2, 3], [4, 5]] : tensor<1x4x3x3x4x4xf32> into tensor<36x16xf32>
+// CHECK: tensor.collapse_shape {{.*}} {{\[\[}}0, 1], [2]] : tensor<1x36x16xf32> into tensor<36x16xf32>
 // CHECK: linalg.matmul ins({{.*}} : tensor<8x36xf32>, tensor<36x16xf32>) outs({{.*}} : tensor<8x16xf32>)
 // CHECK: tensor.expand_shape {{.*}} into tensor<1x8x4x4xf32>
 func.func @conv(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x4x4xf32> {
@@ -27,11 +30,10 @@ func.func @conv(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x
 // Dilation 2, batch 2: batch_matmul with the weights broadcast over the batch.
 // The last tap reads row r + 4 from column 4, contiguous (stride 1).
 // CHECK-LABEL: func.func @dilated_batch
-// CHECK: %[[ROW:.*]] = affine.apply #map{{[0-9]*}}(%{{.*}})
+// CHECK: %[[ROW:.*]] = affine.apply #map7(%{{.*}})
 // CHECK: vector.transfer_read %arg0[%{{.*}}, %{{.*}}, %[[ROW]], %c4]{{.*}} vector<5xf32>
 // CHECK-NOT: vector.shuffle
 // CHECK: linalg.broadcast
-// CHECK: linalg.batch_matmul ins({{.*}} : tensor<2x8x36xf32>, tensor<2x36x25xf32>)
 func.func @dilated_batch(%x: tensor<2x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<2x8x5x5xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2x8x5x5xf32>
@@ -67,3 +69,19 @@ func.func @grouped(%x: tensor<1x2x2x9x9xf32>, %w: tensor<2x3x2x3x3xf32>) -> tens
        ins(%x, %w : tensor<1x2x2x9x9xf32>, tensor<2x3x2x3x3xf32>) outs(%z : tensor<1x2x3x7x7xf32>) -> tensor<1x2x3x7x7xf32>
   return %c : tensor<1x2x3x7x7xf32>
 }
+
+// RUN: %opt %s --o3-conv-to-matmul-blocked | FileCheck %s --check-prefix=BLOCKED
+// With the kernel's blocks (k 8, columns 32) col is built padded: 36 -> 40
+// rows, 16 -> 32 columns, zeros written once into the padding; the weights
+// are padded to match, the init (zeros here) is padded (canonicalized into
+// a fill) and the result sliced back.
+// BLOCKED-LABEL: func.func @conv
+// BLOCKED: %[[COL:.*]] = tensor.empty() : tensor<1x40x32xf32>
+// BLOCKED: tensor.extract_slice %[[COL]][0, 36, 0] [1, 4, 32] [1, 1, 1]
+// BLOCKED: linalg.fill
+// BLOCKED: tensor.extract_slice {{.*}}[0, 0, 16] [1, 36, 16] [1, 1, 1]
+// BLOCKED: linalg.fill
+// BLOCKED: tensor.pad %{{.*}} low[0, 0, 0] high[0, 0, 4]
+// BLOCKED: linalg.fill {{.*}} -> tensor<8x32xf32>
+// BLOCKED: linalg.matmul ins({{.*}} : tensor<8x40xf32>, tensor<40x32xf32>) outs({{.*}} : tensor<8x32xf32>)
+// BLOCKED: tensor.extract_slice {{.*}}[0, 0, 0] [1, 8, 16] [1, 1, 1]

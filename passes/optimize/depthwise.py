@@ -1,0 +1,681 @@
+"""Depthwise convolutions -> a vector kernel over output rows.
+
+``linalg.depthwise_conv_2d_nchw_chw`` (static f32) with input ``[N, C, H, W]``,
+weights ``[C, KH, KW]``, strides s and dilations d is replaced by a kernel
+written in the vector dialect on tensors (a private function, inlined, like
+the packed matmul of :mod:`.matmul_text`):
+
+    for c (blocks of an scf.forall when threaded), n:
+      plane = zero-padded x[n, c]            (scratch [Hp, Wp'], border stays 0)
+      wv_kh_kw = broadcast(w[c, kh, kw])     KH*KW registers
+      for oh, for ow in chunks of U vectors of V lanes (then the tail):
+        acc_u = init                                 (bias[c], fill scalar or out)
+        for kh, kw:  acc_u = fma(row read of plane, wv_kh_kw, acc_u)
+        out[n, c, oh, ow + u*V ...] = epilogue(acc_u)
+
+Why not upstream: linalg's conv vectorizer only handles 1-D layouts, and a
+tap-sum ``linalg.generic`` over strided views, tiled and vectorized, turned
+stride-2 reads into scalar loads and spilled its hoisted weight broadcasts.
+
+Reads: stride 1 reads ``V`` contiguous elements per tap. A stride s > 1
+reads ``s*V`` contiguous elements once per group of taps whose column
+offsets round down to the same multiple of s, and each tap keeps every s-th
+lane (``vector.shuffle``). For s = 2 on 8-lane vectors the kept lanes follow
+the in-128-bit-lane order of AVX's ``vshufps`` (one instruction instead of a
+shuffle and a cross-lane permute); the accumulator is put back in order once,
+before the store. How a row is cut into chunks: :func:`row_plan`.
+
+Padding: when the conv's input is a ``tensor.pad`` with zeros (the Conv
+lowering's) used only by the conv, the pad is fused: each (n, c) plane is
+copied into the interior of a per-task scratch plane whose border was zeroed
+once (the pad of the whole tensor cost more than the convolution itself: a
+memset and a copy of the full activation through memory). The scratch is
+wider than the padded row, so rows are computed in whole vectors only (the
+last one stores just the columns that are left) and the copy's last vector
+per row is a masked read whose zero lanes land on the border. Without a
+fused pad the kernel reads the input directly; a row then ends in whole
+vectors and one shorter vector (static sizes), and a strided read that
+would run past the row's end is shortened.
+
+Fused neighbours (each only when it is the single user): a per-channel bias
+add (``x + b[c]``, as produced by the Conv lowering) becomes the
+accumulator's initial value, and a following elementwise generic whose body
+uses only arith/math ops on f32 and scalars defined outside it (ReLU,
+Clip, ...) is applied to the accumulator before the store. Other inits: the
+scalar of the ``linalg.fill`` that produced the output, else the output
+tensor itself. The bias is added first, so results differ from the unfused
+``conv + bias`` in rounding only.
+
+Threads: with ``threads`` and at least ``THREAD_MIN_MACS`` multiply-adds the
+channel loop is split into about ``THREAD_TASKS`` blocks of an
+``scf.forall`` (tasks on the library's thread pool, see the package
+docstring).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mlir.ir as ir
+
+from ...dialects.onnx.opview import owner_op
+from .matmul import THREAD_MIN_MACS
+from .schedule import walk
+from .target import Target
+
+UNROLL = 4           # vectors per output chunk (accumulators in registers)
+THREAD_TASKS = 16    # scf.forall channel blocks (about: a divisor of C is used)
+# s = 2, 8 lanes: output column held by each accumulator lane (and its own
+# inverse): vshufps of two 8-lane vectors takes [0, 2, 8, 10, 4, 6, 12, 14]
+_INLANE8 = [0, 1, 4, 5, 2, 3, 6, 7]
+
+# elementwise ops of a fused epilogue (same text on f32 and on vectors)
+_VECTORIZABLE = {
+    "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf",
+    "arith.maxnumf", "arith.minnumf", "arith.negf", "math.absf", "math.exp", "math.tanh",
+    "math.sqrt", "math.rsqrt", "math.fma", "math.erf", "math.log",
+}
+
+
+def _t(shape) -> str:
+    return "tensor<" + "x".join(str(s) for s in shape) + "xf32>"
+
+
+def _v(n: int) -> str:
+    return f"vector<{n}xf32>"
+
+
+def _ints(op, name) -> list[int]:
+    if name not in op.attributes:
+        return [1, 1]
+    return [int(x) for x in ir.DenseIntElementsAttr(op.attributes[name])]
+
+
+def _static_f32(v) -> list[int] | None:
+    t = v.type
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape \
+            or str(t.element_type) != "f32":
+        return None
+    return list(t.shape)
+
+
+@dataclass(frozen=True)
+class Conv:
+    """Everything the kernel text depends on (the key of its function)."""
+    xs: tuple            # the kernel's input [N, C, H, W] (unpadded when pad is fused)
+    pad: tuple           # fused zero padding (top, left, bottom, right), or ()
+    kh: int
+    kw: int
+    os: tuple            # output [N, C, OH, OW]
+    s: tuple
+    d: tuple
+    init: str            # "scalar" | "bias" | "out"
+    epilogue: tuple = ()  # ((op name, result, operands, attr text), ...) on %e_in / %e_cap<k>
+    epi_result: str = ""
+    n_cap: int = 0
+
+
+# -- matching -------------------------------------------------------------------------
+
+def _fill_scalar(v: ir.Value):
+    """(scalar, dest) when ``v`` is the result of a ``linalg.fill`` of an f32."""
+    o = owner_op(v)
+    if o is None or o.name != "linalg.fill" or len(o.operands) != 2:
+        return None
+    if str(o.operands[0].type) != "f32":
+        return None
+    return o.operands[0], o.operands[1]
+
+
+def _single_user(v: ir.Value) -> ir.Operation | None:
+    uses = list(v.uses)
+    if len(uses) != 1:
+        return None
+    o = uses[0].owner
+    return o.operation if isinstance(o, ir.OpView) else o
+
+
+def _zero_pad(v: ir.Value):
+    """(source, (top, left, bottom, right)) when ``v`` is a static 0.0
+    ``tensor.pad`` of the two spatial dims of a static f32 tensor, used once."""
+    o = owner_op(v)
+    if o is None or o.name != "tensor.pad" or len(o.operands) != 1 or _single_user(v) is None:
+        return None
+    if _static_f32(o.operands[0]) is None:
+        return None
+    lo = list(ir.DenseI64ArrayAttr(o.attributes["static_low"]))
+    hi = list(ir.DenseI64ArrayAttr(o.attributes["static_high"]))
+    if len(lo) != 4 or lo[:2] != [0, 0] or hi[:2] != [0, 0] or min(lo + hi) < 0:
+        return None
+    ops = [x.operation for x in o.regions[0].blocks[0].operations]
+    if len(ops) not in (1, 2) or ops[-1].name != "tensor.yield":
+        return None
+    cst = owner_op(ops[-1].operands[0])
+    if cst is None or cst.name != "arith.constant" \
+            or not isinstance(cst.attributes["value"], ir.FloatAttr):
+        return None
+    zero = ir.FloatAttr(cst.attributes["value"]).value
+    if zero != 0.0 or math.copysign(1.0, zero) < 0:     # the scratch is filled with +0.0
+        return None
+    if len(ops) == 2 and ops[0] != cst:
+        return None
+    return o.operands[0], (lo[2], lo[3], hi[2], hi[3])
+
+
+_ID4 = "(d0, d1, d2, d3) -> (d0, d1, d2, d3)"
+_CH4 = "(d0, d1, d2, d3) -> (d1)"
+
+
+def _elementwise_user(v: ir.Value, n_in: int):
+    """The single user of ``v`` when it is an all-parallel 4-D generic with
+    ``n_in`` inputs, the first ``v`` read with the identity map."""
+    user = _single_user(v)
+    if user is None or user.name != "linalg.generic" or len(user.results) != 1 \
+            or len(user.operands) != n_in + 1 or user.operands[0] != v:
+        return None
+    iters = [str(a) for a in user.attributes["iterator_types"]]
+    if len(iters) != 4 or any("parallel" not in it for it in iters):
+        return None
+    if str(user.results[0].type) != str(v.type):
+        return None
+    maps = [str(ir.AffineMapAttr(a).value) for a in user.attributes["indexing_maps"]]
+    if maps[0] != _ID4 or maps[-1] != _ID4:
+        return None
+    return user, maps
+
+
+def _bias_user(v: ir.Value):
+    """``(generic, bias)`` when the single user of ``v`` is ``v + bias[c]``."""
+    found = _elementwise_user(v, 2)
+    if found is None:
+        return None
+    user, maps = found
+    if maps[1] != _CH4 or _static_f32(user.operands[1]) is None:
+        return None
+    body = user.regions[0].blocks[0]
+    ops = [o.operation for o in body.operations]
+    if len(ops) != 2 or ops[0].name != "arith.addf" or ops[1].name != "linalg.yield":
+        return None
+    add = ops[0]
+    if len(add.attributes) > 1 or ("fastmath" in add.attributes and len(add.attributes) == 1
+                                   and str(add.attributes["fastmath"]) != "#arith.fastmath<none>"):
+        return None
+    if set(add.operands) != {body.arguments[0], body.arguments[1]} \
+            or ops[1].operands[0] != add.results[0]:
+        return None
+    return user, user.operands[1]
+
+
+def _attr_text(o: ir.Operation) -> str | None:
+    """The op's attributes as text after its operands (None: unsupported)."""
+    names = [o.attributes[i].name for i in range(len(o.attributes))]
+    if any(n != "fastmath" for n in names):
+        return None
+    if not names:
+        return ""
+    fm = str(o.attributes["fastmath"])
+    if fm == "#arith.fastmath<none>":
+        return ""
+    return " fastmath<" + fm.split("<", 1)[1].rstrip(">") + ">"
+
+
+def _epilogue_user(v: ir.Value):
+    """``(generic, ops, result, captured)`` when the single user of ``v`` is a
+    unary elementwise generic of :data:`_VECTORIZABLE` ops on f32 values and
+    scalars defined outside it; ``ops`` are (name, result, operands, attrs)
+    text on ``%e_in`` (the element) and ``%e_cap<k>`` (captured[k])."""
+    found = _elementwise_user(v, 1)
+    if found is None:
+        return None
+    user, _maps = found
+    body = user.regions[0].blocks[0]
+    arg_in, arg_out = body.arguments[0], body.arguments[1]
+    names = {arg_in: "%e_in"}
+    captured: list[ir.Value] = []
+    ops = [o.operation for o in body.operations]
+    text = []
+    for k, o in enumerate(ops[:-1]):
+        if o.name not in _VECTORIZABLE or len(o.results) != 1 or o.regions \
+                or str(o.results[0].type) != "f32":
+            return None
+        attrs = _attr_text(o)
+        if attrs is None:
+            return None
+        opnds = []
+        for x in o.operands:
+            if x in names:
+                opnds.append(names[x])
+            elif x == arg_out or str(x.type) != "f32" or \
+                    (isinstance(x.owner, ir.Block) and x.owner == body):
+                return None
+            else:
+                if x not in captured:
+                    captured.append(x)
+                opnds.append(f"%e_cap{captured.index(x)}")
+        names[o.results[0]] = f"%e{k}"
+        text.append((o.name, f"%e{k}", tuple(opnds), attrs))
+    yld = ops[-1]
+    if yld.name != "linalg.yield" or len(yld.operands) != 1 or yld.operands[0] not in names:
+        return None
+    return user, tuple(text), names[yld.operands[0]], captured
+
+
+def _match(op: ir.Operation):
+    """``(Conv, operands, ops to erase, op whose result is replaced)`` or None."""
+    if op.name != "linalg.depthwise_conv_2d_nchw_chw":
+        return None
+    if len(op.operands) != 3 or len(op.results) != 1:
+        return None
+    shapes = [_static_f32(v) for v in op.operands]
+    if any(sh is None for sh in shapes) or 0 in sum(shapes, []):
+        return None
+    xs, ws, os_ = shapes
+    if len(xs) != 4 or len(ws) != 3 or len(os_) != 4 or ws[0] != xs[1] \
+            or os_[:2] != xs[:2]:
+        return None
+    s, d = _ints(op, "strides"), _ints(op, "dilations")
+    if len(s) != 2 or len(d) != 2 or min(s + d) < 1:
+        return None
+    for i in range(2):
+        if (os_[2 + i] - 1) * s[i] + (ws[1 + i] - 1) * d[i] + 1 > xs[2 + i]:
+            return None
+    x = op.operands[0]
+    padded = _zero_pad(x)
+    pad: tuple = ()
+    if padded is not None:
+        x, pad = padded
+        xs = _static_f32(x)
+    fill = _fill_scalar(op.operands[2])
+    bias = _bias_user(op.results[0]) if fill is not None else None
+    last = bias[0] if bias is not None else op
+    epi = _epilogue_user(last.results[0])
+    operands = [x, op.operands[1]]
+    if bias is not None:
+        init = "bias"
+        operands += [fill[1], bias[1]]
+    elif fill is not None:
+        init = "scalar"
+        operands += [fill[1], fill[0]]
+    else:
+        init = "out"
+        operands += [op.operands[2]]
+    erase = [op] + ([bias[0]] if bias is not None else [])
+    kw = {}
+    if epi is not None:
+        kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3]))
+        operands += list(epi[3])
+        erase.append(epi[0])
+        last = epi[0]
+    cv = Conv(tuple(xs), tuple(pad), ws[1], ws[2], tuple(os_), tuple(s), tuple(d), init, **kw)
+    return cv, operands, erase, last
+
+
+# -- kernel text ------------------------------------------------------------------------
+
+class _Emit:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.consts: dict[int, str] = {}
+        self.k = 0
+        self.ind = 2
+
+    def __call__(self, text: str):
+        self.lines.append("  " * self.ind + text)
+
+    def val(self, base: str, text: str) -> str:
+        """Emit ``%<fresh> = text``; returns the name."""
+        self.k += 1
+        nm = f"%{base}{self.k}"
+        self(f"{nm} = {text}")
+        return nm
+
+    def idx(self, v: int) -> str:
+        if v not in self.consts:
+            self.consts[v] = f"%i{v}"
+        return self.consts[v]
+
+    def add(self, a: str, b: int) -> str:
+        return a if b == 0 else self.val("ix", f"arith.addi {a}, {self.idx(b)} : index")
+
+    def mul(self, a: str, b: int) -> str:
+        return a if b == 1 else self.val("ix", f"arith.muli {a}, {self.idx(b)} : index")
+
+
+def _lane_sizes(ow: int, vw: int) -> list[int]:
+    sizes = [vw] if ow >= vw else []
+    if ow % vw:
+        sizes.append(ow % vw)
+    return sizes
+
+
+def _bases(cv: Conv) -> dict[int, list[int]]:
+    """Strided read groups: base column offset -> the phases of its taps."""
+    s1, d1 = cv.s[1], cv.d[1]
+    out: dict[int, list[int]] = {}
+    for j in range(cv.kw):
+        off = j * d1
+        out.setdefault(off - off % s1, []).append(off % s1)
+    return out
+
+
+def _wide(cv: Conv) -> bool:
+    """Whole vectors only (the scratch has room for them): a fused pad, and
+    accumulators that do not start from the output tensor."""
+    return bool(cv.pad) and cv.init != "out"
+
+
+def _geometry(cv: Conv, vw: int):
+    """(padded H, width that bounds the reads: the scratch's when the pad is fused)."""
+    n, c, h, w = cv.xs
+    if not cv.pad:
+        return h, w
+    pt, pl, pb, pr = cv.pad
+    hp, wp = h + pt + pb, w + pl + pr
+    ow, s1 = cv.os[3], cv.s[1]
+    top = max(_bases(cv))
+    wsc = max(wp, pl + -(-w // vw) * vw)             # whole-vector row copies
+    last = -(-ow // vw) * vw if _wide(cv) else ow    # output columns computed
+    wsc = max(wsc, last * s1 + top if s1 > 1 else last + top)
+    return hp, wsc
+
+
+def row_plan(cv: Conv, vw: int) -> tuple[int, list[tuple[int, int, int, int]]]:
+    """How an output row is covered: ``(m, chunks)``: a loop of ``m`` chunks
+    of UNROLL whole vectors from column 0, then static chunks ``(first
+    column, lanes, vectors, lanes stored by the last vector)``. Stores never
+    pass the row's end; a full-length strided read in the loop never passes
+    the readable width (the scratch's when the pad is fused)."""
+    ow, s1 = cv.os[3], cv.s[1]
+    step = UNROLL * vw
+    _hp, limit = _geometry(cv, vw)
+    m = ow // step
+    if s1 > 1:
+        top = max(_bases(cv))
+        while m > 0 and (m * step - vw) * s1 + top + s1 * vw > limit:
+            m -= 1
+    pos, chunks = m * step, []
+    if _wide(cv):       # whole vectors, the last one stores what is left
+        nv = -(-(ow - pos) // vw)
+        while nv > 0:
+            cnt = min(UNROLL, nv)
+            end = pos + cnt * vw
+            chunks.append((pos, vw, cnt, vw - (end - ow) if end > ow else vw))
+            pos, nv = end, nv - cnt
+    while pos < ow:     # whole vectors, then one shorter vector
+        lanes = vw if ow - pos >= vw else ow - pos
+        cnt = min(UNROLL, (ow - pos) // lanes)
+        chunks.append((pos, lanes, cnt, lanes))
+        pos += lanes * cnt
+    return m, chunks
+
+
+def channel_blocks(c: int, threads: bool) -> int:
+    """How many scf.forall blocks the C channels are split into (1: no forall)."""
+    if not threads:
+        return 1
+    want = max(1, -(-c // THREAD_TASKS))
+    cb = min(b for b in range(want, c + 1) if c % b == 0)
+    return c // cb
+
+
+def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
+    """``func.func private @name(x, w, out[, init | bias], captured...) -> out``."""
+    n, c, h, w = cv.xs
+    _, _, oh, ow = cv.os
+    s0, s1 = cv.s
+    d0, d1 = cv.d
+    hp, limit = _geometry(cv, vw)
+    wide = _wide(cv)
+    fused = bool(cv.pad)
+    taps = [(i, j) for i in range(cv.kh) for j in range(cv.kw)]
+    wt = _t([c, cv.kh, cv.kw])
+    ot = _t(cv.os)
+    xt = _t(cv.xs)
+    st = _t([hp, limit])
+    cb = c // blocks
+    e = _Emit()
+
+    args = [f"%x: {xt}", f"%w: {wt}", f"%o: {ot}"]
+    if cv.init == "scalar":
+        args.append("%init: f32")
+    elif cv.init == "bias":
+        args.append(f"%bias: {_t([c])}")
+    args += [f"%e_cap{k}: f32" for k in range(cv.n_cap)]
+
+    if blocks > 1:
+        tt = _t([n, cb, oh, ow])
+        e(f"%res = scf.forall (%blk) in ({blocks}) shared_outs(%oo = %o) -> ({ot}) {{")
+        e.ind += 1
+        e(f"%cbase = arith.muli %blk, {e.idx(cb)} : index")
+        e(f"%tile = tensor.extract_slice %oo[0, %cbase, 0, 0] [{n}, {cb}, {oh}, {ow}] [1, 1, 1, 1] "
+          f": {ot} to {tt}")
+        tile = "%tile"
+    else:
+        tt, tile = ot, "%o"
+    carried = f"%t0 = {tile}"
+    types = tt
+    if fused:
+        e(f"%se = tensor.empty() : {st}")
+        e(f"%sf = linalg.fill ins(%zero : f32) outs(%se : {st}) -> {st}")
+        carried += ", %s0 = %sf"
+        types += f", {st}"
+    e(f"%cres:{2 if fused else 1} = scf.for %cc = {e.idx(0)} to {e.idx(cb)} step {e.idx(1)} "
+      f"iter_args({carried}) -> ({types}) {{")
+    e.ind += 1
+    e(f"%c = arith.addi {'%cbase' if blocks > 1 else e.idx(0)}, %cc : index")
+    for i, j in taps:
+        e(f"%ws{i}_{j} = tensor.extract %w[%c, {e.idx(i)}, {e.idx(j)}] : {wt}")
+    init_scalar = None
+    if cv.init == "bias":
+        e(f"%binit = tensor.extract %bias[%c] : {_t([c])}")
+        init_scalar = "%binit"
+    elif cv.init == "scalar":
+        init_scalar = "%init"
+    lane_sizes = [vw] if wide else _lane_sizes(ow, vw)
+
+    def splat(nm: str, scalar: str):
+        full = f"{nm}_{vw}"
+        if vw in lane_sizes:
+            e(f"{full} = vector.broadcast {scalar} : f32 to {_v(vw)}")
+        for lanes in lane_sizes:
+            if lanes == vw:
+                continue
+            if vw in lane_sizes:
+                e(f"{nm}_{lanes} = vector.extract_strided_slice {full} {{offsets = [0], "
+                  f"sizes = [{lanes}], strides = [1]}} : {_v(vw)} to {_v(lanes)}")
+            else:
+                e(f"{nm}_{lanes} = vector.broadcast {scalar} : f32 to {_v(lanes)}")
+
+    for i, j in taps:
+        splat(f"%wv{i}_{j}", f"%ws{i}_{j}")
+    if init_scalar:
+        splat("%iv", init_scalar)
+    for k in range(cv.n_cap):
+        splat(f"%ecv{k}", f"%e_cap{k}")
+
+    carried = "%t1 = %t0" + (", %s1 = %s0" if fused else "")
+    e(f"%nres:{2 if fused else 1} = scf.for %n = {e.idx(0)} to {e.idx(n)} step {e.idx(1)} "
+      f"iter_args({carried}) -> ({types}) {{")
+    e.ind += 1
+    if fused:
+        # the plane's interior; the border keeps the zeros of the fill
+        pt, pl = cv.pad[0], cv.pad[1]
+        e(f"%sp = scf.for %r = {e.idx(0)} to {e.idx(h)} step {e.idx(1)} "
+          f"iter_args(%sr = %s1) -> ({st}) {{")
+        e.ind += 1
+        rr = e.add("%r", pt)
+        cur = "%sr"
+        for col in range(0, w, vw):
+            # whole vectors: a row's last one is a masked read (zeros past
+            # the row), written over the right border's zeros
+            inb = "true" if col + vw <= w else "false"
+            v = e.val("cp", f"vector.transfer_read %x[%n, %c, %r, {e.idx(col)}], %zero "
+                            f"{{in_bounds = [{inb}]}} : {xt}, {_v(vw)}")
+            cur = e.val("sc", f"vector.transfer_write {v}, {cur}[{rr}, {e.idx(col + pl)}] "
+                              f"{{in_bounds = [true]}} : {_v(vw)}, {st}")
+        e(f"scf.yield {cur} : {st}")
+        e.ind -= 1
+        e("}")
+
+    def read(row: str, col: str, length: int) -> str:
+        if fused:
+            return e.val("x", f"vector.transfer_read %sp[{row}, {col}], %zero "
+                              f"{{in_bounds = [true]}} : {st}, {_v(length)}")
+        return e.val("x", f"vector.transfer_read %x[%n, %c, {row}, {col}], %zero "
+                          f"{{in_bounds = [true]}} : {xt}, {_v(length)}")
+
+    def shuffle(v: str, length: int, idx: list[int]) -> str:
+        return e.val("sh", f"vector.shuffle {v}, {v} [{', '.join(map(str, idx))}] "
+                           f": {_v(length)}, {_v(length)}")
+
+    bases = _bases(cv)
+
+    def chunk(ow0: str, lanes: int, count: int, tin: str, static_ow0: int | None,
+              last_lanes: int | None = None) -> str:
+        """``count`` vectors of ``lanes`` output columns from ``ow0`` (the last
+        one stores only ``last_lanes``); returns the updated output tensor."""
+        inlane = s1 == 2 and lanes == 8
+        cols, accs = [], []
+        for u in range(count):
+            col = e.add(ow0, u * lanes)
+            cols.append(col)
+            if init_scalar:
+                accs.append(f"%iv_{lanes}")
+            else:
+                a = e.val("acc", f"vector.transfer_read {tin}[%n, %cc, %oh, {col}], %zero "
+                                 f"{{in_bounds = [true]}} : {tt}, {_v(lanes)}")
+                accs.append(shuffle(a, lanes, _INLANE8) if inlane else a)
+        xcols = [e.mul(col, s1) for col in cols]
+        for i in range(cv.kh):
+            row = f"%row{i}"
+            reads: dict = {}
+            for j in range(cv.kw):
+                off = j * d1
+                base, phase = off - off % s1, off % s1
+                for u in range(count):
+                    if (base, u) not in reads:
+                        xcol = e.add(xcols[u], base)
+                        length = lanes if s1 == 1 else s1 * lanes
+                        if s1 > 1 and static_ow0 is not None and \
+                                (static_ow0 + u * lanes) * s1 + base + length > limit:
+                            length = max(bases[base]) + s1 * (lanes - 1) + 1
+                        reads[(base, u)] = (read(row, xcol, length), length)
+                    r, length = reads[(base, u)]
+                    if s1 == 1:
+                        v = r
+                    else:
+                        order = _INLANE8 if inlane else range(lanes)
+                        v = shuffle(r, length, [phase + s1 * q for q in order])
+                    accs[u] = e.val("acc", f"vector.fma {v}, %wv{i}_{j}_{lanes}, {accs[u]} "
+                                           f": {_v(lanes)}")
+        cur = tin
+        for u in range(count):
+            val = shuffle(accs[u], lanes, _INLANE8) if inlane else accs[u]
+            val = _emit_epilogue(e, cv, val, lanes)
+            keep = lanes
+            if u == count - 1 and last_lanes is not None and last_lanes < lanes:
+                keep = last_lanes
+                val = e.val("part", f"vector.extract_strided_slice {val} {{offsets = [0], "
+                                    f"sizes = [{keep}], strides = [1]}} : {_v(lanes)} to {_v(keep)}")
+            cur = e.val("t", f"vector.transfer_write {val}, {cur}[%n, %cc, %oh, {cols[u]}] "
+                             f"{{in_bounds = [true]}} : {_v(keep)}, {tt}")
+        return cur
+
+    e(f"%hres = scf.for %oh = {e.idx(0)} to {e.idx(oh)} step {e.idx(1)} "
+      f"iter_args(%t2 = %t1) -> ({tt}) {{")
+    e.ind += 1
+    ohs = e.mul("%oh", s0)
+    for i in range(cv.kh):
+        e(f"%row{i} = arith.addi {ohs}, {e.idx(i * d0)} : index")
+    step = UNROLL * vw
+    main, chunks = row_plan(cv, vw)
+    cur = "%t2"
+    if main:
+        e(f"%wres = scf.for %owb = {e.idx(0)} to {e.idx(main * step)} step {e.idx(step)} "
+          f"iter_args(%t3 = %t2) -> ({tt}) {{")
+        e.ind += 1
+        r = chunk("%owb", vw, UNROLL, "%t3", None)
+        e(f"scf.yield {r} : {tt}")
+        e.ind -= 1
+        e("}")
+        cur = "%wres"
+    for pos, lanes, cnt, keep in chunks:
+        cur = chunk(e.idx(pos), lanes, cnt, cur, pos, keep)
+    e(f"scf.yield {cur} : {tt}")
+    e.ind -= 1
+    e("}")
+    e(f"scf.yield %hres, %sp : {types}" if fused else f"scf.yield %hres : {types}")
+    e.ind -= 1
+    e("}")
+    e(f"scf.yield {', '.join(f'%nres#{k}' for k in range(2 if fused else 1))} : {types}")
+    e.ind -= 1
+    e("}")
+    if blocks > 1:
+        e("scf.forall.in_parallel {")
+        e.ind += 1
+        e(f"tensor.parallel_insert_slice %cres#0 into %oo[0, %cbase, 0, 0] [{n}, {cb}, {oh}, {ow}] "
+          f"[1, 1, 1, 1] : {tt} into {ot}")
+        e.ind -= 1
+        e("}")
+        e.ind -= 1
+        e("}")
+        e(f"return %res : {ot}")
+    else:
+        e(f"return %cres#0 : {ot}")
+    consts = [f"    {nm} = arith.constant {v} : index" for v, nm in sorted(e.consts.items())]
+    consts.append("    %zero = arith.constant 0.0 : f32")
+    head = f"  func.func private @{name}({', '.join(args)}) -> {ot} {{"
+    return "\n".join([head] + consts + e.lines + ["  }"])
+
+
+def _emit_epilogue(e: _Emit, cv: Conv, val: str, lanes: int) -> str:
+    if not cv.epilogue:
+        return val
+    names = {"%e_in": val}
+    for k in range(cv.n_cap):
+        names[f"%e_cap{k}"] = f"%ecv{k}_{lanes}"
+    for op_name, res, opnds, attrs in cv.epilogue:
+        names[res] = e.val("ep", f"{op_name} {', '.join(names[a] for a in opnds)}{attrs} "
+                                 f": {_v(lanes)}")
+    return names[cv.epi_result]
+
+
+# -- the rewrite ------------------------------------------------------------------------
+
+def _macs(cv: Conv) -> int:
+    n, c, oh, ow = cv.os
+    return n * c * oh * ow * cv.kh * cv.kw
+
+
+def depthwise_convs(module: ir.Module, target: Target, threads: bool = False) -> int:
+    """Replace every static f32 depthwise conv (with its zero pad, bias add
+    and elementwise epilogue when fusable) by the row kernel (inlined private
+    functions). Returns how many were rewritten."""
+    from mlir.dialects import func
+    from mlir.passmanager import PassManager
+    funcs: dict[tuple, str] = {}
+    count = 0
+    for op in walk(module.operation, "linalg.depthwise_conv_2d_nchw_chw"):
+        found = _match(op)
+        if found is None:
+            continue
+        cv, operands, erase, last = found
+        blocks = channel_blocks(cv.os[1], threads and _macs(cv) >= THREAD_MIN_MACS)
+        key = (cv, blocks, target.vector_width)
+        if key not in funcs:
+            name = f"__om_depthwise_{len(funcs)}"
+            text = kernel_function(name, cv, target.vector_width, blocks)
+            sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
+            sub.body.operations[0].operation.clone(ir.InsertionPoint(module.body))
+            funcs[key] = name
+        # before the last fused op: every operand dominates it
+        with ir.InsertionPoint(last), last.location:
+            call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
+                               operands)
+        last.results[0].replace_all_uses_with(call.results[0])
+        for o in reversed(erase):
+            o.erase()
+        count += 1
+    if funcs:
+        PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
+    return count
