@@ -7,19 +7,21 @@ bufferization; ``compiler.lower_and_emit`` hands it to codegen as the
     pack_matmuls        matmul / batch_matmul -> linalg.pack + packed contraction + unpack
     fold relayouts      packs/transposes/reshapes of constants evaluated at compile time
     kernel schedule     packed contraction: tile to registers, vectorize, hoist, FMAs
-    elementwise         parallel generics: tile + vectorize (masked tails)
     pack lowering       remaining packs/unpacks -> pad/reshape/transpose (bufferizable)
+    approximate math    f32 exp/erf/tanh/log -> vectorizable polynomials (math_approx.py)
+    elementwise         parallel generics: tile + vectorize (masked tails), big ones threaded
 
 Each step is also a named pass for ``python -m onnx_mlir_py.opt`` (see
 :data:`PASSES`), with a lit test in ``test/lit/optimize/``.
 
-Target: ``compiler.lower_and_emit`` compiles -O3 for ``-mcpu=native`` unless
-a CPU/arch is given; the register tile follows the vector width
+Target: ``compiler.lower_and_emit`` compiles -O3 for ``x86-64-v3`` (AVX2)
+when the host has it, unless a CPU/arch is given; the register tile follows the vector width
 (:mod:`.target`: 8x32 on AVX-512, 6x16 on AVX2).
 
 Threads (on at -O3; ``ONNX_MLIR_PY_O3_THREADS=0`` at compile time turns them
-off): the kernels' first outer parallel loop (M blocks) becomes an
-``scf.forall``; codegen lowers it through ``async-parallel-for`` onto the
+off): the kernels' first outer block loop (of kernels with at least
+2^21 multiply-adds), large im2col copies, depthwise convs and big
+elementwise ops become ``scf.forall`` loops; codegen lowers it through ``async-parallel-for`` onto the
 library's own async runtime (``runtime/c/om_async_runtime.c``), whose thread
 count is set at run time: ``ExecutionSession(num_threads=)`` or
 ``ONNX_MLIR_PY_NUM_THREADS`` (default 1: tasks run inline in the caller, so a
