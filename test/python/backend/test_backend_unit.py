@@ -164,3 +164,23 @@ def test_inputs_are_checked_with_a_clear_error():
     with pytest.raises(OnnxMlirError, match="missing input"):
         rep.run({"x": np.zeros((2, 3), np.float32)})
     assert isinstance(onnx.load_from_string(_add_model().SerializeToString()), onnx.ModelProto)
+
+
+def test_cache_skips_results_of_edited_sources(tmp_path, monkeypatch):
+    """A library or error compiled after the compiler's sources changed (an
+    edit during a long run) is not stored under the fingerprint taken before
+    the edit: it once served wrong numbers from the cache."""
+    from onnx_mlir_py.backend import cache as cache_mod
+    cache_mod.compiler_fingerprint()
+    c = cache_mod.CompileCache(tmp_path)
+    built = c.temp_library("ab" * 20)
+    built.write_bytes(b"x")
+    assert cache_mod.sources_unchanged()
+    monkeypatch.setattr(cache_mod, "_sources_stamp", (-1, -1))   # as if edited since
+    assert not cache_mod.sources_unchanged()
+    assert c.store_library("ab" * 20, built) == built
+    c.store_error("cd" * 20, {"type": "CompileError", "message": "m"})
+    assert c.lookup("ab" * 20) is None and c.lookup("cd" * 20) is None
+    monkeypatch.undo()
+    assert c.store_library("ab" * 20, built) == c.library_path("ab" * 20)
+    assert c.lookup("ab" * 20) == c.library_path("ab" * 20)
