@@ -117,7 +117,7 @@ class Conv:
 
 # -- matching -------------------------------------------------------------------------
 
-def _fill_scalar(v: ir.Value):
+def fill_scalar(v: ir.Value):
     """(scalar, dest) when ``v`` is the result of a ``linalg.fill`` of an f32."""
     o = owner_op(v)
     if o is None or o.name != "linalg.fill" or len(o.operands) != 2:
@@ -184,7 +184,7 @@ def _elementwise_user(v: ir.Value, n_in: int):
     return user, maps
 
 
-def _bias_user(v: ir.Value):
+def bias_add_user(v: ir.Value):
     """``(generic, bias)`` when the single user of ``v`` is ``v + bias[c]``."""
     found = _elementwise_user(v, 2)
     if found is None:
@@ -285,8 +285,8 @@ def _match(op: ir.Operation):
     if padded is not None:
         x, pad = padded
         xs = _static_f32(x)
-    fill = _fill_scalar(op.operands[2])
-    bias = _bias_user(op.results[0]) if fill is not None else None
+    fill = fill_scalar(op.operands[2])
+    bias = bias_add_user(op.results[0]) if fill is not None else None
     last = bias[0] if bias is not None else op
     epi = _epilogue_user(last.results[0])
     operands = [x, op.operands[1]]

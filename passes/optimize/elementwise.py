@@ -26,7 +26,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from .matmul import PACKED_ATTR
-from .schedule import apply_to_ops, walk
+from .schedule import apply_to_ops, static_loop_sizes, walk
 from .target import Target
 
 WHOLE_ROW_MAX = 256   # innermost extent vectorized at once (parallel or reduction)
@@ -86,17 +86,7 @@ def _innermost_ok(maps: list[ir.AffineMap], n: int) -> bool:
 
 def _loop_sizes(op: ir.Operation) -> list[int] | None:
     """Static loop extents, read from the (static) output shape and maps."""
-    maps = _maps(op)
-    n = maps[0].n_dims
-    sizes = [None] * n
-    for v, m in zip(op.operands, maps):
-        t = v.type
-        if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
-            return None
-        for e, s in zip(m.results, t.shape):
-            if isinstance(e, ir.AffineDimExpr):
-                sizes[e.position] = s
-    return None if any(s is None for s in sizes) else sizes
+    return static_loop_sizes(op, _maps(op))
 
 
 def candidate(op: ir.Operation) -> bool:

@@ -14,10 +14,12 @@
 """
 from __future__ import annotations
 
+import math
+
 import mlir.ir as ir
 
 from ...dialects.onnx.opview import owner_op
-from .schedule import apply_to_ops, walk
+from .schedule import apply_to_ops, static_loop_sizes, walk
 from .target import Target
 
 from .matmul_attrs import PACKED_ATTR
@@ -213,20 +215,8 @@ THREAD_MIN_MACS = 1 << 21
 def contraction_macs(op: ir.Operation) -> int | None:
     """Iterations (multiply-adds) of a static linalg.generic, else None."""
     maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-    sizes: dict[int, int] = {}
-    for v, m in zip(op.operands, maps):
-        t = v.type
-        if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
-            return None
-        for e, n in zip(m.results, t.shape):
-            if isinstance(e, ir.AffineDimExpr):
-                sizes[e.position] = n
-    if len(sizes) != maps[0].n_dims:
-        return None
-    total = 1
-    for n in sizes.values():
-        total *= n
-    return total
+    sizes = static_loop_sizes(op, maps)
+    return None if sizes is None else math.prod(sizes)
 
 
 def tile_packed_contractions(module: ir.Module, threads: bool = False) -> int:

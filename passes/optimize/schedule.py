@@ -62,6 +62,21 @@ def walk(op: ir.Operation, name: str | None = None) -> list[ir.Operation]:
     return out
 
 
+def static_loop_sizes(op: ir.Operation, maps: list[ir.AffineMap]) -> list[int] | None:
+    """Loop extents of a linalg op with indexing ``maps``, read from its
+    operands' static shapes; None when an operand is dynamic or a loop is
+    not indexed directly by any operand."""
+    sizes: list[int | None] = [None] * maps[0].n_dims
+    for v, m in zip(op.operands, maps):
+        t = v.type
+        if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+            return None
+        for e, n in zip(m.results, t.shape):
+            if isinstance(e, ir.AffineDimExpr):
+                sizes[e.position] = n
+    return None if any(s is None for s in sizes) else sizes
+
+
 def _apply(module: ir.Module, text: str) -> None:
     sched = ir.Module.parse(text, module.context)
     interpreter.apply_named_sequence(module.operation, sched.body.operations[0], sched)
