@@ -83,7 +83,9 @@ def generate_entry_c(sig: EntrySignature) -> str:
     args = ", ".join(["res"] + [f"in{i}" for i in range(nin)])
     lines += [
         f"  int64_t res[{words}];",
+        "  om_run_begin();",
         f"  _mlir_ciface_{entry}({args});",
+        "  om_run_end();",
         f"  return om_wrap_results(res, om_out_specs, {nout}, inputs);",
         "}",
         "",

@@ -6,12 +6,13 @@
  *
  *   omSetNumThreads(n)   n >= 1 threads; n <= 0: all online CPUs
  *   omGetNumThreads()
- *   omGetPoolTaskCount()  tasks run by pool workers so far (diagnostics)
+ *   omGetPoolTaskCount()  tasks handed to the pool so far (diagnostics)
  *   env ONNX_MLIR_PY_NUM_THREADS sets the initial count (default 1)
+ *   env ONNX_MLIR_PY_SPIN_US: how long idle threads spin (default 200)
  *
  * With one thread every task runs inline in the caller (legal: the
  * coroutines call coro.save before handing their handle to the runtime).
- * With n threads, n pool workers run the tasks while the caller waits.
+ * With n threads, n - 1 pool workers and the waiting caller run the tasks.
  *
  * Objects (tokens, values, groups) share one reference-counted struct.
  */
@@ -20,6 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef void (*OmResume)(void *);
@@ -44,7 +47,19 @@ typedef struct OmAsyncObj {
   void *storage; /* value */
 } OmAsyncObj;
 
-/* ---- thread pool ------------------------------------------------------ */
+/* ---- thread pool ------------------------------------------------------
+ *
+ * n threads = the caller + (n - 1) pool workers. A caller blocked in an
+ * await runs queued tasks itself (it would otherwise sleep while its own
+ * loop's blocks wait in the queue), and a worker that finds the queue empty
+ * spins for a short while before it sleeps: a model runs one parallel loop
+ * after another with a little serial code between them, and waking a
+ * sleeping thread through the kernel costs 30-50 us, more than many of the
+ * loops take. While a model runs (omPoolRunBegin/End, called by the entry
+ * wrapper) idle threads keep spinning, yielding the core now and then; after
+ * it they spin for ONNX_MLIR_PY_SPIN_US (default 200 us; 0: sleep at once),
+ * then sleep. A run also wakes the workers at its start, so their wake-up
+ * overlaps the model's first serial code. */
 
 typedef struct OmTask {
   void *handle;
@@ -57,9 +72,13 @@ typedef struct OmTask {
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 static OmTask *queue_head, *queue_tail;
-static int started;             /* workers created so far */
-static atomic_int active = 0;   /* requested thread count (0 = not read yet) */
-static atomic_llong pool_tasks = 0; /* tasks run by pool workers (for tests) */
+static atomic_int queued = 0;      /* tasks in the queue (read while spinning) */
+static int started;                /* workers created so far */
+static int sleepers;               /* workers blocked on pool_cv */
+static atomic_int active = 0;      /* requested thread count (0 = not read yet) */
+static atomic_llong pool_tasks = 0; /* tasks handed to the pool (for tests) */
+static long spin_ns = -1;          /* -1: not read yet */
+static atomic_int runs_active = 0; /* model runs in progress */
 
 static int online_cpus(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -86,28 +105,138 @@ void omSetNumThreads(int n) { atomic_store(&active, clamp_threads(n)); }
 
 int omGetNumThreads(void) { return num_threads(); }
 
-/* How many tasks pool workers have run since the library was loaded: a
- * parallel loop that was not split into tasks leaves it unchanged. */
+/* How many tasks were handed to the pool since the library was loaded (run
+ * by a worker or by a waiting caller): a parallel loop that was not split
+ * into tasks leaves it unchanged. */
 int64_t omGetPoolTaskCount(void) { return atomic_load(&pool_tasks); }
 
-static void *worker_main(void *arg) {
-  long index = (long)arg;
-  pthread_mutex_lock(&pool_mu);
-  for (;;) {
-    /* workers beyond the requested count stay idle */
-    while (!queue_head || index >= atomic_load(&active))
-      pthread_cond_wait(&pool_cv, &pool_mu);
-    OmTask *t = queue_head;
+static long spin_limit_ns(void) {
+  if (spin_ns < 0) {
+    const char *env = getenv("ONNX_MLIR_PY_SPIN_US");
+    long us = env && *env ? strtol(env, NULL, 10) : 200;
+    spin_ns = us > 0 ? us * 1000 : 0;
+  }
+  return spin_ns;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static long now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* Pop a task, or NULL; pool_mu must be held. */
+static OmTask *pop_locked(void) {
+  OmTask *t = queue_head;
+  if (t) {
     queue_head = t->next;
     if (!queue_head) queue_tail = NULL;
-    pthread_mutex_unlock(&pool_mu);
-    t->resume(t->handle);
-    atomic_fetch_add(&pool_tasks, 1);
-    free(t);
+    atomic_fetch_sub(&queued, 1);
+  }
+  return t;
+}
+
+static OmTask *try_pop(void) {
+  if (atomic_load_explicit(&queued, memory_order_acquire) == 0) return NULL;
+  pthread_mutex_lock(&pool_mu);
+  OmTask *t = pop_locked();
+  pthread_mutex_unlock(&pool_mu);
+  return t;
+}
+
+static void run_task(OmTask *t) {
+  t->resume(t->handle);
+  free(t);
+}
+
+/* Spin until `ready(arg)`, as long as a run is in progress (yielding the
+ * core every ~50 us) and for the spin time after; true if ready. */
+static bool spin_until(bool (*ready)(void *), void *arg) {
+  long limit = spin_limit_ns();
+  long start = now_ns(), yielded = start;
+  for (;;) {
+    for (int i = 0; i < 64; i++) {
+      if (ready(arg)) return true;
+      cpu_relax();
+    }
+    long t = now_ns();
+    if (atomic_load_explicit(&runs_active, memory_order_relaxed) > 0) {
+      start = t;
+      if (t - yielded > 50000) {
+        sched_yield();
+        yielded = t;
+      }
+    } else if (t - start >= limit) {
+      return ready(arg);
+    }
+  }
+}
+
+static bool queue_nonempty(void *unused) {
+  (void)unused;
+  return atomic_load_explicit(&queued, memory_order_acquire) > 0;
+}
+
+static void *worker_main(void *arg) {
+  long index = (long)arg; /* worker i serves thread counts > i + 1 */
+  for (;;) {
+    if (index + 1 < atomic_load(&active)) {
+      OmTask *t = try_pop();
+      if (t) {
+        run_task(t);
+        continue;
+      }
+      if (spin_until(queue_nonempty, NULL)) continue;
+    }
     pthread_mutex_lock(&pool_mu);
+    if (!queue_head || index + 1 >= atomic_load(&active)) {
+      /* woken by a task or by a run's start: either way back to spinning */
+      sleepers++;
+      pthread_cond_wait(&pool_cv, &pool_mu);
+      sleepers--;
+    }
+    OmTask *t = index + 1 < atomic_load(&active) ? pop_locked() : NULL;
+    pthread_mutex_unlock(&pool_mu);
+    if (t) run_task(t);
   }
   return NULL;
 }
+
+/* Create workers up to n - 1; pool_mu must be held. */
+static void start_workers_locked(int n) {
+  while (started < n - 1) {
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 8 << 20);
+    int rc = pthread_create(&th, &attr, worker_main, (void *)(long)started);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) break;
+    started++;
+  }
+}
+
+/* A model run starts / ends (called by the entry wrapper, om_runtime.c). */
+void omPoolRunBegin(void) {
+  atomic_fetch_add(&runs_active, 1);
+  int n = num_threads();
+  if (n <= 1) return;
+  pthread_mutex_lock(&pool_mu);
+  start_workers_locked(n);
+  if (sleepers > 0) pthread_cond_broadcast(&pool_cv);
+  pthread_mutex_unlock(&pool_mu);
+}
+
+void omPoolRunEnd(void) { atomic_fetch_sub(&runs_active, 1); }
 
 static void submit(void *handle, OmResume resume) {
   int n = num_threads();
@@ -124,26 +253,14 @@ static void submit(void *handle, OmResume resume) {
   t->resume = resume;
   t->next = NULL;
   pthread_mutex_lock(&pool_mu);
-  while (started < n) {
-    pthread_t th;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 8 << 20);
-    int rc = pthread_create(&th, &attr, worker_main, (void *)(long)started);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) break;
-    started++;
-  }
-  if (started == 0) { /* no thread could be created */
-    pthread_mutex_unlock(&pool_mu);
-    free(t);
-    resume(handle);
-    return;
-  }
+  start_workers_locked(n);
+  /* With no worker the task still runs: the caller takes it from the queue
+   * when it awaits. */
   if (queue_tail) queue_tail->next = t; else queue_head = t;
   queue_tail = t;
-  pthread_cond_broadcast(&pool_cv);
+  atomic_fetch_add(&queued, 1);
+  atomic_fetch_add(&pool_tasks, 1);
+  if (sleepers > 0) pthread_cond_broadcast(&pool_cv);
   pthread_mutex_unlock(&pool_mu);
 }
 
@@ -190,7 +307,7 @@ void *mlirAsyncRuntimeCreateGroup(int64_t size) {
 /* Mark ready (or error) and run the waiters, outside the lock. */
 static void set_state(OmAsyncObj *o, int state) {
   pthread_mutex_lock(&o->mu);
-  o->state = state;
+  __atomic_store_n(&o->state, state, __ATOMIC_RELEASE);
   OmWaiter *w = o->waiters;
   o->waiters = NULL;
   pthread_cond_broadcast(&o->cv);
@@ -219,9 +336,37 @@ bool mlirAsyncRuntimeIsTokenError(void *p) { return is_error(p); }
 bool mlirAsyncRuntimeIsValueError(void *p) { return is_error(p); }
 bool mlirAsyncRuntimeIsGroupError(void *p) { return is_error(p); }
 
+static bool obj_ready(void *p) {
+  return __atomic_load_n(&((OmAsyncObj *)p)->state, __ATOMIC_ACQUIRE) != OM_PENDING;
+}
+
+/* Block until o is ready, running queued tasks meanwhile (the caller is one
+ * of the n threads); then spin a little, then sleep. */
+static bool obj_ready_or_task(void *p) { return obj_ready(p) || queue_nonempty(NULL); }
+
 static void await_obj(OmAsyncObj *o) {
+  for (;;) {
+    if (obj_ready(o)) return;
+    OmTask *t = try_pop();
+    if (t) {
+      run_task(t);
+      continue;
+    }
+    if (!spin_until(obj_ready_or_task, o)) break;
+  }
   pthread_mutex_lock(&o->mu);
-  while (o->state == OM_PENDING) pthread_cond_wait(&o->cv, &o->mu);
+  while (o->state == OM_PENDING) {
+    /* a task queued after the spin (no worker may be running) */
+    OmTask *t = NULL;
+    if (atomic_load(&queued) > 0) {
+      pthread_mutex_unlock(&o->mu);
+      t = try_pop();
+      if (t) run_task(t);
+      pthread_mutex_lock(&o->mu);
+      if (t) continue;
+    }
+    pthread_cond_wait(&o->cv, &o->mu);
+  }
   pthread_mutex_unlock(&o->mu);
 }
 

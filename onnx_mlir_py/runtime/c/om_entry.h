@@ -36,5 +36,9 @@ void om_fill_desc(int64_t *desc, const OMTensor *t);
  * are copied. On failure frees what it can and returns NULL. */
 OMTensorList *om_wrap_results(int64_t *results, const om_arg_spec *specs,
                               int64_t n, const OMTensorList *inputs);
+/* Around the model call: tells the thread pool, if any, that a run is in
+ * progress (its idle threads spin instead of sleeping). */
+void om_run_begin(void);
+void om_run_end(void);
 
 #endif

@@ -225,6 +225,21 @@ int64_t omTensorListInfo(const OMTensorList *l, int64_t cap, int64_t *ranks,
 
 /* ---- entry-wrapper helpers --------------------------------------------- */
 
+/* The thread pool (om_async_runtime.c, linked only into libraries with
+ * parallel loops) learns when a run starts and ends: its idle threads spin
+ * through a run instead of sleeping between two parallel loops. Hidden weak
+ * references: NULL when this library has no pool, never another library's. */
+extern void omPoolRunBegin(void) __attribute__((weak, visibility("hidden")));
+extern void omPoolRunEnd(void) __attribute__((weak, visibility("hidden")));
+
+void om_run_begin(void) {
+  if (omPoolRunBegin) omPoolRunBegin();
+}
+
+void om_run_end(void) {
+  if (omPoolRunEnd) omPoolRunEnd();
+}
+
 static void om_format_dims(char *buf, size_t cap, const int64_t *d, int64_t r) {
   size_t k = 0;
   k += (size_t)snprintf(buf + k, cap - k, "[");

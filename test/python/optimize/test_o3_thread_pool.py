@@ -1,0 +1,111 @@
+"""The thread pool linked into multi-threaded -O3 libraries
+(runtime/c/om_async_runtime.c): n threads are the caller plus n - 1 workers;
+a waiting caller runs queued tasks; idle threads spin through a run.
+
+These tests check results, not speed: thread counts above the core count
+(spinning threads must still let the others progress), changing the count
+between runs, concurrent runs from several Python threads, and the spin
+setting read from the environment."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import onnx_mlir_py
+from onnx_mlir_py.runtime import ExecutionSession
+
+R = np.random.default_rng(11)
+
+
+def rand(*shape):
+    return R.standard_normal(shape).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    """Three matmuls + ReLU, each large enough for a parallel loop."""
+    x = rand(192, 256)
+    ws = [rand(256, 256) * 0.06 for _ in range(3)]
+    nodes, prev = [], "x"
+    for i in range(3):
+        nodes += [h.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"]),
+                  h.make_node("Relu", [f"m{i}"], [f"r{i}"])]
+        prev = f"r{i}"
+    g = h.make_graph(nodes, "chain", [h.make_tensor_value_info("x", T.FLOAT, [192, 256])],
+                     [h.make_tensor_value_info(prev, T.FLOAT, [192, 256])],
+                     [nh.from_array(w, f"w{i}") for i, w in enumerate(ws)])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    so = onnx_mlir_py.compile(model, output=tmp_path_factory.mktemp("pool") / "m.so",
+                              opt_level=3)
+    want = x
+    for w in ws:
+        want = np.maximum(want @ w, 0)
+    return so, x, want
+
+
+def check(got, want):
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_more_threads_than_cores_and_changes(chain):
+    so, x, want = chain
+    sess = ExecutionSession(so)
+    assert sess.multithreaded
+    for n in (2, 4, 8, 1, 3, 2):
+        sess.set_num_threads(n)
+        for _ in range(3):
+            check(sess.run([x])[0], want)
+
+
+def test_concurrent_runs(chain):
+    """Runs from four Python threads at once share one pool."""
+    so, x, want = chain
+    sess = ExecutionSession(so, num_threads=2)
+    errors = []
+
+    def work(k):
+        try:
+            xs = x * (1 + k)          # ReLU(x W) is positively homogeneous
+            for _ in range(5):
+                check(sess.run([xs])[0], want * (1 + k))
+        except Exception as e:        # pragma: no cover - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in ts), "a run did not finish"
+    assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("spin", ["0", "100000"])
+def test_spin_setting(chain, spin):
+    """ONNX_MLIR_PY_SPIN_US=0 (sleep at once) and a long spin both give the
+    right answer (own process: the setting is read once)."""
+    so, x, want = chain
+    code = ("import sys, numpy as np\n"
+            "from onnx_mlir_py.runtime import ExecutionSession\n"
+            "x = np.load(sys.argv[2]); want = np.load(sys.argv[3])\n"
+            "s = ExecutionSession(sys.argv[1], num_threads=2)\n"
+            "for _ in range(3):\n"
+            "    np.testing.assert_allclose(s.run([x])[0], want, rtol=1e-4, atol=1e-4)\n"
+            "print('ok')\n")
+    d = os.path.dirname(str(so))
+    np.save(os.path.join(d, "x.npy"), x)
+    np.save(os.path.join(d, "want.npy"), want)
+    env = dict(os.environ, ONNX_MLIR_PY_SPIN_US=spin)
+    p = subprocess.run([sys.executable, "-c", code, str(so), os.path.join(d, "x.npy"),
+                        os.path.join(d, "want.npy")], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
