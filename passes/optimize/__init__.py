@@ -8,6 +8,7 @@ bufferization; ``compiler.lower_and_emit`` hands it to codegen as the
     fold relayouts      packs/transposes/reshapes of constants evaluated at compile time
     kernel schedule     packed contraction: tile to registers, vectorize, hoist, FMAs
     pack lowering       remaining packs/unpacks -> pad/reshape/transpose (bufferizable)
+    fuse elementwise    chains of elementwise generics -> one generic (fuse_elementwise.py)
     approximate math    f32 exp/erf/tanh/log -> vectorizable polynomials (math_approx.py)
     elementwise         parallel generics: tile + vectorize (masked tails), big ones threaded
 
@@ -39,6 +40,7 @@ from .packs import PACK_LOWERING, fold_constant_relayouts
 from .conv import convs_to_matmul
 from .depthwise import depthwise_convs
 from .elementwise import vectorize_elementwise
+from .fuse_elementwise import fuse_elementwise
 from .math_approx import approximate_math
 from .schedule import apply_to_funcs
 from .target import Target, target_for
@@ -89,6 +91,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         lower_packs(module)
         fold_constant_relayouts(module)
         _canonicalize(module)
+        fuse_elementwise(module)
         approximate_math(module)
         vectorize_elementwise(module, target, threads)
         cleanup_vectors(module)
@@ -111,6 +114,7 @@ PASSES = {
     "o3-matmul-kernel": tile_packed_contractions,
     "o3-matmul-kernel-threads": lambda m: tile_packed_contractions(m, threads=True),
     "o3-lower-packs": lower_packs,
+    "o3-fuse-elementwise": fuse_elementwise,
     "o3-approximate-math": approximate_math,
     "o3-vectorize-elementwise": lambda m: vectorize_elementwise(m, target_for("x86-64-v4")),
     "o3-vectorize-elementwise-threads":
