@@ -21,7 +21,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from ...dialects.onnx.opview import owner_op
-from .depthwise import bias_add_user, fill_scalar
+from .depthwise import bias_add_user, zero_fill
 from .schedule import walk
 
 
@@ -241,14 +241,6 @@ def _conv_signature(op: ir.Operation):
             tuple(_ints(op, "strides")), tuple(_ints(op, "dilations")), groups)
 
 
-def _zero_fill(v: ir.Value) -> bool:
-    """``v`` is a ``linalg.fill`` of the constant 0.0."""
-    fill = fill_scalar(v)
-    c = owner_op(fill[0]) if fill is not None else None
-    return c is not None and c.name == "arith.constant" and \
-        isinstance(c.attributes["value"], ir.FloatAttr) and ir.FloatAttr(c.attributes["value"]).value == 0.0
-
-
 def convs_to_matmul(module: ir.Module, threads: bool = False,
                     blocks: tuple[int, int] = (1, 1)) -> int:
     """Rewrite every static f32 NCHW conv (plain or grouped) as im2col +
@@ -263,7 +255,7 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
     for op, sig in convs:
         # a zero-initialised plain conv whose single user adds a per-channel
         # bias: the matmul accumulates into the broadcast bias instead
-        fused = bias_add_user(op.results[0]) if sig[5] == 1 and _zero_fill(op.operands[2]) else None
+        fused = bias_add_user(op.results[0]) if sig[5] == 1 and zero_fill(op.operands[2]) else None
         key = sig + (fused is not None,)
         if key not in funcs:
             xs, ws, os_, s, d, g = sig

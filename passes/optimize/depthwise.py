@@ -127,6 +127,16 @@ def fill_scalar(v: ir.Value):
     return o.operands[0], o.operands[1]
 
 
+def zero_fill(v: ir.Value) -> bool:
+    """``v`` is a ``linalg.fill`` of the constant 0.0 (a bias add after the
+    kernel may then become the accumulators' start: bias + 0 + sum)."""
+    fill = fill_scalar(v)
+    c = owner_op(fill[0]) if fill is not None else None
+    return c is not None and c.name == "arith.constant" and \
+        isinstance(c.attributes["value"], ir.FloatAttr) and \
+        ir.FloatAttr(c.attributes["value"]).value == 0.0
+
+
 def _single_user(v: ir.Value) -> ir.Operation | None:
     uses = list(v.uses)
     if len(uses) != 1:
@@ -286,7 +296,8 @@ def _match(op: ir.Operation):
         x, pad = padded
         xs = _static_f32(x)
     fill = fill_scalar(op.operands[2])
-    bias = bias_add_user(op.results[0]) if fill is not None else None
+    # the bias replaces the fill value as the start: only when that is 0.0
+    bias = bias_add_user(op.results[0]) if zero_fill(op.operands[2]) else None
     last = bias[0] if bias is not None else op
     epi = _epilogue_user(last.results[0])
     operands = [x, op.operands[1]]

@@ -79,6 +79,31 @@ func.func @dw_s2(%x: tensor<1x2x9x33xf32>, %w: tensor<2x3x3xf32>) -> tensor<1x2x
   return %c : tensor<1x2x4x16xf32>
 }
 
+// A fill of 1.0, then a bias add: the accumulators start from the 1.0 and the
+// bias add stays a separate op (starting from the bias alone would drop the
+// 1.0).
+// CHECK-LABEL: func.func @dw_one_fill_bias
+// CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
+// CHECK: arith.constant dense<1.000000e+00> : vector<4xf32>
+// CHECK: vector.fma
+// CHECK: linalg.generic
+// CHECK: arith.addf
+func.func @dw_one_fill_bias(%x: tensor<1x2x6x6xf32>, %w: tensor<2x3x3xf32>, %b: tensor<2xf32>) -> tensor<1x2x4x4xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<1x2x4x4xf32>
+  %z = linalg.fill ins(%one : f32) outs(%e : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x2x6x6xf32>, tensor<2x3x3xf32>) outs(%z : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %e2 = tensor.empty() : tensor<1x2x4x4xf32>
+  %a = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%c, %b : tensor<1x2x4x4xf32>, tensor<2xf32>) outs(%e2 : tensor<1x2x4x4xf32>) {
+  ^bb0(%in: f32, %bb: f32, %o: f32):
+    %s = arith.addf %in, %bb : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x4x4xf32>
+  return %a : tensor<1x2x4x4xf32>
+}
+
 // An output that is not a fill: the accumulators start from it.
 // CHECK-LABEL: func.func @dw_accumulate
 // CHECK: vector.transfer_read {{.*}} : tensor<1x2x5x5xf32>, vector<5xf32>
