@@ -146,7 +146,12 @@ def time_interleaved(run_a, run_b, warmup: int, min_reps: int, max_reps: int,
     engine starts on idle cores. It matters with several threads:
     onnxruntime's pool threads keep spinning for tens of milliseconds after a
     run (measured here: a 2-thread 1024^3 matmul of ours ran 1.5-1.9x slower
-    right after an onnxruntime run, and unaffected after 50-100 ms)."""
+    right after an onnxruntime run, and unaffected after 50-100 ms).
+    After a pause the first run of the block is a warm-up, not timed, for
+    both engines: the run that follows 0.1 s of idle cores is slower for
+    reasons of the machine, not the engine (measured here on MobileNetV2 at 2
+    threads: +3.4 ms for onnxruntime, +5 ms for ours, against 5.4 / 11.4 ms),
+    and with ~2 runs per block it would be half of the samples."""
     t0 = time.perf_counter()
     run_a()
     run_b()
@@ -166,6 +171,7 @@ def time_interleaved(run_a, run_b, warmup: int, min_reps: int, max_reps: int,
         for fn, acc in pair:
             if settle_s:
                 time.sleep(settle_s)
+                fn()                      # warm-up after the pause, not timed
             for _ in range(block):
                 t0 = time.perf_counter()
                 fn()
