@@ -23,6 +23,25 @@ func.func @bias_relu(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf3
   return %r : tensor<8x16xf32>
 }
 
+// A long row that 3 vectors divide and 4 do not (288 = 6 x 48): steps of 48
+// lanes, no mask (a masked step would mask every iteration).
+// CHECK-LABEL: func.func @row_of_three_vectors
+// CHECK: scf.for {{.*}} step %c48
+// CHECK-NOT: vector.create_mask
+// CHECK: arith.negf {{.*}} : vector<1x48xf32>
+// CHECK-NOT: vector.mask
+// CHECK: return
+func.func @row_of_three_vectors(%x: tensor<2x288xf32>) -> tensor<2x288xf32> {
+  %e = tensor.empty() : tensor<2x288xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<2x288xf32>) outs(%e : tensor<2x288xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.negf %a : f32
+    linalg.yield %t : f32
+  } -> tensor<2x288xf32>
+  return %r : tensor<2x288xf32>
+}
+
 // A long innermost dim (300): chunks of 64 lanes, masked tail.
 // CHECK-LABEL: func.func @long_rows
 // CHECK: scf.for {{.*}} step %c64
