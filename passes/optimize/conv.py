@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from ...dialects.onnx.opview import owner_op
-from .depthwise import bias_add_user, zero_fill
+from .fusion import bias_add_user, static_f32, zero_fill
 from .schedule import walk
 
 
@@ -33,14 +32,6 @@ def _ints(op, name) -> list[int]:
     if name not in op.attributes:
         return [1, 1]
     return [int(x) for x in ir.DenseIntElementsAttr(op.attributes[name])]
-
-
-def _static(v) -> list[int] | None:
-    t = v.type
-    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape \
-            or str(t.element_type) != "f32":
-        return None
-    return list(t.shape)
 
 
 # im2col copies of at least this many elements are split across threads
@@ -233,7 +224,7 @@ def _conv_signature(op: ir.Operation):
         return None
     if len(op.operands) != 3 or len(op.results) != 1:
         return None
-    shapes = [_static(v) for v in op.operands]
+    shapes = [static_f32(v) for v in op.operands]
     if any(sh is None for sh in shapes) or 0 in sum(shapes, []):
         return None
     groups = 1 if op.name == "linalg.conv_2d_nchw_fchw" else shapes[0][1]

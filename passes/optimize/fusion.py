@@ -1,0 +1,183 @@
+"""IR matchers for fusing the ops around a kernel into it: the zero
+``tensor.pad`` before a conv, the ``linalg.fill`` its output starts from, a
+per-channel bias add and a unary elementwise epilogue (ReLU, Clip, ...) after
+it. Used by the depthwise kernel (``depthwise.py``: pad, bias and epilogue)
+and the im2col conv (``conv.py``: bias). Each matcher returns None unless the
+pattern is exact (static f32 shapes, single uses), so a rewrite that uses it
+never changes what the fused ops compute.
+"""
+from __future__ import annotations
+
+import math
+
+import mlir.ir as ir
+
+from ...dialects.onnx.opview import owner_op
+
+# elementwise ops of a fused epilogue (same text on f32 and on vectors)
+VECTORIZABLE = {
+    "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf",
+    "arith.maxnumf", "arith.minnumf", "arith.negf", "math.absf", "math.exp", "math.tanh",
+    "math.sqrt", "math.rsqrt", "math.fma", "math.erf", "math.log",
+}
+
+
+def static_f32(v) -> list[int] | None:
+    t = v.type
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape \
+            or str(t.element_type) != "f32":
+        return None
+    return list(t.shape)
+
+
+def fill_scalar(v: ir.Value):
+    """(scalar, dest) when ``v`` is the result of a ``linalg.fill`` of an f32."""
+    o = owner_op(v)
+    if o is None or o.name != "linalg.fill" or len(o.operands) != 2:
+        return None
+    if str(o.operands[0].type) != "f32":
+        return None
+    return o.operands[0], o.operands[1]
+
+
+def zero_fill(v: ir.Value) -> bool:
+    """``v`` is a ``linalg.fill`` of the constant 0.0 (a bias add after the
+    kernel may then become the accumulators' start: bias + 0 + sum)."""
+    fill = fill_scalar(v)
+    c = owner_op(fill[0]) if fill is not None else None
+    return c is not None and c.name == "arith.constant" and \
+        isinstance(c.attributes["value"], ir.FloatAttr) and \
+        ir.FloatAttr(c.attributes["value"]).value == 0.0
+
+
+def single_user(v: ir.Value) -> ir.Operation | None:
+    uses = list(v.uses)
+    if len(uses) != 1:
+        return None
+    o = uses[0].owner
+    return o.operation if isinstance(o, ir.OpView) else o
+
+
+def zero_pad(v: ir.Value):
+    """(source, (top, left, bottom, right)) when ``v`` is a static 0.0
+    ``tensor.pad`` of the two spatial dims of a static f32 tensor, used once."""
+    o = owner_op(v)
+    if o is None or o.name != "tensor.pad" or len(o.operands) != 1 or single_user(v) is None:
+        return None
+    if static_f32(o.operands[0]) is None:
+        return None
+    lo = list(ir.DenseI64ArrayAttr(o.attributes["static_low"]))
+    hi = list(ir.DenseI64ArrayAttr(o.attributes["static_high"]))
+    if len(lo) != 4 or lo[:2] != [0, 0] or hi[:2] != [0, 0] or min(lo + hi) < 0:
+        return None
+    ops = [x.operation for x in o.regions[0].blocks[0].operations]
+    if len(ops) not in (1, 2) or ops[-1].name != "tensor.yield":
+        return None
+    cst = owner_op(ops[-1].operands[0])
+    if cst is None or cst.name != "arith.constant" \
+            or not isinstance(cst.attributes["value"], ir.FloatAttr):
+        return None
+    zero = ir.FloatAttr(cst.attributes["value"]).value
+    if zero != 0.0 or math.copysign(1.0, zero) < 0:     # the scratch is filled with +0.0
+        return None
+    if len(ops) == 2 and ops[0] != cst:
+        return None
+    return o.operands[0], (lo[2], lo[3], hi[2], hi[3])
+
+
+_ID4 = "(d0, d1, d2, d3) -> (d0, d1, d2, d3)"
+_CH4 = "(d0, d1, d2, d3) -> (d1)"
+
+
+def elementwise_user(v: ir.Value, n_in: int):
+    """The single user of ``v`` when it is an all-parallel 4-D generic with
+    ``n_in`` inputs, the first ``v`` read with the identity map."""
+    user = single_user(v)
+    if user is None or user.name != "linalg.generic" or len(user.results) != 1 \
+            or len(user.operands) != n_in + 1 or user.operands[0] != v:
+        return None
+    iters = [str(a) for a in user.attributes["iterator_types"]]
+    if len(iters) != 4 or any("parallel" not in it for it in iters):
+        return None
+    if str(user.results[0].type) != str(v.type):
+        return None
+    maps = [str(ir.AffineMapAttr(a).value) for a in user.attributes["indexing_maps"]]
+    if maps[0] != _ID4 or maps[-1] != _ID4:
+        return None
+    return user, maps
+
+
+def bias_add_user(v: ir.Value):
+    """``(generic, bias)`` when the single user of ``v`` is ``v + bias[c]``."""
+    found = elementwise_user(v, 2)
+    if found is None:
+        return None
+    user, maps = found
+    if maps[1] != _CH4 or static_f32(user.operands[1]) is None:
+        return None
+    body = user.regions[0].blocks[0]
+    ops = [o.operation for o in body.operations]
+    if len(ops) != 2 or ops[0].name != "arith.addf" or ops[1].name != "linalg.yield":
+        return None
+    add = ops[0]
+    if len(add.attributes) > 1 or ("fastmath" in add.attributes and len(add.attributes) == 1
+                                   and str(add.attributes["fastmath"]) != "#arith.fastmath<none>"):
+        return None
+    if set(add.operands) != {body.arguments[0], body.arguments[1]} \
+            or ops[1].operands[0] != add.results[0]:
+        return None
+    return user, user.operands[1]
+
+
+def attr_text(o: ir.Operation) -> str | None:
+    """The op's attributes as text after its operands (None: unsupported)."""
+    names = [o.attributes[i].name for i in range(len(o.attributes))]
+    if any(n != "fastmath" for n in names):
+        return None
+    if not names:
+        return ""
+    fm = str(o.attributes["fastmath"])
+    if fm == "#arith.fastmath<none>":
+        return ""
+    return " fastmath<" + fm.split("<", 1)[1].rstrip(">") + ">"
+
+
+def epilogue_user(v: ir.Value):
+    """``(generic, ops, result, captured)`` when the single user of ``v`` is a
+    unary elementwise generic of :data:`VECTORIZABLE` ops on f32 values and
+    scalars defined outside it; ``ops`` are (name, result, operands, attrs)
+    text on ``%e_in`` (the element) and ``%e_cap<k>`` (captured[k])."""
+    found = elementwise_user(v, 1)
+    if found is None:
+        return None
+    user, _maps = found
+    body = user.regions[0].blocks[0]
+    arg_in, arg_out = body.arguments[0], body.arguments[1]
+    names = {arg_in: "%e_in"}
+    captured: list[ir.Value] = []
+    ops = [o.operation for o in body.operations]
+    text = []
+    for k, o in enumerate(ops[:-1]):
+        if o.name not in VECTORIZABLE or len(o.results) != 1 or o.regions \
+                or str(o.results[0].type) != "f32":
+            return None
+        attrs = attr_text(o)
+        if attrs is None:
+            return None
+        opnds = []
+        for x in o.operands:
+            if x in names:
+                opnds.append(names[x])
+            elif x == arg_out or str(x.type) != "f32" or \
+                    (isinstance(x.owner, ir.Block) and x.owner == body):
+                return None
+            else:
+                if x not in captured:
+                    captured.append(x)
+                opnds.append(f"%e_cap{captured.index(x)}")
+        names[o.results[0]] = f"%e{k}"
+        text.append((o.name, f"%e{k}", tuple(opnds), attrs))
+    yld = ops[-1]
+    if yld.name != "linalg.yield" or len(yld.operands) != 1 or yld.operands[0] not in names:
+        return None
+    return user, tuple(text), names[yld.operands[0]], captured
