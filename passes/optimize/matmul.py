@@ -22,6 +22,7 @@ from ...dialects.onnx.opview import owner_op
 from .schedule import apply_to_ops, static_loop_sizes, walk
 from .target import Target
 
+from .fusion import static_f32
 from .matmul_attrs import PACKED_ATTR
 from .matmul_text import kernel_function
 
@@ -42,14 +43,6 @@ def _is_packed_contraction(op: ir.Operation) -> bool:
     return all(s is not None and s.name == "linalg.pack" for s in srcs)
 
 
-def _static_f32(v: ir.Value) -> list[int] | None:
-    t = v.type
-    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape \
-            or str(t.element_type) != "f32":
-        return None
-    return list(t.shape)
-
-
 def _kernel_shape(op: ir.Operation):
     """(batch|None, M, K, N) of a static f32 matmul/batch_matmul with default maps."""
     if op.name not in _DEFAULT_MAPS or len(op.operands) != 3 or len(op.results) != 1:
@@ -57,7 +50,7 @@ def _kernel_shape(op: ir.Operation):
     if "indexing_maps" in op.attributes and \
             str(op.attributes["indexing_maps"]) != _DEFAULT_MAPS[op.name]:
         return None
-    shapes = [_static_f32(v) for v in op.operands]
+    shapes = [static_f32(v) for v in op.operands]
     if any(s is None for s in shapes) or 0 in sum(shapes, []):
         return None
     a, b, c = shapes
