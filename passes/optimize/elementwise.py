@@ -41,8 +41,14 @@ WHOLE_ROW_MAX = 256   # innermost extent vectorized at once (parallel or reducti
 # Measured, chains of 8 ops, 1 -> 2 threads: Add 2^19 elements (0.7M units)
 # 0.78x, 2^20 (1.4M) 1.27x, 2^21 1.57x; Exp 2^15 (0.44M) 0.5-0.9x, 2^16
 # (0.87M) 1.0-1.2x; Tanh 2^16 (0.8M, but a divf) 1.5x; the forall costs
-# ~1 us per op at 1 thread.
-THREAD_MIN_WORK = 1 << 20
+# ~1 us per op at 1 thread. In whole models the threshold is 2^22: with
+# 2^20, the memory-bound passes between two kernels (bias, ReLU/Clip,
+# residual adds on 112x112 and 56x56 maps) ran slower in parallel, their
+# data coming out of both cores' caches (2 threads, ours / onnxruntime in
+# interleaved runs: MobileNetV2 2.46 -> 2.18, 2.56 -> 2.06, 1.65 -> 1.58;
+# ResNet-18 1.95 -> 1.85; the encoder and BERT layers unchanged). Lower
+# thresholds (2^18, 2^17) were slower still.
+THREAD_MIN_WORK = 1 << 22
 # body ops worth more than one: divisions, roots, and math functions not
 # expanded into polynomials (weighted like their expansion)
 _SLOW_OPS = {"arith.divf": 4, "math.sqrt": 4, "math.rsqrt": 4, "math.powf": 80,

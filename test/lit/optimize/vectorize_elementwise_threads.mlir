@@ -1,26 +1,26 @@
 // RUN: %opt %s --o3-vectorize-elementwise-threads | FileCheck %s
 
-// A big elementwise op (2^20 elements, over THREAD_MIN_WORK): the outermost loop is an scf.forall
+// A big elementwise op (2^22 elements, over THREAD_MIN_WORK): the outermost loop is an scf.forall
 // (run on the thread pool at codegen), the row is vectorized as without threads.
 // CHECK-LABEL: func.func @big_bias_relu
-// CHECK: scf.forall (%{{.*}}) in (4096)
+// CHECK: scf.forall (%{{.*}}) in (16384)
 // CHECK: vector.transfer_read {{.*}} vector<1x256xf32>
 // CHECK: arith.maximumf {{.*}} : vector<1x256xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: linalg.generic
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (j)>
-func.func @big_bias_relu(%x: tensor<4096x256xf32>, %b: tensor<256xf32>) -> tensor<4096x256xf32> {
+func.func @big_bias_relu(%x: tensor<16384x256xf32>, %b: tensor<256xf32>) -> tensor<16384x256xf32> {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<4096x256xf32>
+  %e = tensor.empty() : tensor<16384x256xf32>
   %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%x, %b : tensor<4096x256xf32>, tensor<256xf32>) outs(%e : tensor<4096x256xf32>) {
+      ins(%x, %b : tensor<16384x256xf32>, tensor<256xf32>) outs(%e : tensor<16384x256xf32>) {
   ^bb0(%a: f32, %c: f32, %o: f32):
     %t = arith.addf %a, %c : f32
     %u = arith.maximumf %t, %zero : f32
     linalg.yield %u : f32
-  } -> tensor<4096x256xf32>
-  return %r : tensor<4096x256xf32>
+  } -> tensor<16384x256xf32>
+  return %r : tensor<16384x256xf32>
 }
 
 // A small one stays serial: scf.for loops only.
@@ -80,22 +80,22 @@ func.func @flat(%x: tensor<1000001xf32>) -> tensor<1000001xf32> {
 // Row reduction: only the parallel (row) loop is distributed, each row is
 // one vector reduction.
 // CHECK-LABEL: func.func @row_sum
-// CHECK: scf.forall (%{{.*}}) in (8192)
+// CHECK: scf.forall (%{{.*}}) in (65536)
 // CHECK: vector.multi_reduction <add>, {{.*}} [1] : vector<1x100xf32> to vector<1xf32>
 // CHECK: scf.forall.in_parallel
 #in = affine_map<(i, j) -> (i, j)>
 #out = affine_map<(i, j) -> (i)>
-func.func @row_sum(%x: tensor<8192x100xf32>) -> tensor<8192xf32> {
+func.func @row_sum(%x: tensor<65536x100xf32>) -> tensor<65536xf32> {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<8192xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8192xf32>) -> tensor<8192xf32>
+  %e = tensor.empty() : tensor<65536xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<65536xf32>) -> tensor<65536xf32>
   %r = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
-      ins(%x : tensor<8192x100xf32>) outs(%z : tensor<8192xf32>) {
+      ins(%x : tensor<65536x100xf32>) outs(%z : tensor<65536xf32>) {
   ^bb0(%a: f32, %o: f32):
     %t = arith.addf %a, %o : f32
     linalg.yield %t : f32
-  } -> tensor<8192xf32>
-  return %r : tensor<8192xf32>
+  } -> tensor<65536xf32>
+  return %r : tensor<65536xf32>
 }
 
 // A copy-like transpose (the pack/unpack lowering's): forall over the first
@@ -104,8 +104,8 @@ func.func @row_sum(%x: tensor<8192x100xf32>) -> tensor<8192xf32> {
 // CHECK: scf.forall (%{{.*}}) in (16)
 // CHECK: scf.for
 // CHECK: vector.transfer_read {{.*}} vector<1x1x1x128xf32>
-func.func @transpose_rows(%x: tensor<64x16x16x128xf32>) -> tensor<16x64x16x128xf32> {
-  %e = tensor.empty() : tensor<16x64x16x128xf32>
-  %t = linalg.transpose ins(%x : tensor<64x16x16x128xf32>) outs(%e : tensor<16x64x16x128xf32>) permutation = [1, 0, 2, 3]
-  return %t : tensor<16x64x16x128xf32>
+func.func @transpose_rows(%x: tensor<64x16x32x128xf32>) -> tensor<16x64x32x128xf32> {
+  %e = tensor.empty() : tensor<16x64x32x128xf32>
+  %t = linalg.transpose ins(%x : tensor<64x16x32x128xf32>) outs(%e : tensor<16x64x32x128xf32>) permutation = [1, 0, 2, 3]
+  return %t : tensor<16x64x32x128xf32>
 }

@@ -168,8 +168,8 @@ def _add_relu_model(shape):
 def test_big_elementwise_split_across_pool(tmp_path):
     """A model of big elementwise ops only: at 2 threads its loops are split
     into tasks that pool workers run."""
-    c = _add_relu_model((1024, 1030))
-    assert 1024 * 1030 >= elementwise.THREAD_MIN_WORK
+    c = _add_relu_model((2048, 2060))
+    assert 2048 * 2060 >= elementwise.THREAD_MIN_WORK
     so = check_threads(tmp_path, c)
     sess = ExecutionSession(so, num_threads=2)
     before = pool_task_count(so)
@@ -194,7 +194,7 @@ def test_small_elementwise_stays_serial(tmp_path):
 def test_threads_off_at_compile_time(tmp_path, monkeypatch, threads_env):
     """ONNX_MLIR_PY_O3_THREADS=0 builds single-threaded code: no pool."""
     monkeypatch.setenv("ONNX_MLIR_PY_O3_THREADS", threads_env)
-    c = _add_relu_model((1024, 1030))
+    c = _add_relu_model((2048, 2060))
     so = check_threads(tmp_path, c)
     sess = ExecutionSession(so, num_threads=2)
     before = pool_task_count(so)
