@@ -53,6 +53,20 @@ def test_non_contiguous_input(matmul):
     np.testing.assert_allclose(y, matmul_ref(xt.T, w, b), rtol=1e-4, atol=1e-4)
 
 
+def test_read_only_and_view_inputs(matmul):
+    """Inputs' data addresses: read-only arrays (no writable buffer) and
+    offset views of a larger buffer are passed at their own address."""
+    rng = np.random.default_rng(3)
+    big = rng.standard_normal((3, 32, 64), dtype=np.float32)
+    x = big[1]                                   # a view at an offset
+    w = rng.standard_normal((64, 48), dtype=np.float32)
+    w.setflags(write=False)
+    b = np.frombuffer(rng.standard_normal(48, dtype=np.float32).tobytes(), np.float32)
+    assert not b.flags.writeable and x.base is big
+    (y,) = matmul.session.run([x, w, b])
+    np.testing.assert_allclose(y, matmul_ref(x, w, b), rtol=1e-4, atol=1e-4)
+
+
 def test_dynamic_shapes(compile_mlir):
     c = compile_mlir(DYNAMIC, "dynamic")
     assert json.loads(c.session.input_signature())[0]["dims"] == [-1, -1]
