@@ -22,6 +22,7 @@ import mlir.ir as ir
 import numpy as np
 
 from ...errors import ShapeInferenceError, VerificationError, node_error
+from ...ir_dense import dense_to_numpy  # noqa: F401 (re-exported; safe for i1 splats)
 from .naming import DIALECT_TO_DOMAIN
 from .schema import VARIADIC, OpSpec, group_values, spec_table
 
@@ -105,17 +106,6 @@ def attr_value(a: ir.Attribute):
     if isinstance(a, ir.TypeAttr):
         return a.value
     return a
-
-
-def dense_to_numpy(a: ir.DenseElementsAttr) -> np.ndarray | None:
-    shape = list(a.type.shape)
-    try:
-        arr = np.array(a)
-    except Exception:  # element types numpy cannot hold (bf16, f8, ...)
-        return None
-    if arr.size == 1 and int(np.prod(shape)) != 1:  # splat
-        arr = np.broadcast_to(arr.reshape(()), shape).copy()
-    return arr.reshape(shape)
 
 
 class OnnxOp:

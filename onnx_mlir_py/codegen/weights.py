@@ -21,6 +21,7 @@ from pathlib import Path
 import mlir.ir as ir
 import numpy as np
 
+from ..ir_dense import dense_to_numpy
 from ..ir_resources import resource_blobs, resource_name
 
 DEFAULT_THRESHOLD = 4096  # bytes; smaller constants stay in the IR
@@ -71,12 +72,11 @@ def _payload(attr: ir.Attribute) -> bytes | None:
     """Raw little-endian bytes of a dense initializer, or None to keep it inline."""
     if not isinstance(attr, ir.DenseElementsAttr):
         return None
-    try:
-        arr = np.array(attr)
-    except Exception:  # pragma: no cover - unsupported element type
+    # not np.array(attr): it reads garbage for an i1 splat (see ir_dense.py)
+    arr = dense_to_numpy(attr)
+    if arr is None:  # pragma: no cover - unsupported element type
         return None
-    et = str(attr.type.element_type)
-    if et == "i1":
+    if arr.dtype == np.bool_:   # one byte per bool in memory
         arr = arr.astype(np.uint8)
     return np.ascontiguousarray(arr).tobytes()
 

@@ -12,6 +12,7 @@ import mlir.ir as ir
 import numpy as np
 from mlir.dialects import arith, linalg, tensor
 
+from ...ir_dense import dense_to_numpy
 from .builder import DYN, LoweringContext, index_t
 
 
@@ -32,14 +33,7 @@ def const_np(v: ir.Value | None) -> np.ndarray | None:
     a = o.attributes["value"]
     if not isinstance(a, ir.DenseElementsAttr):
         return None
-    shape = list(a.type.shape)
-    try:
-        arr = np.array(a)
-    except Exception:
-        return None
-    if arr.size == 1 and int(np.prod(shape)) != 1:
-        arr = np.broadcast_to(arr.reshape(()), shape).copy()
-    return arr.reshape(shape)
+    return dense_to_numpy(a)  # not np.array(a): wrong for i1 splats (see ir_dense.py)
 
 
 def const_ints(op, v: ir.Value, what: str) -> list[int]:
