@@ -185,6 +185,12 @@ static bool queue_nonempty(void *unused) {
   return atomic_load_explicit(&queued, memory_order_acquire) > 0;
 }
 
+/* A spinning worker stops for a task, or when the thread count drops
+ * below it (it then sleeps, even while runs go on). */
+static bool task_or_retired(void *arg) {
+  return queue_nonempty(NULL) || (long)arg + 1 >= atomic_load(&active);
+}
+
 static void *worker_main(void *arg) {
   long index = (long)arg; /* worker i serves thread counts > i + 1 */
   for (;;) {
@@ -194,7 +200,7 @@ static void *worker_main(void *arg) {
         run_task(t);
         continue;
       }
-      if (spin_until(queue_nonempty, NULL)) continue;
+      if (spin_until(task_or_retired, arg) && index + 1 < atomic_load(&active)) continue;
     }
     pthread_mutex_lock(&pool_mu);
     if (!queue_head || index + 1 >= atomic_load(&active)) {
