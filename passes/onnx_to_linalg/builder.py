@@ -8,6 +8,7 @@ lowered (signless tensors), results still carry the ONNX types.
     b.result_type(op, i)    signless type of result i
     b.unsigned(v)           True if v was an ONNX uintN value
     b.dim(v, i)             int (static) or index Value (tensor.dim)
+    b.ixdim(v, i)           the same as a shape-helper dim (dialects/onnx/dims.py)
     b.out_dims(op, i, fn)   result dims; dynamic ones from fn(k) -> index Value
     b.empty(dims, et)       tensor.empty (dims: int | index Value)
     b.full(dims, et, x)     tensor.empty + linalg.fill
@@ -129,6 +130,15 @@ class LoweringContext:
 
     def dims(self, v: ir.Value) -> list:
         return [self.dim(v, i) for i in range(v.type.rank)]
+
+    def ixdim(self, v: ir.Value, i: int):
+        """Dim ``i`` of ``v`` for a shape helper (``dialects/onnx/dims.py``):
+        an int, or a run-time ``dims_ir.IxVal``."""
+        from .dims_ir import wrap
+        return wrap(self.dim(v, i))
+
+    def ixdims(self, v: ir.Value) -> list:
+        return [self.ixdim(v, i) for i in range(v.type.rank)]
 
     def as_index(self, d) -> ir.Value:
         return self.index(d) if isinstance(d, int) else d

@@ -1,0 +1,174 @@
+"""Run-time dims for the shape helpers of ``dialects/onnx/dims.py``.
+
+``IxVal`` wraps an ``index`` SSA value and ``IxCond`` an ``i1``; the
+operations of ``dims`` on them emit ``arith`` ops at the current insertion
+point (static operands fold: ``x * 1`` is ``x``, ``3 + 4`` is ``7``).
+
+    d = b.ixdim(x, 2)          # int, or IxVal of tensor.dim(x, 2)
+    out = (d + 2 * p - k) // s + 1
+    b.index_of(out)            # -> int or ir.Value (for tensor.empty etc.)
+
+``checks(op, b)`` gives a ``dims.ShapeChecks`` whose run-time conditions
+become checks in the compiled code (``LoweringContext.require``).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects import arith
+
+from ...dialects.onnx import dims as D
+
+_P = arith.CmpIPredicate
+_PRED = {"eq": _P.eq, "ne": _P.ne, "lt": _P.slt, "le": _P.sle, "gt": _P.sgt, "ge": _P.sge}
+
+
+def _index(x) -> ir.Value:
+    if isinstance(x, IxVal):
+        return x.value
+    if isinstance(x, ir.Value):
+        return x
+    return arith.constant(ir.IndexType.get(), int(x))
+
+
+def _i1(c) -> ir.Value:
+    if isinstance(c, IxCond):
+        return c.value
+    return arith.constant(ir.IntegerType.get_signless(1), 1 if c else 0)
+
+
+class _Impl:
+    """The run-time implementation of the ``dims`` operations."""
+
+    @staticmethod
+    def max(a, b):
+        return IxVal(arith.maxsi(_index(a), _index(b)))
+
+    @staticmethod
+    def min(a, b):
+        return IxVal(arith.minsi(_index(a), _index(b)))
+
+    @staticmethod
+    def ceil_div(a, b):
+        return IxVal(arith.ceildivsi(_index(a), _index(b)))
+
+    @staticmethod
+    def cmp(name, a, b):
+        return IxCond(arith.cmpi(_PRED[name], _index(a), _index(b)))
+
+    @staticmethod
+    def both(a, b):
+        return IxCond(arith.andi(_i1(a), _i1(b)))
+
+    @staticmethod
+    def either(a, b):
+        return IxCond(arith.ori(_i1(a), _i1(b)))
+
+    @staticmethod
+    def negate(a):
+        return IxCond(arith.xori(_i1(a), _i1(True)))
+
+    @staticmethod
+    def select(c, a, b):
+        if isinstance(c, bool):
+            return a if c else b
+        if isinstance(a, IxCond) or isinstance(b, IxCond):
+            return IxCond(arith.select(_i1(c), _i1(a), _i1(b)))
+        return IxVal(arith.select(_i1(c), _index(a), _index(b)))
+
+
+_IMPL = _Impl()
+
+
+class IxCond:
+    """A run-time condition (``i1``)."""
+    _dims_impl = _IMPL
+
+    def __init__(self, value: ir.Value):
+        self.value = value
+
+    def __bool__(self):
+        raise TypeError("a run-time condition has no Python truth value; use dims.select")
+
+
+class IxVal:
+    """A run-time dim (``index``), with Python arithmetic emitting ``arith``."""
+    _dims_impl = _IMPL
+
+    def __init__(self, value: ir.Value):
+        if isinstance(value, IxVal):
+            value = value.value
+        self.value = value
+
+    def __bool__(self):
+        raise TypeError("a run-time dim has no Python truth value; use dims.select")
+
+    def __repr__(self):
+        return f"IxVal({self.value.get_name() if hasattr(self.value, 'get_name') else '?'})"
+
+    def _bin(self, other, fn, unit=None, rev=False):
+        if D.is_static(other) and unit is not None and int(other) == unit:
+            return self
+        a, b = (other, self) if rev else (self, other)
+        return IxVal(fn(_index(a), _index(b)))
+
+    def __add__(self, o):
+        return self._bin(o, arith.addi, 0)
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self._bin(o, arith.subi, 0)
+
+    def __rsub__(self, o):
+        return self._bin(o, arith.subi, rev=True)
+
+    def __mul__(self, o):
+        if D.is_static(o) and int(o) == 0:
+            return 0
+        return self._bin(o, arith.muli, 1)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, o):
+        return self._bin(o, arith.floordivsi, 1)
+
+    def __rfloordiv__(self, o):
+        return self._bin(o, arith.floordivsi, rev=True)
+
+    def __mod__(self, o):
+        if D.is_static(o) and int(o) == 1:
+            return 0
+        return self._bin(o, arith.remsi)
+
+    def __rmod__(self, o):
+        return self._bin(o, arith.remsi, rev=True)
+
+    def __neg__(self):
+        return 0 - self
+
+
+def index_of(d) -> int | ir.Value:
+    """A helper's dim -> what ``LoweringContext`` takes (int or index Value)."""
+    if isinstance(d, IxVal):
+        return d.value
+    if isinstance(d, ir.Value):
+        return d
+    if D.is_static(d):
+        return int(d)
+    raise TypeError(f"not a lowering-time dim: {d!r}")
+
+
+def wrap(d) -> D.Dim:
+    """int or index Value (``b.dim``) -> a helper's dim."""
+    if isinstance(d, ir.Value):
+        return IxVal(d)
+    return d
+
+
+def checks(op, b) -> D.ShapeChecks:
+    """``ShapeChecks`` for a lowering rule: static violations fail naming the
+    node, run-time conditions become ``b.require`` checks."""
+    def runtime(cond, message, dims):
+        b.require(_i1(cond), f"node '{op.name}' ({op.op_type}): {message}",
+                  *[_index(d) for d in dims])
+    return D.ShapeChecks(op.fail, runtime)
