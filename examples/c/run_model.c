@@ -130,14 +130,33 @@ int main(int argc, char **argv) {
   char type[16];
   int64_t dims[32], rank;
   for (const char *p = isig; (p = sig_next_tensor(p, type, dims, &rank)); ++n_in) {
+    /* argument: "file.bin", "file.bin:3x4" or ":3x4" (the dims of this run) */
+    const char *arg = argc > 2 + n_in ? argv[2 + n_in] : "";
+    const char *colon = strchr(arg, ':');
+    if (colon) {
+      const char *q = colon + 1;
+      for (int64_t k = 0; k < rank; ++k) {
+        char *end;
+        dims[k] = strtoll(q, &end, 10);
+        if (end == q || (k + 1 < rank && *end != 'x')) {
+          fprintf(stderr, "bad dims '%s' for input %lld (rank %lld)\n", colon + 1,
+                  (long long)n_in, (long long)rank);
+          return 2;
+        }
+        q = end + 1;
+      }
+    }
     for (int64_t k = 0; k < rank; ++k) if (dims[k] < 0) dims[k] = 2;
     OM_DATA_TYPE code = type_code(type);
     OMTensor *t = p_omTensorCreateEmpty(dims, rank, code);
     int64_t bytes = p_omTensorGetBufferSize(t);
-    if (argc > 2 + n_in) {
-      FILE *f = fopen(argv[2 + n_in], "rb");
+    size_t name_len = colon ? (size_t)(colon - arg) : strlen(arg);
+    if (name_len) {
+      char path[4096];
+      snprintf(path, sizeof path, "%.*s", (int)name_len, arg);
+      FILE *f = fopen(path, "rb");
       if (!f || fread(p_omTensorGetDataPtr(t), 1, (size_t)bytes, f) != (size_t)bytes) {
-        fprintf(stderr, "cannot read %lld bytes from %s\n", (long long)bytes, argv[2 + n_in]);
+        fprintf(stderr, "cannot read %lld bytes from %s\n", (long long)bytes, path);
         return 2;
       }
       fclose(f);

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import mlir.ir as ir
 
 from ..errors import CompileError
+from ..passes.onnx_to_linalg.builder import CHECKS_ATTR   # set by LoweringContext.require
 
 ENTRY_NAME = "main_graph"
 
@@ -68,6 +69,8 @@ class EntrySignature:
     entry: str
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
+    # messages of the run-time checks in the model code, by check id
+    checks: tuple[str, ...] = ()
 
     def input_json(self) -> str:
         return json.dumps([t.to_json_obj() for t in self.inputs])
@@ -137,4 +140,12 @@ def extract_signature(module: ir.Module, entry: str = ENTRY_NAME) -> EntrySignat
                  for i, t in enumerate(fty.results))
     if not outs:
         raise CompileError(f"@{entry} has no results")
-    return EntrySignature(entry, ins, outs)
+    return EntrySignature(entry, ins, outs, check_messages(module))
+
+
+def check_messages(module: ir.Module) -> tuple[str, ...]:
+    attrs = module.operation.attributes
+    if CHECKS_ATTR not in attrs:
+        return ()
+    arr = attrs[CHECKS_ATTR]
+    return tuple(ir.StringAttr(arr[i]).value for i in range(len(arr)))

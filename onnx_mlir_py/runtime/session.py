@@ -22,6 +22,8 @@ import numpy as np
 
 from .errors import ModelRunError, RuntimeInputError
 
+OM_ERROR_CHECK = 2          # omGetLastErrorKind(): a run-time check failed
+
 # Signature type string -> numpy dtype, and ONNX_TYPE_* code.
 SIG_TYPES: dict[str, tuple[np.dtype, int]] = {
     "f32": (np.dtype(np.float32), 1), "ui8": (np.dtype(np.uint8), 2),
@@ -139,6 +141,9 @@ class ExecutionSession:
             self._last_error = _bind(lib, "omGetLastError", ctypes.c_char_p, [])
         except AttributeError as e:
             raise ModelRunError(f"{path} is not an onnx-mlir-py model library: {e}") from None
+        self._error_kind = getattr(lib, "omGetLastErrorKind", None)
+        if self._error_kind is not None:
+            self._error_kind.restype, self._error_kind.argtypes = _I64, []
         self._set_threads = getattr(lib, "omSetNumThreads", None)
         self._get_threads = getattr(lib, "omGetNumThreads", None)
         if self._set_threads is not None:
@@ -267,7 +272,7 @@ class ExecutionSession:
             try:
                 out_list = self._run(in_list)
                 if not out_list:
-                    raise ModelRunError(f"{self._entry} failed: {self._error()}")
+                    raise self._run_failure()
                 try:
                     return [self._to_numpy(self._list_get(out_list, i))
                             for i in range(self._list_size(out_list))]
@@ -291,7 +296,7 @@ class ExecutionSession:
             (_I64 * max(1, len(flat)))(*flat),
             I32N(*[_DTYPE_CODE.get(a.dtype, 0) for a in arrays]))
         if not out_list:
-            raise ModelRunError(f"{self._entry} failed: {self._error()}")
+            raise self._run_failure()
         try:
             ranks, codes, datas, shapes = RankM(), CodeM(), PtrM(), ShapeC()
             need = self._list_info(out_list, cap, ranks, codes, datas, shapes)
@@ -327,6 +332,15 @@ class ExecutionSession:
         if nbytes:
             ctypes.memmove(out.ctypes.data, self._data(t), nbytes)
         return out
+
+    def _run_failure(self) -> Exception:
+        """The exception for a failed model call: a failed run-time check of
+        the model code (inputs the model cannot take: dims it ties together,
+        a reshape's element count, ...) is a ``RuntimeInputError``."""
+        msg = f"{self._entry} failed: {self._error()}"
+        if self._error_kind is not None and self._error_kind() == OM_ERROR_CHECK:
+            return RuntimeInputError(msg)
+        return ModelRunError(msg)
 
     def _error(self) -> str:
         msg = self._last_error()

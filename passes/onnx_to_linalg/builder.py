@@ -9,6 +9,7 @@ lowered (signless tensors), results still carry the ONNX types.
     b.unsigned(v)           True if v was an ONNX uintN value
     b.dim(v, i)             int (static) or index Value (tensor.dim)
     b.ixdim(v, i)           the same as a shape-helper dim (dialects/onnx/dims.py)
+    b.require(ok, msg, *v)  run-time check: a false ``ok`` makes the call fail with msg
     b.out_dims(op, i, fn)   result dims; dynamic ones from fn(k) -> index Value
     b.empty(dims, et)       tensor.empty (dims: int | index Value)
     b.full(dims, et, x)     tensor.empty + linalg.fill
@@ -24,6 +25,10 @@ import mlir.ir as ir
 from mlir.dialects import arith, linalg, tensor
 
 DYN = ir.ShapedType.get_dynamic_size()
+# run-time checks: the C runtime's function and how many values a message shows
+CHECK_FN = "om_check_failed"
+CHECK_VALUES = 4
+CHECKS_ATTR = "onnx_mlir_py.checks"
 
 _ONNX_NAMES = {"ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
                "si8": "int8", "si16": "int16", "si32": "int32", "si64": "int64",
@@ -75,9 +80,47 @@ def affine_map(n_dims: int, exprs: Sequence[int | str]) -> ir.AffineMap:
 
 
 class LoweringContext:
-    def __init__(self):
+    def __init__(self, module: ir.Module | None = None):
         # lowered value -> original ONNX element type (for uintN semantics)
         self._orig_elem: dict[ir.Value, ir.Type] = {}
+        self.module = module
+        # messages of the run-time checks (``require``), by check id
+        self.check_messages: list[str] = []
+        self._check_fn: ir.Operation | None = None
+
+    # -- run-time checks -------------------------------------------------------
+    def require(self, ok: ir.Value, message: str, *values: ir.Value) -> None:
+        """A run-time check: when ``ok`` (i1) is false, the model call stops
+        and fails with ``message`` (naming the node), formatted with up to
+        four ``index``/integer ``values`` as ``{0}``..``{3}``. Nothing after
+        the check runs, so a violated assumption never reads out of bounds.
+        (The generated code calls ``om_check_failed(id, v0..v3)`` of the C
+        runtime, which records the message and returns to the entry point.)"""
+        from mlir.dialects import func, scf
+        if len(values) > CHECK_VALUES:
+            raise ValueError(f"require: at most {CHECK_VALUES} values")
+        if self.module is None:
+            raise RuntimeError("require: LoweringContext has no module")
+        i64 = ir.IntegerType.get_signless(64)
+        if self._check_fn is None:
+            with ir.InsertionPoint.at_block_begin(self.module.body), \
+                    ir.Location.unknown():
+                f = func.FuncOp(CHECK_FN, ir.FunctionType.get([i64] * (1 + CHECK_VALUES), []),
+                                visibility="private")
+            self._check_fn = f
+        cid = len(self.check_messages)
+        self.check_messages.append(message)
+        args = [arith.constant(i64, cid)]
+        for v in values:
+            args.append(v if v.type == i64 else
+                        arith.index_cast(i64, v) if isinstance(v.type, ir.IndexType) else
+                        arith.extsi(i64, v))
+        args += [arith.constant(i64, 0)] * (1 + CHECK_VALUES - len(args))
+        bad = arith.xori(ok, arith.constant(ok.type, 1))
+        if_op = scf.IfOp(bad)
+        with ir.InsertionPoint(if_op.then_block):
+            func.CallOp([], ir.FlatSymbolRefAttr.get(CHECK_FN), args)
+            scf.YieldOp([])
 
     # -- bookkeeping ---------------------------------------------------------
     def record(self, v: ir.Value, onnx_type: ir.Type) -> None:

@@ -15,7 +15,7 @@ import mlir.ir as ir
 from ...dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
 from ...errors import CompileError, OnnxMlirError, UnsupportedOpsError, node_error
 from ...registry import lookup
-from .builder import LoweringContext, lost_dtype, to_signless
+from .builder import CHECKS_ATTR, LoweringContext, lost_dtype, to_signless
 
 
 def _funcs(module: ir.Module):
@@ -125,7 +125,7 @@ def lower_op(op: ir.Operation, b: LoweringContext) -> None:
 def lower_to_linalg(module: ir.Module) -> None:
     with module.context, ir.Location.unknown():
         check_supported(module)
-        b = LoweringContext()
+        b = LoweringContext(module)
         for f in _funcs(module):
             convert_signature(f, b)
         for op in _walk_onnx(module):
@@ -136,6 +136,9 @@ def lower_to_linalg(module: ir.Module) -> None:
             except ir.MLIRError as e:
                 name = OnnxOp(op).name
                 raise node_error(CompileError, name, op.name, f"lowering failed: {e}") from None
+        if b.check_messages:
+            module.operation.attributes[CHECKS_ATTR] = ir.ArrayAttr.get(
+                [ir.StringAttr.get(m) for m in b.check_messages])
         # func.return operand types now signless: fix function types to match
         for f in _funcs(module):
             if not len(f.regions[0].blocks):

@@ -16,6 +16,8 @@ from mlir.dialects import arith, math, tensor
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx import dims as D
+from .dims_ir import checks, wrap
 from .builder import LoweringContext, affine_map, convert_scalar, elem_of, is_float, to_signless
 
 F = arith.CmpFPredicate
@@ -56,6 +58,7 @@ def broadcast_generic(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value],
     # generic below can index them like the result.
     sole = {k: cands(k)[0] for k in range(rank)
             if isinstance(dims[k], ir.Value) and len(cands(k)) == 1}
+    _check_broadcast(op, b, inputs, dims, rank, sole)
     inputs = [_runtime_broadcast(b, v, dims, rank, sole) for v in inputs]
     maps = []
     for v in inputs:
@@ -70,6 +73,24 @@ def broadcast_generic(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value],
     init = b.empty(dims, out_t.element_type)
     return b.generic(inputs, [init], maps, ["parallel"] * rank,
                      lambda *a: body(*a[:len(inputs)]))[0]
+
+
+def _check_broadcast(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value], dims: list,
+                     rank: int, sole: dict) -> None:
+    """Run-time check that every dynamic input dim is the result's or 1
+    (numpy broadcasting): ``[3, 4] + [5, 4]`` fails instead of reading past
+    the first input."""
+    chk = checks(op, b)
+    for i, v in enumerate(inputs):
+        r = v.type.rank
+        for j in range(r):
+            k = rank - r + j
+            if not v.type.is_dynamic_dim(j) or sole.get(k) == (v, j):
+                continue
+            dv, do = b.ixdim(v, j), wrap(dims[k])
+            chk.require(D.either(D.eq(dv, do), D.eq(dv, 1)),
+                        f"input #{i} is not broadcast-compatible: its dim {j} is {{0}}, "
+                        f"the other inputs need {{1}} (or 1) on that axis", dv, do)
 
 
 def _runtime_broadcast(b: LoweringContext, v: ir.Value, dims: list, rank: int,

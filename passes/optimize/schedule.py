@@ -37,8 +37,8 @@ module attributes {{transform.with_named_sequence}} {{
 _FUNC_WRAPPER = """
 module attributes {{transform.with_named_sequence}} {{
   transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
-    %func = transform.structured.match ops{{["func.func"]}} in %root
-      : (!transform.any_op) -> !transform.any_op
+    %func = transform.structured.match ops{{["func.func"]}} attributes{{{tag} = {id} : i64}}
+      in %root : (!transform.any_op) -> !transform.any_op
 {body}
     transform.yield
   }}
@@ -107,9 +107,18 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for) -> in
 
 
 def apply_to_funcs(module: ir.Module, body: str) -> None:
-    """Run a schedule written against ``%func`` (all functions at once)."""
+    """Run a schedule written against ``%func`` on every function with a body
+    (one at a time: several transform ops want exactly one target; the
+    module also declares external functions such as the run-time check)."""
     with module.context, ir.Location.unknown():
-        _apply(module, _FUNC_WRAPPER.format(body=body))
+        funcs = [op.operation for op in module.body.operations
+                 if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)]
+        for i, f in enumerate(funcs):
+            f.attributes[TAG] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+            try:
+                _apply(module, _FUNC_WRAPPER.format(tag=TAG, id=i, body=body))
+            finally:
+                del f.attributes[TAG]
 
 
 def _first_line(e: Exception) -> str:

@@ -97,6 +97,13 @@ int64_t omTensorListInfo(const OMTensorList *list, int64_t cap, int64_t *ranks,
 
 /* Message of the last failure of this thread ("" if none). */
 const char *omGetLastError(void);
+/* What the last error was: OM_ERROR_CHECK when a run-time check of the
+ * model code failed (inputs inconsistent with the model: dims it ties
+ * together, a reshape's element count, an index out of range, ...). */
+#define OM_ERROR_NONE 0
+#define OM_ERROR_OTHER 1
+#define OM_ERROR_CHECK 2
+int64_t omGetLastErrorKind(void);
 
 /* The model's entry points (generated per model). */
 OMTensorList *run_main_graph(OMTensorList *inputs);

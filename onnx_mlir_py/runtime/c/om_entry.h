@@ -10,6 +10,8 @@
 #ifndef OM_ENTRY_H
 #define OM_ENTRY_H
 
+#include <setjmp.h>
+
 #include "OnnxMlirRuntime.h"
 
 typedef struct {
@@ -40,5 +42,15 @@ OMTensorList *om_wrap_results(int64_t *results, const om_arg_spec *specs,
  * progress (its idle threads spin instead of sleeping). */
 void om_run_begin(void);
 void om_run_end(void);
+
+/* Run-time checks of the model code (LoweringContext.require): a failed check
+ * calls om_check_failed(id, v0..v3), which formats om_check_messages[id]
+ * (printf positional %N$lld conversions of the values) into the last error
+ * and longjmps to om_check_target, set by the entry wrapper around the model
+ * call on the calling thread. The table is generated with the wrapper. */
+extern __thread jmp_buf *om_check_target;
+extern const char *const om_check_messages[];
+extern const int64_t om_check_count;
+void om_check_failed(int64_t id, int64_t v0, int64_t v1, int64_t v2, int64_t v3);
 
 #endif

@@ -47,18 +47,52 @@ struct OMTensorList {
 #define OM_MLIR_GLOBAL_SENTINEL ((void *)(uintptr_t)0xdeadbeef)
 
 static __thread char om_last_error[1024];
+static __thread int64_t om_last_error_kind;
 
 void om_set_error(int err, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(om_last_error, sizeof om_last_error, fmt, ap);
   va_end(ap);
+  om_last_error_kind = OM_ERROR_OTHER;
   errno = err;
 }
 
-void om_clear_error(void) { om_last_error[0] = '\0'; }
+void om_clear_error(void) {
+  om_last_error[0] = '\0';
+  om_last_error_kind = OM_ERROR_NONE;
+}
 
 const char *omGetLastError(void) { return om_last_error; }
+
+int64_t omGetLastErrorKind(void) { return om_last_error_kind; }
+
+/* ---- run-time checks of the model code ---------------------------------- */
+__thread jmp_buf *om_check_target;
+
+void om_check_failed(int64_t id, int64_t v0, int64_t v1, int64_t v2, int64_t v3) {
+  /* the message with {0}..{3} replaced by the values */
+  const int64_t vals[4] = {v0, v1, v2, v3};
+  const char *m = (id >= 0 && id < om_check_count) ? om_check_messages[id]
+                                                     : "a run-time check failed";
+  size_t k = 0, cap = sizeof om_last_error;
+  for (; *m && k + 1 < cap; ++m) {
+    if (m[0] == '{' && m[1] >= '0' && m[1] <= '3' && m[2] == '}') {
+      int w = snprintf(om_last_error + k, cap - k, "%lld", (long long)vals[m[1] - '0']);
+      k = (w > 0 && (size_t)w < cap - k) ? k + (size_t)w : cap - 1;
+      m += 2;
+    } else {
+      om_last_error[k++] = *m;
+    }
+  }
+  om_last_error[k] = '\0';
+  om_last_error_kind = OM_ERROR_CHECK;
+  errno = EINVAL;
+  if (om_check_target) longjmp(*om_check_target, 1);
+  /* not on the thread that called the entry point: nothing to return to */
+  fprintf(stderr, "onnx-mlir-py model: %s\n", om_last_error);
+  abort();
+}
 
 int64_t omTensorGetElemSize(OM_DATA_TYPE t) {
   switch (t) {
