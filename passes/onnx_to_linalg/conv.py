@@ -9,6 +9,7 @@ from mlir.dialects import arith, linalg
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map, is_float, pad
+from .dims_ir import index_of
 from .reshape import collapse, expand
 
 
@@ -33,6 +34,20 @@ def spatial_params(op: OnnxOp, in_shape, kernel, n_spatial: int, has_dilations=T
     elif auto == "VALID":
         pads = [0] * (2 * n_spatial)
     return list(pads[:n_spatial]), list(pads[n_spatial:]), list(strides), list(dil)
+
+
+def conv_out_dims(op: OnnxOp, b: LoweringContext, x, xp, kernel, strides, dil) -> list:
+    """Result dims of a convolution: N from ``x``, a dynamic spatial dim k
+    from the padded input ``xp``: (padded - effective kernel) // stride + 1."""
+    def dyn(k):
+        if k == 0:
+            return b.dim(x, 0)
+        if k == 1:
+            op.fail("the output channel dim must be static")
+        i = k - 2
+        out = (b.ixdim(xp, k) - ((kernel[i] - 1) * dil[i] + 1)) // strides[i] + 1
+        return index_of(out)
+    return b.out_dims(op, 0, dyn)
 
 
 @lowering("Conv", 1, 11, 22)
@@ -61,7 +76,7 @@ def lower_conv(op: OnnxOp, b: LoweringContext):
         op.fail("the channel dim must be static")
     if c != cg * g or m % g:
         op.fail(f"channels {c} / weights {wshape} do not match group {g}")
-    out_dims = b.out_dims(op, 0, lambda k: b.dim(x, 0))
+    out_dims = conv_out_dims(op, b, x, xp, kernel, strides, dil)
     kw = dict(strides=strides, dilations=dil)
     if g == 1:
         y = linalg.conv_2d_nchw_fchw(xp, w, outs=[b.full(out_dims, et, 0.0)], **kw)
@@ -108,7 +123,7 @@ def conv_nd(op: OnnxOp, b: LoweringContext, x, w, bias, pads=None, strides=None,
     c = None if x.type.is_dynamic_dim(1) else x.type.shape[1]
     if c is None or c != cg * g or m % g:
         op.fail(f"channels {c} / weights {wshape} do not match group {g}")
-    out_dims = b.out_dims(op, 0, lambda k: b.dim(x, 0))
+    out_dims = conv_out_dims(op, b, x, xp, wshape[2:], strides, dil)
     xd = b.dims(xp)
     x5 = expand(b, xp, [[0], [1, 2]] + [[k + 1] for k in range(2, r)],
                 [xd[0], g, cg] + xd[2:])

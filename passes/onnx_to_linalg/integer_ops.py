@@ -16,7 +16,7 @@ from mlir.dialects import arith, linalg, math
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map, pad
-from .conv import spatial_params
+from .conv import conv_out_dims, spatial_params
 from .gemm import _matmul_generic
 from .reshape import collapse, expand
 
@@ -90,7 +90,7 @@ def conv_i32(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value) -> ir.Val
     g, m, c = op.attrs.group, wshape[0], xs[1]
     if c != wshape[1] * g or m % g:
         op.fail(f"channels {c} / weights {wshape} do not match group {g}")
-    out_dims = b.out_dims(op, 0, lambda k: b.dim(x, 0))
+    out_dims = conv_out_dims(op, b, x, xp, kernel, strides, dil)
     kw = dict(strides=strides, dilations=dil)
     if g == 1:
         return linalg.conv_2d_nchw_fchw(xp, w, outs=[b.full(out_dims, i32(), 0)], **kw)
