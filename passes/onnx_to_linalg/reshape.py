@@ -56,8 +56,14 @@ def collapse(x: ir.Value, groups: list[list[int]], out_t: ir.Type) -> ir.Value:
 
 def expand(b: LoweringContext, x: ir.Value, groups: list[list[int]], out_dims: list
            ) -> ir.Value:
-    """out_dims: int | index Value per result dim."""
+    """out_dims: int | index Value per result dim. A group with more than one
+    dynamic dim becomes a ``tensor.reshape`` (such an ``expand_shape`` aborts
+    ``expand-strided-metadata``)."""
     out_t = b.type_of(out_dims, x.type.element_type)
+    if any(sum(not isinstance(out_dims[j], int) for j in g) > 1 for g in groups):
+        shp = tensor.from_elements(ir.RankedTensorType.get([len(out_dims)], index_t()),
+                                   [b.as_index(d) for d in out_dims])
+        return tensor.reshape(out_t, x, shp)
     dyn = [d for d in out_dims if not isinstance(d, int)]
     static = [d if isinstance(d, int) else DYN for d in out_dims]
     return tensor.expand_shape(out_t, x, _attr_groups(groups), dyn, static)

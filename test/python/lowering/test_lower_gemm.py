@@ -1,0 +1,47 @@
+"""MatMul with dynamic dims: batch dims that are 1 at run time broadcast
+(dynamic batch dims used to be assumed equal: collapsing and expanding
+them aborted in expand-strided-metadata, and a run-time 1 read out of
+bounds)."""
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+from dynamic_util import check_shapes, model
+
+R = np.random.default_rng(0)
+
+
+def _f(*s):
+    return R.standard_normal(s).astype(np.float32)
+
+
+CASES = {
+    # rank 4 x rank 4, every dim dynamic: batch dims broadcast either way
+    "4d_4d": ([["a", "b", "m", "k"], ["c", "d", "k", "n"]],
+              [((3, 1, 3, 4), (1, 2, 4, 2)), ((1, 2, 3, 4), (1, 2, 4, 5)),
+               ((2, 3, 1, 4), (2, 1, 4, 3))]),
+    # rank 3 x rank 3: one batch dim
+    "3d_3d": ([["a", "m", "k"], ["c", "k", "n"]],
+              [((1, 3, 4), (5, 4, 2)), ((5, 3, 4), (1, 4, 2)), ((2, 2, 3), (2, 3, 3))]),
+    # rank 4 x rank 2: two dynamic leading dims collapsed into M
+    "4d_2d": ([["a", "b", "m", "k"], ["k", "n"]],
+              [((2, 3, 4, 5), (5, 2)), ((1, 1, 2, 3), (3, 4))]),
+    # rank 2 x rank 4 and rank 1 operands (generic contraction)
+    "2d_4d": ([["m", "k"], ["a", "b", "k", "n"]],
+              [((3, 4), (2, 1, 4, 5)), ((1, 2), (1, 3, 2, 2))]),
+    "1d_3d": ([["k"], ["a", "k", "n"]], [((4,), (2, 4, 3)), ((2,), (1, 2, 5))]),
+    # mixed: a static 1 against a dynamic batch dim
+    "static1_dyn": ([[1, "b", "m", "k"], ["a", 1, "k", "n"]],
+                    [((1, 3, 2, 4), (2, 1, 4, 3)), ((1, 1, 2, 4), (3, 1, 4, 2))]),
+}
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_matmul_dynamic_broadcast(tmp_path, case, opt_level):
+    dims, shape_sets = CASES[case]
+    m = model([h.make_node("MatMul", ["a", "b"], ["y"])],
+              [("a", T.FLOAT, dims[0]), ("b", T.FLOAT, dims[1])])
+    check_shapes(tmp_path, m, [{"a": _f(*sa), "b": _f(*sb)} for sa, sb in shape_sets],
+                 opt_level=opt_level, rtol=1e-4, atol=1e-5)
