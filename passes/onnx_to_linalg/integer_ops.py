@@ -17,6 +17,7 @@ from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map, pad
 from .conv import conv_out_dims, spatial_params
+from .elementwise import _runtime_broadcast
 from .gemm import _matmul_generic
 from .reshape import collapse, expand
 
@@ -41,6 +42,18 @@ def bcast_exprs(v: ir.Value, n: int, loop_1d: int) -> list:
             for k in range(t.rank)]
 
 
+def fit(b: LoweringContext, v: ir.Value, dims: list, loop_1d: int) -> ir.Value:
+    """``v`` (indexed by ``bcast_exprs``) with its dynamic dims that are 1 at
+    run time broadcast to the loop extents ``dims``: a per-tensor zero point
+    or scale of unknown size ``[?]`` is read at index 0, not per row."""
+    t = v.type
+    if t.rank == 1 and t.is_dynamic_dim(0):
+        return _runtime_broadcast(b, v, [dims[loop_1d]], 1, {})
+    if t.rank > 1 and t.rank == len(dims):
+        return _runtime_broadcast(b, v, dims, t.rank, {})
+    return v
+
+
 def ext_i32(b: LoweringContext, x: ir.Value, unsigned: bool) -> ir.Value:
     w = x.type.width
     if w == 32:
@@ -63,6 +76,7 @@ def shifted(op: OnnxOp, b: LoweringContext, x: ir.Value, zp: ir.Value | None,
     if zp.type.rank not in (0, 1, n):
         op.fail(f"zero point of rank {zp.type.rank} does not fit an input of rank {n}")
     uz = b.unsigned(zp)
+    zp = fit(b, zp, b.dims(x), loop_1d)
     zmap = affine_map(n, bcast_exprs(zp, n, loop_1d))
     return b.generic([x, zp], [out], [ident, zmap, ident], ["parallel"] * n,
                      lambda v, z, _o: arith.subi(ext_i32(b, v, ux), ext_i32(b, z, uz)))[0]
@@ -115,6 +129,10 @@ def requantize(op: OnnxOp, b: LoweringContext, acc: ir.Value, sx: ir.Value, sx_1
                                                         (1 << (et.width - 1)) - 1)
     n = acc.type.rank
     f64 = ir.F64Type.get()
+    dims = b.dims(acc)
+    sx, sw, sy = fit(b, sx, dims, sx_1d), fit(b, sw, dims, sw_1d), fit(b, sy, dims, 0)
+    if zy is not None:
+        zy = fit(b, zy, dims, 0)
     ins = [acc, sx, sw, sy]
     maps = [affine_map(n, list(range(n))), affine_map(n, bcast_exprs(sx, n, sx_1d)),
             affine_map(n, bcast_exprs(sw, n, sw_1d)), affine_map(n, bcast_exprs(sy, n, 0))]
