@@ -12,7 +12,9 @@ from mlir.dialects import arith, linalg
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx import dims as D
 from .builder import LoweringContext, affine_map, is_float, val
+from .dims_ir import checks, wrap
 from .elementwise import _runtime_broadcast, broadcast_generic
 from .reshape import collapse, expand
 
@@ -94,10 +96,11 @@ def _batch_out_dims(op: OnnxOp, b: LoweringContext, a: ir.Value, w: ir.Value,
     return [dyn(i) if t.is_dynamic_dim(i) else int(t.shape[i]) for i in range(nb)], sole
 
 
-def _bcast_batch(b: LoweringContext, v: ir.Value, out_batch: list, sole: dict) -> ir.Value:
+def _bcast_batch(op: OnnxOp, b: LoweringContext, v: ir.Value, name: str, out_batch: list,
+                 sole: dict) -> ir.Value:
     """``v`` with each dynamic batch dim that is 1 at run time (where the
     result's is not) broadcast to the result's, so ``v`` can be indexed with
-    the result's batch loops."""
+    the result's batch loops; a run-time check that each is the result's or 1."""
     rv, nb = v.type.rank, len(out_batch)
     if rv <= 2:
         return v
@@ -105,7 +108,22 @@ def _bcast_batch(b: LoweringContext, v: ir.Value, out_batch: list, sole: dict) -
     dims = [out_batch[off + j] for j in range(rv - 2)] + [b.dim(v, rv - 2), b.dim(v, rv - 1)]
     own = {rv - 2: (v, rv - 2), rv - 1: (v, rv - 1)}
     own.update({j: (v, j) for j in range(rv - 2) if sole.get(off + j) == (v, j)})
+    chk = checks(op, b)
+    for j in range(rv - 2):
+        if v.type.is_dynamic_dim(j) and j not in own:
+            dv, do = b.ixdim(v, j), wrap(dims[j])
+            chk.require(D.either(D.eq(dv, do), D.eq(dv, 1)),
+                        f"batch dims do not broadcast: dim {j} of {name} is {{0}}, "
+                        f"the other input needs {{1}} (or 1)", dv, do)
     return _runtime_broadcast(b, v, dims, rv, own)
+
+
+def _check_k(op: OnnxOp, b: LoweringContext, a: ir.Value, w: ir.Value) -> None:
+    """A's last dim must equal B's contraction dim (checked at run time if dynamic)."""
+    ka = b.ixdim(a, a.type.rank - 1)
+    kw = b.ixdim(w, max(w.type.rank - 2, 0))
+    checks(op, b).require(D.eq(ka, kw), "inner dimensions differ: A has K = {0}, "
+                          "B has K = {1}", ka, kw)
 
 
 def _batch_matmul_ok(a: ir.Value, w: ir.Value, nb: int) -> bool:
@@ -142,6 +160,7 @@ def lower_matmul(op: OnnxOp, b: LoweringContext):
     ra, rw = b.ranked(op, a).rank, b.ranked(op, w).rank
     out_t = b.result_type(op)
     et = out_t.element_type
+    _check_k(op, b, a, w)
     if ra == 2 and rw == 2:
         return [matmul2d(b, a, w, et)]
     if ra > 2 and rw == 2:
@@ -154,7 +173,8 @@ def lower_matmul(op: OnnxOp, b: LoweringContext):
     if ra == rw and ra >= 3 and _batch_matmul_ok(a, w, ra - 2):
         nb = ra - 2
         out_batch, sole = _batch_out_dims(op, b, a, w, nb)
-        a, w = _bcast_batch(b, a, out_batch, sole), _bcast_batch(b, w, out_batch, sole)
+        a = _bcast_batch(op, b, a, "A", out_batch, sole)
+        w = _bcast_batch(op, b, w, "B", out_batch, sole)
         ga = [list(range(nb)), [nb], [nb + 1]]
         if nb > 1:
             a3 = collapse(a, ga, _collapsed_type(a, ga, a.type.element_type))
@@ -194,7 +214,8 @@ def _matmul_generic(op: OnnxOp, b: LoweringContext, a, w, out_t) -> ir.Value:
     o_map = list(range(ro))
 
     batch, sole = _batch_out_dims(op, b, a, w, nb)
-    a, w = _bcast_batch(b, a, batch, sole), _bcast_batch(b, w, batch, sole)
+    a = _bcast_batch(op, b, a, "A", batch, sole)
+    w = _bcast_batch(op, b, w, "B", batch, sole)
     dims = batch + [int(out_t.shape[i]) if not out_t.is_dynamic_dim(i) else
                     b.dim(a, ra - 2) if i == m_loop else b.dim(w, rw - 1)
                     for i in range(nb, ro)]

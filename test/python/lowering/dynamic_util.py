@@ -40,3 +40,16 @@ def check_shapes(tmp_path, m, feed_sets, opt_level=0, rtol=1e-5, atol=1e-6):
                 np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=str(shapes))
             else:
                 np.testing.assert_array_equal(g, w, err_msg=str(shapes))
+
+
+def check_rejects(tmp_path, m, feed_sets, match, opt_level=0):
+    """Compile ``m`` once; each feed dict must fail with RuntimeInputError
+    matching ``match`` (a run-time check in the compiled code)."""
+    import pytest
+    from onnx_mlir_py.runtime import RuntimeInputError
+    names = [i.name for i in m.graph.input
+             if i.name not in {t.name for t in m.graph.initializer}]
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=opt_level))
+    for feeds in feed_sets:
+        with pytest.raises(RuntimeInputError, match=match):
+            sess.run([feeds[n] for n in names])

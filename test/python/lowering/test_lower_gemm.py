@@ -45,3 +45,14 @@ def test_matmul_dynamic_broadcast(tmp_path, case, opt_level):
               [("a", T.FLOAT, dims[0]), ("b", T.FLOAT, dims[1])])
     check_shapes(tmp_path, m, [{"a": _f(*sa), "b": _f(*sb)} for sa, sb in shape_sets],
                  opt_level=opt_level, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_matmul_dynamic_mismatch_is_an_error(tmp_path, opt_level):
+    from dynamic_util import check_rejects
+    m = model([h.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+              [("a", T.FLOAT, ["a", "b", "m", "k"]), ("b", T.FLOAT, ["c", "d", "k2", "n"])])
+    check_rejects(tmp_path, m, [{"a": _f(3, 2, 3, 4), "b": _f(2, 2, 4, 3)},   # batch 3 vs 2
+                                {"a": _f(1, 2, 3, 4), "b": _f(1, 3, 4, 3)},   # batch 2 vs 3
+                                {"a": _f(1, 2, 3, 4), "b": _f(1, 2, 5, 3)}],  # K 4 vs 5
+                  r"node 'mm' \(MatMul\).*(broadcast|inner dimensions)", opt_level)

@@ -158,3 +158,13 @@ def test_qlinear_matmul_dynamic_scales(tmp_path, dt, et):
         return {"a": q(sa, dt), "sa": s(1), "za": q((1,), dt), "w": q(sw, dt),
                 "sw": s(1), "zw": q((1,), dt), "sy": s(1) * 20, "zy": q((1,), dt)}
     check_shapes(tmp_path, m, [feeds((2, 2, 4), (2, 4, 3)), feeds((1, 3, 2), (3, 2, 5))])
+
+
+def test_matmul_integer_dynamic_zero_point_size_is_checked(tmp_path):
+    from dynamic_util import check_rejects, model
+    et, dt = TensorProto.UINT8, np.uint8
+    m = model([N("MatMulInteger", ["a", "w", "az", "wz"], ["y"], name="mmi")],
+              _dyn([("a", et), ("w", et), ("az", et), ("wz", et)], [2, 2, 1, 1]), opset=10)
+    check_rejects(tmp_path, m, [
+        {"a": q((4, 3), dt), "w": q((3, 2), dt), "az": q((1,), dt), "wz": q((3,), dt)}],
+        r"node 'mmi' \(MatMulInteger\).*zero point")
