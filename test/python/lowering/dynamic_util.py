@@ -12,11 +12,12 @@ from onnx_mlir_py.runtime import ExecutionSession
 
 
 def model(nodes, inputs, outputs=("y",), opset=17, inits=()):
-    """inputs: [(name, onnx elem type, dims with str/None for dynamic)]; outputs
-    are left untyped (the compiler infers them)."""
+    """inputs: [(name, onnx elem type, dims with str/None for dynamic)];
+    outputs: names (left untyped: the compiler infers them) or such triples."""
+    outs = [h.make_tensor_value_info(o, 0, None) if isinstance(o, str) else
+            h.make_tensor_value_info(*o) for o in outputs]
     g = h.make_graph(list(nodes), "g",
-                     [h.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-                     [h.make_tensor_value_info(o, 0, None) for o in outputs],
+                     [h.make_tensor_value_info(n, t, s) for n, t, s in inputs], outs,
                      initializer=list(inits))
     m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
     m.ir_version = 8
