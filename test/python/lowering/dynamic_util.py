@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 from onnx import helper as h
-from onnx.reference import ReferenceEvaluator
 
 import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession
@@ -24,13 +23,16 @@ def model(nodes, inputs, outputs=("y",), opset=17, inits=()):
     return m
 
 
-def check_shapes(tmp_path, m, feed_sets, opt_level=0, rtol=1e-5, atol=1e-6):
-    """Compile ``m`` once; for each feed dict, outputs must match onnx.reference."""
+def check_shapes(tmp_path, m, feed_sets, opt_level=0, rtol=1e-5, atol=1e-6,
+                 engine="reference"):
+    """Compile ``m`` once; for each feed dict, outputs must match onnx.reference
+    (or onnxruntime: ``engine="onnxruntime"``)."""
+    from onnx_mlir_py.testing.check import reference
     names = [i.name for i in m.graph.input
              if i.name not in {t.name for t in m.graph.initializer}]
     sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=opt_level))
     for feeds in feed_sets:
-        want = ReferenceEvaluator(m).run(None, feeds)
+        want = reference(m, feeds, engine)
         got = sess.run([feeds[n] for n in names])
         shapes = {k: v.shape for k, v in feeds.items()}
         for g, w in zip(got, want):
