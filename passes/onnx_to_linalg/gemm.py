@@ -12,8 +12,10 @@ from mlir.dialects import arith, linalg
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx import dims as D
 from .builder import LoweringContext, affine_map, is_float, val
-from .elementwise import broadcast_generic
+from .dims_ir import checks, wrap
+from .elementwise import _runtime_broadcast, broadcast_generic
 from .reshape import collapse, expand
 
 
@@ -70,11 +72,72 @@ def lower_gemm(op: OnnxOp, b: LoweringContext):
     return [broadcast_generic(op, b, [y, c], epilogue)]
 
 
-def _static_eq(x: ir.Value, y: ir.Value, k: int) -> bool:
-    tx, ty = x.type, y.type
-    if tx.is_dynamic_dim(k) or ty.is_dynamic_dim(k):
-        return tx.is_dynamic_dim(k) and ty.is_dynamic_dim(k)  # assumed equal (no broadcast)
-    return tx.shape[k] == ty.shape[k]
+def _batch_out_dims(op: OnnxOp, b: LoweringContext, a: ir.Value, w: ir.Value,
+                    nb: int) -> tuple[list, dict]:
+    """The result's ``nb`` batch dims (int | index Value): a dynamic one is the
+    larger of the operands' dims there (equal, or 1 that broadcasts). Also
+    ``{i: (v, j)}`` for result dims that are operand v's dim j itself."""
+    sole = {}
+
+    def dyn(i):
+        ds = []
+        for v in (a, w):
+            rv = v.type.rank
+            j = i - (nb - (rv - 2))
+            if rv > 2 and j >= 0 and v.type.is_dynamic_dim(j):
+                ds.append((v, j))
+        if not ds:
+            return 1
+        if len(ds) == 1:
+            sole[i] = ds[0]
+            return b.dim(*ds[0])
+        return arith.maxui(b.dim(*ds[0]), b.dim(*ds[1]))
+    t = b.result_type(op)
+    return [dyn(i) if t.is_dynamic_dim(i) else int(t.shape[i]) for i in range(nb)], sole
+
+
+def _bcast_batch(op: OnnxOp, b: LoweringContext, v: ir.Value, name: str, out_batch: list,
+                 sole: dict) -> ir.Value:
+    """``v`` with each dynamic batch dim that is 1 at run time (where the
+    result's is not) broadcast to the result's, so ``v`` can be indexed with
+    the result's batch loops; a run-time check that each is the result's or 1."""
+    rv, nb = v.type.rank, len(out_batch)
+    if rv <= 2:
+        return v
+    off = nb - (rv - 2)
+    dims = [out_batch[off + j] for j in range(rv - 2)] + [b.dim(v, rv - 2), b.dim(v, rv - 1)]
+    own = {rv - 2: (v, rv - 2), rv - 1: (v, rv - 1)}
+    own.update({j: (v, j) for j in range(rv - 2) if sole.get(off + j) == (v, j)})
+    chk = checks(op, b)
+    for j in range(rv - 2):
+        if v.type.is_dynamic_dim(j) and j not in own:
+            dv, do = b.ixdim(v, j), wrap(dims[j])
+            chk.require(D.either(D.eq(dv, do), D.eq(dv, 1)),
+                        f"batch dims do not broadcast: dim {j} of {name} is {{0}}, "
+                        f"the other input needs {{1}} (or 1)", dv, do)
+    return _runtime_broadcast(b, v, dims, rv, own)
+
+
+def _check_k(op: OnnxOp, b: LoweringContext, a: ir.Value, w: ir.Value) -> None:
+    """A's last dim must equal B's contraction dim (checked at run time if dynamic)."""
+    ka = b.ixdim(a, a.type.rank - 1)
+    kw = b.ixdim(w, max(w.type.rank - 2, 0))
+    checks(op, b).require(D.eq(ka, kw), "inner dimensions differ: A has K = {0}, "
+                          "B has K = {1}", ka, kw)
+
+
+def _batch_matmul_ok(a: ir.Value, w: ir.Value, nb: int) -> bool:
+    """Batch dims usable by batch_matmul once dynamic 1s are broadcast: no
+    static 1 facing a dim that may be larger."""
+    ta, tw = a.type, w.type
+    for k in range(nb):
+        sa = None if ta.is_dynamic_dim(k) else ta.shape[k]
+        sw = None if tw.is_dynamic_dim(k) else tw.shape[k]
+        if (sa == 1) != (sw == 1):
+            return False
+        if sa is not None and sw is not None and sa != sw:
+            return False
+    return True
 
 
 def _collapsed_type(x: ir.Value, groups, et) -> ir.Type:
@@ -97,6 +160,7 @@ def lower_matmul(op: OnnxOp, b: LoweringContext):
     ra, rw = b.ranked(op, a).rank, b.ranked(op, w).rank
     out_t = b.result_type(op)
     et = out_t.element_type
+    _check_k(op, b, a, w)
     if ra == 2 and rw == 2:
         return [matmul2d(b, a, w, et)]
     if ra > 2 and rw == 2:
@@ -106,8 +170,11 @@ def lower_matmul(op: OnnxOp, b: LoweringContext):
         y = matmul2d(b, a2, w, et)
         out_dims = b.dims(a)[:-1] + [b.dim(w, 1)]
         return [expand(b, y, [list(range(ra - 1)), [ra - 1]], out_dims)]
-    if ra == rw and ra >= 3 and all(_static_eq(a, w, k) for k in range(ra - 2)):
+    if ra == rw and ra >= 3 and _batch_matmul_ok(a, w, ra - 2):
         nb = ra - 2
+        out_batch, sole = _batch_out_dims(op, b, a, w, nb)
+        a = _bcast_batch(op, b, a, "A", out_batch, sole)
+        w = _bcast_batch(op, b, w, "B", out_batch, sole)
         ga = [list(range(nb)), [nb], [nb + 1]]
         if nb > 1:
             a3 = collapse(a, ga, _collapsed_type(a, ga, a.type.element_type))
@@ -118,7 +185,7 @@ def lower_matmul(op: OnnxOp, b: LoweringContext):
         y = linalg.batch_matmul(a3, w3, outs=[b.full(dims, et, _zero(et))])
         if nb == 1:
             return [y]
-        out_dims = b.dims(a)[:-1] + [b.dim(w, ra - 1)]
+        out_dims = out_batch + [b.dim(a, ra - 2), b.dim(w, ra - 1)]
         return [expand(b, y, ga, out_dims)]
     return [_matmul_generic(op, b, a, w, out_t)]
 
@@ -146,17 +213,12 @@ def _matmul_generic(op: OnnxOp, b: LoweringContext, a, w, out_t) -> ir.Value:
     w_map = (batch_exprs(w, rw) + [k, n_loop]) if has_n else [k]
     o_map = list(range(ro))
 
-    def dyn(i):
-        if i == m_loop:
-            return b.dim(a, ra - 2)
-        if i == n_loop:
-            return b.dim(w, rw - 1)
-        for v, rv in ((a, ra), (w, rw)):
-            j = i - (nb - (rv - 2))
-            if rv > 2 and j >= 0 and v.type.is_dynamic_dim(j):
-                return b.dim(v, j)
-        return 1
-    dims = b.out_dims(op, 0, dyn)
+    batch, sole = _batch_out_dims(op, b, a, w, nb)
+    a = _bcast_batch(op, b, a, "A", batch, sole)
+    w = _bcast_batch(op, b, w, "B", batch, sole)
+    dims = batch + [int(out_t.shape[i]) if not out_t.is_dynamic_dim(i) else
+                    b.dim(a, ra - 2) if i == m_loop else b.dim(w, rw - 1)
+                    for i in range(nb, ro)]
     init = b.full(dims, out_t.element_type, _zero(out_t.element_type))
     return b.generic([a, w], [init], [affine_map(n_loops, a_map), affine_map(n_loops, w_map),
                                       affine_map(n_loops, o_map)],

@@ -16,8 +16,11 @@ from mlir.dialects import arith, linalg, math
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map, pad
+from ...dialects.onnx import dims as D
 from .conv import conv_out_dims, spatial_params
-from .gemm import _matmul_generic
+from .dims_ir import checks, wrap
+from .elementwise import _runtime_broadcast
+from .gemm import _check_k, _matmul_generic
 from .reshape import collapse, expand
 
 
@@ -39,6 +42,28 @@ def bcast_exprs(v: ir.Value, n: int, loop_1d: int) -> list:
     off = n - t.rank
     return ["0" if (not t.is_dynamic_dim(k) and t.shape[k] == 1) else off + k
             for k in range(t.rank)]
+
+
+def fit(op: OnnxOp, b: LoweringContext, v: ir.Value, dims: list, loop_1d: int) -> ir.Value:
+    """``v`` (indexed by ``bcast_exprs``) with its dynamic dims that are 1 at
+    run time broadcast to the loop extents ``dims``: a per-tensor zero point
+    or scale of unknown size ``[?]`` is read at index 0, not per row. Other
+    sizes must be the loop extent (a run-time check)."""
+    t = v.type
+    if t.rank == 1:
+        pairs, target = [(0, dims[loop_1d])], [dims[loop_1d]]
+    elif t.rank > 1 and t.rank == len(dims):
+        pairs, target = list(enumerate(dims)), dims
+    else:
+        return v
+    chk = checks(op, b)
+    for j, d in pairs:
+        if t.is_dynamic_dim(j):
+            dv, do = b.ixdim(v, j), wrap(d)
+            chk.require(D.either(D.eq(dv, do), D.eq(dv, 1)),
+                        f"a zero point or scale has {{0}} elements on axis {j}, "
+                        f"expected 1 or {{1}}", dv, do)
+    return _runtime_broadcast(b, v, target, t.rank, {})
 
 
 def ext_i32(b: LoweringContext, x: ir.Value, unsigned: bool) -> ir.Value:
@@ -63,12 +88,14 @@ def shifted(op: OnnxOp, b: LoweringContext, x: ir.Value, zp: ir.Value | None,
     if zp.type.rank not in (0, 1, n):
         op.fail(f"zero point of rank {zp.type.rank} does not fit an input of rank {n}")
     uz = b.unsigned(zp)
+    zp = fit(op, b, zp, b.dims(x), loop_1d)
     zmap = affine_map(n, bcast_exprs(zp, n, loop_1d))
     return b.generic([x, zp], [out], [ident, zmap, ident], ["parallel"] * n,
                      lambda v, z, _o: arith.subi(ext_i32(b, v, ux), ext_i32(b, z, uz)))[0]
 
 
 def matmul_i32(op: OnnxOp, b: LoweringContext, a: ir.Value, w: ir.Value) -> ir.Value:
+    _check_k(op, b, a, w)
     out_t = ir.RankedTensorType.get(list(b.result_type(op).shape), i32())
     if a.type.rank == 2 and w.type.rank == 2:
         acc = b.full([b.dim(a, 0), b.dim(w, 1)], i32(), 0)
@@ -115,6 +142,11 @@ def requantize(op: OnnxOp, b: LoweringContext, acc: ir.Value, sx: ir.Value, sx_1
                                                         (1 << (et.width - 1)) - 1)
     n = acc.type.rank
     f64 = ir.F64Type.get()
+    dims = b.dims(acc)
+    sx, sw, sy = (fit(op, b, sx, dims, sx_1d), fit(op, b, sw, dims, sw_1d),
+                  fit(op, b, sy, dims, 0))
+    if zy is not None:
+        zy = fit(op, b, zy, dims, 0)
     ins = [acc, sx, sw, sy]
     maps = [affine_map(n, list(range(n))), affine_map(n, bcast_exprs(sx, n, sx_1d)),
             affine_map(n, bcast_exprs(sw, n, sw_1d)), affine_map(n, bcast_exprs(sy, n, 0))]

@@ -13,7 +13,10 @@ from mlir.dialects import arith, linalg, tensor
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx import dims as D
 from .builder import DYN, LoweringContext, index_t, val
+from .dims_ir import checks, index_of
+from .tensor_util import norm_axis
 
 
 def _groups(src: list, dst: list) -> list[list[int]] | None:
@@ -56,8 +59,14 @@ def collapse(x: ir.Value, groups: list[list[int]], out_t: ir.Type) -> ir.Value:
 
 def expand(b: LoweringContext, x: ir.Value, groups: list[list[int]], out_dims: list
            ) -> ir.Value:
-    """out_dims: int | index Value per result dim."""
+    """out_dims: int | index Value per result dim. A group with more than one
+    dynamic dim becomes a ``tensor.reshape`` (such an ``expand_shape`` aborts
+    ``expand-strided-metadata``)."""
     out_t = b.type_of(out_dims, x.type.element_type)
+    if any(sum(not isinstance(out_dims[j], int) for j in g) > 1 for g in groups):
+        shp = tensor.from_elements(ir.RankedTensorType.get([len(out_dims)], index_t()),
+                                   [b.as_index(d) for d in out_dims])
+        return tensor.reshape(out_t, x, shp)
     dyn = [d for d in out_dims if not isinstance(d, int)]
     static = [d if isinstance(d, int) else DYN for d in out_dims]
     return tensor.expand_shape(out_t, x, _attr_groups(groups), dyn, static)
@@ -160,22 +169,82 @@ def lower_flatten(op: OnnxOp, b: LoweringContext):
     return [collapse(x, groups, out_t)]
 
 
+def _runtime_axis_flags(op: OnnxOp, b: LoweringContext, axes: ir.Value, rank: int) -> list:
+    """One run-time condition per position ``k < rank``: some element of the
+    1-D ``axes`` tensor (normalized against ``rank``) is ``k``. Checks the
+    axes are in range."""
+    from .dims_ir import IxCond
+    from .loops import for_nest
+    i1 = ir.IntegerType.get_signless(1)
+    P = arith.CmpIPredicate
+    false, true = arith.constant(i1, 0), arith.constant(i1, 1)
+
+    def body(ivs, carried):
+        a = arith.index_cast(index_t(), tensor.extract(axes, [ivs[0]]))
+        a = arith.select(arith.cmpi(P.slt, a, b.index(0)), arith.addi(a, b.index(rank)), a)
+        ok = arith.andi(carried[-1], arith.andi(arith.cmpi(P.sge, a, b.index(0)),
+                                                arith.cmpi(P.slt, a, b.index(rank))))
+        return [arith.ori(f, arith.cmpi(P.eq, a, b.index(k)))
+                for k, f in enumerate(carried[:-1])] + [ok]
+    res = for_nest(b, [b.dim(axes, 0)], [false] * rank + [true], body)
+    checks(op, b).require(IxCond(res[-1]), f"axes out of range for rank {rank}")
+    return [IxCond(f) for f in res[:-1]]
+
+
+def _unit_groups(flags: list) -> list[list[int]]:
+    """Reassociation over the longer side: each flagged (unit) position joins
+    the group of the next unflagged one (trailing ones join the last group)."""
+    groups, pending = [], []
+    for i, f in enumerate(flags):
+        pending.append(i)
+        if not f:
+            groups.append(pending)
+            pending = []
+    if pending and groups:
+        groups[-1] += pending
+    return groups
+
+
 def _squeeze_like(op: OnnxOp, b: LoweringContext):
+    """Squeeze/Unsqueeze: result dims from ``squeeze_dims``/``unsqueeze_dims``
+    (dialects/onnx/ops/reshape.py) with one flag per squeezed input dim /
+    inserted result dim: constant axes give static flags (a collapse/expand
+    of unit dims), run-time axes run-time ones (a reshape to computed dims);
+    Squeeze without axes squeezes the dims that are 1."""
+    from ...dialects.onnx.ops.reshape import axis_flags, squeeze_dims, unsqueeze_dims
+    from .tensor_util import const_np
     x = op.input(0)
-    b.ranked(op, x)
+    r = b.ranked(op, x).rank
     t = b.result_type(op)
-    # result dims: map dynamic result dims onto dynamic input dims in order
-    dyn_src = [k for k in range(x.type.rank) if x.type.is_dynamic_dim(k)]
-    dims, it = [], iter(dyn_src)
-    for k in range(t.rank):
-        if t.is_dynamic_dim(k):
-            j = next(it, None)
-            if j is None:
-                op.fail("cannot match dynamic result dims to input dims")
-            dims.append(b.dim(x, j))
-        else:
-            dims.append(int(t.shape[k]))
-    return [reshape_to(op, b, x, dims)]
+    squeeze = op.op_type == "Squeeze"
+    if op.version < 13:
+        axes, given = op.attrs.axes, op.attrs.axes is not None
+    else:
+        given = op.input(1) is not None
+        c = const_np(op.input(1)) if given else None
+        axes = None if c is None else [int(a) for a in c.reshape(-1)]
+    n_flags = r if squeeze else t.rank
+    if not given:
+        if not squeeze:
+            op.fail("axes are required")
+        flags = [D.eq(d, 1) for d in b.ixdims(x)]
+    elif axes is not None:
+        flags = axis_flags([norm_axis(op, a, n_flags) for a in axes], n_flags)
+    else:
+        b.ranked(op, op.input(1), "axes")
+        flags = _runtime_axis_flags(op, b, op.input(1), n_flags)
+    ctx = checks(op, b)
+    out = (squeeze_dims(ctx, b.ixdims(x), flags, t.rank) if squeeze
+           else unsqueeze_dims(ctx, b.ixdims(x), flags))
+    out = [index_of(d) for d in out]
+    if all(isinstance(f, bool) for f in flags) and t.rank and r:
+        g = _unit_groups(flags)
+        if squeeze:  # a group holding a dynamic (run-time 1) dim collapses to ?
+            ct = b.type_of([DYN if any(x.type.is_dynamic_dim(i) for i in grp) else out[k]
+                            for k, grp in enumerate(g)], x.type.element_type)
+            return [b.cast_to(collapse(x, g, ct), b.type_of(out, x.type.element_type))]
+        return [expand(b, x, g, out)]
+    return [reshape_to(op, b, x, out)]
 
 
 for _v in (13, 21, 23, 24, 25):

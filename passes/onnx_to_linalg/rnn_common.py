@@ -16,8 +16,11 @@ from dataclasses import dataclass, field
 import mlir.ir as ir
 from mlir.dialects import arith, linalg, math, tensor
 
+from ...dialects.onnx import dims as D
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx.ops.recurrent import hidden_size, recurrent_dims
 from .builder import LoweringContext, val
+from .dims_ir import checks, index_of
 from .tensor_util import extract_slice, insert_slice, loop_index, to_index
 
 
@@ -86,6 +89,7 @@ class Rec:
     clip: float | None
     et: ir.Type
     extra: dict = field(default_factory=dict)
+    inp: int | ir.Value = 0     # input size I (static if X or W has it static)
 
     @property
     def dirs(self) -> int:
@@ -106,20 +110,23 @@ def parse(op: OnnxOp, b: LoweringContext, gates: int, default_acts: list[str]) -
     et = x.type.element_type
     if not isinstance(et, (ir.F16Type, ir.F32Type, ir.F64Type)):
         op.fail(f"unsupported element type {et}")
-    if any(w.type.is_dynamic_dim(k) or r.type.is_dynamic_dim(k) for k in range(3)):
-        op.fail("W and R must have static shapes")
-    hidden = r.type.shape[2]
-    if op.attrs.hidden_size not in (None, hidden) or w.type.shape[1] != gates * hidden:
-        op.fail(f"hidden_size {op.attrs.hidden_size} does not match W {w.type} / R {r.type}")
     direction = op.attrs.direction
     direction = direction.decode() if isinstance(direction, bytes) else direction
     reverse = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}.get(
         direction)
     if reverse is None:
         op.fail(f"unknown direction '{direction}'")
-    if w.type.shape[0] != len(reverse):
-        op.fail(f"W has {w.type.shape[0]} directions, direction is '{direction}'")
     layout = op.attrs.layout if "layout" in op.spec.attributes else 0
+    # W, R, B, ... may have dynamic dims: their sizes follow from direction and
+    # hidden_size, and are checked at run time (recurrent_dims)
+    shapes = [None if op.input(i) is None else b.ixdims(op.input(i))
+              for i in range(len(op.spec.inputs))]
+    if not D.is_static(hidden_size(op.op_type, op.attrs.hidden_size, shapes[1], shapes[2])):
+        op.fail("hidden_size is not given and W and R have dynamic dims")
+    _, _, inp, hidden = recurrent_dims(checks(op, b), op.op_type, len(reverse),
+                                       op.attrs.hidden_size, layout, (shapes + [None] * 8)[:8])
+    w_inp = b.ixdim(w, 2)           # prefer a static input size (W's or X's)
+    inp = index_of(w_inp if D.is_static(w_inp) else inp)
     h0 = op.input(5)
     if layout:
         x = transpose(b, x, [1, 0, 2])
@@ -147,8 +154,8 @@ def parse(op: OnnxOp, b: LoweringContext, gates: int, default_acts: list[str]) -
             bt = betas.pop(0) if canon in _BETA and betas else _BETA.get(canon, 0.0)
             fns.append(activation(op, n, a, bt, et))
         acts.append(fns)
-    return Rec(x, w, r, op.input(3), op.input(4), h0, layout, hidden, gates, reverse, acts,
-               op.attrs.clip, et)
+    return Rec(x, w, r, op.input(3), op.input(4), h0, layout, int(hidden), gates, reverse,
+               acts, op.attrs.clip, et, inp=inp)
 
 
 def clip_fn(rec: Rec):
@@ -185,7 +192,7 @@ def project(b: LoweringContext, rec: Rec, d: int, fold_limit: int) -> ir.Value:
         init = b.generic([vec(b, rec.bias, d, 0, gh), vec(b, rec.bias, d, gh, gh)], [init],
                          [amap(3, [2]), amap(3, [2]), amap(3, [0, 1, 2])], ["parallel"] * 3,
                          bias_body)[0]
-    w2 = extract_2d(b, rec.w, d, [gh, rec.w.type.shape[2]])
+    w2 = extract_2d(b, rec.w, d, [gh, rec.inp])
     return b.generic([rec.x, w2], [init],
                      [amap(4, [0, 1, 3]), amap(4, [2, 3]), amap(4, [0, 1, 2])],
                      ["parallel"] * 3 + ["reduction"],

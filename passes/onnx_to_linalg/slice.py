@@ -1,113 +1,176 @@
-"""Slice -> tensor.extract_slice (constant starts/ends/axes/steps).
+"""Slice -> tensor.extract_slice (+ a linalg.generic for other steps).
 
-Per sliced axis: static dims clamp in Python (``slice.indices``); dynamic
-dims clamp with index arithmetic on ``tensor.dim``. Negative steps take the
-positive-stride slice covering the same elements, then reverse those axes
-with a linalg.generic that reads ``tensor.extract`` at mirrored indices.
+Per dim, (start, end, step) is gathered from the operands: constants as
+ints, run-time elements as index values (``tensor.extract``); with
+run-time ``axes``, or a number of axes known only at run time, an scf.for
+over the entries picks each dim's parameters. ``slice_axis`` (the shape
+helper shared with the shape rule) then gives each dim's first element
+and count. Axes with a static positive step are a strided
+``tensor.extract_slice``; negative or run-time steps are a linalg.generic
+reading ``x[first + i * step]``.
 """
 from __future__ import annotations
 
+import mlir.ir as ir
 from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
+from ...dialects.onnx import dims as D
+from ...dialects.onnx.ops.slice import SLICE, slice_axis
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map
-from .tensor_util import (const_ints, extract_slice, imax, imin, imul, isub, loop_index,
-                          norm_axis)
+from .dims_ir import IxVal, checks, index_of
+from .loops import for_nest
+from .tensor_util import const_np, extract_slice, loop_index, norm_axis, to_index
 
 
-def _params(op: OnnxOp, r: int):
+def _elems(b: LoweringContext, v, n: int) -> list:
+    """Elements of a 1-D integer tensor: ints if constant, else run-time values."""
+    c = const_np(v)
+    if c is not None:
+        if c.dtype.kind not in "iu":
+            raise TypeError
+        return [int(x) for x in c.reshape(-1)]
+    return [IxVal(to_index(tensor.extract(v, [b.index(j)]))) for j in range(n)]
+
+
+def _operands(op: OnnxOp):
     if op.version == 1:
-        starts, ends, axes = op.attrs.starts, op.attrs.ends, op.attrs.axes
-        steps = None
+        return None, None, None, None
+    return op.input(1), op.input(2), op.input(3), op.input(4)
+
+
+def _static_params(op: OnnxOp, b: LoweringContext, r: int, chk) -> dict | None:
+    """{dim: (start, end, step)} when the sliced axes are known at compile
+    time; None when they are not (run-time axes or number of entries)."""
+    if op.version == 1:
+        starts, ends = list(op.attrs.starts), list(op.attrs.ends)
+        axes, steps = op.attrs.axes, None
+        n = len(starts)
+        if len(ends) != n or (axes is not None and len(axes) != n):
+            op.fail("starts, ends and axes must have the same length")
     else:
-        starts = const_ints(op, op.input(1), "starts")
-        ends = const_ints(op, op.input(2), "ends")
-        axes = const_ints(op, op.input(3), "axes") if op.input(3) is not None else None
-        steps = const_ints(op, op.input(4), "steps") if op.input(4) is not None else None
-    n = len(starts)
+        vs, ve, va, vst = _operands(op)
+        axes = None
+        if va is not None:
+            c = const_np(va)
+            if c is None:
+                return None
+            axes = [int(x) for x in c.reshape(-1)]
+        ops = [v for v in (vs, ve, va, vst) if v is not None]
+        lens = [v.type.shape[0] for v in ops if not v.type.is_dynamic_dim(0)]
+        if len(set(lens)) > 1:
+            op.fail("starts, ends, axes and steps must have the same length")
+        if not lens:
+            return None
+        n = lens[0]
+        for v in ops:  # a run-time length must be the same
+            if v.type.is_dynamic_dim(0):
+                chk.require(D.eq(b.ixdim(v, 0), n),
+                            "starts, ends, axes and steps have {0} and {1} entries",
+                            b.ixdim(v, 0), n)
+        try:
+            starts, ends = _elems(b, vs, n), _elems(b, ve, n)
+            steps = _elems(b, vst, n) if vst is not None else None
+        except TypeError:
+            op.fail("starts, ends and steps must be integer tensors")
     axes = list(range(n)) if axes is None else [norm_axis(op, a, r, "axes") for a in axes]
-    steps = [1] * n if steps is None else steps
-    if not (len(ends) == len(axes) == len(steps) == n):
-        op.fail("starts, ends, axes and steps must have the same length")
-    if 0 in steps:
-        op.fail("steps must not be 0")
-    return starts, ends, axes, steps
+    if len(set(axes)) != len(axes):
+        op.fail(f"axes {axes} has duplicates")
+    steps = steps or [1] * n
+    return {a: (starts[j], ends[j], steps[j]) for j, a in enumerate(axes)}
 
 
-def _clamp_dyn(b: LoweringContext, v: int, dim, lo_neg: bool):
-    """ONNX clamping of start/end against a dynamic dim: v<0 -> v+dim, then
-    clamp to [0, dim] (step > 0) or [-1, dim-1] (step < 0)."""
-    big = 1 << 62
-    if v >= big:
-        x = dim
-    elif v <= -big:
-        x = -1 if lo_neg else 0
-    elif v < 0:
-        x = arith.addi(dim, b.index(v))
-    else:
-        x = b.index(v)
-    if lo_neg:
-        return imin(b, imax(b, x, -1), isub(b, dim, 1))
-    return imin(b, imax(b, x, 0), dim)
+def _runtime_params(op: OnnxOp, b: LoweringContext, x, r: int, chk) -> dict:
+    """{dim: (start, end, step)} for every dim, chosen at run time by an
+    scf.for over the entries (axes or their number known only at run time)."""
+    vs, ve, va, vst = _operands(op)
+    n = b.ixdim(vs, 0)
+    for v in (ve, va, vst):
+        if v is not None:
+            chk.require(D.eq(b.ixdim(v, 0), n),
+                        "starts, ends, axes and steps have {0} and {1} entries",
+                        b.ixdim(v, 0), n)
+    def get(v, j):
+        return IxVal(to_index(tensor.extract(v, [j])))
+
+    # carried per dim: start, end, step, number of entries naming the dim
+    inits = []
+    for d in range(r):
+        inits += [b.index(0), b.as_index(b.dim(x, d)), b.index(1), b.index(0)]
+
+    def body(ivs, carried):
+        j = ivs[0]
+        a = get(va, j) if va is not None else IxVal(j)
+        chk.require(D.both(D.ge(a, -r), D.lt(a, r)),
+                    f"axes entry {{0}} is out of range for rank {r}", a)
+        a = D.select(D.lt(a, 0), a + r, a)
+        s, e = get(vs, j), get(ve, j)
+        st = get(vst, j) if vst is not None else 1
+        out = []
+        for d in range(r):
+            hit = D.eq(a, d)
+            cs, ce, cst, cnt = (IxVal(v) for v in carried[4 * d:4 * d + 4])
+            out += [D.select(hit, s, cs), D.select(hit, e, ce), D.select(hit, st, cst),
+                    cnt + D.select(hit, 1, 0)]
+        return [index_of(v) if not isinstance(v, int) else b.index(v) for v in out]
+    res = for_nest(b, [index_of(n)], inits, body)
+    params = {}
+    for d in range(r):
+        s, e, st, cnt = (IxVal(v) for v in res[4 * d:4 * d + 4])
+        chk.require(D.le(cnt, 1), f"axes name dim {d} {{0}} times", cnt)
+        params[d] = (s, e, st)
+    return params
 
 
-def _axis_range(b: LoweringContext, dim, start: int, end: int, step: int):
-    """(first element, count) of the ONNX slice along one axis."""
-    if isinstance(dim, int):
-        rng = range(*slice(start, end, step).indices(dim))
-        return (rng.start if len(rng) else 0), len(rng)
-    s = _clamp_dyn(b, start, dim, step < 0)
-    e = _clamp_dyn(b, end, dim, step < 0)
-    span = isub(b, e, s) if step > 0 else isub(b, s, e)
-    cnt = arith.ceildivsi(b.as_index(imax(b, span, 0)), b.index(abs(step)))
-    return s, cnt
-
-
-def reverse_axes(b: LoweringContext, x, axes: list[int]):
-    """Reverse x along ``axes`` (linalg.generic + tensor.extract)."""
+def slice_tensor(b: LoweringContext, x, params: dict, chk, out_type) -> ir.Value:
+    """x sliced by {dim: (start, end, step)} (ints or run-time values)."""
     r = x.type.rank
-    dims = b.dims(x)
-    init = b.empty(dims, x.type.element_type)
+    dims = b.ixdims(x)
+    offs, sizes, strides = [0] * r, [index_of(d) for d in dims], [1] * r
+    gathered = {}   # dim -> (first, step): read by the generic
+    for a, (s, e, st) in sorted(params.items()):
+        first, cnt = slice_axis(chk, dims[a], s, e, st)
+        cnt = out_type.shape[a] if not out_type.is_dynamic_dim(a) else index_of(cnt)
+        if D.is_static(st) and st > 0:
+            if D.is_static(first) and D.is_static(dims[a]) and first >= dims[a]:
+                first = 0  # an empty slice at the end (a static offset must be < dim)
+            offs[a], sizes[a], strides[a] = index_of(first), cnt, st
+        else:
+            sizes[a] = cnt
+            gathered[a] = (first, st)
+    if len(gathered) < len(params):
+        x = extract_slice(b, x, offs, [sizes[a] if a not in gathered else index_of(dims[a])
+                                       for a in range(r)], strides)
+    if gathered:
+        x = _gather(b, x, sizes, gathered)
+    return b.cast_to(x, out_type)
+
+
+def _gather(b: LoweringContext, x, sizes, gathered: dict) -> ir.Value:
+    """result[i] = x[.., first + i_a * step, ..] on the ``gathered`` axes."""
+    r = x.type.rank
+    init = b.empty(sizes, x.type.element_type)
 
     def body(_o):
         idx = []
         for k in range(r):
             i = loop_index(k)
-            if k in axes:
-                i = arith.subi(arith.subi(b.as_index(dims[k]), b.index(1)), i)
+            if k in gathered:
+                first, st = gathered[k]
+                i = IxVal(i) * st + first
+                i = index_of(i) if not isinstance(i, int) else b.index(i)
             idx.append(i)
         return tensor.extract(x, idx)
     return b.generic([], [init], [affine_map(r, list(range(r)))], ["parallel"] * r, body)[0]
 
 
-def slice_tensor(b: LoweringContext, x, starts, ends, axes, steps):
-    r = x.type.rank
-    dims = b.dims(x)
-    offs, sizes, strides = [0] * r, list(dims), [1] * r
-    rev = []
-    for s, e, a, st in zip(starts, ends, axes, steps):
-        first, cnt = _axis_range(b, dims[a], s, e, st)
-        if st > 0:
-            offs[a], sizes[a], strides[a] = first, cnt, st
-        else:
-            # lowest element: first + (cnt-1)*st
-            last = isub(b, first, imul(b, isub(b, cnt, 1), -st))
-            if isinstance(cnt, int) and cnt == 0:
-                last = 0
-            elif not isinstance(cnt, int):
-                last = imax(b, last, 0)
-            offs[a], sizes[a], strides[a] = last, cnt, -st
-            rev.append(a)
-    y = extract_slice(b, x, offs, sizes, strides)
-    return reverse_axes(b, y, rev) if rev else y
-
-
-@lowering("Slice", 1, 10, 11, 13)
+@lowering("Slice", *SLICE)
 def lower_slice(op: OnnxOp, b: LoweringContext):
     x = op.input(0)
     r = b.ranked(op, x).rank
-    starts, ends, axes, steps = _params(op, r)
-    if len(set(axes)) != len(axes):
-        op.fail(f"axes {axes} has duplicates")
-    return [slice_tensor(b, x, starts, ends, axes, steps)]
+    chk = checks(op, b)
+    params = _static_params(op, b, r, chk)
+    if params is None:
+        params = _runtime_params(op, b, x, r, chk)
+    return [slice_tensor(b, x, params, chk, b.result_type(op))]

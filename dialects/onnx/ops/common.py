@@ -158,7 +158,11 @@ def _propagate(o: OnnxOp, depth: int) -> list[int | None] | None:
         if data is None or starts is None or ends is None or steps is None \
                 or len(starts) != 1 or len(ends) != 1 or steps[0] == 0:
             return None
-        return data[slice(starts[0], ends[0], steps[0])]
+        from .. import dims as D
+        from .slice import slice_axis  # (slice.py imports this module)
+        first, cnt = slice_axis(D.ShapeChecks(lambda _m: None), len(data), starts[0],
+                                ends[0], steps[0])
+        return [data[first + i * steps[0]] for i in range(cnt)]
     if t in ("Add", "Sub", "Mul", "Div"):
         a, b = int_values(o.input(0), depth), int_values(o.input(1), depth)
         if a is None or b is None:

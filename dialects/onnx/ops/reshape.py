@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from onnx_mlir_py.registry import shape_rule, verifier
+from .. import dims as D
 from ..opview import OnnxOp, tensor
 from .broadcast import broadcast_shapes
 from .common import const_ints, fmt, int_values, norm_axes, norm_axis
@@ -118,27 +119,67 @@ def _axes_of(op: OnnxOp, attr_versions_below: int = 13):
     return const_ints(v), True
 
 
+def squeeze_dims(ctx: D.ShapeChecks, data: list, flags: list, out_rank: int) -> list:
+    """Dims left when the dims ``i`` with ``flags[i]`` are removed (a flag is a
+    bool or a run-time condition); each removed dim must be 1 and exactly
+    ``out_rank`` dims must stay. Shared by the shape rule (static flags) and
+    the lowering (flags from run-time axes or from dims equal to 1)."""
+    out: list = [0] * out_rank
+    kept: D.Dim = 0
+    for i, d in enumerate(data):
+        f = flags[i]
+        if f is not False:
+            ctx.require(D.either(D.negate(f), D.eq(d, 1)),
+                        f"cannot squeeze axis {i}: dim is {{0}}, not 1", d)
+        for k in range(out_rank):
+            out[k] = out[k] + D.select(D.both(D.negate(f), D.eq(kept, k)), d, 0)
+        kept = kept + D.select(f, 0, 1)
+    ctx.require(D.eq(kept, out_rank), f"axes leave {{0}} dims, the result has rank {out_rank}",
+                kept)
+    return out
+
+
+def unsqueeze_dims(ctx: D.ShapeChecks, data: list, flags: list) -> list:
+    """Result dims of Unsqueeze: 1 where ``flags[k]`` (a result position named
+    by axes), else the next dim of ``data``; ``len(flags)`` is the result rank."""
+    out = []
+    used: D.Dim = 0
+    for f in flags:
+        src: D.Dim = 0
+        for i, d in enumerate(data):
+            src = src + D.select(D.eq(used, i), d, 0)
+        out.append(D.select(f, 1, src))
+        used = used + D.select(f, 0, 1)
+    ctx.require(D.eq(used, len(data)), f"axes leave {{0}} of the result's {len(flags)} dims "
+                f"for the input's {len(data)}", used)
+    return out
+
+
+def axis_flags(axes: list, rank: int) -> list:
+    """Normalized constant axes -> one bool per position."""
+    return [i in axes for i in range(rank)]
+
+
 def _squeeze(op: OnnxOp, check: bool):
     data = op.shape(op.input(0))
     axes, given = _axes_of(op)
     if data is None:
         return None
     r = len(data)
+    ctx = D.inference_checks(op) if check else D.ShapeChecks(lambda m: None)
     if not given:
         if None in data:
             return None
-        return [d for d in data if d != 1]
-    if axes is None:  # axes not constant: rank known only if their count is
+        flags = [d == 1 for d in data]
+    elif axes is None:  # axes not constant: rank known only if their count is
         n = op.shape(op.input(1))
         if n is not None and len(n) == 1 and n[0] is not None:
             return [None] * (r - n[0])
         return None
-    ax = norm_axes(op, axes, r)
-    if check:
-        for a in ax:
-            if data[a] is not None and data[a] != 1:
-                op.fail(f"cannot squeeze axis {a} of input {fmt(data)}: dim is {data[a]}, not 1")
-    return [d for i, d in enumerate(data) if i not in ax]
+    else:
+        flags = axis_flags(norm_axes(op, axes, r), r)
+    out_rank = r - sum(flags)
+    return D.to_static(squeeze_dims(ctx, D.from_static(data), flags, out_rank))
 
 
 @shape_rule("Squeeze", *SQUEEZE)
@@ -168,9 +209,8 @@ def _unsqueeze(op: OnnxOp):
             return [None] * (len(data) + n[0])
         return None
     r = len(data) + len(axes)
-    ax = norm_axes(op, axes, r)
-    it = iter(data)
-    return [1 if i in ax else next(it) for i in range(r)]
+    flags = axis_flags(norm_axes(op, axes, r), r)
+    return D.to_static(unsqueeze_dims(D.inference_checks(op), D.from_static(data), flags))
 
 
 @shape_rule("Unsqueeze", *UNSQUEEZE)

@@ -24,7 +24,7 @@ func.func @f(%x: tensor<2x3x4xf32>) -> !onnx.unknown {
 }
 
 // -----
-// CHECK: error: node 'sq' (Squeeze): cannot squeeze axis 1 of input [1x3x4]: dim is 3, not 1
+// CHECK: error: node 'sq' (Squeeze): cannot squeeze axis 1: dim is 3, not 1
 func.func @f(%x: tensor<1x3x4xf32>) -> !onnx.unknown {
   %c = "onnx.constant"() {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
   %0 = "onnx.squeeze"(%x, %c) : (tensor<1x3x4xf32>, tensor<1xi64>) -> !onnx.unknown loc("sq")

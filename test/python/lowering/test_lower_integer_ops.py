@@ -126,3 +126,45 @@ def test_qlinear_matmul_per_column_b():
              "zw": q((5,), np.uint8), "sy": (sy * 40).astype(np.float32),
              "zy": q((), np.uint8)}
     check([N("QLinearMatMul", list(feeds), ["y"])], feeds, ["y"], opset=21)
+
+
+# -- every input dim dynamic: a zero point / scale of size [?] that is 1 at run
+# time is per tensor (it used to be read per row/column, out of bounds) --------
+def _dyn(names_types, ranks):
+    return [(n, t, [f"{n}{k}" for k in range(r)]) for (n, t), r in zip(names_types, ranks)]
+
+
+@pytest.mark.parametrize("dt,et", [(np.uint8, TensorProto.UINT8), (np.int8, TensorProto.INT8)])
+def test_matmul_integer_dynamic_zero_points(tmp_path, dt, et):
+    from dynamic_util import check_shapes, model
+    m = model([N("MatMulInteger", ["a", "w", "az", "wz"], ["y"])],
+              _dyn([("a", et), ("w", et), ("az", et), ("wz", et)], [2, 2, 1, 1]), opset=10)
+    check_shapes(tmp_path, m, [
+        {"a": q((4, 3), dt), "w": q((3, 2), dt), "az": q((1,), dt), "wz": q((1,), dt)},
+        {"a": q((2, 5), dt), "w": q((5, 6), dt), "az": q((1,), dt), "wz": q((6,), dt)}])
+
+
+@pytest.mark.parametrize("dt,et", [(np.uint8, TensorProto.UINT8), (np.int8, TensorProto.INT8)])
+def test_qlinear_matmul_dynamic_scales(tmp_path, dt, et):
+    from dynamic_util import check_shapes, model
+    F = TensorProto.FLOAT
+    ins = [("a", et), ("sa", F), ("za", et), ("w", et), ("sw", F), ("zw", et),
+           ("sy", F), ("zy", et)]
+    m = model([N("QLinearMatMul", [n for n, _ in ins], ["y"])],
+              _dyn(ins, [3, 1, 1, 3, 1, 1, 1, 1]), opset=10)
+
+    def feeds(sa, sw):
+        s = lambda n: (R.random(n) * 0.05 + 0.01).astype(np.float32)  # noqa: E731
+        return {"a": q(sa, dt), "sa": s(1), "za": q((1,), dt), "w": q(sw, dt),
+                "sw": s(1), "zw": q((1,), dt), "sy": s(1) * 20, "zy": q((1,), dt)}
+    check_shapes(tmp_path, m, [feeds((2, 2, 4), (2, 4, 3)), feeds((1, 3, 2), (3, 2, 5))])
+
+
+def test_matmul_integer_dynamic_zero_point_size_is_checked(tmp_path):
+    from dynamic_util import check_rejects, model
+    et, dt = TensorProto.UINT8, np.uint8
+    m = model([N("MatMulInteger", ["a", "w", "az", "wz"], ["y"], name="mmi")],
+              _dyn([("a", et), ("w", et), ("az", et), ("wz", et)], [2, 2, 1, 1]), opset=10)
+    check_rejects(tmp_path, m, [
+        {"a": q((4, 3), dt), "w": q((3, 2), dt), "az": q((1,), dt), "wz": q((3,), dt)}],
+        r"node 'mmi' \(MatMulInteger\).*zero point")

@@ -141,3 +141,77 @@ def test_lstm_full_compiler():
                       direction="bidirectional")], feeds, ["y", "yh", "yc"], opset=22)
     got = check_compiled(m, feeds, rtol=1e-4, atol=1e-5, engine="onnxruntime")
     assert len(got) == 3
+
+
+# -- every input dim dynamic (W/R too): sizes follow from hidden_size and
+# direction; batch and sequence length vary at run time ------------------------
+def _dyn_model(op, dirs, inputs, outputs, **attrs):
+    from dynamic_util import model
+    from onnx import TensorProto as T
+    names = {"x": 3, "w": 3, "r": 3, "b": 2, "sl": 1, "h0": 3, "c0": 3, "p": 2}
+    ins = [(n, T.INT32 if n == "sl" else T.FLOAT, [f"{n}{k}" for k in range(names[n])])
+           for n in inputs if n]
+    node = N(op, list(inputs), list(outputs), name="rec", hidden_size=H,
+             direction="bidirectional" if dirs == 2 else "forward", **attrs)
+    return model([node], ins, [(o, T.FLOAT, None) for o in outputs if o])
+
+
+def _dyn_feeds(op, dirs, s, bt, i, seq_lens=False, h0=False, c0=False, peep=False):
+    g = GATES[op]
+    f = {"x": f32(s, bt, i), "w": f32(dirs, g * H, i), "r": f32(dirs, g * H, H),
+         "b": f32(dirs, 2 * g * H)}
+    if seq_lens:
+        f["sl"] = R.integers(1, s + 1, bt).astype(np.int32)
+    if h0:
+        f["h0"] = f32(dirs, bt, H)
+    if c0:
+        f["c0"] = f32(dirs, bt, H)
+    if peep:
+        f["p"] = f32(dirs, 3 * H)
+    return f
+
+
+@pytest.mark.parametrize("op,dirs", [("RNN", 1), ("GRU", 2), ("LSTM", 1), ("LSTM", 2)])
+def test_dynamic_weights_batch_and_sequence(tmp_path, op, dirs):
+    from dynamic_util import check_shapes
+    lstm = op == "LSTM"
+    ins = ["x", "w", "r", "b", "", "h0"] + (["c0", "p"] if lstm else [])
+    outs = ["y", "yh"] + (["yc"] if lstm else [])
+    m = _dyn_model(op, dirs, ins, outs)
+    kw = dict(h0=True, c0=lstm, peep=lstm)
+    check_shapes(tmp_path, m, [_dyn_feeds(op, dirs, 4, 3, 5, **kw),
+                               _dyn_feeds(op, dirs, 2, 1, 5, **kw),
+                               _dyn_feeds(op, dirs, 6, 2, 3, **kw)],   # another input size
+                 rtol=1e-4, atol=1e-5, engine="onnxruntime")
+
+
+def test_dynamic_weights_with_sequence_lens(tmp_path):
+    from dynamic_util import check_shapes
+    m = _dyn_model("GRU", 1, ["x", "w", "r", "b", "sl"], ["y", "yh"], linear_before_reset=1)
+    check_shapes(tmp_path, m, [_dyn_feeds("GRU", 1, 5, 3, 4, seq_lens=True),
+                               _dyn_feeds("GRU", 1, 3, 2, 4, seq_lens=True)],
+                 rtol=1e-4, atol=1e-5, engine="onnxruntime")
+
+
+def test_dynamic_weights_are_checked(tmp_path):
+    from dynamic_util import check_rejects
+    m = _dyn_model("LSTM", 1, ["x", "w", "r", "b"], ["y"])
+    good = _dyn_feeds("LSTM", 1, 3, 2, 5)
+    bad_w = dict(good, w=f32(1, 4 * H + 1, 5))          # not 4 * hidden_size rows
+    bad_i = dict(good, w=f32(1, 4 * H, 4))              # input size 4, X has 5
+    bad_r = dict(good, r=f32(1, 4 * H, H + 1))
+    bad_b = dict(good, b=f32(2, 8 * H))                 # two directions
+    check_rejects(tmp_path, m, [bad_w, bad_i, bad_r, bad_b],
+                  r"node 'rec' \(LSTM\): input '(W|R|B)' has dim")
+
+
+def test_dynamic_weights_need_hidden_size(tmp_path):
+    import onnx_mlir_py
+    from dynamic_util import model
+    from onnx import TensorProto as T
+    from onnx_mlir_py.errors import VerificationError
+    m = model([N("RNN", ["x", "w", "r"], ["y"], name="rec")],
+              [(n, T.FLOAT, [f"{n}{k}" for k in range(3)]) for n in "xwr"],
+              [("y", T.FLOAT, ["s", 1, "b", "h"])])
+    with pytest.raises(VerificationError, match=r"node 'rec' \(RNN\): hidden_size is not given"):
+        onnx_mlir_py.compile(m, tmp_path / "m.so")

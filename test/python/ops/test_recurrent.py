@@ -36,5 +36,5 @@ def test_lstm_only_y_h():
 def test_wrong_gate_count_is_rejected():
     m = _model("GRU", 22, "forward", 0, ("y",))
     m.graph.input[1].type.tensor_type.shape.dim[1].dim_value = 10
-    with pytest.raises(VerificationError, match="expected dim 1 = 3 \\* hidden_size = 15"):
+    with pytest.raises(VerificationError, match="dim 1 = 10: expected 3 \\* hidden_size = 15"):
         our_output_types(m)
