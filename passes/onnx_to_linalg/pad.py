@@ -1,37 +1,62 @@
-"""Pad with constant pads (attribute in v2, constant input from v11; v18+
-``axes``). Negative pads crop first (tensor.extract_slice). ``constant``
-mode is a tensor.pad (its value may be a run-time scalar); ``edge``,
-``reflect`` and ``wrap`` are a linalg.generic over the result reading
-``tensor.extract`` at the clamped / mirrored / wrapped source index.
+"""Pad (attribute pads in v2, a ``pads`` input from v11, ``axes`` from v18),
+pads constant or known only at run time.
+
+Per dim, (begin, end) comes from the operands (constants as ints, run-time
+elements as index values; run-time axes: an scf.for picks each dim's
+entry), then ``pad_axis`` (the shape helper shared with the shape rule)
+gives the crop, the pads and the result dim, with run-time checks. Negative
+pads crop first (tensor.extract_slice). ``constant`` mode is a tensor.pad
+(its value may be a run-time scalar); ``edge``, ``reflect`` and ``wrap``
+are a linalg.generic over the result reading ``tensor.extract`` at the
+clamped / mirrored / wrapped source index.
 """
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, tensor
+from mlir.dialects import tensor
 
 from onnx_mlir_py.registry import lowering
+from ...dialects.onnx import dims as D
+from ...dialects.onnx.ops.pad import MODES, PAD, pad_axis
 from ...dialects.onnx.opview import OnnxOp
 from .builder import DYN, LoweringContext, affine_map, index_t
-from .tensor_util import (const_ints, extract_slice, iadd, is_empty, isub, loop_index,
-                          norm_axis, scalar_of)
+from .dims_ir import IxVal, checks, index_of
+from .tensor_util import (const_np, extract_slice, is_empty, ix_elem, ix_elems, loop_index,
+                          norm_axis, per_dim_entries, scalar_of)
 
-I = arith.CmpIPredicate
 
-
-def _pads(op: OnnxOp, r: int) -> tuple[list[int], list[int]]:
+def _pads(op: OnnxOp, b: LoweringContext, x, r: int, chk) -> list[tuple]:
+    """[(begin, end) per dim] (ints or run-time values)."""
     if op.version == 2:
-        pads = list(op.attrs.pads)
+        pads, axes, n = list(op.attrs.pads), list(range(r)), r
     else:
-        pads = const_ints(op, op.input(1), "pads")
-    axes = list(range(r))
-    if op.version >= 18 and op.input(3) is not None and not is_empty(op.input(3)):
-        axes = [norm_axis(op, a, r, "axes") for a in const_ints(op, op.input(3), "axes")]
-    if len(pads) != 2 * len(axes):
-        op.fail(f"pads has {len(pads)} entries, expected {2 * len(axes)}")
-    lo, hi = [0] * r, [0] * r
+        vp = op.input(1)
+        va = op.input(3) if op.version >= 18 and not is_empty(op.input(3)) else None
+        if va is not None and const_np(va) is None:
+            n = b.ixdim(va, 0)
+            chk.require(D.eq(b.ixdim(vp, 0), 2 * n),
+                        "pads has {0} entries for {1} axes", b.ixdim(vp, 0), n)
+            got = per_dim_entries(b, chk, r, n, va,
+                                  lambda j: [ix_elem(vp, j), ix_elem(vp, index_of(IxVal(j) + n))],
+                                  [[0, 0]] * r)
+            return [tuple(p) for p in got]
+        axes = list(range(r)) if va is None else \
+            [norm_axis(op, int(a), r, "axes") for a in const_np(va).reshape(-1)]
+        if len(set(axes)) != len(axes):
+            op.fail(f"axes {axes} has duplicates")
+        n = len(axes)
+        chk.require(D.eq(b.ixdim(vp, 0), 2 * n), "pads has {0} entries for {1} axes",
+                    b.ixdim(vp, 0), n)
+        try:
+            pads = ix_elems(b, vp, 2 * n)
+        except TypeError:
+            op.fail("pads must be an integer tensor")
+    if len(pads) != 2 * n:
+        op.fail(f"pads has {len(pads)} entries, expected {2 * n}")
+    out = [(0, 0)] * r
     for j, a in enumerate(axes):
-        lo[a], hi[a] = pads[j], pads[j + len(axes)]
-    return lo, hi
+        out[a] = (pads[j], pads[j + n])
+    return out
 
 
 def _value(op: OnnxOp, b: LoweringContext, et: ir.Type):
@@ -43,71 +68,66 @@ def _value(op: OnnxOp, b: LoweringContext, et: ir.Type):
     return scalar_of(b, v)
 
 
-def _const_pad(b: LoweringContext, x, lo, hi, value) -> ir.Value:
+def _const_pad(x, lo, hi, value, out_type) -> ir.Value:
     t = x.type
-    shape = [DYN if t.is_dynamic_dim(i) else t.shape[i] + lo[i] + hi[i] for i in range(t.rank)]
+    shape = [DYN if not (D.is_static(lo[i]) and D.is_static(hi[i]) and
+                         not t.is_dynamic_dim(i)) else t.shape[i] + lo[i] + hi[i]
+             for i in range(t.rank)]
     rt = ir.RankedTensorType.get(shape, t.element_type)
-    p = tensor.PadOp(rt, x, [], [], ir.DenseI64ArrayAttr.get(lo), ir.DenseI64ArrayAttr.get(hi))
+    dyn_lo = [index_of(v) for v in lo if not D.is_static(v)]
+    dyn_hi = [index_of(v) for v in hi if not D.is_static(v)]
+    st = [[v if D.is_static(v) else DYN for v in p] for p in (lo, hi)]
+    p = tensor.PadOp(rt, x, dyn_lo, dyn_hi, ir.DenseI64ArrayAttr.get(st[0]),
+                     ir.DenseI64ArrayAttr.get(st[1]))
     blk = p.regions[0].blocks.append(*[index_t()] * t.rank)
     with ir.InsertionPoint(blk):
         tensor.YieldOp(value)
     return p.result
 
 
-def _source_index(b: LoweringContext, i, lo: int, d, mode: str):
-    """Source index on one axis for result index i (index Values)."""
-    j = arith.subi(i, b.index(lo)) if lo else i
-    d = b.as_index(d)
-    zero, one = b.index(0), b.index(1)
-    last = arith.subi(d, one)
+def _source_index(i: IxVal, lo, d, mode: str):
+    """Source index on one axis for result index i (dims algebra)."""
+    j = i - lo
     if mode == "edge":
-        return arith.minsi(arith.maxsi(j, zero), last)
+        return D.dmin(D.dmax(j, 0), d - 1)
     if mode == "wrap":
-        m = arith.remsi(j, d)
-        return arith.select(arith.cmpi(I.slt, m, zero), arith.addi(m, d), m)
+        m = j % d
+        return D.select(D.lt(m, 0), m + d, m)
     # reflect (pads smaller than the dim): -j below, 2*(d-1)-j above
-    j = arith.select(arith.cmpi(I.slt, j, zero), arith.subi(zero, j), j)
-    return arith.select(arith.cmpi(I.sgt, j, last), arith.subi(arith.addi(last, last), j), j)
+    j = D.select(D.lt(j, 0), 0 - j, j)
+    return D.select(D.gt(j, d - 1), 2 * (d - 1) - j, j)
 
 
-@lowering("Pad", 2, 11, 13, 18, 19, 21, 23, 24, 25)
+@lowering("Pad", *PAD)
 def lower_pad(op: OnnxOp, b: LoweringContext):
     x = op.input(0)
     r = b.ranked(op, x).rank
     et = x.type.element_type
-    lo, hi = _pads(op, r)
     mode = op.attrs.mode
-    if mode not in ("constant", "edge", "reflect", "wrap"):
+    if mode not in MODES:
         op.fail(f"mode '{mode}' is not supported")
-    # negative pads crop
-    if any(p < 0 for p in lo + hi):
-        dims = b.dims(x)
-        offs = [max(-p, 0) for p in lo]
-        sizes = [isub(b, isub(b, dims[k], offs[k]), max(-hi[k], 0)) for k in range(r)]
-        x = extract_slice(b, x, offs, sizes)
-        lo, hi = [max(p, 0) for p in lo], [max(p, 0) for p in hi]
-    if not any(lo) and not any(hi):
-        return [x]
+    chk = checks(op, b)
+    dims = b.ixdims(x)
+    axes = [pad_axis(chk, dims[k], bg, en, mode, k)
+            for k, (bg, en) in enumerate(_pads(op, b, x, r, chk))]
+    out_t = b.result_type(op)
+    crop, kept, lo, hi, out = (list(v) for v in zip(*axes))
+    if any(not (D.is_static(c) and c == 0) for c in crop):
+        x = extract_slice(b, x, [index_of(c) for c in crop], [index_of(v) for v in kept])
+    if all(D.is_static(v) and v == 0 for v in lo + hi):
+        return [b.cast_to(x, out_t)]
     if mode == "constant":
-        return [_const_pad(b, x, lo, hi, _value(op, b, et))]
-    dims = b.dims(x)
-    if mode == "reflect":
-        for k in range(r):
-            if isinstance(dims[k], int) and (lo[k] or hi[k]) and \
-                    max(lo[k], hi[k]) >= dims[k]:
-                op.fail(f"reflect pads {lo[k]},{hi[k]} must be smaller than dim {k} "
-                        f"({dims[k]})")
-    if mode in ("edge", "wrap", "reflect"):
-        for k in range(r):
-            if isinstance(dims[k], int) and dims[k] == 0 and (lo[k] or hi[k]):
-                op.fail(f"cannot pad the empty dim {k} in '{mode}' mode")
-    out = [iadd(b, iadd(b, dims[k], lo[k]), hi[k]) for k in range(r)]
+        return [b.cast_to(_const_pad(x, lo, hi, _value(op, b, et), out_t), out_t)]
+    out_dims = [out_t.shape[k] if not out_t.is_dynamic_dim(k) else index_of(out[k])
+                for k in range(r)]
 
     def body(_o):
         idx = []
         for k in range(r):
             i = loop_index(k)
-            idx.append(_source_index(b, i, lo[k], dims[k], mode) if (lo[k] or hi[k]) else i)
+            if not (D.is_static(lo[k]) and D.is_static(hi[k]) and lo[k] == hi[k] == 0):
+                i = index_of(_source_index(IxVal(i), lo[k], kept[k], mode))
+            idx.append(i)
         return tensor.extract(x, idx)
-    return [b.generic([], [b.empty(out, et)], [affine_map(r, list(range(r)))],
+    return [b.generic([], [b.empty(out_dims, et)], [affine_map(r, list(range(r)))],
                       ["parallel"] * r, body)[0]]

@@ -12,7 +12,7 @@ reading ``x[first + i * step]``.
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, tensor
+from mlir.dialects import tensor
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx import dims as D
@@ -20,18 +20,8 @@ from ...dialects.onnx.ops.slice import SLICE, slice_axis
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map
 from .dims_ir import IxVal, checks, index_of
-from .loops import for_nest
-from .tensor_util import const_np, extract_slice, loop_index, norm_axis, to_index
-
-
-def _elems(b: LoweringContext, v, n: int) -> list:
-    """Elements of a 1-D integer tensor: ints if constant, else run-time values."""
-    c = const_np(v)
-    if c is not None:
-        if c.dtype.kind not in "iu":
-            raise TypeError
-        return [int(x) for x in c.reshape(-1)]
-    return [IxVal(to_index(tensor.extract(v, [b.index(j)]))) for j in range(n)]
+from .tensor_util import (const_np, extract_slice, ix_elem, ix_elems, loop_index, norm_axis,
+                          per_dim_entries)
 
 
 def _operands(op: OnnxOp):
@@ -70,8 +60,8 @@ def _static_params(op: OnnxOp, b: LoweringContext, r: int, chk) -> dict | None:
                             "starts, ends, axes and steps have {0} and {1} entries",
                             b.ixdim(v, 0), n)
         try:
-            starts, ends = _elems(b, vs, n), _elems(b, ve, n)
-            steps = _elems(b, vst, n) if vst is not None else None
+            starts, ends = ix_elems(b, vs, n), ix_elems(b, ve, n)
+            steps = ix_elems(b, vst, n) if vst is not None else None
         except TypeError:
             op.fail("starts, ends and steps must be integer tensors")
     axes = list(range(n)) if axes is None else [norm_axis(op, a, r, "axes") for a in axes]
@@ -82,8 +72,8 @@ def _static_params(op: OnnxOp, b: LoweringContext, r: int, chk) -> dict | None:
 
 
 def _runtime_params(op: OnnxOp, b: LoweringContext, x, r: int, chk) -> dict:
-    """{dim: (start, end, step)} for every dim, chosen at run time by an
-    scf.for over the entries (axes or their number known only at run time)."""
+    """{dim: (start, end, step)} for every dim, chosen at run time (axes or
+    their number known only at run time)."""
     vs, ve, va, vst = _operands(op)
     n = b.ixdim(vs, 0)
     for v in (ve, va, vst):
@@ -91,36 +81,12 @@ def _runtime_params(op: OnnxOp, b: LoweringContext, x, r: int, chk) -> dict:
             chk.require(D.eq(b.ixdim(v, 0), n),
                         "starts, ends, axes and steps have {0} and {1} entries",
                         b.ixdim(v, 0), n)
-    def get(v, j):
-        return IxVal(to_index(tensor.extract(v, [j])))
 
-    # carried per dim: start, end, step, number of entries naming the dim
-    inits = []
-    for d in range(r):
-        inits += [b.index(0), b.as_index(b.dim(x, d)), b.index(1), b.index(0)]
-
-    def body(ivs, carried):
-        j = ivs[0]
-        a = get(va, j) if va is not None else IxVal(j)
-        chk.require(D.both(D.ge(a, -r), D.lt(a, r)),
-                    f"axes entry {{0}} is out of range for rank {r}", a)
-        a = D.select(D.lt(a, 0), a + r, a)
-        s, e = get(vs, j), get(ve, j)
-        st = get(vst, j) if vst is not None else 1
-        out = []
-        for d in range(r):
-            hit = D.eq(a, d)
-            cs, ce, cst, cnt = (IxVal(v) for v in carried[4 * d:4 * d + 4])
-            out += [D.select(hit, s, cs), D.select(hit, e, ce), D.select(hit, st, cst),
-                    cnt + D.select(hit, 1, 0)]
-        return [index_of(v) if not isinstance(v, int) else b.index(v) for v in out]
-    res = for_nest(b, [index_of(n)], inits, body)
-    params = {}
-    for d in range(r):
-        s, e, st, cnt = (IxVal(v) for v in res[4 * d:4 * d + 4])
-        chk.require(D.le(cnt, 1), f"axes name dim {d} {{0}} times", cnt)
-        params[d] = (s, e, st)
-    return params
+    def values(j):
+        return [ix_elem(vs, j), ix_elem(ve, j), ix_elem(vst, j) if vst is not None else 1]
+    got = per_dim_entries(b, chk, r, n, va, values,
+                          [[0, b.ixdim(x, d), 1] for d in range(r)])
+    return dict(enumerate(tuple(p) for p in got))
 
 
 def slice_tensor(b: LoweringContext, x, params: dict, chk, out_type) -> ir.Value:

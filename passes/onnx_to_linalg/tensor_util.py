@@ -149,3 +149,65 @@ def scalar_of(b: LoweringContext, v: ir.Value) -> ir.Value:
 def elem_index(b: LoweringContext, v: ir.Value, k: int) -> ir.Value:
     """Element k of a 1-D integer tensor as an index Value."""
     return to_index(tensor.extract(v, [b.index(k)]))
+
+
+def per_dim_entries(b: LoweringContext, chk, r: int, n, axes: ir.Value | None,
+                    values, defaults: list[list]) -> list[list]:
+    """Parameters per dim when the axes are known only at run time.
+
+    Entry j (of ``n``, int or index Value) names dim ``axes[j]`` (``j``
+    when ``axes`` is None; negative axes count from the end) and gives
+    ``values(j) -> [dims]``; an scf.for picks, for every dim d, the values
+    of the entry naming d (``defaults[d]`` when none does). Run-time checks
+    (``chk``: ``dims_ir.checks``): every axis in range, no dim named twice.
+    Returns ``[[dims] per dim]`` (shape-helper dims)."""
+    from ...dialects.onnx import dims as D
+    from .dims_ir import IxVal, index_of
+    from .loops import for_nest
+    k = len(defaults[0])
+
+    def idx(v):
+        return b.index(v) if isinstance(v, int) else index_of(v)
+    inits = []
+    for d in range(r):
+        inits += [idx(v) for v in defaults[d]] + [b.index(0)]
+
+    def body(ivs, carried):
+        j = ivs[0]
+        a = IxVal(to_index(tensor.extract(axes, [j]))) if axes is not None else IxVal(j)
+        chk.require(D.both(D.ge(a, -r), D.lt(a, r)),
+                    f"axes entry {{0}} is out of range for rank {r}", a)
+        a = D.select(D.lt(a, 0), a + r, a)
+        vals = values(j)
+        out = []
+        for d in range(r):
+            hit = D.eq(a, d)
+            cur = [IxVal(v) for v in carried[(k + 1) * d:(k + 1) * (d + 1)]]
+            out += [D.select(hit, v, c) for v, c in zip(vals, cur[:k])]
+            out.append(cur[k] + D.select(hit, 1, 0))
+        return [idx(v) for v in out]
+    res = for_nest(b, [n if isinstance(n, int) else index_of(n)], inits, body)
+    params = []
+    for d in range(r):
+        got = [IxVal(v) for v in res[(k + 1) * d:(k + 1) * (d + 1)]]
+        chk.require(D.le(got[k], 1), f"axes name dim {d} {{0}} times", got[k])
+        params.append(got[:k])
+    return params
+
+
+def ix_elems(b: LoweringContext, v: ir.Value, n: int) -> list:
+    """The n elements of a 1-D integer tensor for a shape helper: ints if
+    it is a constant, else run-time index values (``tensor.extract``)."""
+    from .dims_ir import IxVal
+    c = const_np(v)
+    if c is not None:
+        if c.dtype.kind not in "iu":
+            raise TypeError("not an integer tensor")
+        return [int(x) for x in c.reshape(-1)]
+    return [IxVal(to_index(tensor.extract(v, [b.index(j)]))) for j in range(n)]
+
+
+def ix_elem(v: ir.Value, j) -> object:
+    """Element j (index Value) of a 1-D integer tensor as a run-time dim."""
+    from .dims_ir import IxVal
+    return IxVal(to_index(tensor.extract(v, [j])))

@@ -1,15 +1,39 @@
 """Pad: v2 (``pads`` attribute), v11/v13 (``pads`` input), v18+ (``axes``).
 
 ``pads`` is [x1_begin, x2_begin, ..., x1_end, x2_end, ...] over the padded
-axes; dim k grows by begin_k + end_k (negative pads crop).
+axes; dim k grows by begin_k + end_k (negative pads crop). ``pad_axis`` is
+the one computation of a padded axis (shape rule: ints/UNKNOWN; lowering:
+run-time pads).
 """
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
+from .. import dims as D
 from ..opview import OnnxOp, tensor
-from .common import const_ints, fmt, int_values, known_len, norm_axes
+from .common import const_ints, fmt, int_values, norm_axes
 
 PAD = (2, 11, 13, 18, 19, 21, 23, 24, 25)
+MODES = ("constant", "reflect", "edge", "wrap")
+
+
+def pad_axis(ctx: D.ShapeChecks, dim, begin, end, mode: str, axis: int):
+    """One axis of Pad: negative pads crop first, then the rest pads.
+    -> (crop_begin, kept, pad_begin, pad_end, result dim)."""
+    crop_lo, crop_hi = D.dmax(0 - begin, 0), D.dmax(0 - end, 0)
+    kept = dim - crop_lo - crop_hi
+    if not (D.is_static(crop_lo) and D.is_static(crop_hi) and crop_lo == crop_hi == 0):
+        ctx.require(D.ge(kept, 0), f"pads {{0}}, {{1}} give dim {axis} of size {{2}} "
+                    "a negative size", begin, end, dim)
+    lo, hi = D.dmax(begin, 0), D.dmax(end, 0)
+    none = D.both(D.eq(lo, 0), D.eq(hi, 0))
+    if mode == "reflect":
+        ctx.require(D.either(none, D.both(D.lt(lo, kept), D.lt(hi, kept))),
+                    f"reflect pads {{0}}, {{1}} must be smaller than dim {axis} ({{2}})",
+                    lo, hi, kept)
+    if mode != "constant":
+        ctx.require(D.either(none, D.gt(kept, 0)),
+                    f"cannot pad the empty dim {axis} in '{mode}' mode")
+    return crop_lo, kept, lo, hi, kept + lo + hi
 
 
 def _pad(op: OnnxOp):
@@ -22,7 +46,7 @@ def _pad(op: OnnxOp):
             op.fail(f"pads must be 1-D, got rank {pr}")
         pads = int_values(op.input(1))
     mode = op.attrs.mode
-    if mode not in ("constant", "reflect", "edge", "wrap"):
+    if mode not in MODES:
         op.fail(f"mode '{mode}' is not one of constant, reflect, edge, wrap")
     if s is None:
         return None
@@ -36,16 +60,14 @@ def _pad(op: OnnxOp):
     if pads is not None and len(pads) != 2 * len(axes):
         op.fail(f"pads has {len(pads)} elements, expected {2 * len(axes)} "
                 f"(2 per padded axis of input {fmt(s)})")
-    out = list(s)
+    ctx = D.inference_checks(op)
+    out = D.from_static(s)
+    n = len(axes)
     for j, a in enumerate(axes):
-        b, e = (None, None) if pads is None else (pads[j], pads[j + len(axes)])
-        if s[a] is None or b is None or e is None:
-            out[a] = None
-            continue
-        out[a] = s[a] + b + e
-        if out[a] < 0:
-            op.fail(f"pads {pads} give dim {a} of input {fmt(s)} the negative size {out[a]}")
-    return out
+        b, e = (None, None) if pads is None else (pads[j], pads[j + n])
+        out[a] = pad_axis(ctx, out[a], D.UNKNOWN if b is None else b,
+                          D.UNKNOWN if e is None else e, mode, a)[-1]
+    return D.to_static(out)
 
 
 @shape_rule("Pad", *PAD)

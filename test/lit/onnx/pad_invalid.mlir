@@ -8,7 +8,7 @@ func.func @f(%x: tensor<3x5xf32>) -> !onnx.unknown {
 }
 
 // -----
-// CHECK: error: node 'p1' (Pad): pads [0, -4, 0, -2] give dim 1 of input [3x5] the negative size -1
+// CHECK: error: node 'p1' (Pad): pads -4, -2 give dim 1 of size 5 a negative size
 func.func @f(%x: tensor<3x5xf32>) -> !onnx.unknown {
   %0 = "onnx.pad_v2"(%x) {mode = "constant", pads = array<i64: 0, -4, 0, -2>, value = 0.0 : f32} : (tensor<3x5xf32>) -> !onnx.unknown loc("p1")
   return %0 : !onnx.unknown
