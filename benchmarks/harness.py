@@ -16,7 +16,12 @@ from onnx import TensorProto, helper, numpy_helper
 # -- the model set ---------------------------------------------------------------
 ZOO_MODELS = ["mnist_cnn", "mlp", "resnet18", "mobilenetv2", "encoder_layer", "bert_layer"]
 MATMUL = "matmul1024"
-ALL_MODELS = ZOO_MODELS + [MATMUL]
+# dynamic-axes copies of zoo models (name -> (static model, axis -> dim_param)),
+# run at the static model's shape and timed against it as well
+DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
+           "mobilenetv2_dyn": ("mobilenetv2", {0: "N"}),
+           "bert_layer_dyn": ("bert_layer", {0: "N", 1: "S"})}
+ALL_MODELS = ZOO_MODELS + [MATMUL] + list(DYNAMIC)
 
 
 def matmul_model(n: int = 1024, seed: int = 0) -> onnx.ModelProto:
@@ -38,9 +43,17 @@ def build(name: str) -> onnx.ModelProto:
     if name.startswith("matmul") and name[6:].isdigit():  # e.g. matmul256 for quick runs
         return matmul_model(int(name[6:]))
     from onnx_mlir_py.testing import models
+    if name in DYNAMIC:
+        base, names = DYNAMIC[name]
+        return models.with_symbolic_dims(models.ZOO[base](), names)
     if name not in models.ZOO:
         raise SystemExit(f"unknown model {name!r}; known: {', '.join(ALL_MODELS)}")
     return models.ZOO[name]()
+
+
+def static_twin(name: str) -> onnx.ModelProto | None:
+    """The static model a dynamic row is compared with (None for the others)."""
+    return build(DYNAMIC[name][0]) if name in DYNAMIC else None
 
 
 def random_feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:

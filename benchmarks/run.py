@@ -46,7 +46,7 @@ def worker(name: str, threads: list[int], quick: bool, out_json: str) -> None:
 
 def _work(name: str, threads: list[int], quick: bool, res: dict) -> None:
     model = harness.build(name)
-    res["gflop"] = harness.count_flops(model) / 1e9
+    res["gflop"] = harness.count_flops(harness.static_twin(name) or model) / 1e9
     tmp = tempfile.mkdtemp(prefix=f"bench_{name}_")
     try:
         _measure(name, model, tmp, threads, quick, res)
@@ -60,7 +60,9 @@ def _measure(name, model, tmp, threads, quick, res) -> None:
     import onnx_mlir_py
     path = os.path.join(tmp, f"{name}.onnx")
     onnx.save(model, path)
-    feeds = harness.random_feeds(model)
+    twin = harness.static_twin(name)
+    # a dynamic model runs at its static twin's shape
+    feeds = harness.random_feeds(twin if twin is not None else model)
     t0 = time.perf_counter()
     try:
         so = onnx_mlir_py.compile(path, output=os.path.join(tmp, f"{name}.so"), opt_level=3)
@@ -78,6 +80,12 @@ def _measure(name, model, tmp, threads, quick, res) -> None:
     if not ok:
         res["status"] = "mismatch"
         return
+    so_static = None
+    if twin is not None:
+        spath = os.path.join(tmp, f"{name}_static.onnx")
+        onnx.save(twin, spath)
+        so_static = onnx_mlir_py.compile(spath, output=os.path.join(tmp, f"{name}_static.so"),
+                                         opt_level=3)
     res["status"] = "ok"
     res["threads_controllable"] = harness.ours_threads_supported()
     cfg = QUICK if quick else FULL
@@ -98,6 +106,16 @@ def _measure(name, model, tmp, threads, quick, res) -> None:
             "ort_gflops": gf / (ort_ms / 1e3) if gf else None, "reps": len(t_ours),
             "ours_spread_pct": harness.spread_pct(t_ours),
             "ort_spread_pct": harness.spread_pct(t_ort)}
+        if so_static is not None:
+            # dynamic / static, ours against ours, in a pairing of their own
+            s_static = harness.ours_session(so_static, t)
+            t_dyn, t_static = harness.time_interleaved(lambda: s_ours.run(args),
+                                                       lambda: s_static.run(args),
+                                                       settle_s=0.1 if t > 1 else 0.0, **cfg)
+            res["timings"][str(t)].update(
+                dyn_ms=harness.median_ms(t_dyn), static_ms=harness.median_ms(t_static),
+                dyn_vs_static=harness.median_ms(t_dyn) / harness.median_ms(t_static))
+            del s_static
         del s_ours, s_ort
     if name.startswith("matmul"):
         n = model.graph.input[0].type.tensor_type.shape.dim[0].dim_value
@@ -142,9 +160,11 @@ def print_row(r: dict, threads: list[int]) -> None:
         return
     for t in threads:
         tm = r["timings"][str(t)]
+        dyn = (f"   dynamic/static {tm['dyn_vs_static']:.2f} ({tm['dyn_ms']:.3f} / "
+               f"{tm['static_ms']:.3f} ms)") if "dyn_vs_static" in tm else ""
         print(f"{r['name']:<14} {t:>3} {tm['ours_ms']:>10.3f} {tm['ort_ms']:>10.3f} "
               f"{tm['ratio']:>7.2f} {_fmt(tm['ours_gflops'], '8.1f'):>8} "
-              f"{_fmt(tm['ort_gflops'], '8.1f'):>8} {r['compile_s']:>9.2f}", flush=True)
+              f"{_fmt(tm['ort_gflops'], '8.1f'):>8} {r['compile_s']:>9.2f}{dyn}", flush=True)
 
 
 def markdown(result: dict) -> str:
@@ -164,6 +184,16 @@ def markdown(result: dict) -> str:
     for t in threads:
         lines.append(f"| **geomean** | {t} | | | **{_fmt(result['geomean'][str(t)], '.2f')}** "
                      "| | | |")
+    dyn = [r for r in result["models"] if r["status"] == "ok"
+           and "dyn_vs_static" in r["timings"][str(threads[0])]]
+    if dyn:
+        lines += ["", "| dynamic model | threads | dynamic ms | static ms | dynamic / static |",
+                  "| --- | ---: | ---: | ---: | ---: |"]
+        for r in dyn:
+            for t in threads:
+                tm = r["timings"][str(t)]
+                lines.append(f"| {r['name']} | {t} | {tm['dyn_ms']:.3f} | {tm['static_ms']:.3f} | "
+                             f"{tm['dyn_vs_static']:.2f} |")
     if "matmul_vs_numpy_1t" in result:
         lines.append(f"\nmatmul: {100 * result['matmul_vs_numpy_1t']:.0f}% of numpy's "
                      f"single-thread GFLOPS ({result['numpy_gflops_1t']:.1f}) in the same run.")
@@ -176,7 +206,9 @@ def markdown(result: dict) -> str:
 def geomeans(rows: list[dict], threads: list[int]) -> dict:
     out = {}
     for t in threads:
-        rs = [r["timings"][str(t)]["ratio"] for r in rows if r["status"] == "ok"]
+        # the dynamic copies are not in it: the geomean stays comparable
+        rs = [r["timings"][str(t)]["ratio"] for r in rows
+              if r["status"] == "ok" and r["name"] not in harness.DYNAMIC]
         out[str(t)] = math.exp(sum(map(math.log, rs)) / len(rs)) if rs else None
     return out
 
@@ -255,12 +287,12 @@ def main(argv=None) -> int:
     if mm:
         result["matmul_vs_numpy_1t"] = mm[0]["ours_vs_numpy_1t"]
         result["numpy_gflops_1t"] = mm[0]["numpy_gflops_1t"]
-    n_ok = sum(r["status"] == "ok" for r in rows)
+    n_ok = sum(r["status"] == "ok" and r["name"] not in harness.DYNAMIC for r in rows)
     result["geomean_models"] = n_ok
     for t in threads:
         g = result["geomean"][str(t)]
         print(f"geomean ratio (ours/onnxruntime) at {t} thread(s): {_fmt(g, '.2f')}"
-              f" over {n_ok} of {len(rows)} models")
+              f" over {n_ok} of {sum(r['name'] not in harness.DYNAMIC for r in rows)} models")
     if mm:
         print(f"{mm[0]['name']}: ours {mm[0]['timings']['1']['ours_gflops']:.1f} GFLOPS = "
               f"{100 * mm[0]['ours_vs_numpy_1t']:.0f}% of numpy 1-thread "

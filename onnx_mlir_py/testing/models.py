@@ -10,7 +10,9 @@ input named ``input`` and one output named ``output``:
     encoder_layer(d, heads, seq, batch, layers)
                               transformer encoder as exporters write it
     bert_layer(seq, batch, layers)  encoder_layer(d=768, heads=12)
-``batch='N'`` (any string) makes the batch dim symbolic.
+``batch='N'`` (any string) makes the batch dim symbolic;
+``with_symbolic_dims(model, {0: "N", 1: "S"})`` makes dims of every graph
+input and output symbolic (a dynamic-batch/sequence copy of a static model).
 ``random_inputs(model, batch=..., seed=...)`` makes a feed dict.
 """
 from __future__ import annotations
@@ -255,6 +257,25 @@ def encoder_layer(d: int = 256, heads: int = 4, seq: int = 128, batch=1, layers:
 def bert_layer(seq: int = 128, batch=1, layers: int = 1, seed: int = 0) -> onnx.ModelProto:
     """BERT-base encoder layer: d=768, 12 heads, FF 3072."""
     return encoder_layer(d=768, heads=12, seq=seq, batch=batch, layers=layers, seed=seed)
+
+
+def with_symbolic_dims(model: onnx.ModelProto, names: dict[int, str]) -> onnx.ModelProto:
+    """A copy of ``model`` whose graph inputs and outputs have the dims at
+    the given axes replaced by ``dim_param`` names (axis -> name), the way
+    exporters write dynamic axes. Inputs that are initializers are kept."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    init = {i.name for i in m.graph.initializer}
+    for vi in list(m.graph.input) + list(m.graph.output):
+        if vi.name in init:
+            continue
+        dims = vi.type.tensor_type.shape.dim
+        for axis, name in names.items():
+            if axis < len(dims):
+                dims[axis].ClearField("dim_value")
+                dims[axis].dim_param = name
+    onnx.checker.check_model(m)
+    return m
 
 
 # -- inputs ------------------------------------------------------------------------

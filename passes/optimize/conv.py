@@ -1,6 +1,6 @@
 """Convolutions -> im2col + (batch_)matmul, so they run on the packed kernel.
 
-``linalg.conv_2d_nchw_fchw`` (static f32) with input ``[N, C, H, W]``
+``linalg.conv_2d_nchw_fchw`` (f32, static but for a dynamic batch) with input ``[N, C, H, W]``
 (already zero-padded by the lowering), weights ``[F, C, KH, KW]``, strides s
 and dilations d:
 
@@ -14,13 +14,15 @@ N = 1 becomes a ``linalg.matmul``, N > 1 a ``linalg.batch_matmul`` with the
 (small) weight matrix broadcast over the batch. A 1x1 stride-1 conv needs no
 im2col copy (col is a view of x). ``linalg.conv_2d_ngchw_gfchw`` (grouped)
 is the same per group, batched over N*G. Weight reshapes/broadcasts of
-constants are folded at compile time afterwards.
+constants are folded at compile time afterwards. A dynamic batch runs the
+batch-1 kernel once per image (:mod:`.batch_loop`).
 """
 from __future__ import annotations
 
 import mlir.ir as ir
 
-from .fusion import bias_add_user, static_f32, zero_fill
+from .batch_loop import BATCHED, SHARED, add_functions, batch_loop_function
+from .fusion import batch_shape, bias_add_user, fill_scalar, static_f32, zero_fill
 from .schedule import walk
 
 
@@ -66,6 +68,9 @@ def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
               f"    %i2c_c = arith.constant {c} : index", "    %i2c_pad = arith.constant 0.0 : f32"]
     lines += [f"    %i2c_w{j} = arith.constant {j * d[1]} : index" for j in range(kw_)]
     lines += [f"    %i2c_t{t} = arith.constant {t} : index" for t in range(taps)]
+    lines += [f"    %i2c_h{i} = arith.constant {i * d[0]} : index" for i in range(kh_)]
+    lines += [f"    %i2c_taps = arith.constant {taps} : index", f"    %i2c_ow = arith.constant {ow} : index",
+              f"    %i2c_s0 = arith.constant {s[0]} : index"]
     init = "%ce"
     for nm, off, size in (("rows", [0, k, 0], [b, kp - k, mp]), ("cols", [0, 0, m], [b, k, mp - m])):
         if 0 in size:
@@ -80,15 +85,18 @@ def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
     else:
         lines.append(f"    %colt = scf.for %ch = %i2c_0 to %i2c_c step %i2c_1 "
                      f"iter_args(%co = {init}) -> ({_t(full)}) {{")
-    lines.append(f"      %row0 = affine.apply affine_map<(c) -> (c * {taps})>(%ch)")
+    # index arithmetic in arith, not affine.apply: affine ops may not be
+    # inlined into an scf.for (the batch loop of batch_loop.py)
+    lines.append(f"      %row0 = arith.muli %ch, %i2c_taps : index")
     lines.append(f"      %cs = tensor.extract_slice %co[0, %row0, 0] {one} [1, 1, 1] "
                  f": {_t(full)} to {_t(one)}")
     lines.append(f"      %cb = scf.for %ib = %i2c_0 to %i2c_b step %i2c_1 iter_args(%ab = %cs) -> ({_t(one)}) {{")
     lines.append(f"      %cr = scf.for %r = %i2c_0 to %i2c_oh step %i2c_1 iter_args(%ar = %ab) -> ({_t(one)}) {{")
-    lines.append(f"        %dcol = affine.apply affine_map<(r) -> (r * {ow})>(%r)")
+    lines.append("        %dcol = arith.muli %r, %i2c_ow : index")
+    lines.append(f"        %rs = arith.muli %r, %i2c_s0 : index")
     cur = "%ar"
     for i in range(kh_):
-        lines.append(f"        %row{i}_ = affine.apply affine_map<(r) -> (r * {s[0]} + {i * d[0]})>(%r)")
+        lines.append(f"        %row{i}_ = arith.addi %rs, %i2c_h{i} : index")
         for j in range(kw_):
             v = f"%v{i}_{j}"
             if s[1] == 1:
@@ -119,12 +127,18 @@ def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
 
 
 def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = False,
-                  blocks: tuple[int, int] = (1, 1), bias: bool = False) -> str:
+                  blocks: tuple[int, int] = (1, 1), bias: bool = False,
+                  dest: bool = False) -> str:
     """``func.func private @name(x, w, init) -> out`` (NCHW / [G, F/G, C/G, KH, KW]
     for groups > 1) as im2col + (batch_)matmul. ``blocks`` = (kb, nb), the
     kernel's k and column blocks: col is built padded to them. ``bias``
     (groups == 1): the third argument is a bias ``[F]`` instead of the init;
-    the matmul accumulates into the broadcast bias (no separate add pass)."""
+    the matmul accumulates into the broadcast bias (no separate add pass).
+    ``dest`` (with ``bias``, batch 1): ``(x, w, out, bias)``, the bias is
+    broadcast into ``out`` itself (a slice of the caller's result, see
+    :mod:`.batch_loop`) by vector code: a ``linalg.generic`` that does not
+    read its init gets a fresh one from the elementwise fusion, and the
+    result would be copied into the caller's slice."""
     kb, nb = blocks
     if groups == 1:
         n, c, h, w = xs
@@ -150,6 +164,8 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
         pre = [f"    %x4 = tensor.collapse_shape %x [[0, 1], [2], [3], [4]] : {_t(xs)} into {_t(xb)}"]
     bsz, k, m = xb[0], c * kh_ * kw_, oh * ow
     third = f"%b: {_t([os_[1]])}" if bias else f"%o: {_t(os_)}"
+    if bias and dest:
+        third = f"%o: {_t(os_)}, {third}"
     lines = [f"  func.func private @{name}(%x: {_t(xs)}, %w: {_t(ws)}, {third}) "
              f"-> {_t(os_)} {{"] + pre
     lines.append("    %zero = arith.constant 0.0 : f32")
@@ -172,7 +188,10 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
         wv = "%wk"
     # the result [B, F', mp] accumulates into the conv's init: the broadcast
     # bias, or the init itself (or a copy padded to whole column blocks)
-    if bias:
+    if bias and dest and mp == m and groups == 1 and n == 1:
+        _bias_into(lines, os_)
+        acc = "%o3"
+    elif bias:
         at = _t([bsz, fg, mp])
         lines += [f"    %be = tensor.empty() : {at}",
                   f"    %o3 = linalg.generic {{indexing_maps = [affine_map<(a, f, p) -> (f)>, "
@@ -219,17 +238,72 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     return "\n".join(lines)
 
 
+BIAS_LANES = 64     # vector width of the bias broadcast into a destination
+
+
+def _bias_into(lines, os_) -> None:
+    """``%o3`` [1, F, OH*OW] = bias ``%b`` [F] broadcast along OH*OW, written
+    into ``%o`` (``os_`` = [1, F, OH, OW]) as vector code."""
+    f, m = os_[1], os_[2] * os_[3]
+    main, tail = m - m % BIAS_LANES, m % BIAS_LANES
+    ot = _t([1, f, m])
+    lines += [f"    %bo = tensor.collapse_shape %o [[0], [1], [2, 3]] : {_t(os_)} into {ot}",
+              f"    %b_f = arith.constant {f} : index", f"    %b_main = arith.constant {main} : index",
+              f"    %b_step = arith.constant {BIAS_LANES} : index",
+              "    %b_0 = arith.constant 0 : index", "    %b_1 = arith.constant 1 : index",
+              f"    %o3 = scf.for %bf = %b_0 to %b_f step %b_1 iter_args(%bt = %bo) -> ({ot}) {{",
+              f"      %bs = tensor.extract %b[%bf] : {_t([f])}"]
+    cur = "%bt"
+    if main:
+        lines += [f"      %bw = vector.broadcast %bs : f32 to vector<{BIAS_LANES}xf32>",
+                  f"      %bm = scf.for %bj = %b_0 to %b_main step %b_step iter_args(%bu = %bt) -> ({ot}) {{",
+                  f"        %bx = vector.transfer_write %bw, %bu[%b_0, %bf, %bj] {{in_bounds = [true]}} "
+                  f": vector<{BIAS_LANES}xf32>, {ot}",
+                  f"        scf.yield %bx : {ot}\n      }}"]
+        cur = "%bm"
+    if tail:
+        lines += [f"      %bwt = vector.broadcast %bs : f32 to vector<{tail}xf32>",
+                  f"      %bxt = vector.transfer_write %bwt, {cur}[%b_0, %bf, %b_main] {{in_bounds = [true]}} "
+                  f": vector<{tail}xf32>, {ot}"]
+        cur = "%bxt"
+    lines.append(f"      scf.yield {cur} : {ot}\n    }}")
+
+
 def _conv_signature(op: ir.Operation):
+    """(x shape, w shape, out shape, strides, dilations, groups); the
+    batch dim of x and out may be dynamic (None)."""
     if op.name not in ("linalg.conv_2d_nchw_fchw", "linalg.conv_2d_ngchw_gfchw"):
         return None
     if len(op.operands) != 3 or len(op.results) != 1:
         return None
-    shapes = [static_f32(v) for v in op.operands]
-    if any(sh is None for sh in shapes) or 0 in sum(shapes, []):
+    x, w, o = op.operands
+    shapes = [batch_shape(x), static_f32(w), batch_shape(o)]
+    if any(sh is None for sh in shapes) or 0 in sum(shapes, []) \
+            or (shapes[0][0] is None) != (shapes[2][0] is None):
         return None
     groups = 1 if op.name == "linalg.conv_2d_nchw_fchw" else shapes[0][1]
     return (tuple(shapes[0]), tuple(shapes[1]), tuple(shapes[2]),
             tuple(_ints(op, "strides")), tuple(_ints(op, "dilations")), groups)
+
+
+def _conv_functions(module: ir.Module, name: str, sig, bias: bool, threads: bool,
+                    blocks: tuple[int, int]) -> str:
+    """Add the kernel for ``sig`` to ``module``; returns the function to call.
+    A dynamic batch gets the batch-1 kernel and a loop over the images
+    around it (:mod:`.batch_loop`)."""
+    xs, ws, os_, s, d, g = (list(v) if isinstance(v, tuple) else v for v in sig)
+    if xs[0] is not None:
+        add_functions(module, conv_function(name, xs, ws, os_, s, d, g, threads, blocks,
+                                             bias=bias))
+        return name
+    x1, o1 = [1] + xs[1:], [1] + os_[1:]
+    image = conv_function(name + "_image", x1, ws, o1, s, d, g, threads, blocks,
+                          bias=bias, dest=bias)
+    args = [(xs, BATCHED), (ws, SHARED), (os_, BATCHED)]
+    if bias:
+        args.append(([os_[1]], SHARED))
+    add_functions(module, image, batch_loop_function(name, name + "_image", args, dest=2))
+    return name
 
 
 def convs_to_matmul(module: ir.Module, threads: bool = False,
@@ -249,15 +323,14 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
         fused = bias_add_user(op.results[0]) if sig[5] == 1 and zero_fill(op.operands[2]) else None
         key = sig + (fused is not None,)
         if key not in funcs:
-            xs, ws, os_, s, d, g = sig
-            name = f"__om_conv_{len(funcs)}"
-            text = conv_function(name, list(xs), list(ws), list(os_), list(s), list(d), g,
-                                 threads, blocks, bias=fused is not None)
-            sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
-            sub.body.operations[0].operation.clone(ir.InsertionPoint(module.body))
-            funcs[key] = name
+            funcs[key] = _conv_functions(module, f"__om_conv_{len(funcs)}", sig,
+                                         fused is not None, threads, blocks)
         args = list(op.operands)
-        if fused is not None:
+        if fused is not None and sig[0][0] is None:
+            # (x, w, out, bias): the fill's destination (not the fill) is the
+            # batch loop's: every image's slice gets the bias broadcast
+            args = args[:2] + [fill_scalar(op.operands[2])[1], fused[1]]
+        elif fused is not None:
             args[2] = fused[1]
         with ir.InsertionPoint(op), op.location:
             call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]), args)

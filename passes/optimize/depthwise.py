@@ -1,6 +1,7 @@
 """Depthwise convolutions -> a vector kernel over output rows.
 
-``linalg.depthwise_conv_2d_nchw_chw`` (static f32) with input ``[N, C, H, W]``,
+``linalg.depthwise_conv_2d_nchw_chw`` (f32, static; a dynamic batch runs the
+batch-1 kernel once per image, see :mod:`.batch_loop`) with input ``[N, C, H, W]``,
 weights ``[C, KH, KW]``, strides s and dilations d is replaced by a kernel
 written in the vector dialect on tensors (a private function, inlined, like
 the packed matmul of :mod:`.matmul_text`):
@@ -53,11 +54,13 @@ docstring).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import mlir.ir as ir
 
-from .fusion import bias_add_user, epilogue_user, fill_scalar, static_f32, zero_fill, zero_pad
+from .batch_loop import BATCHED, SHARED, add_functions, batch_loop_function
+from .fusion import (batch_shape, bias_add_user, epilogue_user, fill_scalar, static_f32,
+                     zero_fill, zero_pad)
 from .matmul import THREAD_MIN_MACS
 from .schedule import walk
 from .target import Target
@@ -106,7 +109,8 @@ def _match(op: ir.Operation):
         return None
     if len(op.operands) != 3 or len(op.results) != 1:
         return None
-    shapes = [static_f32(v) for v in op.operands]
+    # static, but for a dynamic batch (None): a loop around the batch-1 kernel
+    shapes = [batch_shape(op.operands[0]), static_f32(op.operands[1]), batch_shape(op.operands[2])]
     if any(sh is None for sh in shapes) or 0 in sum(shapes, []):
         return None
     xs, ws, os_ = shapes
@@ -124,7 +128,7 @@ def _match(op: ir.Operation):
     pad: tuple = ()
     if padded is not None:
         x, pad = padded
-        xs = static_f32(x)
+        xs = batch_shape(x)
     fill = fill_scalar(op.operands[2])
     # the bias replaces the fill value as the start: only when that is 0.0
     bias = bias_add_user(op.results[0]) if zero_fill(op.operands[2]) else None
@@ -501,13 +505,23 @@ def depthwise_convs(module: ir.Module, target: Target, threads: bool = False) ->
         if found is None:
             continue
         cv, operands, erase, last = found
-        blocks = channel_blocks(cv.os[1], threads and _macs(cv) >= THREAD_MIN_MACS)
+        dynamic = cv.xs[0] is None
+        image = replace(cv, xs=(1,) + cv.xs[1:], os=(1,) + cv.os[1:]) if dynamic else cv
+        blocks = channel_blocks(cv.os[1], threads and _macs(image) >= THREAD_MIN_MACS)
         key = (cv, blocks, target.vector_width)
         if key not in funcs:
             name = f"__om_depthwise_{len(funcs)}"
-            text = kernel_function(name, cv, target.vector_width, blocks)
-            sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
-            sub.body.operations[0].operation.clone(ir.InsertionPoint(module.body))
+            if not dynamic:
+                add_functions(module, kernel_function(name, cv, target.vector_width, blocks))
+            else:
+                # the batch-1 kernel, once per image (its args: x, w, out, init..., captured...)
+                args = [(list(cv.xs), BATCHED), (list(static_f32(operands[1])), SHARED),
+                        (list(cv.os), BATCHED)]
+                args += [([] if str(v.type) == "f32" else list(static_f32(v)), SHARED)
+                         for v in operands[3:]]
+                add_functions(module,
+                              kernel_function(name + "_image", image, target.vector_width, blocks),
+                              batch_loop_function(name, name + "_image", args, dest=2))
             funcs[key] = name
         # before the last fused op: every operand dominates it
         with ir.InsertionPoint(last), last.location:

@@ -2,13 +2,18 @@
 
 Candidates: ``linalg.generic`` with only parallel loops (or one trailing
 reduction loop: row reductions such as softmax sums), ``linalg.transpose``
-and ``linalg.copy`` (what the pack/unpack lowering produces), on static
-shapes, where every operand is *contiguous in the innermost loop* (its map's
-last result is the last loop dim) or does not depend on it (broadcast).
-Everything but the innermost dim is tiled by 1 and the innermost dim is
-vectorized: whole when it is small, else in chunks of 4 vectors (or 3 or 2
-when that divides the row and 4 does not, see :func:`row_chunk`) with a
-masked tail (``vectorize`` with explicit ``vector_sizes``).
+and ``linalg.copy`` (what the pack/unpack lowering produces), where every
+operand is *contiguous in the innermost loop* (its map's last result is the
+last loop dim) or does not depend on it (broadcast).
+Everything but the innermost dim is tiled by 1 (dynamic outer dims too) and
+the innermost dim is vectorized: whole when it is small, else in chunks of 4
+vectors (or 3 or 2 when that divides the row and 4 does not, see
+:func:`row_chunk`) with a masked tail (``vectorize`` with explicit
+``vector_sizes``). A dynamic innermost dim (a sequence length) goes in
+chunks of 4 vectors with the last iteration peeled off
+(``transform.loop.peel``): the main loop's chunks are whole (their masks
+fold away), the remainder is masked. Row reductions over a dynamic length
+are tiled the same way (the accumulator is carried through the chunks).
 
 Threads (``threads=True``, on at -O3): an op with at least
 :data:`THREAD_MIN_WORK` units of estimated work (loop iterations weighted by
@@ -19,7 +24,8 @@ thread pool, see the package docstring); when that loop has fewer than
 forall, which ``async-parallel-for`` linearizes into one range of tasks),
 the innermost dim in chunks of the vectorized width if it comes to that.
 The remaining outer loops stay ``tile_using_for`` by 1 inside the forall
-and the row is vectorized as above. A trailing reduction loop is never
+and the row is vectorized as above. Dynamic loops are never distributed and
+count one iteration in the work estimate (a dynamic batch is often 1). A trailing reduction loop is never
 distributed (only the parallel loops around it are).
 """
 from __future__ import annotations
@@ -27,7 +33,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from .matmul import PACKED_ATTR
-from .schedule import apply_to_ops, static_loop_sizes, walk
+from .schedule import apply_to_ops, loop_sizes, walk
 from .target import Target
 
 WHOLE_ROW_MAX = 256   # innermost extent vectorized at once (parallel or reduction)
@@ -91,9 +97,9 @@ def _innermost_ok(maps: list[ir.AffineMap], n: int) -> bool:
     return True
 
 
-def _loop_sizes(op: ir.Operation) -> list[int] | None:
-    """Static loop extents, read from the (static) output shape and maps."""
-    return static_loop_sizes(op, _maps(op))
+def _loop_sizes(op: ir.Operation) -> list[int | None] | None:
+    """Loop extents, read from the operand shapes and maps (None: dynamic)."""
+    return loop_sizes(op, _maps(op))
 
 
 def candidate(op: ir.Operation) -> bool:
@@ -121,17 +127,18 @@ def candidate(op: ir.Operation) -> bool:
     if sizes is None or 0 in sizes:
         return False
     if op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"][len(sizes) - 1]) \
-            and sizes[-1] > WHOLE_ROW_MAX:
+            and sizes[-1] is not None and sizes[-1] > WHOLE_ROW_MAX:
         return False
     return _innermost_ok(maps, len(sizes))
 
 
 def work(op: ir.Operation) -> int:
     """Estimated cost of ``op`` in THREAD_MIN_WORK units: loop iterations
-    times (1 + its body's ops / 3, weighted by :data:`_SLOW_OPS`)."""
+    times (1 + its body's ops / 3, weighted by :data:`_SLOW_OPS`). Dynamic
+    loops count as one iteration (a dynamic batch: the work per image)."""
     total = 1
     for n in _loop_sizes(op):
-        total *= n
+        total *= n or 1
     body = 0
     if op.name == "linalg.generic":
         body = sum(_SLOW_OPS.get(o.name, 1) for o in walk(op) if o.name != "linalg.yield")
@@ -143,8 +150,10 @@ def _forall_dims(sizes: list[int], chunk: int, reduction: bool) -> list[int]:
     loops, then the innermost one in chunks (only if parallel), taken until
     the forall has MIN_FORALL_TRIPS iterations or the loops run out."""
     n = len(sizes)
-    cands = [(i, sizes[i]) for i in range(n - 1) if sizes[i] > 1]
-    if not reduction and chunk < sizes[-1]:
+    # dynamic loops stay sequential (inside the forall): their trip count is
+    # not known here, and a dynamic batch is often 1
+    cands = [(i, sizes[i]) for i in range(n - 1) if sizes[i] is not None and sizes[i] > 1]
+    if not reduction and sizes[-1] is not None and chunk < sizes[-1]:
         cands.append((n - 1, -(-sizes[-1] // chunk)))
     dims, trips = [], 1
     for i, t in cands:
@@ -171,9 +180,19 @@ def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | N
     sizes = _loop_sizes(op)
     n = len(sizes)
     inner = sizes[-1]
-    chunk = inner if inner <= WHOLE_ROW_MAX else row_chunk(inner, target.vector_width)
-    tiles = [1] * (n - 1) + [chunk if chunk < inner else 0]
+    if inner is None:
+        # a dynamic row: steps of 4 vectors, the last iteration peeled
+        # off (the main loop's steps are whole vectors, unmasked once
+        # canonicalized) and vectorized with a mask
+        chunk = 4 * target.vector_width
+    else:
+        chunk = inner if inner <= WHOLE_ROW_MAX else row_chunk(inner, target.vector_width)
+    tiles = [1] * (n - 1) + [chunk if inner is None or chunk < inner else 0]
     vec = [1] * (n - 1) + [chunk]
+    # masked vectorization with vector sizes smaller than the tile computes
+    # garbage without an error: every tile must fit its vector size
+    assert all((t or s) is not None and (t or s) <= v for t, s, v in zip(tiles, sizes, vec)), \
+        (tiles, sizes, vec)
     reduction = op.name == "linalg.generic" and \
         "reduction" in str(op.attributes["iterator_types"][n - 1])
     fdims = _forall_dims(sizes, chunk, reduction) \
@@ -197,6 +216,20 @@ def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | N
         loops = ", ".join(["!transform.any_op"] * k)
         tiled = (f"    %t, %l:{k} = transform.structured.tile_using_for %op tile_sizes {tiles}\n"
                  f"      : (!transform.any_op) -> (!transform.any_op, {loops})\n")
+    if inner is None:
+        # the innermost tile loop is the last of the loops tiled by tile_using_for
+        k = sum(1 for t in (rest if fdims else tiles) if t)
+        loop = f"%l#{k - 1}"
+        return tiled + f"""    %lc = transform.cast {loop} : !transform.any_op to !transform.op<"scf.for">
+    %main, %rest = transform.loop.peel %lc
+      : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    %vm = transform.structured.match ops{{["{op.name}"]}} in %main
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %vm vector_sizes {vec} : !transform.any_op
+    %vr = transform.structured.match ops{{["{op.name}"]}} in %rest
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %vr vector_sizes {vec} : !transform.any_op
+"""
     masked = inner % chunk != 0
     vsizes = f" vector_sizes {vec}" if masked else ""
     return tiled + f"""    transform.structured.vectorize %t{vsizes} : !transform.any_op

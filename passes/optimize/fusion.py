@@ -30,6 +30,19 @@ def static_f32(v) -> list[int] | None:
     return list(t.shape)
 
 
+def batch_shape(v: ir.Value) -> list[int | None] | None:
+    """Shape of an f32 tensor whose dims are static except dim 0, which may
+    be dynamic (None); else None."""
+    t = v.type
+    if not isinstance(t, ir.RankedTensorType) or str(t.element_type) != "f32" or t.rank == 0:
+        return None
+    dyn = ir.ShapedType.get_dynamic_size()
+    shape = list(t.shape)
+    if any(s == dyn for s in shape[1:]):
+        return None
+    return [None if shape[0] == dyn else shape[0]] + shape[1:]
+
+
 def fill_scalar(v: ir.Value):
     """(scalar, dest) when ``v`` is the result of a ``linalg.fill`` of an f32."""
     o = owner_op(v)
@@ -60,11 +73,12 @@ def single_user(v: ir.Value) -> ir.Operation | None:
 
 def zero_pad(v: ir.Value):
     """(source, (top, left, bottom, right)) when ``v`` is a static 0.0
-    ``tensor.pad`` of the two spatial dims of a static f32 tensor, used once."""
+    ``tensor.pad`` of the two spatial dims of an f32 tensor (static but for
+    a dynamic batch), used once."""
     o = owner_op(v)
     if o is None or o.name != "tensor.pad" or len(o.operands) != 1 or single_user(v) is None:
         return None
-    if static_f32(o.operands[0]) is None:
+    if batch_shape(o.operands[0]) is None:
         return None
     lo = list(ir.DenseI64ArrayAttr(o.attributes["static_low"]))
     hi = list(ir.DenseI64ArrayAttr(o.attributes["static_high"]))

@@ -77,6 +77,27 @@ def static_loop_sizes(op: ir.Operation, maps: list[ir.AffineMap]) -> list[int] |
     return None if any(s is None for s in sizes) else sizes
 
 
+def loop_sizes(op: ir.Operation, maps: list[ir.AffineMap]) -> list[int | None] | None:
+    """Loop extents of a linalg op with indexing ``maps``, read from its
+    operands' shapes: None for a loop only dynamic dims index; None (for
+    the whole) when an operand is unranked or a loop is not indexed directly
+    by any operand."""
+    n = maps[0].n_dims
+    sizes: list[int | None] = [None] * n
+    seen = [False] * n
+    dyn = ir.ShapedType.get_dynamic_size()
+    for v, m in zip(op.operands, maps):
+        t = v.type
+        if not isinstance(t, ir.RankedTensorType):
+            return None
+        for e, d in zip(m.results, t.shape):
+            if isinstance(e, ir.AffineDimExpr):
+                seen[e.position] = True
+                if d != dyn:
+                    sizes[e.position] = d
+    return sizes if all(seen) else None
+
+
 def _apply(module: ir.Module, text: str) -> None:
     sched = ir.Module.parse(text, module.context)
     interpreter.apply_named_sequence(module.operation, sched.body.operations[0], sched)
@@ -93,7 +114,7 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for) -> in
             if body is None:
                 continue
             op.attributes[TAG] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
-            tagged.append((i, body, op.name))
+            tagged.append((i, body, f"{op.name} -> {', '.join(str(r.type) for r in op.results)}"))
         for i, body, name in tagged:
             try:
                 _apply(module, _WRAPPER.format(tag=TAG, id=i, body=body))

@@ -9,8 +9,8 @@
 // CHECK: scf.for %[[CH:.*]] = %c0 to %c4 {{.*}} iter_args(%{{.*}} = %[[COL]])
 // CHECK: tensor.extract_slice {{.*}} [1, 9, 16] [1, 1, 1] : tensor<1x36x16xf32> to tensor<1x9x16xf32>
 // CHECK: scf.for %[[R:.*]] = %c0 to %c4
-// CHECK: %[[DC:.*]] = affine.apply #map1(%[[R]])
-// CHECK: %[[ROW:.*]] = affine.apply #map2(%[[R]])
+// CHECK: %[[DC:.*]] = arith.muli %[[R]], %c4
+// CHECK: %[[ROW:.*]] = arith.muli %[[R]], %c2
 // CHECK: %[[V:.*]] = vector.transfer_read %arg0[%c0, %[[CH]], %[[ROW]], %c0]{{.*}} vector<7xf32>
 // CHECK: vector.shuffle %[[V]], %[[V]] [0, 2, 4, 6]
 // CHECK: vector.transfer_write {{.*}}[%c0, %c0, %[[DC]]]
@@ -30,7 +30,7 @@ func.func @conv(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x
 // Dilation 2, batch 2: batch_matmul with the weights broadcast over the batch.
 // The last tap reads row r + 4 from column 4, contiguous (stride 1).
 // CHECK-LABEL: func.func @dilated_batch
-// CHECK: %[[ROW:.*]] = affine.apply #map7(%{{.*}})
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %c4
 // CHECK: vector.transfer_read %arg0[%{{.*}}, %{{.*}}, %[[ROW]], %c4]{{.*}} vector<5xf32>
 // CHECK-NOT: vector.shuffle
 // CHECK: linalg.broadcast
@@ -85,3 +85,41 @@ func.func @grouped(%x: tensor<1x2x2x9x9xf32>, %w: tensor<2x3x2x3x3xf32>) -> tens
 // BLOCKED: linalg.fill {{.*}} -> tensor<8x32xf32>
 // BLOCKED: linalg.matmul ins({{.*}} : tensor<8x40xf32>, tensor<40x32xf32>) outs({{.*}} : tensor<8x32xf32>)
 // BLOCKED: tensor.extract_slice {{.*}}[0, 0, 0] [1, 8, 16] [1, 1, 1]
+
+// Dynamic batch: a loop over the images around the batch-1 kernel (its
+// im2col and matmul on static per-image shapes). The fused bias is broadcast
+// by vector code straight into the image's slice of the result (the slice
+// of the fill's destination, not the fill), and the matmul accumulates there:
+// in place after bufferization.
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK-NOT: linalg.fill
+// CHECK: %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<?x8x4x4xf32>
+// CHECK: scf.for %[[I:.*]] = %c0 to %{{.*}} step %c1 iter_args(%[[ACC:.*]] = %[[E]])
+// CHECK: tensor.extract_slice %arg0[%[[I]], 0, 0, 0] [1, 4, 9, 9] [1, 1, 1, 1] : tensor<?x4x9x9xf32> to tensor<1x4x9x9xf32>
+// CHECK: %[[OUT:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0, 0, 0] [1, 8, 4, 4]
+// CHECK: vector.transfer_read {{.*}} : tensor<1x4x9x9xf32>, vector<7xf32>
+// CHECK: %[[O3:.*]] = tensor.collapse_shape %[[OUT]] {{\[\[}}0], [1], [2, 3]] : tensor<1x8x4x4xf32> into tensor<1x8x16xf32>
+// CHECK: scf.for {{.*}} iter_args(%[[BT:.*]] = %[[O3]])
+// CHECK: %[[BS:.*]] = tensor.extract %arg2
+// CHECK: %[[BV:.*]] = vector.broadcast %[[BS]] : f32 to vector<16xf32>
+// CHECK: vector.transfer_write %[[BV]], %[[BT]]
+// CHECK: linalg.matmul ins({{.*}} : tensor<8x36xf32>, tensor<36x16xf32>) outs({{.*}} : tensor<8x16xf32>)
+// CHECK: tensor.insert_slice {{.*}} into %[[ACC]][%[[I]], 0, 0, 0] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf32> into tensor<?x8x4x4xf32>
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+func.func @dynamic_batch(%x: tensor<?x4x9x9xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf32>) -> tensor<?x8x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x9x9xf32>
+  %e = tensor.empty(%n) : tensor<?x8x4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8x4x4xf32>) -> tensor<?x8x4x4xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%x, %w : tensor<?x4x9x9xf32>, tensor<8x4x3x3xf32>) outs(%z : tensor<?x8x4x4xf32>) -> tensor<?x8x4x4xf32>
+  %e2 = tensor.empty(%n) : tensor<?x8x4x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %b : tensor<?x8x4x4xf32>, tensor<8xf32>) outs(%e2 : tensor<?x8x4x4xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %s = arith.addf %in, %in2 : f32
+    linalg.yield %s : f32
+  } -> tensor<?x8x4x4xf32>
+  return %r : tensor<?x8x4x4xf32>
+}

@@ -114,15 +114,60 @@ func.func @dw_accumulate(%x: tensor<1x2x6x6xf32>, %w: tensor<2x2x2xf32>, %o: ten
   return %c : tensor<1x2x5x5xf32>
 }
 
-// Dynamic batch and f64: left to the loop lowering.
+// Dynamic batch, with a fused pad, bias and Clip: a loop over the images
+// around the batch-1 kernel (the same kernel as the static @dw_s1). A dynamic
+// spatial dim and f64 are left to the loop lowering.
 // CHECK-LABEL: func.func @dw_dynamic
+// CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
+// CHECK-NOT: tensor.pad
+// CHECK: tensor.dim %arg0, %c0 : tensor<?x4x20x20xf32>
+// CHECK: scf.for %[[I:.*]] = %c0 to %{{.*}} step %c1 iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<?x4x20x20xf32>)
+// CHECK: tensor.extract_slice %arg0[%[[I]], 0, 0, 0] [1, 4, 20, 20] [1, 1, 1, 1] : tensor<?x4x20x20xf32> to tensor<1x4x20x20xf32>
+// CHECK: tensor.extract_slice %[[ACC]][%[[I]], 0, 0, 0] [1, 4, 20, 20]
+// CHECK: linalg.fill {{.*}} -> tensor<22x34xf32>
+// CHECK-COUNT-18: vector.fma {{.*}} : vector<16xf32>
+// CHECK: arith.minimumf {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<1x4x20x20xf32>
+// CHECK: tensor.insert_slice {{.*}} into %[[ACC]][%[[I]], 0, 0, 0] [1, 4, 20, 20] [1, 1, 1, 1] : tensor<1x4x20x20xf32> into tensor<?x4x20x20xf32>
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func @dw_dynamic_h
 // CHECK: linalg.depthwise_conv_2d_nchw_chw
 // CHECK-LABEL: func.func @dw_f64
 // CHECK: linalg.depthwise_conv_2d_nchw_chw
-func.func @dw_dynamic(%x: tensor<?x2x6x6xf32>, %w: tensor<2x3x3xf32>, %o: tensor<?x2x4x4xf32>) -> tensor<?x2x4x4xf32> {
+func.func @dw_dynamic(%x: tensor<?x4x20x20xf32>, %w: tensor<4x3x3xf32>, %b: tensor<4xf32>) -> tensor<?x4x20x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x20x20xf32>
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<?x4x20x20xf32> to tensor<?x4x22x22xf32>
+  %e = tensor.empty(%n) : tensor<?x4x20x20xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4x20x20xf32>) -> tensor<?x4x20x20xf32>
   %c = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-       ins(%x, %w : tensor<?x2x6x6xf32>, tensor<2x3x3xf32>) outs(%o : tensor<?x2x4x4xf32>) -> tensor<?x2x4x4xf32>
-  return %c : tensor<?x2x4x4xf32>
+       ins(%p, %w : tensor<?x4x22x22xf32>, tensor<4x3x3xf32>) outs(%z : tensor<?x4x20x20xf32>) -> tensor<?x4x20x20xf32>
+  %e2 = tensor.empty(%n) : tensor<?x4x20x20xf32>
+  %a = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%c, %b : tensor<?x4x20x20xf32>, tensor<4xf32>) outs(%e2 : tensor<?x4x20x20xf32>) {
+  ^bb0(%in: f32, %bb: f32, %o: f32):
+    %s = arith.addf %in, %bb : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4x20x20xf32>
+  %e3 = tensor.empty(%n) : tensor<?x4x20x20xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%a : tensor<?x4x20x20xf32>) outs(%e3 : tensor<?x4x20x20xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.maximumf %in, %zero : f32
+    %m2 = arith.minimumf %m, %six : f32
+    linalg.yield %m2 : f32
+  } -> tensor<?x4x20x20xf32>
+  return %r : tensor<?x4x20x20xf32>
+}
+func.func @dw_dynamic_h(%x: tensor<1x2x?x6xf32>, %w: tensor<2x3x3xf32>, %o: tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32> {
+  %c = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x2x?x6xf32>, tensor<2x3x3xf32>) outs(%o : tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32>
+  return %c : tensor<1x2x?x4xf32>
 }
 func.func @dw_f64(%x: tensor<1x2x6x6xf64>, %w: tensor<2x3x3xf64>, %o: tensor<1x2x4x4xf64>) -> tensor<1x2x4x4xf64> {
   %c = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}

@@ -86,3 +86,75 @@ func.func @transpose(%x: tensor<8x16xf32>) -> tensor<16x8xf32> {
   %t = linalg.transpose ins(%x : tensor<8x16xf32>) outs(%e : tensor<16x8xf32>) permutation = [1, 0]
   return %t : tensor<16x8xf32>
 }
+
+// Dynamic outer dim, static row: tiled by 1 over the dynamic dim, the row
+// vectorized whole, no mask.
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK: tensor.empty
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x16xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[N]] step %c1 {{.*}} -> (tensor<?x16xf32>)
+// CHECK-NOT: vector.mask
+// CHECK: arith.maximumf {{.*}} : vector<1x16xf32>
+// CHECK-NOT: linalg.generic
+func.func @dynamic_batch(%x: tensor<?x16xf32>, %b: tensor<16xf32>) -> tensor<?x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x16xf32>
+  %e = tensor.empty(%n) : tensor<?x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<?x16xf32>, tensor<16xf32>) outs(%e : tensor<?x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %t = arith.addf %a, %c : f32
+    %u = arith.maximumf %t, %zero : f32
+    linalg.yield %u : f32
+  } -> tensor<?x16xf32>
+  return %r : tensor<?x16xf32>
+}
+
+// A dynamic row: chunks of 4 vectors (64 lanes on AVX-512), the last
+// iteration peeled off. The main loop runs to the largest multiple of 64 on
+// whole chunks (constant sizes: its all-true masks fold away in the
+// pipeline's canonicalization); the remainder loop (at most one trip) is
+// masked by the length left.
+// CHECK-LABEL: func.func @dynamic_row
+// CHECK: scf.for
+// CHECK: %[[MAIN:.*]] = affine.apply #{{.*}}()[%{{.*}}, %[[S:.*]], %c64]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[MAIN]] step %c64
+// CHECK: math.exp {{.*}} : vector<1x64xf32>
+// CHECK: scf.for %[[J:.*]] = %[[MAIN]] to %[[S]] step %c64
+// CHECK: %[[LEFT:.*]] = affine.apply #{{.*}}(%[[J]])[%[[S]]]
+// CHECK: tensor.extract_slice {{.*}} [1, %[[LEFT]]] [1, 1]
+// CHECK: vector.create_mask
+// CHECK: math.exp {{.*}} : vector<1x64xf32>
+// CHECK-NOT: linalg.generic
+func.func @dynamic_row(%x: tensor<3x?xf32>) -> tensor<3x?xf32> {
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c1 : tensor<3x?xf32>
+  %e = tensor.empty(%n) : tensor<3x?xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<3x?xf32>) outs(%e : tensor<3x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = math.exp %a : f32
+    linalg.yield %t : f32
+  } -> tensor<3x?xf32>
+  return %r : tensor<3x?xf32>
+}
+
+// A row reduction over a dynamic length (Softmax's max): the same chunks,
+// the running max carried through them (a masked reduction on the tail).
+// CHECK-LABEL: func.func @dynamic_row_max
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} step %c64
+// CHECK: vector.multi_reduction <maximumf>
+// CHECK: scf.for {{.*}} step %c64
+// CHECK: vector.mask %{{.*}} { vector.multi_reduction <maximumf>
+// CHECK-NOT: linalg.generic
+func.func @dynamic_row_max(%x: tensor<?x?xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %r = linalg.generic {indexing_maps = [#id, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x?xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.maximumf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}

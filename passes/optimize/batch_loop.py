@@ -1,0 +1,80 @@
+"""A dynamic batch around a static per-image kernel.
+
+A kernel whose operands are static except for a leading (batch) dim that is
+dynamic -- a conv of ``tensor<?x64x56x56xf32>`` -- runs as
+
+    for n in [0, N):
+      out[n] = kernel(x[n : n+1], w, out[n : n+1], ...)     (static shapes)
+
+where ``kernel`` is the batch-1 static kernel (im2col + packed matmul,
+depthwise row kernel) exactly as the static model gets it: a dynamic batch
+costs one loop trip per image, not a slower kernel. The per-image output is
+an ``extract_slice`` of the loop-carried destination and is written back with
+``insert_slice``; the kernel writes into the slice it receives (destination
+passing), so bufferization keeps everything in place.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+
+
+def _t(shape, et="f32") -> str:
+    return "tensor<" + "x".join("?" if s is None else str(s) for s in shape) + f"x{et}>"
+
+
+BATCHED, SHARED = "batched", "shared"
+
+
+def add_functions(module: ir.Module, *texts: str) -> None:
+    """Parse function texts (together: they may call each other) into ``module``."""
+    sub = ir.Module.parse("module {\n" + "\n".join(texts) + "\n}", module.context)
+    for op in sub.body.operations:
+        op.operation.clone(ir.InsertionPoint(module.body))
+
+
+def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
+                        dest: int) -> str:
+    """``func.func private @name(args...) -> args[dest]`` calling ``@inner``
+    once per image. ``args``: (shape, kind) per argument, shapes with
+    ``None`` for the dynamic batch (``[]``: an f32 scalar). Kinds: BATCHED
+    (passed as its static ``[n : n+1]`` slice) and SHARED (passed as is).
+    ``args[dest]`` (batched) is the destination: the loop carries it, and
+    each call gets its slice and returns the slice's new value, which is
+    inserted back (in place after bufferization)."""
+    if args[dest][1] != BATCHED:
+        raise ValueError("the destination must be batched")
+    sig, inner_types = [], []
+    for i, (shape, kind) in enumerate(args):
+        ty = "f32" if not shape else _t(shape)
+        sig.append(f"%a{i}: {ty}")
+        inner_types.append(ty if kind == SHARED else _t([1] + list(shape[1:])))
+    dshape = args[dest][0]
+    dt, dt1 = _t(dshape), _t([1] + list(dshape[1:]))
+    rank = len(dshape)
+    lines = [f"  func.func private @{name}({', '.join(sig)}) -> {dt} {{",
+             "    %c0 = arith.constant 0 : index", "    %c1 = arith.constant 1 : index",
+             f"    %n = tensor.dim %a{dest}, %c0 : {dt}",
+             f"    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a{dest}) -> ({dt}) {{"]
+    operands = []
+    for i, (shape, kind) in enumerate(args):
+        if kind == SHARED:
+            operands.append(f"%a{i}")
+            continue
+        src, ty = ("%acc", dt) if i == dest else (f"%a{i}", _t(shape))
+        z = ", ".join(["%i"] + ["0"] * (len(shape) - 1))
+        sizes = ", ".join(str(s) for s in [1] + list(shape[1:]))
+        ones = ", ".join(["1"] * len(shape))
+        lines.append(f"      %s{i} = tensor.extract_slice {src}[{z}] [{sizes}] [{ones}] "
+                     f": {ty} to {inner_types[i]}")
+        operands.append(f"%s{i}")
+    lines.append(f"      %y = func.call @{inner}({', '.join(operands)}) "
+                 f": ({', '.join(inner_types)}) -> {dt1}")
+    zeros = ", ".join(["%i"] + ["0"] * (rank - 1))
+    sizes = ", ".join(str(s) for s in [1] + list(dshape[1:]))
+    ones = ", ".join(["1"] * rank)
+    lines.append(f"      %u = tensor.insert_slice %y into %acc[{zeros}] [{sizes}] [{ones}] "
+                 f": {dt1} into {dt}")
+    lines.append(f"      scf.yield %u : {dt}\n    }}")
+    lines.append(f"    return %r : {dt}\n  }}")
+    return "\n".join(lines)
