@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from onnx import TensorProto as T
 from onnx import helper
+from onnx import helper as h
 
-import dyn_check as dyn
+import dynamic_util as dyn
 from bool_check import check, random_array
 from lowering_util import make_model
-from onnx_mlir_py.runtime import RuntimeInputError
 from onnx_mlir_py.testing.check import check_compiled
 
 R = np.random.default_rng(6)
@@ -82,6 +82,12 @@ def test_pad_dynamic_batch(mode):
 
 # -- pads known only at run time: compiled once, compared with onnxruntime ------
 MODES = ["constant", "edge", "reflect", "wrap"]
+Y = [("y", T.FLOAT, None)]
+ORT = "onnxruntime"
+
+
+def i64(*v):
+    return np.array(v, np.int64)
 
 
 @pytest.mark.parametrize("opt_level", [0, 3])
@@ -92,11 +98,13 @@ def test_pad_to_multiple_of_4_from_shape(tmp_path, mode, opt_level):
              N("Mod", ["m", "four"], ["r"]), N("Sub", ["four", "r"], ["t"]),
              N("Mod", ["t", "four"], ["e"]), N("Concat", ["zeros", "e"], ["p"], axis=0),
              N("Pad", ["x", "p"], ["y"], mode=mode, name="pad")]
-    m = dyn.model(nodes, [("x", T.FLOAT, ["n", "m"])], ["y"], opset=19,
-                  inits=[("one", np.array([1], np.int64)), ("four", np.array([4], np.int64)),
-                         ("zeros", np.zeros(3, np.int64))])
-    sess = dyn.compile_once(m, tmp_path, opt_level)
-    dyn.check_feeds(m, sess, [[arr(s, np.float32)] for s in [(2, 5), (3, 8), (1, 3), (2, 6)]])
+    m = dyn.model(nodes, [("x", T.FLOAT, ["n", "m"])], Y, opset=19,
+                  inits=[h.make_tensor("one", T.INT64, [1], [1]),
+                         h.make_tensor("four", T.INT64, [1], [4]),
+                         h.make_tensor("zeros", T.INT64, [3], [0, 0, 0])])
+    dyn.check_shapes(tmp_path, m, [{"x": arr(s, np.float32)}
+                                   for s in [(2, 5), (3, 8), (1, 3), (2, 6)]],
+                     opt_level, engine=ORT)
 
 
 @pytest.mark.parametrize("opt_level", [0, 3])
@@ -105,37 +113,36 @@ def test_pad_pads_input(tmp_path, mode, opt_level):
     """pads a graph input (negative ones crop), x of dynamic shape."""
     m = dyn.model([N("Pad", ["x", "p", "v"], ["y"], mode=mode, name="pad")],
                   [("x", T.FLOAT, ["n", "m"]), ("p", T.INT64, [4]), ("v", T.FLOAT, [])],
-                  ["y"], opset=19)
-    sess = dyn.compile_once(m, tmp_path, opt_level)
+                  Y, opset=19)
     v = np.array(2.5, np.float32)
-    feeds = [[arr(s, np.float32), np.array(p, np.int64), v]
+    feeds = [{"x": arr(s, np.float32), "p": i64(*p), "v": v}
              for s, p in [((3, 5), [1, 2, 0, 3]), ((4, 4), [-1, 0, 2, -2]),
                           ((2, 6), [0, 0, 0, 0]), ((5, 3), [0, -1, 1, 1])]]
-    dyn.check_feeds(m, sess, feeds)
+    dyn.check_shapes(tmp_path, m, feeds, opt_level, engine=ORT)
 
 
 def test_pad_axes_at_run_time(tmp_path):
     """opset 18 axes input of run-time length (an scf.for picks each dim's pads)."""
     m = dyn.model([N("Pad", ["x", "p", "", "a"], ["y"], mode="edge", name="pad")],
                   [("x", T.FLOAT, ["n", "m", 2]), ("p", T.INT64, ["k2"]),
-                   ("a", T.INT64, ["k"])], ["y"], opset=18)
-    sess = dyn.compile_once(m, tmp_path)
-    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+                   ("a", T.INT64, ["k"])], Y, opset=18)
     x = arr((3, 4, 2), np.float32)
-    dyn.check_feeds(m, sess, [[x, i64(1, 2), i64(-1)], [x, i64(0, 1, 2, 0), i64(1, 0)],
-                              [arr((2, 1, 2), np.float32), i64(), i64()]])
-    with pytest.raises(RuntimeInputError, match=r"node 'pad' \(Pad\).*4 entries for 1 axes"):
-        sess.run([x, i64(0, 1, 2, 0), i64(1)])
-    with pytest.raises(RuntimeInputError, match=r"node 'pad' \(Pad\).*dim 2 2 times"):
-        sess.run([x, i64(0, 1, 2, 0), i64(2, -1)])
+    dyn.check_shapes(tmp_path, m, [{"x": x, "p": i64(1, 2), "a": i64(-1)},
+                                   {"x": x, "p": i64(0, 1, 2, 0), "a": i64(1, 0)},
+                                   {"x": arr((2, 1, 2), np.float32), "p": i64(), "a": i64()}],
+                     engine=ORT)
+    dyn.check_rejects(tmp_path, m, [{"x": x, "p": i64(0, 1, 2, 0), "a": i64(1)}],
+                      r"node 'pad' \(Pad\).*4 entries for 1 axes")
+    dyn.check_rejects(tmp_path, m, [{"x": x, "p": i64(0, 1, 2, 0), "a": i64(2, -1)}],
+                      r"node 'pad' \(Pad\).*dim 2 2 times")
 
 
 def test_pad_run_time_errors(tmp_path):
     m = dyn.model([N("Pad", ["x", "p"], ["y"], mode="reflect", name="pad")],
-                  [("x", T.FLOAT, ["n"]), ("p", T.INT64, [2])], ["y"], opset=19)
-    sess = dyn.compile_once(m, tmp_path)
-    dyn.check_feeds(m, sess, [[arr((5,), np.float32), np.array([4, 2], np.int64)]])
-    with pytest.raises(RuntimeInputError, match=r"node 'pad' \(Pad\).*smaller than dim 0"):
-        sess.run([arr((5,), np.float32), np.array([5, 0], np.int64)])
-    with pytest.raises(RuntimeInputError, match=r"node 'pad' \(Pad\).*negative size"):
-        sess.run([arr((5,), np.float32), np.array([-4, -2], np.int64)])
+                  [("x", T.FLOAT, ["n"]), ("p", T.INT64, [2])], Y, opset=19)
+    x = arr((5,), np.float32)
+    dyn.check_shapes(tmp_path, m, [{"x": x, "p": i64(4, 2)}], engine=ORT)
+    dyn.check_rejects(tmp_path, m, [{"x": x, "p": i64(5, 0)}],
+                      r"node 'pad' \(Pad\).*smaller than dim 0")
+    dyn.check_rejects(tmp_path, m, [{"x": x, "p": i64(-4, -2)}],
+                      r"node 'pad' \(Pad\).*negative size")
