@@ -29,18 +29,11 @@ RTOL = ATOL = 1e-4
 
 # (case, exporter, opt level) -> (exception type, the exact one-line error of today).
 # Each of these compiles and matches onnxruntime when the dims are fixed with
-# shape_information, and also with only ONE of batch/seq left dynamic: what fails
-# is the second dynamic dim.
+# shape_information. BERT/GPT/LSTM/GRU also do with only ONE of batch/seq left
+# dynamic; ViT's torch.flatten(2) is Reshape(x, Concat(Slice(Shape(x), 0, 2), [-1]))
+# and is refused with the batch alone.
 _RESHAPE = "(Reshape): reshape with a non-constant shape is not supported"
 _POOL = "(MaxPool): spatial dims must be static"
-# MatMul [?, ?, K] x [K, N] (two dynamic leading dims): gemm.py collapses them to
-# [?, K] and expands back; memref.expand_shape with 2 dynamic sizes in one group
-# aborts expand-strided-metadata (test_lower_gemm.py has the 1-node reproducer)
-_MATMUL_ABORT = ("exit status -6: python: /project/llvm-project/mlir/lib/Dialect/MemRef/Transforms/"
-                 "ExpandStridedMetadata.cpp:287: llvm::SmallVector<mlir::OpFoldResult> "
-                 "{anonymous}::getExpandedSizes(mlir::memref::ExpandShapeOp, mlir::OpBuilder&, "
-                 "llvm::ArrayRef<mlir::OpFoldResult>, unsigned int): Assertion `!dynSizeIdx && "
-                 "\"There must be at most one dynamic size per group\"' failed.")
 XFAIL: dict[tuple[str, str, int], tuple[type, str]] = {
     ("resnet_cnn_hw", "legacy", 3): (VerificationError, "node '/stem/stem.3/MaxPool' " + _POOL),
     ("resnet_cnn_hw", "dynamo", 3): (VerificationError, "node 'node_max_pool2d' " + _POOL),
@@ -50,7 +43,6 @@ XFAIL: dict[tuple[str, str, int], tuple[type, str]] = {
     ("gpt_decoder", "legacy", 3): (VerificationError, "node '/layers.0/attn/Reshape' " + _RESHAPE),
     ("gpt_decoder", "dynamo", 3): (VerificationError, "node 'node_view' " + _RESHAPE),
     ("vit", "legacy", 3): (VerificationError, "node '/Reshape' " + _RESHAPE),
-    ("lstm", "legacy", 3): (CompilerCrash, _MATMUL_ABORT),
     ("lstm", "dynamo", 3): (VerificationError, "node 'node_Reshape_82' " + _RESHAPE),
     ("bigru", "legacy", 3): (VerificationError, "node '/rnn/Reshape' " + _RESHAPE),
     ("bigru", "dynamo", 3): (VerificationError, "node 'node_Reshape_96' " + _RESHAPE),
