@@ -64,8 +64,28 @@ def _dict_attr(arr, i: int) -> dict:
     return {n.name: n.attr for n in (d[j] for j in range(len(d)))}
 
 
+def _unranked_result_node(f: ir.Operation) -> None:
+    """A function result of unknown rank made by an ONNX op: fail naming it
+    (its rank depends on values or dims not known at compile time)."""
+    blocks = f.regions[0].blocks
+    if not len(blocks):
+        return
+    ret = blocks[0].operations[len(blocks[0].operations) - 1]
+    for v in ret.operands:
+        owner = v.owner
+        if not isinstance(v.type, ir.UnrankedTensorType) or isinstance(owner, ir.Block):
+            continue
+        owner = owner.operation if isinstance(owner, ir.OpView) else owner
+        if owner.name.startswith("onnx."):
+            on = OnnxOp(owner)
+            raise node_error(CompileError, on.name, on.op_type,
+                             f"the rank of the result ({v.type}) is not known at compile "
+                             f"time (it depends on dims or values known only at run time)")
+
+
 def convert_signature(f: ir.Operation, b: LoweringContext) -> None:
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+    _unranked_result_node(f)
     for t in list(ftype.inputs) + list(ftype.results):
         if not isinstance(t, ir.RankedTensorType):
             raise CompileError(f"function '{ir.StringAttr(f.attributes['sym_name']).value}': "

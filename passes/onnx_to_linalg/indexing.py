@@ -13,7 +13,9 @@ from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx.ops.gather import gather_nd_dims, nd_depth, scatter_nd_check
 from .builder import LoweringContext, affine_map, is_float
+from .dims_ir import checks, index_of
 from .loops import for_nest
 from .tensor_util import loop_index, norm_axis, to_index
 
@@ -54,13 +56,13 @@ def lower_gather_nd(op: OnnxOp, b: LoweringContext):
     bd = op.attrs.batch_dims if op.version >= 12 else 0
     if q < 1 or r < 1:
         op.fail("data and indices must have rank >= 1")
-    if ind.type.is_dynamic_dim(q - 1):
-        op.fail("the last dim of indices must be static")
-    k = ind.type.shape[q - 1]
+    # a dynamic last dim of indices: the result rank gives the depth (checked)
+    k = nd_depth(op, op.shape(ind), q - 1 + r - bd, b.result_type(op).rank)
     if not 0 <= bd < min(q, r) or bd + k > r:
         op.fail(f"batch_dims {bd} and index depth {k} do not fit data rank {r}")
-    ddims, idims = b.dims(data), b.dims(ind)
-    out_dims = idims[:q - 1] + ddims[bd + k:]
+    ddims = b.dims(data)
+    out_dims = [index_of(v) for v in gather_nd_dims(checks(op, b), b.ixdims(data),
+                                                     b.ixdims(ind), bd, k)]
     n = len(out_dims)
 
     def body(_o):
@@ -137,13 +139,13 @@ def lower_scatter_nd(op: OnnxOp, b: LoweringContext):
     q = b.ranked(op, ind, "indices").rank
     if q < 1 or r < 1:
         op.fail("data and indices must have rank >= 1")
-    if ind.type.is_dynamic_dim(q - 1):
-        op.fail("the last dim of indices must be static")
-    k = ind.type.shape[q - 1]
+    # a dynamic last dim of indices: the ranks give the depth (checked)
+    k = nd_depth(op, op.shape(ind), q - 1 + r, b.ranked(op, upd, "updates").rank)
     if k > r:
         op.fail(f"index depth {k} exceeds data rank {r}")
-    if b.ranked(op, upd, "updates").rank != q - 1 + r - k:
+    if upd.type.rank != q - 1 + r - k:
         op.fail(f"updates must have rank {q - 1 + r - k}")
+    scatter_nd_check(checks(op, b), b.ixdims(data), b.ixdims(ind), b.ixdims(upd), k)
     comb = combine_fn(op, _reduction(op), data.type.element_type, b.unsigned(data))
     ddims = b.dims(data)
     bounds = b.dims(ind)[:q - 1] + ddims[k:]

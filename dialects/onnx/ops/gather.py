@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
+from .. import dims as D
 from ..opview import OnnxOp, tensor
 from .common import const_value, fmt, norm_axis
 
@@ -68,6 +69,33 @@ def _gather_elements_verify(op: OnnxOp):
 # --------------------------------------------------------------------------
 # GatherND: indices[:-1] + data[batch_dims + indices[-1]:]
 # --------------------------------------------------------------------------
+def nd_depth(op: OnnxOp, i, fixed_rank: int | None, known_rank: int | None):
+    """Index depth k of GatherND/ScatterND: the last dim of indices, else what
+    a known rank implies (``known_rank - fixed_rank`` = the data dims after
+    the indexed ones, so k = len(data) - batch_dims - that); None if unknowable."""
+    if i is None:
+        return None
+    if i[-1] is not None:
+        return i[-1]
+    if fixed_rank is None or known_rank is None:
+        return None
+    k = fixed_rank - known_rank
+    if k < 1:
+        op.fail(f"indices {fmt(i)}: the ranks imply an index depth of {k} (must be >= 1)")
+    return k
+
+
+def gather_nd_dims(ctx: D.ShapeChecks, d: list, i: list, bd: int, k: int) -> list:
+    """GatherND result dims indices[:-1] + data[bd + k:] (k = index depth);
+    requires the batch dims to agree and indices' last dim to be k."""
+    for j in range(bd):
+        ctx.require(D.eq(d[j], i[j]), f"batch dim {j} differs: data has {{0}}, indices {{1}}",
+                    d[j], i[j])
+    ctx.require(D.eq(i[-1], k), f"the last dim of indices is {{0}}: expected the index "
+                f"depth {k}", i[-1])
+    return list(i[:-1]) + list(d[bd + k:])
+
+
 def _gather_nd(op: OnnxOp):
     d, i = op.shape(op.input(0)), op.shape(op.input(1))
     b = op.attrs.batch_dims if op.version >= 12 else 0
@@ -78,17 +106,18 @@ def _gather_nd(op: OnnxOp):
     for name, s in (("data", d), ("indices", i)):
         if s is not None and b >= len(s):
             op.fail(f"batch_dims {b} must be less than the rank of {name} {fmt(s)}")
-    if d is not None and i is not None:
-        for k in range(b):
-            if d[k] is not None and i[k] is not None and d[k] != i[k]:
-                op.fail(f"batch dim {k} differs: data {fmt(d)} vs indices {fmt(i)}")
-    if i is None or d is None or i[-1] is None:
+    if i is None or d is None:
         return None
-    last = i[-1]
+    # the result rank (declared, or inferred before) fixes a dynamic depth
+    out = op.shape(op.op.results[0])
+    last = nd_depth(op, i, len(i) - 1 + len(d) - b, None if out is None else len(out))
+    if last is None:
+        return None
     if last > len(d) - b:
         op.fail(f"indices {fmt(i)} index {last} dims, but data {fmt(d)} has only "
                 f"{len(d) - b} after batch_dims {b}")
-    return list(i[:-1]) + list(d[b + last:])
+    return D.to_static(gather_nd_dims(D.inference_checks(op), D.from_static(d),
+                                      D.from_static(i), b, last))
 
 
 @shape_rule("GatherND", 11, 12, 13)
@@ -123,20 +152,30 @@ def _scatter_elements_verify(op: OnnxOp):
         norm_axis(op, op.attrs.axis, len(d))
 
 
+def scatter_nd_check(ctx: D.ShapeChecks, d: list, i: list, u: list, k: int) -> None:
+    """ScatterND: indices' last dim is the index depth k and updates have
+    shape indices[:-1] + data[k:] (len(u) must already fit)."""
+    ctx.require(D.eq(i[-1], k), f"the last dim of indices is {{0}}: expected the index "
+                f"depth {k}", i[-1])
+    for j, (a, w) in enumerate(zip(u, list(i[:-1]) + list(d[k:]))):
+        ctx.require(D.eq(a, w), f"updates dim {j} is {{0}}: expected {{1}} "
+                    f"(indices[:-1] + data[{k}:])", a, w)
+
+
 def _scatter_nd_verify(op: OnnxOp):
     d, i, u = (op.shape(op.input(k)) for k in range(3))
     if d is not None and len(d) < 1 or i is not None and len(i) < 1:
         op.fail(f"data {fmt(d)} and indices {fmt(i)} must have rank >= 1")
-    if d is None or i is None or u is None or i[-1] is None:
+    if d is None or i is None or u is None:
         return
-    k = i[-1]
+    k = nd_depth(op, i, len(i) - 1 + len(d), len(u))
     if k > len(d):
         op.fail(f"indices {fmt(i)} index {k} dims, but data {fmt(d)} has rank {len(d)}")
-    want = list(i[:-1]) + list(d[k:])
-    if len(u) != len(want) or any(a is not None and b is not None and a != b
-                                  for a, b in zip(u, want)):
-        op.fail(f"updates {fmt(u)} must have shape {fmt(want)} "
+    if len(u) != len(i) - 1 + len(d) - k:
+        op.fail(f"updates {fmt(u)} must have rank {len(i) - 1 + len(d) - k} "
                 f"(indices {fmt(i)}, data {fmt(d)})")
+    scatter_nd_check(D.inference_checks(op), D.from_static(d), D.from_static(i),
+                     D.from_static(u), k)
 
 
 for _t, _vs, _verify in (("Scatter", (9, 11), _scatter_elements_verify),

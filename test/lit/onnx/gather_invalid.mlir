@@ -36,7 +36,7 @@ func.func @f(%x: tensor<3x4xf32>, %i: tensor<2x2xi64>, %u: tensor<2x3xf32>) -> !
 }
 
 // -----
-// CHECK: error: node 'snd' (ScatterND): updates [2x4] must have shape [2x5] (indices [2x2], data [3x4x5])
+// CHECK: error: node 'snd' (ScatterND): updates dim 1 is 4: expected 5 (indices[:-1] + data[2:])
 func.func @f(%x: tensor<3x4x5xf32>, %i: tensor<2x2xi64>, %u: tensor<2x4xf32>) -> !onnx.unknown {
   %0 = "onnx.scatter_nd"(%x, %i, %u) {reduction = "none"} : (tensor<3x4x5xf32>, tensor<2x2xi64>, tensor<2x4xf32>) -> !onnx.unknown loc("snd")
   return %0 : !onnx.unknown

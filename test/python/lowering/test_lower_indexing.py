@@ -176,3 +176,70 @@ def test_compress_v9(axis):
     m.graph.output[0].CopyFrom(helper.make_tensor_value_info(
         "y", TensorProto.FLOAT, ["n"] if axis is None else [4, "n"]))
     check_compiled(m, feeds)
+
+
+# -- every input dim dynamic, the last dim of indices too: the index depth
+# follows from the result rank (GatherND) or the ranks (ScatterND) and is
+# checked at run time -------------------------------------------------------
+def _sym(name, rank):
+    return [f"{name}{k}" for k in range(rank)]
+
+
+def _nd_model(op, ranks, out_rank=None, **attrs):
+    from dynamic_util import model
+    from onnx import TensorProto as T
+    names = ["x", "i", "u"][:len(ranks)]
+    ins = [(n, T.INT64 if n == "i" else T.FLOAT, _sym(n, r)) for n, r in zip(names, ranks)]
+    out = ("y", T.FLOAT, None if out_rank is None else _sym("y", out_rank))
+    return model([N(op, names, ["y"], name="nd", **attrs)], ins, [out], opset=18)
+
+
+def test_gather_nd_dynamic_depth(tmp_path):
+    from dynamic_util import check_rejects, check_shapes
+    m = _nd_model("GatherND", [3, 2], out_rank=2)       # depth 2: y = i[:-1] + x[2:]
+    rng = np.random.default_rng(1)
+    feeds = []
+    for xs, n in [((3, 4, 5), 2), ((2, 6, 3), 4)]:
+        idx = np.stack([rng.integers(-d, d, n) for d in xs[:2]], axis=1)
+        feeds.append({"x": rng.standard_normal(xs).astype(np.float32), "i": idx})
+    check_shapes(tmp_path, m, feeds)
+    bad = dict(feeds[0], i=np.zeros((2, 1), np.int64))  # depth 1, not 2
+    check_rejects(tmp_path, m, [bad], r"node 'nd' \(GatherND\): the last dim of indices is 1")
+
+
+def test_gather_nd_dynamic_depth_batch_dims(tmp_path):
+    from dynamic_util import check_rejects, check_shapes
+    m = _nd_model("GatherND", [3, 3], out_rank=3, batch_dims=1)   # depth 1
+    rng = np.random.default_rng(2)
+    feeds = [{"x": rng.standard_normal((b, d, 4)).astype(np.float32),
+              "i": rng.integers(0, d, (b, n, 1))} for b, d, n in [(2, 3, 2), (3, 5, 4)]]
+    check_shapes(tmp_path, m, feeds)
+    check_rejects(tmp_path, m, [dict(feeds[0], i=np.zeros((3, 2, 1), np.int64))],
+                  r"node 'nd' \(GatherND\): batch dim 0 differs")
+
+
+def test_gather_nd_unknowable_rank_is_refused(tmp_path):
+    import onnx_mlir_py
+    from onnx_mlir_py.errors import OnnxMlirError
+    with pytest.raises(OnnxMlirError, match=r"node 'nd' \(GatherND\): the rank of the result"):
+        onnx_mlir_py.compile(_nd_model("GatherND", [3, 2]), tmp_path / "m.so")
+
+
+@pytest.mark.parametrize("reduction", ["none", "add"])
+def test_scatter_nd_dynamic_depth(tmp_path, reduction):
+    from dynamic_util import check_rejects, check_shapes
+    m = _nd_model("ScatterND", [3, 2, 2], reduction=reduction)   # depth 3 - 2 + 2 - 1 = 2
+    rng = np.random.default_rng(3)
+    feeds = []
+    for xs, n in [((4, 3, 2), 3), ((2, 5, 6), 2)]:
+        idx = np.stack([rng.permutation(d)[:n] % d for d in xs[:2]], axis=1)
+        if reduction == "none":   # distinct rows: the result does not depend on order
+            idx[:, 0] = rng.permutation(max(xs[0], n))[:n] % xs[0]
+            idx = np.unique(idx, axis=0)
+        feeds.append({"x": rng.standard_normal(xs).astype(np.float32), "i": idx,
+                      "u": rng.standard_normal((len(idx), xs[2])).astype(np.float32)})
+    check_shapes(tmp_path, m, feeds)
+    f = feeds[0]
+    check_rejects(tmp_path, m, [dict(f, i=np.zeros((len(f["i"]), 3), np.int64)),
+                                dict(f, u=np.zeros((len(f["i"]), 5), np.float32))],
+                  r"node 'nd' \(ScatterND\): (the last dim of indices is 3|updates dim 1 is 5)")
