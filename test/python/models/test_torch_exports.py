@@ -2,7 +2,7 @@
 
 Each small plain-torch model of ``onnx_mlir_py.testing.torch_models`` is
 exported with the legacy exporter (``dynamic_axes``) and the dynamo exporter
-(``dynamic_shapes``), compiled ONCE at -O3 (one also at -O0), then run at
+(``dynamic_shapes``), compiled ONCE at -O3 (two also at -O0), then run at
 three different run-time shapes and compared with onnxruntime on the same
 .onnx file: output shapes, dtypes and values (rtol/atol 1e-4).
 
@@ -49,7 +49,7 @@ XFAIL: dict[tuple[str, str, int], tuple[type, str]] = {
 }
 
 CASES = [(name, exporter, 3) for name in T.CASES for exporter in T.EXPORTERS]
-CASES.append(("bert_encoder", "legacy", 0))
+CASES += [("bert_encoder", "legacy", 0), ("mobilenetv3", "dynamo", 0)]
 
 
 def _param(case):
