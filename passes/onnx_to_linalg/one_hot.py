@@ -7,7 +7,9 @@ from mlir.dialects import arith, linalg, tensor
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx.ops.shape_ops import one_hot_dims, one_hot_inputs
 from .builder import LoweringContext, affine_map, convert_scalar, is_float
+from .dims_ir import checks, index_of, wrap
 
 I = arith.CmpIPredicate
 
@@ -16,9 +18,10 @@ def loop_index(k: int) -> ir.Value:
     return linalg.IndexOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
 
 
-def _scalar(b: LoweringContext, op: OnnxOp, v: ir.Value, what: str) -> ir.Value:
+def _first(b: LoweringContext, op: OnnxOp, v: ir.Value, what: str) -> ir.Value:
+    """Element 0 of a scalar or 1-D tensor (its size checked by one_hot_inputs)."""
     t = b.ranked(op, v, what)
-    if t.rank > 1 or (t.rank == 1 and t.shape[0] != 1):
+    if t.rank > 1:
         op.fail(f"{what} must be a scalar or a 1-element tensor")
     return tensor.extract(v, [b.index(0)] * t.rank)
 
@@ -33,18 +36,21 @@ def lower_one_hot(op: OnnxOp, b: LoweringContext):
     axis = axis + r + 1 if axis < 0 else axis
     if not 0 <= axis <= r:
         op.fail(f"axis {op.attrs.axis} out of range for rank {r + 1}")
-    if b.ranked(op, values, "values").shape[0] != 2:
-        op.fail("values must have 2 elements [off, on]")
+    if b.ranked(op, values, "values").rank != 1:
+        op.fail("values must be a 1-D tensor of 2 elements (off, on)")
     i64 = ir.IntegerType.get_signless(64)
-    d = _scalar(b, op, depth, "depth")
+    ctx = checks(op, b)
+    b.ranked(op, depth, "depth")
+    one_hot_inputs(ctx, b.ixdims(depth), b.ixdims(values))
+    d = _first(b, op, depth, "depth")
     # a float depth converts toward zero (as the reference's int cast)
     d64 = arith.fptosi(i64, d) if is_float(d.type) else convert_scalar(d, b.unsigned(depth), i64)
+    depth_ix = arith.index_cast(ir.IndexType.get(), d64)
+    dims = one_hot_dims(ctx, b.ixdims(idx), wrap(depth_ix), axis)
+    dims = [out_t.shape[k] if not out_t.is_dynamic_dim(k) else index_of(dims[k])
+            for k in range(r + 1)]
     off = tensor.extract(values, [b.index(0)])
     on = tensor.extract(values, [b.index(1)])
-    idims = b.dims(idx)
-    depth_ix = arith.index_cast(ir.IndexType.get(), d64)
-    dims = idims[:axis] + [depth_ix] + idims[axis:]
-    dims = [out_t.shape[k] if not out_t.is_dynamic_dim(k) else dims[k] for k in range(r + 1)]
     uns = b.unsigned(idx)
     in_map = affine_map(r + 1, [k for k in range(r + 1) if k != axis])
 

@@ -100,6 +100,9 @@ def _add_entry(module: ir.Module, name: str = "main_graph") -> None:
             func.ReturnOp([])
 
 
+_CHECK_FN = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * 5)
+
+
 def run(module: ir.Module, inputs: list[np.ndarray], out_specs: list[tuple]) -> list[np.ndarray]:
     """out_specs: [(shape, numpy dtype)] of the results."""
     m = ir.Module.parse(str(module), context=module.context)  # keep the caller's copy
@@ -107,11 +110,18 @@ def run(module: ir.Module, inputs: list[np.ndarray], out_specs: list[tuple]) -> 
     with m.context:
         PassManager.parse(PIPELINE).run(m.operation)
     ee = ExecutionEngine(m, opt_level=2, shared_libs=_LIBS)
+    # run-time checks (LoweringContext.require) call om_check_failed: record
+    # the failure (the C runtime's version longjmps out; tests here feed
+    # valid inputs, so a call is a test failure)
+    failed = []
+    cb = _CHECK_FN(lambda cid, *vals: failed.append((cid, vals)))
+    ee.raw_register_runtime("om_check_failed", ctypes.cast(cb, ctypes.c_void_p))
     ins = [np.ascontiguousarray(a) for a in inputs]
     ins = [a.view(np.int8) if a.dtype == np.bool_ else a for a in ins]
     outs = [np.zeros(s, dtype=np.int8 if np.dtype(d) == np.bool_ else d) for s, d in out_specs]
     args = [ctypes.pointer(ctypes.pointer(get_ranked_memref_descriptor(a))) for a in ins + outs]
     ee.invoke("__entry", *args)
+    assert not failed, f"run-time check failed: {failed}"
     return [o.view(np.bool_) if np.dtype(d) == np.bool_ else o for o, (s, d) in zip(outs, out_specs)]
 
 
