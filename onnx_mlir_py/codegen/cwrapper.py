@@ -61,6 +61,18 @@ def _check_table(checks: tuple[str, ...]) -> list[str]:
     return lines
 
 
+def _tie_table(sig: EntrySignature) -> list[str]:
+    """Pairs of input dims with the same ONNX dim_param (checked equal by
+    om_check_dim_ties before the model runs)."""
+    ties = sig.dim_ties()
+    lines = ["static const om_dim_tie om_in_ties[] = {"]
+    lines += [f"  {{{i}, {k}, {j}, {l}, {_c_string(name)}}}," for i, k, j, l, name in ties]
+    if not ties:
+        lines.append("  {0, 0, 0, 0, 0},")
+    lines.append("};")
+    return lines
+
+
 def generate_entry_c(sig: EntrySignature) -> str:
     """C source of the entry wrapper for ``sig`` (one entry point)."""
     entry = sig.entry
@@ -83,11 +95,15 @@ def generate_entry_c(sig: EntrySignature) -> str:
         f"static const char om_out_sig[] = {_c_string(_json_sig(sig.outputs))};",
         f'static const char *om_entry_points[] = {{"run_{entry}", 0}};',
         *_check_table(sig.checks),
+        *_tie_table(sig),
         "",
         f"OMTensorList *run_{entry}(OMTensorList *inputs) {{",
         "  om_clear_error();",
         f'  if (!om_check_inputs(inputs, om_in_specs, {nin}, "run_{entry}")) return 0;',
     ]
+    if sig.dim_ties():
+        lines.append(f"  if (!om_check_dim_ties(inputs, om_in_specs, om_in_ties, "
+                     f'{len(sig.dim_ties())}, "run_{entry}")) return 0;')
     for i, t in enumerate(sig.inputs):
         lines.append(f"  int64_t in{i}[{3 + 2 * t.rank}];")
         lines.append(f"  om_fill_desc(in{i}, omTensorListGetOmtByIndex(inputs, {i}));")

@@ -42,6 +42,9 @@ class TensorSpec:
     onnx_type: str          # "float", "int64", "bool", "uint8", ...
     dims: tuple[int, ...]   # -1 for a dynamic dimension
     mlir_type: str          # element type in the MLIR signature ("f32", "i8", ...)
+    # (dim, name) of the dynamic dims with an ONNX dim_param: dims of the
+    # inputs with the same name must be equal (checked by the entry point)
+    dim_params: tuple[tuple[int, str], ...] = ()
 
     @property
     def sig_type(self) -> str:
@@ -72,6 +75,19 @@ class EntrySignature:
     # messages of the run-time checks in the model code, by check id
     checks: tuple[str, ...] = ()
 
+    def dim_ties(self) -> list[tuple[int, int, int, int, str]]:
+        """``(i, k, j, l, name)``: dim k of input i must equal dim l of input j
+        (the first input dim named ``name``), for every later dim of that name."""
+        first: dict[str, tuple[int, int]] = {}
+        ties = []
+        for i, t in enumerate(self.inputs):
+            for k, name in t.dim_params:
+                if name in first:
+                    ties.append((i, k, *first[name], name))
+                else:
+                    first[name] = (i, k)
+        return ties
+
     def input_json(self) -> str:
         return json.dumps([t.to_json_obj() for t in self.inputs])
 
@@ -98,7 +114,7 @@ def _attr_dict(arr_attr, i: int) -> dict[str, str]:
     if not isinstance(d, ir.DictAttr):
         return {}
     out = {}
-    for key in ("onnx.name", "onnx.dtype"):
+    for key in ("onnx.name", "onnx.dtype", "onnx.dim_params"):
         if key in d:
             a = d[key]
             if not isinstance(a, ir.StringAttr):
@@ -126,7 +142,25 @@ def _spec(kind: str, i: int, ty: ir.Type, attrs: dict[str, str]) -> TensorSpec:
         raise CompileError(f"{what}: onnx.dtype '{onnx_type}' does not match "
                            f"the element type {elem}")
     dims = tuple(-1 if rt.is_dynamic_dim(k) else rt.shape[k] for k in range(rt.rank))
-    return TensorSpec(name, onnx_type, dims, elem)
+    return TensorSpec(name, onnx_type, dims, elem,
+                      _parse_dim_params(what, attrs.get("onnx.dim_params", ""), dims))
+
+
+def _parse_dim_params(what: str, text: str, dims: tuple[int, ...]) -> tuple:
+    """``"0:batch,2:seq"`` -> ``((0, "batch"), (2, "seq"))`` (dynamic dims only:
+    a static dim is checked against the signature already)."""
+    out = []
+    for item in filter(None, text.split(",")):
+        k, sep, name = item.partition(":")
+        if not sep or not k.isdigit() or not name:
+            raise CompileError(f"{what}: malformed onnx.dim_params '{text}'")
+        k = int(k)
+        if k >= len(dims):
+            raise CompileError(f"{what}: onnx.dim_params '{text}' names dim {k} of a "
+                               f"rank-{len(dims)} tensor")
+        if dims[k] < 0:
+            out.append((k, name))
+    return tuple(out)
 
 
 def extract_signature(module: ir.Module, entry: str = ENTRY_NAME) -> EntrySignature:

@@ -26,8 +26,28 @@ def import_model(src, *, context: ir.Context | None = None,
         return _build_module(prepared)
 
 
-def _name_attr(name: str) -> ir.DictAttr:
-    return ir.DictAttr.get({"onnx.name": ir.StringAttr.get(name)})
+def _name_attr(name: str, tp=None) -> ir.DictAttr:
+    """``onnx.name`` and, for inputs with named dynamic dims, ``onnx.dim_params``
+    ("0:batch,2:seq", onnx-mlir's format): the entry point checks that dims
+    with the same name are equal at run time."""
+    d = {"onnx.name": ir.StringAttr.get(name)}
+    params = dim_params(tp) if tp is not None else ""
+    if params:
+        d["onnx.dim_params"] = ir.StringAttr.get(params)
+    return ir.DictAttr.get(d)
+
+
+def dim_params(tp) -> str:
+    """"k:name,..." for the dims of a tensor TypeProto that have a dim_param
+    and no value (names with ',' or ':' cannot be written in this format and
+    are left out: such dims are not tied)."""
+    if not tp.HasField("tensor_type") or not tp.tensor_type.HasField("shape"):
+        return ""
+    out = []
+    for k, d in enumerate(tp.tensor_type.shape.dim):
+        if d.HasField("dim_param") and d.dim_param and not (set(d.dim_param) & set(",:")):
+            out.append(f"{k}:{d.dim_param}")
+    return ",".join(out)
 
 
 def _build_module(p: PreparedModel) -> ir.Module:
@@ -57,7 +77,7 @@ def _build_module(p: PreparedModel) -> ir.Module:
         func.ReturnOp(outs)
     f.attributes["function_type"] = ir.TypeAttr.get(
         ir.FunctionType.get(in_types, [v.type for v in outs]))
-    f.arg_attrs = ir.ArrayAttr.get([_name_attr(i.name) for i in inputs])
+    f.arg_attrs = ir.ArrayAttr.get([_name_attr(i.name, i.type) for i in inputs])
     f.res_attrs = ir.ArrayAttr.get([_name_attr(o.name) for o in graph.output])
     return module
 

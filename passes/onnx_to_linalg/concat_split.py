@@ -7,7 +7,9 @@ from mlir.dialects import arith
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx import dims as D
 from .builder import LoweringContext
+from .dims_ir import checks, wrap
 from .tensor_util import const_ints, extract_slice, iadd, imul, insert_slice, isub, norm_axis
 
 
@@ -37,6 +39,7 @@ def lower_concat(op: OnnxOp, b: LoweringContext):
                 return int(v.type.shape[k])
         return b.dim(live[0], k)
     out_dims = b.out_dims(op, 0, dyn)
+    _check_concat(op, b, ins, live, axis, out_dims)
     acc = b.empty(out_dims, t.element_type)
     off = 0
     for v in live:
@@ -47,6 +50,23 @@ def lower_concat(op: OnnxOp, b: LoweringContext):
                                     for o in offs], sizes)
         off = iadd(b, off, sizes[axis])
     return [acc]
+
+
+def _check_concat(op: OnnxOp, b: LoweringContext, ins: list, live: list, axis: int,
+                  out_dims: list) -> None:
+    """Every input's non-axis dims are the result's (each input is inserted
+    with its own sizes into the result)."""
+    chk = checks(op, b)
+    for v in live:
+        i = ins.index(v)
+        for k in range(v.type.rank):
+            if k == axis or not v.type.is_dynamic_dim(k) and isinstance(out_dims[k], int):
+                continue
+            if v is live[0] and not isinstance(out_dims[k], int):
+                continue          # the result's dim is this input's
+            dv, do = b.ixdim(v, k), wrap(out_dims[k])
+            chk.require(D.eq(dv, do), f"input #{i} dim {k} is {{0}} but the other inputs' "
+                        f"is {{1}} (only dim {axis}, the axis, may differ)", dv, do)
 
 
 def _split_sizes(op: OnnxOp, b: LoweringContext, x, axis: int) -> list:

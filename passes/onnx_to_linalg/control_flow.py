@@ -21,6 +21,7 @@ from mlir.dialects import arith, scf, tensor
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, to_signless
+from .dims_ir import require_same_dim
 
 TERMINATOR = "gpu.yield"
 IF_VERSIONS = (1, 11, 13, 16, 19, 21, 23, 24, 25)
@@ -267,6 +268,9 @@ def lower_scan(op: OnnxOp, b: LoweringContext):
                    for k, a in enumerate(list(body.arguments)[:n_state])]
     idx = ir.IndexType.get()
     n_steps = b.dim(scans[0], in_axes[0])          # int when static
+    for k in range(1, n_in):                        # every scan input has that many steps
+        require_same_dim(op, b, scans[k], in_axes[k], scans[0], in_axes[0],
+                         f"scan input #{k}", "scan input #0")
     steps = b.as_index(n_steps)
     accs = []
     for t, ax in zip(out_types, out_axes):

@@ -7,7 +7,9 @@ from mlir.dialects import arith
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx import dims as D
 from .builder import LoweringContext, affine_map
+from .dims_ir import checks
 from .reshape import collapse, expand
 
 
@@ -64,6 +66,10 @@ def lower_space_to_depth(op: OnnxOp, b: LoweringContext):
         s = op.shape(x)[k]
         if s is not None and s % bs:
             op.fail(f"spatial dim {s} is not divisible by blocksize {bs}")
+        if s is None:                   # split into (dim / bs, bs) below
+            d = b.ixdim(x, k)
+            checks(op, b).require(D.eq(d % bs, 0), f"dim {k} is {{0}}, not divisible by "
+                                  f"blocksize {bs}", d)
     ho, wo = _div(b, h, bs), _div(b, w, bs)
     x6 = expand(b, x, [[0], [1], [2, 3], [4, 5]], [n, c, ho, bs, wo, bs])
     mode = op.attrs.mode if "mode" in op.spec.attributes else "DCR"

@@ -172,3 +172,14 @@ def checks(op, b) -> D.ShapeChecks:
         b.require(_i1(cond), f"node '{op.name}' ({op.op_type}): {message}",
                   *[_index(d) for d in dims])
     return D.ShapeChecks(op.fail, runtime)
+
+
+def require_same_dim(op, b, x: ir.Value, i: int, y: ir.Value, j: int,
+                     x_name: str, y_name: str) -> None:
+    """Check that dim ``i`` of ``x`` equals dim ``j`` of ``y`` (the lowering
+    indexes one with the other's extent): a compile-time error when both are
+    static and differ, a run-time check when either is dynamic, nothing when
+    both are static and equal. Names are the ONNX inputs ("A", "B", "scale")."""
+    dx, dy = b.ixdim(x, i), b.ixdim(y, j)
+    checks(op, b).require(D.eq(dx, dy), f"{x_name} dim {i} is {{0}} but {y_name} "
+                          f"dim {j} is {{1}}; they must be equal", dx, dy)

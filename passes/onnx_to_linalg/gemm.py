@@ -14,7 +14,7 @@ from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from ...dialects.onnx import dims as D
 from .builder import LoweringContext, affine_map, is_float, val
-from .dims_ir import checks, wrap
+from .dims_ir import checks, require_same_dim, wrap
 from .elementwise import _runtime_broadcast, broadcast_generic
 from .reshape import collapse, expand
 
@@ -50,6 +50,9 @@ def lower_gemm(op: OnnxOp, b: LoweringContext):
         if b.ranked(op, v).rank != 2:
             op.fail("A and B must be 2-D")
     et = b.result_type(op).element_type
+    # the contraction (K) dims: A's dim 1 (0 with transA), B's dim 0 (1 with transB)
+    require_same_dim(op, b, a, 0 if op.attrs.transA else 1, w, 1 if op.attrs.transB else 0,
+                     "A", "B")
     if op.attrs.transA:
         a = transpose2d(b, a)
     if op.attrs.transB:

@@ -13,11 +13,24 @@ from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx import dims as D
 from ...dialects.onnx.ops.gather import gather_nd_dims, nd_depth, scatter_nd_check
 from .builder import LoweringContext, affine_map, is_float
-from .dims_ir import checks, index_of
+from .dims_ir import checks, index_of, require_same_dim
 from .loops import for_nest
 from .tensor_util import loop_index, norm_axis, to_index
+
+
+def _check_within(op: OnnxOp, b: LoweringContext, ind: ir.Value, data: ir.Value,
+                  axis: int) -> None:
+    """indices dims (other than ``axis``) index ``data`` directly: they must
+    not exceed data's (onnxruntime's rule for GatherElements/ScatterElements)."""
+    chk = checks(op, b)
+    for k in range(ind.type.rank):
+        if k != axis:
+            di, dd = b.ixdim(ind, k), b.ixdim(data, k)
+            chk.require(D.le(di, dd), f"indices dim {k} is {{0}} but data dim {k} is only "
+                        f"{{1}}", di, dd)
 
 
 def wrap_index(b: LoweringContext, i: ir.Value, dim) -> ir.Value:
@@ -37,6 +50,7 @@ def lower_gather_elements(op: OnnxOp, b: LoweringContext):
     if r == 0:
         op.fail("data must have rank >= 1")
     axis = norm_axis(op, op.attrs.axis, r)
+    _check_within(op, b, ind, data, axis)
     dim_ax = b.dim(data, axis)
 
     def body(i, _o):
@@ -116,6 +130,9 @@ def _scatter_elements(op: OnnxOp, b: LoweringContext):
     axis = norm_axis(op, op.attrs.axis, r)
     et = data.type.element_type
     comb = combine_fn(op, _reduction(op), et, b.unsigned(data))
+    for k in range(r):      # updates are read where the indices are
+        require_same_dim(op, b, upd, k, ind, k, "updates", "indices")
+    _check_within(op, b, ind, data, axis)
     dim_ax = b.dim(data, axis)
 
     def body(ivs, carried):

@@ -9,6 +9,26 @@ from mlir.dialects import arith, math
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map, is_float
+from .dims_ir import require_same_dim
+
+_BN_NAMES = ("scale", "B", "input_mean", "input_var")
+
+
+def require_channel_len(op: OnnxOp, b: LoweringContext, x: ir.Value, params) -> None:
+    """1-D per-channel parameters (``(value, name)``) have x's dim 1 elements."""
+    for v, name in params:
+        if v is not None:
+            require_same_dim(op, b, v, 0, x, 1, name, "X")
+
+
+def require_broadcast_to(op: OnnxOp, b: LoweringContext, x: ir.Value, v: ir.Value,
+                         name: str) -> None:
+    """``v`` (right-aligned on x) is read at x's indices wherever its dim is
+    not a static 1: those dims must be x's."""
+    r, vr = x.type.rank, v.type.rank
+    for j in range(vr):
+        if v.type.is_dynamic_dim(j) or v.type.shape[j] != 1:
+            require_same_dim(op, b, v, j, x, r - vr + j, name, "X")
 
 
 @lowering("BatchNormalization", 9, 14, 15)
@@ -25,6 +45,7 @@ def lower_batch_norm(op: OnnxOp, b: LoweringContext):
     for v in (scale, bias, mean, var):
         if b.ranked(op, v).rank != 1 or v.type.element_type != et:
             op.fail("scale, B, mean and var must be 1-D of the input's element type")
+    require_channel_len(op, b, x, zip((scale, bias, mean, var), _BN_NAMES))
     eps = op.attrs.epsilon
     dims = b.dims(x)
     full = affine_map(r, list(range(r)))
@@ -97,6 +118,9 @@ def lower_layer_norm(op: OnnxOp, b: LoweringContext):
             one = not v.type.is_dynamic_dim(j) and v.type.shape[j] == 1
             ex.append("0" if one and dims[k] != 1 else k)
         return amap(r, ex)
+    for v, name in ((scale, "Scale"), (bias, "B")):
+        if v is not None:
+            require_broadcast_to(op, b, x, v, name)
     ins = [x, mean, inv, scale] + ([bias] if bias is not None else [])
     maps = [full, part, part, bmap(scale)] + ([bmap(bias)] if bias is not None else [])
 

@@ -14,6 +14,9 @@ from mlir.dialects import arith, math
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map, is_float, pad
+from ...dialects.onnx import dims as D
+from .dims_ir import checks
+from .normalization import require_broadcast_to, require_channel_len
 from .reshape import collapse, expand
 
 
@@ -80,6 +83,7 @@ def lower_instance_norm(op: OnnxOp, b: LoweringContext):
     for v in (scale, bias):
         if b.ranked(op, v).rank != 1:
             op.fail("scale and B must be 1-D")
+    require_channel_len(op, b, x, ((scale, "scale"), (bias, "B")))
     red = list(range(2, r))
     mean, var = moments(b, x, red)
     eps = b.const(op.attrs.epsilon, et)
@@ -105,6 +109,10 @@ def lower_group_norm(op: OnnxOp, b: LoweringContext):
     for v in (scale, bias):
         if b.ranked(op, v).rank != 1 or op.shape(v)[0] not in (None, want):
             op.fail(f"scale and bias must be 1-D of length {want}")
+        if op.shape(v)[0] is None:          # read at channel (or group) indices
+            d = b.ixdim(v, 0)
+            checks(op, b).require(D.eq(d, want), f"{'scale' if v is scale else 'bias'} "
+                                  f"has {{0}} elements, expected {want}", d)
     dims = b.dims(x)
     # stash_type=1 (v21): statistics in f32
     ct = et
@@ -200,6 +208,7 @@ def lower_rms_norm(op: OnnxOp, b: LoweringContext):
     _, msq = moments(b, xc, red, squares_only=True)
     keep = [k for k in range(axis)]
     full, part = affine_map(r, list(range(r))), affine_map(r, keep)
+    require_broadcast_to(op, b, x, scale, "scale")
     sshape = op.shape(scale)
     smap = affine_map(r, ["0" if sshape[j] == 1 and op.shape(x)[r - sr + j] != 1
                           else r - sr + j for j in range(sr)])

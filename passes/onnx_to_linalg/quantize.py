@@ -13,7 +13,10 @@ from mlir.dialects import arith, math
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx import dims as D
 from .builder import LoweringContext, affine_map, convert_scalar, elem_of, is_float
+from .dims_ir import checks
+from .elementwise import _runtime_broadcast
 
 
 def _int_type(op: OnnxOp, t: ir.Type, what: str) -> tuple[ir.IntegerType, bool]:
@@ -53,6 +56,38 @@ def _param_map(op: OnnxOp, x: ir.Value, p: ir.Value, what: str) -> ir.AffineMap:
             f"(scalar, 1-D per axis, or blocked with block_size)")
 
 
+def _fit_param(op: OnnxOp, b: LoweringContext, x: ir.Value, p: ir.Value | None,
+               what: str) -> ir.Value | None:
+    """``p`` (scale / zero point) checked against x's dims where ``_param_map``
+    reads it with x's indices: per axis, its length is x's dim ``axis``
+    (a 1-D ``p`` of dynamic length that is 1 at run time is per tensor: it is
+    broadcast); blocked, its dims are x's with ceil(dim / block_size) on axis."""
+    if p is None:
+        return None
+    ps, r = op.shape(p), x.type.rank
+    if not ps:
+        return p
+    axis = op.attrs.axis if "axis" in op.spec.attributes else 1
+    axis = axis + r if axis < 0 else axis
+    block = op.attrs.block_size if "block_size" in op.spec.attributes else 0
+    chk = checks(op, b)
+    if len(ps) == 1 and not block and ps[0] != 1 and 0 <= axis < r:
+        dp, dx = b.ixdim(p, 0), b.ixdim(x, axis)
+        if ps[0] is None:
+            chk.require(D.either(D.eq(dp, dx), D.eq(dp, 1)), f"{what} has {{0}} elements, "
+                        f"expected 1 or x's dim {axis} ({{1}})", dp, dx)
+            return _runtime_broadcast(b, p, [b.dim(x, axis)], 1, {})
+        chk.require(D.eq(dp, dx), f"{what} has {{0}} elements, expected x's dim {axis} "
+                    f"({{1}})", dp, dx)
+    elif block and len(ps) == r:
+        for k in range(r):
+            dp, dx = b.ixdim(p, k), b.ixdim(x, k)
+            want = D.ceil_div(dx, block) if k == axis else dx
+            chk.require(D.eq(dp, want), f"{what} dim {k} is {{0}}, expected {{1}} (x's dim "
+                        f"{k} is {{2}}, block_size {block})", dp, want, dx)
+    return p
+
+
 def _compute_type(op: OnnxOp, scale: ir.Value) -> ir.Type:
     et = elem_of(scale.type)
     if not is_float(et):
@@ -70,6 +105,7 @@ def lower_quantize_linear(op: OnnxOp, b: LoweringContext):
     out, uns = _int_type(op, elem_of(op.op.results[0].type), "output")
     ct = _compute_type(op, scale)
     x_uns = b.unsigned(x)
+    scale, zp = _fit_param(op, b, x, scale, "y_scale"), _fit_param(op, b, x, zp, "y_zero_point")
     lo, hi = (0, (1 << out.width) - 1) if uns else (-(1 << (out.width - 1)),
                                                      (1 << (out.width - 1)) - 1)
     ins = [x, scale] + ([zp] if zp is not None else [])
@@ -100,6 +136,7 @@ def lower_dequantize_linear(op: OnnxOp, b: LoweringContext):
     if not is_float(out):
         op.fail(f"output element type {out} is not a float type")
     ct = _compute_type(op, scale)
+    scale, zp = _fit_param(op, b, x, scale, "x_scale"), _fit_param(op, b, x, zp, "x_zero_point")
     ins = [x, scale] + ([zp] if zp is not None else [])
     maps = [affine_map(r, list(range(r))), _param_map(op, x, scale, "x_scale")]
     if zp is not None:

@@ -17,7 +17,9 @@ from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx import dims as D
 from .builder import LoweringContext, affine_map, index_t, is_float
+from .dims_ir import checks, wrap
 from .loops import for_nest, if_then_else, to_i8_if_bool
 from .reshape import collapse
 from .tensor_util import extract_slice, insert_slice, loop_index, norm_axis, scalar_of, to_index
@@ -69,6 +71,10 @@ def _topk(op: OnnxOp, b: LoweringContext):
         k_val = op.attrs.k
     else:
         k_val = to_index(scalar_of(b, op.input(1)))
+        kd, nd = wrap(k_val), b.ixdim(x, axis)
+        checks(op, b).require(D.both(D.ge(kd, 0), D.le(kd, nd)),
+                              f"k is {{0}} but the input has {{1}} elements on axis {axis}",
+                              kd, nd)
     out_dims = b.out_dims(op, 0, lambda d: k_val if d == axis else b.dim(x, d))
     vals0 = b.full(out_dims, et, 0)
     idx0 = b.full(out_dims, i64, 0)

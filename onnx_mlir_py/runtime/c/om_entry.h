@@ -31,6 +31,16 @@ void om_clear_error(void);
 /* Check count, dtype, rank and static dims of `inputs`; 0 on mismatch. */
 int om_check_inputs(const OMTensorList *inputs, const om_arg_spec *specs,
                     int64_t n, const char *entry);
+/* Dims of two inputs that the model ties together (the same ONNX dim_param):
+ * dim `dim` of input `input` must equal dim `other_dim` of input `other`. */
+typedef struct {
+  int64_t input, dim, other, other_dim;
+  const char *param;
+} om_dim_tie;
+/* Check the ties of already checked `inputs`; 0 (and an OM_ERROR_CHECK
+ * error naming both inputs and the dim_param) on a mismatch. */
+int om_check_dim_ties(const OMTensorList *inputs, const om_arg_spec *specs,
+                      const om_dim_tie *ties, int64_t n, const char *entry);
 /* Fill descriptor words `desc` (rank words from spec) from tensor `t`. */
 void om_fill_desc(int64_t *desc, const OMTensor *t);
 /* Turn the returned descriptors into an owning OMTensorList. Buffers that

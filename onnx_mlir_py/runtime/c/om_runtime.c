@@ -325,6 +325,24 @@ int om_check_inputs(const OMTensorList *in, const om_arg_spec *specs, int64_t n,
   return 1;
 }
 
+int om_check_dim_ties(const OMTensorList *in, const om_arg_spec *specs, const om_dim_tie *ties,
+                      int64_t n, const char *entry) {
+  for (int64_t i = 0; i < n; ++i) {
+    const om_dim_tie *t = &ties[i];
+    int64_t a = in->omts[t->input]->shape[t->dim];
+    int64_t b = in->omts[t->other]->shape[t->other_dim];
+    if (a != b) {
+      om_set_error(EINVAL, "%s: input %lld ('%s') dim %lld ('%s') is %lld but input %lld "
+                   "('%s') has %lld", entry, (long long)t->input, specs[t->input].name,
+                   (long long)t->dim, t->param, (long long)a, (long long)t->other,
+                   specs[t->other].name, (long long)b);
+      om_last_error_kind = OM_ERROR_CHECK;
+      return 0;
+    }
+  }
+  return 1;
+}
+
 void om_fill_desc(int64_t *desc, const OMTensor *t) {
   desc[0] = (int64_t)(intptr_t)t->data;
   desc[1] = (int64_t)(intptr_t)t->data;

@@ -18,11 +18,13 @@ from onnx_mlir_py.runtime import ExecutionSession, RuntimeInputError
 from test_c_example import EXAMPLE, _parse_outputs
 
 
-def _add_model():
-    """z = x + y with both declared [n, 4] (the issue's reproducer)."""
+def _add_model(y_dim="m"):
+    """z = x + y, x: [n, 4], y: [m, 4] (the issue's reproducer had [n, 4]
+    twice: that is now caught by the entry point, test_runtime_dim_checks.py;
+    with different names only the Add ties the dims)."""
     g = h.make_graph([h.make_node("Add", ["x", "y"], ["z"], name="add0")], "g",
                      [h.make_tensor_value_info("x", T.FLOAT, ["n", 4]),
-                      h.make_tensor_value_info("y", T.FLOAT, ["n", 4])],
+                      h.make_tensor_value_info("y", T.FLOAT, [y_dim, 4])],
                      [h.make_tensor_value_info("z", T.FLOAT, None)])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
@@ -58,3 +60,13 @@ def test_broadcast_mismatch_from_c(tmp_path):
     bad = subprocess.run([str(exe), so, ":3x4", ":5x4"], capture_output=True, text=True)
     assert bad.returncode == 1, (bad.returncode, bad.stdout, bad.stderr)
     assert "node 'add0' (Add)" in bad.stderr and "its dim 0 is 3" in bad.stderr, bad.stderr
+
+
+def test_same_dim_param_is_checked_at_the_entry(tmp_path):
+    """The issue's reproducer as reported: both inputs [n, 4]."""
+    sess = ExecutionSession(onnx_mlir_py.compile(_add_model("n"), tmp_path / "add.so"))
+    x = np.ones((3, 4), np.float32)
+    np.testing.assert_allclose(sess.run([x, x])[0], x + x)
+    with pytest.raises(RuntimeInputError, match=r"input 1 \('y'\) dim 0 \('n'\) is 5 but "
+                       r"input 0 \('x'\) has 3"):
+        sess.run([x, np.ones((5, 4), np.float32)])
