@@ -183,3 +183,50 @@ def require_same_dim(op, b, x: ir.Value, i: int, y: ir.Value, j: int,
     dx, dy = b.ixdim(x, i), b.ixdim(y, j)
     checks(op, b).require(D.eq(dx, dy), f"{x_name} dim {i} is {{0}} but {y_name} "
                           f"dim {j} is {{1}}; they must be equal", dx, dy)
+
+
+def int_elements(op, b, v, n: int, what: str) -> list:
+    """The ``n`` elements of a 1-D integer operand ``v`` (a shape, axes,
+    repeats...) as dims: ints where ``v`` is a constant, else run-time
+    values (``tensor_util.ix_elems``). A static length other than
+    ``n`` fails naming the node; a dynamic one is checked at run time."""
+    from .tensor_util import const_np, ix_elems
+    t = b.ranked(op, v, what)
+    if t.rank != 1:
+        op.fail(f"'{what}' must be 1-D, got rank {t.rank}")
+    c = const_np(v)
+    if c is not None:
+        vals = [int(x) for x in c.reshape(-1)]
+        if len(vals) != n:
+            op.fail(f"'{what}' has {len(vals)} elements, expected {n}")
+        return vals
+    if not t.is_dynamic_dim(0):
+        if t.shape[0] != n:
+            op.fail(f"'{what}' has {t.shape[0]} elements, expected {n}")
+    else:
+        ln = IxVal(b.dim(v, 0))
+        checks(op, b).require(D.eq(ln, n), f"'{what}' has {{0}} elements, expected {n}", ln)
+    return ix_elems(b, v, n)
+
+
+def fit_result(op, b, out: list, k_result: int = 0) -> list:
+    """Computed result dims against the result type: a dim the type fixes
+    must agree (a compile-time error, or a run-time check) and is used as
+    the static size; the others stay computed. Returns ints / IxVals."""
+    t = b.result_type(op, k_result)
+    if len(out) != t.rank:
+        op.fail(f"result #{k_result} has rank {t.rank}, the computed shape has rank {len(out)}")
+    chk = checks(op, b)
+    fitted = []
+    for k, d in enumerate(out):
+        if t.is_dynamic_dim(k):
+            fitted.append(d)
+            continue
+        s = int(t.shape[k])
+        if D.is_static(d):
+            if int(d) != s:
+                op.fail(f"result #{k_result} dim {k} is {int(d)}, its type says {s}")
+        else:
+            chk.require(D.eq(d, s), f"result #{k_result} dim {k} is {{0}}, its type says {s}", d)
+        fitted.append(s)
+    return fitted

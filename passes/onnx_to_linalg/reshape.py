@@ -14,8 +14,9 @@ from mlir.dialects import arith, linalg, tensor
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from ...dialects.onnx import dims as D
+from ...dialects.onnx.ops.reshape import reshape_dims
 from .builder import DYN, LoweringContext, index_t, val
-from .dims_ir import checks, index_of
+from .dims_ir import IxVal, checks, fit_result, index_of, int_elements
 from .tensor_util import norm_axis
 
 
@@ -77,21 +78,63 @@ def _shape_of(v: ir.Value) -> list:
     return [None if t.is_dynamic_dim(i) else t.shape[i] for i in range(t.rank)]
 
 
-def reshape_to(op: OnnxOp, b: LoweringContext, x: ir.Value, out_dims: list) -> ir.Value:
-    """Reshape x to out_dims (int | index Value)."""
+def _is_dim_of(d, x: ir.Value, j: int) -> bool:
+    """``d`` is ``tensor.dim(x, j)`` (so provably x's dim j)."""
+    if not isinstance(d, ir.Value):
+        return False
+    o = d.owner
+    o = o.operation if isinstance(o, ir.OpView) else o
+    if not isinstance(o, ir.Operation) or o.name != "tensor.dim" or o.operands[0] != x:
+        return False
+    c = o.operands[1].owner
+    c = c.operation if isinstance(c, ir.OpView) else c
+    return isinstance(c, ir.Operation) and c.name == "arith.constant" and \
+        ir.IntegerAttr(c.attributes["value"]).value == j
+
+
+def _dyn_pairs_proven(x: ir.Value, src: list, dst: list, out_dims: list, groups, collapsing: bool
+                      ) -> bool:
+    """Each dynamic dim is grouped alone with one dynamic dim of the other
+    side (``_groups``); are those pairs provably equal? Yes when each pair is
+    ``tensor.dim(x, j)`` itself, or when there is exactly one pair and every
+    static dim is non-zero (then the element count, checked, forces it)."""
+    pairs = []
+    for k, g in enumerate(groups):
+        if collapsing:        # group g of src dims -> dst dim k
+            if dst[k] is None:
+                pairs.append((g[0], k))
+        else:                 # src dim k -> group g of dst dims
+            if src[k] is None:
+                pairs.append((k, next(j for j in g if dst[j] is None)))
+    if len(pairs) == 1 and 0 not in src and 0 not in dst:
+        return True
+    return all(_is_dim_of(out_dims[j], x, i) for i, j in pairs)
+
+
+def reshape_to(op: OnnxOp, b: LoweringContext, x: ir.Value, out_dims: list,
+               proven: bool = True) -> ir.Value:
+    """Reshape x to out_dims (int | index Value | IxVal), same element count.
+
+    ``proven``: the caller built out_dims from x's dims keeping their order
+    (inserting/removing unit dims), so dynamic result dims are x's dynamic
+    dims in order. Otherwise (a computed shape) a dynamic dim is mapped onto
+    one of x only when provably equal; if not, ``tensor.reshape``."""
+    out_dims = [index_of(d) if isinstance(d, IxVal) else d for d in out_dims]
     src = _shape_of(x)
     dst = [d if isinstance(d, int) else None for d in out_dims]
     et = x.type.element_type
     out_t = b.type_of(out_dims, et)
-    if src == dst:
+    if src == dst and (proven or None not in src or
+                       _dyn_pairs_proven(x, src, dst, out_dims,
+                                         [[k] for k in range(len(src))], True)):
         return x
     if len(dst) <= len(src):
         g = _groups(src, dst)
-        if g is not None:
+        if g is not None and (proven or _dyn_pairs_proven(x, src, dst, out_dims, g, True)):
             return collapse(x, g, out_t)
     if len(dst) >= len(src):
         g = _groups(dst, src)
-        if g is not None:
+        if g is not None and (proven or _dyn_pairs_proven(x, src, dst, out_dims, g, False)):
             # dynamic result dims map 1:1 onto dynamic source dims
             dims = []
             for k, grp in enumerate(g):
@@ -141,14 +184,15 @@ def _result_dims_by_numel(op: OnnxOp, b: LoweringContext, x: ir.Value, idx: int 
 
 @lowering("Reshape", 5, 13, 14, 19, 21, 23, 24, 25)
 def lower_reshape(op: OnnxOp, b: LoweringContext):
+    """The shape operand's elements (constants or run-time values) through
+    the shape helper ``reshape_dims``; its checks run in the compiled code."""
     x = op.input(0)
     b.ranked(op, x)
-    # the shape input is only read through the result type (shape inference
-    # folded constant shapes into it); a dynamic shape tensor is unsupported
     t = b.result_type(op)
-    if sum(t.is_dynamic_dim(k) for k in range(t.rank)) > 1:
-        op.fail("reshape with a non-constant shape is not supported")
-    return [reshape_to(op, b, x, _result_dims_by_numel(op, b, x))]
+    target = int_elements(op, b, op.input(1), t.rank, "shape")
+    allowzero = op.version >= 14 and op.attrs.allowzero == 1
+    out = reshape_dims(checks(op, b), b.ixdims(x), target, allowzero)
+    return [reshape_to(op, b, x, fit_result(op, b, out), proven=False)]
 
 
 @lowering("Flatten", 1, 9, 11, 13, 21, 23, 24, 25)
@@ -244,7 +288,7 @@ def _squeeze_like(op: OnnxOp, b: LoweringContext):
                             for k, grp in enumerate(g)], x.type.element_type)
             return [b.cast_to(collapse(x, g, ct), b.type_of(out, x.type.element_type))]
         return [expand(b, x, g, out)]
-    return [reshape_to(op, b, x, out)]
+    return [reshape_to(op, b, x, out, proven=False)]
 
 
 for _v in (13, 21, 23, 24, 25):

@@ -6,8 +6,6 @@ elements give static dims, unknown elements give ``?``.
 """
 from __future__ import annotations
 
-import math
-
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
 from ..opview import OnnxOp, tensor
@@ -26,60 +24,87 @@ def _reshape_target(op: OnnxOp) -> list[int | None] | None:
     return int_values(op.input(1))
 
 
+def fmt_dims(ds) -> str:
+    """``[2x?x4]`` for dims of any kind (static parts only)."""
+    if ds is None:
+        return "<unranked>"
+    return "[" + "x".join(str(int(d)) if D.is_static(d) else "?" for d in ds) + "]"
+
+
+def fmt_target(t) -> str:
+    return "[" + ", ".join(str(int(d)) if D.is_static(d) and d is not None else "?"
+                           for d in t) + "]"
+
+
+def _count(conds) -> D.Dim:
+    return sum((D.select(c, 1, 0) for c in conds), 0)
+
+
+def _any(conds):
+    out = False
+    for c in conds:
+        out = D.either(out, c)
+    return out
+
+
+def reshape_dims(ctx: D.ShapeChecks, in_dims: list | None, target: list, allowzero: bool
+                 ) -> list:
+    """Reshape's result dims (the shape logic of Reshape, for the rule and the
+    lowering). ``in_dims``: the input's dims (None: rank unknown); ``target``:
+    the shape operand's elements (ints, ``UNKNOWN`` or run-time values).
+    ``0`` copies the input dim (unless ``allowzero``), ``-1`` is
+    ``numel / product(other dims)``; the element count must match."""
+    st, si = fmt_target(target), fmt_dims(in_dims)
+    negs = [D.eq(t, -1) for t in target]
+    ctx.require(D.le(_count(negs), 1), f"shape {st} has more than one -1")
+    for t in target:
+        ctx.require(D.ge(t, -1), f"shape {st} has invalid dim {{0}} (must be >= -1)", t)
+    zeros = [D.eq(t, 0) for t in target]
+    if allowzero:
+        ctx.require(D.negate(D.both(_any(zeros), _any(negs))),
+                    f"shape {st} has both 0 and -1 with allowzero=1")
+    out, copied = [], set()
+    for i, (t, z) in enumerate(zip(target, zeros)):
+        if allowzero or z is False:
+            out.append(t)
+            continue
+        if in_dims is not None and i >= len(in_dims):
+            ctx.require(D.negate(z), f"shape {st}: dim {i} is 0 (copy input dim) but the "
+                                     f"input {si} has rank {len(in_dims)}")
+            out.append(t)
+            continue
+        src = D.UNKNOWN if in_dims is None else in_dims[i]
+        if z is True:
+            copied.add(i)            # cancels out of the -1 computation
+        out.append(D.select(z, src, t))
+    numel = D.UNKNOWN if in_dims is None else D.product(in_dims)
+    any_neg = _any(negs)
+    if any_neg is not False:
+        num = D.UNKNOWN if in_dims is None else \
+            D.product([d for j, d in enumerate(in_dims) if j not in copied])
+        others = D.product([D.select(negs[j], 1, out[j]) for j in range(len(out))
+                            if j not in copied])
+        den = D.dmax(others, 1)      # no division by zero, even on bad input
+        ctx.require(D.either(D.negate(any_neg), D.eq(num % den, 0)),
+                    f"cannot reshape input {si} to {st}: {{0}} elements are not "
+                    f"divisible by {{1}}", num, den)
+        q = num // den
+        out = [D.select(n, q, d) for n, d in zip(negs, out)]
+    ctx.require(D.eq(numel, D.product(out)),
+                f"cannot reshape input {si} ({{0}} elements) to {fmt_dims(out)} "
+                f"({{1}} elements)", numel, D.product(out))
+    return out
+
+
 def _reshape_dims(op: OnnxOp, check: bool):
-    data = op.shape(op.input(0))
     target = _reshape_target(op)
     if target is None:
         return None
     allowzero = op.version >= 14 and op.attrs.allowzero == 1
-    known = [d for d in target if d is not None]
-    if check:
-        if known.count(-1) > 1:
-            op.fail(f"shape {fmt_target(target)} has more than one -1")
-        bad = [d for d in known if d < -1]
-        if bad:
-            op.fail(f"shape {fmt_target(target)} has invalid dim {bad[0]} (must be >= -1)")
-        if allowzero and 0 in known and -1 in known:
-            op.fail(f"shape {fmt_target(target)} has both 0 and -1 with allowzero=1")
-    out: list[int | None] = []
-    copied = set()
-    for i, d in enumerate(target):
-        if d == 0 and not allowzero:
-            if data is None:
-                out.append(None)
-                continue
-            if i >= len(data):
-                if check:
-                    op.fail(f"shape {fmt_target(target)}: dim {i} is 0 (copy input dim) "
-                            f"but the input {fmt(data)} has rank {len(data)}")
-                out.append(None)
-                continue
-            out.append(data[i])
-            copied.add(i)
-        else:
-            out.append(d)
-    if -1 in out:
-        k = out.index(-1)
-        out[k] = None
-        rest = [d for j, d in enumerate(out) if j != k and j not in copied]
-        ins = None if data is None else [d for j, d in enumerate(data) if j not in copied]
-        if ins is not None and None not in ins and None not in rest:
-            num, den = math.prod(ins), math.prod(rest)
-            if den == 0 or num % den:
-                if check:
-                    op.fail(f"cannot reshape input {fmt(data)} to {fmt_target(target)}: "
-                            f"{math.prod(data)} elements are not divisible by {den}")
-            else:
-                out[k] = num // den
-    elif check and data is not None and None not in data and None not in out:
-        if math.prod(data) != math.prod(out):
-            op.fail(f"cannot reshape input {fmt(data)} ({math.prod(data)} elements) to "
-                    f"{fmt(out)} ({math.prod(out)} elements)")
-    return out
-
-
-def fmt_target(t) -> str:
-    return "[" + ", ".join("?" if d is None else str(d) for d in t) + "]"
+    ctx = D.inference_checks(op) if check else D.ShapeChecks(lambda _m: None)
+    out = reshape_dims(ctx, D.from_static(op.shape(op.input(0))), D.from_static(target),
+                       allowzero)
+    return D.to_static(out)
 
 
 @shape_rule("Reshape", *RESHAPE)
