@@ -3,14 +3,13 @@ tensor.extract_slice per output (sizes from the ``split`` attribute/input,
 ``num_outputs`` or equal parts; dynamic dims from ``tensor.dim``)."""
 from __future__ import annotations
 
-from mlir.dialects import arith
-
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
 from ...dialects.onnx import dims as D
+from ...dialects.onnx.ops.concat_split import SPLIT, split_sizes
+from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext
-from .dims_ir import checks, wrap
-from .tensor_util import const_ints, extract_slice, iadd, imul, insert_slice, isub, norm_axis
+from .dims_ir import checks, index_of, wrap
+from .tensor_util import extract_slice, iadd, insert_slice, ix_elems, norm_axis
 
 
 @lowering("Concat", 4, 11, 13)
@@ -69,47 +68,45 @@ def _check_concat(op: OnnxOp, b: LoweringContext, ins: list, live: list, axis: i
                         f"is {{1}} (only dim {axis}, the axis, may differ)", dv, do)
 
 
-def _split_sizes(op: OnnxOp, b: LoweringContext, x, axis: int) -> list:
+def _split_sizes(op: OnnxOp, b: LoweringContext, x, axis: int, chk) -> list:
     n = len(op.results)
-    dim = b.dim(x, axis)
     split = None
     if op.version < 13:
         split = op.attrs.split
     elif op.input(1) is not None:
-        split = const_ints(op, op.input(1), "split")
-    if split is not None:
-        if len(split) != n:
-            op.fail(f"split {split} has {len(split)} entries for {n} outputs")
-        return list(split)
-    if op.version >= 18 and op.attrs.num_outputs is not None:
-        # chunks of ceil(dim / n), the last one smaller
-        if isinstance(dim, int):
-            chunk = -(-dim // n)
-            return [chunk] * (n - 1) + [dim - chunk * (n - 1)]
-        chunk = arith.ceildivsi(dim, b.index(n))
-        return [chunk] * (n - 1) + [isub(b, dim, imul(b, chunk, n - 1))]
-    if isinstance(dim, int):
-        if dim % n:
-            op.fail(f"dim {axis} ({dim}) is not divisible by {n} outputs")
-        return [dim // n] * n
-    part = arith.divui(dim, b.index(n))
-    return [part] * n
+        v = op.input(1)
+        chk.require(D.eq(b.ixdim(v, 0), n), f"split has {{0}} entries for {n} outputs",
+                    b.ixdim(v, 0))
+        try:
+            split = ix_elems(b, v, n)
+        except TypeError:
+            op.fail("split must be an integer tensor")
+    if split is not None and len(split) != n:
+        op.fail(f"split {split} has {len(split)} entries for {n} outputs")
+    num = op.version >= 18 and op.attrs.num_outputs is not None
+    return split_sizes(chk, b.ixdim(x, axis), split, n, num, axis)
 
 
-@lowering("Split", 2, 11, 13, 18)
+@lowering("Split", *SPLIT)
 def lower_split(op: OnnxOp, b: LoweringContext):
+    """Each result is an extract_slice at the running offset; sizes from
+    ``split_sizes`` (shared with the shape rule), checked at run time."""
     x = op.input(0)
     r = b.ranked(op, x).rank
     axis = norm_axis(op, op.attrs.axis, r)
-    sizes = _split_sizes(op, b, x, axis)
+    chk = checks(op, b)
+    sizes = _split_sizes(op, b, x, axis, chk)
     dims = b.dims(x)
     outs, off = [], 0
-    for sz in sizes:
+    for i, sz in enumerate(sizes):
+        t = b.result_type(op, i)
         offs = [0] * r
-        offs[axis] = off
+        offs[axis] = index_of(off)
         shp = list(dims)
-        shp[axis] = sz
-        outs.append(extract_slice(b, x, [b.as_index(o) if not isinstance(o, int) else o
-                                         for o in offs], shp))
-        off = iadd(b, off, sz)
+        shp[axis] = t.shape[axis] if not t.is_dynamic_dim(axis) else index_of(sz)
+        if 0 in [d for d in shp if isinstance(d, int)]:  # (a static offset must be < dim)
+            outs.append(b.cast_to(b.empty(shp, t.element_type), t))
+        else:
+            outs.append(b.cast_to(extract_slice(b, x, offs, shp), t))
+        off = off + sz
     return outs

@@ -99,12 +99,12 @@ def slice_tensor(b: LoweringContext, x, params: dict, chk, out_type) -> ir.Value
         first, cnt = slice_axis(chk, dims[a], s, e, st)
         cnt = out_type.shape[a] if not out_type.is_dynamic_dim(a) else index_of(cnt)
         if D.is_static(st) and st > 0:
-            if D.is_static(first) and D.is_static(dims[a]) and first >= dims[a]:
-                first = 0  # an empty slice at the end (a static offset must be < dim)
             offs[a], sizes[a], strides[a] = index_of(first), cnt, st
         else:
             sizes[a] = cnt
             gathered[a] = (first, st)
+    if 0 in [d for d in sizes if isinstance(d, int)]:  # (a static offset must be < dim)
+        return b.cast_to(b.empty(sizes, x.type.element_type), out_type)
     if len(gathered) < len(params):
         x = extract_slice(b, x, offs, [sizes[a] if a not in gathered else index_of(dims[a])
                                        for a in range(r)], strides)

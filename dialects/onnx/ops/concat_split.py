@@ -7,6 +7,7 @@ smaller) or, when none is given, equal parts, one per result.
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
+from .. import dims as D
 from ..opview import OnnxOp, tensor
 from .common import fmt, int_values, norm_axis
 
@@ -60,6 +61,28 @@ def _concat_verify(op: OnnxOp):
 SPLIT = (2, 11, 13, 18)
 
 
+def split_sizes(ctx: D.ShapeChecks, dim, split, n: int, num_outputs: bool, axis: int):
+    """Sizes of the n parts of ``dim``: ``split`` (a list of dims) when
+    given, else ``num_outputs`` chunks of ceil(dim / n) (where they overrun
+    the dim, as 5 into 4 chunks of 2, later parts are clipped as the ONNX
+    reference slices them: [2, 2, 1, 0]), else n equal parts."""
+    if split is not None:
+        total = 0
+        for sz in split:
+            ctx.require(D.ge(sz, 0), "split has the negative size {0}", sz)
+            total = total + sz
+        ctx.require(D.eq(total, dim), f"split sizes sum to {{0}}, but dim {axis} is {{1}}",
+                    total, dim)
+        return list(split)
+    if num_outputs:
+        chunk = D.ceil_div(dim, n)
+        return [D.dmax(0, D.dmin(dim, chunk * (i + 1)) - D.dmin(dim, chunk * i))
+                for i in range(n)]
+    ctx.require(D.eq(dim % n, 0), f"dim {axis} ({{0}}) is not divisible by the {n} outputs",
+                dim)
+    return [dim // n] * n
+
+
 def _split(op: OnnxOp):
     """Per-result shapes (list of shape-or-None)."""
     n = len(op.results)
@@ -82,31 +105,15 @@ def _split(op: OnnxOp):
             op.fail(f"num_outputs must be positive, got {num}")
     if split is not None and len(split) != n:
         op.fail(f"split {list(split)} has {len(split)} entries but the node has {n} outputs")
-    if split is not None and any(x is not None and x < 0 for x in split):
-        op.fail(f"split {list(split)} has a negative size")
     if s is None:
         return [None] * n
     axis = norm_axis(op, op.attrs.axis, len(s))
-    dim = s[axis]
     if given:
-        sizes = list(split) if split is not None else [None] * n
-        if dim is not None and None not in sizes and sum(sizes) != dim:
-            op.fail(f"split sizes {sizes} sum to {sum(sizes)}, but dim {axis} of input "
-                    f"{fmt(s)} is {dim}")
-    elif dim is None:
-        sizes = [None] * n
-    elif num is not None:
-        # Chunks of ceil(dim / n), the last one smaller. Where they overrun the
-        # dim (5 into 4 chunks of 2), the later parts are clipped as the ONNX
-        # reference implementation slices them: [2, 2, 1, 0].
-        chunk = -(-dim // n)
-        sizes = [max(0, min(dim, chunk * (i + 1)) - min(dim, chunk * i)) for i in range(n)]
-    else:
-        if dim % n:
-            op.fail(f"dim {axis} of input {fmt(s)} ({dim}) is not divisible by the "
-                    f"{n} outputs")
-        sizes = [dim // n] * n
-    return [[x if k != axis else sz for k, x in enumerate(s)] for sz in sizes]
+        split = [D.UNKNOWN] * n if split is None else \
+            [D.UNKNOWN if x is None else x for x in split]
+    sizes = split_sizes(D.inference_checks(op), D.from_static(s)[axis], split, n,
+                        num is not None, axis)
+    return [[x if k != axis else sz for k, x in enumerate(s)] for sz in D.to_static(sizes)]
 
 
 @shape_rule("Split", *SPLIT)

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx import TensorProto as T
 from onnx import helper
 
+import dynamic_util as dyn
 from bool_check import DTYPES, check, random_array
 
 R = np.random.default_rng(1)
 N = helper.make_node
-
 
 
 def arr(shape, dt):
@@ -72,3 +73,54 @@ def test_split_num_outputs(dim):
 def test_split_dynamic_batch():
     x = arr((5, 6), np.float32)
     check([N("Split", ["x"], ["a", "b"], axis=1)], {"x": x}, ["a", "b"], dyn_inputs=("x",))
+
+
+# -- split sizes / split dims known only at run time (compiled once) ------------
+def _split_model(n_out, nodes_before=(), split_input="sp", opset=18, **attrs):
+    ins = ["x", split_input] if split_input else ["x"]
+    outs = [f"y{i}" for i in range(n_out)]
+    return dyn.model(list(nodes_before) + [N("Split", ins, outs, name="split", **attrs)],
+                     [("x", T.FLOAT, ["n", "m"])] +
+                     ([("sp", T.INT64, ["k"])] if split_input == "sp" else []),
+                     [(o, T.FLOAT, None) for o in outs], opset=opset)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_split_sizes_at_run_time(tmp_path, opt_level):
+    m = _split_model(3, axis=1)
+    feeds = [{"x": arr(s, np.float32), "sp": np.array(p, np.int64)}
+             for s, p in [((2, 6), [1, 2, 3]), ((3, 4), [0, 4, 0]), ((1, 5), [2, 2, 1])]]
+    dyn.check_shapes(tmp_path, m, feeds, opt_level, engine="onnxruntime")
+
+
+def test_split_sizes_that_do_not_fit_are_an_error(tmp_path):
+    m = _split_model(3, axis=1)
+    x = arr((2, 6), np.float32)
+    dyn.check_rejects(tmp_path, m, [{"x": x, "sp": np.array(p, np.int64)}
+                                    for p in [[1, 2, 4], [4, 4, -2], [3, 3, 1]]],
+                      r"node 'split' \(Split\).*(sum to|negative size)")
+    dyn.check_rejects(tmp_path, m, [{"x": x, "sp": np.array([3, 3], np.int64)}],
+                      r"node 'split' \(Split\): split has 2 entries for 3 outputs")
+
+
+def test_split_from_shape(tmp_path):
+    """split = [m - 2, 2] from Shape(x) (real exports)."""
+    before = [N("Shape", ["x"], ["s"]), N("Gather", ["s", "one"], ["m"]),
+              N("Sub", ["m", "two"], ["a"]), N("Concat", ["a", "two"], ["sp"], axis=0)]
+    m = _split_model(2, before, split_input=None, axis=1)
+    m.graph.node[-1].input.append("sp")
+    m.graph.initializer.extend([helper.make_tensor("one", T.INT64, [1], [1]),
+                                helper.make_tensor("two", T.INT64, [1], [2])])
+    dyn.check_shapes(tmp_path, m, [{"x": arr(s, np.float32)} for s in [(2, 5), (3, 2), (1, 9)]],
+                     engine="onnxruntime")
+
+
+@pytest.mark.parametrize("num_outputs", [None, 4])
+def test_split_equal_parts_of_a_run_time_dim(tmp_path, num_outputs):
+    attrs = {"axis": 0} if num_outputs is None else {"axis": 0, "num_outputs": num_outputs}
+    m = _split_model(4, split_input=None, opset=13 if num_outputs is None else 18, **attrs)
+    shapes = [(8, 3), (4, 2)] + ([(5, 3), (7, 1), (1, 2)] if num_outputs else [])
+    dyn.check_shapes(tmp_path, m, [{"x": arr(s, np.float32)} for s in shapes])
+    if num_outputs is None:
+        dyn.check_rejects(tmp_path, m, [{"x": arr((6, 3), np.float32)}],
+                          r"node 'split' \(Split\): dim 0 \(6\) is not divisible by the 4")
