@@ -26,10 +26,12 @@ def x_of(*shape):
 
 
 def _slice_model(x_dims, n):
-    """Slice(x, s, e, a, st), the four of length n (str: run-time length)."""
+    """Slice(x, s, e, a, st), the four of length n (str: a run-time length,
+    a different dim_param for each, so that Slice checks they agree)."""
     return model([N("Slice", ["x", "s", "e", "a", "st"], ["y"], name="sl")],
-                 [("x", T.FLOAT, x_dims)] + [(k, T.INT64, [n]) for k in ("s", "e", "a", "st")],
-                 Y, opset=18)
+                 [("x", T.FLOAT, x_dims)] +
+                 [(k, T.INT64, [n + k if isinstance(n, str) else n])
+                  for k in ("s", "e", "a", "st")], Y, opset=18)
 
 
 def _feeds(x, s, e, a, st):
