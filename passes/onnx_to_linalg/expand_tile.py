@@ -1,67 +1,84 @@
 """Expand (numpy broadcast to a shape) and Tile.
 
-Expand: one broadcasting linalg.generic; a result dim that is dynamic is
-``max(input dim, shape[k])`` read at run time. Tile: a generic writing an
-interleaved (repeat_0, d_0, repeat_1, d_1, ...) tensor whose input map skips
-the repeat dims, collapsed to (repeat_k * d_k) — pure affine, no gathers.
+Result dims come from the shape helpers ``expand_dims`` / ``tile_dims``
+(dialects/onnx/ops/expand_tile.py) over the operand's elements, constants
+or run-time values; their checks (broadcast compatibility, negative dims)
+run in the compiled code. Expand: one broadcasting linalg.generic; an input
+dim that is dynamic and 1 at run time is broadcast first (a run-time branch).
+Tile: a generic writing an interleaved (repeat_0, d_0, repeat_1, d_1, ...)
+tensor whose input map skips the repeat dims, collapsed to (repeat_k * d_k).
 """
 from __future__ import annotations
 
+import mlir.ir as ir
 
 from onnx_mlir_py.registry import lowering
+from ...dialects.onnx import dims as D
+from ...dialects.onnx.ops.expand_tile import expand_dims, tile_dims
 from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, affine_map
+from .builder import DYN, LoweringContext, affine_map
+from .dims_ir import IxVal, checks, fit_result, index_of, int_elements
+from .elementwise import _runtime_broadcast as runtime_broadcast
 from .reshape import collapse
-from .tensor_util import const_np, elem_index, imax, imul
+from .tensor_util import insert_slice
+
+
+def _padded_shape(op: OnnxOp, b: LoweringContext, shp: ir.Value, r: int, xr: int) -> list:
+    """The shape operand's elements right-aligned to the result rank ``r``
+    (leading 1s). Its length must be known, or implied: ``r`` when the result
+    has more dims than the input; else it is read at run time (<= r)."""
+    t = b.ranked(op, shp, "shape")
+    if t.rank != 1:
+        op.fail(f"the shape operand must be 1-D, got rank {t.rank}")
+    if not t.is_dynamic_dim(0) or r > xr:
+        n = t.shape[0] if not t.is_dynamic_dim(0) else r
+        if n > r:
+            op.fail(f"the shape operand has {n} elements, more than the result rank {r}")
+        return [1] * (r - n) + int_elements(op, b, shp, n, "shape")
+    # length L <= r only known at run time: insert it at offset r - L into r ones
+    ln = IxVal(b.dim(shp, 0))
+    checks(op, b).require(D.le(ln, r), f"the shape operand has {{0}} elements, more than "
+                                       f"the result rank {r}", ln)
+    ones = b.full([r], shp.type.element_type, 1)
+    padded = insert_slice(shp, ones, [index_of(r - ln)], [ln.value])
+    return int_elements(op, b, padded, r, "shape")
 
 
 @lowering("Expand", 8, 13)
 def lower_expand(op: OnnxOp, b: LoweringContext):
-    x, shp = op.input(0), op.input(1)
-    b.ranked(op, x)
-    t = b.result_type(op)
-    r, xr = t.rank, x.type.rank
+    x = op.input(0)
+    xr = b.ranked(op, x).rank
+    r = b.result_type(op).rank
     if xr > r:
         op.fail(f"input rank {xr} exceeds result rank {r}")
-
-    L = b.ranked(op, shp, "shape").shape[0]
-    if shp.type.is_dynamic_dim(0):
-        op.fail("the shape operand must have a static length")
-
-    def dyn(k):
-        si, j = k - (r - L), k - (r - xr)
-        s = elem_index(b, shp, si) if si >= 0 else None
-        if j < 0:
-            return s
-        d = b.dim(x, j)
-        if isinstance(d, int) and d != 1:
-            return b.index(d)
-        if s is None:
-            return b.as_index(d)
-        return imax(b, d, s)
-    dims = b.out_dims(op, 0, dyn)
+    shape = _padded_shape(op, b, op.input(1), r, xr)
+    in_dims = b.ixdims(x)
+    dims = fit_result(op, b, expand_dims(checks(op, b), in_dims, shape))
+    dims = [index_of(d) for d in dims]
+    # a result dim that is the input's own (shape element statically 1)
+    sole = {r - xr + j: (x, j) for j in range(xr)
+            if x.type.is_dynamic_dim(j) and D.is_static(shape[r - xr + j]) and
+            shape[r - xr + j] == 1}
+    x = runtime_broadcast(b, x, dims, r, sole)
     exprs = []
     for j in range(xr):
         k = r - xr + j
         one = not x.type.is_dynamic_dim(j) and x.type.shape[j] == 1
         exprs.append("0" if one and dims[k] != 1 else k)
     maps = [affine_map(r, exprs), affine_map(r, list(range(r)))]
-    init = b.empty(dims, t.element_type)
+    init = b.empty(dims, b.result_type(op).element_type)
     return [b.generic([x], [init], maps, ["parallel"] * r, lambda v, _o: v)[0]]
 
 
 @lowering("Tile", 6, 13)
 def lower_tile(op: OnnxOp, b: LoweringContext):
-    x, rep = op.input(0), op.input(1)
+    x = op.input(0)
     r = b.ranked(op, x).rank
-    c = const_np(rep)
-    reps = [int(v) for v in c.reshape(-1)] if c is not None else \
-        [elem_index(b, rep, k) for k in range(r)]
-    if len(reps) != r:
-        op.fail(f"repeats has {len(reps)} entries for input rank {r}")
-    if any(isinstance(v, int) and v < 0 for v in reps):
-        op.fail(f"repeats {reps} has a negative entry")
-    dims = b.dims(x)
+    reps = int_elements(op, b, op.input(1), r, "repeats")
+    in_dims = b.ixdims(x)
+    fit_result(op, b, tile_dims(checks(op, b), in_dims, reps))   # checks only
+    reps = [index_of(v) for v in reps]
+    dims = [index_of(d) for d in in_dims]
     inter = []
     for k in range(r):
         inter += [reps[k], dims[k]]
@@ -70,6 +87,7 @@ def lower_tile(op: OnnxOp, b: LoweringContext):
     n = 2 * r
     maps = [affine_map(n, [2 * k + 1 for k in range(r)]), affine_map(n, list(range(n)))]
     y = b.generic([x], [init], maps, ["parallel"] * n, lambda v, _o: v)[0]
-    out = [imul(b, reps[k], dims[k]) for k in range(r)]
-    out_t = b.type_of(out, et)
+    out = [inter[2 * k] * inter[2 * k + 1] if isinstance(inter[2 * k], int) and
+           isinstance(inter[2 * k + 1], int) else None for k in range(r)]
+    out_t = ir.RankedTensorType.get([DYN if d is None else d for d in out], et)
     return [collapse(y, [[2 * k, 2 * k + 1] for k in range(r)], out_t)]

@@ -12,9 +12,12 @@ import numpy as np
 from mlir.dialects import arith, math, tensor
 
 from onnx_mlir_py.registry import lowering
+from ...dialects.onnx import dims as D
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx.ops.shape_ops import cos_dims, range_len
 from .builder import LoweringContext, affine_map, convert_scalar, index_t, is_float
-from .tensor_util import elem_index, from_index, loop_index, scalar_of
+from .dims_ir import IxCond, IxVal, checks, fit_result, index_of, int_elements
+from .tensor_util import from_index, loop_index, scalar_of
 
 I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731
 
@@ -68,28 +71,46 @@ def _fill_value(op: OnnxOp, et: ir.Type):
 
 @lowering("ConstantOfShape", 9, 20, 21, 23, 24, 25)
 def lower_constant_of_shape(op: OnnxOp, b: LoweringContext):
+    """Result dims: ``cos_dims`` over the input's elements (constants or
+    run-time values, checked >= 0 in the compiled code)."""
     t = b.result_type(op)
-    shp = op.input(0)
-    dims = b.out_dims(op, 0, lambda k: elem_index(b, shp, k))
-    return [b.full(dims, t.element_type, _fill_value(op, t.element_type))]
+    dims = int_elements(op, b, op.input(0), t.rank, "input")
+    dims = fit_result(op, b, cos_dims(checks(op, b), dims))
+    return [b.full([index_of(d) for d in dims], t.element_type,
+                   _fill_value(op, t.element_type))]
+
+
+def _scalar(op: OnnxOp, b: LoweringContext, v: ir.Value, what: str) -> ir.Value:
+    """The one element of a 0-D or 1-element operand (a dynamic size is
+    checked to be 1 at run time)."""
+    if v.type.rank and v.type.is_dynamic_dim(0):
+        n = IxVal(b.dim(v, 0))
+        checks(op, b).require(D.eq(n, 1), f"{what} must be a scalar, got {{0}} elements", n)
+    return scalar_of(b, v)
 
 
 @lowering("Range", 11, 27)
 def lower_range(op: OnnxOp, b: LoweringContext):
+    """Length ``range_len`` (the shape rule's helper) at run time; then a
+    linalg.generic ``start + i * delta``."""
     t = b.result_type(op)
     et = t.element_type
-    start, limit, delta = (scalar_of(b, op.input(k)) for k in range(3))
+    start, limit, delta = (_scalar(op, b, op.input(k), w)
+                           for k, w in enumerate(("start", "limit", "delta")))
+    chk = checks(op, b)
+    if is_float(et):
+        chk.require(IxCond(arith.cmpf(arith.CmpFPredicate.ONE, delta, b.const(0.0, et))),
+                    "delta must not be 0")
 
-    def count(_k):
-        if is_float(et):
-            n = math.ceil(arith.divf(arith.subf(limit, start), delta))
-            n = arith.fptosi(I64(), n)
-        else:
-            n = arith.ceildivsi(arith.subi(limit, start), delta)
-            n = convert_scalar(n, False, I64())
-        n = arith.maxsi(n, b.const(0, I64()))
-        return arith.index_cast(index_t(), n)
-    dims = b.out_dims(op, 0, count)
+        def fceil(span, d):
+            q = math.ceil(arith.divf(span, d))
+            return IxVal(arith.index_cast(index_t(), arith.fptosi(I64(), q)))
+        n = range_len(chk, start, limit, delta, fceil, arith.subf)
+    else:
+        def ix(v):
+            return IxVal(arith.index_cast(index_t(), convert_scalar(v, False, I64())))
+        n = range_len(chk, ix(start), ix(limit), ix(delta))
+    dims = [index_of(d) for d in fit_result(op, b, [n])]
 
     def body(_o):
         i = loop_index(0)

@@ -5,6 +5,7 @@ this list is the one place that imports them (one line each, easy to grep).
 """
 from . import elementwise  # noqa: F401
 from . import reshape  # noqa: F401
+from . import expand_tile  # noqa: F401
 from . import transpose  # noqa: F401
 from . import concat_split  # noqa: F401
 from . import slice  # noqa: F401

@@ -1,4 +1,4 @@
-"""Reshape, Squeeze, Unsqueeze, Expand, Tile, DepthToSpace, SpaceToDepth, Trilu.
+"""Reshape, Squeeze, Unsqueeze, DepthToSpace, SpaceToDepth, Trilu (Expand/Tile: expand_tile.py).
 
 Shape operands (Reshape's ``shape``, Squeeze/Unsqueeze ``axes`` from v13,
 Expand's ``shape``, Tile's ``repeats``) are read with ``int_values``: known
@@ -9,7 +9,6 @@ from __future__ import annotations
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
 from ..opview import OnnxOp, tensor
-from .broadcast import broadcast_shapes
 from .common import const_ints, fmt, int_values, norm_axes, norm_axis
 
 # --------------------------------------------------------------------------
@@ -247,62 +246,6 @@ def _unsqueeze_shape(op: OnnxOp):
 @verifier("Unsqueeze", *UNSQUEEZE)
 def _unsqueeze_verify(op: OnnxOp):
     _unsqueeze(op)
-
-
-# --------------------------------------------------------------------------
-# Expand / Tile
-# --------------------------------------------------------------------------
-def _expand(op: OnnxOp):
-    data = op.shape(op.input(0))
-    target = int_values(op.input(1))
-    if data is None or target is None:
-        return None
-    if any(d is not None and d < 0 for d in target):
-        op.fail(f"shape {fmt_target(target)} has a negative dim")
-    return broadcast_shapes(op, [data, tuple(target)])
-
-
-@shape_rule("Expand", 8, 13)
-def _expand_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_expand(op), et)]
-
-
-@verifier("Expand", 8, 13)
-def _expand_verify(op: OnnxOp):
-    r = op.rank(op.input(1))
-    if r is not None and r != 1:
-        op.fail(f"shape input must be 1-D, got rank {r}")
-    _expand(op)
-
-
-def _tile(op: OnnxOp):
-    data = op.shape(op.input(0))
-    reps = int_values(op.input(1))
-    if data is None:
-        return None
-    if reps is not None and len(reps) != len(data):
-        op.fail(f"repeats has {len(reps)} elements, expected one per input dim "
-                f"(input {fmt(data)} has rank {len(data)})")
-    if reps is None:
-        return [None] * len(data)
-    if any(r is not None and r < 0 for r in reps):
-        op.fail(f"repeats {fmt_target(reps)} has a negative value")
-    return [None if d is None or r is None else d * r for d, r in zip(data, reps)]
-
-
-@shape_rule("Tile", 6, 13)
-def _tile_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_tile(op), et)]
-
-
-@verifier("Tile", 6, 13)
-def _tile_verify(op: OnnxOp):
-    r = op.rank(op.input(1))
-    if r is not None and r != 1:
-        op.fail(f"repeats must be 1-D, got rank {r}")
-    _tile(op)
 
 
 # --------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import mlir.ir as ir
 import numpy as np
@@ -11,6 +12,7 @@ from .. import dims as D
 from onnx_mlir_py.importer.types import elem_type
 from ..opview import OnnxOp, tensor
 from .common import const_value, fmt, i64, int_values, norm_axis
+from .reshape import fmt_target
 
 SHAPE = (1, 13, 15, 19, 21, 23, 24, 25)
 SIZE = (1, 13, 19, 21, 23, 24, 25)
@@ -43,9 +45,18 @@ def _cos_elem(op: OnnxOp) -> ir.Type:
     return ir.F32Type.get()
 
 
+def cos_dims(ctx: D.ShapeChecks, shape: list) -> list:
+    """ConstantOfShape's result dims: the input's elements, each >= 0."""
+    for d in shape:
+        ctx.require(D.ge(d, 0), f"shape {fmt_target(shape)} has a negative dim {{0}}", d)
+    return list(shape)
+
+
 @shape_rule("ConstantOfShape", *CONSTANT_OF_SHAPE)
 def _cos_shape(op: OnnxOp):
     dims = int_values(op.input(0))
+    if dims is not None:
+        dims = D.to_static(cos_dims(D.ShapeChecks(lambda _m: None), D.from_static(dims)))
     return [tensor(dims, _cos_elem(op))]
 
 
@@ -55,8 +66,8 @@ def _cos_verify(op: OnnxOp):
     if r is not None and r != 1:
         op.fail(f"input must be a 1-D shape, got rank {r}")
     dims = int_values(op.input(0))
-    if dims and any(d is not None and d < 0 for d in dims):
-        op.fail(f"shape {dims} has a negative dim")
+    if dims is not None:
+        cos_dims(D.inference_checks(op), D.from_static(dims))
     if "value" in op.op.attributes:
         t = op.op.attributes["value"].type
         if isinstance(t, ir.ShapedType) and (not t.has_static_shape or
@@ -107,6 +118,16 @@ def _scalar(op: OnnxOp, v):
     return c.reshape(()).item()
 
 
+def range_len(ctx: D.ShapeChecks, start, limit, delta, ceil_div=D.ceil_div,
+              sub=operator.sub) -> D.Dim:
+    """Range's length ``max(ceil((limit - start) / delta), 0)``, delta != 0.
+    Integer operands are dims (ints, ``UNKNOWN`` or run-time); floating-point
+    ones pass their ``ceil_div``/``sub`` (and check delta themselves)."""
+    if ceil_div is D.ceil_div:
+        ctx.require(D.ne(delta, 0), "delta must not be 0")
+    return D.dmax(ceil_div(sub(limit, start), delta), 0)
+
+
 @shape_rule("Range", 11, 27)
 def _range_shape(op: OnnxOp):
     et = op.elem(op.input(0))
@@ -115,14 +136,18 @@ def _range_shape(op: OnnxOp):
     start, limit, delta = (_scalar(op, op.input(k)) for k in range(3))
     if None in (start, limit, delta) or delta == 0:
         return [tensor([None], et)]
-    return [tensor([max(int(math.ceil((limit - start) / delta)), 0)], et)]
+    fl = any(isinstance(v, float) for v in (start, limit, delta))
+    n = range_len(D.ShapeChecks(lambda _m: None), start, limit, delta,
+                  (lambda a, b: int(math.ceil(a / b))) if fl else D.ceil_div)
+    return [tensor([n], et)]
 
 
 @verifier("Range", 11, 27)
 def _range_verify(op: OnnxOp):
     for k, name in enumerate(("start", "limit", "delta")):
         s = op.shape(op.input(k))
-        if s is not None and not (len(s) == 0 or s == (1,)):
+        # a scalar, or one element ([?] is checked at run time)
+        if s is not None and not (len(s) == 0 or (len(s) == 1 and s[0] in (1, None))):
             op.fail(f"{name} must be a scalar, got shape {fmt(s)}")
     if _scalar(op, op.input(2)) == 0:
         op.fail("delta must not be 0")

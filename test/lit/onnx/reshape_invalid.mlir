@@ -40,7 +40,7 @@ func.func @f(%x: tensor<3x4xf32>) -> !onnx.unknown {
 }
 
 // -----
-// CHECK: error: node 'ex' (Expand): inputs are not broadcast-compatible: [3x4] vs [2x5]
+// CHECK: error: node 'ex' (Expand): input [3x4] cannot be expanded to shape [2, 5]: dim 0 of the result is 3 vs 2
 func.func @f(%x: tensor<3x4xf32>) -> !onnx.unknown {
   %c = "onnx.constant"() {value = dense<[2, 5]> : tensor<2xi64>} : () -> tensor<2xi64>
   %0 = "onnx.expand"(%x, %c) : (tensor<3x4xf32>, tensor<2xi64>) -> !onnx.unknown loc("ex")

@@ -149,3 +149,10 @@ def test_reshape_mismatch_is_a_run_time_error(tmp_path, opt_level):
     # the session still works after failed calls
     x = _f(5, 4)
     np.testing.assert_array_equal(sess.run([x, _i(-1, 10)])[0], x.reshape(2, 10))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, 3])
+def test_flatten_dynamic_dims(tmp_path, axis):
+    m = model([h.make_node("Flatten", ["x"], ["y"], axis=axis)],
+              [("x", T.FLOAT, ["a", "b", "c"])], [("y", T.FLOAT, ["p", "q"])], opset=13)
+    check_shapes(tmp_path, m, [{"x": _f(2, 3, 4)}, {"x": _f(5, 1, 2)}, {"x": _f(1, 4, 3)}])

@@ -103,3 +103,38 @@ def test_tile_dynamic_batch():
     x = arr((4, 3), np.float32)
     check([N("Tile", ["x", "r"], ["y"])], {"x": x}, ["y"], dyn_inputs=("x",),
           inits=[("r", np.array([2, 2], np.int64))])
+
+
+# -- run-time shapes / scalars (dynamic_util: compiled once, several values) ---------
+def _cos_model():
+    from dynamic_util import model
+    return model([N("ConstantOfShape", ["s"], ["y"], name="cos",
+                    value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.5]))],
+                 [("s", TensorProto.INT64, ["n"])], [("y", TensorProto.FLOAT, ["a", "b"])])
+
+
+def test_constant_of_shape_run_time_values(tmp_path):
+    from dynamic_util import check_rejects, check_shapes
+    m = _cos_model()
+    check_shapes(tmp_path, m, [{"s": np.array(v, np.int64)} for v in ([2, 3], [4, 1], [0, 5])])
+    check_rejects(tmp_path, m, [{"s": np.array([2, -3], np.int64)},
+                                {"s": np.array([2, 3, 4], np.int64)}],
+                  r"node 'cos' \(ConstantOfShape\).*(negative dim -3|has 3 elements)")
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("dt", [np.int64, np.int32, np.float32])
+def test_range_run_time_scalars(tmp_path, dt, opt_level):
+    from dynamic_util import check_rejects, check_shapes, model
+    et = helper.np_dtype_to_tensor_dtype(np.dtype(dt))
+    # limit of shape [?] (one element at run time), as exporters compute it
+    m = model([N("Range", ["a", "b", "c"], ["y"], name="rg")],
+              [("a", et, []), ("b", et, ["k"]), ("c", et, [])], [("y", et, ["n"])])
+    sets = [(0, 5, 1), (10, 1, -3), (2, 2, 1), (1, 8, 2)]
+    check_shapes(tmp_path, m, [{"a": np.array(a, dt), "b": np.array([b], dt),
+                                "c": np.array(c, dt)} for a, b, c in sets], opt_level=opt_level)
+    check_rejects(tmp_path, m, [{"a": np.array(0, dt), "b": np.array([5], dt),
+                                 "c": np.array(0, dt)},
+                                {"a": np.array(0, dt), "b": np.array([5, 6], dt),
+                                 "c": np.array(1, dt)}],
+                  r"node 'rg' \(Range\).*(delta must not be 0|limit must be a scalar)")
