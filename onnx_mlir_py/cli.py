@@ -6,7 +6,9 @@
     onnx-mlir-py --list-ops
 
 Errors are printed as one line (``error: ...``) with exit status 1;
-``--debug`` shows the Python traceback instead.
+``--debug`` shows the Python traceback instead. Warnings of the compiler
+(``OnnxMlirWarning``, e.g. a declared output type that contradicts the
+inferred one) are printed as ``warning: ...`` and compilation goes on.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 
 from .compiler import (DEFAULT_OPT_LEVEL, EMIT_LEVELS as EMITS, default_output, expansion_for,
                        print_module)
@@ -111,6 +114,21 @@ def list_ops() -> int:
     return 0
 
 
+def _print_warnings() -> None:
+    """Inside a ``catch_warnings`` block: every OnnxMlirWarning as one
+    ``warning: ...`` line on stderr; other warnings as Python shows them."""
+    from .errors import OnnxMlirWarning
+    warnings.simplefilter("always", OnnxMlirWarning)
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, OnnxMlirWarning):
+            print(f"warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+    warnings.showwarning = show
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     from .errors import OnnxMlirError
@@ -121,7 +139,9 @@ def main(argv=None) -> int:
             build_parser().print_usage(sys.stderr)
             print("onnx-mlir-py: error: a model file is required", file=sys.stderr)
             return 2
-        return run(args)
+        with warnings.catch_warnings():
+            _print_warnings()
+            return run(args)
     except OnnxMlirError as e:
         if args.debug:
             raise

@@ -3,6 +3,8 @@
 Every user-facing failure is an ``OnnxMlirError`` whose ``str()`` is a single
 line naming the model node or input and what was expected; the CLI prints it
 as ``error: <message>`` and exits with status 1, never with a traceback.
+Warnings (``OnnxMlirWarning``, through :mod:`warnings`) are one line too; the
+CLI prints them as ``warning: <message>``.
 """
 from __future__ import annotations
 
@@ -42,6 +44,15 @@ class ShapeInferenceError(OnnxMlirError):
 
 class CompileError(OnnxMlirError):
     """Lowering or native code generation failed."""
+
+
+class OnnxMlirWarning(UserWarning):
+    """Base class of the warnings; the CLI prints them as ``warning: <message>``."""
+
+
+class DeclaredTypeWarning(OnnxMlirWarning):
+    """A type the model declares (graph output, ``value_info``) contradicts the
+    inferred one; the inferred type is used (as onnxruntime does)."""
 
 
 def node_error(cls, node_name: str, op_type: str, message: str) -> OnnxMlirError:

@@ -6,49 +6,67 @@ sees inferred operand types. Before a rule runs, ``fold`` tries to
 evaluate the op on constant operands (shape sub-graphs like
 Shape -> Gather -> Concat -> Reshape), which is what makes static models
 fully static. A rule's answer is merged with the type the importer gave
-(from ``onnx.shape_inference`` or the model): known dims are kept, and a
-conflict between two known dims is an error naming the node. Unknown dims
-stay dynamic (``?``).
+(from ``onnx.shape_inference``): known dims are kept, and a conflict between
+two known dims is an error naming the node. Then the model's declared types
+(value_info, graph outputs) are checked: a contradiction is a
+``DeclaredTypeWarning`` and the inferred type wins (``apply_declared``).
+Unknown dims stay dynamic (``?``).
 """
 from __future__ import annotations
+
+import warnings
 
 import mlir.ir as ir
 
 from ..dialects.onnx.ops.control_flow import type_body_arguments
-from ..dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op, tensor
-from ..errors import ShapeInferenceError, node_error
+from ..dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
+from ..errors import DeclaredTypeWarning, ShapeInferenceError, node_error
+from ..importer.nodes import DECLARED_ATTR
+from ..importer.types import meet
 from ..registry import lookup
 from .fold_constants import inline_constant_if, try_fold
 
 
 def merge_types(old: ir.Type, new: ir.Type, op: OnnxOp, i: int) -> ir.Type:
-    """Combine the importer's type with the rule's, keeping what each knows."""
-    if str(old) == "!onnx.unknown" or not isinstance(old, ir.ShapedType):
-        return new
-    if not isinstance(new, ir.ShapedType):
-        return old
-    if str(old.element_type) != str(new.element_type) and \
-            str(old.element_type) != "!onnx.unknown":
+    """Combine the importer's type (from onnx.shape_inference) with the
+    rule's, keeping what each knows; a contradiction is an error (one of the
+    two inferences is wrong)."""
+    m = meet(new, old)
+    if m is not None:
+        return m
+    if not isinstance(new, ir.ShapedType) or not isinstance(old, ir.ShapedType):
+        raise node_error(ShapeInferenceError, op.name, op.op_type,
+                         f"output #{i}: inferred {new}, but onnx.shape_inference gives {old}")
+    if str(old.element_type) != str(new.element_type):
         raise node_error(ShapeInferenceError, op.name, op.op_type,
                          f"output #{i}: inferred element type {new.element_type}, "
-                         f"but the model declares {old.element_type}")
-    if not isinstance(new, ir.RankedTensorType):
-        return old if isinstance(old, ir.RankedTensorType) else new
-    if not isinstance(old, ir.RankedTensorType):
-        return new
-    if old.rank != new.rank:
-        raise node_error(ShapeInferenceError, op.name, op.op_type,
-                         f"output #{i}: inferred rank {new.rank} ({new}), "
-                         f"but the model declares rank {old.rank} ({old})")
-    dims = []
-    for k in range(new.rank):
-        a = None if old.is_dynamic_dim(k) else old.shape[k]
-        b = None if new.is_dynamic_dim(k) else new.shape[k]
-        if a is not None and b is not None and a != b:
-            raise node_error(ShapeInferenceError, op.name, op.op_type,
-                             f"output #{i}: inferred {new}, but the model declares {old}")
-        dims.append(b if b is not None else a)
-    return tensor(dims, new.element_type)
+                         f"but onnx.shape_inference gives {old.element_type}")
+    raise node_error(ShapeInferenceError, op.name, op.op_type,
+                     f"output #{i}: inferred {new}, but onnx.shape_inference gives {old}")
+
+
+def apply_declared(op: ir.Operation) -> None:
+    """Check the model's declared result types (the importer's
+    ``onnx.declared``) against the inferred ones. A contradiction (element
+    type, rank, a static dim) is a DeclaredTypeWarning and the inferred type
+    stays, as onnxruntime does (a model whose declared output rank is wrong
+    still runs). A consistent declaration adds what it knows (a static dim
+    that depends on input values, e.g. Slice with non-constant starts)."""
+    if DECLARED_ATTR not in op.attributes:
+        return
+    declared = op.attributes[DECLARED_ATTR]
+    del op.attributes[DECLARED_ATTR]
+    v = OnnxOp(op)
+    for entry in declared:
+        idx, name = entry.name.split(":", 1)
+        dtype, res = entry.attr.value, op.results[int(idx)]
+        m = meet(res.type, dtype)
+        if m is None:
+            warnings.warn(DeclaredTypeWarning(
+                f"value '{name}' (output #{idx} of node '{v.name}', {v.op_type}): declared "
+                f"{dtype}, inferred {res.type}; using the inferred type"), stacklevel=2)
+        elif str(m) != str(res.type):
+            res.set_type(m)
 
 
 def infer_op(op: ir.Operation) -> bool:
@@ -70,15 +88,14 @@ def infer_op(op: ir.Operation) -> bool:
             _infer_block(b)
     v = OnnxOp(op)
     rule = lookup("shape", domain_of(op), v.op_type, v.version)
-    if rule is None:
-        return False
-    types = rule(v)
+    types = rule(v) if rule is not None else []
     if len(types) > len(op.results):
         raise RuntimeError(f"shape rule for {v.op_type} returned {len(types)} types "
                            f"for {len(op.results)} results")
     for i, (res, t) in enumerate(zip(op.results, types)):
         if t is not None:
             res.set_type(merge_types(res.type, t, v, i))
+    apply_declared(op)
     return False
 
 

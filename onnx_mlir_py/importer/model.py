@@ -4,6 +4,12 @@
 ModelProto; ``prepare_model`` applies ``--shapeInformation``, inlines
 model-local functions, runs ``onnx.shape_inference`` and sweeps the graph
 for ops the dialect lacks, reporting all of them at once.
+
+Two kinds of types come out: what ``onnx.shape_inference`` infers from the
+inputs alone (run on a copy without the model's ``value_info`` and output
+types, so a wrong declaration cannot spread into the types after it), and
+what the model declares. The shape-inference pass checks the declarations
+against its own inference and warns where they contradict it.
 """
 from __future__ import annotations
 
@@ -113,6 +119,25 @@ def _inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:
     return m
 
 
+def _drop_declarations(model: onnx.ModelProto) -> None:
+    """Remove declared value_info and output types (every graph), in place."""
+    for g in _all_graphs(model.graph):
+        del g.value_info[:]
+        for o in g.output:
+            o.ClearField("type")
+
+
+def declared_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
+    """Types the model states for values computed by nodes (value_info and
+    graph outputs, subgraphs included)."""
+    out = {}
+    for g in _all_graphs(model.graph):
+        for vi in list(g.value_info) + list(g.output):
+            if vi.HasField("type"):
+                out[vi.name] = vi.type
+    return out
+
+
 def _copy_fields(src, dst, skip: str) -> None:
     """Copy the set fields of protobuf message ``src`` into ``dst``, but one."""
     for f, value in src.ListFields():
@@ -134,10 +159,13 @@ def _data_size(t: onnx.TensorProto) -> int:
 
 
 def infer_onnx_types(model: onnx.ModelProto) -> onnx.ModelProto | None:
-    """onnx.shape_inference on the model; None when it cannot run (our own
-    verifiers then report what is wrong, naming the node)."""
+    """onnx.shape_inference on the model without its declared types (see the
+    module docstring); None when it cannot run (our own verifiers then
+    report what is wrong, naming the node)."""
     try:
-        inferred = shape_inference.infer_shapes(_inference_copy(model), data_prop=True)
+        m = _inference_copy(model)
+        _drop_declarations(m)
+        inferred = shape_inference.infer_shapes(m, data_prop=True)
     except Exception:
         return None
     return inferred
@@ -198,7 +226,8 @@ def check_supported(model: onnx.ModelProto) -> None:
 class PreparedModel:
     model: onnx.ModelProto
     opsets: dict[str, int]
-    value_types: dict[str, onnx.TypeProto] = field(default_factory=dict)
+    value_types: dict[str, onnx.TypeProto] = field(default_factory=dict)  # inferred by onnx
+    declared: dict[str, onnx.TypeProto] = field(default_factory=dict)     # stated by the model
 
 
 def prepare_model(src, shape_information: dict | None = None,
@@ -226,7 +255,7 @@ def prepare_model(src, shape_information: dict | None = None,
     types: dict[str, onnx.TypeProto] = {}
     source = infer_onnx_types(model) if onnx_shape_inference else None
     for g in _all_graphs((source or model).graph):
-        for vi in list(g.input) + list(g.value_info) + list(g.output):
+        for vi in list(g.input) + (list(g.value_info) + list(g.output) if source else []):
             if vi.HasField("type"):
                 types[vi.name] = vi.type
-    return PreparedModel(model, opset_map(model), types)
+    return PreparedModel(model, opset_map(model), types, declared_types(model))

@@ -17,16 +17,23 @@ from ..dialects.onnx.schema import (SINGLE, VARIADIC, VARIADIC_SLOTS, OpSpec, ne
 from ..errors import ImportError_, node_error
 from . import attributes as A
 from .model import node_label
-from .types import UNKNOWN, type_from_proto
+from .types import UNKNOWN, meet, type_from_proto
 
 REGION_TERMINATOR = "gpu.yield"
+# Discardable attribute holding the model's declared result types where they
+# add to (or contradict) onnx.shape_inference's; read and dropped by the
+# shape-inference pass (passes/shape_inference.py).
+DECLARED_ATTR = "onnx.declared"
 
 
 class GraphImporter:
     def __init__(self, opsets: dict[str, int], value_types: dict[str, onnx.TypeProto],
-                 parent: "GraphImporter | None" = None):
+                 parent: "GraphImporter | None" = None,
+                 declared: dict[str, onnx.TypeProto] | None = None):
         self.opsets = opsets
         self.value_types = value_types
+        self.declared = declared if declared is not None else \
+            (parent.declared if parent is not None else {})
         self.parent = parent
         self.values: dict[str, ir.Value] = {}
         self.table = spec_table()
@@ -71,6 +78,9 @@ class GraphImporter:
         operands, seg_in = self._operands(node, spec, label)
         result_types, seg_out, out_names = self._results(node, spec, label)
         attrs = self._attributes(node, spec, label)
+        declared = self._declarations(out_names, result_types)
+        if declared:
+            attrs[DECLARED_ATTR] = declared
         if seg_in is not None:
             attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(seg_in)
         if seg_out is not None:
@@ -142,14 +152,36 @@ class GraphImporter:
         return types, self._segments(spec.outputs, seg, node, label, "outputs"), kept
 
     def _result_type(self, name: str, allowed: list[str]) -> ir.Type:
-        """Declared/inferred type; an unknown sequence/optional value still
-        gets its container type, which IRDL checks."""
+        """The type onnx.shape_inference gives; an unknown sequence/optional
+        value still gets its container type (from the schema, or else from
+        the declared type), which IRDL checks."""
         t = self.type_of(name)
-        if str(t) == UNKNOWN and allowed:
-            for kind, mlir in (("seq(", "!onnx.seq"), ("optional(", "!onnx.opt")):
-                if all(a.startswith(kind) for a in allowed):
-                    return ir.Type.parse(f"{mlir}<{UNKNOWN}>")
+        if str(t) != UNKNOWN:
+            return t
+        kinds = (("seq(", "!onnx.seq"), ("optional(", "!onnx.opt"))
+        for kind, mlir in kinds:
+            if allowed and all(a.startswith(kind) for a in allowed):
+                return ir.Type.parse(f"{mlir}<{UNKNOWN}>")
+        declared = str(type_from_proto(self.declared[name])) if name in self.declared else ""
+        for _, mlir in kinds:
+            if declared.startswith(mlir + "<"):
+                return ir.Type.parse(f"{mlir}<{UNKNOWN}>")
         return t
+
+    def _declarations(self, names: list[str], types: list[ir.Type]) -> ir.DictAttr | None:
+        """Declared types that say more than (or contradict) the inferred
+        ones, as ``{"<result index>:<value name>" = type}``; the
+        shape-inference pass checks them against its own inference."""
+        out = {}
+        for i, (name, t) in enumerate(zip(names, types)):
+            tp = self.declared.get(name)
+            if tp is None:
+                continue
+            d = type_from_proto(tp)
+            if str(d) == UNKNOWN or str(meet(t, d)) == str(t):
+                continue
+            out[f"{i}:{name}"] = ir.TypeAttr.get(d)
+        return ir.DictAttr.get(out) if out else None
 
     @staticmethod
     def _segments(values, counts, node, label, what):

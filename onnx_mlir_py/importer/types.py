@@ -87,6 +87,48 @@ def type_from_proto(tp: onnx.TypeProto) -> ir.Type:
     return ir.Type.parse(UNKNOWN)
 
 
+def meet(a: ir.Type, b: ir.Type) -> ir.Type | None:
+    """The type that says everything ``a`` and ``b`` say (``a``'s element
+    type and dims first), or None when they contradict each other (element
+    type, rank or a static dim). Sequences and optionals meet their element
+    types; other non-tensor types: ``a`` unless unknown."""
+    if str(a) == UNKNOWN:
+        return b
+    sa, sb = str(a), str(b)
+    for box in ("!onnx.seq<", "!onnx.opt<"):
+        if sa.startswith(box) and sb.startswith(box):
+            inner = meet(ir.Type.parse(sa[len(box):-1]), ir.Type.parse(sb[len(box):-1]))
+            return None if inner is None else ir.Type.parse(f"{box}{inner}>")
+    if str(b) == UNKNOWN or not isinstance(a, ir.ShapedType) or \
+            not isinstance(b, ir.ShapedType):
+        return a
+    ea, eb = str(a.element_type), str(b.element_type)
+    if ea != eb and UNKNOWN not in (ea, eb):
+        return None
+    et = b.element_type if ea == UNKNOWN else a.element_type
+    if not isinstance(b, ir.RankedTensorType):
+        return a if ea != UNKNOWN else _with_elem(a, et)
+    if not isinstance(a, ir.RankedTensorType):
+        return _with_elem(b, et)
+    if a.rank != b.rank:
+        return None
+    dims = []
+    for k in range(a.rank):
+        da = None if a.is_dynamic_dim(k) else a.shape[k]
+        db = None if b.is_dynamic_dim(k) else b.shape[k]
+        if da is not None and db is not None and da != db:
+            return None
+        dims.append(da if da is not None else db)
+    dyn = ir.ShapedType.get_dynamic_size()
+    return ir.RankedTensorType.get([dyn if d is None else d for d in dims], et)
+
+
+def _with_elem(t: ir.ShapedType, et: ir.Type) -> ir.Type:
+    if isinstance(t, ir.RankedTensorType):
+        return ir.RankedTensorType.get(list(t.shape), et)
+    return ir.UnrankedTensorType.get(et)
+
+
 def onnx_type_name(t: ir.Type) -> str:
     """MLIR type -> ONNX schema type string (``tensor(float)``, ``seq(...)``)."""
     s = str(t)
