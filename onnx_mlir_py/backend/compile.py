@@ -53,6 +53,7 @@ def build(data: bytes, options: dict, key: str, cache_dir: str) -> str:
     from .. import compile as compile_model
     cache = CompileCache(cache_dir)
     tmp = cache.temp_library(key)
+    kept = None
     try:
         model = onnx.load_from_string(data)
         try:
@@ -60,9 +61,11 @@ def build(data: bytes, options: dict, key: str, cache_dir: str) -> str:
         except OnnxMlirError as e:
             cache.store_error(key, error_to_dict(e))
             raise
-        return str(cache.store_library(key, tmp))
+        # the cache entry, or (sources edited mid-run: not cached) tmp itself
+        kept = cache.store_library(key, tmp)
+        return str(kept)
     finally:
-        if tmp.exists():
+        if tmp.exists() and kept != tmp:
             tmp.unlink()
 
 

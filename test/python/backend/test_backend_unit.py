@@ -184,3 +184,14 @@ def test_cache_skips_results_of_edited_sources(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert c.store_library("ab" * 20, built) == c.library_path("ab" * 20)
     assert c.lookup("ab" * 20) == c.library_path("ab" * 20)
+
+
+def test_build_keeps_an_uncached_library_loadable(tmp_path, monkeypatch):
+    """Sources edited mid-run: the library is not cached, but the path build()
+    returns must still exist (it used to be deleted: 'model library not found')."""
+    from onnx_mlir_py.backend import cache as cache_mod
+    from onnx_mlir_py.backend.compile import build
+    monkeypatch.setattr(cache_mod, "sources_unchanged", lambda: False)
+    path = build(_add_model().SerializeToString(), {}, "ef" * 20, str(tmp_path))
+    assert os.path.exists(path)
+    assert cache_mod.CompileCache(tmp_path).lookup("ef" * 20) is None
