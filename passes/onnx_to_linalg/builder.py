@@ -259,17 +259,21 @@ def convert_scalar(x: ir.Value, src_unsigned: bool, dst: ir.Type, dst_unsigned: 
     return x
 
 
-def pad(b: LoweringContext, x: ir.Value, low: Sequence[int], high: Sequence[int],
-        value) -> ir.Value:
-    """tensor.pad with static amounts and a constant (Python number) value."""
-    if not any(low) and not any(high):
+def pad(b: LoweringContext, x: ir.Value, low: Sequence, high: Sequence, value) -> ir.Value:
+    """tensor.pad with a constant (Python number) value; amounts are ints or
+    ``index`` Values (run-time padding)."""
+    low, high = [[v if isinstance(v, ir.Value) else int(v) for v in vs] for vs in (low, high)]
+    if all(isinstance(v, int) and v == 0 for v in list(low) + list(high)):
         return x
     t = x.type
-    shape = [DYN if t.is_dynamic_dim(i) else t.shape[i] + low[i] + high[i]
+    shape = [DYN if t.is_dynamic_dim(i) or not isinstance(low[i], int) or
+             not isinstance(high[i], int) else t.shape[i] + low[i] + high[i]
              for i in range(t.rank)]
     rt = ir.RankedTensorType.get(shape, t.element_type)
-    p = tensor.PadOp(rt, x, [], [], ir.DenseI64ArrayAttr.get(list(low)),
-                     ir.DenseI64ArrayAttr.get(list(high)))
+    dyn = [v for v in low if not isinstance(v, int)], [v for v in high if not isinstance(v, int)]
+    st = [[v if isinstance(v, int) else DYN for v in vs] for vs in (low, high)]
+    p = tensor.PadOp(rt, x, dyn[0], dyn[1], ir.DenseI64ArrayAttr.get(st[0]),
+                     ir.DenseI64ArrayAttr.get(st[1]))
     blk = p.regions[0].blocks.append(*[index_t()] * t.rank)
     with ir.InsertionPoint(blk):
         tensor.YieldOp(b.const(value, t.element_type))

@@ -1,6 +1,14 @@
 """Conv: 2-D (NCHW) -> linalg.conv_2d_nchw_fchw / depthwise_conv_2d_nchw_chw /
 conv_2d_ngchw_gfchw (grouped); 1-D, 3-D, ... -> one grouped direct-convolution
-linalg.generic (``conv_nd``). Zero padding with tensor.pad, bias add."""
+linalg.generic (``conv_nd``). Zero padding with tensor.pad, bias add.
+
+Every dim may be dynamic (batch, channels, spatial, the weights' kernel
+sizes): the output dims, padding (auto_pad SAME included) and the
+channel/group/bias/kernel-size consistency come from the shape helper of
+the Conv rule (``dialects/onnx/ops/conv.py::conv_dims``), evaluated on
+run-time dims; what cannot be checked at compile time is checked in the
+compiled code. ConvInteger/QLinearConv use ``convolve`` on i32 operands.
+"""
 from __future__ import annotations
 
 import mlir.ir as ir
@@ -8,143 +16,115 @@ from mlir.dialects import arith, linalg
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx.ops.conv import conv_dims, opt_attr, window
 from .builder import LoweringContext, affine_map, is_float, pad
-from .dims_ir import index_of
+from .dims_ir import checks, fit_result, index_of
 from .reshape import collapse, expand
 
 
-def spatial_params(op: OnnxOp, in_shape, kernel, n_spatial: int, has_dilations=True):
-    """(pads_begin, pads_end, strides, dilations), resolving auto_pad."""
-    strides = op.attrs.strides or [1] * n_spatial
-    dil = (op.attrs.dilations if has_dilations else None) or [1] * n_spatial
-    pads = op.attrs.pads or [0] * (2 * n_spatial)
-    auto = op.attrs.auto_pad
-    if isinstance(auto, bytes):
-        auto = auto.decode()
-    if auto in ("SAME_UPPER", "SAME_LOWER"):
-        pads = [0] * (2 * n_spatial)
-        for i in range(n_spatial):
-            size = in_shape[i]
-            if size is None:
-                op.fail("auto_pad SAME needs static spatial dims")
-            out = -(-size // strides[i])
-            total = max(0, (out - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - size)
-            small, big = total // 2, total - total // 2
-            pads[i], pads[i + n_spatial] = (small, big) if auto == "SAME_UPPER" else (big, small)
-    elif auto == "VALID":
-        pads = [0] * (2 * n_spatial)
-    return list(pads[:n_spatial]), list(pads[n_spatial:]), list(strides), list(dil)
+def _static(v: ir.Value, i: int):
+    return None if v.type.is_dynamic_dim(i) else int(v.type.shape[i])
 
 
-def conv_out_dims(op: OnnxOp, b: LoweringContext, x, xp, kernel, strides, dil) -> list:
-    """Result dims of a convolution: N from ``x``, a dynamic spatial dim k
-    from the padded input ``xp``: (padded - effective kernel) // stride + 1."""
-    def dyn(k):
-        if k == 0:
-            return b.dim(x, 0)
-        if k == 1:
-            op.fail("the output channel dim must be static")
-        i = k - 2
-        out = (b.ixdim(xp, k) - ((kernel[i] - 1) * dil[i] + 1)) // strides[i] + 1
-        return index_of(out)
-    return b.out_dims(op, 0, dyn)
+def collapse_to(b: LoweringContext, v: ir.Value, groups, out_dims) -> ir.Value:
+    """collapse_shape to the natural type of ``groups``, then cast to ``out_dims``."""
+    t = v.type
+    shape = []
+    for g in groups:
+        dims = [None if t.is_dynamic_dim(k) else t.shape[k] for k in g]
+        p = 1
+        for d in dims:
+            p = None if p is None or d is None else p * d
+        shape.append(ir.ShapedType.get_dynamic_size() if p is None else p)
+    y = collapse(v, groups, ir.RankedTensorType.get(shape, t.element_type))
+    return b.cast_to(y, b.type_of(out_dims, t.element_type))
+
+
+def _mul_add(et):
+    if is_float(et):
+        return lambda a, w, acc: arith.addf(acc, arith.mulf(a, w))
+    return lambda a, w, acc: arith.addi(acc, arith.muli(a, w))
+
+
+def convolve(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value, bias: ir.Value | None,
+             et: ir.Type, add_bias: bool = True) -> ir.Value:
+    """The op's convolution of x (N, C, D1..Dn) with w (M, C/group, k1..kn)
+    into an ``et`` tensor; ``bias`` (M) is checked and, with add_bias, added."""
+    r = b.ranked(op, x).rank
+    if r < 3 or b.ranked(op, w).rank != r:
+        op.fail(f"input rank {r} / weight rank {w.type.rank} are not a 1-D..N-D convolution")
+    ns = r - 2
+    g = opt_attr(op, "group", 1)
+    win = window(op, ns, None, require_kernel=False)
+    ctx = checks(op, b)
+    out, axes = conv_dims(ctx, win, b.ixdims(x), b.ixdims(w),
+                          b.ixdims(bias) if bias is not None else None, g,
+                          opt_attr(op, "kernel_shape"))
+    out_dims = [index_of(d) for d in fit_result(op, b, out)]
+    zero = 0.0 if is_float(et) else 0
+    xp = pad(b, x, [0, 0] + [index_of(a.pad_begin) for a in axes],
+             [0, 0] + [index_of(a.pad_end) for a in axes], zero)
+    strides, dil = win.strides, win.dilations
+    c, m = _static(x, 1), _static(w, 0)
+    if r == 4:
+        kw = dict(strides=strides, dilations=dil)
+        if g == 1:
+            y = linalg.conv_2d_nchw_fchw(xp, w, outs=[b.full(out_dims, et, zero)], **kw)
+        elif g == c and m == c and _static(w, 1) == 1:  # depthwise, multiplier 1
+            w3 = collapse_to(b, w, [[0, 1], [2], [3]], [m] + b.dims(w)[2:])
+            y = linalg.depthwise_conv_2d_nchw_chw(xp, w3, outs=[b.full(out_dims, et, zero)], **kw)
+        else:
+            y = None
+    if r != 4 or y is None:
+        y = conv_nd(b, xp, w, g, strides, dil, out_dims, et)
+    if bias is None or not add_bias:
+        return y
+    full = affine_map(r, list(range(r)))
+    add = arith.addf if is_float(et) else arith.addi
+    return b.generic([y, bias], [b.empty(out_dims, et)], [full, affine_map(r, [1]), full],
+                     ["parallel"] * r, lambda v, bb, _o: add(v, bb))[0]
+
+
+def conv_nd(b: LoweringContext, xp: ir.Value, w: ir.Value, g: int, strides, dil, out_dims,
+            et: ir.Type) -> ir.Value:
+    """Grouped N-D convolution of the padded input as (2-D) linalg.conv_2d_ngchw_gfchw
+    or a linalg.generic over (N, G, C/G, spatial) x (G, M/G, C/G, k) views,
+    iteration (n, g, f, o_1..o_k, c, k_1..k_k). One dynamic size per expanded
+    group: G is static."""
+    r = xp.type.rank
+    ns = r - 2
+    if ns == 2 and g == 1:  # (the -O3 conv kernels take ngchw convs with G > 1 only)
+        return linalg.conv_2d_nchw_fchw(xp, w, outs=[b.full(out_dims, et, 0.0 if is_float(et)
+                                                             else 0)],
+                                        strides=strides, dilations=dil)
+    xd, wd = b.ixdims(xp), b.ixdims(w)
+    x5 = expand(b, xp, [[0], [1, 2]] + [[k + 1] for k in range(2, r)],
+                [index_of(xd[0]), g, index_of(xd[1] // g)] + [index_of(d) for d in xd[2:]])
+    w5 = expand(b, w, [[0, 1]] + [[k + 1] for k in range(1, r)],
+                [g, index_of(wd[0] // g)] + [index_of(d) for d in wd[1:]])
+    mg = index_of(b.ixdim(w, 0) // g)
+    o5 = b.full([out_dims[0], g, mg] + list(out_dims[2:]), et, 0.0 if is_float(et) else 0)
+    if ns == 2:
+        y5 = linalg.conv_2d_ngchw_gfchw(x5, w5, outs=[o5], strides=strides, dilations=dil)
+    else:
+        nd = 4 + 2 * ns  # dims: n=0 g=1 f=2 o=3..3+ns-1 c=3+ns k=4+ns..
+        o_, c_, k_ = 3, 3 + ns, 4 + ns
+        D = ir.AffineDimExpr.get
+        sp = [ir.AffineExpr.get_add(
+            ir.AffineExpr.get_mul(D(o_ + i), ir.AffineConstantExpr.get(strides[i])),
+            ir.AffineExpr.get_mul(D(k_ + i), ir.AffineConstantExpr.get(dil[i])))
+            for i in range(ns)]
+        in_map = ir.AffineMap.get(nd, 0, [D(0), D(1), D(c_)] + sp)
+        w_map = affine_map(nd, [1, 2, c_] + [k_ + i for i in range(ns)])
+        out_map = affine_map(nd, [0, 1, 2] + [o_ + i for i in range(ns)])
+        it = ["parallel"] * (3 + ns) + ["reduction"] * (1 + ns)
+        y5 = b.generic([x5, w5], [o5], [in_map, w_map, out_map], it, _mul_add(et))[0]
+    return collapse_to(b, y5, [[0], [1, 2]] + [[k + 1] for k in range(2, r)], out_dims)
 
 
 @lowering("Conv", 1, 11, 22)
 def lower_conv(op: OnnxOp, b: LoweringContext):
-    x, w, bias = op.input(0), op.input(1), op.input(2)
-    r = b.ranked(op, x).rank
-    if r < 3 or b.ranked(op, w).rank != r:
-        op.fail(f"input rank {r} / weight rank {w.type.rank} are not a 1-D..N-D convolution")
-    if r != 4:
-        return [conv_nd(op, b, x, w, bias)]
-    out_t = b.result_type(op)
-    et = out_t.element_type
+    et = b.result_type(op).element_type
     if not is_float(et):
         op.fail("only float convolution is supported")
-    wshape = list(op.shape(w))
-    if any(d is None for d in wshape):
-        op.fail("weights must have a static shape")
-    kernel = op.attrs.kernel_shape or wshape[2:]
-    xs = list(op.shape(x))
-    pb, pe, strides, dil = spatial_params(op, xs[2:], kernel, 2)
-    xp = pad(b, x, [0, 0] + pb, [0, 0] + pe, 0.0)
-    g = op.attrs.group
-    m, cg = wshape[0], wshape[1]
-    c = xs[1]
-    if c is None:
-        op.fail("the channel dim must be static")
-    if c != cg * g or m % g:
-        op.fail(f"channels {c} / weights {wshape} do not match group {g}")
-    out_dims = conv_out_dims(op, b, x, xp, kernel, strides, dil)
-    kw = dict(strides=strides, dilations=dil)
-    if g == 1:
-        y = linalg.conv_2d_nchw_fchw(xp, w, outs=[b.full(out_dims, et, 0.0)], **kw)
-    elif g == c and m == c:  # depthwise, multiplier 1
-        w3 = collapse(w, [[0, 1], [2], [3]], ir.RankedTensorType.get([m] + wshape[2:], et))
-        y = linalg.depthwise_conv_2d_nchw_chw(xp, w3, outs=[b.full(out_dims, et, 0.0)], **kw)
-    else:  # grouped: (N, G, C/G, H, W) x (G, M/G, C/G, kh, kw)
-        xd = b.dims(xp)
-        x5 = expand(b, xp, [[0], [1, 2], [3], [4]], [xd[0], g, c // g, xd[2], xd[3]])
-        w5 = expand(b, w, [[0, 1], [2], [3], [4]], [g, m // g] + wshape[1:])
-        o5 = b.full([out_dims[0], g, m // g] + out_dims[2:], et, 0.0)
-        y5 = linalg.conv_2d_ngchw_gfchw(x5, w5, outs=[o5], **kw)
-        y = collapse(y5, [[0], [1, 2], [3], [4]], b.type_of(out_dims, et))
-    if bias is None:
-        return [y]
-    res = b.empty(out_dims, et)
-    return b.generic([y, bias], [res], [affine_map(4, [0, 1, 2, 3]), affine_map(4, [1]),
-                                        affine_map(4, [0, 1, 2, 3])],
-                     ["parallel"] * 4, lambda s, bb, _o: arith.addf(s, bb))
-
-
-def conv_nd(op: OnnxOp, b: LoweringContext, x, w, bias, pads=None, strides=None, dil=None):
-    """Grouped N-D convolution as linalg.generic over (N, G, M/G, C/G, spatial)
-    views: iteration (n, g, f, o_1..o_k, c, k_1..k_k). ``pads`` etc. default to
-    the op's attributes (auto_pad resolved)."""
-    r = x.type.rank
-    ns = r - 2
-    out_t = b.result_type(op)
-    et = out_t.element_type
-    if not is_float(et):
-        op.fail("only float convolution is supported")
-    wshape = list(w.type.shape)
-    if any(w.type.is_dynamic_dim(i) for i in range(r)):
-        op.fail("weights must have a static shape")
-    xs = list(op.shape(x)) if pads is None else [None] * r
-    if pads is None:
-        kernel = op.attrs.kernel_shape or wshape[2:]
-        pb, pe, strides, dil = spatial_params(op, xs[2:], kernel, ns)
-    else:
-        pb, pe = pads
-    xp = pad(b, x, [0, 0] + pb, [0, 0] + pe, 0.0)
-    g = op.attrs.group
-    m, cg = wshape[0], wshape[1]
-    c = None if x.type.is_dynamic_dim(1) else x.type.shape[1]
-    if c is None or c != cg * g or m % g:
-        op.fail(f"channels {c} / weights {wshape} do not match group {g}")
-    out_dims = conv_out_dims(op, b, x, xp, wshape[2:], strides, dil)
-    xd = b.dims(xp)
-    x5 = expand(b, xp, [[0], [1, 2]] + [[k + 1] for k in range(2, r)],
-                [xd[0], g, cg] + xd[2:])
-    w5 = expand(b, w, [[0, 1]] + [[k + 1] for k in range(1, r)], [g, m // g] + wshape[1:])
-    o5 = b.full([out_dims[0], g, m // g] + out_dims[2:], et, 0.0)
-    # dims: n=0 g=1 f=2 o=3..3+ns-1 c=3+ns k=4+ns..
-    nd = 4 + 2 * ns
-    o_, c_, k_ = 3, 3 + ns, 4 + ns
-    D = ir.AffineDimExpr.get
-    sp = [ir.AffineExpr.get_add(ir.AffineExpr.get_mul(D(o_ + i), ir.AffineConstantExpr.get(strides[i])),
-                                ir.AffineExpr.get_mul(D(k_ + i), ir.AffineConstantExpr.get(dil[i])))
-          for i in range(ns)]
-    in_map = ir.AffineMap.get(nd, 0, [D(0), D(1), D(c_)] + sp)
-    w_map = affine_map(nd, [1, 2, c_] + [k_ + i for i in range(ns)])
-    out_map = affine_map(nd, [0, 1, 2] + [o_ + i for i in range(ns)])
-    it = ["parallel"] * (3 + ns) + ["reduction"] * (1 + ns)
-    y5 = b.generic([x5, w5], [o5], [in_map, w_map, out_map], it,
-                   lambda a, ww, acc: arith.addf(acc, arith.mulf(a, ww)))[0]
-    y = collapse(y5, [[0], [1, 2]] + [[k + 1] for k in range(2, r)], b.type_of(out_dims, et))
-    if bias is None:
-        return y
-    full = affine_map(r, list(range(r)))
-    return b.generic([y, bias], [b.empty(out_dims, et)], [full, affine_map(r, [1]), full],
-                     ["parallel"] * r, lambda v, bb, _o: arith.addf(v, bb))[0]
+    return [convolve(op, b, op.input(0), op.input(1), op.input(2), et)]

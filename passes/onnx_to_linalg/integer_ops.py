@@ -15,13 +15,12 @@ from mlir.dialects import arith, linalg, math
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, affine_map, pad
 from ...dialects.onnx import dims as D
-from .conv import conv_out_dims, spatial_params
+from .builder import LoweringContext, affine_map
+from .conv import convolve
 from .dims_ir import checks, wrap
 from .elementwise import _runtime_broadcast
 from .gemm import _check_k, _matmul_generic
-from .reshape import collapse, expand
 
 
 def i32():
@@ -103,30 +102,11 @@ def matmul_i32(op: OnnxOp, b: LoweringContext, a: ir.Value, w: ir.Value) -> ir.V
     return _matmul_generic(op, b, a, w, out_t)
 
 
-def conv_i32(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value) -> ir.Value:
-    """2-D NCHW convolution of shifted i32 operands (zero padding)."""
-    if x.type.rank != 4 or w.type.rank != 4:
-        op.fail("only 2-D convolution (NCHW input, MCHW weights) is supported")
-    wshape = list(op.shape(w))
-    xs = list(op.shape(x))
-    if any(d is None for d in wshape) or xs[1] is None:
-        op.fail("weights and the channel dim must be static")
-    kernel = op.attrs.kernel_shape or wshape[2:]
-    pb, pe, strides, dil = spatial_params(op, xs[2:], kernel, 2)
-    xp = pad(b, x, [0, 0] + pb, [0, 0] + pe, 0)
-    g, m, c = op.attrs.group, wshape[0], xs[1]
-    if c != wshape[1] * g or m % g:
-        op.fail(f"channels {c} / weights {wshape} do not match group {g}")
-    out_dims = conv_out_dims(op, b, x, xp, kernel, strides, dil)
-    kw = dict(strides=strides, dilations=dil)
-    if g == 1:
-        return linalg.conv_2d_nchw_fchw(xp, w, outs=[b.full(out_dims, i32(), 0)], **kw)
-    xd = b.dims(xp)
-    x5 = expand(b, xp, [[0], [1, 2], [3], [4]], [xd[0], g, c // g, xd[2], xd[3]])
-    w5 = expand(b, w, [[0, 1], [2], [3], [4]], [g, m // g] + wshape[1:])
-    o5 = b.full([out_dims[0], g, m // g] + out_dims[2:], i32(), 0)
-    y5 = linalg.conv_2d_ngchw_gfchw(x5, w5, outs=[o5], **kw)
-    return collapse(y5, [[0], [1, 2], [3], [4]], b.type_of(out_dims, i32()))
+def conv_i32(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value,
+             bias: ir.Value | None = None) -> ir.Value:
+    """N-D convolution of shifted i32 operands (zero padding); ``bias`` is
+    only checked (QLinearConv adds it when requantizing)."""
+    return convolve(op, b, x, w, bias, i32(), add_bias=False)
 
 
 def requantize(op: OnnxOp, b: LoweringContext, acc: ir.Value, sx: ir.Value, sx_1d: int,
@@ -222,7 +202,7 @@ def lower_qlinear_conv(op: OnnxOp, b: LoweringContext):
     x, sx, zx, w, sw, zw, sy, zy = (op.input(i) for i in range(8))
     bias = op.input(8)
     b.ranked(op, x), b.ranked(op, w)
-    acc = conv_i32(op, b, shifted(op, b, x, zx, 1), shifted(op, b, w, zw, 0))
+    acc = conv_i32(op, b, shifted(op, b, x, zx, 1), shifted(op, b, w, zw, 0), bias)
     return [requantize(op, b, acc, sx, 1, sw, 1, sy, zy, bias)]
 
 

@@ -2,20 +2,25 @@
 ranks and LpPool -> a window-reduction linalg.generic (``pool_nd``);
 GlobalAveragePool / GlobalMaxPool / GlobalLpPool -> linalg.generic reductions.
 
-Padding is explicit (tensor.pad with -inf / 0); ceil_mode adds end padding.
-AveragePool divisors (count_include_pad, ceil_mode) are a constant computed
-at compile time from the static spatial shape (outer product of per-dim counts).
+The window arithmetic (output sizes, auto_pad SAME pads, ceil_mode) is the
+pool shape rule's helper (``dialects/onnx/ops/conv.py::window_axes``) on
+run-time dims, so every dim may be dynamic. Padding is explicit (tensor.pad
+with -inf / 0, run-time amounts for SAME); ceil_mode adds end padding.
+AveragePool's divisor is a constant when no window reaches into padding,
+else computed per output position from index arithmetic (``_divisor``).
 """
 from __future__ import annotations
 
 import mlir.ir as ir
-import numpy as np
 from mlir.dialects import arith, linalg, math
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map, is_float, lowest, pad
-from .conv import spatial_params
+from ...dialects.onnx import dims as D
+from ...dialects.onnx.ops.conv import window, window_axes
+from .dims_ir import checks, fit_result, index_of, wrap
+from .tensor_util import loop_index
 
 
 def _has(op: OnnxOp, name: str) -> bool:
@@ -23,6 +28,7 @@ def _has(op: OnnxOp, name: str) -> bool:
 
 
 def _pool_setup(op: OnnxOp, b: LoweringContext):
+    """(x, window, axes, out_dims): the pool rule's window helper on run-time dims."""
     x = op.input(0)
     r = b.ranked(op, x).rank
     if r < 3:
@@ -30,34 +36,18 @@ def _pool_setup(op: OnnxOp, b: LoweringContext):
     ns = r - 2
     if len(op.op.results) > 1 and len(list(op.op.results[1].uses)):
         op.fail("the Indices output is not supported")
-    xs = op.shape(x)
-    if any(d is None for d in xs[2:]):
-        op.fail("spatial dims must be static")
-    kernel = list(op.attrs.kernel_shape)
-    if len(kernel) != ns:
-        op.fail(f"kernel_shape must have {ns} entries")
-    pb, pe, strides, dil = spatial_params(op, xs[2:], kernel, ns, _has(op, "dilations"))
-    ceil = _has(op, "ceil_mode") and op.attrs.ceil_mode
-    out_t = b.result_type(op)
-    osz = []
-    extra = []
-    for i in range(ns):
-        full = xs[2 + i] + pb[i] + pe[i] - ((kernel[i] - 1) * dil[i] + 1)
-        o = (-(-full // strides[i]) if ceil else full // strides[i]) + 1
-        if ceil and (o - 1) * strides[i] >= xs[2 + i] + pb[i]:
-            o -= 1  # the last window must start inside the input or left padding
-        if not out_t.is_dynamic_dim(2 + i) and out_t.shape[2 + i] != o:
-            op.fail(f"computed output size {o} differs from the result type {out_t}")
-        need = (o - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - (xs[2 + i] + pb[i] + pe[i])
-        extra.append(max(0, need))
-        osz.append(o)
-    out_dims = [b.dim(x, 0), b.dim(x, 1)] + osz
-    return x, xs, kernel, pb, pe, strides, dil, extra, out_dims
+    win = window(op, ns, require_kernel=True)
+    ctx = checks(op, b)
+    xd = b.ixdims(x)
+    axes = window_axes(win, ctx, xd[2:], drop_padded_window=True)
+    out_dims = [index_of(d) for d in fit_result(op, b, xd[:2] + [a.out for a in axes])]
+    return x, win, axes, out_dims
 
 
-def pool_nd(b: LoweringContext, xp, init, kernel, strides, dil, body):
+def pool_nd(b: LoweringContext, xp, init, win, body):
     """Window reduction as linalg.generic, iteration (n, c, o..., k...):
     out[n, c, o] = body(xp[n, c, o*s + k*d], out) over the window."""
+    kernel, strides, dil = win.kernel, win.strides, win.dilations
     ns = len(kernel)
     nd = 2 + 2 * ns
     D = ir.AffineDimExpr.get
@@ -73,28 +63,25 @@ def pool_nd(b: LoweringContext, xp, init, kernel, strides, dil, body):
                      lambda v, _w, acc: body(v, acc))[0]
 
 
-def _window(b: LoweringContext, kernel, et):
-    return b.empty(list(kernel), et)
-
-
-def _pad_input(b, x, pb, pe, extra, value):
-    return pad(b, x, [0, 0] + pb, [0, 0] + [p + e for p, e in zip(pe, extra)], value)
+def _pad_input(b, x, axes, value):
+    return pad(b, x, [0, 0] + [index_of(a.pad_begin) for a in axes],
+               [0, 0] + [index_of(a.pad_end + a.extra) for a in axes], value)
 
 
 @lowering("MaxPool", 1, 8, 10, 11, 12, 22)
 def lower_max_pool(op: OnnxOp, b: LoweringContext):
-    x, xs, kernel, pb, pe, strides, dil, extra, out_dims = _pool_setup(op, b)
+    x, win, axes, out_dims = _pool_setup(op, b)
     et = x.type.element_type
     uns = b.unsigned(x)
     low = 0 if uns else lowest(et)
-    xp = _pad_input(b, x, pb, pe, extra, low)
+    xp = _pad_input(b, x, axes, low)
     init = b.full(out_dims, et, low)
-    if len(kernel) == 2 and not uns:
-        y = linalg.pooling_nchw_max(xp, _window(b, kernel, et), outs=[init],
-                                    strides=strides, dilations=dil)
+    if len(axes) == 2 and not uns:
+        y = linalg.pooling_nchw_max(xp, b.empty(win.kernel, et), outs=[init],
+                                    strides=win.strides, dilations=win.dilations)
     else:
         mx = arith.maximumf if is_float(et) else (arith.maxui if uns else arith.maxsi)
-        y = pool_nd(b, xp, init, kernel, strides, dil, lambda v, acc: mx(acc, v))
+        y = pool_nd(b, xp, init, win, lambda v, acc: mx(acc, v))
     res = [y]
     if len(op.op.results) > 1:  # unused Indices: give it a value of the right type
         t = b.result_type(op, 1)
@@ -102,53 +89,55 @@ def lower_max_pool(op: OnnxOp, b: LoweringContext):
     return res
 
 
-def _window_counts(op, xs, kernel, pb, pe, strides, dil, extra, osz) -> np.ndarray:
-    """Divisor per output position: the box window's count of counted cells
-    factorizes into per-dim counts (outer product)."""
+def _divisor(op: OnnxOp, b: LoweringContext, x, win, axes, et):
+    """AveragePool's divisor: the number of counted cells of each window, a
+    product over axes of ``#{j < k : lo <= o*s - pad_begin + j*d < hi}`` with
+    [lo, hi) the input (count_include_pad=0) or the input and its pads (ceil
+    mode's extra end padding is never counted). A constant when no window
+    reaches into padding; else computed per output position (index arithmetic
+    on linalg.index, so dynamic sizes and SAME padding need no table)."""
     include = _has(op, "count_include_pad") and op.attrs.count_include_pad
-    cnt = np.ones([], np.float64)
-    for i in range(len(kernel)):
-        n = xs[2 + i]
-        ones = np.zeros(n + pb[i] + pe[i] + extra[i], np.float64)
-        if include:
-            ones[:n + pb[i] + pe[i]] = 1
-        else:
-            ones[pb[i]:pb[i] + n] = 1
-        span = (kernel[i] - 1) * dil[i] + 1
-        c1 = np.array([ones[o * strides[i]: o * strides[i] + span: dil[i]].sum()
-                       for o in range(osz[i])])
-        cnt = np.multiply.outer(cnt, c1)
-    return cnt
+    no_pad = [D.is_static(a.extra) and a.extra == 0 and (include or (
+        D.is_static(a.pad_begin) and D.is_static(a.pad_end) and a.pad_begin == 0 ==
+        a.pad_end)) for a in axes]
+    if all(no_pad):
+        return b.const(float(D.product(win.kernel)), et)
+    sizes = b.ixdims(x)[2:]
+
+    def count():
+        n = 1
+        for i, a in enumerate(axes):
+            if no_pad[i]:
+                n = n * win.kernel[i]
+                continue
+            size = sizes[i]
+            k, s, d = win.kernel[i], win.strides[i], win.dilations[i]
+            start = wrap(loop_index(2 + i)) * s - a.pad_begin
+            lo, hi = (0 - a.pad_begin, size + a.pad_end) if include else (0, size)
+            first = D.dmax(lo - start if d == 1 else D.ceil_div(lo - start, d), 0)
+            last = D.dmin(hi - 1 - start if d == 1 else (hi - 1 - start) // d, k - 1)
+            n = n * D.dmax(last - first + 1, 0)
+        return arith.sitofp(et, arith.index_cast(ir.IntegerType.get_signless(64), index_of(n)))
+    return count
 
 
 @lowering("AveragePool", 1, 7, 10, 11, 19, 22)
 def lower_average_pool(op: OnnxOp, b: LoweringContext):
-    x, xs, kernel, pb, pe, strides, dil, extra, out_dims = _pool_setup(op, b)
+    x, win, axes, out_dims = _pool_setup(op, b)
     et = x.type.element_type
     if not is_float(et):
         op.fail("only float AveragePool is supported")
-    xp = _pad_input(b, x, pb, pe, extra, 0.0)
+    xp = _pad_input(b, x, axes, 0.0)
     init = b.full(out_dims, et, 0.0)
-    if len(kernel) == 2:
-        s = linalg.pooling_nchw_sum(xp, _window(b, kernel, et), outs=[init],
-                                    strides=strides, dilations=dil)
+    if len(axes) == 2:
+        s = linalg.pooling_nchw_sum(xp, b.empty(win.kernel, et), outs=[init],
+                                    strides=win.strides, dilations=win.dilations)
     else:
-        s = pool_nd(b, xp, init, kernel, strides, dil, lambda v, acc: arith.addf(acc, v))
-    cnt = _window_counts(op, xs, kernel, pb, pe, strides, dil, extra, out_dims[2:])
-    np_dt = {"f32": np.float32, "f64": np.float64, "f16": np.float16}.get(str(et))
-    if np_dt is None:
-        op.fail(f"AveragePool on {et} is not supported")
-    r = len(out_dims)
-    if np.all(cnt == cnt.flat[0]):
-        d = b.const(float(cnt.flat[0]), et)
+        s = pool_nd(b, xp, init, win, lambda v, acc: arith.addf(acc, v))
+    d = _divisor(op, b, x, win, axes, et)
+    if isinstance(d, ir.Value):
         return [b.map_elementwise([s], out_dims, et, lambda v: arith.divf(v, d))]
-    ctype = ir.RankedTensorType.get(list(cnt.shape), et)
-    c = arith.constant(ctype, ir.DenseElementsAttr.get(np.ascontiguousarray(cnt.astype(np_dt)),
-                                                       type=ctype))
-    full = affine_map(r, list(range(r)))
-    return b.generic([s, c], [b.empty(out_dims, et)], [full, affine_map(r, list(range(2, r))),
-                                                        full],
-                     ["parallel"] * r, lambda v, n, _o: arith.divf(v, n))
+    return [b.map_elementwise([s], out_dims, et, lambda v: arith.divf(v, d()))]
 
 
 def _pow_p(v, p: int):
@@ -171,15 +160,15 @@ def _root_p(v, p: int):
 
 @lowering("LpPool", 2, 11, 18, 22)
 def lower_lp_pool(op: OnnxOp, b: LoweringContext):
-    x, xs, kernel, pb, pe, strides, dil, extra, out_dims = _pool_setup(op, b)
+    x, win, axes, out_dims = _pool_setup(op, b)
     et = x.type.element_type
     if not is_float(et):
         op.fail("only float LpPool is supported")
     p = int(op.attrs.p)
     if p <= 0:
         op.fail(f"p must be positive, got {p}")
-    xp = _pad_input(b, x, pb, pe, extra, 0.0)
-    s = pool_nd(b, xp, b.full(out_dims, et, 0.0), kernel, strides, dil,
+    xp = _pad_input(b, x, axes, 0.0)
+    s = pool_nd(b, xp, b.full(out_dims, et, 0.0), win,
                 lambda v, acc: arith.addf(acc, _pow_p(v, p)))
     return [b.map_elementwise([s], out_dims, et, lambda v: _root_p(v, p))]
 

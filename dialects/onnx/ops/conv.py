@@ -16,8 +16,11 @@ later versions only widen the type constraints).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from onnx_mlir_py.registry import shape_rule, verifier
+from .. import dims as D
+from ..dims import Dim
 from ..opview import OnnxOp, tensor
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
@@ -46,47 +49,59 @@ class Window:
     auto_pad: str
     ceil_mode: int
 
-    def eff_kernel(self, i: int) -> int | None:
-        k = self.kernel[i]
-        return None if k is None else (k - 1) * self.dilations[i] + 1
 
-    def pads_for(self, i: int, in_dim: int | None) -> tuple[int, int] | None:
-        """(begin, end) padding of spatial axis i, None if it needs an unknown size."""
-        n = len(self.kernel)
-        if self.pads is not None:
-            return self.pads[i], self.pads[i + n]
-        if self.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            ke, s = self.eff_kernel(i), self.strides[i]
-            if ke is None or (in_dim is None and s > 1):
-                return None
-            residual = in_dim % s if s > 1 else 0
-            total = max(ke - (s if residual == 0 else residual), 0)
-            small, big = total // 2, total - total // 2
-            return (small, big) if self.auto_pad == "SAME_UPPER" else (big, small)
-        return 0, 0
+@dataclass
+class Axis:
+    """Geometry of one spatial axis (each a dim of ``dims.py``: int, UNKNOWN
+    at inference, or a run-time value at lowering)."""
+    pad_begin: Dim
+    pad_end: Dim
+    out: Dim
+    extra: Dim      # end padding past pad_end that ceil_mode's last window reads
+    kernel: Dim     # effective kernel size (k - 1) * d + 1
 
-    def out_dim(self, op: OnnxOp, i: int, in_dim: int | None, drop_padded_window: bool):
-        """Output size of spatial axis i (None if dynamic); fails if < 1."""
-        ke = self.eff_kernel(i)
-        pads = self.pads_for(i, in_dim)
-        if in_dim is None or ke is None or pads is None:
-            return None
-        s = self.strides[i]
-        gap = in_dim + pads[0] + pads[1] - ke
-        if gap < 0:
-            op.fail(f"spatial axis {i}: padded input size {in_dim + pads[0] + pads[1]} "
-                    f"is smaller than the effective kernel size {ke}; expected "
-                    f"input + pads >= (kernel - 1) * dilation + 1")
-        if self.ceil_mode:
-            out = -(-gap // s) + 1
-            # Spec since MaxPool/AveragePool/LpPool v22 (PyTorch semantics):
-            # "Sliding windows that would start in the right padded region
-            # are ignored."
-            if drop_padded_window and (out - 1) * s >= in_dim + pads[0]:
-                out -= 1
+
+def window_axes(win: Window, ctx: D.ShapeChecks, in_dims: Sequence[Dim],
+                kernel: Sequence[Dim] | None = None, *,
+                drop_padded_window: bool = False) -> list[Axis]:
+    """The window arithmetic of Conv and the pools, once, for shape inference
+    (``in_dims`` ints / UNKNOWN) and lowering (run-time dims).
+
+    ``kernel``: the kernel sizes (default: ``win.kernel``, None = UNKNOWN).
+    ``drop_padded_window`` (pools since v22, PyTorch semantics): with ceil_mode
+    a last window that would start in the right padding is dropped."""
+    axes = []
+    for i, size in enumerate(in_dims):
+        k = kernel[i] if kernel is not None else win.kernel[i]
+        k = D.UNKNOWN if k is None else k
+        s, dil = win.strides[i], win.dilations[i]
+        ke = (k - 1) * dil + 1
+        if win.pads is not None:
+            pb, pe = win.pads[i], win.pads[i + len(in_dims)]
+        elif win.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            # out = ceil(in / s); total = max((out - 1) * s + ke - in, 0)
+            total = ke - 1 if s == 1 else D.dmax((D.ceil_div(size, s) - 1) * s + ke - size, 0)
+            small = total // 2
+            big = total - small
+            pb, pe = (small, big) if win.auto_pad == "SAME_UPPER" else (big, small)
+        else:
+            pb = pe = 0
+        padded = size + pb + pe
+        ctx.require(D.ge(padded, ke),
+                    f"spatial axis {i}: padded input size {{0}} is smaller than the effective "
+                    f"kernel size {{1}}; expected input + pads >= (kernel - 1) * dilation + 1",
+                    padded, ke)
+        gap = padded - ke
+        if win.ceil_mode:
+            out = D.ceil_div(gap, s) + 1
+            if drop_padded_window:
+                out = D.select(D.ge((out - 1) * s, size + pb), out - 1, out)
+            extra = D.dmax((out - 1) * s + ke - padded, 0)
         else:
             out = gap // s + 1
-        return out
+            extra = 0
+        axes.append(Axis(pb, pe, out, extra, ke))
+    return axes
 
 
 def _check_ints(op: OnnxOp, name: str, vals, n: int, minimum: int):
@@ -147,60 +162,120 @@ def check_input_rank(op: OnnxOp, x_shape, what="input 'X'", minimum=3):
                 f"(N x C x D1 x ... x Dn), got rank {len(x_shape)}")
 
 
-def _divides(op, what, value, group):
-    if value is not None and value % group != 0:
-        op.fail(f"{what} {value} is not divisible by group {group}")
-
-
-def _check_bias(op: OnnxOp, m):
-    b = op.shape(op.input(2))
-    if b is None:
-        return
-    if len(b) != 1:
+def _check_bias_rank(op: OnnxOp, i: int = 2):
+    b = op.shape(op.input(i))
+    if b is not None and len(b) != 1:
         op.fail(f"bias 'B' has shape {fmt(b)}: expected rank 1, got rank {len(b)}")
-    if m is not None and b[0] is not None and b[0] != m:
-        op.fail(f"bias 'B' has shape {fmt(b)}: expected {m} elements (output channels), got {b[0]}")
+    return D.from_static(b) if b is not None or op.input(i) is None else [D.UNKNOWN]
+
+
+def _kernel(ctx: D.ShapeChecks, w: Sequence[Dim], kernel_attr) -> list[Dim]:
+    """Kernel sizes: the weight's spatial dims, which must match kernel_shape if given."""
+    if not kernel_attr:
+        return list(w[2:])
+    for i, k in enumerate(kernel_attr):
+        ctx.require(D.eq(w[2 + i], k), f"weight 'W' dim {2 + i} is {{0}}: expected "
+                    f"kernel_shape[{i}] = {k}", w[2 + i])
+    return list(kernel_attr)
+
+
+def conv_dims(ctx: D.ShapeChecks, win: Window, x: Sequence[Dim], w: Sequence[Dim],
+              bias: Sequence[Dim] | None, group: int, kernel_attr=None):
+    """Conv output dims [N, M, spatial...] and the window axes, with the
+    channel/group/bias checks. x, w: dims of equal rank (dims.py kinds)."""
+    c, m = x[1], w[0]
+    ctx.require(D.eq(c % group, 0), f"input channels C = {{0}} is not divisible by group {group}",
+                c)
+    ctx.require(D.eq(m % group, 0),
+                f"output channels M = W dim 0 = {{0}} is not divisible by group {group}", m)
+    ctx.require(D.eq(w[1] * group, c), f"weight 'W' dim 1: expected dim 1 = C/group = "
+                f"{{1}}/{group} = {{2}}, got {{0}}", w[1], c, c // group)
+    if bias is not None:
+        ctx.require(D.eq(bias[0], m), "bias 'B' has shape [{0}]: expected {1} elements "
+                    "(output channels), got {0}", bias[0], m)
+    axes = window_axes(win, ctx, x[2:], _kernel(ctx, w, kernel_attr))
+    return [x[0], m] + [a.out for a in axes], axes
+
+
+def conv_transpose_dims(ctx: D.ShapeChecks, win: Window, x: Sequence[Dim], w: Sequence[Dim],
+                        bias: Sequence[Dim] | None, group: int, kernel_attr,
+                        out_pad: Sequence[int], out_shape: Sequence[int] | None):
+    """ConvTranspose output dims [N, M, spatial...] and per axis (pad_begin,
+    pad_end, effective kernel). Spatial size: s * (in - 1) + output_padding +
+    ke - pads; auto_pad SAME gives in * s (total pad max(.., 0)), and with
+    output_shape the pads follow from it (SAME_UPPER: the smaller half first)."""
+    c = x[1]
+    ctx.require(D.eq(c % group, 0), f"input channels C = {{0}} is not divisible by group {group}",
+                c)
+    ctx.require(D.eq(w[0], c), "weight 'W' dim 0: expected dim 0 = input channels {1}, got {0}",
+                w[0], c)
+    m = w[1] * group
+    if bias is not None:
+        ctx.require(D.eq(bias[0], m), "bias 'B' has shape [{0}]: expected {1} elements "
+                    "(output channels), got {0}", bias[0], m)
+    kernel = _kernel(ctx, w, kernel_attr)
+    n = len(kernel)
+    outs, pads = [], []
+    for i in range(n):
+        s, ke = win.strides[i], (kernel[i] - 1) * win.dilations[i] + 1
+        natural = s * (x[2 + i] - 1) + out_pad[i] + ke
+        if out_shape is not None or win.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            if out_shape is not None:
+                total = natural - out_shape[i]
+            else:
+                total = D.dmax(natural - x[2 + i] * s, 0)
+            small = total // 2
+            big = total - small
+            pb, pe = (small, big) if win.auto_pad == "SAME_UPPER" else (big, small)
+        elif win.pads is not None:
+            pb, pe = win.pads[i], win.pads[i + n]
+        else:
+            pb = pe = 0
+        out = natural - pb - pe if out_shape is None else out_shape[i]
+        ctx.require(D.ge(out, 1), f"spatial axis {i}: output size {{0}} = stride * (in - 1) + "
+                    "output_padding + effective kernel - pads: expected >= 1", out)
+        outs.append(out)
+        pads.append((pb, pe, ke))
+    return [x[0], m] + outs, pads
 
 
 # -- Conv ----------------------------------------------------------------------
 
-def _conv(op: OnnxOp):
-    """Checks the node; returns the output shape (or None if rank unknown)."""
-    x, w = op.shape(op.input(0)), op.shape(op.input(1))
+def _ranked(op: OnnxOp, what_w: str = "weight 'W'", x_i: int = 0, w_i: int = 1):
+    """(x, w) shapes, checked to have one rank >= 3; (None, None, rank) if unknown."""
+    x, w = op.shape(op.input(x_i)), op.shape(op.input(w_i))
     check_input_rank(op, x)
     if w is not None and len(w) < 3:
-        op.fail(f"weight 'W' has shape {fmt(w)}: expected rank >= 3 "
-                f"(M x C/group x k1 x ... x kn), got rank {len(w)}")
+        op.fail(f"{what_w} has shape {fmt(w)}: expected rank >= 3, got rank {len(w)}")
     if x is not None and w is not None and len(x) != len(w):
-        op.fail(f"weight 'W' has rank {len(w)} {fmt(w)} but input 'X' has rank {len(x)} "
+        op.fail(f"{what_w} has rank {len(w)} {fmt(w)} but input 'X' has rank {len(x)} "
                 f"{fmt(x)}: expected equal ranks")
+    return x, w
+
+
+def conv_shape(op: OnnxOp, x_i: int = 0, w_i: int = 1, b_i: int | None = 2):
+    """Checks the node; returns the output shape (or None if rank unknown)."""
+    x, w = _ranked(op, x_i=x_i, w_i=w_i)
     rank = len(x) if x is not None else (len(w) if w is not None else None)
     if rank is None:
         kernel = opt_attr(op, "kernel_shape")
         if kernel is None:
             return None
         rank = len(kernel) + 2
-    n = rank - 2
-    win = window(op, n, w[2:] if w is not None else None, require_kernel=False)
-    group = op.attrs.group
+    win = window(op, rank - 2, w[2:] if w is not None else None, require_kernel=False)
+    group = opt_attr(op, "group", 1)
     if group < 1:
         op.fail(f"attribute 'group' = {group}: expected >= 1")
-    c = x[1] if x is not None else None
-    m = w[0] if w is not None else None
-    _divides(op, "input channels C =", c, group)
-    _divides(op, "output channels M = W dim 0 =", m, group)
-    if w is not None and c is not None and w[1] is not None and w[1] * group != c:
-        op.fail(f"weight 'W' has shape {fmt(w)}: expected dim 1 = C/group = {c}/{group} = "
-                f"{c // group}, got {w[1]}")
-    _check_bias(op, m)
-    spatial = [win.out_dim(op, i, x[2 + i] if x is not None else None, False)
-               for i in range(n)]
-    return (x[0] if x is not None else None, m, *spatial)
+    unknown = [D.UNKNOWN] * rank
+    bias = _check_bias_rank(op, b_i) if b_i is not None else None
+    out, _ = conv_dims(D.inference_checks(op), win, D.from_static(x) or unknown,
+                       D.from_static(w) or unknown, bias, group, opt_attr(op, "kernel_shape"))
+    return tuple(D.to_static(out))
 
 
 @verifier("Conv", 1, 11, 22)
 def _conv_verify(op: OnnxOp):
-    _conv(op)
+    conv_shape(op)
 
 
 @shape_rule("Conv", 1, 11, 22)
@@ -208,20 +283,13 @@ def _conv_shape(op: OnnxOp):
     et = op.elem(op.input(0))
     if et is None:
         return [None]
-    return [tensor(_conv(op), et)]
+    return [tensor(conv_shape(op), et)]
 
 
 # -- ConvTranspose ---------------------------------------------------------------
 
 def _conv_transpose(op: OnnxOp):
-    x, w = op.shape(op.input(0)), op.shape(op.input(1))
-    check_input_rank(op, x)
-    if w is not None and len(w) < 3:
-        op.fail(f"weight 'W' has shape {fmt(w)}: expected rank >= 3 "
-                f"(C x M/group x k1 x ... x kn), got rank {len(w)}")
-    if x is not None and w is not None and len(x) != len(w):
-        op.fail(f"weight 'W' has rank {len(w)} {fmt(w)} but input 'X' has rank {len(x)} "
-                f"{fmt(x)}: expected equal ranks")
+    x, w = _ranked(op)
     rank = len(x) if x is not None else (len(w) if w is not None else None)
     if rank is None:
         return None
@@ -230,41 +298,16 @@ def _conv_transpose(op: OnnxOp):
     group = op.attrs.group
     if group < 1:
         op.fail(f"attribute 'group' = {group}: expected >= 1")
-    c = x[1] if x is not None else None
-    _divides(op, "input channels C =", c, group)
-    if w is not None and c is not None and w[0] is not None and w[0] != c:
-        op.fail(f"weight 'W' has shape {fmt(w)}: expected dim 0 = input channels {c}, got {w[0]}")
-    m = w[1] * group if w is not None and w[1] is not None else None
-    _check_bias(op, m)
     out_pad = opt_attr(op, "output_padding")
     _check_ints(op, "output_padding", out_pad, n, 0)
-    out_pad = out_pad or [0] * n
     out_shape = opt_attr(op, "output_shape")
     _check_ints(op, "output_shape", out_shape, n, 0)
-    spatial: list[int | None] = []
-    for i in range(n):
-        d = x[2 + i] if x is not None else None
-        if out_shape is not None:
-            spatial.append(out_shape[i])
-            continue
-        ke = win.eff_kernel(i)
-        if d is None or ke is None:
-            spatial.append(None)
-            continue
-        if win.pads is not None:
-            pb, pe = win.pads[i], win.pads[i + n]
-        elif win.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            total = max(ke - win.strides[i], 0)
-            pb = pe = total // 2  # only the sum matters for the size
-            pe = total - pb
-        else:
-            pb = pe = 0
-        out = win.strides[i] * (d - 1) + out_pad[i] + ke - pb - pe
-        if out < 1:
-            op.fail(f"spatial axis {i}: output size {out} = stride * (in - 1) + output_padding "
-                    f"+ effective kernel - pads: expected >= 1")
-        spatial.append(out)
-    return (x[0] if x is not None else None, m, *spatial)
+    unknown = [D.UNKNOWN] * rank
+    out, _ = conv_transpose_dims(D.inference_checks(op), win, D.from_static(x) or unknown,
+                                 D.from_static(w) or unknown, _check_bias_rank(op),
+                                 group, opt_attr(op, "kernel_shape"), out_pad or [0] * n,
+                                 out_shape)
+    return tuple(D.to_static(out))
 
 
 @verifier("ConvTranspose", 1, 11, 22)

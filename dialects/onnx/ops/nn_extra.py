@@ -19,8 +19,7 @@ from onnx_mlir_py.importer.types import elem_type
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
 from .common import const_ints, fmt, int_values, norm_axis
-from .conv import opt_attr
-from .quantize import conv_out_shape
+from .conv import conv_shape, opt_attr
 
 
 def _dtype(op: OnnxOp, name: str = "dtype"):
@@ -64,10 +63,10 @@ def _affine_grid_shape(op: OnnxOp):
 @shape_rule("DeformConv", 19, 22)
 def _deform_conv_shape(op: OnnxOp):
     et = op.elem(op.input(0))
-    return [tensor(conv_out_shape(op, 0, 1), et) if et is not None else None]
+    return [tensor(conv_shape(op, 0, 1, 3), et) if et is not None else None]
 
 
-verifier("DeformConv", 19, 22)(lambda op: conv_out_shape(op, 0, 1))
+verifier("DeformConv", 19, 22)(lambda op: conv_shape(op, 0, 1, 3))
 
 
 @shape_rule("RoiAlign", 10, 16, 22)

@@ -2,19 +2,23 @@
 GlobalAveragePool, GlobalMaxPool.
 
 Window geometry (kernel_shape, strides, pads, auto_pad, dilations,
-ceil_mode) is shared with Conv (conv.py). Versions differ only in which
-attributes exist (``opt_attr`` reads an absent one as its default) and, for
-ceil_mode, in one rule: since v22 of MaxPool/AveragePool/LpPool a last
-window that would start in the right padding is dropped (PyTorch semantics,
-as ``onnx.shape_inference`` does for v22 only).
+ceil_mode) is shared with Conv (conv.py::window_axes, also used by the
+lowering). Versions differ only in which attributes exist (``opt_attr``
+reads an absent one as its default). With ceil_mode a last window that
+would start in the right padding is dropped, in every version: the v22
+spec says so (PyTorch semantics), and onnx's reference evaluator and
+onnxruntime compute it so for the older versions too; only
+``onnx.shape_inference`` keeps the extra window before v22 (it would be
+all padding: -inf for MaxPool, 0/0 for AveragePool).
 """
 from __future__ import annotations
 
 import mlir.ir as ir
 
 from onnx_mlir_py.registry import shape_rule, verifier
+from .. import dims as D
 from ..opview import OnnxOp, tensor
-from .conv import check_input_rank, fmt, opt_attr, window
+from .conv import check_input_rank, fmt, opt_attr, window, window_axes
 
 MAXPOOL_VERSIONS = (1, 8, 10, 11, 12, 22)
 AVGPOOL_VERSIONS = (7, 10, 11, 19, 22)
@@ -47,9 +51,9 @@ def _pool(op: OnnxOp):
             op.fail(f"attribute 'p' = {p}: expected > 0")
     if x is None:
         return None
-    drop = op.version >= 22
-    spatial = [win.out_dim(op, i, x[2 + i], drop) for i in range(n)]
-    return (x[0], x[1], *spatial)
+    axes = window_axes(win, D.inference_checks(op), D.from_static(x[2:]),
+                       drop_padded_window=True)
+    return (x[0], x[1], *D.to_static([a.out for a in axes]))
 
 
 def _pool_verify(op: OnnxOp):

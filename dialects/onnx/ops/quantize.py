@@ -18,7 +18,7 @@ import mlir.ir as ir
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
 from .common import fmt
-from .conv import check_input_rank, opt_attr, window
+from .conv import conv_shape, opt_attr
 from .gemm import matmul_shape
 
 Q = (10, 13, 19, 21, 23, 24, 25, 28)
@@ -95,43 +95,22 @@ def _qlmm_shape(op: OnnxOp):
     return [tensor(shape, et) if et is not None else None]
 
 
-def conv_out_shape(op: OnnxOp, x_i: int, w_i: int):
-    """Conv output shape of input ``x_i`` and weight ``w_i`` (None if rank unknown)."""
-    x, w = op.shape(op.input(x_i)), op.shape(op.input(w_i))
-    check_input_rank(op, x)
-    if x is not None and w is not None and len(x) != len(w):
-        op.fail(f"weight has rank {len(w)} {fmt(w)} but input has rank {len(x)} {fmt(x)}: "
-                f"expected equal ranks")
-    rank = len(x) if x is not None else (len(w) if w is not None else None)
-    if rank is None:
-        return None
-    n = rank - 2
-    win = window(op, n, w[2:] if w is not None else None, require_kernel=False)
-    group = opt_attr(op, "group", 1)
-    c = x[1] if x is not None else None
-    if w is not None and c is not None and w[1] is not None and w[1] * group != c:
-        op.fail(f"weight has shape {fmt(w)}: expected dim 1 = C/group = {c}/{group}")
-    spatial = [win.out_dim(op, i, x[2 + i] if x is not None else None, False)
-               for i in range(n)]
-    return (x[0] if x is not None else None, w[0] if w is not None else None, *spatial)
-
-
 @verifier("QLinearConv", 10)
 def _qlconv_verify(op: OnnxOp):
-    conv_out_shape(op, 0, 3)
+    conv_shape(op, 0, 3, 8)
 
 
 @shape_rule("QLinearConv", 10)
 def _qlconv_shape(op: OnnxOp):
     et = op.elem(op.input(7))
-    return [tensor(conv_out_shape(op, 0, 3), et) if et is not None else None]
+    return [tensor(conv_shape(op, 0, 3, 8), et) if et is not None else None]
 
 
 @verifier("ConvInteger", 10)
 def _convint_verify(op: OnnxOp):
-    conv_out_shape(op, 0, 1)
+    conv_shape(op, 0, 1, None)
 
 
 @shape_rule("ConvInteger", 10)
 def _convint_shape(op: OnnxOp):
-    return [tensor(conv_out_shape(op, 0, 1), ir.IntegerType.get_signless(32))]
+    return [tensor(conv_shape(op, 0, 1, None), ir.IntegerType.get_signless(32))]

@@ -11,7 +11,11 @@ func.func @max_pool(%x: tensor<1x8x24x24xf32>) -> tensor<1x8x12x12xf32> {
 // CHECK-LABEL: func.func @avg_pool
 // CHECK: tensor.pad
 // CHECK: linalg.pooling_nchw_sum
-// CHECK: arith.constant dense<{{.*}}> : tensor<4x4xf32>
+// count_include_pad=0 with pads: the divisor per output position from its indices
+// CHECK: linalg.generic
+// CHECK: linalg.index 2
+// CHECK: linalg.index 3
+// CHECK: arith.sitofp
 // CHECK: arith.divf
 func.func @avg_pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %0 = "onnx.average_pool"(%x) {auto_pad = "NOTSET", ceil_mode = 0 : si64, count_include_pad = 0 : si64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
@@ -24,4 +28,17 @@ func.func @avg_pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 func.func @global_avg(%x: tensor<?x3x4x5xf32>) -> tensor<?x3x1x1xf32> {
   %0 = "onnx.global_average_pool"(%x) : (tensor<?x3x4x5xf32>) -> tensor<?x3x1x1xf32>
   return %0 : tensor<?x3x1x1xf32>
+}
+
+// auto_pad SAME with dynamic spatial dims: pads computed at run time, the
+// "padded input smaller than the kernel" condition checked in the compiled code
+// CHECK-LABEL: func.func @max_pool_same_dynamic
+// CHECK: arith.ceildivsi
+// CHECK: scf.if
+// CHECK: func.call @om_check_failed
+// CHECK: tensor.pad %{{.*}} low[0, 0, %{{.*}}, %{{.*}}] high[0, 0, %{{.*}}, %{{.*}}]
+// CHECK: linalg.pooling_nchw_max {{.*}} ins(%{{.*}} : tensor<?x2x?x?xf32>, tensor<3x3xf32>)
+func.func @max_pool_same_dynamic(%x: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32> {
+  %0 = "onnx.max_pool_v12"(%x) {auto_pad = "SAME_UPPER", ceil_mode = 0 : si64, kernel_shape = array<i64: 3, 3>, storage_order = 0 : si64, strides = array<i64: 2, 2>} : (tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
+  return %0 : tensor<?x2x?x?xf32>
 }

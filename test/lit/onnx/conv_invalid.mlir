@@ -21,7 +21,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>, %w: tensor<6x1x3x3xf32>) -> !onnx.unknown 
 }
 
 // -----
-// CHECK: error: node 'conv_wc' (Conv): weight 'W' has shape [8x3x3x3]: expected dim 1 = C/group = 4/2 = 2, got 3
+// CHECK: error: node 'conv_wc' (Conv): weight 'W' dim 1: expected dim 1 = C/group = 4/2 = 2, got 3
 func.func @f(%x: tensor<?x4x8x8xf32>, %w: tensor<8x3x3x3xf32>) -> !onnx.unknown {
   %0 = "onnx.conv"(%x, %w) {auto_pad = "NOTSET", group = 2 : si64} : (tensor<?x4x8x8xf32>, tensor<8x3x3x3xf32>) -> !onnx.unknown loc("conv_wc")
   return %0 : !onnx.unknown
@@ -49,7 +49,7 @@ func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> !onnx.unknown 
 }
 
 // -----
-// CHECK: error: node 'convt_c' (ConvTranspose): weight 'W' has shape [3x2x3x3]: expected dim 0 = input channels 4, got 3
+// CHECK: error: node 'convt_c' (ConvTranspose): weight 'W' dim 0: expected dim 0 = input channels 4, got 3
 func.func @f(%x: tensor<1x4x8x8xf32>, %w: tensor<3x2x3x3xf32>) -> !onnx.unknown {
   %0 = "onnx.conv_transpose"(%x, %w) {auto_pad = "NOTSET", group = 1 : si64} : (tensor<1x4x8x8xf32>, tensor<3x2x3x3xf32>) -> !onnx.unknown loc("convt_c")
   return %0 : !onnx.unknown

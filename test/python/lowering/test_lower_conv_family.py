@@ -83,39 +83,28 @@ def test_global_lp_pool():
 
 # -- dynamic dims: each model compiled once, run at several shapes vs onnxruntime --
 
-FLOAT = 1
+from dynamic_util import check_shapes, model
+
+FLOAT, UINT8, INT32 = 1, 2, 6
 
 
-def _dyn_model(nodes, inputs, inits=(), opset=17, out_type=1):
-    """inputs: (name, onnx elem type, dims with str for dynamic)."""
+def _dyn_model(nodes, inputs, inits=(), opset=17, out_type=FLOAT):
+    """inputs: (name, elem type, dims with str for dynamic); inits: (name, array)."""
     import onnx
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, t, s)
-                                       for n, t, s in inputs],
-                          [helper.make_tensor_value_info("y", out_type, None)],
-                          initializer=[onnx.numpy_helper.from_array(v, k) for k, v in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
+    return model(nodes, inputs, outputs=[("y", out_type, None)], opset=opset,
+                 inits=[onnx.numpy_helper.from_array(v, k) for k, v in inits])
 
 
-def run_dynamic(tmp_path, m, feeds_list, opt_level, rtol=1e-4, atol=1e-4):
-    """Compile ``m`` once; each feeds dict must match onnxruntime (shape and values)."""
-    import onnxruntime as ort
+def run_dynamic(tmp_path, m, feeds, opt_level, rtol=1e-4, atol=1e-4):
+    """Compiled once; each feed dict compared with onnxruntime."""
+    check_shapes(tmp_path, m, feeds, opt_level, rtol, atol, engine="onnxruntime")
+
+
+def compile_once(tmp_path, m, opt_level=0):
     import onnx_mlir_py
     from onnx_mlir_py.runtime import ExecutionSession
-    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=opt_level))
-    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = [i.name for i in m.graph.input]
-    for feeds in feeds_list:
-        want = ref.run(None, feeds)
-        got = sess.run([feeds[n] for n in names])
-        shapes = {k: v.shape for k, v in feeds.items()}
-        for g_, w_ in zip(got, want):
-            assert g_.shape == w_.shape, (shapes, g_.shape, w_.shape)
-            np.testing.assert_allclose(g_, w_, rtol=rtol, atol=atol, err_msg=str(shapes))
+    return ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=opt_level))
 
-
-FLOAT = 1
 @pytest.mark.parametrize("opt_level", [0, 3])
 def test_conv1d_kernel1_dynamic_length(tmp_path, opt_level):
     """The issue's voice-activity reproducer: Conv k=1 over [1, 128, n] returned
@@ -152,3 +141,95 @@ def test_conv_integer_dynamic_spatial(tmp_path, opt_level):
     m = _dyn_model([node], [("x", 2, ["N", 3, "H", "W"])],
                    [("w", u8(4, 3, 3, 2)), ("xz", np.array(7, np.uint8))], out_type=6)
     run_dynamic(tmp_path, m, [{"x": u8(*s)} for s in [(1, 3, 5, 4), (2, 3, 8, 9)]], opt_level)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+def test_conv_same_dynamic(tmp_path, auto_pad, opt_level):
+    """auto_pad SAME over dynamic odd/even sizes: the pads are computed at run time."""
+    node = N("Conv", ["x", "w"], ["y"], auto_pad=auto_pad, strides=[2, 3])  # ORT: no dilation with SAME
+    m = _dyn_model([node], [("x", FLOAT, ["N", 3, "H", "W"])], [("w", f32(4, 3, 4, 3))])
+    run_dynamic(tmp_path, m, [{"x": f32(*s)} for s in [(1, 3, 7, 9), (2, 3, 8, 5),
+                                                       (1, 3, 1, 2)]], opt_level)
+
+
+def test_conv3d_dynamic(tmp_path):
+    node = N("Conv", ["x", "w", "b"], ["y"], group=2, strides=[1, 2, 1],
+             auto_pad="SAME_UPPER")
+    m = _dyn_model([node], [("x", FLOAT, ["N", 4, "D", "H", "W"])],
+                   [("w", f32(6, 2, 2, 3, 2)), ("b", f32(6))])
+    run_dynamic(tmp_path, m, [{"x": f32(*s)} for s in [(1, 4, 3, 5, 4), (2, 4, 5, 4, 3)]], 0)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("rank,group", [(4, 1), (4, 2), (3, 1), (4, 4)])
+def test_conv_dynamic_weights(tmp_path, rank, group, opt_level):
+    """Weights (and bias) as graph inputs with unknown dims, as in the node
+    tests' dynamic mode: kernel sizes and channels known only at run time."""
+    sp = ["H", "W"][:rank - 2]
+    node = N("Conv", ["x", "w", "b"], ["y"], group=group, pads=[1] * (2 * (rank - 2)))
+    m = _dyn_model([node], [("x", FLOAT, ["N", "C"] + sp), ("w", FLOAT, ["M", "Cg", "KH", "KW"][:rank]),
+                            ("b", FLOAT, ["M"])])
+    feeds = []
+    for n, c, m_, ks, size in [(1, 4, 4, (3, 3), (6, 7)), (2, 4, 8, (2, 1), (5, 4))]:
+        feeds.append({"x": f32(n, c, *size[:rank - 2]), "w": f32(m_, c // group, *ks[:rank - 2]),
+                      "b": f32(m_)})
+    run_dynamic(tmp_path, m, feeds, opt_level)
+
+
+def test_conv_dynamic_mismatch_is_an_error(tmp_path):
+    """Channels / kernel-size consistency that only the run time knows is
+    checked in the compiled code (an error naming the node, not a bad read)."""
+    from onnx_mlir_py.runtime import RuntimeInputError
+    node = N("Conv", ["x", "w"], ["y"], name="conv0", group=2)
+    m = _dyn_model([node], [("x", FLOAT, ["N", "C", "H", "W"]),
+                            ("w", FLOAT, ["M", "Cg", "KH", "KW"])])
+    sess = compile_once(tmp_path, m, 0)
+    assert sess.run([f32(1, 4, 5, 5), f32(2, 2, 3, 3)])[0].shape == (1, 2, 3, 3)
+    with pytest.raises(RuntimeInputError, match=r"node 'conv0' \(Conv\).*C/group"):
+        sess.run([f32(1, 4, 5, 5), f32(2, 3, 3, 3)])
+    with pytest.raises(RuntimeInputError, match=r"node 'conv0' \(Conv\).*smaller than the "
+                       r"effective kernel size 3"):
+        sess.run([f32(1, 4, 2, 5), f32(2, 2, 3, 3)])
+    with pytest.raises(RuntimeInputError, match=r"node 'conv0' \(Conv\).*divisible by group 2"):
+        sess.run([f32(1, 4, 5, 5), f32(3, 2, 3, 3)])
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("case", ["static", "strided", "same_group_dynw", "1d_crop"])
+def test_conv_transpose_dynamic(tmp_path, case, opt_level):
+    if case == "static":  # -O3 takes its 2-D conv (once an internal error)
+        node = N("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2], pads=[1, 0, 0, 1])
+        ins, inits = [("x", FLOAT, [1, 2, 4, 5])], [("w", f32(2, 3, 3, 2)), ("b", f32(3))]
+        feeds = [{"x": f32(1, 2, 4, 5)}]
+    elif case == "strided":
+        node = N("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 3], pads=[1, 0, 0, 2],
+                 output_padding=[1, 0], dilations=[1, 2])
+        ins, inits = [("x", FLOAT, ["N", 2, "H", "W"])], [("w", f32(2, 3, 3, 2)), ("b", f32(3))]
+        feeds = [{"x": f32(*s)} for s in [(1, 2, 4, 5), (2, 2, 3, 2)]]
+    elif case == "same_group_dynw":
+        node = N("ConvTranspose", ["x", "w"], ["y"], group=2, strides=[2, 2],
+                 auto_pad="SAME_UPPER")
+        ins, inits = [("x", FLOAT, ["N", "C", "H", "W"]), ("w", FLOAT, ["C", "Mg", "KH", "KW"])], []
+        feeds = [{"x": f32(1, 4, 3, 3), "w": f32(4, 1, 3, 3)},
+                 {"x": f32(2, 2, 4, 5), "w": f32(2, 3, 2, 4)}]
+    else:  # pads larger than the kernel reach: the stride-dilated input is cropped
+        node = N("ConvTranspose", ["x", "w"], ["y"], strides=[2], pads=[3, 2])
+        ins, inits = [("x", FLOAT, ["N", 2, "L"]), ("w", FLOAT, [2, 3, "K"])], []
+        feeds = [{"x": f32(1, 2, 6), "w": f32(2, 3, 2)}, {"x": f32(2, 2, 9), "w": f32(2, 3, 4)}]
+    run_dynamic(tmp_path, _dyn_model([node], ins, inits), feeds, opt_level)
+
+
+def test_qlinear_conv_dynamic(tmp_path):
+    u8 = lambda *s: R.integers(0, 255, s).astype(np.uint8)  # noqa: E731
+    node = N("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
+             auto_pad="SAME_LOWER", strides=[2, 2])
+    m = _dyn_model([node], [("x", UINT8, ["N", 3, "H", "W"]), ("w", UINT8, ["M", 3, "K", "K"]),
+                            ("b", INT32, ["M"])],
+                   [("xs", np.array(0.02, np.float32)), ("xz", np.array(3, np.uint8)),
+                    ("ws", np.array(0.01, np.float32)), ("wz", np.array(120, np.uint8)),
+                    ("ys", np.array(0.5, np.float32)), ("yz", np.array(10, np.uint8))],
+                   out_type=UINT8)
+    feeds = [{"x": u8(1, 3, 5, 6), "w": u8(2, 3, 3, 3), "b": R.integers(-99, 99, 2).astype(np.int32)},
+             {"x": u8(2, 3, 7, 4), "w": u8(4, 3, 2, 2), "b": R.integers(-99, 99, 4).astype(np.int32)}]
+    run_dynamic(tmp_path, m, feeds, 0, rtol=0, atol=0)

@@ -33,10 +33,7 @@ RTOL = ATOL = 1e-4
 # dynamic; ViT's torch.flatten(2) is Reshape(x, Concat(Slice(Shape(x), 0, 2), [-1]))
 # and is refused with the batch alone.
 _RESHAPE = "(Reshape): reshape with a non-constant shape is not supported"
-_POOL = "(MaxPool): spatial dims must be static"
 XFAIL: dict[tuple[str, str, int], tuple[type, str]] = {
-    ("resnet_cnn_hw", "legacy", 3): (VerificationError, "node '/stem/stem.3/MaxPool' " + _POOL),
-    ("resnet_cnn_hw", "dynamo", 3): (VerificationError, "node 'node_max_pool2d' " + _POOL),
     ("bert_encoder", "legacy", 3): (VerificationError, "node '/layers.0/attn/Reshape' " + _RESHAPE),
     ("bert_encoder", "legacy", 0): (VerificationError, "node '/layers.0/attn/Reshape' " + _RESHAPE),
     ("bert_encoder", "dynamo", 3): (VerificationError, "node 'node_view' " + _RESHAPE),

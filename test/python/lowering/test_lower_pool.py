@@ -1,0 +1,98 @@
+"""MaxPool / AveragePool / LpPool / Global*Pool with dynamic batch and
+spatial dims: each model compiled once, compared with onnxruntime at
+several run-time shapes (auto_pad SAME over odd sizes, ceil_mode with and
+without the v22 last-window rule, strides, dilations, count_include_pad)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from test_lower_conv_family import UINT8, FLOAT, compile_once, run_dynamic
+from test_lower_conv_family import _dyn_model as dyn_model
+
+N = helper.make_node
+R = np.random.default_rng(11)
+
+
+def f32(*s):
+    return R.standard_normal(s).astype(np.float32)
+
+
+X2 = ["N", 3, "H", "W"]
+SHAPES2 = [(1, 3, 7, 9), (2, 3, 6, 5), (1, 3, 4, 4)]
+
+CASES = {
+    "max_same_upper": ("MaxPool", 19, dict(kernel_shape=[3, 2], strides=[2, 2],
+                                          auto_pad="SAME_UPPER")),
+    "max_same_lower_dil": ("MaxPool", 19, dict(kernel_shape=[2, 3], strides=[1, 2],
+                                              auto_pad="SAME_LOWER")),
+    "max_ceil_v12": ("MaxPool", 12, dict(kernel_shape=[3, 2], strides=[2, 2], ceil_mode=1,
+                                        dilations=[1, 2])),
+    "max_ceil_v22_drop": ("MaxPool", 22, dict(kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1,
+                                             pads=[1, 1, 1, 1])),
+    "avg_pads_exclude": ("AveragePool", 19, dict(kernel_shape=[3, 3], pads=[1, 2, 2, 1],
+                                                strides=[2, 1])),
+    "avg_pads_include": ("AveragePool", 19, dict(kernel_shape=[3, 2], pads=[1, 0, 1, 1],
+                                                count_include_pad=1, strides=[2, 2])),
+    "avg_same_lower": ("AveragePool", 19, dict(kernel_shape=[3, 3], strides=[2, 2],
+                                              auto_pad="SAME_LOWER")),
+    "avg_ceil_dil_exclude": ("AveragePool", 19, dict(kernel_shape=[2, 2], strides=[2, 3],
+                                                    ceil_mode=1, dilations=[2, 1],
+                                                    pads=[0, 1, 1, 0])),
+    "avg_ceil_include_v22": ("AveragePool", 22, dict(kernel_shape=[3, 3], strides=[2, 2],
+                                                    ceil_mode=1, count_include_pad=1,
+                                                    pads=[1, 1, 1, 1])),
+    "lp_same_upper": ("LpPool", 18, dict(kernel_shape=[2, 3], strides=[2, 1], p=3,
+                                        auto_pad="SAME_UPPER")),
+}
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_pool_dynamic_2d(tmp_path, case, opt_level):
+    op, opset, kw = CASES[case]
+    m = dyn_model([N(op, ["x"], ["y"], **kw)], [("x", FLOAT, X2)], opset=opset)
+    run_dynamic(tmp_path, m, [{"x": f32(*s)} for s in SHAPES2], opt_level, rtol=1e-5,
+                atol=1e-5)
+
+
+@pytest.mark.parametrize("op,kw,x,shapes", [
+    ("MaxPool", dict(kernel_shape=[3], strides=[2], auto_pad="SAME_UPPER"), ["N", 2, "L"],
+     [(1, 2, 9), (3, 2, 4)]),
+    ("AveragePool", dict(kernel_shape=[2], pads=[1, 1], strides=[3], ceil_mode=1),
+     ["N", 2, "L"], [(1, 2, 10), (2, 2, 5)]),
+    ("AveragePool", dict(kernel_shape=[2, 2, 3], pads=[0, 1, 1, 1, 0, 1], strides=[1, 2, 2]),
+     ["N", 2, "D", "H", "W"], [(1, 2, 3, 5, 6), (2, 2, 4, 4, 3)]),
+    ("MaxPool", dict(kernel_shape=[2, 2, 2], dilations=[1, 2, 1], ceil_mode=1,
+                     strides=[2, 2, 2]), ["N", 2, "D", "H", "W"], [(1, 2, 5, 6, 4), (1, 2, 4, 5, 7)]),
+    ("LpPool", dict(kernel_shape=[3], p=2, pads=[1, 1]), ["N", 2, "L"], [(1, 2, 6), (2, 2, 3)]),
+])
+def test_pool_dynamic_nd(tmp_path, op, kw, x, shapes):
+    m = dyn_model([N(op, ["x"], ["y"], **kw)], [("x", FLOAT, x)], opset=19)
+    run_dynamic(tmp_path, m, [{"x": f32(*s)} for s in shapes], 0, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["GlobalAveragePool", "GlobalMaxPool"])
+def test_global_pool_dynamic(tmp_path, op):
+    m = dyn_model([N(op, ["x"], ["y"])], [("x", FLOAT, ["N", "C", "H", "W"])])
+    run_dynamic(tmp_path, m, [{"x": f32(*s)} for s in [(1, 3, 5, 7), (2, 4, 1, 3)]], 0,
+                rtol=1e-5, atol=1e-6)
+
+
+def test_max_pool_uint8_dynamic(tmp_path):
+    m = dyn_model([N("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], auto_pad="SAME_UPPER",
+                     strides=[2, 2])], [("x", UINT8, ["N", 1, "H", "W"])], out_type=UINT8)
+    feeds = [{"x": R.integers(0, 255, s).astype(np.uint8)} for s in [(1, 1, 5, 4), (2, 1, 3, 3)]]
+    run_dynamic(tmp_path, m, feeds, 0, rtol=0, atol=0)
+
+
+def test_pool_input_smaller_than_kernel_is_an_error(tmp_path):
+    from onnx_mlir_py.runtime import RuntimeInputError
+    m = dyn_model([N("MaxPool", ["x"], ["y"], name="mp0", kernel_shape=[3, 3])],
+                  [("x", FLOAT, ["N", 1, "H", "W"])])
+    sess = compile_once(tmp_path, m, 0)
+    assert sess.run([f32(1, 1, 4, 3)])[0].shape == (1, 1, 2, 1)
+    with pytest.raises(RuntimeInputError, match=r"node 'mp0' \(MaxPool\): spatial axis 1: "
+                       r"padded input size 2 is smaller than the effective kernel size 3"):
+        sess.run([f32(1, 1, 4, 2)])
