@@ -8,6 +8,7 @@ from mlir.dialects import arith, tensor
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map
+from .index_bounds import require_indices
 from .tensor_util import loop_index, norm_axis, to_index
 
 
@@ -23,6 +24,7 @@ def lower_gather(op: OnnxOp, b: LoweringContext):
     out_dims = ddims[:axis] + idims + ddims[axis + 1:]
     n_out = len(out_dims)
     et = data.type.element_type
+    require_indices(op, b, ind, ddims[axis], f"data axis {axis}")
     dim_ax = b.as_index(ddims[axis])
 
     def body(i, _o):

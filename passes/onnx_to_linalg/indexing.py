@@ -17,6 +17,7 @@ from ...dialects.onnx import dims as D
 from ...dialects.onnx.ops.gather import gather_nd_dims, nd_depth, scatter_nd_check
 from .builder import LoweringContext, affine_map, is_float
 from .dims_ir import checks, index_of, require_same_dim
+from .index_bounds import require_index_components, require_indices
 from .loops import for_nest
 from .tensor_util import loop_index, norm_axis, to_index
 
@@ -52,6 +53,7 @@ def lower_gather_elements(op: OnnxOp, b: LoweringContext):
     axis = norm_axis(op, op.attrs.axis, r)
     _check_within(op, b, ind, data, axis)
     dim_ax = b.dim(data, axis)
+    require_indices(op, b, ind, dim_ax, f"data axis {axis}")
 
     def body(i, _o):
         idx = [loop_index(k) for k in range(r)]
@@ -77,6 +79,7 @@ def lower_gather_nd(op: OnnxOp, b: LoweringContext):
     ddims = b.dims(data)
     out_dims = [index_of(v) for v in gather_nd_dims(checks(op, b), b.ixdims(data),
                                                      b.ixdims(ind), bd, k)]
+    require_index_components(op, b, ind, ddims[bd:bd + k], bd)
     n = len(out_dims)
 
     def body(_o):
@@ -134,6 +137,7 @@ def _scatter_elements(op: OnnxOp, b: LoweringContext):
         require_same_dim(op, b, upd, k, ind, k, "updates", "indices")
     _check_within(op, b, ind, data, axis)
     dim_ax = b.dim(data, axis)
+    require_indices(op, b, ind, dim_ax, f"data axis {axis}")
 
     def body(ivs, carried):
         (acc,) = carried
@@ -163,6 +167,7 @@ def lower_scatter_nd(op: OnnxOp, b: LoweringContext):
     if upd.type.rank != q - 1 + r - k:
         op.fail(f"updates must have rank {q - 1 + r - k}")
     scatter_nd_check(checks(op, b), b.ixdims(data), b.ixdims(ind), b.ixdims(upd), k)
+    require_index_components(op, b, ind, b.dims(data)[:k])
     comb = combine_fn(op, _reduction(op), data.type.element_type, b.unsigned(data))
     ddims = b.dims(data)
     bounds = b.dims(ind)[:q - 1] + ddims[k:]

@@ -21,6 +21,7 @@ from ...dialects.onnx.opview import OnnxOp
 from ...dialects.onnx.ops.recurrent import hidden_size, recurrent_dims
 from .builder import LoweringContext, val
 from .dims_ir import checks, index_of
+from .index_bounds import require_indices
 from .tensor_util import extract_slice, insert_slice, loop_index, to_index
 
 
@@ -154,6 +155,9 @@ def parse(op: OnnxOp, b: LoweringContext, gates: int, default_acts: list[str]) -
             bt = betas.pop(0) if canon in _BETA and betas else _BETA.get(canon, 0.0)
             fns.append(activation(op, n, a, bt, et))
         acts.append(fns)
+    if op.input(4) is not None:     # rows are read up to their length
+        require_indices(op, b, op.input(4), b.dim(x, 0), "the sequence (X's time dim)",
+                        what="sequence_lens element", negative=False, inclusive=True)
     return Rec(x, w, r, op.input(3), op.input(4), h0, layout, int(hidden), gates, reverse,
                acts, op.attrs.clip, et, inp=inp)
 
