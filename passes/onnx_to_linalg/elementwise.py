@@ -99,11 +99,12 @@ def _runtime_broadcast(b: LoweringContext, v: ir.Value, dims: list, rank: int,
     result's is not; ``sole[k] = (v, j)`` when the result dim k *is* v's dim j."""
     from mlir.dialects import scf
     r = v.type.rank
+    src = v                              # sole names the dims of v as given
     for j in range(r):
         k = rank - r + j
         if not v.type.is_dynamic_dim(j) or dims[k] == 1:
             continue
-        if sole.get(k) == (v, j):
+        if sole.get(k) == (src, j):
             continue                     # the result dim is this very dim
         dv = b.dim(v, j)
         out_k = b.as_index(dims[k])

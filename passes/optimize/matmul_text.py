@@ -30,7 +30,8 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def _t(shape, et="f32") -> str:
-    return "tensor<" + "x".join(str(s) for s in shape) + f"x{et}>"
+    """Tensor type text; None dims are dynamic."""
+    return "tensor<" + "x".join("?" if s is None else str(s) for s in shape) + f"x{et}>"
 
 
 def _pad(name: str, src: str, shape, padded) -> tuple[str, str]:
@@ -42,6 +43,39 @@ def _pad(name: str, src: str, shape, padded) -> tuple[str, str]:
     return (f"    %{name} = tensor.pad {src} low[{low}] high[{high}] {{\n"
             f"    ^bb0({idx}):\n      tensor.yield %zero : f32\n"
             f"    }} : {_t(shape)} to {_t(padded)}\n"), f"%{name}"
+
+
+def contraction(res: str, a4: str, bp: str, c4: str, a4s, bps, c4s, batched: bool,
+                pack_b: bool, n_outer: bool, contract: bool = False) -> str:
+    """The packed contraction ``res = c4 + a4 . bp`` (a generic tagged
+    PACKED_ATTR) on the block views: a4 [batch,] [MO, mb, KO, kb], bp
+    [batch,] [NO, KO, kb, nb] (packed B) or [KO, kb, NO, nb] (B viewed), c4
+    [batch,] [MO, mb, NO, nb]; shapes a4s/bps/c4s (None: dynamic). Loops:
+    [batch,] MO, NO, KO, mi, ni, ki (MO and NO swapped when ``n_outer``).
+    ``contract``: the multiply and add may fuse (k blocks of 1 vectorize to
+    a multiply and an add, not to a contraction lowered to FMAs)."""
+    if batched:
+        d = "d0, d1, d2, d3, d4, d5, d6"
+        mo_, no_ = ("d2", "d1") if n_outer else ("d1", "d2")
+        bmap = f"(d0, {no_}, d3, d6, d5)" if pack_b else f"(d0, d3, d6, {no_}, d5)"
+        maps = [f"({d}) -> (d0, {mo_}, d4, d3, d6)", f"({d}) -> {bmap}",
+                f"({d}) -> (d0, {mo_}, d4, {no_}, d5)"]
+        iters = '"parallel", "parallel", "parallel", "reduction", "parallel", "parallel", "reduction"'
+    else:
+        d = "d0, d1, d2, d3, d4, d5"
+        mo_, no_ = ("d1", "d0") if n_outer else ("d0", "d1")
+        bmap = f"({no_}, d2, d5, d4)" if pack_b else f"(d2, d5, {no_}, d4)"
+        maps = [f"({d}) -> ({mo_}, d3, d2, d5)", f"({d}) -> {bmap}",
+                f"({d}) -> ({mo_}, d3, {no_}, d4)"]
+        iters = '"parallel", "parallel", "reduction", "parallel", "parallel", "reduction"'
+    fm = " fastmath<contract>" if contract else ""
+    return (f"    {res} = linalg.generic {{indexing_maps = [affine_map<{maps[0]}>, "
+            f"affine_map<{maps[1]}>, affine_map<{maps[2]}>], iterator_types = [{iters}], "
+            f"{PACKED_ATTR}}}\n"
+            f"        ins({a4}, {bp} : {_t(a4s)}, {_t(bps)}) outs({c4} : {_t(c4s)}) {{\n"
+            f"    ^bb0(%x: f32, %y: f32, %acc: f32):\n      %p = arith.mulf %x, %y{fm} : f32\n"
+            f"      %s = arith.addf %acc, %p{fm} : f32\n      linalg.yield %s : f32\n"
+            f"    }} -> {_t(c4s)}")
 
 
 def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
@@ -67,21 +101,6 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     bp = bt + [no, ko, kb, nb] if pack_b else bt + [ko, kb, no, nb]
     perm = "[0, 2, 1]" if bt else "[1, 0]"
     dims = "[1, 2]" if bt else "[0, 1]"
-    # loop dims: [batch,] MO, NO, KO, mi, ni, ki (NO and MO swapped when N is outer)
-    if bt:
-        d = "d0, d1, d2, d3, d4, d5, d6"
-        mo_, no_ = ("d2", "d1") if n_outer else ("d1", "d2")
-        bmap = f"(d0, {no_}, d3, d6, d5)" if pack_b else f"(d0, d3, d6, {no_}, d5)"
-        maps = [f"({d}) -> (d0, {mo_}, d4, d3, d6)", f"({d}) -> {bmap}",
-                f"({d}) -> (d0, {mo_}, d4, {no_}, d5)"]
-        iters = '"parallel", "parallel", "parallel", "reduction", "parallel", "parallel", "reduction"'
-    else:
-        d = "d0, d1, d2, d3, d4, d5"
-        mo_, no_ = ("d1", "d0") if n_outer else ("d0", "d1")
-        bmap = f"({no_}, d2, d5, d4)" if pack_b else f"(d2, d5, {no_}, d4)"
-        maps = [f"({d}) -> ({mo_}, d3, d2, d5)", f"({d}) -> {bmap}",
-                f"({d}) -> ({mo_}, d3, {no_}, d4)"]
-        iters = '"parallel", "parallel", "reduction", "parallel", "parallel", "reduction"'
     pad_b = " padding_value(%zero : f32)" if (kp != k or np_ != n) else ""
     lines.append(f"  func.func private @{name}(%a: {_t(bt + [m, k])}, %b: {_t(bt + [k, n])}, "
                  f"%c: {_t(bt + [m, n])}) -> {_t(bt + [m, n])} {{")
@@ -99,13 +118,7 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
                  f": {_t(bt + [mp, kp])} into {_t(a4)}")
     lines.append(f"    %c4 = tensor.expand_shape {c} {rtext} output_shape {grp(c4)} "
                  f": {_t(bt + [mp, np_])} into {_t(c4)}")
-    lines.append(f"    %r4 = linalg.generic {{indexing_maps = [affine_map<{maps[0]}>, "
-                 f"affine_map<{maps[1]}>, affine_map<{maps[2]}>], iterator_types = [{iters}], "
-                 f"{PACKED_ATTR}}}")
-    lines.append(f"        ins(%a4, %bp : {_t(a4)}, {_t(bp)}) outs(%c4 : {_t(c4)}) {{")
-    lines.append("    ^bb0(%x: f32, %y: f32, %acc: f32):\n      %p = arith.mulf %x, %y : f32\n"
-                 "      %s = arith.addf %acc, %p : f32\n      linalg.yield %s : f32")
-    lines.append(f"    }} -> {_t(c4)}")
+    lines.append(contraction("%r4", "%a4", "%bp", "%c4", a4, bp, c4, bool(bt), pack_b, n_outer))
     lines.append(f"    %r = tensor.collapse_shape %r4 {rtext} : {_t(c4)} into {_t(bt + [mp, np_])}")
     res = "%r"
     if (mp, np_) != (m, n):

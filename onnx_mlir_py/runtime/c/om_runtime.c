@@ -353,10 +353,18 @@ void om_fill_desc(int64_t *desc, const OMTensor *t) {
   }
 }
 
-/* Copy a strided view into a contiguous row-major buffer. */
+/* Copy a strided view into a contiguous row-major buffer (contiguous
+   trailing dims, e.g. rows of a padded result, in one memcpy). */
 static void om_strided_copy(char *dst, const char *src, const int64_t *sizes,
                             const int64_t *strides, int64_t rank, int64_t esize) {
   if (rank == 0) { memcpy(dst, src, (size_t)esize); return; }
+  int64_t count = 1;
+  for (int64_t k = rank - 1; k >= 0 && (sizes[k] == 1 || strides[k] == count); --k)
+    count *= sizes[k];
+  if (count == 0) return;
+  int64_t all = 1;
+  for (int64_t k = 0; k < rank; ++k) all *= sizes[k];
+  if (count == all) { memcpy(dst, src, (size_t)(count * esize)); return; }
   int64_t inner = 1;
   for (int64_t k = 1; k < rank; ++k) inner *= sizes[k];
   for (int64_t i = 0; i < sizes[0]; ++i)

@@ -43,12 +43,23 @@ func.func @batch(%a: tensor<3x8x16xf32>, %b: tensor<3x16x32xf32>) -> tensor<3x8x
   return %m : tensor<3x8x32xf32>
 }
 
-// Dynamic M: upstream block packing of A, B and C (padded), then unpack.
+// Dynamic M (a sequence length): B (not a constant here, so not relaid
+// out) and the whole row blocks of A and C are viewed in blocks (slices,
+// no copy) and computed by the packed contraction with a run-time block
+// count; the M % 8 remainder rows are padded to one block under an scf.if.
+// No pack of A or C, no unpack.
 // CHECK-LABEL: func.func @dynamic
-// CHECK: linalg.pack %arg0 padding_value
-// CHECK: linalg.pack %arg1
-// CHECK: linalg.generic {{.*}}onnx_mlir_py.packed_contraction
-// CHECK: linalg.unpack
+// CHECK-NOT: linalg.unpack
+// CHECK: %[[MO:.*]] = arith.divui %{{.*}}, %c8
+// CHECK: %[[MF:.*]] = arith.muli %[[MO]], %c8
+// CHECK: tensor.expand_shape %arg1 {{.*}} into tensor<2x8x1x32xf32>
+// CHECK: tensor.extract_slice %arg0[0, 0] [%[[MF]], 16] [1, 1]
+// CHECK: tensor.expand_shape {{.*}} output_shape [%[[MO]], 8, 2, 8] : tensor<?x16xf32> into tensor<?x8x2x8xf32>
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<?x8x1x32xf32>) {{.*}}onnx_mlir_py.packed_contraction
+// CHECK: scf.if
+// CHECK: tensor.pad %{{.*}} low[0, 0] high[%{{.*}}, 0]
+// CHECK: } : tensor<?x16xf32> to tensor<8x16xf32>
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<1x8x1x32xf32>) {{.*}}onnx_mlir_py.packed_contraction
 func.func @dynamic(%a: tensor<?x16xf32>, %b: tensor<16x32xf32>) -> tensor<?x32xf32> {
   %zero = arith.constant 0.0 : f32
   %c0 = arith.constant 0 : index
@@ -57,4 +68,46 @@ func.func @dynamic(%a: tensor<?x16xf32>, %b: tensor<16x32xf32>) -> tensor<?x32xf
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32xf32>) -> tensor<?x32xf32>
   %m = linalg.matmul ins(%a, %b : tensor<?x16xf32>, tensor<16x32xf32>) outs(%z : tensor<?x32xf32>) -> tensor<?x32xf32>
   return %m : tensor<?x32xf32>
+}
+
+// Attention scores with a dynamic batch and sequence (computed B, a dynamic
+// N): B and C padded to whole column blocks and viewed in blocks (B is not
+// relaid out), the remainder rows of A padded.
+// CHECK-LABEL: func.func @scores
+// CHECK-NOT: linalg.pack
+// CHECK: tensor.expand_shape {{.*}} into tensor<?x2x8x?x32xf32>
+// CHECK: linalg.generic {{.*}}onnx_mlir_py.packed_contraction
+// CHECK: scf.if
+// CHECK: linalg.generic {{.*}}onnx_mlir_py.packed_contraction
+// CHECK: tensor.extract_slice {{.*}} : tensor<?x?x?xf32> to tensor<?x?x?xf32>
+func.func @scores(%q: tensor<?x?x16xf32>, %k: tensor<?x16x?xf32>) -> tensor<?x?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %b = tensor.dim %q, %c0 : tensor<?x?x16xf32>
+  %m = tensor.dim %q, %c1 : tensor<?x?x16xf32>
+  %n = tensor.dim %k, %c2 : tensor<?x16x?xf32>
+  %e = tensor.empty(%b, %m, %n) : tensor<?x?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %r = linalg.batch_matmul ins(%q, %k : tensor<?x?x16xf32>, tensor<?x16x?xf32>) outs(%z : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  return %r : tensor<?x?x?xf32>
+}
+
+// A dynamic K (attention weights times values): k blocks of 1, so neither
+// A nor B needs padding along K; the multiply-add may fuse.
+// CHECK-LABEL: func.func @values
+// CHECK-NOT: tensor.pad %arg0
+// CHECK: tensor.expand_shape %arg1 {{.*}} into tensor<?x?x1x1x32xf32>
+// CHECK: arith.mulf {{.*}} fastmath<contract>
+func.func @values(%p: tensor<?x?x?xf32>, %v: tensor<?x?x32xf32>) -> tensor<?x?x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %p, %c0 : tensor<?x?x?xf32>
+  %m = tensor.dim %p, %c1 : tensor<?x?x?xf32>
+  %e = tensor.empty(%b, %m) : tensor<?x?x32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
+  %r = linalg.batch_matmul ins(%p, %v : tensor<?x?x?xf32>, tensor<?x?x32xf32>) outs(%z : tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
+  return %r : tensor<?x?x32xf32>
 }
