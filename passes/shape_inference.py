@@ -18,11 +18,12 @@ import warnings
 
 import mlir.ir as ir
 
-from ..dialects.onnx.ops.control_flow import type_body_arguments
+from ..dialects.onnx.ops.control_flow import (carried_values, relaxed_carried_types,
+                                              type_body_arguments)
 from ..dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
 from ..errors import DeclaredTypeWarning, ShapeInferenceError, node_error
 from ..importer.nodes import DECLARED_ATTR
-from ..importer.types import meet
+from ..importer.types import UNKNOWN, meet
 from ..registry import lookup
 from .fold_constants import inline_constant_if, try_fold
 
@@ -51,7 +52,9 @@ def apply_declared(op: ir.Operation) -> None:
     type, rank, a static dim) is a DeclaredTypeWarning and the inferred type
     stays, as onnxruntime does (a model whose declared output rank is wrong
     still runs). A consistent declaration adds what it knows (a static dim
-    that depends on input values, e.g. Slice with non-constant starts)."""
+    that depends on input values, e.g. Slice with non-constant starts),
+    except inside Loop / Scan bodies, where declared dims are those of the
+    first iteration."""
     if DECLARED_ATTR not in op.attributes:
         return
     declared = op.attributes[DECLARED_ATTR]
@@ -65,7 +68,8 @@ def apply_declared(op: ir.Operation) -> None:
             warnings.warn(DeclaredTypeWarning(
                 f"value '{name}' (output #{idx} of node '{v.name}', {v.op_type}): declared "
                 f"{dtype}, inferred {res.type}; using the inferred type"), stacklevel=2)
-        elif str(m) != str(res.type):
+        elif str(m) != str(res.type) and (not isinstance(res.type, ir.RankedTensorType)
+                                          or not _in_loop_body(op)):
             res.set_type(m)
 
 
@@ -81,12 +85,13 @@ def infer_op(op: ir.Operation) -> bool:
             if is_onnx_op(o):
                 infer_op(o)
         return True
+    v = OnnxOp(op)
     if len(op.regions):
         type_body_arguments(op)
+        _fix_carried_types(v)
     for region in op.regions:
         for b in region.blocks:
             _infer_block(b)
-    v = OnnxOp(op)
     rule = lookup("shape", domain_of(op), v.op_type, v.version)
     types = rule(v) if rule is not None else []
     if len(types) > len(op.results):
@@ -96,6 +101,61 @@ def infer_op(op: ir.Operation) -> bool:
         if t is not None:
             res.set_type(merge_types(res.type, t, v, i))
     apply_declared(op)
+    return False
+
+
+MAX_BODY_ROUNDS = 8
+
+
+def _fix_carried_types(v: OnnxOp) -> None:
+    """Loop / Scan: give the carried body arguments types that hold for every
+    iteration. The body is inferred on a throw-away copy (inference folds
+    and rewrites ops, so the real body is inferred once, with the final
+    types); a carried value whose yielded type differs from its argument's
+    is generalised (merge: dims that change become dynamic) and the copy
+    inferred again, until nothing changes."""
+    if not carried_values(v):
+        return
+    _forget_hints(v.op)
+    for _ in range(MAX_BODY_ROUNDS):
+        trial = v.op.clone(ip=ir.InsertionPoint(v.op))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for b in trial.regions[0].blocks:
+                    _infer_block(b)
+            relaxed = relaxed_carried_types(OnnxOp(trial))
+        finally:
+            trial.erase()
+        if relaxed is None:
+            return
+        for arg, t in zip(v.op.regions[0].blocks[0].arguments, relaxed):
+            arg.set_type(t)
+    v.fail(f"the loop-carried types did not settle after {MAX_BODY_ROUNDS} rounds of "
+           "shape inference")
+
+
+def _forget_hints(op: ir.Operation, results: bool = True) -> None:
+    """Drop the importer's types of a Loop / Scan and inside its body
+    (keeping element types): onnx.shape_inference derived them from the
+    body's declared input types, which may hold for the first iteration or
+    the traced shapes only."""
+    for r in op.results if results else []:
+        if isinstance(r.type, ir.ShapedType) and str(r.type.element_type) != UNKNOWN:
+            r.set_type(ir.UnrankedTensorType.get(r.type.element_type))
+    for region in op.regions:
+        for block in region.blocks:
+            for o in block.operations:
+                o = o.operation
+                _forget_hints(o, is_onnx_op(o))
+
+
+def _in_loop_body(op: ir.Operation) -> bool:
+    p = op.parent
+    while p is not None and p.name != "func.func":
+        if p.name.startswith(("onnx.loop", "onnx.scan")):
+            return True
+        p = p.parent
     return False
 
 

@@ -21,7 +21,8 @@ from mlir.dialects import arith, scf, tensor
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, to_signless
-from .dims_ir import require_same_dim
+from ...dialects.onnx import dims as D
+from .dims_ir import checks, require_same_dim
 
 TERMINATOR = "gpu.yield"
 IF_VERSIONS = (1, 11, 13, 16, 19, 21, 23, 24, 25)
@@ -70,11 +71,27 @@ def _move_body(src: ir.Region, dst: ir.Region) -> ir.Block:
 
 
 # -- If -----------------------------------------------------------------------
+def _rank_differs(op: OnnxOp, t: ir.Type, a: ir.Type, b: ir.Type, what: str) -> None:
+    """Refuse a value whose rank is not one rank (``t`` unranked because ``a``
+    and ``b``, two ways of computing it, have different ranks)."""
+    if not isinstance(to_signless(t), ir.RankedTensorType) and \
+            isinstance(a, ir.RankedTensorType) and isinstance(b, ir.RankedTensorType) and \
+            a.rank != b.rank:
+        op.fail(f"{what}: the ranks differ, and a value whose rank is known only at run "
+                "time cannot be lowered")
+
+
 def lower_if(op: OnnxOp, b: LoweringContext):
+    branches = [op.op.regions[op.spec.regions.index(n)] for n in ("then_branch", "else_branch")]
+    ys = [list(_terminator(r.blocks[0]).operands) for r in branches]
+    for i, r in enumerate(op.results):
+        if i < min(len(ys[0]), len(ys[1])):
+            _rank_differs(op, r.type, ys[0][i].type, ys[1][i].type,
+                          f"output #{i} is {ys[0][i].type} in then_branch and "
+                          f"{ys[1][i].type} in else_branch")
     res_types = [_ranked(op, r.type, f"result #{i}") for i, r in enumerate(op.results)]
     cond = _scalar(op.input(0))
     if_op = scf.IfOp(cond, res_types, has_else=True)
-    branches = [op.op.regions[op.spec.regions.index(n)] for n in ("then_branch", "else_branch")]
     for k, (src, dst) in enumerate(zip(branches, if_op.operation.regions)):
         # scf.IfOp made empty blocks; replace them with the ONNX branches.
         for blk in list(dst.blocks):
@@ -114,6 +131,9 @@ def lower_loop(op: OnnxOp, b: LoweringContext):
                 f"+ {n_scan} scan outputs")
     if len(body.arguments) != 2 + n_state:
         op.fail(f"body takes {len(body.arguments)} inputs, expected 2 + {n_state}")
+    for k, (v, y) in enumerate(zip(inits, list(term.operands)[1:])):
+        _rank_differs(op, body.arguments[2 + k].type, v.type, y.type,
+                      f"loop-carried value #{k} starts as {v.type} and the body yields {y.type}")
     i64, i1 = ir.IntegerType.get_signless(64), ir.IntegerType.get_signless(1)
     idx = ir.IndexType.get()
     state_types = [_ranked(op, a.type, f"loop-carried body input #{k + 2}")
@@ -122,17 +142,18 @@ def lower_loop(op: OnnxOp, b: LoweringContext):
         op.fail("scan outputs need the trip count input M (a loop bounded only by its "
                 "condition has no known output length)")
     max_trip = arith.index_cast(idx, _scalar(m_in)) if m_in is not None else None
-    # Scan accumulators: [M, *elem] with one slot per iteration.
+    # Scan accumulators: [M, *elem] with one slot per iteration. Dynamic
+    # per-iteration dims are known only once the first iteration ran: the
+    # buffer is allocated then (``_scan_buffer``), until then its dims are 0.
     acc_types, accs = [], []
     for k in range(n_scan):
         rt = _ranked(op, results[n_state + k].type, f"scan output #{k}")
         et = _ranked(op, term.operands[1 + n_state + k].type, f"scan output #{k} of the body")
-        if not et.has_static_shape:
-            op.fail(f"scan output #{k}: the body produces {et}; per-iteration values of "
-                    "dynamic shape are not supported")
         acc_t = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()] + list(et.shape),
                                         rt.element_type)
-        accs.append(tensor.empty([max_trip] + list(et.shape), rt.element_type))
+        accs.append(tensor.empty([max_trip] + [b.index(0) if et.is_dynamic_dim(j) else d
+                                               for j, d in enumerate(et.shape)],
+                                 rt.element_type))
         acc_types.append(acc_t)
     it_t = ir.RankedTensorType.get([], i64)
     cond_t = ir.RankedTensorType.get([], i1)
@@ -158,8 +179,9 @@ def lower_loop(op: OnnxOp, b: LoweringContext):
         outs = list(term.operands)
         it = arith.index_cast(idx, _scalar(after.arguments[0]))
         nxt = _as_tensor(arith.addi(_scalar(after.arguments[0]), arith.constant(i64, 1)))
-        new_accs = [_insert_row(elem, acc, it) for elem, acc in
-                    zip(outs[1 + n_state:], acc_args)]
+        first = arith.cmpi(arith.CmpIPredicate.eq, it, arith.constant(idx, 0))
+        new_accs = [_insert_row(*reversed(_scan_slot(op, b, k, elem, acc, first, max_trip)), it)
+                    for k, (elem, acc) in enumerate(zip(outs[1 + n_state:], acc_args))]
         scf.YieldOp([nxt, _cast(outs[0], cond_t)] +
                     [_cast(v, t) for v, t in zip(outs[1:1 + n_state], state_types)] + new_accs)
     term.erase()
@@ -173,12 +195,47 @@ def lower_loop(op: OnnxOp, b: LoweringContext):
     return out
 
 
+def _scan_slot(op: OnnxOp, b: LoweringContext, k: int, elem: ir.Value, acc: ir.Value,
+               first: ir.Value, steps: ir.Value, axis: int = 0) -> tuple[ir.Value, ir.Value]:
+    """(accumulator, elem) to insert this iteration's ``elem`` of scan output
+    ``k`` into the accumulator (along ``axis``). Dims of the accumulator
+    unknown before the first iteration: a fresh buffer of ``steps`` slots of
+    elem's dims when ``first``. Dynamic dims of elem: a run-time check that
+    they are the accumulator's (every iteration has one shape; ONNX stacks
+    them), then elem is cast to the slot's type."""
+    et, at = elem.type, acc.type
+    pos = [j if j < axis else j + 1 for j in range(et.rank)]
+    if any(at.is_dynamic_dim(p) for p in pos):
+        idx = ir.IndexType.get()
+        fresh = scf.IfOp(first, [at], has_else=True)
+        with ir.InsertionPoint(fresh.then_block):
+            dims = [tensor.dim(elem, arith.constant(idx, j)) if et.is_dynamic_dim(j) else d
+                    for j, d in enumerate(et.shape)]
+            buf = tensor.empty(dims[:axis] + [steps] + dims[axis:], et.element_type)
+            scf.YieldOp([_cast(buf, at)])
+        with ir.InsertionPoint(fresh.else_block):
+            scf.YieldOp([acc])
+        acc = fresh.results[0]
+    ck = checks(op, b)
+    for j in range(et.rank):
+        if et.is_dynamic_dim(j):
+            got, want = b.ixdim(elem, j), b.ixdim(acc, pos[j])
+            ck.require(D.eq(got, want), f"scan output #{k}: an iteration yields dim {j} = "
+                       "{0}, but the output has {1} there (from an earlier iteration or its "
+                       "type); every iteration must yield one shape", got, want)
+    slot = ir.RankedTensorType.get([at.shape[p] for p in pos], et.element_type)
+    return acc, _cast(elem, slot)
+
+
 def _insert_row(elem: ir.Value, acc: ir.Value, row: ir.Value) -> ir.Value:
-    """acc[row] = elem (static elem shape = acc's shape without the leading
-    dim; a rank-reducing insert_slice)."""
+    """acc[row] = elem (elem's shape = acc's shape without the leading dim;
+    a rank-reducing insert_slice)."""
     r = elem.type.rank
     dyn = ir.ShapedType.get_dynamic_size()
-    return tensor.insert_slice(elem, acc, [row], [], [], static_offsets=[dyn] + [0] * r,
+    idx = ir.IndexType.get()
+    sizes = [tensor.dim(elem, arith.constant(idx, j)) for j in range(r)
+             if elem.type.is_dynamic_dim(j)]
+    return tensor.insert_slice(elem, acc, [row], sizes, [], static_offsets=[dyn] + [0] * r,
                                static_sizes=[1] + list(elem.type.shape),
                                static_strides=[1] * (r + 1))
 
@@ -272,12 +329,11 @@ def lower_scan(op: OnnxOp, b: LoweringContext):
         require_same_dim(op, b, scans[k], in_axes[k], scans[0], in_axes[0],
                          f"scan input #{k}", "scan input #0")
     steps = b.as_index(n_steps)
-    accs = []
+    accs = []   # dynamic per-iteration dims: 0 until the first iteration (_scan_buffer)
     for t, ax in zip(out_types, out_axes):
-        dims = [n_steps if k == ax else t.shape[k] for k in range(t.rank)]
-        if any(t.is_dynamic_dim(k) for k in range(t.rank) if k != ax):
-            op.fail(f"scan output of type {t}: only the scan axis may be dynamic")
-        accs.append(tensor.empty(dims, t.element_type))
+        dims = [n_steps if k == ax else b.index(0) if t.is_dynamic_dim(k) else t.shape[k]
+                for k in range(t.rank)]
+        accs.append(_cast(tensor.empty(dims, t.element_type), t))
     acc_types = [a.type for a in accs]
     inits = [_cast(v, t) for v, t in zip(vals[:n_state], state_types)] + accs
     zero, one = arith.constant(idx, 0), arith.constant(idx, 1)
@@ -297,8 +353,11 @@ def lower_scan(op: OnnxOp, b: LoweringContext):
         o.operation.move_before(anchor.operation)
     with ir.InsertionPoint(anchor), term.location:
         outs = list(term.operands)
-        new_accs = [_insert_along(e, acc, ax, rev if d else i) for e, acc, ax, d in
-                    zip(outs[n_state:], carried[n_state:], out_axes, out_dirs)]
+        first = arith.cmpi(arith.CmpIPredicate.eq, i, zero)
+        new_accs = [_insert_along(*reversed(_scan_slot(op, b, k, e, acc, first, steps, ax)),
+                                  ax, rev if d else i)
+                    for k, (e, acc, ax, d) in enumerate(zip(outs[n_state:], carried[n_state:],
+                                                            out_axes, out_dirs))]
         scf.YieldOp([_cast(v, t) for v, t in zip(outs[:n_state], state_types)] + new_accs)
     term.erase()
     anchor.operation.erase()

@@ -75,12 +75,40 @@ def _unranked_result_node(f: ir.Operation) -> None:
         owner = v.owner
         if not isinstance(v.type, ir.UnrankedTensorType) or isinstance(owner, ir.Block):
             continue
-        owner = owner.operation if isinstance(owner, ir.OpView) else owner
+        owner = _first_unranked(owner.operation if isinstance(owner, ir.OpView) else owner)
         if owner.name.startswith("onnx."):
             on = OnnxOp(owner)
+            k = next(i for i, r in enumerate(owner.results)
+                     if isinstance(r.type, ir.UnrankedTensorType))
+            why = "it depends on dims or values known only at run time"
+            if on.op_type == "If":
+                from ...dialects.onnx.ops.control_flow import yields
+                then, other = (yields(on, on.spec.regions.index(n))[k]
+                               for n in ("then_branch", "else_branch"))
+                why = f"then_branch yields {then.type} and else_branch {other.type}"
             raise node_error(CompileError, on.name, on.op_type,
-                             f"the rank of the result ({v.type}) is not known at compile "
-                             f"time (it depends on dims or values known only at run time)")
+                             f"the rank of result #{k} ({owner.results[k].type}) is not "
+                             f"known at compile time ({why})")
+
+
+def _first_unranked(op: ir.Operation) -> ir.Operation:
+    """The ONNX op upstream of ``op`` where the rank got lost: follow
+    operands of unknown rank made by ONNX ops (an If whose branches yield
+    different ranks, not the Relu after it)."""
+    seen = set()
+    while True:
+        nxt = None
+        for v in op.operands:
+            o = v.owner
+            if isinstance(v.type, ir.UnrankedTensorType) and not isinstance(o, ir.Block):
+                o = o.operation if isinstance(o, ir.OpView) else o
+                if o.name.startswith("onnx.") and o not in seen:
+                    nxt = o
+                    break
+        if nxt is None:
+            return op
+        seen.add(nxt)
+        op = nxt
 
 
 def convert_signature(f: ir.Operation, b: LoweringContext) -> None:

@@ -6,8 +6,10 @@ rules read the types the bodies yield:
 * If: each result is what both branches agree on (dims that differ become
   dynamic, ranks that differ make it unranked).
 * Loop: loop-carried results merge the initial value with the body output;
-  scan outputs get a leading dynamic dim (the iteration count; a loop can
-  stop early on ``cond``).
+  a carried value whose shape changes across iterations gets dynamic dims
+  (the shape-inference pass re-infers the body until the carried types hold
+  for every iteration: ``relaxed_carried_types``); scan outputs get a
+  leading dynamic dim (the iteration count; a loop can stop early on ``cond``).
 * Scan (v9+): states as Loop; each scan output is the body's per-iteration
   output with the sequence length inserted at its ``scan_output_axes`` axis.
   Scan v8 has a leading batch dim on every input and output.
@@ -255,17 +257,52 @@ def body_arg_types(op: OnnxOp) -> list[ir.Type | None] | None:
 
 
 def type_body_arguments(op: ir.Operation) -> None:
-    """Give untyped (``!onnx.unknown``) Loop / Scan body arguments the types
-    ONNX implies, before the body is inferred."""
+    """Give Loop / Scan body arguments the types ONNX implies, before the
+    body is inferred: the operand's type where it has a rank (a static dim
+    the body declares where the operand's is dynamic is not trusted: every
+    iteration and every run must fit), else what the body declares."""
     if not op.regions or not len(op.regions[0].blocks):
         return
     v = OnnxOp(op)
     types = body_arg_types(v)
     if types is None:
         return
+    from onnx_mlir_py.importer.types import meet
     for arg, t in zip(op.regions[0].blocks[0].arguments, types):
-        if t is not None and str(arg.type) == UNKNOWN:
-            arg.set_type(t)
+        if t is None:
+            continue
+        if not isinstance(t, ir.RankedTensorType):
+            m = meet(t, arg.type)
+            t = m if m is not None and known(m) else t
+        arg.set_type(t)
+
+
+def carried_values(op: OnnxOp) -> list[tuple[int, int]]:
+    """(body argument index, body yield index) of the values a Loop / Scan
+    (v9+) carries from one iteration to the next."""
+    if op.op_type == "Loop":
+        return [(2 + k, 1 + k) for k in range(len(op.variadic()))]
+    if op.op_type == "Scan" and op.version >= 9:
+        n = len(op.variadic()) - (op.attrs.num_scan_inputs or 0)
+        return [(k, k) for k in range(max(n, 0))]
+    return []
+
+
+def relaxed_carried_types(op: OnnxOp) -> list[ir.Type] | None:
+    """After the body was inferred: the carried body arguments' types
+    generalised by what the body yields (a dim that changes across
+    iterations becomes dynamic, a rank that changes makes it unranked), or
+    None if every carried type already holds for the next iteration."""
+    block = op.op.regions[0].blocks[0]
+    args, ys = list(block.arguments), yields(op)
+    types, changed = [a.type for a in args], False
+    for ai, yi in carried_values(op):
+        if ai >= len(args) or yi >= len(ys):
+            continue
+        m = merge(args[ai].type, ys[yi].type)
+        if m is not None and str(m) != str(args[ai].type):
+            types[ai], changed = m, True
+    return types if changed else None
 
 
 # -- Optional ------------------------------------------------------------------------
