@@ -19,19 +19,22 @@ Threads (``threads=True``, on at -O3): an op with at least
 :data:`THREAD_MIN_WORK` units of estimated work (loop iterations weighted by
 the size of its body, see :func:`work`) gets its outermost non-unit loop as
 an ``scf.forall`` (``tile_using_forall``; codegen runs it on the async
-thread pool, see the package docstring); when that loop has fewer than
+thread pool, see the package docstring); an op with dynamic outer dims is
+decided at run time instead (:mod:`.dynamic_threads`: an ``scf.if`` on its
+work, the threaded copy distributing the dynamic dims); when that loop has fewer than
 :data:`MIN_FORALL_TRIPS` iterations the next loops join it (a 2-D/3-D
 forall, which ``async-parallel-for`` linearizes into one range of tasks),
 the innermost dim in chunks of the vectorized width if it comes to that.
 The remaining outer loops stay ``tile_using_for`` by 1 inside the forall
-and the row is vectorized as above. Dynamic loops are never distributed and
-count one iteration in the work estimate (a dynamic batch is often 1). A trailing reduction loop is never
+and the row is vectorized as above. The work estimate counts a dynamic loop
+as one iteration (the work of one unit of it). A trailing reduction loop is never
 distributed (only the parallel loops around it are).
 """
 from __future__ import annotations
 
 import mlir.ir as ir
 
+from .dynamic_threads import DYN_THREADS, split_on_work
 from .matmul import PACKED_ATTR
 from .schedule import apply_to_ops, loop_sizes, walk
 from .target import Target
@@ -145,23 +148,27 @@ def work(op: ir.Operation) -> int:
     return total * (3 + body) // 3
 
 
-def _forall_dims(sizes: list[int], chunk: int, reduction: bool) -> list[int]:
+def _forall_dims(sizes: list[int], chunk: int, reduction: bool,
+                 dynamic: bool = False) -> list[int]:
     """Loops of the ``scf.forall`` (outermost first): the outer non-unit
     loops, then the innermost one in chunks (only if parallel), taken until
-    the forall has MIN_FORALL_TRIPS iterations or the loops run out."""
+    the forall has MIN_FORALL_TRIPS iterations or the loops run out.
+    Dynamic loops stay sequential (inside the forall) unless ``dynamic``
+    (the op runs under a run-time work check, :mod:`.dynamic_threads`):
+    then all dynamic outer loops are distributed (a batch of 1 leaves the
+    sequence), and static ones as before."""
     n = len(sizes)
-    # dynamic loops stay sequential (inside the forall): their trip count is
-    # not known here, and a dynamic batch is often 1
+    dims = [i for i in range(n - 1) if sizes[i] is None] if dynamic else []
     cands = [(i, sizes[i]) for i in range(n - 1) if sizes[i] is not None and sizes[i] > 1]
     if not reduction and sizes[-1] is not None and chunk < sizes[-1]:
         cands.append((n - 1, -(-sizes[-1] // chunk)))
-    dims, trips = [], 1
+    trips = MIN_FORALL_TRIPS if dims else 1
     for i, t in cands:
         if trips >= MIN_FORALL_TRIPS:
             break
         dims.append(i)
         trips *= t
-    return dims if trips > 1 else []
+    return sorted(dims) if trips > 1 else []
 
 
 def row_chunk(inner: int, width: int) -> int:
@@ -195,8 +202,11 @@ def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | N
         (tiles, sizes, vec)
     reduction = op.name == "linalg.generic" and \
         "reduction" in str(op.attributes["iterator_types"][n - 1])
-    fdims = _forall_dims(sizes, chunk, reduction) \
-        if threads and work(op) >= THREAD_MIN_WORK else []
+    if DYN_THREADS in op.attributes:
+        fdims = _forall_dims(sizes, chunk, reduction, dynamic=True)
+    else:
+        fdims = _forall_dims(sizes, chunk, reduction) \
+            if threads and work(op) >= THREAD_MIN_WORK else []
     if fdims:
         ftiles = [tiles[i] if i in fdims else 0 for i in range(n)]
         rest = [0 if i in fdims else tiles[i] for i in range(n)]
@@ -240,4 +250,10 @@ def vectorize_elementwise(module: ir.Module, target: Target, threads: bool = Fal
     """Tile + vectorize every candidate op; ``threads``: big ones get an
     ``scf.forall`` (see the module docstring). Returns how many applied."""
     ops = [op for op in walk(module.operation) if candidate(op)]
+    if threads:
+        # dynamic outer dims: threads decided at run time on the work
+        split = [op for op in ops if work(op) < THREAD_MIN_WORK and
+                 split_on_work(op, _maps(op), _loop_sizes(op), work(op), THREAD_MIN_WORK)]
+        if split:
+            ops = [op for op in walk(module.operation) if candidate(op)]
     return apply_to_ops(module, ops, lambda op: schedule(op, target, threads))

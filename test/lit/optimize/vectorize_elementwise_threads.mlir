@@ -109,3 +109,31 @@ func.func @transpose_rows(%x: tensor<64x16x32x128xf32>) -> tensor<16x64x32x128xf
   %t = linalg.transpose ins(%x : tensor<64x16x32x128xf32>) outs(%e : tensor<16x64x32x128xf32>) permutation = [1, 0, 2, 3]
   return %t : tensor<16x64x32x128xf32>
 }
+
+// Dynamic rows (batch x sequence): the work is known at run time only, so
+// the op is cloned under an scf.if on (rows x work of one row) >= 2^22:
+// the threaded copy is an scf.forall with a run-time bound, the other copy
+// stays on the calling thread.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK: %[[W:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK: %[[BIG:.*]] = arith.cmpi uge, %[[W]], %c4194304
+// CHECK: scf.if %[[BIG]]
+// CHECK: scf.forall (%{{.*}}) in (%{{.*}})
+// CHECK: arith.maximumf {{.*}} : vector<1x256xf32>
+// CHECK: } else {
+// CHECK-NOT: scf.forall
+// CHECK: arith.maximumf {{.*}} : vector<1x256xf32>
+func.func @dynamic_rows(%x: tensor<?x256xf32>, %b: tensor<256xf32>) -> tensor<?x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<?x256xf32>
+  %e = tensor.empty(%d) : tensor<?x256xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<?x256xf32>, tensor<256xf32>) outs(%e : tensor<?x256xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %t = arith.addf %a, %c : f32
+    %u = arith.maximumf %t, %zero : f32
+    linalg.yield %u : f32
+  } -> tensor<?x256xf32>
+  return %r : tensor<?x256xf32>
+}

@@ -151,3 +151,23 @@ def test_matmul_broadcasts_only_batch_dims(tmp_path):
     text = open(out).read()
     assert text.count("scf.yield %arg0") + text.count("scf.yield %arg1") == 2
     assert len([ln for ln in text.splitlines() if "= scf.if" in ln]) == 4
+
+
+def test_elementwise_threads_decided_at_run_time(tmp_path):
+    """A GELU and a Softmax over [batch, sequence, 512]: their work is only
+    known at run time, so each runs under an scf.if on it (dynamic_threads.py):
+    few rows stay on the calling thread, 10 x 130 rows take the scf.forall
+    over the dynamic batch and sequence dims (run-time bounds), at 1 and 2
+    threads."""
+    c = Cases()
+    c.input("x", ["N", "S", 512])
+    for name, v in [("s2", 2 ** 0.5), ("one", 1.0), ("half", 0.5)]:
+        c.weight(name, np.array(v, np.float32))
+    c.nodes += [
+        N("Div", ["x", "s2"], ["d"]), N("Erf", ["d"], ["e"]), N("Add", ["e", "one"], ["a"]),
+        N("Mul", ["x", "a"], ["m"]), N("Mul", ["m", "half"], ["gelu"]),
+        N("Softmax", ["x"], ["softmax"], axis=-1),
+    ]
+    c.outputs += ["gelu", "softmax"]
+    run_shapes(tmp_path, c, lambda n, s: {"x": rand(n, s, 512)}, threads=(1, 2),
+               shapes=[(1, 1), (1, 5), (3, 37), (10, 130)])
