@@ -19,6 +19,9 @@ from mlir.dialects import arith, math, tensor
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from ...dialects.onnx import dims as D
+from ...dialects.onnx.ops.resize import scaled_dim
+from . import dims_ir
 from .builder import LoweringContext, affine_map, convert_scalar, is_float
 from .tensor_util import const_np, is_empty, loop_index, norm_axis
 
@@ -54,83 +57,183 @@ def _attrs(op: OnnxOp) -> _Cfg:
     return c
 
 
-def _params(op: OnnxOp, r: int, in_shape: list, out_shape: list):
-    """Per-axis (scale, roi_lo, roi_hi) as Python floats."""
+def _float_elems(op, b, v, n: int, what: str) -> list:
+    """The n elements of a 1-D float operand known only at run time, as
+    f64 Values (a dynamic length is checked at run time)."""
+    t = b.ranked(op, v, what)
+    if t.rank != 1:
+        op.fail(f"'{what}' must be 1-D, got rank {t.rank}")
+    if t.is_dynamic_dim(0):
+        ln = dims_ir.IxVal(b.dim(v, 0))
+        dims_ir.checks(op, b).require(D.eq(ln, n), f"'{what}' has {{0}} elements, "
+                                      f"expected {n}", ln)
+    elif t.shape[0] != n:
+        op.fail(f"'{what}' has {t.shape[0]} elements, expected {n}")
+    f64 = ir.F64Type.get()
+    out = []
+    for j in range(n):
+        e = tensor.extract(v, [b.index(j)])
+        out.append(e if e.type == f64 else arith.extf(f64, e))
+    return out
+
+
+def _floor_dim(b, d, s, half: bool = False):
+    """floor(d * s [+ 0.5]) as a run-time dim (d: int / IxVal, s: f64 Value)."""
+    y = arith.mulf(_f64(b, dims_ir.index_of(d)), s)
+    if half:
+        y = arith.addf(y, b.const(0.5, ir.F64Type.get()))
+    return dims_ir.IxVal(_to_index(math.floor(y)))
+
+
+def _params(op: OnnxOp, b, x, r: int):
+    """Per-axis scale (float, or f64 Value known at run time), roi and the
+    result dims (ints / run-time dims; ``scaled_dim`` for constant scales)."""
+    ind = b.ixdims(x)
+    out = list(ind)
     scales = [1.0] * r
     roi = [(0.0, 1.0)] * r
     axes = list(range(r))
+    f64 = ir.F64Type.get()
+    chk = dims_ir.checks(op, b)
+
+    def runtime_scales(v):
+        for a, sv in zip(axes, _float_elems(op, b, v, len(axes), "scales")):
+            b.require(arith.cmpf(F.OGT, sv, b.const(0.0, f64)),
+                      f"node '{op.name}' ({op.op_type}): scales must be positive")
+            scales[a] = sv
+            out[a] = _floor_dim(b, ind[a], sv)
+
     if op.op_type == "Upsample":
         vals = op.attrs.scales if op.version == 7 else None
         if vals is None:
             c = const_np(op.input(1))
             if c is None:
-                op.fail("'scales' must be a constant")
+                runtime_scales(op.input(1))
+                return scales, roi, out
             vals = c.reshape(-1).tolist()
-        return [float(np.float32(v)) for v in vals], roi
+        for a, v in zip(axes, vals):
+            scales[a] = float(np.float32(v))
+            out[a] = scaled_dim(ind[a], v)
+        return scales, roi, out
     if op.version >= 18 and op.attrs.axes is not None:
         axes = [norm_axis(op, a, r, "axes") for a in op.attrs.axes]
     si, zi = (1, None) if op.version == 10 else (2, 3)
-    sc = None if is_empty(op.input(si)) else const_np(op.input(si))
-    sz = None if zi is None or is_empty(op.input(zi)) else const_np(op.input(zi))
+    sc = None if is_empty(op.input(si)) else op.input(si)
+    sz = None if zi is None or is_empty(op.input(zi)) else op.input(zi)
+    if sc is not None and sz is not None:
+        op.fail("'scales' and 'sizes' must not both be given (or have a static empty shape)")
     if sc is None and sz is None:
-        op.fail("'scales' or 'sizes' must be a constant")
+        op.fail("one of 'scales' and 'sizes' must be given")
     if sc is not None:
-        for a, v in zip(axes, sc.reshape(-1).tolist()):
-            scales[a] = float(np.float32(v))
+        c = const_np(sc)
+        if c is None:
+            runtime_scales(sc)
+        else:
+            for a, v in zip(axes, c.reshape(-1).tolist()):
+                scales[a] = float(np.float32(v))
+                out[a] = scaled_dim(ind[a], v)
     else:
+        sizes = dims_ir.int_elements(op, b, sz, len(axes), "sizes")
+        for a, v in zip(axes, sizes):
+            chk.require(D.ge(v, 0), f"sizes[{axes.index(a)}] is {{0}}, must be >= 0", v)
         policy = op.attrs.keep_aspect_ratio_policy if op.version >= 18 else "stretch"
-        for a in axes:
-            if in_shape[a] is None:
-                op.fail(f"resized dim {a} must be static")
-        ratios = {a: float(v) / in_shape[a] for a, v in zip(axes, sz.reshape(-1).tolist())}
-        if policy != "stretch":
-            s = min(ratios.values()) if policy == "not_larger" else max(ratios.values())
-            ratios = {a: s for a in axes}
-        for a in axes:
-            scales[a] = ratios[a]
+        static = all(D.is_static(ind[a]) and D.is_static(v) for a, v in zip(axes, sizes))
+        if static:
+            ratios = {a: float(v) / int(ind[a]) for a, v in zip(axes, sizes)}
+        else:
+            ratios = {a: arith.divf(_f64(b, dims_ir.index_of(v)), _f64(b, dims_ir.index_of(ind[a])))
+                      for a, v in zip(axes, sizes)}
+        if policy == "stretch":
+            for a, v in zip(axes, sizes):
+                scales[a], out[a] = ratios[a], v
+        else:
+            vs = list(ratios.values())
+            if static:
+                sc1 = min(vs) if policy == "not_larger" else max(vs)
+            else:
+                sc1 = vs[0]
+                for w in vs[1:]:
+                    sc1 = (arith.minimumf if policy == "not_larger" else arith.maximumf)(sc1, w)
+            for a in axes:
+                scales[a] = sc1
+                out[a] = int(np.floor(int(ind[a]) * sc1 + 0.5)) if static \
+                    else _floor_dim(b, ind[a], sc1, half=True)
     if op.version >= 11 and not is_empty(op.input(1)):
         c = const_np(op.input(1))
-        if c is not None:
+        n = len(axes)
+        if c is None:
+            if op.attrs.coordinate_transformation_mode == "tf_crop_and_resize":
+                v = _float_elems(op, b, op.input(1), 2 * n, "roi")
+                for j, a in enumerate(axes):
+                    roi[a] = (v[j], v[j + n])
+        else:
             v = c.reshape(-1).tolist()
-            n = len(axes)
             if len(v) == 2 * n:
                 for j, a in enumerate(axes):
                     roi[a] = (float(v[j]), float(v[j + n]))
-    return scales, roi
+    return scales, roi, out
 
 
-def _coord(b, cfg: _Cfg, i, d_in: int, d_out: int, scale: float, roi):
-    """Source coordinate (f64 Value) of result index i (index Value)."""
+def _f64(b, v):
+    """int / float / index Value / f64 Value -> f64 Value."""
     f64 = ir.F64Type.get()
-    x = arith.sitofp(f64, arith.index_cast(ir.IntegerType.get_signless(64), i))
+    if isinstance(v, (int, float)):
+        return b.const(float(v), f64)
+    if isinstance(v.type, ir.IndexType):
+        return arith.sitofp(f64, arith.index_cast(ir.IntegerType.get_signless(64), v))
+    return v
 
-    def c(v):
-        return b.const(v, f64)
-    ow = scale * d_in
+
+def _fop(b, fn, pyfn):
+    def g(x, y):
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+            return pyfn(float(x), float(y))
+        return fn(_f64(b, x), _f64(b, y))
+    return g
+
+
+def _sel_eq1(b, v, if1, other):
+    """``if1`` where the (float or f64 Value) ``v`` is 1, else ``other``."""
+    if isinstance(v, (int, float)):
+        return if1() if v == 1 else other()
+    ok = arith.cmpf(F.OEQ, v, _f64(b, 1.0))
+    return arith.select(ok, _f64(b, if1()), _f64(b, other()))
+
+
+def _coord(b, cfg: _Cfg, i, d_in, d_out, scale, roi):
+    """Source coordinate (f64 Value) of result index i (index Value); the
+    sizes and scale are Python numbers or run-time (index / f64) Values."""
+    add, sub = _fop(b, arith.addf, lambda p, q: p + q), _fop(b, arith.subf, lambda p, q: p - q)
+    mul, div = _fop(b, arith.mulf, lambda p, q: p * q), _fop(b, arith.divf, lambda p, q: p / q)
+    x = _f64(b, i)
+    c = lambda v: _f64(b, v)  # noqa: E731
+    ow = mul(scale, d_in)
     m = cfg.ctm
     if m == "asymmetric":
-        return arith.divf(x, c(scale))
+        return div(x, scale)
     if m == "align_corners":
-        return c(0.0) if ow == 1 else arith.mulf(x, c((d_in - 1) / (ow - 1)))
+        return c(_sel_eq1(b, ow, lambda: 0.0,
+                          lambda: mul(x, div(sub(d_in, 1), sub(ow, 1)))))
     if m == "tf_crop_and_resize":
         lo, hi = roi
-        if ow == 1:
-            return c((hi - lo) * (d_in - 1) / 2 + lo * (d_in - 1))
-        return arith.addf(arith.mulf(x, c((hi - lo) * (d_in - 1) / (ow - 1))),
-                          c(lo * (d_in - 1)))
-    if m == "pytorch_half_pixel" and ow == 1:
-        return c(-0.5)
-    base = arith.subf(arith.divf(arith.addf(x, c(0.5)), c(scale)), c(0.5))
+        return c(_sel_eq1(b, ow, lambda: add(div(mul(sub(hi, lo), sub(d_in, 1)), 2),
+                                             mul(lo, sub(d_in, 1))),
+                          lambda: add(mul(x, div(mul(sub(hi, lo), sub(d_in, 1)), sub(ow, 1))),
+                                      mul(lo, sub(d_in, 1)))))
+    base = sub(div(add(x, 0.5), scale), 0.5)
+    if m == "pytorch_half_pixel":
+        return c(_sel_eq1(b, ow, lambda: -0.5, lambda: base))
     if m == "tf_half_pixel_for_nearest":
-        return arith.divf(arith.addf(x, c(0.5)), c(scale))
+        return c(div(add(x, 0.5), scale))
     if m == "half_pixel_symmetric":
-        off = (d_in / 2) * (1 - d_out / ow)
-        return arith.addf(base, c(off))
-    return base  # half_pixel, pytorch_half_pixel
+        off = mul(div(d_in, 2), sub(1, div(d_out, ow)))
+        return c(add(base, off))
+    return c(base)  # half_pixel
 
 
-def _clamp(b, j, d: int):
-    return arith.minsi(arith.maxsi(j, b.index(0)), b.index(d - 1))
+def _clamp(b, j, d):
+    hi = b.index(d - 1) if isinstance(d, int) else arith.subi(d, b.index(1))
+    return arith.minsi(arith.maxsi(j, b.index(0)), hi)
 
 
 def _to_index(x):
@@ -148,7 +251,10 @@ def _taps(b, cfg: _Cfg, x, d: int, scale: float):
         elif cfg.nearest == "ceil":
             y = math.ceil(x)
         elif cfg.nearest == "legacy":
-            y = fl if scale >= 1 else math.ceil(x)
+            if isinstance(scale, float):
+                y = fl if scale >= 1 else math.ceil(x)
+            else:
+                y = arith.select(arith.cmpf(F.OGE, scale, b.const(1.0, f64)), fl, math.ceil(x))
         else:
             r = arith.subf(x, fl)
             pred = F.OGT if cfg.nearest == "round_prefer_floor" else F.OGE
@@ -185,7 +291,7 @@ def _taps(b, cfg: _Cfg, x, d: int, scale: float):
     if cfg.exclude:
         zero = c(0.0)
         inside = [arith.andi(arith.cmpi(arith.CmpIPredicate.sge, j, b.index(0)),
-                             arith.cmpi(arith.CmpIPredicate.slt, j, b.index(d))) for j in idx]
+                             arith.cmpi(arith.CmpIPredicate.slt, j, b.as_index(d))) for j in idx]
         ws = [arith.select(ok, w, zero) for ok, w in zip(inside, ws)]
         tot = arith.addf(arith.addf(ws[0], ws[1]), arith.addf(ws[2], ws[3]))
         ws = [arith.divf(w, tot) for w in ws]
@@ -200,23 +306,19 @@ def lower_resize_like(op: OnnxOp, b: LoweringContext):
     cfg = _attrs(op)
     if cfg.mode != "nearest" and not is_float(et):
         op.fail(f"{cfg.mode} mode needs a float input")
-    in_shape = [None if x.type.is_dynamic_dim(k) else x.type.shape[k] for k in range(r)]
-    out_shape = [None if t.is_dynamic_dim(k) else t.shape[k] for k in range(r)]
-    scales, roi = _params(op, r, in_shape, out_shape)
+    scales, roi, out = _params(op, b, x, r)
     if len(scales) != r:
         op.fail(f"scales has {len(scales)} entries for rank {r}")
     if op.op_type == "Resize" and op.version >= 18 and op.attrs.antialias and \
-            cfg.mode != "nearest" and any(s < 1 for s in scales):
-        op.fail("antialias=1 when downsampling is not supported")
-    resized = []
-    for k in range(r):
-        same = scales[k] == 1.0 and in_shape[k] == out_shape[k] and \
-            roi[k] == (0.0, 1.0)
-        if not same:
-            if in_shape[k] is None or out_shape[k] is None:
-                op.fail(f"resized dim {k} must be static")
-            resized.append(k)
-    dims = b.out_dims(op, 0, lambda k: b.dim(x, k))
+            cfg.mode != "nearest" and any(not isinstance(s, float) or s < 1 for s in scales):
+        op.fail("antialias=1 when downsampling (or scales known only at run time) "
+                "is not supported")
+    ind = [dims_ir.index_of(d) for d in b.ixdims(x)]
+    dims = [dims_ir.index_of(d) for d in dims_ir.fit_result(op, b, out)]
+    resized = [k for k in range(r)
+               if not (isinstance(scales[k], float) and scales[k] == 1.0 and
+                       all(isinstance(v, float) for v in roi[k]) and roi[k] == (0.0, 1.0) and
+                       (not isinstance(ind[k], int) or ind[k] == dims[k]))]
     f64 = ir.F64Type.get()
 
     def body(_o):
@@ -226,12 +328,13 @@ def lower_resize_like(op: OnnxOp, b: LoweringContext):
             if k not in resized:
                 taps.append([(i, None)])
                 continue
-            xc = _coord(b, cfg, i, in_shape[k], out_shape[k], scales[k], roi[k])
+            xc = _coord(b, cfg, i, ind[k], dims[k], scales[k], roi[k])
             if cfg.ctm == "tf_crop_and_resize":
                 bad = arith.ori(arith.cmpf(F.OLT, xc, b.const(0.0, f64)),
-                                arith.cmpf(F.OGT, xc, b.const(in_shape[k] - 1.0, f64)))
+                                arith.cmpf(F.OGT, xc, arith.subf(_f64(b, ind[k]),
+                                                                 b.const(1.0, f64))))
                 outside = bad if outside is None else arith.ori(outside, bad)
-            taps.append(_taps(b, cfg, xc, in_shape[k], scales[k]))
+            taps.append(_taps(b, cfg, xc, ind[k], scales[k]))
         acc = None
         for combo in itertools.product(*taps):
             v = tensor.extract(x, [j for j, _ in combo])

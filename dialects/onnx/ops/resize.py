@@ -12,10 +12,19 @@ import numpy as np
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
+from ..dims import from_static, to_static
 from .common import const_value, fmt, known_len, norm_axes
 
 RESIZE = (10, 11, 13, 18, 19)
 UPSAMPLE = (7, 9, 10)
+
+
+def scaled_dim(d, scale: float):
+    """floor(d * scale) for a constant f32 ``scale`` on any dim (int,
+    UNKNOWN or a run-time value): the f32 is an exact ratio p / q, so it is
+    (d * p) // q in integer arithmetic, equal to the float product."""
+    p, q = float(np.float32(scale)).as_integer_ratio()
+    return (d * p) // q
 
 
 def _present(op: OnnxOp, i: int) -> bool:
@@ -77,7 +86,7 @@ def _resize(op: OnnxOp):
     if any(float(v) <= 0 for v in vals):
         op.fail(f"scales {[float(v) for v in vals]} must be positive")
     for a, v in zip(axes, vals):
-        out[a] = None if s[a] is None else int(math.floor(s[a] * float(np.float32(v))))
+        out[a] = to_static([scaled_dim(from_static([s[a]])[0], float(v))])[0]
     return out
 
 
