@@ -171,3 +171,25 @@ def test_elementwise_threads_decided_at_run_time(tmp_path):
     c.outputs += ["gelu", "softmax"]
     run_shapes(tmp_path, c, lambda n, s: {"x": rand(n, s, 512)}, threads=(1, 2),
                shapes=[(1, 1), (1, 5), (3, 37), (10, 130)])
+
+
+def test_integer_division_dynamic_rows(tmp_path):
+    """Integer Mod/Div over dynamic rows at -O3 stay scalar: a masked tail
+    divided its masked-off lanes by their padding 0 (SIGFPE,
+    test_mod_broadcast [dynamic])."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    g = h.make_graph([h.make_node("Mod", ["x", "y"], ["m"]), h.make_node("Div", ["x", "y"], ["d"])],
+                     "g", [h.make_tensor_value_info("x", T.INT32, ["a", "b", "c"]),
+                           h.make_tensor_value_info("y", T.INT32, ["e"])],
+                     [h.make_tensor_value_info(o, T.INT32, None) for o in "md"])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    sess = ExecutionSession(onnx_mlir_py.compile(m, output=tmp_path / "m.so", opt_level=3))
+    rng = np.random.default_rng(0)
+    for xs, n in [((3, 2, 5), 1), ((2, 3, 37), 37), ((1, 2, 130), 1)]:
+        x = rng.integers(-50, 50, xs).astype(np.int32)
+        y = rng.integers(1, 9, n).astype(np.int32)
+        want = ReferenceEvaluator(m).run(None, {"x": x, "y": y})
+        for got, w in zip(sess.run([x, y]), want):
+            np.testing.assert_array_equal(got, w, err_msg=str(xs))
