@@ -42,3 +42,20 @@ def test_dynamic_dims_broadcast_at_run_time(tmp_path, case, opt_level):
         got = sess.run(arrays)[0]
         assert got.shape == want.shape, shapes
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=str(shapes))
+
+
+def test_rank4_broadcast_in_several_dims_at_once(tmp_path):
+    """Every dim dynamic, several of them 1 at run time in one input: one
+    run-time branch per input (a chain of one branch per dim made
+    bufferization exponentially slow at -O3: minutes for rank 4)."""
+    import time
+    node = h.make_node("Mul", ["a", "b"], ["y"])
+    m = _model(node, [("a", ["a0", "a1", "a2", "a3"]), ("b", ["b0", "b1", "b2", "b3"])])
+    t = time.perf_counter()
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "bc.so", opt_level=3))
+    assert time.perf_counter() - t < 120
+    rng = np.random.default_rng(0)
+    for sa, sb in [((2, 1, 3, 1), (1, 4, 1, 5)), ((1, 1, 1, 1), (2, 3, 4, 5)),
+                   ((2, 3, 4, 5), (2, 3, 4, 5)), ((2, 3, 1, 5), (1, 3, 4, 1))]:
+        a, b = rng.random(sa, np.float32), rng.random(sb, np.float32)
+        np.testing.assert_allclose(sess.run([a, b])[0], a * b, rtol=1e-6, err_msg=str((sa, sb)))
