@@ -138,10 +138,11 @@ def test_matmuls_dynamic_batch_and_sequence(tmp_path):
 
 def test_matmul_broadcasts_only_batch_dims(tmp_path):
     """A MatMul with every dim dynamic broadcasts only its batch dims at run
-    time (two branches per operand): its matrix dims are the result's own
-    dims. They used to get branches too once a batch dim was broadcast (the
-    dims were compared with the broadcast value, not the operand), which
-    made bufferization of a BERT layer take minutes."""
+    time (one branch per operand, covering both batch dims): its matrix dims
+    are the result's own dims. They used to get branches too once a batch
+    dim was broadcast (the dims were compared with the broadcast value, not
+    the operand), and a chain of one branch per dim made bufferization
+    exponentially slow (a BERT layer took minutes)."""
     c = Cases()
     c.input("a", ["B", "H", "M", "K"])
     c.input("b", ["B", "H", "K", "N"])
@@ -150,7 +151,7 @@ def test_matmul_broadcasts_only_batch_dims(tmp_path):
     out = onnx_mlir_py.compile(c.model(), output=tmp_path / "m.mlir", emit="EmitMLIR")
     text = open(out).read()
     assert text.count("scf.yield %arg0") + text.count("scf.yield %arg1") == 2
-    assert len([ln for ln in text.splitlines() if "= scf.if" in ln]) == 4
+    assert len([ln for ln in text.splitlines() if "= scf.if" in ln]) == 2
 
 
 def test_elementwise_threads_decided_at_run_time(tmp_path):
