@@ -14,8 +14,9 @@ from mlir.dialects import arith, math
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map, is_float, pad
-from ...dialects.onnx import dims as D
-from .dims_ir import checks
+from ...dialects.onnx.ops.normalization import group_norm_checks
+from .conv import collapse_to
+from .dims_ir import checks, index_of
 from .normalization import require_broadcast_to, require_channel_len
 from .reshape import collapse, expand
 
@@ -98,28 +99,28 @@ def lower_instance_norm(op: OnnxOp, b: LoweringContext):
 
 @lowering("GroupNormalization", 18, 21)
 def lower_group_norm(op: OnnxOp, b: LoweringContext):
+    """x (N, C, ...) viewed as (N, G, C/G, ...); v21's per-channel scale and
+    bias (C) as (G, C/G). C may be dynamic (one dynamic size per expanded
+    group); the checks are the rule's ``group_norm_checks`` on run-time dims."""
     x, r, et = _float_input(op, b, 3)
     scale, bias = op.input(1), op.input(2)
     g = op.attrs.num_groups
-    c = op.shape(x)[1]
-    if c is None or g <= 0 or c % g:
-        op.fail(f"channels ({c}) must be static and divisible by num_groups ({g})")
+    if g <= 0:
+        op.fail(f"num_groups must be positive, got {g}")
     per_channel = op.version >= 21
-    want = c if per_channel else g
     for v in (scale, bias):
-        if b.ranked(op, v).rank != 1 or op.shape(v)[0] not in (None, want):
-            op.fail(f"scale and bias must be 1-D of length {want}")
-        if op.shape(v)[0] is None:          # read at channel (or group) indices
-            d = b.ixdim(v, 0)
-            checks(op, b).require(D.eq(d, want), f"{'scale' if v is scale else 'bias'} "
-                                  f"has {{0}} elements, expected {want}", d)
+        if b.ranked(op, v).rank != 1:
+            op.fail("scale and bias must be 1-D")
+    cg = group_norm_checks(checks(op, b), b.ixdim(x, 1), g, b.ixdim(scale, 0),
+                           b.ixdim(bias, 0), per_channel)
+    cg = index_of(cg)
     dims = b.dims(x)
     # stash_type=1 (v21): statistics in f32
     ct = et
     if per_channel and op.attrs.stash_type == 1 and not isinstance(et, ir.F64Type):
         ct = ir.F32Type.get()
     xg = expand(b, x, [[0], [1, 2]] + [[k] for k in range(3, r + 1)][: r - 2],
-                [dims[0], g, c // g] + dims[2:])
+                [dims[0], g, cg] + dims[2:])
     r5 = r + 1
     if ct != et:
         xg = b.map_elementwise([xg], b.dims(xg), ct, lambda v: arith.extf(ct, v))
@@ -127,9 +128,8 @@ def lower_group_norm(op: OnnxOp, b: LoweringContext):
     eps = b.const(op.attrs.epsilon, ct)
     full, ng = affine_map(r5, list(range(r5))), affine_map(r5, [0, 1])
     if per_channel:  # channel = group * (C/G) + c_in_group
-        ch = ir.AffineMap.get(r5, 0, [ir.AffineExpr.get_add(
-            ir.AffineExpr.get_mul(ir.AffineDimExpr.get(1), ir.AffineConstantExpr.get(c // g)),
-            ir.AffineDimExpr.get(2))])
+        scale, bias = (expand(b, v, [[0, 1]], [g, cg]) for v in (scale, bias))
+        ch = affine_map(r5, [1, 2])
     else:
         ch = affine_map(r5, [1])
 
@@ -140,7 +140,7 @@ def lower_group_norm(op: OnnxOp, b: LoweringContext):
         return arith.addf(arith.mulf(y, s), bb)
     yg = b.generic([xg, mean, var, scale, bias], [b.empty(b.dims(xg), et)],
                    [full, ng, ng, ch, ch, full], ["parallel"] * r5, body)[0]
-    return [collapse(yg, [[0], [1, 2]] + [[k] for k in range(3, r5)], b.result_type(op))]
+    return [collapse_to(b, yg, [[0], [1, 2]] + [[k] for k in range(3, r5)], b.dims(x))]
 
 
 @lowering("LRN", 1, 13)

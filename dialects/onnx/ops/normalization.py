@@ -11,6 +11,7 @@ Y always has the shape of X. Extra outputs:
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
+from .. import dims as D
 from ..opview import OnnxOp, tensor
 from .conv import fmt
 
@@ -174,6 +175,20 @@ def _ln_shape(op: OnnxOp):
 
 # -- GroupNormalization ------------------------------------------------------------------
 
+def group_norm_checks(ctx: D.ShapeChecks, c: D.Dim, g: int, scale: D.Dim, bias: D.Dim,
+                      per_channel: bool) -> D.Dim:
+    """GroupNormalization's consistency, once for the rule and the lowering:
+    C divisible by num_groups, scale/bias of C (v21) or num_groups (v18)
+    elements. ``scale``/``bias``: their lengths (None: no check). Returns C/G."""
+    ctx.require(D.eq(c % g, 0), f"channels C = {{0}} are not divisible by num_groups = {g}", c)
+    want, what = (c, "C (channels of X)") if per_channel else (g, "num_groups")
+    for name, n in (("scale", scale), ("bias", bias)):
+        if n is not None:
+            ctx.require(D.eq(n, want), f"input '{name}' has shape [{{0}}]: expected {{1}} "
+                        f"elements ({what}), got {{0}}", n, want)
+    return c // g
+
+
 def _gn_verify(op: OnnxOp):
     x = op.shape(op.input(0))
     g = op.attrs.num_groups
@@ -185,18 +200,19 @@ def _gn_verify(op: OnnxOp):
         op.fail(f"input 'X' has shape {fmt(x)}: expected rank >= 2 (N x C x D1 x ... x Dn), "
                 f"got rank {len(x)}")
     c = _channels(x)
-    if c is not None and c % g != 0:
-        op.fail(f"channels C = {c} of X {fmt(x)} are not divisible by num_groups = {g}")
     if op.version >= 21:
         st = op.attrs.stash_type
         if st not in (1, 10, 11, 16):
             op.fail(f"attribute 'stash_type' = {st}: expected 1 (float), 10 (float16), "
                     f"11 (double) or 16 (bfloat16)")
-        _check_vec(op, 1, "scale", c)
-        _check_vec(op, 2, "bias", c)
-    else:  # v18: scale and bias are per group
-        _check_vec(op, 1, "scale", g, "num_groups")
-        _check_vec(op, 2, "bias", g, "num_groups")
+    lens = []
+    for i, name in ((1, "scale"), (2, "bias")):
+        s = op.shape(op.input(i))
+        if s is not None and len(s) != 1:
+            op.fail(f"input '{name}' has shape {fmt(s)}: expected rank 1, got rank {len(s)}")
+        lens.append(D.UNKNOWN if s is None or s[0] is None else s[0])
+    group_norm_checks(D.inference_checks(op), D.UNKNOWN if c is None else c, g, *lens,
+                      per_channel=op.version >= 21)
 
 
 verifier("GroupNormalization", 18, 21)(_gn_verify)

@@ -251,16 +251,17 @@ def _unsqueeze_verify(op: OnnxOp):
 # --------------------------------------------------------------------------
 # DepthToSpace / SpaceToDepth
 # --------------------------------------------------------------------------
-def _mul(a, b):
-    return None if a is None else a * b
-
-
-def _div(op, a, b, what):
-    if a is None:
-        return None
-    if a % b:
-        op.fail(f"{what} {a} is not divisible by {b}")
-    return a // b
+def space_depth_dims(ctx: D.ShapeChecks, op_type: str, dims, bs: int) -> list:
+    """DepthToSpace / SpaceToDepth result dims of (N, C, H, W) ``dims``
+    (dims.py kinds), with the divisibility checks: the one computation for
+    the shape rule and the lowering."""
+    n, c, h, w = dims
+    if op_type == "DepthToSpace":
+        ctx.require(D.eq(c % (bs * bs), 0), f"channel dim {{0}} is not divisible by {bs * bs}", c)
+        return [n, c // (bs * bs), h * bs, w * bs]
+    ctx.require(D.eq(h % bs, 0), f"height {{0}} is not divisible by {bs}", h)
+    ctx.require(D.eq(w % bs, 0), f"width {{0}} is not divisible by {bs}", w)
+    return [n, c * (bs * bs), h // bs, w // bs]
 
 
 def _d2s(op: OnnxOp):
@@ -272,10 +273,7 @@ def _d2s(op: OnnxOp):
         return None
     if len(s) != 4:
         op.fail(f"input must be 4-D (N, C, H, W), got {fmt(s)}")
-    n, c, h, w = s
-    if op.op_type == "DepthToSpace":
-        return [n, _div(op, c, b * b, "channel dim"), _mul(h, b), _mul(w, b)]
-    return [n, _mul(c, b * b), _div(op, h, b, "height"), _div(op, w, b, "width")]
+    return D.to_static(space_depth_dims(D.inference_checks(op), op.op_type, D.from_static(s), b))
 
 
 for _t, _vs in (("DepthToSpace", (1, 11, 13, 28)), ("SpaceToDepth", (1, 13, 28))):

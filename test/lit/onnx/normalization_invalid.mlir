@@ -35,7 +35,7 @@ func.func @f(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>) -> !onnx.unknown {
 }
 
 // -----
-// CHECK: error: node 'gn_groups' (GroupNormalization): channels C = 6 of X [2x6x4] are not divisible by num_groups = 4
+// CHECK: error: node 'gn_groups' (GroupNormalization): channels C = 6 are not divisible by num_groups = 4
 func.func @f(%x: tensor<2x6x4xf32>, %s: tensor<6xf32>) -> !onnx.unknown {
   %0 = "onnx.group_normalization"(%x, %s, %s) {epsilon = 1.0e-05 : f32, num_groups = 4 : si64, stash_type = 1 : si64} : (tensor<2x6x4xf32>, tensor<6xf32>, tensor<6xf32>) -> !onnx.unknown loc("gn_groups")
   return %0 : !onnx.unknown

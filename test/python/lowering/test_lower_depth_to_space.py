@@ -37,3 +37,23 @@ def test_one_hot_axis0_int_values_and_eye_like_k():
     check([N("OneHot", ["i", "d", "v"], ["y"], axis=0),
            N("EyeLike", ["e"], ["z"], k=-1, dtype=TensorProto.INT32)],
           {"i": idx, "e": np.zeros((3, 5), np.float32)}, ["y", "z"], inits=inits, opset=11)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("op,mode", [("DepthToSpace", "DCR"), ("DepthToSpace", "CRD"),
+                                     ("SpaceToDepth", None)])
+def test_space_depth_all_dims_dynamic(tmp_path, op, mode, opt_level):
+    """Every dim dynamic (channels too): compiled once, 3 shapes vs onnxruntime;
+    a size the block does not divide is an error from the compiled code."""
+    from dynamic_util import check_rejects, check_shapes, model
+    kw = {"mode": mode} if mode else {}
+    m = model([N(op, ["x"], ["y"], name="sd", blocksize=2, **kw)],
+              [("x", TensorProto.FLOAT, ["N", "C", "H", "W"])], [("y", TensorProto.FLOAT, None)])
+    if op == "DepthToSpace":
+        shapes, bad = [(1, 4, 2, 3), (2, 8, 3, 1), (1, 12, 1, 2)], (1, 6, 2, 2)
+    else:
+        shapes, bad = [(1, 1, 2, 4), (2, 3, 4, 2), (1, 2, 6, 6)], (1, 2, 3, 4)
+    feeds = [{"x": R.standard_normal(s).astype(np.float32)} for s in shapes]
+    check_shapes(tmp_path, m, feeds, opt_level, engine="onnxruntime")
+    check_rejects(tmp_path, m, [{"x": np.zeros(bad, np.float32)}],
+                  r"node 'sd' \(" + op + r"\): (channel dim 6|height 3) is not divisible")

@@ -67,3 +67,28 @@ def test_lrn_even_size():
 def test_rms_norm_broadcast_scale():
     check([N("RMSNormalization", ["x", "s"], ["y"], axis=-2, epsilon=1e-3)],
           {"x": f32(2, 3, 4)}, ["y"], inits=[("s", f32(1, 4))], opset=23, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("opset", [18, 21])
+def test_group_norm_dynamic_channels(tmp_path, opset, opt_level):
+    """x, scale and bias with every dim unknown (the node tests' dynamic mode):
+    compiled once, 3 shapes vs onnxruntime; C not divisible by num_groups, or a
+    scale of the wrong length, is an error from the compiled code."""
+    from dynamic_util import check_rejects, check_shapes, model
+    F = 1
+    m = model([N("GroupNormalization", ["x", "s", "b"], ["y"], name="gn", num_groups=2,
+                 epsilon=1e-3)],
+              [("x", F, ["N", "C", "H", "W"]), ("s", F, ["S"]), ("b", F, ["S"])],
+              [("y", F, None)], opset=opset)
+    feeds = []
+    for shape in [(1, 4, 3, 2), (2, 6, 1, 5), (3, 2, 4, 4)]:
+        k = shape[1] if opset >= 21 else 2
+        feeds.append({"x": f32(*shape), "s": f32(k), "b": f32(k)})
+    check_shapes(tmp_path, m, feeds, opt_level, rtol=1e-4, atol=1e-4, engine="onnxruntime")
+    k = 3 if opset >= 21 else 2
+    check_rejects(tmp_path, m, [{"x": f32(1, 3, 2, 2), "s": f32(k), "b": f32(k)}],
+                  r"node 'gn' \(GroupNormalization\): channels C = 3 are not divisible")
+    k = 5 if opset >= 21 else 3
+    check_rejects(tmp_path, m, [{"x": f32(1, 4, 2, 2), "s": f32(k), "b": f32(k)}],
+                  r"node 'gn' \(GroupNormalization\): input 'scale' has shape \[" + str(k))
