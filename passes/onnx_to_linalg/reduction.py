@@ -15,7 +15,8 @@ from ...dialects.onnx.ops.reduction import REDUCE  # the versions, one table
 from ...dialects.onnx.opview import OnnxOp
 from .builder import LoweringContext, affine_map, is_float, lowest
 from .reshape import reshape_to
-from .tensor_util import const_ints, imul, norm_axis
+from . import dims_ir
+from .tensor_util import const_ints, const_np, imul, is_empty, norm_axis
 
 
 def highest(et: ir.Type):
@@ -91,17 +92,92 @@ def _axes(op: OnnxOp, axes_input: bool, r: int):
     return out
 
 
+def _lse(b: LoweringContext, x, red: list[int]) -> ir.Value:
+    """max-shifted: log(sum(exp(x - m))) + m"""
+    r = x.type.rank
+    et = x.type.element_type
+    m = reduce_dims(None, b, x, red, lowest(et), _max)
+    keep = [k for k in range(r) if k not in red]
+    dims = b.dims(x)
+    full = affine_map(r, list(range(r)))
+    part = affine_map(r, keep)
+    its = ["reduction" if k in red else "parallel" for k in range(r)]
+    s = b.generic([x, m], [b.full([dims[k] for k in keep], et, 0.0)], [full, part, part],
+                  its, lambda v, mv, a: arith.addf(a, math.exp(arith.subf(v, mv))))[0]
+
+    def fin(sv, mv, _o):
+        # an all -inf row keeps max -inf (log(sum exp(-inf - -inf)) would be nan)
+        ok = arith.cmpf(arith.CmpFPredicate.ONE, mv, b.const(float("-inf"), et))
+        return arith.select(ok, arith.addf(math.log(sv), mv), mv)
+    n = len(keep)
+    ident = affine_map(n, list(range(n)))
+    return b.generic([s, m], [b.empty([dims[k] for k in keep], et)], [ident] * 3,
+                     ["parallel"] * n, fin)[0]
+
+
+def _div_count(b: LoweringContext, s, n):
+    et = s.type.element_type
+    fl = is_float(et)
+    if isinstance(n, int):
+        c = b.const(n, et)
+    else:
+        ci = arith.index_cast(ir.IntegerType.get_signless(64), n)
+        c = arith.sitofp(et, ci) if fl else arith.trunci(et, ci) \
+            if et.width < 64 else ci
+    return map_scalar(b, s, lambda v: arith.divf(v, c) if fl else arith.divsi(v, c))
+
+
+_PRE = {"SumSquare": lambda v: _mul(v, v), "L2": lambda v: _mul(v, v), "L1": _abs}
+
+
+def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
+    """axes known only at run time (reduction_axes.py)."""
+    from . import reduction_axes as RA
+    r = x.type.rank
+    et = x.type.element_type
+    mask = RA.axes_mask(op, b, op.input(1), r)
+    if kind in _PRE:
+        x = map_scalar(b, x, _PRE[kind])
+    if kind == "LogSumExp":
+        def one(y, k):
+            return _lse(b, y, [k])
+    else:
+        init, comb = {"Max": (lowest(et) if et.width != 1 else 0, _max),
+                      "Min": (highest(et), _min),
+                      "Prod": (1.0 if is_float(et) else 1, _mul)}.get(kind, (0, _add))
+
+        def one(y, k):
+            return reduce_dims(op, b, y, [k], init, comb)
+    y = RA.reduce_masked(op, b, x, mask, one)
+    if kind == "L2":
+        y = map_scalar(b, y, math.sqrt)
+    elif kind == "LogSum":
+        y = map_scalar(b, y, math.log)
+    elif kind == "Mean":
+        y = _div_count(b, y, RA.count(b, x, mask))
+    if not op.attrs.keepdims:
+        return RA.drop_reduced(op, b, y, mask)
+    t = b.result_type(op)
+    if t.rank != r:
+        op.fail(f"keepdims result rank {t.rank} differs from input rank {r}")
+    out = dims_ir.fit_result(op, b, b.ixdims(y))
+    return reshape_to(op, b, y, out, proven=False)
+
+
 def _reduce(op: OnnxOp, b: LoweringContext, axes_input: bool):
     x = op.input(0)
     r = b.ranked(op, x).rank
     et = x.type.element_type
-    red = _axes(op, axes_input, r)
-    if red is None:
-        return [x]
     kind = op.op_type[len("Reduce"):]
     fl = is_float(et)
     if kind in ("Mean", "L2", "LogSum", "LogSumExp") and not fl and kind != "Mean":
         op.fail(f"{op.op_type} on integer tensors is not supported")
+    if axes_input and op.input(1) is not None and not is_empty(op.input(1)) and \
+            const_np(op.input(1)) is None:
+        return [_reduce_run_time_axes(op, b, x, kind)]
+    red = _axes(op, axes_input, r)
+    if red is None:
+        return [x]
     if kind == "Sum":
         y = reduce_dims(op, b, x, red, 0, _add)
     elif kind == "SumSquare":
@@ -114,24 +190,7 @@ def _reduce(op: OnnxOp, b: LoweringContext, axes_input: bool):
     elif kind == "LogSum":
         y = map_scalar(b, reduce_dims(op, b, x, red, 0, _add), math.log)
     elif kind == "LogSumExp":
-        # max-shifted: log(sum(exp(x - m))) + m
-        m = reduce_dims(op, b, x, red, lowest(et), _max)
-        keep = [k for k in range(r) if k not in red]
-        dims = b.dims(x)
-        full = affine_map(r, list(range(r)))
-        part = affine_map(r, keep)
-        its = ["reduction" if k in red else "parallel" for k in range(r)]
-        s = b.generic([x, m], [b.full([dims[k] for k in keep], et, 0.0)], [full, part, part],
-                      its, lambda v, mv, a: arith.addf(a, math.exp(arith.subf(v, mv))))[0]
-
-        def fin(sv, mv, _o):
-            # an all -inf row keeps max -inf (log(sum exp(-inf - -inf)) would be nan)
-            ok = arith.cmpf(arith.CmpFPredicate.ONE, mv, b.const(float("-inf"), et))
-            return arith.select(ok, arith.addf(math.log(sv), mv), mv)
-        n = len(keep)
-        ident = affine_map(n, list(range(n)))
-        y = b.generic([s, m], [b.empty([dims[k] for k in keep], et)], [ident] * 3,
-                      ["parallel"] * n, fin)[0]
+        y = _lse(b, x, red)
     elif kind == "Max":
         y = reduce_dims(op, b, x, red, lowest(et) if et.width != 1 else 0, _max)
     elif kind == "Min":
@@ -139,15 +198,7 @@ def _reduce(op: OnnxOp, b: LoweringContext, axes_input: bool):
     elif kind == "Prod":
         y = reduce_dims(op, b, x, red, 1.0 if fl else 1, _mul)
     elif kind == "Mean":
-        s = reduce_dims(op, b, x, red, 0, _add)
-        n = _count(b, x, red)
-        if isinstance(n, int):
-            c = b.const(n, et)
-        else:
-            ci = arith.index_cast(ir.IntegerType.get_signless(64), n)
-            c = arith.sitofp(et, ci) if fl else arith.trunci(et, ci) \
-                if et.width < 64 else ci
-        y = map_scalar(b, s, lambda v: arith.divf(v, c) if fl else arith.divsi(v, c))
+        y = _div_count(b, reduce_dims(op, b, x, red, 0, _add), _count(b, x, red))
     else:  # pragma: no cover - table above is exhaustive
         op.fail(f"unknown reduction {op.op_type}")
     if op.attrs.keepdims:

@@ -1,0 +1,68 @@
+"""Reduce* with the axes known only at run time (reduction_axes.py): each
+model compiled once, compared with onnx.reference at several input shapes
+and axes values, -O0 and -O3; bad axes are run-time errors naming the node."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import dynamic_util as dyn
+
+R = np.random.default_rng(12)
+N = h.make_node
+OPS = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+       "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"]
+SHAPES = [(2, 3, 4), (3, 1, 5), (4, 2, 2)]
+
+
+def opset(op):
+    return 13 if op == "ReduceSum" else 18
+
+
+def feeds(axes_sets, dt=np.float32):
+    """positive floats (LogSum), small signed integers"""
+    return [{"x": (R.random(s) + 0.5).astype(dt) if dt == np.float32 else
+             R.integers(-4, 5, s).astype(dt), "a": np.array(a, np.int64)}
+            for s, a in zip(SHAPES, axes_sets)]
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("op", OPS)
+def test_keepdims_run_time_axes(tmp_path, op, opt_level):
+    m = dyn.model([N(op, ["x", "a"], ["y"], keepdims=1, name="red")],
+                  [("x", T.FLOAT, ["n", "m", "k"]), ("a", T.INT64, ["na"])],
+                  [("y", T.FLOAT, None)], opset=opset(op))
+    dyn.check_shapes(tmp_path, m, feeds([[1], [0, -1], [2, 0, 1]]) +
+                     feeds([[], [-2, 2]]), opt_level, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceLogSumExp"])
+def test_no_keepdims_static_axes_count(tmp_path, op, opt_level):
+    m = dyn.model([N(op, ["x", "a"], ["y"], keepdims=0, name="red")],
+                  [("x", T.FLOAT, ["n", "m", "k"]), ("a", T.INT64, [2])],
+                  [("y", T.FLOAT, None)], opset=opset(op))
+    dyn.check_shapes(tmp_path, m, feeds([[1, 0], [0, -1], [2, 1]]), opt_level,
+                     rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceProd"])
+def test_integers(tmp_path, op):
+    m = dyn.model([N(op, ["x", "a"], ["y"], keepdims=1, name="red")],
+                  [("x", T.INT32, ["n", "m", "k"]), ("a", T.INT64, ["na"])],
+                  [("y", T.INT32, None)], opset=opset(op))
+    dyn.check_shapes(tmp_path, m, feeds([[1], [0, 2], [-1, 0, 1]], np.int32))
+
+
+def test_bad_axes_rejected(tmp_path):
+    m = dyn.model([N("ReduceSum", ["x", "a"], ["y"], keepdims=1, name="red")],
+                  [("x", T.FLOAT, ["n", "m", "k"]), ("a", T.INT64, ["na"])],
+                  [("y", T.FLOAT, None)], opset=13)
+    x = np.ones((2, 3, 4), np.float32)
+    dyn.check_rejects(tmp_path, m, [{"x": x, "a": np.array([3], np.int64)},
+                                    {"x": x, "a": np.array([0, -4], np.int64)}],
+                      r"node 'red' \(ReduceSum\).*out of range \[-3, 2\]")
+    dyn.check_rejects(tmp_path, m, [{"x": x, "a": np.array([1, -2], np.int64)}],
+                      r"node 'red' \(ReduceSum\).*duplicates")
