@@ -14,12 +14,14 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 # -- the model set ---------------------------------------------------------------
-ZOO_MODELS = ["mnist_cnn", "mlp", "resnet18", "mobilenetv2", "encoder_layer", "bert_layer"]
+ZOO_MODELS = ["mnist_cnn", "mlp", "resnet18", "mobilenetv2", "mobilenetv3", "encoder_layer",
+              "bert_layer"]
 MATMUL = "matmul1024"
 # dynamic-axes copies of zoo models (name -> (static model, axis -> dim_param)),
 # run at the static model's shape and timed against it as well
 DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
            "mobilenetv2_dyn": ("mobilenetv2", {0: "N"}),
+           "mobilenetv3_dyn": ("mobilenetv3", {0: "N"}),
            "bert_layer_dyn": ("bert_layer", {0: "N", 1: "S"})}
 ALL_MODELS = ZOO_MODELS + [MATMUL] + list(DYNAMIC)
 

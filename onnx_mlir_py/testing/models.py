@@ -7,6 +7,7 @@ input named ``input`` and one output named ``output``:
     mlp(batch=64)             784-512-512-10 Gemm + Relu
     resnet18(batch=1)         ResNet-18 at 224x224, BatchNormalization nodes kept
     mobilenetv2(batch=1)      MobileNetV2 (BN folded into conv bias), Clip(0,6)
+    mobilenetv3(batch=1)      MobileNetV3-Small: HardSwish, squeeze-excite (HardSigmoid)
     encoder_layer(d, heads, seq, batch, layers)
                               transformer encoder as exporters write it
     bert_layer(seq, batch, layers)  encoder_layer(d=768, heads=12)
@@ -197,6 +198,48 @@ def mobilenetv2(batch=1, seed: int = 0, num_classes: int = 1000, size: int = 224
     return g.model("mobilenetv2", [b, 3, size, size], [b, num_classes])
 
 
+# MobileNetV3-Small: (kernel, expansion, out, squeeze-excite, HardSwish, stride)
+_MBV3_SMALL = [(3, 16, 16, True, False, 2), (3, 72, 24, False, False, 2),
+               (3, 88, 24, False, False, 1), (5, 96, 40, True, True, 2),
+               (5, 240, 40, True, True, 1), (5, 240, 40, True, True, 1),
+               (5, 120, 48, True, True, 1), (5, 144, 48, True, True, 1),
+               (5, 288, 96, True, True, 2), (5, 576, 96, True, True, 1),
+               (5, 576, 96, True, True, 1)]
+
+
+def mobilenetv3(batch=1, seed: int = 0, num_classes: int = 1000, size: int = 224
+                ) -> onnx.ModelProto:
+    """MobileNetV3-Small as torch.onnx.export writes it (BN folded):
+    HardSwish, squeeze-excite blocks (GlobalAveragePool, 1x1 convs, ReLU,
+    HardSigmoid, Mul)."""
+    g = _Graph(seed)
+
+    def act(v, hs):
+        return g.node("HardSwish", [v]) if hs else g.node("Relu", [v])
+    x = act(g.conv("input", 3, 16, 3, 2, 1), True)
+    cin = 16
+    for k, exp, c, se, hs, s in _MBV3_SMALL:
+        y = x if exp == cin else act(g.conv(x, cin, exp, 1), hs)
+        y = act(g.conv(y, exp, exp, k, s, k // 2, group=exp), hs)
+        if se:
+            sq = max(8, (exp // 4 + 4) // 8 * 8)
+            w = g.node("GlobalAveragePool", [y])
+            w = g.node("Relu", [g.conv(w, exp, sq, 1)])
+            w = g.node("HardSigmoid", [g.conv(w, sq, exp, 1)], alpha=1.0 / 6, beta=0.5)
+            y = g.node("Mul", [y, w])
+        y = g.conv(y, exp, c, 1)
+        x = g.node("Add", [x, y]) if (s == 1 and cin == c) else y
+        cin = c
+    x = act(g.conv(x, cin, 576, 1), True)
+    x = g.node("Flatten", [g.node("GlobalAveragePool", [x])], axis=1)
+    x = g.node("HardSwish", [g.node("Gemm", [x, g.weight("W", (1024, 576), 576, 1.0),
+                                               g.small("b", (1024,))], transB=1)])
+    g.node("Gemm", [x, g.weight("W", (num_classes, 1024), 1024, 1.0),
+                    g.small("b", (num_classes,))], transB=1)
+    b = _batch_dim(batch)
+    return g.model("mobilenetv3", [b, 3, size, size], [b, num_classes])
+
+
 # -- transformer -------------------------------------------------------------------
 def _layer_norm(g: _Graph, x: str, d: int) -> str:
     scale = g.init("ln_g", (1.0 + 0.1 * g.rng.standard_normal(d)).astype(np.float32))
@@ -295,4 +338,5 @@ def random_inputs(model: onnx.ModelProto, batch: int = 1, seed: int = 0
 
 
 ZOO = {"mnist_cnn": mnist_cnn, "mlp": mlp, "resnet18": resnet18,
-       "mobilenetv2": mobilenetv2, "encoder_layer": encoder_layer, "bert_layer": bert_layer}
+       "mobilenetv2": mobilenetv2, "mobilenetv3": mobilenetv3, "encoder_layer": encoder_layer,
+       "bert_layer": bert_layer}

@@ -3,8 +3,8 @@ ExecutionSession and compared with onnxruntime (rtol 1e-3, atol 1e-4).
 
 These compile whole networks: expect minutes, not seconds. ResNet-18,
 MobileNetV2 and the BERT layer (dynamic batch) also run through
-examples/c/run_model.c. ONNX_MLIR_PY_E2E_OPT=<n> forces one opt level for
-every model.
+examples/c/run_model.c; MobileNetV3-Small runs with a dynamic batch (1
+and 3). ONNX_MLIR_PY_E2E_OPT=<n> forces one opt level for every model.
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ CASES = {
     "mlp": (lambda: M.mlp(batch=64), [None], 3),
     "resnet18": (lambda: M.resnet18(batch=1), [None], CNN_OPT),
     "mobilenetv2": (lambda: M.mobilenetv2(batch=1), [None], CNN_OPT),
+    "mobilenetv3": (lambda: M.mobilenetv3(batch="N"), [1, 3], CNN_OPT),
     "encoder_layer": (lambda: M.encoder_layer(d=256, heads=4, seq=128, batch="N"), [1, 3], 3),
     "bert_layer": (lambda: M.bert_layer(seq=128, batch="N"), [1, 2], 3),
 }
