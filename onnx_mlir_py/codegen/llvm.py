@@ -63,7 +63,9 @@ LOWER_PIPELINE = ", ".join([
     "convert-math-to-llvm",
     "convert-math-to-libm",
     "convert-vector-to-llvm",
-    "finalize-memref-to-llvm",
+    # allocations call the C runtime's _mlir_memref_to_llvm_alloc, which
+    # fails the call (NULL, OM_ERROR_ALLOC) when malloc fails
+    "finalize-memref-to-llvm{use-generic-functions=true}",
     "convert-arith-to-llvm",
     "convert-index-to-llvm",
     "convert-cf-to-llvm",

@@ -87,6 +87,8 @@ class LoweringContext:
         # messages of the run-time checks (``require``), by check id
         self.check_messages: list[str] = []
         self._check_fn: ir.Operation | None = None
+        # the node being lowered (set by the driver): names allocation checks
+        self.node = None
 
     # -- run-time checks -------------------------------------------------------
     def require(self, ok: ir.Value, message: str, *values: ir.Value) -> None:
@@ -195,7 +197,36 @@ class LoweringContext:
         return ir.RankedTensorType.get([d if isinstance(d, int) else DYN for d in dims], et)
 
     def empty(self, dims: Sequence, et: ir.Type) -> ir.Value:
+        if self.node is not None and any(isinstance(d, ir.Value) for d in dims):
+            self._require_allocatable(dims, et)
         return tensor.empty(list(dims), et)
+
+    def _require_allocatable(self, dims: Sequence, et: ir.Type) -> None:
+        """Dynamic dims (from the inputs' values: ConstantOfShape, Expand,
+        ...) must be >= 0 with a byte size below 2**62: the allocation size
+        would overflow and wrap to a small buffer (computed in f64)."""
+        f64 = ir.F64Type.get()
+        width = getattr(et, "width", 64)
+        size = arith.constant(f64, float(max(1, width // 8)))
+        ok = None
+        shown, vals = [], []
+        for d in dims:
+            if isinstance(d, int):
+                size = arith.mulf(size, arith.constant(f64, float(d)))
+                shown.append(str(d))
+                continue
+            size = arith.mulf(size, arith.uitofp(f64, arith.index_cast(
+                ir.IntegerType.get_signless(64), d)))
+            nonneg = arith.cmpi(arith.CmpIPredicate.sge, d, self.index(0))
+            ok = nonneg if ok is None else arith.andi(ok, nonneg)
+            shown.append(f"{{{len(vals)}}}" if len(vals) < CHECK_VALUES else "?")
+            vals.append(d)
+        ok = arith.andi(ok, arith.cmpf(arith.CmpFPredicate.OLT, size,
+                                       arith.constant(f64, float(2 ** 62))))
+        n = self.node
+        self.require(ok, f"node '{n.name}' ({n.op_type}): a result of shape "
+                     f"[{', '.join(shown)}] cannot be allocated (negative dim or 2**62 "
+                     f"bytes or more)", *vals[:CHECK_VALUES])
 
     def full(self, dims: Sequence, et: ir.Type, x) -> ir.Value:
         e = self.empty(dims, et)

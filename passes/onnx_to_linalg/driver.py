@@ -149,7 +149,11 @@ def convert_signature(f: ir.Operation, b: LoweringContext) -> None:
 def lower_op(op: ir.Operation, b: LoweringContext) -> None:
     v, rule = _rule_for(op)
     with ir.InsertionPoint(op), op.location:
-        new = rule(v, b)
+        b.node = v
+        try:
+            new = rule(v, b)
+        finally:
+            b.node = None
         if len(new) != len(op.results):
             raise CompileError(f"lowering of {v.op_type} v{v.version} returned {len(new)} "
                                f"values for {len(op.results)} results")

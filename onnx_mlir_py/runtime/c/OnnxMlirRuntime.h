@@ -103,6 +103,9 @@ const char *omGetLastError(void);
 #define OM_ERROR_NONE 0
 #define OM_ERROR_OTHER 1
 #define OM_ERROR_CHECK 2
+/* The model code could not allocate memory (a dim computed from the inputs,
+ * e.g. ConstantOfShape's or Expand's shape, asked for too much). */
+#define OM_ERROR_ALLOC 3
 int64_t omGetLastErrorKind(void);
 
 /* The model's entry points (generated per model). */

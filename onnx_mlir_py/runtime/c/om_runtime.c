@@ -94,6 +94,44 @@ void om_check_failed(int64_t id, int64_t v0, int64_t v1, int64_t v2, int64_t v3)
   abort();
 }
 
+/* ---- memory of the model code --------------------------------------------
+ * finalize-memref-to-llvm{use-generic-functions} routes every memref.alloc /
+ * dealloc of the model code through these (plain malloc/free otherwise, so
+ * buffers returned as outputs are freed with free()). A failed allocation, or
+ * a size that overflowed (>= 2**63), fails the call like a run-time check
+ * (NULL, OM_ERROR_ALLOC) instead of the model writing through NULL. Hidden:
+ * each model library uses its own (its own om_check_target). */
+#define OM_HIDDEN __attribute__((visibility("hidden")))
+
+static void om_alloc_failed(uint64_t size) {
+  snprintf(om_last_error, sizeof om_last_error,
+           "out of memory: the model could not allocate %llu bytes%s",
+           (unsigned long long)size,
+           size >> 62 ? " (a dim computed from the inputs is too large)" : "");
+  om_last_error_kind = OM_ERROR_ALLOC;
+  errno = ENOMEM;
+  if (om_check_target) longjmp(*om_check_target, 1);
+  fprintf(stderr, "onnx-mlir-py model: %s\n", om_last_error);
+  abort();
+}
+
+OM_HIDDEN void *_mlir_memref_to_llvm_alloc(uint64_t size) {
+  void *p = size >> 63 ? NULL : malloc(size ? size : 1);
+  if (!p) om_alloc_failed(size);
+  return p;
+}
+
+OM_HIDDEN void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size) {
+  void *p = NULL;
+  if (size >> 63 || posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *)
+                                   : (size_t)alignment, size ? size : 1))
+    p = NULL;
+  if (!p) om_alloc_failed(size);
+  return p;
+}
+
+OM_HIDDEN void _mlir_memref_to_llvm_free(void *p) { free(p); }
+
 int64_t omTensorGetElemSize(OM_DATA_TYPE t) {
   switch (t) {
   case ONNX_TYPE_UINT8: case ONNX_TYPE_INT8: case ONNX_TYPE_BOOL: return 1;

@@ -1,0 +1,48 @@
+"""Allocations sized by the inputs' values fail the call instead of the
+process: a size that overflows (Expand to [2**31, 2**31]: 2**64 bytes wrap
+to a tiny buffer) is a run-time check of the lowering (LoweringContext.empty),
+a malloc that fails (ConstantOfShape [1e5, 1e5, 1e5]: 4e15 bytes) returns
+NULL through the C runtime's _mlir_memref_to_llvm_alloc (OM_ERROR_ALLOC).
+Both were SIGSEGV. The session still works afterwards."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import onnx_mlir_py
+from onnx_mlir_py.runtime import ExecutionSession, ModelRunError, RuntimeInputError
+
+
+def _model(node, inputs):
+    g = h.make_graph([node], "g", [h.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_expand_size_overflow(tmp_path, opt_level):
+    m = _model(h.make_node("Expand", ["x", "s"], ["y"], name="exp"),
+               [("x", T.FLOAT, [1, 1]), ("s", T.INT64, [2])])
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=opt_level))
+    x = np.full((1, 1), 2.5, np.float32)
+    np.testing.assert_array_equal(sess.run([x, np.array([2, 3])])[0], np.full((2, 3), 2.5))
+    with pytest.raises(RuntimeInputError, match=r"node 'exp' \(Expand\): a result of shape "
+                       r"\[2147483648, 2147483648\] cannot be allocated"):
+        sess.run([x, np.array([2 ** 31, 2 ** 31])])
+    np.testing.assert_array_equal(sess.run([x, np.array([3, 1])])[0], np.full((3, 1), 2.5))
+
+
+def test_constant_of_shape_out_of_memory(tmp_path):
+    m = _model(h.make_node("ConstantOfShape", ["s"], ["y"], name="cos",
+                           value=h.make_tensor("v", T.FLOAT, [1], [1.5])),
+               [("s", T.INT64, [3])])
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so"))
+    assert sess.run([np.array([2, 3, 1])])[0].shape == (2, 3, 1)
+    with pytest.raises(ModelRunError, match=r"out of memory: the model could not allocate "
+                       r"4000000000000\d+ bytes"):
+        sess.run([np.array([100000, 100000, 100000])])
+    np.testing.assert_array_equal(sess.run([np.array([1, 2, 2])])[0], np.full((1, 2, 2), 1.5))
