@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import mlir.ir as ir
+from mlir.dialects import arith
 
 from ...dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
 from ...errors import CompileError, OnnxMlirError, UnsupportedOpsError, node_error
@@ -146,6 +147,22 @@ def convert_signature(f: ir.Operation, b: LoweringContext) -> None:
             b.record(a, old)
 
 
+def _check_declared_dims(v: OnnxOp, b: LoweringContext, nv: ir.Value,
+                         want: ir.RankedTensorType, i: int) -> None:
+    """A result the lowering computed with a dynamic dim that its type fixes
+    (a declared or inferred static dim) is cast to that type: check at run time
+    that they agree, so a declaration that lies (an exporter's export-time
+    sequence length) fails naming the node instead of reading past a buffer."""
+    t = nv.type
+    for k in range(t.rank):
+        if t.is_dynamic_dim(k) and not want.is_dynamic_dim(k):
+            d = b.dim(nv, k)
+            ok = arith.cmpi(arith.CmpIPredicate.eq, d, b.index(int(want.shape[k])))
+            b.require(ok, f"node '{v.name}' ({v.op_type}): result #{i} has {{0}} along dim "
+                          f"{k}, but its type (declared in the model, or inferred) says "
+                          f"{int(want.shape[k])}", d)
+
+
 def lower_op(op: ir.Operation, b: LoweringContext) -> None:
     v, rule = _rule_for(op)
     with ir.InsertionPoint(op), op.location:
@@ -168,6 +185,7 @@ def lower_op(op: ir.Operation, b: LoweringContext) -> None:
                                      f"lowering produced {nv.type} for result #{i}, "
                                      f"expected {want}")
                 from mlir.dialects import tensor
+                _check_declared_dims(v, b, nv, want, i)
                 nv = tensor.cast(want, nv)
             b.record(nv, res.type)
             res.replace_all_uses_with(nv)
