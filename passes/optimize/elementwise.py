@@ -136,9 +136,12 @@ def candidate(op: ir.Operation) -> bool:
     sizes = _loop_sizes(op)
     if sizes is None or 0 in sizes:
         return False
-    if op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"][len(sizes) - 1]) \
-            and sizes[-1] is not None and sizes[-1] > WHOLE_ROW_MAX:
-        return False
+    if op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"][len(sizes) - 1]):
+        # a masked tail of a reduction over a dynamic row combines its padding
+        # lanes into the result: ReduceMax of a row of -inf gave -1e-45 (the
+        # fully-masked-row attention tests [dynamic] -O3 returned NaN rows)
+        if sizes[-1] is None or sizes[-1] > WHOLE_ROW_MAX:
+            return False
     return _innermost_ok(maps, len(sizes))
 
 
