@@ -267,7 +267,7 @@ def test_space_to_depth_divisible(tmp_path):
     m = _model([h.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=2)],
                [("x", F, [None, 3, None, None])])
     _case(tmp_path, m, good=[[(1, 3, 4, 6)], [(2, 3, 2, 2)]], bad=[[(1, 3, 4, 5)]],
-          match=r"node 's2d' \(SpaceToDepth\): dim 3 is 5, not divisible by blocksize 2")
+          match=r"node 's2d' \(SpaceToDepth\): width 5 is not divisible by 2")
 
 
 def test_one_hot_negative_depth(tmp_path):
