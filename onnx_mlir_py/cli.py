@@ -50,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "(e.g. 0:1x3x224x224,1:-1x10)")
     ap.add_argument("--mcpu", help="target CPU for codegen (default portable; 'native')")
     ap.add_argument("--march", help="target architecture for codegen")
+    ap.add_argument("--no-runtime-checks", dest="runtime_checks", action="store_false",
+                    help="UNSAFE: leave out the run-time checks of the compiled code (index "
+                         "values, dims that must agree, allocation sizes); a bad input then "
+                         "reads out of bounds instead of failing with an error")
     ap.add_argument("-v", "--verbose", action="store_true", help="print per-phase timing")
     ap.add_argument("--list-ops", action="store_true",
                     help="list ops with verifier / shape / lowering rules and exit")
@@ -99,7 +103,8 @@ def run(args) -> int:
     from .compiler import lower_and_emit
     lower_and_emit(module, args.emit, out, opt_level=DEFAULT_OPT_LEVEL if args.opt_level is None
                    else args.opt_level, mcpu=args.mcpu, march=args.march,
-                   print_ir=args.printIR, timings=timer.phases)
+                   print_ir=args.printIR, timings=timer.phases,
+                   runtime_checks=args.runtime_checks)
     timer.report()
     return 0
 

@@ -37,9 +37,15 @@ def _phase(timings: dict | None, name: str, t0: float) -> None:
 
 
 def lower(module: ir.Module, opt_level: int = DEFAULT_OPT_LEVEL,
-          timings: dict | None = None) -> None:
-    """ONNX IR -> tensor-level upstream MLIR (linalg/tensor/arith/math), in place."""
+          timings: dict | None = None, runtime_checks: bool = True) -> None:
+    """ONNX IR -> tensor-level upstream MLIR (linalg/tensor/arith/math), in place.
+    ``runtime_checks=False`` (UNSAFE) leaves out the run-time checks of the
+    generated code (index ranges, dims that must agree, allocation sizes)."""
     from .passes.pipeline import run_passes
+    if not runtime_checks:
+        from .passes.onnx_to_linalg.builder import NO_CHECKS_ATTR
+        with module.context:
+            module.operation.attributes[NO_CHECKS_ATTR] = ir.UnitAttr.get()
     if opt_level >= 2: run_passes(module, ["optimize-onnx"], timings)  # noqa: E701 (ONNX graph rewrites)
     run_passes(module, ["lower-to-linalg", "verify-mlir"], timings)
 
@@ -47,7 +53,7 @@ def lower(module: ir.Module, opt_level: int = DEFAULT_OPT_LEVEL,
 def lower_and_emit(module: ir.Module, emit: str, out: str | None, *,
                    opt_level: int = DEFAULT_OPT_LEVEL, mcpu: str | None = None,
                    march: str | None = None, print_ir: bool = False,
-                   timings: dict | None = None) -> str | None:
+                   timings: dict | None = None, runtime_checks: bool = True) -> str | None:
     """Lower a module in ONNX IR and write ``out`` at the ``emit`` level
     (EmitMLIR, EmitLLVMIR, EmitObj or EmitLib). ``print_ir`` prints the
     textual levels to stdout instead of writing them. Returns the path written."""
@@ -56,7 +62,7 @@ def lower_and_emit(module: ir.Module, emit: str, out: str | None, *,
     if opt_level not in (0, 1, 2, 3):
         raise CompileError(f"opt_level must be 0..3, got {opt_level!r}")
     from . import codegen
-    lower(module, opt_level, timings)
+    lower(module, opt_level, timings, runtime_checks)
     if emit == "EmitMLIR":
         return _write_text(module, out, print_ir)
     t0 = time.perf_counter()
@@ -144,12 +150,17 @@ def default_output(model_path: str, emit: str = "EmitLib", base: str | None = No
 def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = DEFAULT_OPT_LEVEL,
             emit: str = "EmitLib", shape_information: dict | str | None = None,
             mcpu: str | None = None, march: str | None = None,
-            timings: dict | None = None) -> str:
+            timings: dict | None = None, runtime_checks: bool = True) -> str:
     """Compile an ONNX model (path or ``onnx.ModelProto``) and return the path
     of what was written (``model.so`` by default, next to the model file).
 
     ``shape_information``: ``{input_index: [dims]}`` (``-1`` = dynamic) or the
     CLI's string form ``"0:1x3x224x224"``. A ModelProto needs ``output``.
+    ``runtime_checks=False`` is UNSAFE (``--no-runtime-checks``): the compiled
+    code no longer checks index values, dims that must agree and allocation
+    sizes, so a bad input reads or writes out of bounds instead of raising
+    ``RuntimeInputError``; only for measuring the checks' cost or for inputs
+    already validated.
     """
     from .importer import import_model
     from .importer.model import parse_shape_information
@@ -174,4 +185,4 @@ def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = 
     if emit in ("EmitONNXBasic", "EmitONNXIR"):
         return _write_text(module, output, False)
     return lower_and_emit(module, emit, output, opt_level=opt_level, mcpu=mcpu, march=march,
-                          timings=timings)
+                          timings=timings, runtime_checks=runtime_checks)

@@ -29,6 +29,9 @@ DYN = ir.ShapedType.get_dynamic_size()
 CHECK_FN = "om_check_failed"
 CHECK_VALUES = 4
 CHECKS_ATTR = "onnx_mlir_py.checks"
+# set on the module by compile(runtime_checks=False) / --no-runtime-checks:
+# ``require`` emits nothing (UNSAFE: bad inputs then read out of bounds)
+NO_CHECKS_ATTR = "onnx_mlir_py.no_runtime_checks"
 
 _ONNX_NAMES = {"ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
                "si8": "int8", "si16": "int16", "si32": "int32", "si64": "int64",
@@ -89,6 +92,9 @@ class LoweringContext:
         self._check_fn: ir.Operation | None = None
         # the node being lowered (set by the driver): names allocation checks
         self.node = None
+        # False: run-time checks are not emitted (compile(runtime_checks=False))
+        self.runtime_checks = module is None or \
+            NO_CHECKS_ATTR not in module.operation.attributes
 
     # -- run-time checks -------------------------------------------------------
     def require(self, ok: ir.Value, message: str, *values: ir.Value) -> None:
@@ -99,6 +105,8 @@ class LoweringContext:
         (The generated code calls ``om_check_failed(id, v0..v3)`` of the C
         runtime, which records the message and returns to the entry point.)"""
         from mlir.dialects import func, scf
+        if not self.runtime_checks:
+            return
         if len(values) > CHECK_VALUES:
             raise ValueError(f"require: at most {CHECK_VALUES} values")
         if self.module is None:
@@ -197,7 +205,8 @@ class LoweringContext:
         return ir.RankedTensorType.get([d if isinstance(d, int) else DYN for d in dims], et)
 
     def empty(self, dims: Sequence, et: ir.Type) -> ir.Value:
-        if self.node is not None and any(isinstance(d, ir.Value) for d in dims):
+        if self.node is not None and self.runtime_checks and \
+                any(isinstance(d, ir.Value) for d in dims):
             self._require_allocatable(dims, et)
         return tensor.empty(list(dims), et)
 

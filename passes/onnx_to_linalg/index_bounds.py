@@ -74,6 +74,8 @@ def _check_runtime(op, b: LoweringContext, ind: ir.Value, ranges: list[_Range],
     carried by an ``scf.for`` (in registers; a linalg.generic reduction
     bufferizes to a 0-d buffer written at every element, which cost 1.6x a
     Gather of one float per index)."""
+    if not b.runtime_checks:
+        return
     i64 = _i64()
     bounds = b.dims(ind)[:-1] if per_comp else b.dims(ind)
     n = D.product([wrap(d) for d in bounds])
