@@ -30,6 +30,18 @@ def _index(x) -> ir.Value:
     return arith.constant(ir.IndexType.get(), int(x))
 
 
+def _divisor(x) -> ir.Value:
+    """A run-time divisor with 0 replaced by 1: a division by zero traps
+    (SIGFPE). Shape helpers check their divisors (``ctx.require``) before the
+    result is used; this keeps the arithmetic itself from killing the
+    process, e.g. ``num % den == 0`` evaluated for the check itself."""
+    if D.is_static(x):
+        return _index(x)
+    v = _index(x)
+    zero = arith.cmpi(_P.eq, v, arith.constant(ir.IndexType.get(), 0))
+    return arith.select(zero, arith.constant(ir.IndexType.get(), 1), v)
+
+
 def _i1(c) -> ir.Value:
     if isinstance(c, IxCond):
         return c.value
@@ -49,7 +61,7 @@ class _Impl:
 
     @staticmethod
     def ceil_div(a, b):
-        return IxVal(arith.ceildivsi(_index(a), _index(b)))
+        return IxVal(arith.ceildivsi(_index(a), _divisor(b)))
 
     @staticmethod
     def cmp(name, a, b):
@@ -109,6 +121,8 @@ class IxVal:
         if D.is_static(other) and unit is not None and int(other) == unit:
             return self
         a, b = (other, self) if rev else (self, other)
+        if fn in (arith.floordivsi, arith.remsi):
+            return IxVal(fn(_index(a), _divisor(b)))
         return IxVal(fn(_index(a), _index(b)))
 
     def __add__(self, o):

@@ -17,6 +17,7 @@ from mlir.dialects import arith, math, tensor
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from ...dialects.onnx import dims as D
+from . import int_division
 from .dims_ir import checks, wrap
 from .builder import LoweringContext, affine_map, convert_scalar, elem_of, is_float, to_signless
 
@@ -172,7 +173,8 @@ BINARY = {
     "Add": ((7, 13, 14), _arith(arith.addf, arith.addi)),
     "Sub": ((7, 13, 14), _arith(arith.subf, arith.subi)),
     "Mul": ((7, 13, 14), _arith(arith.mulf, arith.muli)),
-    "Div": ((7, 13, 14), _arith(arith.divf, arith.divsi, arith.divui)),
+    "Div": ((7, 13, 14), _arith(arith.divf, lambda x, y: int_division.div(x, y, False),
+                                lambda x, y: int_division.div(x, y, True))),
     "Pow": ((7, 12, 13, 15), _pow),
     "PRelu": ((7, 9, 16), _prelu),
 }
@@ -282,6 +284,8 @@ def _binary_rule(fn):
     def rule(op: OnnxOp, b: LoweringContext):
         a, c = op.input(0), op.input(1)
         uns = b.unsigned(a)
+        if op.op_type in ("Div", "Mod") and not is_float(elem_of(c.type)):
+            int_division.require_nonzero(op, b, c)
         return [broadcast_generic(op, b, [a, c], lambda x, y: fn(b, op, uns, x, y))]
     return rule
 

@@ -118,9 +118,11 @@ def _lse(b: LoweringContext, x, red: list[int]) -> ir.Value:
 def _div_count(b: LoweringContext, s, n):
     et = s.type.element_type
     fl = is_float(et)
+    # an empty reduction sums to 0: 0 / max(n, 1) (an integer 0 / 0 is SIGFPE)
     if isinstance(n, int):
-        c = b.const(n, et)
+        c = b.const(n if fl else max(n, 1), et)
     else:
+        n = n if fl else arith.maxsi(n, b.index(1))
         ci = arith.index_cast(ir.IntegerType.get_signless(64), n)
         c = arith.sitofp(et, ci) if fl else arith.trunci(et, ci) \
             if et.width < 64 else ci

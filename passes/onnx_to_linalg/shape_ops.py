@@ -89,6 +89,24 @@ def _scalar(op: OnnxOp, b: LoweringContext, v: ir.Value, what: str) -> ir.Value:
     return scalar_of(b, v)
 
 
+def _require_countable(op: OnnxOp, b: LoweringContext, et, start, limit, delta) -> None:
+    """The length, estimated in f64, is a number below 2**62 (not NaN or
+    inf: limit = inf); for integers ``limit - start`` also fits (no i64
+    overflow): else the length computation wraps (to 0 elements, silently)."""
+    f64 = ir.F64Type.get()
+    fl = is_float(et)
+    s, l, d = (convert_scalar(v, False, f64) for v in (start, limit, delta))
+    span = arith.subf(l, s)
+    big = b.const(float(2 ** 62), f64)
+    q = math.ceil(arith.divf(span, d))
+    F = arith.CmpFPredicate
+    ok = arith.andi(arith.cmpf(F.OLT, q, big), arith.cmpf(F.OGT, q, arith.negf(big)))
+    if not fl:
+        ok = arith.andi(ok, arith.cmpf(F.OLT, math.absf(span), big))
+    b.require(ok, f"node '{op.name}' ({op.op_type}): the number of elements of "
+                  f"ceil((limit - start) / delta) is not finite or too large")
+
+
 @lowering("Range", 11, 27)
 def lower_range(op: OnnxOp, b: LoweringContext):
     """Length ``range_len`` (the shape rule's helper) at run time; then a
@@ -110,6 +128,7 @@ def lower_range(op: OnnxOp, b: LoweringContext):
         def ix(v):
             return IxVal(arith.index_cast(index_t(), convert_scalar(v, False, I64())))
         n = range_len(chk, ix(start), ix(limit), ix(delta))
+    _require_countable(op, b, et, start, limit, delta)     # before n is used
     dims = [index_of(d) for d in fit_result(op, b, [n])]
 
     def body(_o):

@@ -13,6 +13,7 @@ from mlir.dialects import arith, linalg, math, tensor
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
+from . import int_division
 from .builder import LoweringContext, affine_map, convert_scalar, is_float
 from .elementwise import (UNARY, _binary_rule, _unary_rule, broadcast_generic,
                           lower_cast)
@@ -188,8 +189,8 @@ def _mod(b, op, uns, x, y):
                          arith.xori(arith.cmpf(F.OLT, r, zero), arith.cmpf(F.OLT, y, zero)))
         return arith.select(fix, arith.addf(r, y), r)
     if uns:
-        return arith.remui(x, y)
-    r = arith.remsi(x, y)  # truncated: sign of the dividend (fmod)
+        return int_division.rem(x, y, True)
+    r = int_division.rem(x, y, False)  # truncated: sign of the dividend (fmod)
     if fmod:
         return r
     zero = _c(0, et)

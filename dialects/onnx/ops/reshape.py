@@ -89,6 +89,15 @@ def reshape_dims(ctx: D.ShapeChecks, in_dims: list | None, target: list, allowze
                     f"divisible by {{1}}", num, den)
         q = num // den
         out = [D.select(n, q, d) for n, d in zip(negs, out)]
+    # the product below is computed in i64 at run time: [4, 2**62 + 3] wraps
+    # to 12. A dim of a true reshape divides a non-zero count, and an empty
+    # result has a 0 dim: anything else is a product that overflowed.
+    fits = _any([D.eq(d, 0) for d in out]) if out else False
+    fits = D.either(D.gt(numel, 0), fits)
+    for d in out:
+        fits = D.both(fits, D.either(D.eq(numel, 0), D.le(d, numel)))
+    ctx.require(fits, f"cannot reshape input {si} ({{0}} elements) to {fmt_dims(out)}: "
+                      f"the product of its dims overflows", numel)
     ctx.require(D.eq(numel, D.product(out)),
                 f"cannot reshape input {si} ({{0}} elements) to {fmt_dims(out)} "
                 f"({{1}} elements)", numel, D.product(out))
