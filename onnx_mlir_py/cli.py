@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import warnings
 
-from .compiler import (DEFAULT_OPT_LEVEL, EMIT_LEVELS as EMITS, default_output, expansion_for,
-                       print_module)
+from .compiler import default_output
+from .options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "lower, and emit IR, an object file or a shared library.")
     ap.add_argument("model", nargs="?", help="the .onnx file to compile")
     g = ap.add_mutually_exclusive_group()
-    for e in EMITS:
+    for e in EMIT_LEVELS:
         g.add_argument(f"--{e}", dest="emit", action="store_const", const=e,
                        help={"EmitONNXBasic": "imported ONNX dialect, no passes",
                              "EmitONNXIR": "ONNX dialect after verification, shape "
@@ -62,50 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-class Timer:
-    def __init__(self, verbose: bool):
-        self.verbose = verbose
-        self.phases: dict[str, float] = {}
-
-    def phase(self, name: str, t0: float) -> None:
-        self.phases[name] = self.phases.get(name, 0.0) + time.perf_counter() - t0
-
-    def report(self) -> None:
-        if self.verbose:
-            total = sum(self.phases.values())
-            for k, v in self.phases.items():
-                print(f"[onnx-mlir-py] {k:<22} {v * 1000:9.1f} ms", file=sys.stderr)
-            print(f"[onnx-mlir-py] {'total':<22} {total * 1000:9.1f} ms", file=sys.stderr)
-
-
 def run(args) -> int:
-    from .importer import import_model
-    from .importer.model import parse_shape_information
-    from .passes.pipeline import to_onnx_ir
-
-    timer = Timer(args.verbose)
-    shapes = parse_shape_information(args.shapeInformation) if args.shapeInformation else None
-    t0 = time.perf_counter()
-    module = import_model(args.model, shape_information=shapes,
-                          expand_functions=expansion_for(args.emit))
-    timer.phase("import", t0)
-    if args.emit != "EmitONNXBasic":
-        to_onnx_ir(module, timer.phases)
-    out = default_output(args.model, args.emit, args.output)
-    if args.emit in ("EmitONNXBasic", "EmitONNXIR"):
-        if args.printIR:
-            print_module(module, sys.stdout)
-        else:
-            with open(out, "w") as f:
-                print_module(module, f, elide=False)
-        timer.report()
-        return 0
-    from .compiler import lower_and_emit
-    lower_and_emit(module, args.emit, out, opt_level=DEFAULT_OPT_LEVEL if args.opt_level is None
+    """Parse the options and run the compiler's pipeline (``compiler.run_pipeline``)."""
+    from .compiler import run_pipeline
+    from .timings import Timings
+    opts = Options(emit=args.emit, opt_level=DEFAULT_OPT_LEVEL if args.opt_level is None
                    else args.opt_level, mcpu=args.mcpu, march=args.march,
-                   print_ir=args.printIR, timings=timer.phases,
-                   runtime_checks=args.runtime_checks)
-    timer.report()
+                   shape_information=args.shapeInformation, runtime_checks=args.runtime_checks)
+    timings = Timings()
+    run_pipeline(args.model, opts, default_output(args.model, args.emit, args.output),
+                 print_ir=args.printIR, timings=timings)
+    if args.verbose:
+        timings.report()
     return 0
 
 

@@ -1,27 +1,35 @@
-"""The whole pipeline in one call, for the CLI and the Python API.
+"""The compile pipeline: one list of stages, each emit level a stop point.
 
-    import (importer/) -> ONNX IR (passes/pipeline.py) -> lower-to-linalg
-    (passes/onnx_to_linalg) -> [optimisation at -O3] -> codegen/ (LLVM, .o, .so)
+    import (importer/)                              -> EmitONNXBasic
+    to ONNX IR (passes/pipeline.py: verify, shape-inference, canonicalize)
+                                                    -> EmitONNXIR
+    lower: optimize-onnx (-O2, -O3), lower-to-linalg (passes/onnx_to_linalg)
+                                                    -> EmitMLIR
+    optimize tensors (-O3 only: passes/optimize)
+    codegen/: LLVM dialect, translate, opt          -> EmitLLVMIR
+              llc                                   -> EmitObj
+              link                                  -> EmitLib
 
-``compile(model, output=...)`` is the Python face of ``onnx-mlir-py
-model.onnx --EmitLib``; ``lower_and_emit`` is the part after ONNX IR that
-the CLI shares.
+:func:`run_pipeline` runs it for the CLI and for :func:`compile` (the
+Python face of ``onnx-mlir-py model.onnx --EmitLib``). Options are
+validated once, when the :class:`~onnx_mlir_py.options.Options` is built;
+one :class:`~onnx_mlir_py.timings.Timings` collects the time of every stage.
 """
 from __future__ import annotations
 
 import os
 import sys
-import time
+from dataclasses import replace
 
 import mlir.ir as ir
 
 from .errors import CompileError
+from .options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options  # noqa: F401 (re-exported)
+from .timings import Timings
 
-EMIT_LEVELS = ("EmitONNXBasic", "EmitONNXIR", "EmitMLIR", "EmitLLVMIR", "EmitObj", "EmitLib")
 # onnx-mlir's naming: emit level -> suffix added to the output base name.
 SUFFIX = {"EmitONNXBasic": ".onnx.mlir", "EmitONNXIR": ".onnx.mlir", "EmitMLIR": ".onnx.mlir",
           "EmitLLVMIR": ".ll", "EmitObj": ".o", "EmitLib": ".so"}
-DEFAULT_OPT_LEVEL = 3
 
 
 def print_module(module: ir.Module, stream, elide: bool = True) -> None:
@@ -31,96 +39,85 @@ def print_module(module: ir.Module, stream, elide: bool = True) -> None:
                            large_resource_limit=64 if elide else None)
 
 
-def _phase(timings: dict | None, name: str, t0: float) -> None:
-    if timings is not None:
-        timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
+def import_onnx(model, opts: Options, timings: Timings) -> ir.Module:
+    """Path or ModelProto -> ONNX dialect. Ops without a lowering are expanded
+    into their ONNX function bodies when the model is going to be lowered (the
+    ONNX-level emits keep them)."""
+    from .importer import import_model
+    from .registry import has_lowering
+    lowered = opts.emit not in ("EmitONNXBasic", "EmitONNXIR")
+    with timings.phase("import"):
+        return import_model(model, shape_information=opts.shape_information,
+                            expand_functions=has_lowering if lowered else None)
 
 
-def lower(module: ir.Module, opt_level: int = DEFAULT_OPT_LEVEL,
-          timings: dict | None = None, runtime_checks: bool = True) -> None:
+def lower(module: ir.Module, opts: Options, timings: Timings) -> None:
     """ONNX IR -> tensor-level upstream MLIR (linalg/tensor/arith/math), in place.
-    ``runtime_checks=False`` (UNSAFE) leaves out the run-time checks of the
-    generated code (index ranges, dims that must agree, allocation sizes)."""
+    ``opts.runtime_checks=False`` (UNSAFE) leaves out the run-time checks of
+    the generated code (index ranges, dims that must agree, allocation sizes)."""
     from .passes.pipeline import run_passes
-    if not runtime_checks:
+    if not opts.runtime_checks:
         from .passes.onnx_to_linalg.builder import NO_CHECKS_ATTR
         with module.context:
             module.operation.attributes[NO_CHECKS_ATTR] = ir.UnitAttr.get()
-    if opt_level >= 2: run_passes(module, ["optimize-onnx"], timings)  # noqa: E701 (ONNX graph rewrites)
-    run_passes(module, ["lower-to-linalg", "verify-mlir"], timings)
+    rewrites = ["optimize-onnx"] if opts.opt_level >= 2 else []    # ONNX graph rewrites
+    run_passes(module, rewrites + ["lower-to-linalg", "verify-mlir"], timings)
 
 
-def lower_and_emit(module: ir.Module, emit: str, out: str | None, *,
-                   opt_level: int = DEFAULT_OPT_LEVEL, mcpu: str | None = None,
-                   march: str | None = None, print_ir: bool = False,
-                   timings: dict | None = None, runtime_checks: bool = True) -> str | None:
-    """Lower a module in ONNX IR and write ``out`` at the ``emit`` level
-    (EmitMLIR, EmitLLVMIR, EmitObj or EmitLib). ``print_ir`` prints the
-    textual levels to stdout instead of writing them. Returns the path written."""
-    if emit not in EMIT_LEVELS[2:]:
-        raise CompileError(f"emit level must be one of {', '.join(EMIT_LEVELS[2:])}, got {emit!r}")
-    if opt_level not in (0, 1, 2, 3):
-        raise CompileError(f"opt_level must be 0..3, got {opt_level!r}")
+def optimize_tensors(module: ir.Module, opts: Options, timings: Timings) -> None:
+    """-O3: the tensor pipeline of ``passes/optimize`` (packing, tiling,
+    vectorization, multi-threaded kernels), in place, for the target that
+    :func:`target_cpu` chose. ``ONNX_MLIR_PY_O3_THREADS=0`` at compile time
+    builds single-threaded code (else the thread count is chosen at run time)."""
+    from .passes.optimize import optimize
+    from .passes.optimize.target import target_for
+    threads = os.environ.get("ONNX_MLIR_PY_O3_THREADS", "1") != "0"
+    target = target_for(opts.mcpu) if opts.march is None else target_for(None)
+    with timings.phase("optimize (tensor -O3)"):
+        optimize(module, target, threads=threads)
+
+
+def target_cpu(opts: Options) -> str | None:
+    """The CPU to compile for. When none is given: at -O3 a portable ISA level,
+    not the build machine — ``x86-64-v3`` (AVX2 + FMA, any x86-64 CPU since
+    ~2015) on a host that has it, else the codegen default ``x86-64-v2``.
+    ``mcpu="native"`` asks for everything the build machine has (e.g. AVX-512)."""
+    if opts.opt_level < 3 or opts.mcpu is not None or opts.march is not None:
+        return opts.mcpu
+    from .passes.optimize.target import AVX2, target_for
+    return "x86-64-v3" if target_for("native").vector_width >= AVX2.vector_width else None
+
+
+def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = False,
+                 timings: Timings | None = None) -> str | None:
+    """Run the stages up to ``opts.emit`` and write ``output`` (or, with
+    ``print_ir``, print the textual levels to stdout). Returns the path written."""
+    timings = Timings() if timings is None else timings
+    module = import_onnx(model, opts, timings)
+    if opts.emit == "EmitONNXBasic":
+        return _write_text(module, output, print_ir)
+    from .passes.pipeline import to_onnx_ir
+    to_onnx_ir(module, timings)
+    if opts.emit == "EmitONNXIR":
+        return _write_text(module, output, print_ir)
+    lower(module, opts, timings)
+    if opts.emit == "EmitMLIR":
+        return _write_text(module, output, print_ir)
+    opts = replace(opts, mcpu=target_cpu(opts))
+    if opts.opt_level == 3:
+        optimize_tensors(module, opts, timings)
     from . import codegen
-    lower(module, opt_level, timings, runtime_checks)
-    if emit == "EmitMLIR":
-        return _write_text(module, out, print_ir)
-    t0 = time.perf_counter()
-    mcpu, tt = _optimization(opt_level, mcpu, march, timings)
-    if emit == "EmitLLVMIR":
-        text = codegen.emit_llvm_ir(module, opt_level, mcpu=mcpu, march=march, tensor_transform=tt)
-        _phase(timings, "codegen (LLVM IR)", t0)
+    if opts.emit == "EmitLLVMIR":
+        text = codegen.to_llvm_ir(module, opts, timings).decode()
         if print_ir:
             sys.stdout.write(text)
             return None
-        with open(out, "w") as f:
+        with open(output, "w") as f:
             f.write(text)
-        return out
-    if emit == "EmitObj":
-        codegen.emit_object(module, out, opt_level, mcpu, march, tensor_transform=tt)
-        _phase(timings, "codegen (object)", t0)
-        return out
-    codegen.emit_library(module, out, opt_level, mcpu, march, tensor_transform=tt)
-    from .codegen.link import last_timings
-    if timings is not None:
-        for k in ("mlir", "translate", "opt", "llc", "link"):
-            if k in last_timings:
-                timings[f"codegen: {k}"] = last_timings[k]
-    return out
-
-
-def _optimization(opt_level: int, mcpu: str | None, march: str | None, timings: dict | None):
-    """(mcpu, tensor_transform) for an opt level. -O3: the tensor pipeline of
-    ``passes/optimize`` (packing, tiling, vectorization, multi-threaded
-    kernels). -O0..-O2: plain loops, no tensor-level transformation.
-
-    Target CPU when none is given: a portable ISA level, not the build
-    machine — ``x86-64-v3`` (AVX2 + FMA, any x86-64 CPU since ~2015) at -O3 on
-    a host that has it, else the codegen default ``x86-64-v2``. ``mcpu="native"``
-    asks for everything the build machine has (e.g. AVX-512)."""
-    if opt_level < 3:
-        return mcpu, None
-    if mcpu is None and march is None:
-        mcpu = default_o3_mcpu()
-    # multi-threaded kernels (thread count chosen at run time, default 1);
-    # ONNX_MLIR_PY_O3_THREADS=0 at compile time builds single-threaded code
-    threads = os.environ.get("ONNX_MLIR_PY_O3_THREADS", "1") != "0"
-    from .passes.optimize import optimize
-    from .passes.optimize.target import target_for
-    target = target_for(mcpu) if march is None else target_for(None)
-
-    def transform(m: ir.Module) -> None:
-        t0 = time.perf_counter()
-        optimize(m, target, threads=threads)
-        _phase(timings, "optimize (tensor -O3)", t0)
-    return mcpu, transform
-
-
-def default_o3_mcpu() -> str | None:
-    from .passes.optimize.target import AVX2, target_for
-    if target_for("native").vector_width >= AVX2.vector_width:
-        return "x86-64-v3"
-    return None
+        return output
+    if opts.emit == "EmitObj":
+        return codegen.to_object(module, output, opts, timings)
+    return codegen.to_library(module, output, opts, timings)
 
 
 def _write_text(module: ir.Module, out: str | None, print_ir: bool) -> str | None:
@@ -132,15 +129,6 @@ def _write_text(module: ir.Module, out: str | None, print_ir: bool) -> str | Non
     return out
 
 
-def expansion_for(emit: str):
-    """Ops without a lowering are expanded into their ONNX function bodies
-    when the model is going to be lowered (the ONNX-level emits keep them)."""
-    if emit in ("EmitONNXBasic", "EmitONNXIR"):
-        return None
-    from .importer.importer import has_lowering
-    return has_lowering
-
-
 def default_output(model_path: str, emit: str = "EmitLib", base: str | None = None) -> str:
     if base is None:
         base = model_path[:-5] if model_path.endswith(".onnx") else model_path
@@ -150,39 +138,24 @@ def default_output(model_path: str, emit: str = "EmitLib", base: str | None = No
 def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = DEFAULT_OPT_LEVEL,
             emit: str = "EmitLib", shape_information: dict | str | None = None,
             mcpu: str | None = None, march: str | None = None,
-            timings: dict | None = None, runtime_checks: bool = True) -> str:
+            timings: Timings | None = None, runtime_checks: bool = True) -> str:
     """Compile an ONNX model (path or ``onnx.ModelProto``) and return the path
     of what was written (``model.so`` by default, next to the model file).
 
     ``shape_information``: ``{input_index: [dims]}`` (``-1`` = dynamic) or the
     CLI's string form ``"0:1x3x224x224"``. A ModelProto needs ``output``.
-    ``runtime_checks=False`` is UNSAFE (``--no-runtime-checks``): the compiled
-    code no longer checks index values, dims that must agree and allocation
-    sizes, so a bad input reads or writes out of bounds instead of raising
-    ``RuntimeInputError``; only for measuring the checks' cost or for inputs
-    already validated.
+    ``timings``: a :class:`~onnx_mlir_py.timings.Timings` that receives the
+    seconds spent in each stage. ``runtime_checks=False``: UNSAFE, see
+    :class:`~onnx_mlir_py.options.Options`.
     """
-    from .importer import import_model
-    from .importer.model import parse_shape_information
-    from .passes.pipeline import to_onnx_ir
-
-    if emit not in EMIT_LEVELS:
-        raise CompileError(f"emit must be one of {', '.join(EMIT_LEVELS)}, got {emit!r}")
+    opts = Options(emit=emit, opt_level=opt_level, mcpu=mcpu, march=march,
+                   shape_information=shape_information, runtime_checks=runtime_checks)
+    if timings is not None and not isinstance(timings, Timings):
+        raise CompileError(f"compile(): 'timings' must be an onnx_mlir_py.timings.Timings, "
+                           f"got {type(timings).__name__}")
     if output is None:
         if not isinstance(model, (str, os.PathLike)):
             raise CompileError("compile(): 'output' is required when the model is not a path")
         output = default_output(os.fspath(model), emit)
-    output = os.fspath(output)
-    if isinstance(shape_information, str):
-        shape_information = parse_shape_information(shape_information)
     src = os.fspath(model) if isinstance(model, os.PathLike) else model
-    t0 = time.perf_counter()
-    module = import_model(src, shape_information=shape_information,
-                          expand_functions=expansion_for(emit))
-    _phase(timings, "import", t0)
-    if emit != "EmitONNXBasic":
-        to_onnx_ir(module, timings)
-    if emit in ("EmitONNXBasic", "EmitONNXIR"):
-        return _write_text(module, output, False)
-    return lower_and_emit(module, emit, output, opt_level=opt_level, mcpu=mcpu, march=march,
-                          timings=timings, runtime_checks=runtime_checks)
+    return run_pipeline(src, opts, os.fspath(output), timings=timings)

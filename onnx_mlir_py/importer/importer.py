@@ -19,7 +19,8 @@ def import_model(src, *, context: ir.Context | None = None,
     ``onnx_shape_inference=False`` skips ``onnx.shape_inference`` so result
     types stay ``!onnx.unknown`` until our own shape-inference pass runs
     (used to test that pass against onnx's). ``expand_functions``: see
-    :func:`.model.prepare_model` (the compiler passes :func:`has_lowering`)."""
+    :func:`.model.prepare_model` (the compiler passes
+    :func:`onnx_mlir_py.registry.has_lowering`)."""
     prepared = prepare_model(src, shape_information, onnx_shape_inference, expand_functions)
     ctx = context or make_context()
     with ctx, ir.Location.unknown():
@@ -81,8 +82,3 @@ def _build_module(p: PreparedModel) -> ir.Module:
     f.res_attrs = ir.ArrayAttr.get([_name_attr(o.name) for o in graph.output])
     return module
 
-
-def has_lowering(domain: str, op_type: str, since_version: int) -> bool:
-    """True if ``lower-to-linalg`` has a rule for this op version."""
-    from ..registry import lookup
-    return lookup("lower", domain, op_type, since_version) is not None

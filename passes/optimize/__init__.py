@@ -1,6 +1,6 @@
-"""The -O3 tensor-level pipeline (runs on lower-to-linalg's output, before
-bufferization; ``compiler.lower_and_emit`` hands it to codegen as the
-``tensor_transform`` hook).
+"""The -O3 tensor-level pipeline: the compiler's ``optimize tensors`` stage
+(``compiler.optimize_tensors``), run on lower-to-linalg's output before
+codegen bufferizes it.
 
     depthwise           depthwise_conv_2d_nchw_chw (+ its pad, bias, ReLU/Clip) -> vector row kernel
     conv_to_matmul      conv_2d_nchw_fchw / grouped conv -> im2col + (batch_)matmul
@@ -15,7 +15,7 @@ bufferization; ``compiler.lower_and_emit`` hands it to codegen as the
 Each step is also a named pass for ``python -m onnx_mlir_py.opt`` (see
 :data:`PASSES`), with a lit test in ``test/lit/optimize/``.
 
-Target: ``compiler.lower_and_emit`` compiles -O3 for ``x86-64-v3`` (AVX2)
+Target: ``compiler.target_cpu`` compiles -O3 for ``x86-64-v3`` (AVX2)
 when the host has it, unless a CPU/arch is given; the register tile follows the vector width
 (:mod:`.target`: 8x32 on AVX-512, 6x16 on AVX2).
 

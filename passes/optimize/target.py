@@ -1,6 +1,6 @@
 """What the -O3 schedules need to know about the CPU: the f32 vector width.
 
-``mcpu="native"`` (the -O3 default, see ``compiler.lower_and_emit``) reads
+``mcpu="native"`` (the -O3 default, see ``compiler.target_cpu``) reads
 the build machine's flags; an explicit CPU name is mapped by its ISA level.
 The width picks the register tile of the matmul kernel (two vectors of
 columns) and the vector size of elementwise code.

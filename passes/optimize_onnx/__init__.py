@@ -1,5 +1,5 @@
 """ONNX-level graph rewrites run at -O2/-O3, after shape inference and
-before lowering (``onnx_mlir_py.compiler.lower`` calls ``optimize_onnx``).
+before lowering (``onnx_mlir_py.compiler.lower`` runs ``optimize-onnx`` at -O2 and -O3).
 
     fold-bn-into-conv        BatchNormalization (inference) after a Conv with
                              constant weights -> new Conv weights and bias

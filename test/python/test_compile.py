@@ -14,6 +14,7 @@ from onnx import helper as h
 
 import onnx_mlir_py
 from onnx_mlir_py.errors import CompileError, UnsupportedOpsError
+from onnx_mlir_py.timings import Timings
 from test_cli import EXAMPLE, assert_one_line_error, cli
 
 
@@ -90,6 +91,24 @@ def test_compile_api_rejects_bad_options(tmp_path):
         onnx_mlir_py.compile(str(EXAMPLE), tmp_path / "x.so", opt_level=7)
     with pytest.raises(CompileError, match="emit"):
         onnx_mlir_py.compile(str(EXAMPLE), tmp_path / "x.so", emit="EmitFoo")
+    with pytest.raises(CompileError, match="timings"):
+        onnx_mlir_py.compile(str(EXAMPLE), tmp_path / "x.so", timings={})
+
+
+@pytest.mark.parametrize("opt_level,emit", [(3, "EmitLib"), (0, "EmitObj")])
+def test_timings_follow_the_pipeline(tmp_path, opt_level, emit):
+    """One Timings object sees every stage, in pipeline order: the -O3 tensor
+    stage runs between lowering and codegen, and each emit level stops the
+    pipeline after its stage."""
+    t = Timings()
+    onnx_mlir_py.compile(str(EXAMPLE), tmp_path / "x", opt_level=opt_level, emit=emit, timings=t)
+    stages = ["import", "verify-mlir", "verify-onnx", "shape-inference", "canonicalize-onnx"]
+    stages += ["optimize-onnx"] if opt_level >= 2 else []
+    stages += ["lower-to-linalg"] + (["optimize (tensor -O3)"] if opt_level == 3 else [])
+    stages += ["codegen: mlir", "codegen: translate", "codegen: opt", "codegen: llc"]
+    stages += ["codegen: link"] if emit == "EmitLib" else []
+    assert list(t) == stages
+    assert all(s >= 0 for s in t.values())
 
 
 # StringNormalizer is in the dialect (so import works) but strings have no

@@ -8,7 +8,7 @@ from onnx.reference import ReferenceEvaluator
 import onnx_mlir_py
 from onnx_mlir_py.importer import import_model
 from onnx_mlir_py.importer.functions import expand_unlowered_functions
-from onnx_mlir_py.importer.importer import has_lowering
+from onnx_mlir_py.registry import has_lowering
 from onnx_mlir_py.runtime import ExecutionSession
 
 

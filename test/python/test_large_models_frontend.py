@@ -20,6 +20,7 @@ from onnx import TensorProto as TP, helper, numpy_helper
 
 from onnx_mlir_py.importer import import_model
 from onnx_mlir_py.passes.pipeline import to_onnx_ir
+from onnx_mlir_py.timings import Timings
 
 _RNG = np.random.default_rng(0)
 
@@ -199,7 +200,7 @@ def test_large_model_fully_static(build):
     t0 = time.perf_counter()
     module = import_model(model, onnx_shape_inference=False)
     t1 = time.perf_counter()
-    timings: dict = {}
+    timings = Timings()
     to_onnx_ir(module, timings)
     t2 = time.perf_counter()
     phases = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in timings.items())

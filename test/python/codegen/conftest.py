@@ -8,12 +8,14 @@ import pytest
 
 from onnx_mlir_py.codegen import emit_library
 from onnx_mlir_py.runtime import ExecutionSession
+from onnx_mlir_py.timings import Timings
 
 
 class Compiled:
-    def __init__(self, path, seconds):
+    def __init__(self, path, seconds, timings):
         self.path = path
         self.seconds = seconds
+        self.timings = timings      # seconds per codegen stage
         self.session = ExecutionSession(path)
 
 
@@ -29,7 +31,8 @@ def compile_mlir(tmp_path_factory):
                 patch(module)
             path = root / f"{name}.so"
             t0 = time.perf_counter()
-            emit_library(module, path, **kw)
-            return Compiled(str(path), time.perf_counter() - t0)
+            timings = Timings()
+            emit_library(module, path, timings=timings, **kw)
+            return Compiled(str(path), time.perf_counter() - t0, timings)
 
     return build

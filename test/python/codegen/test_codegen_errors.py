@@ -8,7 +8,8 @@ import mlir.ir as ir
 import numpy as np
 import pytest
 
-from onnx_mlir_py.codegen import emit_library, emit_mlir_llvm, emit_object
+from onnx_mlir_py.codegen import emit_library, emit_object
+from onnx_mlir_py.codegen.passes import run_pipeline
 from onnx_mlir_py.errors import CompileError
 from onnx_mlir_py.runtime import ModelRunError, RuntimeInputError
 
@@ -109,6 +110,6 @@ def test_bad_options(tmp_path):
         with pytest.raises(CompileError, match="opt_level"):
             emit_library(m, tmp_path / "x.so", opt_level=5)
         with pytest.raises(CompileError, match="bad pass pipeline"):
-            emit_mlir_llvm(m, 3, tensor_pipeline="no-such-pass")
+            run_pipeline(m, "no-such-pass", "tensor-level pipeline")
         with pytest.raises(CompileError, match="failed"):
             emit_object(m, tmp_path / "x.o", march="no-such-arch")

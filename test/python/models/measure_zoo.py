@@ -22,6 +22,7 @@ import onnxruntime as ort
 import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession
 from onnx_mlir_py.testing import models as M
+from onnx_mlir_py.timings import Timings
 
 BUILD = {
     "mnist_cnn": lambda: M.mnist_cnn(),
@@ -46,7 +47,7 @@ def _median_latency(fn, runs: int) -> float:
 def measure(name: str, opt_level: int, runs: int, workdir: str) -> dict:
     model = BUILD[name]()
     feeds = M.random_inputs(model, batch=1)
-    timings: dict = {}
+    timings = Timings()
     t = time.perf_counter()
     so = onnx_mlir_py.compile(model, output=os.path.join(workdir, f"{name}.so"),
                               opt_level=opt_level, timings=timings)

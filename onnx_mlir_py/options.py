@@ -1,0 +1,46 @@
+"""The compile options, validated once, where they enter the compiler.
+
+Every entry point (the CLI, ``onnx_mlir_py.compile``, the codegen API)
+builds one :class:`Options`; the pipeline stages then trust it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import CompileError
+
+# The stop points of the pipeline (compiler.run_pipeline), in order.
+EMIT_LEVELS = ("EmitONNXBasic", "EmitONNXIR", "EmitMLIR", "EmitLLVMIR", "EmitObj", "EmitLib")
+OPT_LEVELS = (0, 1, 2, 3)
+DEFAULT_OPT_LEVEL = 3
+
+
+@dataclass(frozen=True)
+class Options:
+    """``emit``: where the pipeline stops (one of :data:`EMIT_LEVELS`).
+    ``opt_level``: 0..3 (-O2 adds the ONNX graph rewrites, -O3 the tensor
+    kernels of passes/optimize). ``mcpu`` / ``march``: codegen target.
+    ``shape_information``: ``{input_index: [dims]}`` (``None`` or ``-1`` =
+    dynamic) or the CLI's string form ``"0:1x3x224x224"``.
+    ``runtime_checks=False`` is UNSAFE (``--no-runtime-checks``): the compiled
+    code no longer checks index values, dims that must agree and allocation
+    sizes, so a bad input reads or writes out of bounds instead of raising
+    ``RuntimeInputError``; only for measuring the checks' cost or for inputs
+    already validated."""
+    emit: str = "EmitLib"
+    opt_level: int = DEFAULT_OPT_LEVEL
+    mcpu: str | None = None
+    march: str | None = None
+    shape_information: dict | str | None = None
+    runtime_checks: bool = True
+
+    def __post_init__(self):
+        if self.emit not in EMIT_LEVELS:
+            raise CompileError(f"emit must be one of {', '.join(EMIT_LEVELS)}, got {self.emit!r}")
+        if self.opt_level not in OPT_LEVELS:
+            raise CompileError(f"opt_level must be 0..3, got {self.opt_level!r}")
+        object.__setattr__(self, "opt_level", int(self.opt_level))
+        if isinstance(self.shape_information, str):   # the CLI form; "" = none
+            from .importer.model import parse_shape_information
+            object.__setattr__(self, "shape_information",
+                               parse_shape_information(self.shape_information))

@@ -1,0 +1,36 @@
+"""Seconds spent per compiler phase: the one timing mechanism.
+
+A :class:`Timings` object flows through the whole pipeline
+(``compiler.run_pipeline``, ``passes.pipeline.run_passes``, the codegen
+stages); each phase adds its time under its name::
+
+    t = Timings()
+    onnx_mlir_py.compile("model.onnx", timings=t)
+    t.report()            # what ``onnx-mlir-py -v`` prints
+
+It is a ``dict`` (phase name -> seconds, in the order first seen), so
+callers can also read or serialise it directly.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+
+
+class Timings(dict):
+    @contextmanager
+    def phase(self, name: str):
+        """Add the time spent in the ``with`` block to phase ``name``."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self[name] = self.get(name, 0.0) + time.perf_counter() - t0
+
+    def report(self, file=None) -> None:
+        """One ``[onnx-mlir-py] phase  ms`` line per phase, then the total."""
+        file = sys.stderr if file is None else file
+        for name, seconds in self.items():
+            print(f"[onnx-mlir-py] {name:<22} {seconds * 1000:9.1f} ms", file=file)
+        print(f"[onnx-mlir-py] {'total':<22} {sum(self.values()) * 1000:9.1f} ms", file=file)
