@@ -51,10 +51,11 @@ def apply_declared(op: ir.Operation) -> None:
     ``onnx.declared``) against the inferred ones. A contradiction (element
     type, rank, a static dim) is a DeclaredTypeWarning and the inferred type
     stays, as onnxruntime does (a model whose declared output rank is wrong
-    still runs). A consistent declaration adds what it knows (a static dim
-    that depends on input values, e.g. Slice with non-constant starts),
-    except inside Loop / Scan bodies, where declared dims are those of the
-    first iteration."""
+    still runs). A consistent declaration only gives a rank to a result
+    inference could not rank: a declared static dim never replaces an
+    inferred dynamic one, because the run-time shape wins, as in onnxruntime
+    (torch's dynamo exporter declares an RNN's outputs with the export-time
+    sequence length; Loop / Scan bodies declare the first iteration's dims)."""
     if DECLARED_ATTR not in op.attributes:
         return
     declared = op.attributes[DECLARED_ATTR]
@@ -68,8 +69,10 @@ def apply_declared(op: ir.Operation) -> None:
             warnings.warn(DeclaredTypeWarning(
                 f"value '{name}' (output #{idx} of node '{v.name}', {v.op_type}): declared "
                 f"{dtype}, inferred {res.type}; using the inferred type"), stacklevel=2)
-        elif str(m) != str(res.type) and (not isinstance(res.type, ir.RankedTensorType)
-                                          or not _in_loop_body(op)):
+        elif not isinstance(res.type, ir.RankedTensorType) and isinstance(m, ir.RankedTensorType):
+            if _in_loop_body(op):
+                m = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()] * m.rank,
+                                            m.element_type)
             res.set_type(m)
 
 

@@ -3,10 +3,9 @@ gives a dynamic one (torch's dynamo exporter declares an RNN's output and the
 values after it [batch, 8, H]: the export-time sequence length) must follow
 the run-time shape, as onnxruntime does (it warns and returns the actual shape).
 
-Today the declared dim wins, and a run-time check in the compiled code makes
-a disagreement an error naming the node (it used to return 8 rows of a 5-row
-input, read past the input buffer); compile and run happen in child
-processes in case that regresses.
+The declared static dim is ignored where inference leaves the dim dynamic
+(passes/shape_inference.apply_declared); compile and run happen in child
+processes in case a regression makes the compiled code read past a buffer.
 """
 import numpy as np
 import onnxruntime as ort
@@ -15,8 +14,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
-from onnx_mlir_py.runtime.errors import RuntimeInputError
-from onnx_mlir_py.testing.isolated import ModelCrash, compile_isolated, run_isolated
+from onnx_mlir_py.testing.isolated import compile_isolated, run_isolated
 
 SHAPES = [(1, 5, 4), (2, 11, 4), (2, 8, 4)]
 B = nh.from_array(np.arange(4, dtype=np.float32), "b")
@@ -25,23 +23,6 @@ NODES = {
     "add_bias": ([h.make_node("Add", ["x", "b"], ["y"])], [B]),   # the LSTM export's last node
     "value_info": None,             # see _model
 }
-# name -> what happens today (exception types, reason)
-XFAIL = {
-    # the lowering checks a declared static dim against the computed one at run time
-    # (driver._check_declared_dims): an error naming the node, no longer a wrong answer
-    "identity": (RuntimeInputError,
-                 "node 'Identity:y' (Identity): result #0 has 5 along dim 1, but its type "
-                 "(declared in the model, or inferred) says 8"),
-    "add_bias": (RuntimeInputError,
-                 "run_main_graph failed: node 'Add:y' (Add): input #0 is not broadcast-compatible: "
-                 "its dim 1 is 5, the other inputs need 8 (or 1) on that axis"),
-    "value_info": (RuntimeInputError,
-                   "node 'Transpose:t' (Transpose): result #0 has 5 along dim 1, but its type "
-                   "says 8: the intermediate's declared [N, 8, 4] (value_info) wins over the "
-                   "inferred [N, S, 4]"),
-}
-
-
 def _model(name):
     if name == "value_info":        # an intermediate declared [N, 8, 4], the output [N, S, 4]
         g = h.make_graph([h.make_node("Transpose", ["x"], ["t"], perm=[0, 1, 2]),
@@ -57,11 +38,7 @@ def _model(name):
 
 
 def _param(name, opt):
-    marks = []
-    if name in XFAIL:
-        exc, why = XFAIL[name]
-        marks.append(pytest.mark.xfail(strict=True, raises=exc, reason=why))
-    return pytest.param(name, opt, id=f"{name}-O{opt}", marks=marks)
+    return pytest.param(name, opt, id=f"{name}-O{opt}")
 
 
 @pytest.mark.parametrize("name,opt", [_param(n, o) for n in sorted(NODES) for o in (0, 3)])

@@ -28,17 +28,10 @@ from onnx_mlir_py.testing.isolated import (CompilerCrash, ModelCrash,  # noqa: F
 RTOL = ATOL = 1e-4
 
 # (case, exporter, opt level) -> (exception type, the exact one-line error of today).
-# The dynamo exporter declares the RNN outputs [batch, 8, ...]: the export-time
-# sequence length stays static. The declared type wins over the inferred [batch,
-# seq, ...]; a run-time check of the compiled code (driver._check_declared_dims)
-# makes a run at another length an error naming the node (it used to return 8
-# rows of a 5-row result, read past the buffer).
-# 1 node suffices: test/python/test_declared_output_types.py.
-_DECLARED = "result #0 has 5 along dim 1, but its type (declared in the model, or inferred) says 8"
-XFAIL: dict[tuple[str, str, int], tuple[type, str]] = {
-    ("lstm", "dynamo", 3): (RuntimeInputError, _DECLARED),
-    ("bigru", "dynamo", 3): (RuntimeInputError, _DECLARED),
-}
+# (The dynamo exporter declares the RNN outputs [batch, 8, ...], the export-time
+# sequence length; the run-time shape wins over such declarations, as in
+# onnxruntime: test/python/test_declared_output_types.py.)
+XFAIL: dict[tuple[str, str, int], tuple[type, str]] = {}
 
 CASES = [(name, exporter, 3) for name in T.CASES for exporter in T.EXPORTERS]
 CASES += [("bert_encoder", "legacy", 0), ("mobilenetv3", "dynamo", 0)]
