@@ -149,6 +149,10 @@ int main(int argc, char **argv) {
     for (int64_t k = 0; k < rank; ++k) if (dims[k] < 0) dims[k] = 2;
     OM_DATA_TYPE code = type_code(type);
     OMTensor *t = p_omTensorCreateEmpty(dims, rank, code);
+    if (!t) { /* e.g. dims whose byte size overflows, or out of memory */
+      fprintf(stderr, "cannot create input %lld: %s\n", (long long)n_in, p_omGetLastError());
+      return 1;
+    }
     int64_t bytes = p_omTensorGetBufferSize(t);
     size_t name_len = colon ? (size_t)(colon - arg) : strlen(arg);
     if (name_len) {
@@ -166,6 +170,7 @@ int main(int argc, char **argv) {
     inputs[n_in] = t;
   }
   OMTensorList *in = p_omTensorListCreateWithOwnership(inputs, n_in, 0);
+  if (!in) { fprintf(stderr, "cannot create the input list: %s\n", p_omGetLastError()); return 1; }
   OMTensorList *out = run(in);
   if (!out) {
     fprintf(stderr, "run failed (errno %d): %s\n", errno, p_omGetLastError());

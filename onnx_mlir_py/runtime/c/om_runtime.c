@@ -145,9 +145,32 @@ int64_t omTensorGetElemSize(OM_DATA_TYPE t) {
   }
 }
 
+/* Bytes of a tensor of `shape` with elements of `esize` bytes, into *bytes:
+ * 0 (and the reason in the last error, prefixed by `what`) when a dim is
+ * negative or the size does not fit in 2**63 (no wrapped multiplication). */
+#define OM_MAX_RANK 4096
+static int om_size_bytes(const int64_t *shape, int64_t rank, int64_t esize, uint64_t *bytes,
+                         const char *what) {
+  uint64_t n = (uint64_t)esize;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0) {
+      om_set_error(EINVAL, "%s: dim %lld is negative (%lld)", what, (long long)i,
+                   (long long)shape[i]);
+      return 0;
+    }
+    if (__builtin_mul_overflow(n, (uint64_t)shape[i], &n) || n >> 63) {
+      om_set_error(ENOMEM, "%s: a tensor of this shape has 2**63 bytes or more", what);
+      om_last_error_kind = OM_ERROR_ALLOC;
+      return 0;
+    }
+  }
+  *bytes = n;
+  return 1;
+}
+
 static OMTensor *om_tensor_new(void *data, void *allocated, const int64_t *shape,
                                int64_t rank, OM_DATA_TYPE dtype, int64_t owning) {
-  if (rank < 0 || (rank > 0 && !shape)) {
+  if (rank < 0 || rank > OM_MAX_RANK || (rank > 0 && !shape)) {
     om_set_error(EINVAL, "omTensorCreate: bad rank %lld or NULL shape", (long long)rank);
     return NULL;
   }
@@ -157,13 +180,14 @@ static OMTensor *om_tensor_new(void *data, void *allocated, const int64_t *shape
   if (!t || !sh || !st) {
     free(t); free(sh); free(st);
     om_set_error(ENOMEM, "omTensorCreate: out of memory");
+    om_last_error_kind = OM_ERROR_ALLOC;
     return NULL;
   }
-  int64_t stride = 1;
+  uint64_t stride = 1; /* unsigned: a lying shape wraps instead of being UB */
   for (int64_t i = rank - 1; i >= 0; --i) {
     sh[i] = shape[i];
-    st[i] = stride;
-    stride *= shape[i];
+    st[i] = (int64_t)stride;
+    stride *= (uint64_t)shape[i];
   }
   t->data = data; t->allocated = allocated; t->shape = sh; t->strides = st;
   t->rank = rank; t->dtype = dtype; t->owning = owning;
@@ -182,11 +206,21 @@ OMTensor *omTensorCreateWithOwnership(void *data_ptr, const int64_t *shape,
 }
 
 OMTensor *omTensorCreateEmpty(const int64_t *shape, int64_t rank, OM_DATA_TYPE dtype) {
-  int64_t n = 1;
-  for (int64_t i = 0; i < rank; ++i) n *= shape[i];
-  size_t bytes = (size_t)(n * omTensorGetElemSize(dtype));
-  void *buf = malloc(bytes ? bytes : 1);
-  if (!buf) { om_set_error(ENOMEM, "omTensorCreateEmpty: out of memory"); return NULL; }
+  uint64_t bytes;
+  int64_t esize = omTensorGetElemSize(dtype);
+  if (rank < 0 || rank > OM_MAX_RANK || (rank > 0 && !shape) || !esize) {
+    om_set_error(EINVAL, "omTensorCreateEmpty: bad rank %lld, NULL shape or unknown "
+                 "element type %d", (long long)rank, (int)dtype);
+    return NULL;
+  }
+  if (!om_size_bytes(shape, rank, esize, &bytes, "omTensorCreateEmpty")) return NULL;
+  void *buf = malloc(bytes ? (size_t)bytes : 1);
+  if (!buf) {
+    om_set_error(ENOMEM, "omTensorCreateEmpty: out of memory (%llu bytes)",
+                 (unsigned long long)bytes);
+    om_last_error_kind = OM_ERROR_ALLOC;
+    return NULL;
+  }
   OMTensor *t = om_tensor_new(buf, buf, shape, rank, dtype, 1);
   if (!t) free(buf);
   return t;
@@ -208,14 +242,19 @@ int64_t omTensorGetRank(const OMTensor *t) { return t ? t->rank : -1; }
 OM_DATA_TYPE omTensorGetDataType(const OMTensor *t) {
   return t ? t->dtype : ONNX_TYPE_UNDEFINED;
 }
+/* -1 when the count (or size) does not fit in int64 or a dim is negative
+ * (only a tensor made by omTensorCreate with a shape its buffer cannot have) */
 int64_t omTensorGetNumElems(const OMTensor *t) {
   if (!t) return 0;
   int64_t n = 1;
-  for (int64_t i = 0; i < t->rank; ++i) n *= t->shape[i];
+  for (int64_t i = 0; i < t->rank; ++i)
+    if (t->shape[i] < 0 || __builtin_mul_overflow(n, t->shape[i], &n)) return -1;
   return n;
 }
 int64_t omTensorGetBufferSize(const OMTensor *t) {
-  return omTensorGetNumElems(t) * (t ? omTensorGetElemSize(t->dtype) : 0);
+  int64_t n = omTensorGetNumElems(t), b;
+  if (n < 0 || __builtin_mul_overflow(n, t ? omTensorGetElemSize(t->dtype) : 0, &b)) return -1;
+  return b;
 }
 int64_t omTensorGetOwning(const OMTensor *t) { return t ? t->owning : 0; }
 void omTensorSetOwning(OMTensor *t, int64_t owning) { if (t) t->owning = owning != 0; }
@@ -227,7 +266,11 @@ OMTensorList *omTensorListCreateWithOwnership(OMTensor **tensors, int64_t n,
     return NULL;
   }
   OMTensorList *l = malloc(sizeof *l);
-  if (!l) { om_set_error(ENOMEM, "omTensorListCreate: out of memory"); return NULL; }
+  if (!l) {
+    om_set_error(ENOMEM, "omTensorListCreate: out of memory");
+    om_last_error_kind = OM_ERROR_ALLOC;
+    return NULL;
+  }
   l->omts = tensors; l->size = n; l->owning = owning != 0;
   return l;
 }
@@ -265,7 +308,11 @@ OMTensorList *omRunArrays(OMTensorList *(*entry)(OMTensorList *), int64_t n,
     return NULL;
   }
   OMTensor **ts = calloc((size_t)(n ? n : 1), sizeof *ts);
-  if (!ts) { om_set_error(ENOMEM, "omRunArrays: out of memory"); return NULL; }
+  if (!ts) {
+    om_set_error(ENOMEM, "omRunArrays: out of memory");
+    om_last_error_kind = OM_ERROR_ALLOC;
+    return NULL;
+  }
   const int64_t *sh = shapes;
   OMTensorList *out = NULL;
   int64_t i = 0;
@@ -355,7 +402,14 @@ int om_check_inputs(const OMTensorList *in, const om_arg_spec *specs, int64_t n,
         return 0;
       }
     }
-    if (!t->data && omTensorGetNumElems(t) > 0) {
+    uint64_t bytes;
+    char what[256];
+    snprintf(what, sizeof what, "%s: input %lld ('%s')", entry, (long long)i, s->name);
+    if (!om_size_bytes(t->shape, t->rank, omTensorGetElemSize(t->dtype), &bytes, what)) {
+      om_last_error_kind = OM_ERROR_OTHER;
+      return 0;
+    }
+    if (!t->data && bytes > 0) {
       om_set_error(EINVAL, "%s: input %lld ('%s') has no data", entry, (long long)i, s->name);
       return 0;
     }
@@ -463,6 +517,7 @@ OMTensorList *om_wrap_results(int64_t *res, const om_arg_spec *specs, int64_t n,
     for (int64_t i = 0; ts && i < n; ++i) omTensorDestroy(ts[i]);
     free(ts);
     om_set_error(ENOMEM, "run_main_graph: out of memory while wrapping outputs");
+    om_last_error_kind = OM_ERROR_ALLOC;
     return NULL;
   }
   OMTensorList *l = omTensorListCreateWithOwnership(ts, n, 1);

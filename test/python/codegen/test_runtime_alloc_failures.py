@@ -1,0 +1,167 @@
+"""Every allocation of a model library (generated code, om_runtime.c, the
+entry wrapper, the output wrapping) is checked: a malloc shim (LD_PRELOAD)
+makes the k-th allocation called from the model .so fail, for every k of a
+run, from Python and from the C example (examples/c/run_model.c). Each run
+either fails with an out-of-memory error (ModelRunError / exit status 1 and
+the message) or, where the runtime can do without (none today), gives the
+right answer; never a signal. Sizes computed from a shape are overflow
+checked: omTensorCreateEmpty of [2**62, 4] floats is an error, not a 0-byte
+buffer the caller writes 2**64 bytes into."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import onnx_mlir_py
+from onnx_mlir_py.codegen.tools import tool
+
+from test_c_example import _build_example
+
+SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_memalign(size_t, size_t);
+static const char *lib;            /* path of the model library */
+static long fail_at = -1, count;
+static __thread int busy;
+static int fail_now(void *ra) {
+  Dl_info i;
+  if (!lib || busy) return 0;
+  busy = 1;
+  int mine = dladdr(ra, &i) && i.dli_fname && strcmp(i.dli_fname, lib) == 0;
+  busy = 0;
+  return mine && count++ == fail_at;
+}
+void *malloc(size_t n) {
+  return fail_now(__builtin_return_address(0)) ? NULL : __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b) {
+  return fail_now(__builtin_return_address(0)) ? NULL : __libc_calloc(a, b);
+}
+int posix_memalign(void **p, size_t al, size_t n) {
+  if (fail_now(__builtin_return_address(0))) return ENOMEM;
+  void *q = __libc_memalign(al, n);
+  if (!q) return ENOMEM;
+  *p = q;
+  return 0;
+}
+void shim_set(const char *l, long k) { lib = l; fail_at = k; count = 0; }
+long shim_count(void) { return count; }
+__attribute__((constructor)) static void shim_init(void) {
+  if (getenv("SHIM_LIB")) shim_set(getenv("SHIM_LIB"), getenv("SHIM_FAIL") ? atol(getenv("SHIM_FAIL")) : -1);
+}
+__attribute__((destructor)) static void shim_fini(void) {
+  const char *o = getenv("SHIM_COUNT_FILE");
+  FILE *f = o ? fopen(o, "w") : NULL;
+  if (f) { fprintf(f, "%ld\n", count); fclose(f); }
+}
+"""
+
+_PY_CHILD = r"""
+import ctypes, sys, numpy as np
+from onnx_mlir_py.runtime import ExecutionSession, ModelRunError
+so, shim = sys.argv[1], ctypes.CDLL(sys.argv[2])
+shim.shim_set.argtypes = [ctypes.c_char_p, ctypes.c_long]
+shim.shim_count.restype = ctypes.c_long
+lib = ctypes.create_string_buffer(so.encode())    # kept alive: the shim keeps the pointer
+x = np.arange(20, dtype=np.float32).reshape(5, 4) - 7
+i = np.array([4, -1, 0], np.int64)
+want = ExecutionSession(so).run([x, i])
+sess = ExecutionSession(so)
+shim.shim_set(lib, -1)
+sess.run([x, i])
+n = shim.shim_count()
+failed = 0
+for k in range(n):
+    shim.shim_set(lib, k)
+    try:
+        got = sess.run([x, i])
+    except ModelRunError as e:
+        assert "out of memory" in str(e), str(e)
+        failed += 1
+    else:
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+shim.shim_set(lib, -1)
+for a, b in zip(sess.run([x, i]), want):
+    np.testing.assert_array_equal(a, b)
+print(n, failed)
+"""
+
+
+def _model():
+    """Gather (an index check) -> Transpose -> Relu, both results outputs:
+    intermediate and output buffers of run-time size."""
+    g = h.make_graph([h.make_node("Gather", ["x", "i"], ["g"], name="gat", axis=0),
+                      h.make_node("Transpose", ["g"], ["t"], name="tr"),
+                      h.make_node("Relu", ["t"], ["y"], name="relu")], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, ["n", 4]),
+                      h.make_tensor_value_info("i", T.INT64, ["k"])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None),
+                      h.make_tensor_value_info("g", T.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def _shim(tmp_path) -> str:
+    src, so = tmp_path / "shim.c", tmp_path / "shim.so"
+    src.write_text(SHIM)
+    subprocess.run([tool("gcc"), "-O1", "-shared", "-fPIC", "-o", str(so), str(src), "-ldl"],
+                   check=True)
+    return str(so)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_every_allocation_failure_from_python(tmp_path, opt_level):
+    so = os.path.realpath(onnx_mlir_py.compile(_model(), tmp_path / "m.so", opt_level=opt_level))
+    shim = _shim(tmp_path)
+    p = subprocess.run([sys.executable, "-c", _PY_CHILD, so, shim], capture_output=True,
+                       text=True, env=dict(os.environ, LD_PRELOAD=shim), timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    n, failed = map(int, p.stdout.split())
+    assert n >= 5 and failed == n       # every allocation of a run matters
+
+
+def test_every_allocation_failure_from_c(tmp_path):
+    exe = _build_example(tmp_path)
+    so = os.path.realpath(onnx_mlir_py.compile(_model(), tmp_path / "m.so"))
+    shim = _shim(tmp_path)
+    np.arange(20, dtype=np.float32).tofile(tmp_path / "x.bin")
+    np.array([4, -1, 0], np.int64).tofile(tmp_path / "i.bin")
+    args = [exe, so, f"{tmp_path / 'x.bin'}:5x4", f"{tmp_path / 'i.bin'}:3"]
+    env = dict(os.environ, LD_PRELOAD=shim, SHIM_LIB=so,
+               SHIM_COUNT_FILE=str(tmp_path / "count"))
+    ok = subprocess.run(args, capture_output=True, text=True, env=env)
+    assert ok.returncode == 0, ok.stderr
+    n = int((tmp_path / "count").read_text())
+    assert n >= 5
+    for k in range(n):
+        p = subprocess.run(args, capture_output=True, text=True, env=dict(env, SHIM_FAIL=str(k)))
+        assert p.returncode == 1, (k, p.returncode, p.stderr)      # an error, not a signal
+        assert "out of memory" in p.stderr, (k, p.stderr)
+
+
+def test_oversized_tensor_from_c(tmp_path):
+    """run_model makes its inputs with omTensorCreateEmpty: a shape whose
+    byte size overflows is refused (before: n * 4 wrapped to 0 bytes and the
+    example filled 2**62 floats into it)."""
+    exe = _build_example(tmp_path)
+    so = onnx_mlir_py.compile(_model(), tmp_path / "m.so")
+    for dims in (f"{2 ** 62}x4", f"{2 ** 31}x{2 ** 31}"):
+        p = subprocess.run([exe, so, f":{dims}", ":3"], capture_output=True, text=True)
+        assert p.returncode == 1, (p.returncode, p.stderr)
+        assert "cannot create input 0: omTensorCreateEmpty: a tensor of this shape has 2**63 " \
+            "bytes or more" in p.stderr
