@@ -34,6 +34,12 @@ class ImportError_(OnnxMlirError):
     """A node or value of the model cannot be imported as it is."""
 
 
+class InvalidModelError(ImportError_):
+    """The model breaks a rule of ONNX that onnxruntime enforces at load time (a
+    value defined twice, an undefined input, a cycle, an opset or IR version
+    newer than the installed onnx, a negative dim, a malformed subgraph)."""
+
+
 class VerificationError(OnnxMlirError):
     """A node breaks a rule of its op (operand count, rank, attribute, ...)."""
 

@@ -1,7 +1,9 @@
 """Load an ONNX model and check it can be imported (before any MLIR call).
 
 ``load_model`` reads a path (with external data, any size) or takes a
-ModelProto; ``prepare_model`` applies ``--shapeInformation``, inlines
+ModelProto; ``prepare_model`` rejects invalid models (:mod:`.validate`:
+values defined twice, cycles, opsets newer than onnx, ...), applies
+``--shapeInformation``, inlines
 model-local functions, runs ``onnx.shape_inference`` and sweeps the graph
 for ops the dialect lacks, reporting all of them at once.
 
@@ -21,6 +23,7 @@ from onnx import shape_inference
 
 from ..dialects.onnx.schema import spec_table
 from ..errors import ModelLoadError, UnsupportedOpsError, OnnxMlirError
+from .validate import node_label, validate_model  # noqa: F401 (node_label: re-exported)
 
 TWO_GB = 2**31
 
@@ -197,11 +200,6 @@ def _all_graphs(graph: onnx.GraphProto):
                 yield from _all_graphs(g)
 
 
-def node_label(node: onnx.NodeProto) -> str:
-    """The name users see in messages and MLIR locations."""
-    return node.name or (f"{node.op_type}:{node.output[0]}" if node.output else node.op_type)
-
-
 def check_supported(model: onnx.ModelProto) -> None:
     """Raise one UnsupportedOpsError listing every node the dialect lacks."""
     table = spec_table()
@@ -237,7 +235,10 @@ def prepare_model(src, shape_information: dict | None = None,
     has a lowering``; ops without one are replaced by their ONNX function
     bodies (see :mod:`.functions`)."""
     model = load_model(src)
-    if isinstance(src, onnx.ModelProto) and shape_information:
+    checked = validate_model(model)        # a sorted copy if the nodes were out of order
+    if checked is not model:
+        model = checked
+    elif isinstance(src, onnx.ModelProto) and shape_information:
         model = onnx.ModelProto()
         model.CopyFrom(src)
     if shape_information:
