@@ -32,6 +32,8 @@ from . import norms  # noqa: F401
 from . import depth_to_space  # noqa: F401
 from . import one_hot  # noqa: F401
 from . import conv_transpose  # noqa: F401
+from . import unique  # noqa: F401
+from . import nms  # noqa: F401
 from .driver import lower_to_linalg  # noqa: F401
 
 __all__ = ["lower_to_linalg"]

@@ -26,4 +26,6 @@ from . import quantize  # noqa: F401
 from . import attention  # noqa: F401
 from . import recurrent  # noqa: F401
 from . import nn_extra  # noqa: F401
+from . import unique  # noqa: F401
+from . import nms  # noqa: F401
 from . import strings_ml  # noqa: F401

@@ -192,11 +192,6 @@ def _bit_width(t) -> int | None:
 
 # -- data-dependent output sizes: rank and known dims only --------------------------
 
-@shape_rule("NonMaxSuppression", 10, 11)
-def _nms_shape(op: OnnxOp):
-    return [tensor((None, 3), elem_type(7))]  # [num_selected, 3] int64
-
-
 @shape_rule("Compress", 9, 11, 28)
 def _compress_shape(op: OnnxOp):
     x, et = op.shape(op.input(0)), op.elem(op.input(0))
@@ -208,23 +203,6 @@ def _compress_shape(op: OnnxOp):
         return [tensor(None, et)]
     a = norm_axis(op, op.attrs.axis, len(x))
     return [tensor(x[:a] + (None,) + x[a + 1:], et)]
-
-
-@shape_rule("Unique", 11, 28)
-def _unique_shape(op: OnnxOp):
-    from .normalization import result_slots
-    x, et = op.shape(op.input(0)), op.elem(op.input(0))
-    y = None
-    if et is not None:
-        if not op.attrs.has("axis"):
-            y = tensor((None,), et)
-        elif x is not None:
-            a = norm_axis(op, op.attrs.axis, len(x))
-            y = tensor(x[:a] + (None,) + x[a + 1:], et)
-        else:
-            y = tensor(None, et)
-    i64t = tensor((None,), elem_type(7))
-    return [y if k == 0 else i64t for k in result_slots(op)]
 
 
 @shape_rule("ImageDecoder", 20)

@@ -1,5 +1,6 @@
 """GridSample, AffineGrid, DeformConv, RoiAlign, MaxUnpool, DFT, Det,
-EyeLike, Bernoulli, TensorScatter, BitCast against onnx."""
+EyeLike, Bernoulli, TensorScatter, BitCast, and the data-dependent sizes of
+NonMaxSuppression / Compress / Unique against onnx."""
 import numpy as np
 import pytest
 from onnx import TensorProto as TP, helper
@@ -86,7 +87,21 @@ def test_data_dependent_sizes():
     c = helper.make_node("Compress", ["x", "c"], ["y"], name="c", axis=1)
     infer_and_compare(make_model([c], [("x", F, [3, 2]), ("c", TP.BOOL, [2])], ["y"], 11))
     u = helper.make_node("Unique", ["x"], ["y", "idx", "inv", "cnt"], name="u")
-    infer_and_compare(make_model([u], [("x", F, [6])], ["y", "idx", "inv", "cnt"], 11))
+    m = make_model([u], [("x", F, [2, 3])], ["y", "idx", "inv", "cnt"], 11)
+    # inverse_indices has one entry per element of X (onnx leaves it unknown)
+    assert infer_and_compare(m, allow_more_static=True)[2][1] == [6]
+    u = helper.make_node("Unique", ["x"], ["y", "idx", "inv"], name="u", axis=-1)
+    m = make_model([u], [("x", F, [2, 5])], ["y", "idx", "inv"], 11)
+    assert [s for _, s in our_output_types(m)] == [[2, None], [None], [5]]
+
+
+def test_nms_dims_checked_at_compile_time():
+    nms = helper.make_node("NonMaxSuppression", ["b", "s"], ["sel"], name="nms")
+    for b, s, msg in (([1, 6, 4], [1, 1, 5], "6 boxes per batch but scores have 5"),
+                      ([2, 6, 4], [1, 1, 6], "2 batches but scores have 1"),
+                      ([1, 6, 5], [1, 1, 6], "4 coordinates, got 5")):
+        with pytest.raises(VerificationError, match=msg):
+            our_output_types(make_model([nms], [("b", F, b), ("s", F, s)], ["sel"], 11))
 
 
 def test_stft():
