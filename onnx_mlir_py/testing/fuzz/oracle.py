@@ -1,0 +1,185 @@
+"""The reference side: onnxruntime (``onnx.reference`` for graphs with an op
+or type onnxruntime has no kernel for), and the comparison.
+
+Tolerance policy (``tolerance``), per graph output:
+
+* integer and bool outputs: exact.
+* float outputs: ``|got - exp| <= atol + rtol * |exp|`` elementwise, with
+  ``rtol = R[t] * (1 + n / 4)`` and ``atol = A[t] * scale * (1 + n / 4)``,
+  where ``t`` is the least precise float type on the output's ancestry
+  (R/A: f64 1e-9/1e-10, f32 1e-3/1e-4, f16 2e-2/1e-2), ``n`` the number of
+  rounding ops there (everything but pure data movement), and ``scale``
+  the largest finite ``|exp|`` of the output (at least 1): accumulations
+  (MatMul, Conv, reductions) round relative to their largest terms, not
+  to each result.
+* non-finite values: where ``exp`` is NaN, ``got`` must be NaN; where
+  either is +-inf, both must be the same infinity (the type's +-max counts as
+  +-inf: onnxruntime's MaxPool pads with lowest(), not -inf). On *edge* runs (inputs
+  with inf/NaN/huge values) an output whose ancestry accumulates (sums
+  over an axis) may differ in *which* non-finite value or overflow it
+  reaches (summation order decides inf - inf vs overflow): positions where
+  either side is non-finite or beyond 1e-3 of the type's max are skipped.
+* shapes and element types: exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+EXACT_OPS = {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat",
+             "Split", "Slice", "Gather", "Expand", "Tile", "Pad", "Shape", "ConstantOfShape",
+             "Where", "Cast", "CastLike", "Neg", "Abs", "Relu", "Max", "Min", "Clip", "If",
+             "Loop", "IsNaN", "IsInf", "Not", "Equal", "Less", "Greater", "LessOrEqual",
+             "GreaterOrEqual", "And", "Or", "Xor", "Sign", "Floor", "Ceil", "Round",
+             "MaxPool", "GlobalMaxPool", "ReduceMax", "ReduceMin", "ArgMax", "ArgMin",
+             "Hardmax"}
+ACCUMULATING = {"MatMul", "Gemm", "Conv", "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1",
+                "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ReduceLogSum", "Softmax",
+                "LogSoftmax", "LayerNormalization", "AveragePool", "GlobalAveragePool",
+                "LpPool", "CumSum", "Sum", "Mean", "Loop"}
+_R = {np.float64: 1e-9, np.float32: 1e-3, np.float16: 2e-2}
+_A = {np.float64: 1e-10, np.float32: 1e-4, np.float16: 1e-2}
+_PREC = [np.float16, np.float32, np.float64]
+
+
+class ReferenceUnavailable(Exception):
+    """Neither onnxruntime nor onnx.reference accepts the model."""
+
+
+def _ort_session(model: onnx.ModelProto):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+
+
+def reference_runner(model: onnx.ModelProto):
+    """(engine name, ``run(feeds) -> outputs``): onnxruntime, or onnx.reference
+    when onnxruntime lacks a kernel. Other load failures raise
+    ReferenceUnavailable (the graph is not valid for onnxruntime)."""
+    try:
+        sess = _ort_session(model)
+        return "onnxruntime", lambda feeds: sess.run(None, feeds)
+    except Exception as e:  # noqa: BLE001 - onnxruntime's own exception types
+        if "NOT_IMPLEMENTED" not in str(e):
+            raise ReferenceUnavailable(f"onnxruntime: {str(e).splitlines()[0][:300]}") from None
+    from onnx.reference import ReferenceEvaluator
+    for n in model.graph.node:
+        if n.op_type in _REFERENCE_WRONG and _REFERENCE_WRONG[n.op_type](n):
+            raise ReferenceUnavailable(f"onnx.reference is wrong for {n.op_type} here")
+    try:
+        ev = ReferenceEvaluator(model)
+    except Exception as e:  # noqa: BLE001
+        raise ReferenceUnavailable(f"onnx.reference: {e}") from None
+    return "onnx.reference", lambda feeds: [np.asarray(x) for x in ev.run(None, feeds)]
+
+
+def reference_outputs(model: onnx.ModelProto, feeds: dict) -> list:
+    """onnx.reference's outputs (the second opinion on an onnxruntime mismatch)."""
+    from onnx.reference import ReferenceEvaluator
+    return [np.asarray(x) for x in ReferenceEvaluator(model).run(None, feeds)]
+
+
+def _ceil_mode(n) -> bool:
+    return any(a.name == "ceil_mode" and a.i for a in n.attribute)
+
+
+# onnx.reference (onnx 1.23) miscomputes these: MaxPool [1,1,5] k3 pads 1,1 ceil_mode
+# gives 4 columns (onnxruntime and the formula: 5)
+_REFERENCE_WRONG = {"MaxPool": _ceil_mode, "AveragePool": _ceil_mode, "LpPool": _ceil_mode}
+
+
+def ancestry(model: onnx.ModelProto) -> dict[str, list[onnx.NodeProto]]:
+    """Graph output -> the nodes it depends on."""
+    producer = {o: n for n in model.graph.node for o in n.output}
+    out = {}
+    for vo in model.graph.output:
+        seen, stack, nodes = set(), [vo.name], []
+        while stack:
+            n = producer.get(stack.pop())
+            if n is None or id(n) in seen:
+                continue
+            seen.add(id(n))
+            nodes.append(n)
+            stack.extend(n.input)
+            for a in n.attribute:           # outer values used by If/Loop bodies
+                if a.type == onnx.AttributeProto.GRAPH:
+                    stack.extend(i for bn in a.g.node for i in bn.input)
+        out[vo.name] = nodes
+    return out
+
+
+def float_types(model: onnx.ModelProto) -> dict[str, set]:
+    """Graph output -> the float numpy types of values on its ancestry."""
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {}
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + \
+            list(inferred.graph.output):
+        types[vi.name] = vi.type.tensor_type.elem_type
+    for t in inferred.graph.initializer:
+        types[t.name] = t.data_type
+    anc = ancestry(model)
+    out = {}
+    for name, nodes in anc.items():
+        names = {name} | {i for n in nodes for i in list(n.input) + list(n.output)}
+        fl = set()
+        for nm in names:
+            t = types.get(nm)
+            if t in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16):
+                fl.add(onnx.helper.tensor_dtype_to_np_dtype(t).type)
+        out[name] = fl
+    return out
+
+
+def tolerance(model: onnx.ModelProto) -> dict[str, dict]:
+    """Graph output -> {rtol, atol, accumulates} (see the module docstring)."""
+    anc, fts = ancestry(model), float_types(model)
+    tol = {}
+    for name, nodes in anc.items():
+        n = sum(nd.op_type not in EXACT_OPS for nd in nodes)
+        prec = min(fts[name], key=_PREC.index) if fts[name] else np.float32
+        f = 1 + n / 4
+        tol[name] = {"rtol": _R[prec] * f, "atol": _A[prec] * f,
+                     "accumulates": any(nd.op_type in ACCUMULATING for nd in nodes)}
+    return tol
+
+
+def compare(got, exp, tol: dict, edge: bool) -> str | None:
+    """None if ``got`` matches ``exp`` under ``tol``; else a one-line reason."""
+    got, exp = np.asarray(got), np.asarray(exp)
+    if got.shape != exp.shape:
+        return f"shape {got.shape} != expected {exp.shape}"
+    if got.dtype != exp.dtype:
+        return f"dtype {got.dtype} != expected {exp.dtype}"
+    if exp.dtype.kind != "f":
+        bad = got != exp
+        if bad.any():
+            i = tuple(int(k) for k in np.argwhere(bad)[0])
+            return f"{int(bad.sum())} of {bad.size} differ, first at {i}: " \
+                   f"got {got[i]}, expected {exp[i]}"
+        return None
+    g, e = got.astype(np.float64), exp.astype(np.float64)
+    # +-max of the type stands for +-inf (onnxruntime's pooling pads with lowest())
+    top = float(np.finfo(exp.dtype).max)
+    e = np.where(np.abs(e) == top, np.copysign(np.inf, e), e)
+    g = np.where(np.abs(g) == top, np.copysign(np.inf, g), g)
+    skip = np.zeros(e.shape, bool)
+    if edge and tol["accumulates"]:
+        big = top * 1e-3
+        skip = ~np.isfinite(e) | ~np.isfinite(g) | (np.abs(e) > big) | (np.abs(g) > big)
+    fin = np.isfinite(e)
+    scale = max(1.0, float(np.abs(e[fin]).max())) if fin.any() else 1.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.abs(g - e) <= tol["atol"] * scale + tol["rtol"] * np.abs(e)
+    same_nonfinite = (np.isnan(e) & np.isnan(g)) | (np.isinf(e) & (g == e))
+    ok = skip | np.where(fin & np.isfinite(g), close, same_nonfinite)
+    if ok.all():
+        return None
+    bad = ~ok
+    i = tuple(int(k) for k in np.argwhere(bad)[0])
+    return f"{int(bad.sum())} of {bad.size} differ, first at {i}: got {got[i]}, " \
+           f"expected {exp[i]} (rtol {tol['rtol']:.2g}, atol {tol['atol'] * scale:.2g})"
