@@ -83,9 +83,21 @@ def _dynamic_kernel_shape(op: ir.Operation):
     if all(None not in s for s in shapes) or 0 in sum(shapes, []):
         return None
     a, b, c = shapes
+
+    def known(*ds):       # a dim one operand leaves dynamic may be static in another
+        return next((d for d in ds if d is not None), None)
     if op.name == "linalg.matmul":
-        return False, a[0], a[1], b[1]
-    return a[0], a[1], a[2], b[2]
+        return False, known(a[0], c[0]), known(a[1], b[0]), known(b[1], c[1])
+    return (known(a[0], b[0], c[0]), known(a[1], c[1]), known(a[2], b[1]),
+            known(b[2], c[2]))
+
+
+def _cast_to_params(fop: ir.Operation, operands) -> list[ir.Value]:
+    """``operands`` cast to the kernel's parameter types (a dim the kernel
+    takes as static may still be dynamic in one operand's type)."""
+    from mlir.dialects import tensor
+    params = ir.FunctionType(ir.TypeAttr(fop.attributes["function_type"]).value).inputs
+    return [v if v.type == t else tensor.CastOp(t, v).result for v, t in zip(operands, params)]
 
 
 _RELAYOUTS = ("tensor.collapse_shape", "tensor.expand_shape", "linalg.broadcast",
@@ -136,6 +148,22 @@ def _n_outer_dynamic(m: int | None, k: int | None) -> bool:
     return _n_outer(m or DYNAMIC_DIM_GUESS, k or DYNAMIC_DIM_GUESS)
 
 
+def _drop_empty_contractions(module: ir.Module) -> int:
+    """A matmul/batch_matmul over a static K of 0 is its init (C + nothing);
+    packing it makes 0-column subviews the memref verifier rejects."""
+    n = 0
+    for op in walk(module.operation):
+        if op.name in _DEFAULT_MAPS and len(op.operands) == 3 and len(op.results) == 1 and (
+                "indexing_maps" not in op.attributes or
+                str(op.attributes["indexing_maps"]) == _DEFAULT_MAPS[op.name]):
+            a = op.operands[0].type
+            if isinstance(a, ir.RankedTensorType) and a.shape[-1] == 0:
+                op.results[0].replace_all_uses_with(op.operands[2])
+                op.erase()
+                n += 1
+    return n
+
+
 def pack_matmuls(module: ir.Module, target: Target) -> int:
     """Static f32 matmul/batch_matmul -> packed kernels (inlined private
     functions from :mod:`.matmul_text`); dynamic ones -> upstream
@@ -145,7 +173,7 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
     from mlir.passmanager import PassManager
     mb, nb, kb = target.matmul_tile
     funcs: dict[tuple, str] = {}
-    count = 0
+    count = _drop_empty_contractions(module)
     for op in walk(module.operation):
         shape, dynamic = _kernel_shape(op), False
         if shape is None:
@@ -166,12 +194,17 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
                                        n_outer=None if not pack_b else _n_outer(m, k))
             sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
             fop = sub.body.operations[0].operation
-            fop.clone(ir.InsertionPoint(module.body))
-            funcs[key] = name
+            funcs[key] = (name, fop.clone(ir.InsertionPoint(module.body)))
+        name, fop = funcs[key]
         with ir.InsertionPoint(op), op.location:
-            call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
-                               list(op.operands))
-        op.results[0].replace_all_uses_with(call.results[0])
+            rtype = ir.FunctionType(ir.TypeAttr(fop.attributes["function_type"]).value).results[0]
+            call = func.CallOp([rtype], ir.FlatSymbolRefAttr.get(name),
+                               _cast_to_params(fop, list(op.operands)))
+            res = call.results[0]
+            if rtype != op.results[0].type:
+                from mlir.dialects import tensor
+                res = tensor.CastOp(op.results[0].type, res).result
+        op.results[0].replace_all_uses_with(res)
         op.erase()
         count += 1
     pipeline = ["func.func(linalg-block-pack-matmul{"

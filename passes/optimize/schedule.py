@@ -103,6 +103,17 @@ def _apply(module: ir.Module, text: str) -> None:
     interpreter.apply_named_sequence(module.operation, sched.body.operations[0], sched)
 
 
+def _touches_empty(op: ir.Operation) -> bool:
+    """An operand or result has a static 0 dim (e.g. a matmul with K = 0:
+    its iteration space is empty; the linalg tiling utilities assert on the
+    0-trip loops such an op tiles into)."""
+    for v in list(op.operands) + list(op.results):
+        t = v.type
+        if isinstance(t, ir.ShapedType) and t.has_rank and 0 in t.shape:
+            return True
+    return False
+
+
 def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for) -> int:
     """Run ``body_for(op)`` (schedule text or None to skip) on each op; returns
     how many schedules applied. Failures are logged."""
@@ -110,6 +121,8 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for) -> in
     with module.context, ir.Location.unknown():
         tagged = []
         for i, op in enumerate(ops):
+            if _touches_empty(op):       # no work; tiling a 0-trip loop aborts MLIR
+                continue
             body = body_for(op)
             if body is None:
                 continue

@@ -31,6 +31,12 @@ CASES = {
     "2d_4d": ([["m", "k"], ["a", "b", "k", "n"]],
               [((3, 4), (2, 1, 4, 5)), ((1, 2), (1, 3, 2, 2))]),
     "1d_3d": ([["k"], ["a", "k", "n"]], [((4,), (2, 4, 3)), ((2,), (1, 2, 5))]),
+    # found by the fuzzer: K (or the batch) static in one operand, dynamic in the
+    # other; the -O3 kernel took its parameter types from A alone (func.call
+    # operand type mismatch, an MLIRError)
+    "static_k_dyn_b": ([[3, 4], ["k", "n"]], [((3, 4), (4, 2)), ((3, 4), (4, 7))]),
+    "static_batch_dyn_b": ([[5, 2, "m"], ["s", "m", "m"]],
+                           [((5, 2, 3), (5, 3, 3)), ((5, 2, 2), (1, 2, 2))]),
     # mixed: a static 1 against a dynamic batch dim
     "static1_dyn": ([[1, "b", "m", "k"], ["a", 1, "k", "n"]],
                     [((1, 3, 2, 4), (2, 1, 4, 3)), ((1, 1, 2, 4), (3, 1, 4, 2))]),
@@ -56,3 +62,17 @@ def test_matmul_dynamic_mismatch_is_an_error(tmp_path, opt_level):
                                 {"a": _f(1, 2, 3, 4), "b": _f(1, 3, 4, 3)},   # batch 2 vs 3
                                 {"a": _f(1, 2, 3, 4), "b": _f(1, 2, 5, 3)}],  # K 4 vs 5
                   r"node 'mm' \(MatMul\).*(broadcast|inner dimensions)", opt_level)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("op,dims,attrs,shapes", [
+    # found by the fuzzer: a contraction over K = 0 aborted -O3 (tiling a
+    # 0-trip loop; 0-column subviews of its packing)
+    ("Gemm", [[0, 5], ["n", 0]], dict(transA=1, transB=1), [((0, 5), (3, 0)), ((0, 5), (1, 0))]),
+    ("MatMul", [["m", 0], [0, 4]], {}, [((2, 0), (0, 4)), ((5, 0), (0, 4))]),
+])
+def test_contraction_over_empty_k(tmp_path, op, dims, attrs, shapes, opt_level):
+    m = model([h.make_node(op, ["a", "b"], ["y"], **attrs)],
+              [("a", T.FLOAT, dims[0]), ("b", T.FLOAT, dims[1])])
+    check_shapes(tmp_path, m, [{"a": _f(*sa), "b": _f(*sb)} for sa, sb in shapes],
+                 opt_level=opt_level)
