@@ -52,7 +52,10 @@ def _cast(v: ir.Value, t: ir.Type) -> ir.Value:
 
 
 def _scalar(v: ir.Value) -> ir.Value:
-    return tensor.extract(v, [])
+    """The element of a one-element tensor (a condition may be [] or [1])."""
+    rank = ir.RankedTensorType(v.type).rank
+    zero = [arith.constant(ir.IndexType.get(), 0) for _ in range(rank)]
+    return tensor.extract(v, zero)
 
 
 def _as_tensor(x: ir.Value) -> ir.Value:

@@ -189,3 +189,20 @@ def test_scan_axes_and_directions(tmp_path, in_axis, in_dir, out_axis, out_dir):
              "w": rng.standard_normal(xs).astype(np.float32)}
     # ReferenceEvaluator only implements forward scans
     _check(_scan_model(in_axis, in_dir, out_axis, out_dir), feeds, tmp_path, oracle="onnxruntime")
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_if_condition_of_shape_1(tmp_path, cond):
+    """Found by the fuzzer: a condition of shape [1] (one element, as the
+    spec allows) was extracted with no index ('tensor.extract' op incorrect
+    number of indices)."""
+    then_g = h.make_graph([h.make_node("Neg", ["x"], ["t"])], "then_g", [],
+                          [h.make_tensor_value_info("t", T.FLOAT, None)])
+    else_g = h.make_graph([h.make_node("Sin", ["x"], ["e"])], "else_g", [],
+                          [h.make_tensor_value_info("e", T.FLOAT, None)])
+    m = _model([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+               [h.make_tensor_value_info("c", T.BOOL, [1]),
+                h.make_tensor_value_info("x", T.FLOAT, [1, 4])],
+               [h.make_tensor_value_info("y", T.FLOAT, [1, 4])])
+    _check(m, {"c": np.array([cond]), "x": np.arange(4, dtype=np.float32).reshape(1, 4)},
+           tmp_path)
