@@ -47,7 +47,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.supported:
         from .backend import supported_ops
-        return supported_ops.main(["--check"] if args.check else [])
+        return write_or_check(supported_ops.DOC, supported_ops.render(), supported_ops.COMMAND,
+                              args.check)
     return write_or_check(DOC, render(), "python -m onnx_mlir_py.ops_doc", args.check)
 
 

@@ -13,7 +13,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..dialects.onnx.opview import OnnxOp, attr_value
-from ..importer.types import MLIR_TO_ELEM_TYPE
+from ..dialects.onnx.types import MLIR_TO_ELEM_TYPE
 
 MAX_FOLD_ELEMENTS = 1 << 16
 # Ops that are deterministic and cheap; everything else is left for codegen.
@@ -29,7 +29,7 @@ FOLDABLE = {
 
 def _const_op(arr: np.ndarray, loc) -> ir.Operation:
     from ..importer.attributes import dense_bool_attr
-    from ..importer.types import elem_type
+    from ..dialects.onnx.types import elem_type
     et = elem_type(helper.np_dtype_to_tensor_dtype(arr.dtype))
     ttype = ir.RankedTensorType.get(list(arr.shape), et)
     if arr.dtype == np.bool_:
@@ -135,7 +135,7 @@ def try_fold(op: ir.Operation) -> bool:
 
 
 def _np_dtype(v: ir.Value):
-    from ..importer.types import numpy_dtype
+    from ..dialects.onnx.types import numpy_dtype
     if not isinstance(v.type, ir.ShapedType):
         return None
     return numpy_dtype(v.type.element_type)

@@ -23,7 +23,7 @@ from ..dialects.onnx.ops.control_flow import (carried_values, relaxed_carried_ty
 from ..dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
 from ..errors import DeclaredTypeWarning, ShapeInferenceError, node_error
 from ..importer.nodes import DECLARED_ATTR
-from ..importer.types import UNKNOWN, meet
+from ..dialects.onnx.types import UNKNOWN, meet
 from ..registry import lookup
 from .fold_constants import inline_constant_if, try_fold
 

@@ -15,7 +15,7 @@ import mlir.ir as ir
 
 from ..dialects.onnx.opview import OnnxOp, domain_of, is_dense_resource, is_onnx_op
 from ..dialects.onnx.schema import VARIADIC
-from ..importer.types import onnx_type_name
+from ..dialects.onnx.types import onnx_type_name
 from ..registry import lookup
 
 _KIND_CHECK = {

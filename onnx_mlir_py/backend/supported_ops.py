@@ -3,6 +3,8 @@
     python -m onnx_mlir_py.ops_doc --supported           # rewrite the file
     python -m onnx_mlir_py.ops_doc --supported --check   # exit 1 if stale
 
+(this module only renders the text; ``ops_doc`` writes or checks it).
+
 Inputs: the registry (which schema versions have lowering rules),
 ``test/backend/allowlist.json`` ({test: [modes it passes]}) and
 ``test/backend/results.json`` (suite, ops and per-mode outcome of each test),
@@ -14,9 +16,7 @@ the test they expand, in their own column.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -110,14 +110,3 @@ def render() -> str:
             lines.append(f"| {suite} | {n} | {', '.join(modes) or '-'} | {fail} |")
     return "\n".join(lines) + "\n"
 
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
-    args = ap.parse_args(argv)
-    from ..ops_doc import write_or_check
-    return write_or_check(DOC, render(), COMMAND, args.check)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,7 +7,7 @@ from mlir.dialects import func
 from ..context import make_context
 from .model import PreparedModel, prepare_model, real_inputs
 from .nodes import GraphImporter
-from .types import type_from_proto
+from ..dialects.onnx.types import type_from_proto
 
 
 def import_model(src, *, context: ir.Context | None = None,

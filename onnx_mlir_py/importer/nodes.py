@@ -17,7 +17,7 @@ from ..dialects.onnx.schema import (SINGLE, VARIADIC, VARIADIC_SLOTS, OpSpec, ne
 from ..errors import ImportError_, node_error
 from . import attributes as A
 from .model import node_label
-from .types import UNKNOWN, meet, type_from_proto
+from ..dialects.onnx.types import UNKNOWN, meet, type_from_proto
 
 REGION_TERMINATOR = "gpu.yield"
 # Discardable attribute holding the model's declared result types where they

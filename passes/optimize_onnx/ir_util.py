@@ -97,7 +97,7 @@ def constant_values(values: list[ir.Value]) -> list[np.ndarray | None]:
     if not wanted:
         return out
     blobs = resource_blobs([producer(values[i]) for i in wanted])
-    from ...importer.types import numpy_dtype
+    from ...dialects.onnx.types import numpy_dtype
     for i in wanted:
         t = values[i].type
         dt = numpy_dtype(t.element_type)

@@ -152,8 +152,8 @@ def update_files(cases, modes, results) -> None:
     ALLOWLIST.write_text("{\n" + ",\n".join(f"{json.dumps(n)}: {json.dumps(m)}"
                                             for n, m in sorted(allow.items())) + "\n}\n")
     RESULTS.write_text(json.dumps(dict(sorted(full.items())), indent=1, sort_keys=True) + "\n")
-    from onnx_mlir_py.backend import supported_ops
-    supported_ops.main([])
+    from onnx_mlir_py import ops_doc
+    ops_doc.main(["--supported"])
 
 
 def _interrupt(signum, frame):

@@ -85,7 +85,7 @@ def _strip_types(model):
 def _our_sigs(module) -> list[tuple[Sig | None, str]]:
     """(signature, producing op name) of each function result."""
     import mlir.ir as ir
-    from onnx_mlir_py.importer.types import MLIR_TO_ELEM_TYPE
+    from onnx_mlir_py.dialects.onnx.types import MLIR_TO_ELEM_TYPE
     f = next(op for op in module.body.operations if op.operation.name == "func.func")
     ret = list(f.regions[0].blocks[0].operations)[-1]
     out = []

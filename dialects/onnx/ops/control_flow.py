@@ -267,7 +267,7 @@ def type_body_arguments(op: ir.Operation) -> None:
     types = body_arg_types(v)
     if types is None:
         return
-    from onnx_mlir_py.importer.types import meet
+    from onnx_mlir_py.dialects.onnx.types import meet
     for arg, t in zip(op.regions[0].blocks[0].arguments, types):
         if t is None:
             continue
@@ -333,7 +333,7 @@ def _get_element_shape(op: OnnxOp):
 # -- Sequences -----------------------------------------------------------------------
 
 def _elem_of_dtype(code: int) -> ir.Type:
-    from onnx_mlir_py.importer.types import elem_type
+    from onnx_mlir_py.dialects.onnx.types import elem_type
     return elem_type(code)
 
 

@@ -8,7 +8,7 @@ B * C * min(N, max_output_boxes_per_class) boxes are selected.
 """
 from __future__ import annotations
 
-from onnx_mlir_py.importer.types import elem_type
+from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule
 from .. import dims as D
 from ..opview import OnnxOp, tensor

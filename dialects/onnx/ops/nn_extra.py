@@ -15,7 +15,7 @@ MaxUnpool, DFT, Det, EyeLike, Bernoulli, Random*Like, TensorScatter, BitCast.
 """
 from __future__ import annotations
 
-from onnx_mlir_py.importer.types import elem_type
+from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
 from .common import const_ints, fmt, int_values, norm_axis

@@ -29,7 +29,7 @@ def _dtype_attr(op: OnnxOp) -> ir.Type | None:
     code = opt_attr(op, "output_dtype", 0)
     if not code:
         return None
-    from onnx_mlir_py.importer.types import elem_type
+    from onnx_mlir_py.dialects.onnx.types import elem_type
     return elem_type(code)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
-from onnx_mlir_py.importer.types import elem_type
+from onnx_mlir_py.dialects.onnx.types import elem_type
 from ..opview import OnnxOp, tensor
 from .common import const_value, fmt, i64, int_values, norm_axis
 from .reshape import fmt_target

@@ -20,7 +20,7 @@ import math
 import mlir.ir as ir
 import onnx
 
-from onnx_mlir_py.importer.types import elem_type
+from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule
 from ..opview import OnnxOp, tensor
 from .broadcast import broadcast_shapes

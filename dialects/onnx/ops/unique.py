@@ -12,7 +12,7 @@ compile time; ``unique_dims`` gives every output's dims from X's dims and U
 """
 from __future__ import annotations
 
-from onnx_mlir_py.importer.types import elem_type
+from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule
 from .. import dims as D
 from ..opview import OnnxOp, tensor

@@ -14,7 +14,7 @@ import onnx
 from onnx import shape_inference
 
 from onnx_mlir_py.importer import import_model
-from onnx_mlir_py.importer.types import ELEM_TYPE_TO_MLIR
+from onnx_mlir_py.dialects.onnx.types import ELEM_TYPE_TO_MLIR
 from onnx_mlir_py.passes.pipeline import to_onnx_ir
 
 

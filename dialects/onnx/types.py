@@ -1,4 +1,8 @@
-"""ONNX types (TensorProto.DataType, TypeProto) -> MLIR types, and back."""
+"""ONNX types (TensorProto.DataType, TypeProto) -> MLIR types, and back.
+
+The dialect's type vocabulary, shared by the importer (building ops), the
+op rules (result types) and the passes.
+"""
 from __future__ import annotations
 
 import mlir.ir as ir
