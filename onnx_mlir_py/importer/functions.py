@@ -87,6 +87,15 @@ def _known_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
             if vi.HasField("type")}
 
 
+def _declare_initializer_types(model: onnx.ModelProto) -> None:
+    """Give initializers that are not graph inputs (IR >= 4) a value_info:
+    function bodies and the inliner's version conversion need their types."""
+    g = model.graph
+    known = {vi.name for vi in list(g.input) + list(g.value_info)}
+    g.value_info.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                        for t in g.initializer if t.name not in known)
+
+
 def _expand_round(model: onnx.ModelProto, has_lowering: HasLowering) -> bool:
     opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
     types = None
@@ -98,6 +107,7 @@ def _expand_round(model: onnx.ModelProto, has_lowering: HasLowering) -> bool:
         if not (schema.has_function or schema.has_context_dependent_function):
             continue
         if types is None:
+            _declare_initializer_types(model)
             types = _known_types(model)
         body = _body(schema, node, opsets.get(schema.domain, 1), types)
         if body is None:

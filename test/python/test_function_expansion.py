@@ -57,3 +57,25 @@ def test_expansion_replaces_only_ops_without_lowering():
 def test_onnx_ir_keeps_the_ops_themselves():
     text = str(import_model(_sce_model()))
     assert "onnx.softmax_cross_entropy_loss" in text and "onnx.hann_window" in text
+
+
+def test_context_dependent_body_of_an_op_reading_an_initializer(tmp_path):
+    """The body of a context-dependent function depends on its inputs' types;
+    an initializer that is not also a graph input (IR >= 4) has its type
+    from the initializer itself (it used to be unknown: no expansion)."""
+    rng = np.random.default_rng(1)
+    scores = onnx.numpy_helper.from_array(rng.standard_normal((3, 5)).astype(np.float32),
+                                          "scores")
+    g = h.make_graph([h.make_node("SoftmaxCrossEntropyLoss", ["scores", "labels"], ["loss"],
+                                  reduction="sum", name="sce")], "g",
+                     [h.make_tensor_value_info("labels", T.INT64, [3])],
+                     [h.make_tensor_value_info("loss", T.FLOAT, [])], [scores])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    ops = {n.op_type for n in expand_unlowered_functions(m, has_lowering).graph.node}
+    assert "SoftmaxCrossEntropyLoss" not in ops
+    labels = np.array([1, 0, 4], np.int64)
+    (want,) = ReferenceEvaluator(m).run(None, {"labels": labels})
+    (got,) = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=0)).run(
+        [labels])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
