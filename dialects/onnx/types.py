@@ -47,8 +47,15 @@ def elem_type(onnx_elem: int) -> ir.Type:
     try:
         return ir.Type.parse(ELEM_TYPE_TO_MLIR[onnx_elem])
     except KeyError:
-        raise ValueError(f"unsupported ONNX element type "
-                         f"{onnx.helper.tensor_dtype_to_string(onnx_elem)}") from None
+        raise ValueError(f"unsupported ONNX element type {dtype_name(onnx_elem)}") from None
+
+
+def dtype_name(onnx_elem: int) -> str:
+    """``TensorProto.FLOAT`` -> "FLOAT"; a code ONNX does not define -> "999 (not an ONNX type)"."""
+    try:
+        return onnx.helper.tensor_dtype_to_string(onnx_elem).split(".")[-1]
+    except (KeyError, ValueError, TypeError):
+        return f"{onnx_elem} (not an ONNX element type)"
 
 
 def tensor_type(onnx_elem: int, shape) -> ir.Type:

@@ -68,6 +68,7 @@ def tensor_attr(t: onnx.TensorProto, name_hint: str = "") -> ir.Attribute:
     et = elem_type(t.data_type)
     if t.data_type == onnx.TensorProto.STRING:
         raise ValueError("string tensors are not supported as constants")
+    check_payload(t)
     arr = numpy_helper.to_array(t)
     shape = list(arr.shape)
     ttype = ir.RankedTensorType.get(shape, et)
@@ -84,6 +85,48 @@ def tensor_attr(t: onnx.TensorProto, name_hint: str = "") -> ir.Attribute:
     if arr.size == 0:
         return ir.DenseElementsAttr.get(np.zeros((0,), arr.dtype), type=ttype)
     return ir.DenseElementsAttr.get(arr, type=ttype)
+
+
+_P = onnx.TensorProto
+# dtype -> the typed field that holds its values (one entry per element)
+_FIELD = {_P.FLOAT: "float_data", _P.DOUBLE: "double_data", _P.INT64: "int64_data",
+          _P.UINT32: "uint64_data", _P.UINT64: "uint64_data", _P.INT32: "int32_data",
+          _P.INT16: "int32_data", _P.INT8: "int32_data", _P.UINT16: "int32_data",
+          _P.UINT8: "int32_data", _P.BOOL: "int32_data", _P.FLOAT16: "int32_data",
+          _P.BFLOAT16: "int32_data"}
+_SIZE = {_P.FLOAT: 4, _P.DOUBLE: 8, _P.INT64: 8, _P.UINT32: 4, _P.UINT64: 8, _P.INT32: 4,
+         _P.INT16: 2, _P.INT8: 1, _P.UINT16: 2, _P.UINT8: 1, _P.BOOL: 1, _P.FLOAT16: 2,
+         _P.BFLOAT16: 2}
+
+
+def check_payload(t: onnx.TensorProto) -> None:
+    """The tensor's data agrees with its dims (ValueError saying how not),
+    before numpy reads it: a damaged payload gets a message that names the
+    counts, and nothing is allocated for dims that the data cannot fill."""
+    dims = list(t.dims)
+    if any(d < 0 for d in dims):
+        raise ValueError(f"dims {dims} has a negative dim")
+    n = 1
+    for d in dims:
+        n *= d
+    name = onnx.TensorProto.DataType.Name(t.data_type)
+    if t.data_type not in _SIZE:
+        return                                  # packed / complex / string types: numpy checks
+    typed = [f for f in set(_FIELD.values()) if len(getattr(t, f))]
+    if t.HasField("raw_data") and typed:
+        return                                  # raw_data wins (as in onnxruntime)
+    if t.HasField("raw_data"):
+        need = n * _SIZE[t.data_type]
+        if len(t.raw_data) != need:
+            raise ValueError(f"raw_data holds {len(t.raw_data)} bytes, dims {dims} of "
+                             f"{name} need {need}")
+        return
+    field = _FIELD[t.data_type]
+    got = len(getattr(t, field))
+    if got != n:
+        other = [f for f in typed if f != field]
+        hint = f" ({other[0]} is set instead)" if other else ""
+        raise ValueError(f"{field} holds {got} values, dims {dims} of {name} need {n}{hint}")
 
 
 def dense_bool_attr(arr: np.ndarray, ttype: ir.RankedTensorType) -> ir.DenseElementsAttr:

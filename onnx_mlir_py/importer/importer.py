@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import mlir.ir as ir
+import onnx
 from mlir.dialects import func
 
 from ..context import make_context
+from ..errors import ImportError_
 from .model import PreparedModel, prepare_model, real_inputs
 from .nodes import GraphImporter
 from ..dialects.onnx.types import type_from_proto
@@ -65,7 +67,7 @@ def _build_module(p: PreparedModel) -> ir.Module:
             f"{model.producer_name} {model.producer_version}".strip())
 
     inputs = real_inputs(graph)
-    in_types = [type_from_proto(p.value_types.get(i.name, i.type)) for i in inputs]
+    in_types = [_input_type(i, p.value_types.get(i.name, i.type)) for i in inputs]
     with ir.InsertionPoint(module.body):
         f = func.FuncOp("main_graph", ir.FunctionType.get(in_types, []))
     f.attributes["onnx.graph_name"] = ir.StringAttr.get(graph.name or "main_graph")
@@ -82,3 +84,9 @@ def _build_module(p: PreparedModel) -> ir.Module:
     f.res_attrs = ir.ArrayAttr.get([_name_attr(o.name) for o in graph.output])
     return module
 
+
+def _input_type(inp: onnx.ValueInfoProto, tp: onnx.TypeProto) -> ir.Type:
+    try:
+        return type_from_proto(tp)
+    except ValueError as e:
+        raise ImportError_(f"graph input '{inp.name}': {e}") from None

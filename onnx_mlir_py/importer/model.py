@@ -30,20 +30,53 @@ TWO_GB = 2**31
 
 def load_model(src) -> onnx.ModelProto:
     """Path or ModelProto -> ModelProto, with a one-line error on bad files."""
+    from .external import has_external, load_external_data
     if isinstance(src, onnx.ModelProto):
+        if has_external(src):
+            src = _copy(src)
+            load_external_data(src, None)
         return src
     path = os.fspath(src)
     if not os.path.isfile(path):
         raise ModelLoadError(f"cannot read '{path}': no such file")
     try:
-        model = onnx.load(path, load_external_data=True)
-    except Exception as e:  # DecodeError, missing external data, ...
+        model = onnx.load(path, load_external_data=False)
+    except Exception as e:  # DecodeError, ...
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelLoadError(f"cannot read '{path}' as an ONNX model "
                              f"(truncated or not an ONNX protobuf?): {reason}") from None
     if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
         raise ModelLoadError(f"'{path}' holds no ONNX graph (truncated or not a model file?)")
+    _check_strings(model, path)
+    load_external_data(model, os.path.dirname(os.path.abspath(path)))
     return model
+
+
+def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    return m
+
+
+def _check_strings(msg, path: str, where: str = "model") -> None:
+    """Protobuf hands a string field that is not UTF-8 (a damaged file) over
+    as bytes; names must be text. (Data fields are bytes or numbers: skipped.)"""
+    for f, value in msg.ListFields():
+        if f.type == f.TYPE_STRING:
+            for v in (value if _repeated(f) else [value]):
+                if isinstance(v, bytes):
+                    raise ModelLoadError(f"'{path}': {where}.{f.name} = {v[:40]!r} is not "
+                                         "valid UTF-8 text (a damaged file?)")
+        elif f.type == f.TYPE_MESSAGE:
+            items = value if _repeated(f) else [value]
+            for k, m in enumerate(items):
+                _check_strings(m, path, f"{where}.{f.name}" + (f"[{k}]" if _repeated(f) else ""))
+
+
+def _repeated(f) -> bool:
+    """protobuf >= 6 has ``is_repeated`` (7 dropped ``label``)."""
+    r = getattr(f, "is_repeated", None)
+    return r if r is not None else f.label == f.LABEL_REPEATED
 
 
 def parse_shape_information(text: str) -> dict[int, list[int | None]]:
@@ -146,7 +179,7 @@ def _copy_fields(src, dst, skip: str) -> None:
     for f, value in src.ListFields():
         if f.name == skip:
             continue
-        if f.label == f.LABEL_REPEATED:
+        if _repeated(f):
             getattr(dst, f.name).extend(value)
         elif f.message_type is not None:
             getattr(dst, f.name).CopyFrom(value)

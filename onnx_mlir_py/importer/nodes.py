@@ -76,9 +76,12 @@ class GraphImporter:
         if spec is None:  # check_supported ran first; keep a clear message anyway
             raise node_error(ImportError_, label, node.op_type, "op is not in the ONNX dialect")
         operands, seg_in = self._operands(node, spec, label)
-        result_types, seg_out, out_names = self._results(node, spec, label)
-        attrs = self._attributes(node, spec, label)
-        declared = self._declarations(out_names, result_types)
+        try:  # a type the model states or onnx infers may be no ONNX type (elem_type 999)
+            result_types, seg_out, out_names = self._results(node, spec, label)
+            attrs = self._attributes(node, spec, label)
+            declared = self._declarations(out_names, result_types)
+        except ValueError as e:
+            raise node_error(ImportError_, label, node.op_type, f"output type: {e}") from None
         if declared:
             attrs[DECLARED_ATTR] = declared
         if seg_in is not None:

@@ -1,6 +1,7 @@
 """Importer: structure of the module it builds from ONNX models."""
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
@@ -84,6 +85,36 @@ def test_external_data_is_loaded(tmp_path):
               if op.name == "onnx.constant"]
     from onnx_mlir_py.dialects.onnx.opview import OnnxOp
     np.testing.assert_array_equal(OnnxOp.const(consts[0].result), w)
+
+
+def test_inference_runs_with_big_initializers():
+    """Regression: with protobuf 7 (no FieldDescriptor.label) the copy made
+    for onnx.shape_inference raised, and inference was silently skipped for
+    every model with an initializer above INFERENCE_DATA_LIMIT."""
+    from onnx_mlir_py.importer.model import INFERENCE_DATA_LIMIT, infer_onnx_types
+    n = INFERENCE_DATA_LIMIT // 4 + 16
+    g = h.make_graph([h.make_node("Add", ["x", "w"], ["y"])], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, [n])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)],
+                     initializer=[nh.from_array(np.ones(n, np.float32), "w")])
+    inferred = infer_onnx_types(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]))
+    assert inferred is not None
+    assert [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim] == [n]
+
+
+def test_external_data_of_in_memory_model_is_refused():
+    """A ModelProto whose tensors still point at external files has no folder
+    to read them from: refused (never read relative to the working directory)."""
+    from onnx_mlir_py.errors import ModelLoadError
+    model = gemm_model()
+    t = model.graph.initializer[0]
+    t.ClearField("raw_data"); t.ClearField("float_data")
+    t.data_location = onnx.TensorProto.EXTERNAL
+    e = t.external_data.add()
+    e.key, e.value = "location", "w.bin"
+    with pytest.raises(ModelLoadError, match=r"initializer 'w': external data: the model "
+                       r"was given in memory"):
+        import_model(model)
 
 
 def test_model_local_function_is_expanded():
