@@ -58,6 +58,23 @@ def _scalar(v: ir.Value) -> ir.Value:
     return tensor.extract(v, zero)
 
 
+def _single_element(op: OnnxOp, b: LoweringContext, v: ir.Value) -> ir.Value:
+    """The one element of If's ``cond`` (rank 0, or any rank with one
+    element, as onnxruntime accepts); a dynamic dim is checked to be 1 at run time."""
+    t = b.ranked(op, v, "cond")
+    if t.rank == 0:
+        return _scalar(v)
+    from .dims_ir import IxVal
+    chk = checks(op, b)
+    for k in range(t.rank):
+        if t.is_dynamic_dim(k):
+            d = IxVal(b.dim(v, k))
+            chk.require(D.eq(d, 1), f"cond dim {k} is {{0}}: expected a single element", d)
+        elif t.shape[k] != 1:
+            op.fail(f"cond has shape {list(t.shape)}: expected a single element")
+    return tensor.extract(v, [b.index(0)] * t.rank)
+
+
 def _as_tensor(x: ir.Value) -> ir.Value:
     return tensor.from_elements(ir.RankedTensorType.get([], x.type), [x])
 
@@ -93,7 +110,7 @@ def lower_if(op: OnnxOp, b: LoweringContext):
                           f"output #{i} is {ys[0][i].type} in then_branch and "
                           f"{ys[1][i].type} in else_branch")
     res_types = [_ranked(op, r.type, f"result #{i}") for i, r in enumerate(op.results)]
-    cond = _scalar(op.input(0))
+    cond = _single_element(op, b, op.input(0))
     if_op = scf.IfOp(cond, res_types, has_else=True)
     for k, (src, dst) in enumerate(zip(branches, if_op.operation.regions)):
         # scf.IfOp made empty blocks; replace them with the ONNX branches.

@@ -117,12 +117,46 @@ def _if_shape(op: OnnxOp):
     return [merge(a.type, b.type) for a, b in zip(then, other)]
 
 
+def _kind(t: ir.Type) -> str | None:
+    """What must agree between two ways of computing a value: the element
+    type of a tensor, the element kind of a sequence/optional (None: unknown)."""
+    if not known(t):
+        return None
+    if isinstance(t, ir.ShapedType):
+        return f"tensor of {t.element_type}"
+    for prefix, get in (("sequence", seq_elem), ("optional", opt_elem)):
+        e = get(t)
+        if e is not None:
+            inner = _kind(e)
+            return None if inner is None else f"{prefix} of {inner}"
+    return str(t)
+
+
+def _same_kind(op: OnnxOp, a: ir.Type, b: ir.Type, what: str) -> None:
+    ka, kb = _kind(a), _kind(b)
+    if ka is not None and kb is not None and ka != kb:
+        op.fail(f"{what}: {ka} vs {kb}; the element types must agree")
+
+
 @verifier("If", *IF)
 def _if_verify(op: OnnxOp):
     then, other = _branches(op)
     if len(then) != len(other) or len(then) != len(op.results):
         op.fail(f"then_branch yields {len(then)} values and else_branch {len(other)}, "
                 f"but If has {len(op.results)} outputs")
+    for k, (a, b) in enumerate(zip(then, other)):
+        _same_kind(op, a.type, b.type, f"output #{k} is {a.type} in then_branch and "
+                                       f"{b.type} in else_branch")
+    s = op.shape(op.input(0))
+    if s is not None and None not in s and len(s) and _numel(s) != 1:
+        op.fail(f"cond has shape {list(s)}: expected a single element")
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 # -- Loop ----------------------------------------------------------------------------
@@ -152,6 +186,11 @@ def _loop_verify(op: OnnxOp):
     if len(op.results) < len(op.variadic()):
         op.fail(f"{len(op.variadic())} loop-carried inputs but only "
                 f"{len(op.results)} outputs")
+    if known(body[0].type) and str(getattr(body[0].type, "element_type", "")) != "i1":
+        op.fail(f"body yields its condition as {body[0].type}: expected a bool tensor")
+    for k, (init, out) in enumerate(zip(op.variadic(), body[1:])):
+        _same_kind(op, init.type, out.type, f"loop-carried value #{k} enters as {init.type} "
+                                            f"and the body yields {out.type}")
 
 
 # -- Scan ----------------------------------------------------------------------------
