@@ -300,6 +300,11 @@ def _conv_transpose(op: OnnxOp):
         op.fail(f"attribute 'group' = {group}: expected >= 1")
     out_pad = opt_attr(op, "output_padding")
     _check_ints(op, "output_padding", out_pad, n, 0)
+    for i, p in enumerate(out_pad or []):
+        limit = max(win.strides[i], win.dilations[i])
+        if p >= limit:
+            op.fail(f"attribute 'output_padding' = {list(out_pad)}: {p} at spatial axis {i} "
+                    f"must be less than max(stride, dilation) = {limit}")
     out_shape = opt_attr(op, "output_shape")
     _check_ints(op, "output_shape", out_shape, n, 0)
     unknown = [D.UNKNOWN] * rank

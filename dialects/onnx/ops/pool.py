@@ -37,6 +37,11 @@ def _pool(op: OnnxOp):
     else:
         n = len(x) - 2
     win = window(op, n, require_kernel=True)
+    if win.pads is not None:   # a window entirely in the padding has no value (onnxruntime)
+        for i, p in enumerate(win.pads):
+            if p >= win.kernel[i % n]:
+                op.fail(f"attribute 'pads' = {list(win.pads)}: pad {p} of spatial axis "
+                        f"{i % n} is not smaller than the kernel size {win.kernel[i % n]}")
     if op.op_type == "MaxPool":
         so = opt_attr(op, "storage_order", 0)
         if so not in (0, 1):

@@ -68,6 +68,8 @@ def _resize(op: OnnxOp):
             out[a] = None
         return out
     vals = np.asarray(c).reshape(-1)
+    if has_sizes and any(int(v) < 0 for v in vals):
+        op.fail(f"sizes {[int(v) for v in vals]} has a negative value")
     if has_sizes:
         policy = op.attrs.keep_aspect_ratio_policy if op.version >= 18 else "stretch"
         if policy == "stretch":
