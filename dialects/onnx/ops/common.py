@@ -193,3 +193,20 @@ def known_len(v: ir.Value | None) -> int | None:
     if s is None or len(s) != 1:
         return None
     return s[0]
+
+
+def dtype_attr(op: OnnxOp, name: str, code: int) -> ir.Type:
+    """The element type an integer attribute (``dtype``, ``to``, ...) names;
+    a code that is no ONNX element type fails naming the node."""
+    from onnx_mlir_py.dialects.onnx.types import elem_type
+    try:
+        return elem_type(code)
+    except ValueError:
+        op.fail(f"attribute '{name}' ({code}) is not a supported element type")
+
+
+def check_flag(op: OnnxOp, name: str) -> None:
+    """A 0/1 attribute (keepdims, ...) holds 0 or 1."""
+    v = getattr(op.attrs, name)
+    if v is not None and v not in (0, 1):
+        op.fail(f"attribute '{name}' = {v}: expected 0 or 1")

@@ -371,15 +371,15 @@ def _get_element_shape(op: OnnxOp):
 
 # -- Sequences -----------------------------------------------------------------------
 
-def _elem_of_dtype(code: int) -> ir.Type:
-    from onnx_mlir_py.dialects.onnx.types import elem_type
-    return elem_type(code)
+def _elem_of_dtype(op: OnnxOp, code: int) -> ir.Type:
+    from .common import dtype_attr
+    return dtype_attr(op, "dtype", code)
 
 
 @shape_rule("SequenceEmpty", 11)
 def _seq_empty_shape(op: OnnxOp):
     code = op.attrs.dtype if op.attrs.dtype is not None else onnx.TensorProto.FLOAT
-    return [seq_of(tensor(None, _elem_of_dtype(code)))]
+    return [seq_of(tensor(None, _elem_of_dtype(op, code)))]
 
 
 @shape_rule("SequenceConstruct", 11)

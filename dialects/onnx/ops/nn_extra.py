@@ -18,13 +18,13 @@ from __future__ import annotations
 from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
-from .common import const_ints, fmt, int_values, norm_axis
+from .common import const_ints, dtype_attr, fmt, int_values, norm_axis
 from .conv import conv_shape, opt_attr
 
 
 def _dtype(op: OnnxOp, name: str = "dtype"):
     code = opt_attr(op, name)
-    return elem_type(code) if code else op.elem(op.input(0))
+    return dtype_attr(op, name, code) if code else op.elem(op.input(0))
 
 
 @shape_rule("GridSample", 16, 20, 22)

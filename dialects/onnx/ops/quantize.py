@@ -29,8 +29,8 @@ def _dtype_attr(op: OnnxOp) -> ir.Type | None:
     code = opt_attr(op, "output_dtype", 0)
     if not code:
         return None
-    from onnx_mlir_py.dialects.onnx.types import elem_type
-    return elem_type(code)
+    from .common import dtype_attr
+    return dtype_attr(op, "output_dtype", code)
 
 
 def _check_scale(op: OnnxOp, x_i: int, s_i: int, z_i: int | None):

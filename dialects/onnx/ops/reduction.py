@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
-from .common import const_ints, const_value, fmt, i64, known_len, norm_axes, norm_axis
+from .common import (check_flag, const_ints, const_value, fmt, i64, known_len, norm_axes,
+                     norm_axis)
 
 # op type -> (versions with the axes attribute, versions with the axes input)
 REDUCE = {
@@ -27,6 +28,7 @@ REDUCE = {
 
 def _reduce(op: OnnxOp, axes_input: bool):
     s = op.shape(op.input(0))
+    check_flag(op, "keepdims")
     keep = op.attrs.keepdims == 1
     noop = axes_input and op.attrs.noop_with_empty_axes == 1
     if axes_input:
@@ -71,6 +73,7 @@ for _t, (_a, _i) in REDUCE.items():
 # ArgMax / ArgMin
 # --------------------------------------------------------------------------
 def _arg(op: OnnxOp):
+    check_flag(op, "keepdims")
     s = op.shape(op.input(0))
     if s is None:
         return None
@@ -136,6 +139,8 @@ def _cumsum_shape(op: OnnxOp):
 
 @verifier("CumSum", 11, 14)
 def _cumsum_verify(op: OnnxOp):
+    check_flag(op, "exclusive")
+    check_flag(op, "reverse")
     a = op.shape(op.input(1))
     if a is not None and not (len(a) == 0 or a == (1,)):
         op.fail(f"axis must be a scalar, got shape {fmt(a)}")
