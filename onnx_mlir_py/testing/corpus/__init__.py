@@ -14,9 +14,9 @@ from .case import Case, Run
 
 
 def all_cases() -> list[Case]:
-    from . import attributes, control, damage, payloads, runtime_inputs
+    from . import attributes, control, damage, payloads, runtime_inputs, structure
     cases = []
-    for mod in (damage, attributes, payloads, control, runtime_inputs):
+    for mod in (damage, attributes, payloads, control, runtime_inputs, structure):
         cases.extend(mod.cases())
     names = [c.name for c in cases]
     dup = {n for n in names if names.count(n) > 1}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper as h
 
-from .case import F, I64, Case, fx, node_case
+from .case import F, I64, Case, Run, fx, node_case
 
 X4 = [("x", F, [1, 2, 6, 6])]
 W = {"w": fx(4, 2, 3, 3)}
@@ -210,9 +210,59 @@ def _matmul_norm():
     yield "Softmax/unknown_attribute", "Softmax", [("x", F, [2, 3])], {"axes": [1]}, {}
 
 
+def _more():
+    x3 = [("x", F, [2, 3, 4])]
+    yield "ScatterElements/constant_index_out_of_range", "ScatterElements", x3, {"axis": 1}, \
+        {"i": np.full((2, 3, 4), 3, np.int64), "u": fx(2, 3, 4)}
+    yield "ScatterND/constant_index_out_of_range", "ScatterND", x3, {}, \
+        {"i": _i([[2]]), "u": fx(1, 3, 4)}
+    yield "ScatterND/updates_shape_mismatch", "ScatterND", x3, {}, \
+        {"i": _i([[1]]), "u": fx(1, 3, 5)}
+    yield "Compress/axis_out_of_range", "Compress", x3, {"axis": 3}, \
+        {"c": np.array([True, False])}
+    yield "ReverseSequence/batch_axis_equals_time_axis", "ReverseSequence", x3, \
+        {"batch_axis": 1, "time_axis": 1}, {"l": _i([1, 1, 1])}
+    yield "GridSample/mode_bogus", "GridSample", X4, {"mode": "spline"}, \
+        {"g": fx(1, 3, 3, 2)}, {"opset": 16}
+    yield "Dropout/ratio_above_one", "Dropout", x3, {}, \
+        {"r": np.array(1.5, np.float32), "t": np.array(True)}
+    # truthy flags other than 1: onnxruntime reads them as 1 (a result) or refuses
+    yield "Gemm/transA_2", "Gemm", [("x", F, [3, 2])], {"transA": 2}, {"w": fx(3, 5)}, \
+        {"expect": "clean", "runs": [Run([fx(3, 2)])]}
+    yield "Conv1d/kernel_larger_than_input", "Conv", [("x", F, [1, 2, 4])], {}, \
+        {"w": fx(3, 2, 5)}
+    yield "Conv3d/strides_zero", "Conv", [("x", F, [1, 1, 4, 4, 4])], {"strides": [1, 0, 1]}, \
+        {"w": fx(1, 1, 2, 2, 2)}
+    yield "MaxUnpool/kernel_missing", "MaxUnpool", X4, {}, {"i": np.zeros((1, 2, 6, 6), np.int64)}
+    yield "ArgMin/keepdims_2", "ArgMin", x3, {"axis": 0, "keepdims": 2}, {}
+    yield "CumSum/exclusive_2", "CumSum", x3, {"exclusive": 2}, {"a": _i(0)}
+    yield "CumSum/reverse_negative", "CumSum", x3, {"reverse": -1}, {"a": _i(0)}
+    yield "ReduceSum/keepdims_2", "ReduceSum", x3, {"keepdims": 2}, {"a": _i([1])}
+    yield "Hardmax/axis_out_of_range", "Hardmax", x3, {"axis": 5}, {}
+    yield "LpNormalization/p_3", "LpNormalization", x3, {"p": 3}, {}
+    yield "MeanVarianceNormalization/axes_out_of_range", "MeanVarianceNormalization", x3, \
+        {"axes": [0, 7]}, {}
+    yield "Shape/start_end_clamped", "Shape", x3, {"start": 5, "end": -9}, {}, \
+        {"out_dtype": I64, "expect": "ok", "opset": 15, "runs": [Run([fx(2, 3, 4)])]}
+    yield "EyeLike/dtype_bogus", "EyeLike", [("x", F, [3, 3])], {"dtype": 77}, {}
+    yield "RandomNormalLike/dtype_bogus", "RandomNormalLike", x3, {"dtype": 77}, {}
+    # expanded into its function body: the body's Cast node is named
+    yield "Bernoulli/dtype_bogus", "Bernoulli", x3, {"dtype": 42}, {}, {"match": "'Cast:y0'"}
+    yield "ConstantOfShape/value_two_elements", "ConstantOfShape", [], \
+        {"value": h.make_tensor("v", 1, [2], [1.0, 2.0])}, {"s": _i([2, 3])}
+    yield "ConstantOfShape/negative_constant_shape", "ConstantOfShape", [], {}, {"s": _i([2, -3])}
+    yield "Range/delta_zero_constant", "Range", [], {}, \
+        {"a": np.array(0, np.float32), "b": np.array(5, np.float32),
+         "d": np.array(0, np.float32)}
+    yield "Unique/axis_out_of_range", "Unique", x3, {"axis": 4}, {}, {"n_out": 4}
+    yield "Col2Im/block_shape_wrong_length", "Col2Im", [("x", F, [1, 4, 9])], {}, \
+        {"s": _i([4, 4]), "b": _i([2, 2, 2])}, {"opset": 18}
+    yield "DFT/axis_out_of_range", "DFT", [("x", F, [1, 8, 1])], {"axis": 5}, {}
+
+
 def cases() -> list[Case]:
     out = []
-    for gen in (_conv, _pool, _layout, _split_reshape, _matmul_norm):
+    for gen in (_conv, _pool, _layout, _split_reshape, _matmul_norm, _more):
         for name, op, inputs, attrs, inits, *extra in gen():
             kw = dict(extra[0]) if extra else {}
             full = name if "/" in name else f"{op}/{name}"

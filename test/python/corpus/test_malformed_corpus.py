@@ -38,7 +38,7 @@ def test_corpus_size():
     by_cat = collections.Counter(c.category for c in CASES)
     assert len(CASES) >= 200, by_cat
     assert set(by_cat) == {"damage", "attributes", "payloads", "external", "control",
-                           "runtime"}, by_cat
+                           "runtime", "structure"}, by_cat
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
