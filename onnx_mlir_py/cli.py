@@ -80,9 +80,10 @@ def list_ops() -> int:
     from .registry import rules_table, source_of
     for (domain, op), kinds in sorted(rules_table().items()):
         versions = sorted({v for t in kinds.values() for v in t})
-        src = next(iter(next(iter(kinds.values())).values()))
+        kind, table = next(iter(kinds.items()))
+        src = source_of(kind, domain, op, next(iter(table)))
         print(f"{(domain + '.' if domain else '') + op:<28} v{','.join(map(str, versions)):<18}"
-              f" {'/'.join(sorted(kinds)):<20} {os.path.relpath(source_of(src))}")
+              f" {'/'.join(sorted(kinds)):<20} {os.path.relpath(src)}")
     return 0
 
 

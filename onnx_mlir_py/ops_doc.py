@@ -32,8 +32,8 @@ def render() -> str:
         for kind in ("verify", "shape", "lower"):
             vs = sorted(kinds.get(kind, {}))
             cells.append(", ".join(map(str, vs)) if vs else "")
-        srcs = sorted({os.path.relpath(source_of(fn), ROOT)
-                       for t in kinds.values() for fn in t.values()})
+        srcs = sorted({os.path.relpath(source_of(kind, domain, op, v), ROOT)
+                       for kind, t in kinds.items() for v in t})
         name = f"{domain}.{op}" if domain else op
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {'<br>'.join(srcs)} |")
     return "\n".join(lines) + "\n"

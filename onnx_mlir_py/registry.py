@@ -16,13 +16,15 @@ Kinds: ``verify`` (semantic checks beyond IRDL), ``shape`` (result types),
 """
 from __future__ import annotations
 
-import inspect
+import sys
 from typing import Callable
 
 from .dialects.onnx.schema import spec_table
 
 KINDS = ("verify", "shape", "lower")
 _RULES: dict[tuple[str, str, str], dict[int, Callable]] = {}
+# (kind, domain, op type, version) -> the file that registered that rule
+_SOURCES: dict[tuple[str, str, str, int], str] = {}
 
 
 class RegistryError(Exception):
@@ -45,12 +47,16 @@ def register(kind: str, op_type: str, *versions: int, domain: str = ""):
                             f"(known: {sorted(known)})")
 
     def deco(fn: Callable) -> Callable:
+        # the module applying the decorator, or registering a table entry
+        # (``lowering(op, *vs)(wrapper(body))``): not the wrapper's module
+        source = sys._getframe(1).f_globals.get("__file__", "?")
         table = _RULES.setdefault((kind, domain, op_type), {})
         for v in versions:
             if v in table:
                 raise RegistryError(f"two {kind} rules for {op_type} v{v}: "
                                     f"{table[v].__qualname__} and {fn.__qualname__}")
             table[v] = fn
+            _SOURCES[(kind, domain, op_type, v)] = source
         return fn
     return deco
 
@@ -88,11 +94,11 @@ def rules_table() -> dict[tuple[str, str], dict[str, dict[int, Callable]]]:
     return out
 
 
-def source_of(fn: Callable) -> str:
-    try:
-        return inspect.getsourcefile(fn) or "?"
-    except TypeError:
-        return "?"
+def source_of(kind: str, domain: str, op_type: str, since_version: int) -> str:
+    """The file that registered the rule: for a table-driven rule, the file
+    of its table entry, not the file of the shared wrapper function."""
+    load_all_rules()
+    return _SOURCES.get((kind, domain, op_type, since_version), "?")
 
 
 _loaded = [False]

@@ -25,8 +25,6 @@ from ..dialects.onnx.schema import spec_table
 from ..errors import ModelLoadError, UnsupportedOpsError, OnnxMlirError
 from .validate import node_label, validate_model  # noqa: F401 (node_label: re-exported)
 
-TWO_GB = 2**31
-
 
 def load_model(src) -> onnx.ModelProto:
     """Path or ModelProto -> ModelProto, with a one-line error on bad files."""

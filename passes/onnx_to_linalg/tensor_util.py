@@ -44,13 +44,6 @@ def const_ints(op, v: ir.Value, what: str) -> list[int]:
     return [int(x) for x in c.reshape(-1)]
 
 
-def const_floats(op, v: ir.Value, what: str) -> list[float]:
-    c = const_np(v)
-    if c is None:
-        op.fail(f"'{what}' must be a constant tensor")
-    return [float(x) for x in c.reshape(-1)]
-
-
 def is_empty(v: ir.Value | None) -> bool:
     """Absent optional input or a statically empty tensor."""
     if v is None:

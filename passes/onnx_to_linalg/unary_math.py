@@ -15,23 +15,11 @@ from onnx_mlir_py.registry import lowering
 from ...dialects.onnx.opview import OnnxOp
 from . import int_division
 from .builder import LoweringContext, affine_map, convert_scalar, is_float
-from .elementwise import (UNARY, _binary_rule, _unary_rule, broadcast_generic,
+from .elementwise import (UNARY, _binary_rule, _c, _float_only, _unary_rule, broadcast_generic,
                           lower_cast)
 
 F = arith.CmpFPredicate
 I = arith.CmpIPredicate
-
-
-def _c(x, et):
-    return LoweringContext.const(x, et)
-
-
-def _float_only(fn):
-    def f(op, uns, x):
-        if not is_float(x.type):
-            op.fail(f"element type {x.type} is not supported (float only)")
-        return fn(op, x)
-    return f
 
 
 def _selu(op, x):

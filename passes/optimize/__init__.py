@@ -98,10 +98,6 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         _canonicalize(module)
 
 
-def _native(fn):
-    return lambda m: fn(m, target_for("native"))
-
-
 # name -> module -> None, for passes/pipeline.py (the lit tests pin the AVX-512 target
 # through these names so their CHECK lines do not depend on the machine).
 PASSES = {

@@ -22,14 +22,9 @@ from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
 from ..dims import Dim
 from ..opview import OnnxOp, tensor
+from .common import fmt
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
-
-
-def fmt(shape) -> str:
-    if shape is None:
-        return "<unranked>"
-    return "[" + "x".join("?" if d is None else str(d) for d in shape) + "]"
 
 
 def opt_attr(op: OnnxOp, name: str, default=None):

@@ -15,7 +15,7 @@ import mlir.ir as ir
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
 from .broadcast import broadcast_shapes
-from .conv import fmt
+from .common import fmt
 
 
 def _same(a, b) -> bool:

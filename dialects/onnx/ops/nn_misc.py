@@ -15,7 +15,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
-from .conv import fmt
+from .common import fmt
 
 DROPOUT_VERSIONS = (7, 10, 12, 13, 22)
 LRN_VERSIONS = (1, 13)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
 from ..opview import OnnxOp, tensor
-from .conv import fmt
+from .common import fmt
 
 
 def result_slots(op: OnnxOp) -> list[int]:

@@ -18,7 +18,8 @@ import mlir.ir as ir
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
 from ..opview import OnnxOp, tensor
-from .conv import check_input_rank, fmt, opt_attr, window, window_axes
+from .common import fmt
+from .conv import check_input_rank, opt_attr, window, window_axes
 
 MAXPOOL_VERSIONS = (1, 8, 10, 11, 12, 22)
 AVGPOOL_VERSIONS = (7, 10, 11, 19, 22)
