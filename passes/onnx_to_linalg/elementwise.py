@@ -26,6 +26,13 @@ I = arith.CmpIPredicate
 
 
 # -- broadcasting ---------------------------------------------------------------
+def broadcast_dim(d: ir.Value, e: ir.Value) -> ir.Value:
+    """numpy's broadcast of two run-time dims that are equal or 1: ``e`` if
+    ``d`` is 1, else ``d`` (not their max: 0 against 1 is 0)."""
+    one = arith.constant(ir.IndexType.get(), 1)
+    return arith.select(arith.cmpi(I.eq, d, one), e, d)
+
+
 def broadcast_generic(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value],
                       body, out_index: int = 0) -> ir.Value:
     """linalg.generic over op's result ``out_index`` shape; body(*scalars)."""
@@ -49,8 +56,8 @@ def broadcast_generic(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value],
         if not cs:
             return 1
         d = b.dim(*cs[0])
-        for c in cs[1:]:                 # equal or 1 (broadcast): the max
-            d = arith.maxui(d, b.dim(*c))
+        for c in cs[1:]:
+            d = broadcast_dim(d, b.dim(*c))
         return d
 
     dims = b.out_dims(op, out_index, dyn)

@@ -15,7 +15,7 @@ from ...dialects.onnx.opview import OnnxOp
 from ...dialects.onnx import dims as D
 from .builder import LoweringContext, affine_map, is_float, val
 from .dims_ir import checks, require_same_dim, wrap
-from .elementwise import _runtime_broadcast, broadcast_generic
+from .elementwise import _runtime_broadcast, broadcast_dim, broadcast_generic
 from .reshape import collapse, expand
 
 
@@ -94,7 +94,7 @@ def _batch_out_dims(op: OnnxOp, b: LoweringContext, a: ir.Value, w: ir.Value,
         if len(ds) == 1:
             sole[i] = ds[0]
             return b.dim(*ds[0])
-        return arith.maxui(b.dim(*ds[0]), b.dim(*ds[1]))
+        return broadcast_dim(b.dim(*ds[0]), b.dim(*ds[1]))
     t = b.result_type(op)
     return [dyn(i) if t.is_dynamic_dim(i) else int(t.shape[i]) for i in range(nb)], sole
 

@@ -22,6 +22,13 @@ CASES = {
     # Add: either side's dynamic dim may be the 1 that broadcasts
     "add": (h.make_node("Add", ["a", "b"], ["y"]), [("a", ["n", 3]), ("b", ["m", 3])],
             [((4, 3), (1, 3)), ((1, 3), (4, 3)), ((4, 3), (4, 3)), ((1, 3), (1, 3))]),
+    # found by the fuzzer: a run-time 0 against a 1 broadcasts to 0 (numpy); the
+    # result dim was the max of the two, and the check then refused the 0
+    "max_empty": (h.make_node("Max", ["a", "b"], ["y"]), [("a", ["n", 3]), ("b", ["m", 3])],
+                  [((0, 3), (1, 3)), ((1, 3), (0, 3)), ((2, 3), (1, 3))]),
+    "matmul_empty_batch": (h.make_node("MatMul", ["a", "b"], ["y"]),
+                           [("a", ["p", 2, 3]), ("b", ["q", 3, 2])],
+                           [((0, 2, 3), (1, 3, 2)), ((1, 2, 3), (0, 3, 2))]),
     # Gemm's C with unknown dims, given as a (1, N) row or a full (M, N)
     "gemm": (h.make_node("Gemm", ["a", "b", "c"], ["y"], alpha=0.5),
              [("a", ["m", "k"]), ("b", ["k", "n"]), ("c", ["p", "q"])],
