@@ -13,7 +13,7 @@ clamped / mirrored / wrapped source index.
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import tensor
+from mlir.dialects import linalg, tensor
 
 from onnx_mlir_py.registry import lowering
 from ...dialects.onnx import dims as D
@@ -113,9 +113,18 @@ def lower_pad(op: OnnxOp, b: LoweringContext):
     out_t = b.result_type(op)
     crop, kept, lo, hi, out = (list(v) for v in zip(*axes))
     if any(not (D.is_static(c) and c == 0) for c in crop):
-        x = extract_slice(b, x, [index_of(c) for c in crop], [index_of(v) for v in kept])
+        # a crop to nothing starts at 0: a size-0 slice at offset == dim fails
+        # MLIR's slice verifier once folding makes both static
+        starts = [D.select(D.eq(k, 0), 0, c) for c, k in zip(crop, kept)]
+        x = extract_slice(b, x, [index_of(c) for c in starts], [index_of(v) for v in kept])
     if all(D.is_static(v) and v == 0 for v in lo + hi):
         return [b.cast_to(x, out_t)]
+    if mode == "constant" and 0 in list(x.type.shape):
+        # an empty source: the result is all padding (tensor.pad of it
+        # bufferizes to a 0-size subview that fails to verify)
+        out_dims = [out_t.shape[k] if not out_t.is_dynamic_dim(k) else index_of(out[k])
+                    for k in range(r)]
+        return [linalg.fill(_value(op, b, et), outs=[b.empty(out_dims, et)])]
     if mode == "constant":
         return [b.cast_to(_const_pad(x, lo, hi, _value(op, b, et), out_t), out_t)]
     out_dims = [out_t.shape[k] if not out_t.is_dynamic_dim(k) else index_of(out[k])

@@ -69,6 +69,8 @@ def extract_slice(b: LoweringContext, x: ir.Value, offsets: Sequence, sizes: Seq
                   strides: Sequence | None = None) -> ir.Value:
     strides = strides or [1] * len(sizes)
     rt = b.type_of(sizes, x.type.element_type)
+    if 0 in sizes:          # empty: MLIR's slice verifier rejects its offsets past the end
+        return tensor.empty(list(sizes), x.type.element_type)
     (do, so), (dz, sz), (ds, ss) = (_split_mixed(offsets), _split_mixed(sizes),
                                     _split_mixed(strides))
     return tensor.extract_slice(rt, x, do, dz, ds, so, sz, ss)
@@ -77,6 +79,8 @@ def extract_slice(b: LoweringContext, x: ir.Value, offsets: Sequence, sizes: Seq
 def insert_slice(src: ir.Value, dst: ir.Value, offsets: Sequence, sizes: Sequence,
                  strides: Sequence | None = None) -> ir.Value:
     strides = strides or [1] * len(sizes)
+    if 0 in sizes or 0 in list(dst.type.shape):
+        return dst          # nothing to insert (and a static offset 0 into 0 fails to verify)
     (do, so), (dz, sz), (ds, ss) = (_split_mixed(offsets), _split_mixed(sizes),
                                     _split_mixed(strides))
     return tensor.insert_slice(src, dst, do, dz, ds, so, sz, ss)

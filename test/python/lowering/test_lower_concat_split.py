@@ -124,3 +124,17 @@ def test_split_equal_parts_of_a_run_time_dim(tmp_path, num_outputs):
     if num_outputs is None:
         dyn.check_rejects(tmp_path, m, [{"x": arr((6, 3), np.float32)}],
                           r"node 'split' \(Split\): dim 0 \(6\) is not divisible by the 4")
+
+
+@pytest.mark.parametrize("dims,axis,shapes", [
+    ([[0, 2, 1, 3], [0, 2, 1, 3], [0, 2, 1, 1]], -1, [[(0, 2, 1, 3), (0, 2, 1, 3), (0, 2, 1, 1)]]),
+    ([[0, 4, 0], ["n", 1, "m"], [0, 1, 0]], -2, [[(0, 4, 0), (0, 1, 0), (0, 1, 0)]]),
+])
+def test_concat_of_empty_tensors(tmp_path, dims, axis, shapes):
+    """Found by the fuzzer: a Concat whose result has a static 0 dim failed to
+    compile ('offset 0 is out-of-bounds: 0 >= 0' from tensor.insert_slice)."""
+    names = [f"x{i}" for i in range(len(dims))]
+    m = dyn.model([helper.make_node("Concat", names, ["y"], axis=axis)],
+                  [(n, T.FLOAT, d) for n, d in zip(names, dims)])
+    dyn.check_shapes(tmp_path, m, [{n: np.zeros(s, np.float32) for n, s in zip(names, ss)}
+                                   for ss in shapes])

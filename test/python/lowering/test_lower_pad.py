@@ -146,3 +146,17 @@ def test_pad_run_time_errors(tmp_path):
                       r"node 'pad' \(Pad\).*smaller than dim 0")
     dyn.check_rejects(tmp_path, m, [{"x": x, "p": i64(-4, -2)}],
                       r"node 'pad' \(Pad\).*negative size")
+
+
+@pytest.mark.parametrize("shape,pads", [
+    ((3, 5, 4, 0), [0, 1, 0, 0, 2, 0, 1, 3]),     # an empty source: all padding
+    ((3, 5, 4, 0), [0, 1, 0, 0, 2, 0, 1, 0]),
+    ((2, 6), [-2, 1, 0, 1]),                     # crop an axis to nothing, pad another
+])
+def test_pad_to_or_from_empty(shape, pads):
+    """Found by the fuzzer: Pad of an empty tensor, and a crop to 0 rows,
+    failed to compile (a 0-size subview at an offset past the end)."""
+    x = arr(shape, np.float32)
+    m = make_model([N("Pad", ["x", "p", "v"], ["y"])], {"x": x}, ["y"],
+                   inits=[("p", np.array(pads, np.int64)), ("v", np.array(1.5, np.float32))])
+    check_compiled(m, {"x": x}, engine="onnxruntime")
