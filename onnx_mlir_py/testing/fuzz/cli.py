@@ -141,6 +141,23 @@ def _line(rec: dict) -> str:
     return s
 
 
+def replay(dirs: list[str], opts, timeout: float) -> int:
+    """Evaluate saved reproducers again; prints their findings, 1 if any is a bug."""
+    ev = Evaluator(opts, None, timeout, timeout)
+    bad = 0
+    try:
+        for d in dirs:
+            m = onnx.load(os.path.join(d, "reduced.onnx"))
+            found = ev.evaluate(m, load_runs(os.path.join(d, "reduced_inputs.npz")))
+            bugs = [f for f in found if f.kind in BUGS]
+            bad += bool(bugs)
+            print(f"{d}: " + ("; ".join(f"{f.kind} -O{f.opt} {f.run}: {f.detail[:200]}"
+                                        for f in bugs) or "ok"))
+    finally:
+        ev.close()
+    return 1 if bad else 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m onnx_mlir_py.testing.fuzz",
                                 description=__doc__.split("\n")[0])
@@ -157,8 +174,12 @@ def main(argv=None) -> int:
     p.add_argument("--no-reduce", action="store_true")
     p.add_argument("--cache", default=None, help="compile cache (default: a temporary one)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only bugs and the summary")
+    p.add_argument("--replay", metavar="DIR", nargs="+",
+                   help="re-evaluate saved reproducers (reduced.onnx + reduced_inputs.npz)")
     a = p.parse_args(argv)
     warnings.filterwarnings("ignore", category=RuntimeWarning)   # numpy on inf/NaN inputs
+    if a.replay:
+        return replay(a.replay, a.opt, a.timeout)
     os.makedirs(a.out, exist_ok=True)
     cache = a.cache or tempfile.mkdtemp(prefix="onnx-mlir-py-fuzz-")
     cfg = {"opts": a.opt, "cache": cache, "timeout": a.timeout, "max_nodes": a.max_nodes,
