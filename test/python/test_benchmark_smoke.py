@@ -45,3 +45,18 @@ def test_flops_are_counted_from_conv_matmul_gemm():
     from onnx_mlir_py.testing.models import mlp
     # 784-512-512-10 at batch 64
     assert harness.count_flops(mlp()) == 2 * 64 * (784 * 512 + 512 * 512 + 512 * 10)
+
+
+def test_checks_benchmark_quick(tmp_path):
+    """benchmarks/checks.py: a model with checks is timed checked against
+    unchecked; one without any has byte-identical libraries (not timed)."""
+    out = tmp_path / "checks.json"
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "checks.py"), "--quick",
+                        "--models", "embedding_dyn,mlp", "--out", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    emb, mlp = json.loads(out.read_text())
+    assert emb["status"] == "ok" and emb["checks"] >= 1 and emb["checks_off"] == 0
+    assert not emb["identical"] and emb["timings"]["1"]["ratio"] > 0
+    assert mlp["status"] == "ok" and mlp["checks"] == 0 and mlp["identical"]
+    assert "largest checked/unchecked ratio" in r.stdout
