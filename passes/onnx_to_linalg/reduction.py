@@ -3,7 +3,9 @@ generic for Mean/L2/LogSum/LogSumExp), keepdims via tensor.expand_shape.
 
 Axes come from the attribute (ReduceSum <= v11, the others <= v13) or the
 constant ``axes`` input; no/empty axes reduce every dim unless
-``noop_with_empty_axes`` (then the op is the identity).
+``noop_with_empty_axes`` (then only the reduction step is the identity: the
+elementwise steps still apply, ReduceSumSquare is x*x, ReduceL1 |x|, ReduceL2
+sqrt(x*x), ReduceLogSum log(x); ReduceLogSumExp is x as in onnxruntime).
 """
 from __future__ import annotations
 
@@ -130,6 +132,8 @@ def _div_count(b: LoweringContext, s, n):
 
 
 _PRE = {"SumSquare": lambda v: _mul(v, v), "L2": lambda v: _mul(v, v), "L1": _abs}
+_NOOP = {"SumSquare": lambda v: _mul(v, v), "L2": lambda v: math.sqrt(_mul(v, v)),
+         "L1": _abs, "LogSum": math.log}
 
 
 def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
@@ -178,8 +182,8 @@ def _reduce(op: OnnxOp, b: LoweringContext, axes_input: bool):
             const_np(op.input(1)) is None:
         return [_reduce_run_time_axes(op, b, x, kind)]
     red = _axes(op, axes_input, r)
-    if red is None:
-        return [x]
+    if red is None:  # reduction over no axes: the elementwise steps only
+        return [map_scalar(b, x, _NOOP[kind]) if kind in _NOOP else x]
     if kind == "Sum":
         y = reduce_dims(op, b, x, red, 0, _add)
     elif kind == "SumSquare":

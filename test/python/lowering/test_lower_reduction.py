@@ -113,3 +113,18 @@ def test_cumsum_opset11_int32_axis_dynamic():
     x = R.standard_normal((4, 6)).astype(np.float32)
     check([N("CumSum", ["x", "a"], ["y"])], {"x": x}, ["y"], opset=11,
           inits=[("a", np.array(0, np.int32))], dyn_inputs=("x",), rtol=1e-5, atol=1e-5)
+
+
+def test_reduce_noop_keeps_elementwise_steps(tmp_path):
+    """noop_with_empty_axes=1 and no axes: only the reduction is the identity;
+    ReduceLogSum is log(x), ReduceSumSquare x*x, ReduceL1 |x|, ReduceL2 sqrt(x*x)
+    (the spec, onnxruntime, onnx.reference; fuzz s1-1, s1-61 got x)."""
+    from onnx import TensorProto
+    from dynamic_util import check_shapes, model
+    nodes = [N(op, ["x"], [f"y{i}"], noop_with_empty_axes=1) for i, op in enumerate(OPS)]
+    m = model(nodes, [("x", TensorProto.DOUBLE, ["N", 3])],
+              [(f"y{i}", TensorProto.DOUBLE, None) for i in range(len(OPS))], opset=18)
+    x = np.array([[-2.0, 0.5, 1e200], [np.inf, -np.inf, 0.0], [3.0, -0.25, np.nan]])
+    with np.errstate(all="ignore"):
+        check_shapes(tmp_path, m, [{"x": x}, {"x": x[:2]}, {"x": R.standard_normal((5, 3))}],
+                     rtol=1e-12, atol=0, engine="onnxruntime")
