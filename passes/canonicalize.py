@@ -10,6 +10,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from ..dialects.onnx.opview import OnnxOp, is_onnx_op
+from ..ir_util import walk_ops
 
 # Ops whose removal would change behaviour even when unused: none in the
 # ONNX dialect today (Random* are non-deterministic but have no effects).
@@ -32,21 +33,12 @@ def _forward_trivial(op: ir.Operation) -> bool:
     return False
 
 
-def _dce_block(block: ir.Block) -> None:
-    for op in reversed(list(block.operations)):
-        op = op.operation
-        for region in op.regions:
-            for b in region.blocks:
-                _dce_block(b)
-        if not is_onnx_op(op) or op.name in _KEEP:
+def canonicalize_onnx(module: ir.Module) -> None:
+    # Backwards (reversed pre-order: users before their producers, region
+    # bodies before their op), so a whole dead chain goes in one sweep.
+    for op in reversed(walk_ops(module, is_onnx_op)):
+        if op.name in _KEEP:
             continue
         _forward_trivial(op)
         if all(not list(r.uses) for r in op.results):
             op.erase()
-
-
-def canonicalize_onnx(module: ir.Module) -> None:
-    for f in module.body.operations:
-        for region in f.operation.regions:
-            for b in region.blocks:
-                _dce_block(b)

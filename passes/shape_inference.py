@@ -23,6 +23,7 @@ from ..dialects.onnx.ops.control_flow import (carried_values, relaxed_carried_ty
 from ..dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
 from ..errors import DeclaredTypeWarning, ShapeInferenceError, node_error
 from ..importer.nodes import DECLARED_ATTR
+from ..ir_util import child_blocks, walk_ops
 from ..dialects.onnx.types import UNKNOWN, meet
 from ..registry import lookup
 from .fold_constants import inline_constant_if, try_fold
@@ -92,9 +93,8 @@ def infer_op(op: ir.Operation) -> bool:
     if len(op.regions):
         type_body_arguments(op)
         _fix_carried_types(v)
-    for region in op.regions:
-        for b in region.blocks:
-            _infer_block(b)
+    for b in child_blocks(op):
+        _infer_block(b)
     rule = lookup("shape", domain_of(op), v.op_type, v.version)
     types = rule(v) if rule is not None else []
     if len(types) > len(op.results):
@@ -138,19 +138,15 @@ def _fix_carried_types(v: OnnxOp) -> None:
            "shape inference")
 
 
-def _forget_hints(op: ir.Operation, results: bool = True) -> None:
+def _forget_hints(op: ir.Operation) -> None:
     """Drop the importer's types of a Loop / Scan and inside its body
     (keeping element types): onnx.shape_inference derived them from the
     body's declared input types, which may hold for the first iteration or
     the traced shapes only."""
-    for r in op.results if results else []:
-        if isinstance(r.type, ir.ShapedType) and str(r.type.element_type) != UNKNOWN:
-            r.set_type(ir.UnrankedTensorType.get(r.type.element_type))
-    for region in op.regions:
-        for block in region.blocks:
-            for o in block.operations:
-                o = o.operation
-                _forget_hints(o, is_onnx_op(o))
+    for o in [op, *walk_ops(op, is_onnx_op)]:
+        for r in o.results:
+            if isinstance(r.type, ir.ShapedType) and str(r.type.element_type) != UNKNOWN:
+                r.set_type(ir.UnrankedTensorType.get(r.type.element_type))
 
 
 def _in_loop_body(op: ir.Operation) -> bool:
@@ -186,7 +182,6 @@ def update_function_types(module: ir.Module) -> None:
 def infer_shapes(module: ir.Module) -> None:
     with module.context, ir.Location.unknown():
         for f in module.body.operations:
-            for region in f.operation.regions:
-                for b in region.blocks:
-                    _infer_block(b)
+            for b in child_blocks(f):
+                _infer_block(b)
         update_function_types(module)

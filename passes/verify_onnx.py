@@ -16,6 +16,7 @@ import mlir.ir as ir
 from ..dialects.onnx.opview import OnnxOp, domain_of, is_dense_resource, is_onnx_op
 from ..dialects.onnx.schema import VARIADIC
 from ..dialects.onnx.types import onnx_type_name
+from ..ir_util import walk_ops
 from ..registry import lookup
 
 _KIND_CHECK = {
@@ -28,22 +29,6 @@ _KIND_CHECK = {
     "tensor": lambda a: isinstance(a, ir.DenseElementsAttr) or is_dense_resource(a),
     "type": lambda a: isinstance(a, ir.TypeAttr),
 }
-
-
-def walk_onnx_ops(module: ir.Module):
-    """ONNX ops in program order, region bodies after their parent."""
-    def visit(block):
-        for op in block.operations:
-            op = op.operation
-            if is_onnx_op(op):
-                yield op
-            for region in op.regions:
-                for b in region.blocks:
-                    yield from visit(b)
-    for op in module.body.operations:
-        for region in op.operation.regions:
-            for b in region.blocks:
-                yield from visit(b)
 
 
 def check_types(v: OnnxOp) -> None:
@@ -90,5 +75,5 @@ def verify_op(op: ir.Operation) -> None:
 
 def verify_onnx(module: ir.Module) -> None:
     """Raise VerificationError (one line, node named) on the first bad op."""
-    for op in walk_onnx_ops(module):
+    for op in walk_ops(module, is_onnx_op):   # program order, bodies after their op
         verify_op(op)

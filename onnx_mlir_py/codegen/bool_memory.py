@@ -24,6 +24,14 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import arith, builtin, memref, vector
 
+from ..ir_util import walk_ops
+
+# The rewritten accesses and the operand holding their memref. Vectorized
+# code (-O3): an LLVM <N x i1> load/store is bit-packed, so i1 vectors must
+# also go through the byte view.
+_MEMREF_OPERAND = {"memref.load": 0, "memref.store": 1, "vector.load": 0, "vector.store": 1,
+                   "vector.transfer_read": 0, "vector.transfer_write": 1}
+
 
 def _byte_view(value: ir.Value) -> ir.Value:
     mt = value.type
@@ -56,27 +64,8 @@ def _rewrite_transfer_read(op, i8) -> None:
 def rewrite_bool_memory_accesses(module: ir.Module) -> int:
     """Rewrite i1 ``memref.load``/``memref.store`` (and ``vector.load``/
     ``vector.store`` of i1 vectors) in place; returns how many."""
-    found: list[ir.Operation] = []
-
-    def visit(op):
-        name = op.name
-        if name == "memref.load" and _is_i1_memref(op.operands[0].type):
-            found.append(op)
-        elif name == "memref.store" and _is_i1_memref(op.operands[1].type):
-            found.append(op)
-        # Vectorized code (-O3): an LLVM <N x i1> load/store is bit-packed, so
-        # i1 vectors must also go through the byte view.
-        elif name == "vector.load" and _is_i1_memref(op.operands[0].type):
-            found.append(op)
-        elif name == "vector.store" and _is_i1_memref(op.operands[1].type):
-            found.append(op)
-        elif name == "vector.transfer_read" and _is_i1_memref(op.operands[0].type):
-            found.append(op)
-        elif name == "vector.transfer_write" and _is_i1_memref(op.operands[1].type):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    found = walk_ops(module, lambda op: op.name in _MEMREF_OPERAND and
+                     _is_i1_memref(op.operands[_MEMREF_OPERAND[op.name]].type))
     with module.context:
         i1 = ir.IntegerType.get_signless(1)
         i8 = ir.IntegerType.get_signless(8)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from ..errors import CompileError
+from ..ir_util import first_op
 from .bool_memory import rewrite_bool_memory_accesses
 from .bufferize import bufferize
 from .strided_copy import strided_copies_to_linalg
@@ -88,17 +89,6 @@ def clone_module(module: ir.Module) -> ir.Module:
     return new
 
 
-def _has_op(module: ir.Module, name: str) -> bool:
-    def visit(op) -> bool:
-        for region in op.regions:
-            for block in region.blocks:
-                for o in block.operations:
-                    if o.operation.name == name or visit(o.operation):
-                        return True
-        return False
-    return visit(module.operation)
-
-
 def uses_async_runtime(module: ir.Module) -> bool:
     """True when an LLVM-dialect module calls the async runtime API."""
     for op in module.body.operations:
@@ -136,7 +126,7 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     if weights is not None:
         externalize_weights(mod, weights)
     run_pipeline(mod, TO_LOOPS_PIPELINE, "linalg-to-loops")
-    if _has_op(mod, "scf.forall"):
+    if first_op(mod, "scf.forall") is not None:
         run_pipeline(mod, ASYNC_PIPELINE, "multi-threading (async)")
     _request_c_interface(mod, entry)
     run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")

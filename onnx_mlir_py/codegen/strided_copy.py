@@ -12,6 +12,8 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import linalg
 
+from ..ir_util import walk_ops
+
 
 def _strided(t: ir.Type) -> bool:
     if not isinstance(t, ir.MemRefType):
@@ -24,19 +26,9 @@ def _strided(t: ir.Type) -> bool:
 
 
 def strided_copies_to_linalg(module: ir.Module) -> int:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation):
-        for region in op.regions:
-            for block in region.blocks:
-                for o in block.operations:
-                    o = o.operation
-                    if o.name == "memref.copy" and \
-                            (_strided(o.operands[0].type) or _strided(o.operands[1].type)):
-                        found.append(o)
-                    visit(o)
     with module.context:
-        visit(module.operation)
+        found = walk_ops(module, lambda o: o.name == "memref.copy" and (
+            _strided(o.operands[0].type) or _strided(o.operands[1].type)))
         for o in found:
             with ir.InsertionPoint(o), o.location:
                 linalg.copy(o.operands[0], outs=[o.operands[1]])

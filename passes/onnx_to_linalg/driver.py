@@ -15,6 +15,7 @@ from mlir.dialects import arith
 
 from ...dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
 from ...errors import CompileError, OnnxMlirError, UnsupportedOpsError, node_error
+from ...ir_util import walk_ops
 from ...registry import lookup
 from .builder import CHECKS_ATTR, LoweringContext, lost_dtype, to_signless
 
@@ -24,19 +25,8 @@ def _funcs(module: ir.Module):
 
 
 def _walk_onnx(module: ir.Module) -> list[ir.Operation]:
-    out: list[ir.Operation] = []
-
-    def visit(op: ir.Operation):
-        for region in op.regions:
-            for block in region.blocks:
-                for o in block.operations:
-                    o = o.operation
-                    if is_onnx_op(o):
-                        out.append(o)
-                    visit(o)
-    for f in _funcs(module):
-        visit(f)
-    return out
+    """The ONNX ops of every function, pre-order (an op before its bodies)."""
+    return [o for f in _funcs(module) for o in walk_ops(f, is_onnx_op)]
 
 
 def _rule_for(op: ir.Operation):

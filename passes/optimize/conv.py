@@ -23,7 +23,7 @@ import mlir.ir as ir
 
 from .batch_loop import BATCHED, SHARED, add_functions, batch_loop_function
 from .fusion import batch_shape, bias_add_user, fill_scalar, static_f32, zero_fill
-from .schedule import walk
+from ...ir_util import walk_ops
 
 
 def _t(shape) -> str:
@@ -315,7 +315,7 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
     funcs: dict[tuple, str] = {}
     count = 0
     # collected first: rewriting erases ops (fused bias adds) a walk would visit
-    convs = [(op, sig) for op in walk(module.operation)
+    convs = [(op, sig) for op in walk_ops(module.operation)
              if (sig := _conv_signature(op)) is not None]
     for op, sig in convs:
         # a zero-initialised plain conv whose single user adds a per-channel

@@ -62,7 +62,7 @@ from .batch_loop import BATCHED, SHARED, add_functions, batch_loop_function
 from .fusion import (batch_shape, bias_add_user, epilogue_user, fill_scalar, static_f32,
                      zero_fill, zero_pad)
 from .matmul import THREAD_MIN_MACS
-from .schedule import walk
+from ...ir_util import walk_ops
 from .target import Target
 
 UNROLL = 4           # vectors per output chunk (accumulators in registers)
@@ -500,7 +500,7 @@ def depthwise_convs(module: ir.Module, target: Target, threads: bool = False) ->
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     count = 0
-    for op in walk(module.operation, "linalg.depthwise_conv_2d_nchw_chw"):
+    for op in walk_ops(module.operation, "linalg.depthwise_conv_2d_nchw_chw"):
         found = _match(op)
         if found is None:
             continue

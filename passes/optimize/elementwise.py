@@ -36,7 +36,8 @@ import mlir.ir as ir
 
 from .dynamic_threads import DYN_THREADS, split_on_work
 from .matmul import PACKED_ATTR
-from .schedule import apply_to_ops, loop_sizes, walk
+from ...ir_util import walk_ops
+from .schedule import apply_to_ops, loop_sizes
 from .target import Target
 
 WHOLE_ROW_MAX = 256   # innermost extent vectorized at once (parallel or reduction)
@@ -120,12 +121,12 @@ def candidate(op: ir.Operation) -> bool:
     if op.name == "linalg.generic":
         # gathers (tensor.extract) and nested loops do not vectorize this way
         if any(o.name != "linalg.yield" and not o.name.startswith(("arith.", "math."))
-               for o in walk(op)):
+               for o in walk_ops(op)):
             return False
         # integer division: x86 has no vector form (LLVM scalarizes it), and
         # the masked-off lanes of a masked tail divide by their padding 0: a
         # SIGFPE (Mod over a dynamic row, test_mod_broadcast [dynamic] -O3)
-        if any(o.name in _INT_DIV for o in walk(op)):
+        if any(o.name in _INT_DIV for o in walk_ops(op)):
             return False
         iters = [str(a) for a in op.attributes["iterator_types"]]
         if any("reduction" in it for it in iters[:-1]):
@@ -154,7 +155,7 @@ def work(op: ir.Operation) -> int:
         total *= n or 1
     body = 0
     if op.name == "linalg.generic":
-        body = sum(_SLOW_OPS.get(o.name, 1) for o in walk(op) if o.name != "linalg.yield")
+        body = sum(_SLOW_OPS.get(o.name, 1) for o in walk_ops(op) if o.name != "linalg.yield")
     return total * (3 + body) // 3
 
 
@@ -259,11 +260,11 @@ def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | N
 def vectorize_elementwise(module: ir.Module, target: Target, threads: bool = False) -> int:
     """Tile + vectorize every candidate op; ``threads``: big ones get an
     ``scf.forall`` (see the module docstring). Returns how many applied."""
-    ops = [op for op in walk(module.operation) if candidate(op)]
+    ops = [op for op in walk_ops(module.operation) if candidate(op)]
     if threads:
         # dynamic outer dims: threads decided at run time on the work
         split = [op for op in ops if work(op) < THREAD_MIN_WORK and
                  split_on_work(op, _maps(op), _loop_sizes(op), work(op), THREAD_MIN_WORK)]
         if split:
-            ops = [op for op in walk(module.operation) if candidate(op)]
+            ops = [op for op in walk_ops(module.operation) if candidate(op)]
     return apply_to_ops(module, ops, lambda op: schedule(op, target, threads))

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from .schedule import walk
+from ...ir_util import walk_ops
 
 _C = "fastmath<contract>"
 
@@ -284,7 +284,7 @@ def _f32(t: ir.Type) -> bool:
 
 def _targets(module: ir.Module, names) -> list[ir.Operation]:
     out = []
-    for g in walk(module.operation, "linalg.generic"):
+    for g in walk_ops(module.operation, "linalg.generic"):
         if len(g.regions) != 1 or len(g.regions[0].blocks) != 1:
             continue
         for o in g.regions[0].blocks[0].operations:

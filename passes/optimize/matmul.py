@@ -22,7 +22,8 @@ import math
 import mlir.ir as ir
 
 from ...dialects.onnx.opview import owner_op
-from .schedule import apply_to_ops, static_loop_sizes, walk
+from ...ir_util import walk_ops
+from .schedule import apply_to_ops, static_loop_sizes
 from .target import Target
 
 from .fusion import static_f32
@@ -152,7 +153,7 @@ def _drop_empty_contractions(module: ir.Module) -> int:
     """A matmul/batch_matmul over a static K of 0 is its init (C + nothing);
     packing it makes 0-column subviews the memref verifier rejects."""
     n = 0
-    for op in walk(module.operation):
+    for op in walk_ops(module.operation):
         if op.name in _DEFAULT_MAPS and len(op.operands) == 3 and len(op.results) == 1 and (
                 "indexing_maps" not in op.attributes or
                 str(op.attributes["indexing_maps"]) == _DEFAULT_MAPS[op.name]):
@@ -174,7 +175,7 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
     mb, nb, kb = target.matmul_tile
     funcs: dict[tuple, str] = {}
     count = _drop_empty_contractions(module)
-    for op in walk(module.operation):
+    for op in walk_ops(module.operation):
         shape, dynamic = _kernel_shape(op), False
         if shape is None:
             shape, dynamic = _dynamic_kernel_shape(op), True
@@ -213,7 +214,7 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
     if funcs:
         pipeline = ["inline", "symbol-dce"] + pipeline
     PassManager.parse(f"builtin.module({', '.join(pipeline)})", module.context).run(module.operation)
-    for op in walk(module.operation, "linalg.generic"):
+    for op in walk_ops(module.operation, "linalg.generic"):
         if _is_packed_contraction(op) and PACKED_ATTR not in op.attributes:
             op.attributes[PACKED_ATTR] = ir.UnitAttr.get()
             count += 1
@@ -221,7 +222,7 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
 
 
 def packed_contractions(module: ir.Module) -> list[ir.Operation]:
-    return [op for op in walk(module.operation, "linalg.generic") if PACKED_ATTR in op.attributes]
+    return [op for op in walk_ops(module.operation, "linalg.generic") if PACKED_ATTR in op.attributes]
 
 
 def kernel_schedule(op: ir.Operation, threads: bool = False) -> str | None:

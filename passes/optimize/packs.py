@@ -17,7 +17,7 @@ import mlir.ir as ir
 import numpy as np
 
 from ...dialects.onnx.opview import owner_op
-from .schedule import walk
+from ...ir_util import walk_ops
 
 _NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i8": np.int8,
        "i16": np.int16, "i32": np.int32, "i64": np.int64}
@@ -157,7 +157,7 @@ def fold_constant_relayouts(module: ir.Module) -> int:
     blobs: dict[str, bytes] = {}
     count = 0
     # one pre-order walk: a producer folds before its users, so chains fold
-    for op in walk(module.operation):
+    for op in walk_ops(module.operation):
         if op.name not in FOLDABLE or len(op.results) != 1:
             continue
         rt = op.results[0].type

@@ -17,6 +17,8 @@ from typing import Iterable
 import mlir.ir as ir
 from mlir.dialects.transform import interpreter
 
+from ...ir_util import walk_ops
+
 
 TAG = "onnx_mlir_py.sched"
 log = logging.getLogger("onnx_mlir_py.optimize")
@@ -44,22 +46,6 @@ module attributes {{transform.with_named_sequence}} {{
   }}
 }}
 """
-
-
-def walk(op: ir.Operation, name: str | None = None) -> list[ir.Operation]:
-    """Ops nested in ``op`` (pre-order), optionally only those named ``name``."""
-    out: list[ir.Operation] = []
-
-    def visit(o):
-        for region in o.regions:
-            for block in region.blocks:
-                for c in block.operations:
-                    c = c.operation
-                    if name is None or c.name == name:
-                        out.append(c)
-                    visit(c)
-    visit(op)
-    return out
 
 
 def static_loop_sizes(op: ir.Operation, maps: list[ir.AffineMap]) -> list[int] | None:
@@ -134,7 +120,7 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for) -> in
                 done += 1
             except (ir.MLIRError, ValueError) as e:   # ValueError: "Failed to apply ..."
                 log.debug("-O3 schedule for %s not applied: %s", name, _first_line(e))
-        for op in walk(module.operation):
+        for op in walk_ops(module.operation):
             if TAG in op.attributes:
                 del op.attributes[TAG]
     return done

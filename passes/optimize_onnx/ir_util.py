@@ -6,11 +6,9 @@
   all wanted constants in one print);
 * creating ``onnx.constant`` ops and ONNX ops of a version the module's opset
   selects (and a lowering rule handles);
-* use counts and a walk over every block.
+* use counts and the ONNX ops of one type.
 """
 from __future__ import annotations
-
-from typing import Iterator
 
 import mlir.ir as ir
 import numpy as np
@@ -20,33 +18,21 @@ from ...dialects.onnx.opview import OnnxOp, is_onnx_op, owner_op
 from ...dialects.onnx.schema import needs_segments, segment_sizes, spec_table
 from ...importer.attributes import from_value, tensor_attr
 from ...ir_resources import resource_blobs, resource_name
+from ...ir_util import walk_ops
 from ...registry import lookup
 
 DEFAULT_OPSET = 17
 
 
-def blocks(module: ir.Module) -> Iterator[ir.Block]:
-    """Every block of every function, nested regions included."""
-    def walk(op):
-        for region in op.regions:
-            for b in region.blocks:
-                yield b
-                for inner in b.operations:
-                    yield from walk(inner.operation)
-    for f in module.body.operations:
-        yield from walk(f.operation)
-
-
 def onnx_ops(module: ir.Module, op_type: str) -> list[OnnxOp]:
-    """ONNX ops of one type (any version, default domain), in block order."""
+    """ONNX ops of one type (any version, default domain), in program order
+    (pre-order: a region body's ops after their op)."""
     out = []
-    for b in blocks(module):
-        for op in b.operations:
-            op = op.operation
-            if is_onnx_op(op) and op.name in spec_table().by_mlir_name:
-                v = OnnxOp(op)
-                if v.op_type == op_type and not v.spec.domain:
-                    out.append(v)
+    for op in walk_ops(module, is_onnx_op):
+        if op.name in spec_table().by_mlir_name:
+            v = OnnxOp(op)
+            if v.op_type == op_type and not v.spec.domain:
+                out.append(v)
     return out
 
 

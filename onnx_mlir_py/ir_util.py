@@ -1,0 +1,83 @@
+"""Walking MLIR IR: the one helper the passes, codegen and tools use to visit
+nested operations (instead of hand-written loops over regions -> blocks ->
+operations).
+
+Built on MLIR's own ``Operation.walk``. The walk only collects: the result
+is a list, so callers may erase or rewrite ops, and may raise, while going
+through it (an exception raised inside a walk callback would come out as
+a ``RuntimeError`` wrapping its traceback, and erasing during the walk is
+undefined). The Python objects are not the ones block iteration gives
+(``is`` differs; ``==`` compares the underlying operation).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+import mlir.ir as ir
+
+Select = None | str | Collection[str] | Callable[[ir.Operation], bool]
+
+_ORDERS = {"pre": ir.WalkOrder.PRE_ORDER, "post": ir.WalkOrder.POST_ORDER}
+
+
+def as_operation(x) -> ir.Operation:
+    """The ``ir.Operation`` of a module, an OpView or an operation."""
+    return x.operation   # Module.operation, OpView.operation, Operation.operation (itself)
+
+
+def _matcher(select: Select) -> Callable[[ir.Operation], bool]:
+    if select is None:
+        return lambda op: True
+    if isinstance(select, str):
+        return lambda op: op.name == select
+    if callable(select):
+        return select
+    names = frozenset(select)
+    return lambda op: op.name in names
+
+
+def _walk(root, select: Select, order: str, include_root: bool, first: bool):
+    top = as_operation(root)
+    keep = _matcher(select)
+    out: list[ir.Operation] = []
+    error: list[BaseException] = []
+
+    def visit(op: ir.Operation):
+        if not include_root and op == top:
+            return ir.WalkResult.ADVANCE
+        try:
+            if keep(op):
+                out.append(op)
+                if first:
+                    return ir.WalkResult.INTERRUPT
+        except Exception as e:   # re-raised as itself after the walk
+            error.append(e)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    top.walk(visit, _ORDERS[order])
+    if error:
+        raise error[0]
+    return out
+
+
+def walk_ops(root, select: Select = None, *, order: str = "pre",
+             include_root: bool = False) -> list[ir.Operation]:
+    """Every operation nested (at any depth) in ``root`` (an ``ir.Module``,
+    ``ir.Operation`` or OpView), in ``order`` "pre" (an op before the ops in
+    its regions: program order) or "post" (after them), ``root`` itself only
+    with ``include_root``. ``select`` keeps only ops of one name (a str),
+    of a set of names, or for which a predicate is true."""
+    return _walk(root, select, order, include_root, first=False)
+
+
+def first_op(root, select: Select = None) -> ir.Operation | None:
+    """The first op nested in ``root`` (pre-order) that ``select`` keeps,
+    or None; the walk stops there."""
+    found = _walk(root, select, "pre", False, first=True)
+    return found[0] if found else None
+
+
+def child_blocks(op) -> list[ir.Block]:
+    """The blocks of ``op``'s own regions (one level: no nested ops' blocks)."""
+    return [b for r in as_operation(op).regions for b in r.blocks]

@@ -1,0 +1,79 @@
+"""onnx_mlir_py.ir_util: the one IR walker (order, filters, root, errors)."""
+import mlir.ir as ir
+import pytest
+
+from onnx_mlir_py.ir_util import child_blocks, first_op, walk_ops
+
+IR = """
+func.func @f(%a: i32) -> i32 {
+  %c = arith.constant 1 : i32
+  %b = scf.execute_region -> i32 {
+    %d = arith.addi %a, %c : i32
+    scf.yield %d : i32
+  }
+  return %b : i32
+}
+func.func @g() {
+  return
+}"""
+
+
+@pytest.fixture
+def module():
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        yield ir.Module.parse(IR)
+
+
+def names(ops):
+    return [o.name for o in ops]
+
+
+def test_pre_and_post_order(module):
+    assert names(walk_ops(module)) == [
+        "func.func", "arith.constant", "scf.execute_region", "arith.addi", "scf.yield",
+        "func.return", "func.func", "func.return"]
+    assert names(walk_ops(module, order="post")) == [
+        "arith.constant", "arith.addi", "scf.yield", "scf.execute_region", "func.return",
+        "func.func", "func.return", "func.func"]
+
+
+def test_root_excluded_unless_asked(module):
+    f = module.body.operations[0]
+    assert "func.func" not in names(walk_ops(f))
+    assert names(walk_ops(f, include_root=True))[0] == "func.func"
+    assert names(walk_ops(module, include_root=True))[0] == "builtin.module"
+
+
+def test_select_by_name_set_and_predicate(module):
+    assert names(walk_ops(module, "func.return")) == ["func.return", "func.return"]
+    assert names(walk_ops(module, {"arith.addi", "scf.yield"})) == ["arith.addi", "scf.yield"]
+    assert names(walk_ops(module, lambda o: len(o.regions) > 0)) == [
+        "func.func", "scf.execute_region", "func.func"]
+
+
+def test_first_op(module):
+    assert first_op(module, "scf.yield").name == "scf.yield"
+    assert first_op(module, "scf.forall") is None
+
+
+def test_collected_list_allows_erasing(module):
+    with module.context:
+        for op in walk_ops(module, "arith.addi"):
+            op.results[0].replace_all_uses_with(op.operands[0])
+            op.erase()
+        assert walk_ops(module, "arith.addi") == []
+        module.operation.verify()
+
+
+def test_predicate_error_comes_out_as_itself(module):
+    def bad(op):
+        raise KeyError("boom")
+    with pytest.raises(KeyError, match="boom"):
+        walk_ops(module, bad)
+
+
+def test_child_blocks_one_level(module):
+    f = module.body.operations[0]
+    assert len(child_blocks(f)) == 1
+    assert len(child_blocks(module)) == 1    # the module's body only
