@@ -77,6 +77,35 @@ def _runs(ref, run) -> bool:
         return False
 
 
+def test_reference_runs_a_loop_without_cond():
+    """onnx.reference (the fallback oracle, here for a bool Where onnxruntime has
+    no kernel for) runs a Loop whose ``cond`` input is absent zero times; the
+    oracle rewrites it to a constant true and agrees with onnxruntime (s1-45)."""
+    from onnx import TensorProto as TP, helper as h
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["c2"]), h.make_node("Mul", ["v", "x"], ["t"]),
+         h.make_node("Add", ["t", "x"], ["v2"])], "body",
+        [h.make_tensor_value_info("i", TP.INT64, []), h.make_tensor_value_info("c", TP.BOOL, []),
+         h.make_tensor_value_info("v", TP.FLOAT, None)],
+        [h.make_tensor_value_info("c2", TP.BOOL, []),
+         h.make_tensor_value_info("v2", TP.FLOAT, None)])
+    nodes = [h.make_node("Loop", ["n", "", "x"], ["y"], body=body),
+             h.make_node("Where", ["b", "b", "b"], ["w"])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [1, 4]),
+                                  h.make_tensor_value_info("b", TP.BOOL, [2])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None),
+                      h.make_tensor_value_info("w", TP.BOOL, None)],
+                     initializer=[onnx.numpy_helper.from_array(np.array(3, np.int64), "n")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 18)])
+    x = np.array([[0.5, 1.0, 2.0, -1.0]], np.float32)
+    engine, ref = reference_runner(m)
+    assert engine == "onnx.reference"
+    want = x
+    for _ in range(3):
+        want = want * x + x
+    np.testing.assert_allclose(ref({"x": x, "b": np.array([True, False])})[0], want)
+
+
 @pytest.mark.parametrize("got,exp,edge,ok", [
     ([1.0, np.nan], [1.0 + 1e-5, np.nan], False, True),
     ([1.0, 2.0], [1.0, np.nan], False, False),               # NaN must stay NaN

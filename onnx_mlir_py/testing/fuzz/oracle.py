@@ -72,7 +72,7 @@ def reference_runner(model: onnx.ModelProto):
         if n.op_type in _REFERENCE_WRONG and _REFERENCE_WRONG[n.op_type](n):
             raise ReferenceUnavailable(f"onnx.reference is wrong for {n.op_type} here")
     try:
-        ev = ReferenceEvaluator(model)
+        ev = ReferenceEvaluator(for_reference(model))
     except Exception as e:  # noqa: BLE001
         raise ReferenceUnavailable(f"onnx.reference: {e}") from None
     return "onnx.reference", lambda feeds: [np.asarray(x) for x in ev.run(None, feeds)]
@@ -81,7 +81,34 @@ def reference_runner(model: onnx.ModelProto):
 def reference_outputs(model: onnx.ModelProto, feeds: dict) -> list:
     """onnx.reference's outputs (the second opinion on an onnxruntime mismatch)."""
     from onnx.reference import ReferenceEvaluator
-    return [np.asarray(x) for x in ReferenceEvaluator(model).run(None, feeds)]
+    return [np.asarray(x) for x in ReferenceEvaluator(for_reference(model)).run(None, feeds)]
+
+
+def for_reference(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` rewritten (same meaning) around onnx.reference (onnx 1.23) bugs:
+    a Loop without a ``cond`` input (it means true) runs zero iterations there,
+    so it gets a constant true."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+
+    def fix(g: onnx.GraphProto) -> bool:
+        need = False
+        for n in g.node:
+            if n.op_type == "Loop" and len(n.input) > 1 and n.input[1] == "":
+                n.input[1] = _TRUE
+                need = True
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    need = fix(a.g) or need
+        return need
+    if fix(m.graph):  # one constant in the main graph, seen by every body
+        m.graph.node.insert(0, onnx.helper.make_node(
+            "Constant", [], [_TRUE], value=onnx.helper.make_tensor(
+                _TRUE, onnx.TensorProto.BOOL, [], [True])))
+    return m
+
+
+_TRUE = "__reference_loop_true"
 
 
 def _ceil_mode(n) -> bool:

@@ -19,6 +19,7 @@ import onnx
 from onnx import helper
 
 from .inputs import Run
+from .oracle import for_reference
 
 
 def group_of(node: onnx.NodeProto) -> str:
@@ -70,7 +71,7 @@ def keep_outputs(model, runs, names) -> tuple[onnx.ModelProto, list[Run]]:
 def intermediates(model, runs, names: list[str]) -> list[dict]:
     """Per run, the values of ``names`` (onnx.reference, intermediate results)."""
     from onnx.reference import ReferenceEvaluator
-    ev = ReferenceEvaluator(model)
+    ev = ReferenceEvaluator(for_reference(model))
     out = []
     for r in runs:
         res = ev.run(None, r.feeds, intermediate=True)
