@@ -108,11 +108,12 @@ def lower_pad(op: OnnxOp, b: LoweringContext):
         op.fail(f"mode '{mode}' is not supported")
     chk = checks(op, b)
     dims = b.ixdims(x)
-    axes = [pad_axis(chk, dims[k], bg, en, mode, k)
-            for k, (bg, en) in enumerate(_pads(op, b, x, r, chk))]
+    pads = _pads(op, b, x, r, chk)
+    axes = [pad_axis(chk, dims[k], bg, en, mode, k) for k, (bg, en) in enumerate(pads)]
     out_t = b.result_type(op)
     crop, kept, lo, hi, out = (list(v) for v in zip(*axes))
-    if any(not (D.is_static(c) and c == 0) for c in crop):
+    # a negative begin or end pad (or one known only at run time) may crop
+    if any(not (D.is_static(p) and p >= 0) for p in sum(pads, ())):
         # a crop to nothing starts at 0: a size-0 slice at offset == dim fails
         # MLIR's slice verifier once folding makes both static
         starts = [D.select(D.eq(k, 0), 0, c) for c, k in zip(crop, kept)]

@@ -160,3 +160,15 @@ def test_pad_to_or_from_empty(shape, pads):
     m = make_model([N("Pad", ["x", "p", "v"], ["y"])], {"x": x}, ["y"],
                    inits=[("p", np.array(pads, np.int64)), ("v", np.array(1.5, np.float32))])
     check_compiled(m, {"x": x}, engine="onnxruntime")
+
+
+@pytest.mark.parametrize("dt,et", [(np.float16, T.FLOAT16), (np.float32, T.FLOAT)])
+def test_pad_negative_end_only_dynamic(tmp_path, dt, et):
+    """Found by the fuzzer (s1-72): a crop by a negative *end* pad with no
+    negative begin pad was skipped (shape (4,6,3) for (3,6,2)); silently wrong
+    when the dims are dynamic."""
+    pads = np.array([1, 1, 2, -1, 2, -1], np.int64)
+    m = dyn.model([N("Pad", ["x", "p"], ["y"])], [("x", et, ["n", "n", "s"])],
+                  [("y", et, None)], opset=18, inits=[h.make_tensor("p", T.INT64, [6], pads)])
+    dyn.check_shapes(tmp_path, m, [{"x": arr((n, n, s), dt)} for n, s in [(3, 1), (4, 3)]],
+                     engine=ORT)
