@@ -126,27 +126,27 @@ gt = _cmp("gt", lambda a, b: a > b)
 ge = _cmp("ge", lambda a, b: a >= b)
 
 
-def both(a, b):
-    """Logical and of two conditions (short-cuts on static ones)."""
-    if a is False or b is False:
-        return False
-    if a is True:
-        return b
-    if b is True:
-        return a
-    impl = _impl(a, b)
-    return impl.both(a, b) if impl else UNKNOWN
+def _logic(name: str, absorbing: bool):
+    """A logical connective of two conditions, short-cut on static ones:
+    ``absorbing`` decides it (False for and, True for or), its negation
+    leaves the other condition."""
+    neutral = not absorbing
+
+    def f(a, b):
+        if a is absorbing or b is absorbing:
+            return absorbing
+        if a is neutral:
+            return b
+        if b is neutral:
+            return a
+        impl = _impl(a, b)
+        return getattr(impl, name)(a, b) if impl else UNKNOWN
+    f.__name__ = name
+    return f
 
 
-def either(a, b):
-    if a is True or b is True:
-        return True
-    if a is False:
-        return b
-    if b is False:
-        return a
-    impl = _impl(a, b)
-    return impl.either(a, b) if impl else UNKNOWN
+both = _logic("both", False)      # logical and
+either = _logic("either", True)   # logical or
 
 
 def negate(a):

@@ -48,32 +48,22 @@ def _i1(c) -> ir.Value:
     return arith.constant(ir.IntegerType.get_signless(1), 1 if c else 0)
 
 
+def _emit(result, fn, lhs=_index, rhs=_index):
+    """A two-operand ``dims`` operation: ``result(fn(lhs(a), rhs(b)))``."""
+    return staticmethod(lambda a, b: result(fn(lhs(a), rhs(b))))
+
+
 class _Impl:
     """The run-time implementation of the ``dims`` operations."""
-
-    @staticmethod
-    def max(a, b):
-        return IxVal(arith.maxsi(_index(a), _index(b)))
-
-    @staticmethod
-    def min(a, b):
-        return IxVal(arith.minsi(_index(a), _index(b)))
-
-    @staticmethod
-    def ceil_div(a, b):
-        return IxVal(arith.ceildivsi(_index(a), _divisor(b)))
+    max = _emit(lambda v: IxVal(v), arith.maxsi)
+    min = _emit(lambda v: IxVal(v), arith.minsi)
+    ceil_div = _emit(lambda v: IxVal(v), arith.ceildivsi, rhs=_divisor)
+    both = _emit(lambda v: IxCond(v), arith.andi, _i1, _i1)
+    either = _emit(lambda v: IxCond(v), arith.ori, _i1, _i1)
 
     @staticmethod
     def cmp(name, a, b):
         return IxCond(arith.cmpi(_PRED[name], _index(a), _index(b)))
-
-    @staticmethod
-    def both(a, b):
-        return IxCond(arith.andi(_i1(a), _i1(b)))
-
-    @staticmethod
-    def either(a, b):
-        return IxCond(arith.ori(_i1(a), _i1(b)))
 
     @staticmethod
     def negate(a):
@@ -89,6 +79,16 @@ class _Impl:
 
 
 _IMPL = _Impl()
+
+
+def _operator(fn, unit=None, rev: bool = False, zero_at=None):
+    """An ``IxVal`` arithmetic method emitting ``fn`` (``o`` first when
+    ``rev``): ``x op unit`` is ``x``; ``x op zero_at`` is 0."""
+    def method(self, o):
+        if zero_at is not None and D.is_static(o) and int(o) == zero_at:
+            return 0
+        return self._bin(o, fn, unit, rev)
+    return method
 
 
 class IxCond:
@@ -125,37 +125,14 @@ class IxVal:
             return IxVal(fn(_index(a), _divisor(b)))
         return IxVal(fn(_index(a), _index(b)))
 
-    def __add__(self, o):
-        return self._bin(o, arith.addi, 0)
-
-    __radd__ = __add__
-
-    def __sub__(self, o):
-        return self._bin(o, arith.subi, 0)
-
-    def __rsub__(self, o):
-        return self._bin(o, arith.subi, rev=True)
-
-    def __mul__(self, o):
-        if D.is_static(o) and int(o) == 0:
-            return 0
-        return self._bin(o, arith.muli, 1)
-
-    __rmul__ = __mul__
-
-    def __floordiv__(self, o):
-        return self._bin(o, arith.floordivsi, 1)
-
-    def __rfloordiv__(self, o):
-        return self._bin(o, arith.floordivsi, rev=True)
-
-    def __mod__(self, o):
-        if D.is_static(o) and int(o) == 1:
-            return 0
-        return self._bin(o, arith.remsi)
-
-    def __rmod__(self, o):
-        return self._bin(o, arith.remsi, rev=True)
+    __add__ = __radd__ = _operator(arith.addi, unit=0)
+    __sub__ = _operator(arith.subi, unit=0)
+    __rsub__ = _operator(arith.subi, rev=True)
+    __mul__ = __rmul__ = _operator(arith.muli, unit=1, zero_at=0)
+    __floordiv__ = _operator(arith.floordivsi, unit=1)
+    __rfloordiv__ = _operator(arith.floordivsi, rev=True)
+    __mod__ = _operator(arith.remsi, zero_at=1)
+    __rmod__ = _operator(arith.remsi, rev=True)
 
     def __neg__(self):
         return 0 - self

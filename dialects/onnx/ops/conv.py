@@ -268,17 +268,21 @@ def conv_shape(op: OnnxOp, x_i: int = 0, w_i: int = 1, b_i: int | None = 2):
     return tuple(D.to_static(out))
 
 
-@verifier("Conv", 1, 11, 22)
-def _conv_verify(op: OnnxOp):
-    conv_shape(op)
+def _rules(op_type: str, shape_fn) -> None:
+    """Verifier and shape rule (v1, 11, 22) of an op whose checks and result
+    shape are ``shape_fn(op)``; the result has X's element type."""
+    def verify(op: OnnxOp):
+        shape_fn(op)
+
+    def shape(op: OnnxOp):
+        et = op.elem(op.input(0))
+        return [None] if et is None else [tensor(shape_fn(op), et)]
+
+    verifier(op_type, 1, 11, 22)(verify)
+    shape_rule(op_type, 1, 11, 22)(shape)
 
 
-@shape_rule("Conv", 1, 11, 22)
-def _conv_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    if et is None:
-        return [None]
-    return [tensor(conv_shape(op), et)]
+_rules("Conv", conv_shape)
 
 
 # -- ConvTranspose ---------------------------------------------------------------
@@ -310,14 +314,4 @@ def _conv_transpose(op: OnnxOp):
     return tuple(D.to_static(out))
 
 
-@verifier("ConvTranspose", 1, 11, 22)
-def _conv_transpose_verify(op: OnnxOp):
-    _conv_transpose(op)
-
-
-@shape_rule("ConvTranspose", 1, 11, 22)
-def _conv_transpose_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    if et is None:
-        return [None]
-    return [tensor(_conv_transpose(op), et)]
+_rules("ConvTranspose", _conv_transpose)

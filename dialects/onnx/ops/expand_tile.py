@@ -31,29 +31,6 @@ def expand_dims(ctx: D.ShapeChecks, in_dims: list, shape: list) -> list:
     return out
 
 
-def _expand(op: OnnxOp, check: bool):
-    data = op.shape(op.input(0))
-    target = int_values(op.input(1))
-    if data is None or target is None:
-        return None
-    ctx = D.inference_checks(op) if check else D.ShapeChecks(lambda _m: None)
-    return D.to_static(expand_dims(ctx, D.from_static(data), D.from_static(target)))
-
-
-@shape_rule("Expand", 8, 13)
-def _expand_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_expand(op, False), et)]
-
-
-@verifier("Expand", 8, 13)
-def _expand_verify(op: OnnxOp):
-    r = op.rank(op.input(1))
-    if r is not None and r != 1:
-        op.fail(f"shape input must be 1-D, got rank {r}")
-    _expand(op, True)
-
-
 def tile_dims(ctx: D.ShapeChecks, in_dims: list, reps: list) -> list:
     """Result dims of Tile: ``in_dims[k] * reps[k]``, repeats >= 0."""
     if len(reps) != len(in_dims):
@@ -65,26 +42,35 @@ def tile_dims(ctx: D.ShapeChecks, in_dims: list, reps: list) -> list:
     return [d * r for d, r in zip(in_dims, reps)]
 
 
-def _tile(op: OnnxOp, check: bool):
-    data = op.shape(op.input(0))
-    if data is None:
-        return None
-    reps = int_values(op.input(1))
-    if reps is None:
-        return [None] * len(data)
-    ctx = D.inference_checks(op) if check else D.ShapeChecks(lambda _m: None)
-    return D.to_static(tile_dims(ctx, D.from_static(data), D.from_static(reps)))
+def _rules(op_type: str, versions: tuple[int, ...], dims_fn, operand: str,
+           rank_if_unknown: bool) -> None:
+    """Shape rule and verifier of an op whose result dims are
+    ``dims_fn(ctx, input dims, elements of the 1-D operand 1)``; when the
+    elements are not known the result has the input's rank if
+    ``rank_if_unknown``, else no known rank."""
+    def dims(op: OnnxOp, check: bool):
+        data = op.shape(op.input(0))
+        if data is None:
+            return None
+        values = int_values(op.input(1))
+        if values is None:
+            return [None] * len(data) if rank_if_unknown else None
+        ctx = D.inference_checks(op) if check else D.ShapeChecks(lambda _m: None)
+        return D.to_static(dims_fn(ctx, D.from_static(data), D.from_static(values)))
+
+    def shape(op: OnnxOp):
+        et = op.elem(op.input(0))
+        return [None if et is None else tensor(dims(op, False), et)]
+
+    def verify(op: OnnxOp):
+        r = op.rank(op.input(1))
+        if r is not None and r != 1:
+            op.fail(f"{operand} must be 1-D, got rank {r}")
+        dims(op, True)
+
+    shape_rule(op_type, *versions)(shape)
+    verifier(op_type, *versions)(verify)
 
 
-@shape_rule("Tile", 6, 13)
-def _tile_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_tile(op, False), et)]
-
-
-@verifier("Tile", 6, 13)
-def _tile_verify(op: OnnxOp):
-    r = op.rank(op.input(1))
-    if r is not None and r != 1:
-        op.fail(f"repeats must be 1-D, got rank {r}")
-    _tile(op, True)
+_rules("Expand", (8, 13), expand_dims, "shape input", rank_if_unknown=False)
+_rules("Tile", (6, 13), tile_dims, "repeats", rank_if_unknown=True)
