@@ -2,7 +2,9 @@
 
 ArgMax/ArgMin: one linalg.generic reduction with two outputs (best value,
 int64 index); ``select_last_index`` turns the strict comparison into a
-non-strict one. CumSum: a generic over (result dims, source index j) that
+non-strict one. NaN as in onnxruntime: a scan that starts from the first
+element and takes a later one only if it compares better, so a NaN is
+picked only in first place (onnx.reference, i.e. numpy, picks the first NaN). CumSum: a generic over (result dims, source index j) that
 reduces j and adds x[..j..] when j precedes the result index (j <= i, j < i
 when exclusive, mirrored when reverse) - quadratic in the axis length but
 a single structured op.
@@ -48,6 +50,8 @@ def _arg(op: OnnxOp, b: LoweringContext, is_max: bool):
     def body(v, best, bi):
         better = arith.cmpf(pred, v, best) if fl else arith.cmpi(pred, v, best)
         idx = arith.index_cast(i64, loop_index(axis))
+        if fl:  # the first element is always taken (even a NaN)
+            better = arith.ori(better, arith.cmpi(I.eq, idx, b.const(0, i64)))
         return [arith.select(better, v, best), arith.select(better, idx, bi)]
     its = ["reduction" if k == axis else "parallel" for k in range(r)]
     part = affine_map(r, keep)

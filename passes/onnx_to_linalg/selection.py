@@ -2,7 +2,8 @@
 
 TopK: two linalg.generics, no sequential loop. (1) rank of every element
 along the axis = how many elements come before it in the ONNX order (better
-value, or equal value and lower index: ONNX's tie rule); (2) the result
+value, or equal value and lower index: ONNX's tie rule; NaN above +inf, as
+in onnxruntime and onnx.reference, so the order is total); (2) the result
 position p takes the element whose rank is p (a reduction over the axis).
 Ranks are a permutation, so every p < k is hit exactly once.
 
@@ -28,9 +29,15 @@ I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731
 
 
 def _better(x: ir.Value, y: ir.Value, largest: bool, unsigned: bool) -> ir.Value:
-    """x comes strictly before y in the sort order."""
+    """x comes strictly before y in the sort order (floats: NaN above +inf, as
+    in onnxruntime and onnx.reference: first when largest, last otherwise)."""
     if is_float(x.type):
-        return arith.cmpf(arith.CmpFPredicate.OGT if largest else arith.CmpFPredicate.OLT, x, y)
+        F = arith.CmpFPredicate
+        if largest:  # x > y, or x NaN and y not
+            return arith.ori(arith.cmpf(F.OGT, x, y),
+                             arith.andi(arith.cmpf(F.UNO, x, x), arith.cmpf(F.ORD, y, y)))
+        return arith.ori(arith.cmpf(F.OLT, x, y),  # x < y, or y NaN and x not
+                         arith.andi(arith.cmpf(F.UNO, y, y), arith.cmpf(F.ORD, x, x)))
     P = arith.CmpIPredicate
     if unsigned or x.type.width == 1:
         return arith.cmpi(P.ugt if largest else P.ult, x, y)
@@ -38,8 +45,11 @@ def _better(x: ir.Value, y: ir.Value, largest: bool, unsigned: bool) -> ir.Value
 
 
 def _equal(x: ir.Value, y: ir.Value) -> ir.Value:
+    """Same place in the sort order (floats: NaNs tie with each other)."""
     if is_float(x.type):
-        return arith.cmpf(arith.CmpFPredicate.OEQ, x, y)
+        F = arith.CmpFPredicate
+        return arith.ori(arith.cmpf(F.OEQ, x, y),
+                         arith.andi(arith.cmpf(F.UNO, x, x), arith.cmpf(F.UNO, y, y)))
     return arith.cmpi(arith.CmpIPredicate.eq, x, y)
 
 

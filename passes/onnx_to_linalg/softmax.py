@@ -1,6 +1,7 @@
 """Softmax / LogSoftmax -> numerically stable max / exp-sum / divide (or
 subtract log-sum) as linalg.generic ops; Hardmax -> max, first-max position
-(min of the row-major index where x == max), one-hot.
+(min of the row-major index where x == max, or where x is NaN: a NaN is the
+max as in onnx.reference and TopK), one-hot.
 
 v13 reduces along ``axis``; v1/v11 coerce the input to 2-D at ``axis`` and
 so reduce over all dims from ``axis`` on.
@@ -68,8 +69,9 @@ def hardmax(op: OnnxOp, b: LoweringContext, x, red_dims: list[int]):
                    lambda v, a: arith.maximumf(a, v))[0]
     big = (1 << 63) - 1
 
-    def first(v, m, a):
-        hit = arith.cmpf(arith.CmpFPredicate.OEQ, v, m)
+    def first(v, m, a):  # m is NaN iff the row has a NaN (maximumf propagates it)
+        hit = arith.ori(arith.cmpf(arith.CmpFPredicate.OEQ, v, m),
+                        arith.cmpf(arith.CmpFPredicate.UNO, v, v))
         return arith.minsi(a, arith.select(hit, lin(), b.const(big, i64)))
     pos = b.generic([x, mx], [b.full(kdims, i64, big)], [full, part, part], red_it, first)[0]
     return b.generic([pos], [b.empty(dims, et)], [part, full], ["parallel"] * r,

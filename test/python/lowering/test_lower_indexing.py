@@ -243,3 +243,20 @@ def test_scatter_nd_dynamic_depth(tmp_path, reduction):
     check_rejects(tmp_path, m, [dict(f, i=np.zeros((len(f["i"]), 3), np.int64)),
                                 dict(f, u=np.zeros((len(f["i"]), 5), np.float32))],
                   r"node 'nd' \(ScatterND\): (the last dim of indices is 3|updates dim 1 is 5)")
+
+
+@pytest.mark.parametrize("largest", [1, 0])
+def test_topk_nan_ranks_above_inf(tmp_path, largest):
+    """Found next to the fuzzer's ArgMax/Hardmax NaN cases: NaN compared false
+    with everything, so the ranks were no permutation (a value 3 for NaN, or
+    index 0 twice). onnxruntime and onnx.reference put NaN above +inf. 2 run-time
+    shapes."""
+    from dynamic_util import check_shapes, model
+    m = model([N("TopK", ["x", "k"], ["v", "i"], axis=1, largest=largest)],
+              [("x", TensorProto.FLOAT, ["n", 6])],
+              [("v", TensorProto.FLOAT, None), ("i", TensorProto.INT64, None)], opset=11,
+              inits=[helper.make_tensor("k", TensorProto.INT64, [1], [4])])
+    nan, inf = np.nan, np.inf
+    x = np.array([[1, nan, 3, inf, nan, -inf], [nan, nan, nan, 1, 2, 2],
+                  [-inf, inf, 0, nan, -inf, 5], [nan] * 6], np.float32)
+    check_shapes(tmp_path, m, [{"x": x}, {"x": x[:2]}], engine="onnxruntime")

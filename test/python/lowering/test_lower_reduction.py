@@ -128,3 +128,29 @@ def test_reduce_noop_keeps_elementwise_steps(tmp_path):
     with np.errstate(all="ignore"):
         check_shapes(tmp_path, m, [{"x": x}, {"x": x[:2]}, {"x": R.standard_normal((5, 3))}],
                      rtol=1e-12, atol=0, engine="onnxruntime")
+
+
+def _nan_rows(dt, n):
+    """Rows with NaN / +-inf first, in the middle, last, and all-NaN (n rows of 5)."""
+    nan, inf = np.nan, np.inf
+    fixed = np.array([[nan, 1, 3, 2, 0], [1, nan, 3, 3, 0], [3, 1, 0, 0, nan], [nan, nan, 1, 1, 0],
+                      [inf, nan, 1, inf, 0], [-inf, nan, 1, -inf, 0], [nan] * 5,
+                      [1, -inf, nan, -inf, 1]])
+    x = np.concatenate([fixed, R.integers(-2, 3, (n, 5))]).astype(dt)
+    m = R.random(x.shape)
+    x[m < 0.2] = np.nan
+    x[(m > 0.9)] = np.inf
+    return x[:n]
+
+
+@pytest.mark.parametrize("dt,et", [(np.float16, 10), (np.float32, 1), (np.float64, 11)])
+def test_arg_nan_like_onnxruntime(tmp_path, dt, et):
+    """Found by the fuzzer (s1-38): NaN handling of ArgMax/ArgMin is onnxruntime's
+    (a scan from the first element: a NaN wins only in first place); we skipped
+    a leading NaN. 2 run-time shapes."""
+    from dynamic_util import check_shapes, model
+    nodes = [N(op, ["x"], [f"{op}{last}"], axis=1, keepdims=0, select_last_index=last)
+             for op in ("ArgMax", "ArgMin") for last in (0, 1)]
+    m = model(nodes, [("x", et, ["n", 5])], [(n.output[0], 7, None) for n in nodes], opset=13)
+    check_shapes(tmp_path, m, [{"x": _nan_rows(dt, 8)}, {"x": _nan_rows(dt, 30)}],
+                 engine="onnxruntime")
