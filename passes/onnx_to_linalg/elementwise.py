@@ -10,6 +10,7 @@ is not is broadcast first, in a run-time branch (``_runtime_broadcast``).
 from __future__ import annotations
 
 import math as pymath
+import struct
 
 import mlir.ir as ir
 from mlir.dialects import arith, math, tensor
@@ -211,16 +212,26 @@ def _clamp01(x):
     return arith.minimumf(arith.maximumf(x, _c(0.0, x.type)), _c(1.0, x.type))
 
 
+def _f32(v: float) -> float:
+    """v rounded to float32: the constants of ONNX's function bodies (HardSwish,
+    Gelu) are float attributes / tensors cast to the input type, so an f64
+    HardSwish uses float32(1/6) (onnx.reference, onnxruntime's function
+    inlining); f32 results are the same either way."""
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
 def _gelu(op, x):
+    """Gelu's function body: 0.5 x (1 + erf(x / sqrt 2)), or with the tanh
+    approximation sqrt(2/pi) (x + 0.044715 x^3) (constants float32)."""
     et = x.type
     half = _c(0.5, et)
     if op.attrs.approximate == "tanh":
-        inner = arith.mulf(_c(pymath.sqrt(2.0 / pymath.pi), et),
-                           arith.addf(x, arith.mulf(_c(0.044715, et),
+        inner = arith.mulf(_c(pymath.sqrt(_f32(2.0 / pymath.pi)), et),
+                           arith.addf(x, arith.mulf(_c(_f32(0.044715), et),
                                                     arith.mulf(x, arith.mulf(x, x)))))
         t = math.tanh(inner)
     else:
-        t = math.erf(arith.mulf(x, _c(1.0 / pymath.sqrt(2.0), et)))
+        t = math.erf(arith.divf(x, _c(pymath.sqrt(2.0), et)))
     return arith.mulf(arith.mulf(half, x), arith.addf(_c(1.0, et), t))
 
 
@@ -259,7 +270,7 @@ def _hard_sigmoid(op, x):
 
 
 def _hard_swish(op, x):
-    return arith.mulf(x, _clamp01(arith.addf(arith.mulf(x, _c(1.0 / 6.0, x.type)),
+    return arith.mulf(x, _clamp01(arith.addf(arith.mulf(x, _c(_f32(1.0 / 6.0), x.type)),
                                              _c(0.5, x.type))))
 
 

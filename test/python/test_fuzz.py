@@ -106,6 +106,21 @@ def test_reference_runs_a_loop_without_cond():
     np.testing.assert_allclose(ref({"x": x, "b": np.array([True, False])})[0], want)
 
 
+def test_reference_erf_is_float32_precise():
+    """onnx.reference computes Erf in float32 even for f64 inputs: with it as the
+    oracle an f64 output after Erf / erf-Gelu gets the float32 tolerance."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.fuzz.oracle import tolerance
+    g = h.make_graph([h.make_node("Gelu", ["x"], ["y"]), h.make_node("Neg", ["x"], ["z"])], "g",
+                     [h.make_tensor_value_info("x", TP.DOUBLE, [3])],
+                     [h.make_tensor_value_info("y", TP.DOUBLE, [3]),
+                      h.make_tensor_value_info("z", TP.DOUBLE, [3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 20)])
+    ref, ort = tolerance(m, "onnx.reference"), tolerance(m, "onnxruntime")
+    assert ref["y"]["rtol"] > 1e-4 and ort["y"]["rtol"] < 1e-8
+    assert ref["z"]["rtol"] == ort["z"]["rtol"] < 1e-8
+
+
 @pytest.mark.parametrize("got,exp,edge,ok", [
     ([1.0, np.nan], [1.0 + 1e-5, np.nan], False, True),
     ([1.0, 2.0], [1.0, np.nan], False, False),               # NaN must stay NaN

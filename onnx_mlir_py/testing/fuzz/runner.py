@@ -102,7 +102,7 @@ class Evaluator:
         """Findings of ``model`` over ``runs`` (``inputs.Run``) at every opt level;
         ``expected``: the result of :meth:`expected`, if already known."""
         engine, valid = expected if expected is not None else self.expected(model, runs)
-        tol = tolerance(model)
+        tol = tolerance(model, engine)
         second = {}
 
         def mismatches(run, outs, exp):

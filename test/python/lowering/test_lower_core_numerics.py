@@ -181,3 +181,21 @@ def test_mnist_end_to_end():
     expected = ReferenceEvaluator(model).run(None, {model.graph.input[0].name: x})[0]
     got = run(lower_model(str(path)), [x], [(expected.shape, expected.dtype)])[0]
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
+
+
+def test_f64_activations_with_float_constants(tmp_path):
+    """Found by the fuzzer (s1-49): f64 HardSwish used 1/6 while ONNX defines it
+    by a function body with the float32 attribute alpha = float32(1/6)
+    (onnx.reference, onnxruntime's inlining): off by ~4e-9 relative. The f64
+    activations with float constants, tight tolerance, 2 run-time shapes.
+    (Gelu's erf form is left out: onnx.reference computes Erf in float32.)"""
+    from dynamic_util import check_shapes, model
+    ops = [("HardSwish", {}), ("HardSigmoid", {"alpha": 0.3, "beta": 0.45}), ("Selu", {}),
+           ("Elu", {"alpha": 0.3}), ("LeakyRelu", {"alpha": 0.1}), ("Mish", {}),
+           ("ThresholdedRelu", {"alpha": 0.7}), ("Gelu", {"approximate": "tanh"}),
+           ("Softplus", {}), ("Shrink", {"lambd": 0.3, "bias": 0.2})]
+    nodes = [N(op, ["x"], [f"y{i}"], **a) for i, (op, a) in enumerate(ops)]
+    m = model(nodes, [("x", TensorProto.DOUBLE, ["n", 7])],
+              [(f"y{i}", TensorProto.DOUBLE, None) for i in range(len(ops))], opset=22)
+    x = np.linspace(-4, 4, 7 * 9).reshape(9, 7)
+    check_shapes(tmp_path, m, [{"x": x}, {"x": x[3:5] * 0.7}], rtol=1e-13, atol=1e-15)
