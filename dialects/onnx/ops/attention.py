@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
-from .common import fmt
+from .common import fmt, same_as_input
 from .conv import opt_attr
 from .normalization import result_slots
 
@@ -149,14 +149,9 @@ def _linear_attention_verify(op: OnnxOp):
             op.fail(f"input '{name}' has shape {fmt(s)}: expected rank 3 [B, T, H*D]")
 
 
-def _same_as_input(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [tensor(op.shape(op.input(0)), et) if et is not None else None]
-
-
-shape_rule("RotaryEmbedding", 23)(_same_as_input)
-shape_rule("RMSNormalization", 23)(_same_as_input)
-shape_rule("SwiGLU", 28)(_same_as_input)
+shape_rule("RotaryEmbedding", 23)(same_as_input)
+shape_rule("RMSNormalization", 23)(same_as_input)
+shape_rule("SwiGLU", 28)(same_as_input)
 
 
 @verifier("SwiGLU", 28)

@@ -11,7 +11,7 @@ import math
 import mlir.ir as ir
 import numpy as np
 
-from ..opview import OnnxOp, attr_value, dense_to_numpy, owner_op
+from ..opview import OnnxOp, attr_value, dense_to_numpy, owner_op, tensor
 
 def i64() -> ir.Type:
     return ir.IntegerType.get_signless(64)
@@ -21,6 +21,23 @@ def fmt(s) -> str:
     if s is None:
         return "<unranked>"
     return "[" + "x".join("?" if d is None else str(d) for d in s) + "]"
+
+
+def single_result(shape_fn, elem_input: int = 0):
+    """The shape rule of a one-result op: ``shape_fn(op)`` (a shape, None
+    for unranked) with the element type of input ``elem_input``; no type
+    while that element type is unknown (``shape_fn`` is not called then)."""
+    def rule(op: OnnxOp):
+        et = op.elem(op.input(elem_input))
+        return [None if et is None else tensor(shape_fn(op), et)]
+    return rule
+
+
+def input_shape(op: OnnxOp, k: int = 0):
+    return op.shape(op.input(k))
+
+
+same_as_input = single_result(input_shape)    # same shape and element type as input 0
 
 
 def norm_axis(op: OnnxOp, axis: int, rank: int, what: str = "axis") -> int:

@@ -21,8 +21,8 @@ from typing import Sequence
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
 from ..dims import Dim
-from ..opview import OnnxOp, tensor
-from .common import fmt
+from ..opview import OnnxOp
+from .common import fmt, single_result
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 
@@ -268,21 +268,8 @@ def conv_shape(op: OnnxOp, x_i: int = 0, w_i: int = 1, b_i: int | None = 2):
     return tuple(D.to_static(out))
 
 
-def _rules(op_type: str, shape_fn) -> None:
-    """Verifier and shape rule (v1, 11, 22) of an op whose checks and result
-    shape are ``shape_fn(op)``; the result has X's element type."""
-    def verify(op: OnnxOp):
-        shape_fn(op)
-
-    def shape(op: OnnxOp):
-        et = op.elem(op.input(0))
-        return [None] if et is None else [tensor(shape_fn(op), et)]
-
-    verifier(op_type, 1, 11, 22)(verify)
-    shape_rule(op_type, 1, 11, 22)(shape)
-
-
-_rules("Conv", conv_shape)
+verifier("Conv", 1, 11, 22)(conv_shape)
+shape_rule("Conv", 1, 11, 22)(single_result(conv_shape))
 
 
 # -- ConvTranspose ---------------------------------------------------------------
@@ -314,4 +301,5 @@ def _conv_transpose(op: OnnxOp):
     return tuple(D.to_static(out))
 
 
-_rules("ConvTranspose", _conv_transpose)
+verifier("ConvTranspose", 1, 11, 22)(_conv_transpose)
+shape_rule("ConvTranspose", 1, 11, 22)(single_result(_conv_transpose))

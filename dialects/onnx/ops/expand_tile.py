@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
-from ..opview import OnnxOp, tensor
-from .common import int_values
+from ..opview import OnnxOp
+from .common import int_values, single_result
 from .reshape import fmt_dims, fmt_target
 
 
@@ -58,17 +58,13 @@ def _rules(op_type: str, versions: tuple[int, ...], dims_fn, operand: str,
         ctx = D.inference_checks(op) if check else D.ShapeChecks(lambda _m: None)
         return D.to_static(dims_fn(ctx, D.from_static(data), D.from_static(values)))
 
-    def shape(op: OnnxOp):
-        et = op.elem(op.input(0))
-        return [None if et is None else tensor(dims(op, False), et)]
-
     def verify(op: OnnxOp):
         r = op.rank(op.input(1))
         if r is not None and r != 1:
             op.fail(f"{operand} must be 1-D, got rank {r}")
         dims(op, True)
 
-    shape_rule(op_type, *versions)(shape)
+    shape_rule(op_type, *versions)(single_result(lambda op: dims(op, False)))
     verifier(op_type, *versions)(verify)
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
-from ..opview import OnnxOp, tensor
-from .common import const_value, fmt, norm_axis
+from ..opview import OnnxOp
+from .common import const_value, fmt, input_shape, norm_axis, same_as_input, single_result
 
 
 # --------------------------------------------------------------------------
@@ -31,10 +31,7 @@ def _gather(op: OnnxOp, check: bool):
     return list(d[:axis]) + list(i) + list(d[axis + 1:])
 
 
-@shape_rule("Gather", 1, 11, 13)
-def _gather_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_gather(op, False), et)]
+shape_rule("Gather", 1, 11, 13)(single_result(lambda op: _gather(op, False)))
 
 
 @verifier("Gather", 1, 11, 13)
@@ -50,10 +47,7 @@ def _same_rank(op: OnnxOp, a: str, sa, b: str, sb):
         op.fail(f"{a} {fmt(sa)} and {b} {fmt(sb)} must have the same rank")
 
 
-@shape_rule("GatherElements", 11, 13)
-def _gather_elements_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(op.shape(op.input(1)), et)]
+shape_rule("GatherElements", 11, 13)(single_result(lambda op: input_shape(op, 1)))
 
 
 @verifier("GatherElements", 11, 13)
@@ -120,10 +114,7 @@ def _gather_nd(op: OnnxOp):
                                       D.from_static(i), b, last))
 
 
-@shape_rule("GatherND", 11, 12, 13)
-def _gather_nd_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_gather_nd(op), et)]
+shape_rule("GatherND", 11, 12, 13)(single_result(_gather_nd))
 
 
 @verifier("GatherND", 11, 12, 13)
@@ -134,11 +125,6 @@ def _gather_nd_verify(op: OnnxOp):
 # --------------------------------------------------------------------------
 # Scatter*: the result has the shape of data
 # --------------------------------------------------------------------------
-def _data_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(op.shape(op.input(0)), et)]
-
-
 def _scatter_elements_verify(op: OnnxOp):
     d, i, u = (op.shape(op.input(k)) for k in range(3))
     _same_rank(op, "data", d, "indices", i)
@@ -181,5 +167,5 @@ def _scatter_nd_verify(op: OnnxOp):
 for _t, _vs, _verify in (("Scatter", (9, 11), _scatter_elements_verify),
                          ("ScatterElements", (11, 13, 16, 18), _scatter_elements_verify),
                          ("ScatterND", (11, 13, 16, 18), _scatter_nd_verify)):
-    shape_rule(_t, *_vs)(_data_shape)
+    shape_rule(_t, *_vs)(same_as_input)
     verifier(_t, *_vs)(_verify)

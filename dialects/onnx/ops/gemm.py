@@ -15,7 +15,7 @@ import mlir.ir as ir
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
 from .broadcast import broadcast_shapes
-from .common import fmt
+from .common import fmt, single_result
 
 
 def _same(a, b) -> bool:
@@ -57,10 +57,7 @@ def _gemm_verify(op: OnnxOp):
     _gemm(op)
 
 
-@shape_rule("Gemm", 7, 9, 11, 13)
-def _gemm_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [tensor(_gemm(op), et) if et is not None else None]
+shape_rule("Gemm", 7, 9, 11, 13)(single_result(_gemm))
 
 
 # -- MatMul / MatMulInteger ------------------------------------------------------------

@@ -18,7 +18,7 @@ from __future__ import annotations
 from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
-from .common import const_ints, dtype_attr, fmt, int_values, norm_axis
+from .common import const_ints, dtype_attr, fmt, int_values, norm_axis, single_result
 from .conv import conv_shape, opt_attr
 
 
@@ -60,10 +60,7 @@ def _affine_grid_shape(op: OnnxOp):
     return [tensor((size[0], *size[2:], len(size) - 2), et)]
 
 
-@shape_rule("DeformConv", 19, 22)
-def _deform_conv_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [tensor(conv_shape(op, 0, 1, 3), et) if et is not None else None]
+shape_rule("DeformConv", 19, 22)(single_result(lambda op: conv_shape(op, 0, 1, 3)))
 
 
 verifier("DeformConv", 19, 22)(lambda op: conv_shape(op, 0, 1, 3))

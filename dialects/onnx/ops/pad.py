@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
-from ..opview import OnnxOp, tensor
-from .common import const_ints, fmt, int_values, norm_axes
+from ..opview import OnnxOp
+from .common import const_ints, fmt, int_values, norm_axes, single_result
 
 PAD = (2, 11, 13, 18, 19, 21, 23, 24, 25)
 MODES = ("constant", "reflect", "edge", "wrap")
@@ -70,10 +70,7 @@ def _pad(op: OnnxOp):
     return D.to_static(out)
 
 
-@shape_rule("Pad", *PAD)
-def _pad_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_pad(op), et)]
+shape_rule("Pad", *PAD)(single_result(_pad))
 
 
 verifier("Pad", *PAD)(_pad)

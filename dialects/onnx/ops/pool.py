@@ -18,7 +18,7 @@ import mlir.ir as ir
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
 from ..opview import OnnxOp, tensor
-from .common import fmt
+from .common import fmt, single_result
 from .conv import check_input_rank, opt_attr, window, window_axes
 
 MAXPOOL_VERSIONS = (1, 8, 10, 11, 12, 22)
@@ -97,9 +97,7 @@ def _global_verify(op: OnnxOp):
     _global(op)
 
 
-def _global_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [tensor(_global(op), et) if et is not None else None]
+_global_shape = single_result(_global)
 
 
 for _op in ("GlobalAveragePool", "GlobalMaxPool"):

@@ -17,7 +17,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
-from .common import fmt
+from .common import fmt, single_result
 from .conv import conv_shape, opt_attr
 from .gemm import matmul_shape
 
@@ -100,10 +100,7 @@ def _qlconv_verify(op: OnnxOp):
     conv_shape(op, 0, 3, 8)
 
 
-@shape_rule("QLinearConv", 10)
-def _qlconv_shape(op: OnnxOp):
-    et = op.elem(op.input(7))
-    return [tensor(conv_shape(op, 0, 3, 8), et) if et is not None else None]
+shape_rule("QLinearConv", 10)(single_result(lambda op: conv_shape(op, 0, 3, 8), elem_input=7))
 
 
 @verifier("ConvInteger", 10)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from onnx_mlir_py.registry import shape_rule, verifier
 from ..opview import OnnxOp, tensor
 from .common import (check_flag, const_ints, const_value, fmt, i64, known_len, norm_axes,
-                     norm_axis)
+                     norm_axis, same_as_input)
 
 # op type -> (versions with the axes attribute, versions with the axes input)
 REDUCE = {
@@ -131,10 +131,7 @@ verifier("TopK", *TOPK)(_topk)
 # --------------------------------------------------------------------------
 # CumSum: same shape; axis is a scalar (or 1-element) tensor
 # --------------------------------------------------------------------------
-@shape_rule("CumSum", 11, 14)
-def _cumsum_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(op.shape(op.input(0)), et)]
+shape_rule("CumSum", 11, 14)(same_as_input)
 
 
 @verifier("CumSum", 11, 14)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
 from ..opview import OnnxOp, tensor
-from .common import const_ints, fmt, int_values, norm_axes, norm_axis
+from .common import const_ints, fmt, int_values, norm_axes, norm_axis, same_as_input, single_result
 
 # --------------------------------------------------------------------------
 # Reshape
@@ -115,12 +115,7 @@ def _reshape_dims(op: OnnxOp, check: bool):
     return D.to_static(out)
 
 
-@shape_rule("Reshape", *RESHAPE)
-def _reshape_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    if et is None:
-        return [None]
-    return [tensor(_reshape_dims(op, False), et)]
+shape_rule("Reshape", *RESHAPE)(single_result(lambda op: _reshape_dims(op, False)))
 
 
 @verifier("Reshape", *RESHAPE)
@@ -215,10 +210,7 @@ def _squeeze(op: OnnxOp, check: bool):
     return D.to_static(squeeze_dims(ctx, D.from_static(data), flags, out_rank))
 
 
-@shape_rule("Squeeze", *SQUEEZE)
-def _squeeze_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_squeeze(op, False), et)]
+shape_rule("Squeeze", *SQUEEZE)(single_result(lambda op: _squeeze(op, False)))
 
 
 @verifier("Squeeze", *SQUEEZE)
@@ -246,10 +238,7 @@ def _unsqueeze(op: OnnxOp):
     return D.to_static(unsqueeze_dims(D.inference_checks(op), D.from_static(data), flags))
 
 
-@shape_rule("Unsqueeze", *UNSQUEEZE)
-def _unsqueeze_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_unsqueeze(op), et)]
+shape_rule("Unsqueeze", *UNSQUEEZE)(single_result(_unsqueeze))
 
 
 @verifier("Unsqueeze", *UNSQUEEZE)
@@ -294,10 +283,7 @@ for _t, _vs in (("DepthToSpace", (1, 11, 13, 28)), ("SpaceToDepth", (1, 13, 28))
 # --------------------------------------------------------------------------
 # Trilu
 # --------------------------------------------------------------------------
-@shape_rule("Trilu", 14)
-def _trilu_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(op.shape(op.input(0)), et)]
+shape_rule("Trilu", 14)(same_as_input)
 
 
 @verifier("Trilu", 14)

@@ -11,9 +11,9 @@ import math
 import numpy as np
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp, tensor
+from ..opview import OnnxOp
 from ..dims import from_static, to_static
-from .common import const_value, fmt, known_len, norm_axes
+from .common import const_value, fmt, known_len, norm_axes, single_result
 
 RESIZE = (10, 11, 13, 18, 19)
 UPSAMPLE = (7, 9, 10)
@@ -92,10 +92,7 @@ def _resize(op: OnnxOp):
     return out
 
 
-@shape_rule("Resize", *RESIZE)
-def _resize_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_resize(op), et)]
+shape_rule("Resize", *RESIZE)(single_result(_resize))
 
 
 verifier("Resize", *RESIZE)(_resize)
@@ -124,10 +121,7 @@ def _upsample(op: OnnxOp):
             for d, x in zip(s, scales)]
 
 
-@shape_rule("Upsample", *UPSAMPLE)
-def _upsample_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_upsample(op), et)]
+shape_rule("Upsample", *UPSAMPLE)(single_result(_upsample))
 
 
 verifier("Upsample", *UPSAMPLE)(_upsample)

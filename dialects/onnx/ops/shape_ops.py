@@ -11,7 +11,7 @@ from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
 from onnx_mlir_py.dialects.onnx.types import elem_type
 from ..opview import OnnxOp, tensor
-from .common import const_value, fmt, i64, int_values, norm_axis
+from .common import const_value, fmt, i64, input_shape, int_values, norm_axis, single_result
 from .reshape import fmt_target
 
 SHAPE = (1, 13, 15, 19, 21, 23, 24, 25)
@@ -177,10 +177,7 @@ def _cast_verify(op: OnnxOp):
     _cast_elem(op)
 
 
-@shape_rule("CastLike", *CAST_LIKE)
-def _cast_like_shape(op: OnnxOp):
-    et = op.elem(op.input(1))
-    return [None if et is None else tensor(op.shape(op.input(0)), et)]
+shape_rule("CastLike", *CAST_LIKE)(single_result(input_shape, elem_input=1))
 
 
 # --------------------------------------------------------------------------
@@ -235,10 +232,7 @@ def _one_hot(op: OnnxOp):
     return D.to_static(one_hot_dims(ctx, D.from_static(ind), depth, axis))
 
 
-@shape_rule("OneHot", *ONE_HOT)
-def _one_hot_shape(op: OnnxOp):
-    et = op.elem(op.input(2))
-    return [None if et is None else tensor(_one_hot(op), et)]
+shape_rule("OneHot", *ONE_HOT)(single_result(_one_hot, elem_input=2))
 
 
 @verifier("OneHot", *ONE_HOT)

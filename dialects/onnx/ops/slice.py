@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from .. import dims as D
-from ..opview import OnnxOp, tensor
-from .common import const_ints, int_values, known_len, norm_axes
+from ..opview import OnnxOp
+from .common import const_ints, int_values, known_len, norm_axes, single_result
 
 SLICE = (1, 10, 11, 13)
 
@@ -92,10 +92,7 @@ def _slice(op: OnnxOp):
     return D.to_static(out)
 
 
-@shape_rule("Slice", *SLICE)
-def _slice_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [None if et is None else tensor(_slice(op), et)]
+shape_rule("Slice", *SLICE)(single_result(_slice))
 
 
 @verifier("Slice", *SLICE)

@@ -24,7 +24,7 @@ from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule
 from ..opview import OnnxOp, tensor
 from .broadcast import broadcast_shapes
-from .common import i64, int_values, norm_axes
+from .common import i64, int_values, norm_axes, same_as_input
 from .conv import opt_attr
 
 ML = "ai.onnx.ml"
@@ -91,10 +91,7 @@ def _label_encoder_shape(op: OnnxOp):
     return [tensor(op.shape(op.input(0)), et) if et is not None else None]
 
 
-@shape_rule("Binarizer", 1, domain=ML)
-def _binarizer_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    return [tensor(op.shape(op.input(0)), et) if et is not None else None]
+shape_rule("Binarizer", 1, domain=ML)(same_as_input)
 
 
 @shape_rule("ArrayFeatureExtractor", 1, domain=ML)
