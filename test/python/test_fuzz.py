@@ -106,6 +106,21 @@ def test_reference_runs_a_loop_without_cond():
     np.testing.assert_allclose(ref({"x": x, "b": np.array([True, False])})[0], want)
 
 
+def test_reference_global_max_pool_any_rank():
+    """onnx.reference's GlobalMaxPool reduces the last two axes whatever the
+    rank (s1-11: [3,2,3] gave (3,1)); the oracle's replacement keeps N, C."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.fuzz.oracle import reference_outputs
+    for shape in ([3, 2, 3], [2, 3, 4, 5], [2, 2, 3, 2, 2]):
+        g = h.make_graph([h.make_node("GlobalMaxPool", ["x"], ["y"])], "g",
+                         [h.make_tensor_value_info("x", TP.FLOAT, shape)],
+                         [h.make_tensor_value_info("y", TP.FLOAT, None)])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 18)])
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        y = reference_outputs(m, {"x": x})[0]
+        np.testing.assert_array_equal(y, x.max(axis=tuple(range(2, len(shape))), keepdims=True))
+
+
 def test_reference_erf_is_float32_precise():
     """onnx.reference computes Erf in float32 even for f64 inputs: with it as the
     oracle an f64 output after Erf / erf-Gelu gets the float32 tolerance."""

@@ -67,12 +67,11 @@ def reference_runner(model: onnx.ModelProto):
     except Exception as e:  # noqa: BLE001 - onnxruntime's own exception types
         if "NOT_IMPLEMENTED" not in str(e):
             raise ReferenceUnavailable(f"onnxruntime: {str(e).splitlines()[0][:300]}") from None
-    from onnx.reference import ReferenceEvaluator
     for n in model.graph.node:
         if n.op_type in _REFERENCE_WRONG and _REFERENCE_WRONG[n.op_type](n):
             raise ReferenceUnavailable(f"onnx.reference is wrong for {n.op_type} here")
     try:
-        ev = ReferenceEvaluator(for_reference(model))
+        ev = reference_evaluator(model)
     except Exception as e:  # noqa: BLE001
         raise ReferenceUnavailable(f"onnx.reference: {e}") from None
     return "onnx.reference", lambda feeds: [np.asarray(x) for x in ev.run(None, feeds)]
@@ -80,8 +79,28 @@ def reference_runner(model: onnx.ModelProto):
 
 def reference_outputs(model: onnx.ModelProto, feeds: dict) -> list:
     """onnx.reference's outputs (the second opinion on an onnxruntime mismatch)."""
+    return [np.asarray(x) for x in reference_evaluator(model).run(None, feeds)]
+
+
+def reference_evaluator(model: onnx.ModelProto):
+    """onnx.reference's evaluator for ``model``, around its known bugs
+    (``for_reference``, ``_fixed_ops``)."""
     from onnx.reference import ReferenceEvaluator
-    return [np.asarray(x) for x in ReferenceEvaluator(for_reference(model)).run(None, feeds)]
+    return ReferenceEvaluator(for_reference(model), new_ops=_fixed_ops())
+
+
+def _fixed_ops() -> list:
+    """Replacements for onnx.reference (onnx 1.23) kernels that are wrong:
+    GlobalMaxPool reduces the last two axes whatever the rank ([3,2,3] gives
+    (3,1), not (3,2,1))."""
+    from onnx.reference.op_run import OpRun
+
+    class GlobalMaxPool(OpRun):
+        op_domain = ""
+
+        def _run(self, x):
+            return (x.max(axis=tuple(range(2, x.ndim)), keepdims=True),)
+    return [GlobalMaxPool]
 
 
 def for_reference(model: onnx.ModelProto) -> onnx.ModelProto:

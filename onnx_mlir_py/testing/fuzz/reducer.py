@@ -19,7 +19,7 @@ import onnx
 from onnx import helper
 
 from .inputs import Run
-from .oracle import for_reference
+from .oracle import reference_evaluator
 
 
 def group_of(node: onnx.NodeProto) -> str:
@@ -70,8 +70,7 @@ def keep_outputs(model, runs, names) -> tuple[onnx.ModelProto, list[Run]]:
 
 def intermediates(model, runs, names: list[str]) -> list[dict]:
     """Per run, the values of ``names`` (onnx.reference, intermediate results)."""
-    from onnx.reference import ReferenceEvaluator
-    ev = ReferenceEvaluator(for_reference(model))
+    ev = reference_evaluator(model)
     out = []
     for r in runs:
         res = ev.run(None, r.feeds, intermediate=True)
