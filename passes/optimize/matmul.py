@@ -150,15 +150,16 @@ def _n_outer_dynamic(m: int | None, k: int | None) -> bool:
 
 
 def _drop_empty_contractions(module: ir.Module) -> int:
-    """A matmul/batch_matmul over a static K of 0 is its init (C + nothing);
-    packing it makes 0-column subviews the memref verifier rejects."""
+    """A matmul/batch_matmul with a static 0 dim is its init: over a K of 0,
+    C + nothing; with an M, N or batch of 0, C is empty. Packing it (ours or
+    upstream's block-pack) makes 0-size slices the verifiers reject."""
     n = 0
     for op in walk_ops(module.operation):
         if op.name in _DEFAULT_MAPS and len(op.operands) == 3 and len(op.results) == 1 and (
                 "indexing_maps" not in op.attributes or
                 str(op.attributes["indexing_maps"]) == _DEFAULT_MAPS[op.name]):
-            a = op.operands[0].type
-            if isinstance(a, ir.RankedTensorType) and a.shape[-1] == 0:
+            if any(isinstance(v.type, ir.RankedTensorType) and 0 in list(v.type.shape)
+                   for v in op.operands):
                 op.results[0].replace_all_uses_with(op.operands[2])
                 op.erase()
                 n += 1

@@ -70,8 +70,12 @@ def test_matmul_dynamic_mismatch_is_an_error(tmp_path, opt_level):
     # 0-trip loop; 0-column subviews of its packing)
     ("Gemm", [[0, 5], ["n", 0]], dict(transA=1, transB=1), [((0, 5), (3, 0)), ((0, 5), (1, 0))]),
     ("MatMul", [["m", 0], [0, 4]], {}, [((2, 0), (0, 4)), ((5, 0), (0, 4))]),
+    # fuzz s1-58: M = 0 (and a batch of 0) with dynamic K, N crashed -O3 (upstream
+    # block-pack of an empty result, a 0-size slice)
+    ("MatMul", [[0, "k"], ["k", "n"]], {}, [((0, 3), (3, 4)), ((0, 5), (5, 2))]),
+    ("MatMul", [[2, 0, "k"], ["k", "n"]], {}, [((2, 0, 3), (3, 4)), ((2, 0, 1), (1, 2))]),
 ])
-def test_contraction_over_empty_k(tmp_path, op, dims, attrs, shapes, opt_level):
+def test_contraction_with_an_empty_dim(tmp_path, op, dims, attrs, shapes, opt_level):
     m = model([h.make_node(op, ["a", "b"], ["y"], **attrs)],
               [("a", T.FLOAT, dims[0]), ("b", T.FLOAT, dims[1])])
     check_shapes(tmp_path, m, [{"a": _f(*sa), "b": _f(*sb)} for sa, sb in shapes],
