@@ -80,3 +80,14 @@ def test_contraction_with_an_empty_dim(tmp_path, op, dims, attrs, shapes, opt_le
               [("a", T.FLOAT, dims[0]), ("b", T.FLOAT, dims[1])])
     check_shapes(tmp_path, m, [{"a": _f(*sa), "b": _f(*sb)} for sa, sb in shapes],
                  opt_level=opt_level)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_matmul_dynamic_batch_dim_against_static(tmp_path, opt_level):
+    """fuzz s1-12: A [5,?,?,2] x B [5,2,2,8]: A's dynamic batch dim (2, or 1
+    broadcast) collapsed with B's static one failed to compile (expand_shape
+    expected a static 10)."""
+    m = model([h.make_node("MatMul", ["a", "b"], ["y"])],
+              [("a", T.FLOAT, [5, "s", "m", 2]), ("b", T.FLOAT, [5, 2, 2, 8])])
+    check_shapes(tmp_path, m, [{"a": _f(5, 2, 3, 2), "b": _f(5, 2, 2, 8)},
+                               {"a": _f(5, 1, 4, 2), "b": _f(5, 2, 2, 8)}], opt_level=opt_level)
