@@ -121,6 +121,25 @@ def test_reference_global_max_pool_any_rank():
         np.testing.assert_array_equal(y, x.max(axis=tuple(range(2, len(shape))), keepdims=True))
 
 
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_reference_arg_nan_like_onnxruntime(op):
+    """The fallback oracle's ArgMax/ArgMin follow onnxruntime on NaN (and the
+    compiler): numpy's first-NaN-wins is replaced (s1-61, an f64 graph that
+    onnxruntime cannot run)."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.check import reference
+    from onnx_mlir_py.testing.fuzz.oracle import reference_outputs
+    x = np.array([[np.nan, 1, 3, 3], [1, np.nan, 3, -np.inf], [2, 2, np.inf, np.nan]],
+                 np.float32)
+    for last in (0, 1):
+        g = h.make_graph([h.make_node(op, ["x"], ["y"], axis=1, select_last_index=last)], "g",
+                         [h.make_tensor_value_info("x", TP.FLOAT, [3, 4])],
+                         [h.make_tensor_value_info("y", TP.INT64, None)])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+        np.testing.assert_array_equal(reference_outputs(m, {"x": x})[0],
+                                      reference(m, {"x": x}, "onnxruntime")[0])
+
+
 def test_reference_erf_is_float32_precise():
     """onnx.reference computes Erf in float32 even for f64 inputs: with it as the
     oracle an f64 output after Erf / erf-Gelu gets the float32 tolerance."""

@@ -89,10 +89,25 @@ def reference_evaluator(model: onnx.ModelProto):
     return ReferenceEvaluator(for_reference(model), new_ops=_fixed_ops())
 
 
+def _ort_arg(x: np.ndarray, axis: int, keepdims, last, largest: bool) -> np.ndarray:
+    """onnxruntime's ArgMax/ArgMin (numpy's differ on NaN): a scan from the
+    first element that moves on only to a better one (or an equal one with
+    select_last_index), so a NaN wins only in first place."""
+    y = np.moveaxis(x, axis, -1)
+    best, idx = y[..., 0], np.zeros(y.shape[:-1], np.int64)
+    with np.errstate(invalid="ignore"):
+        for i in range(1, y.shape[-1]):
+            v = y[..., i]
+            take = (v > best if largest else v < best) | ((v == best) if last else False)
+            best, idx = np.where(take, v, best), np.where(take, i, idx)
+    return np.expand_dims(idx, axis) if keepdims else idx
+
+
 def _fixed_ops() -> list:
-    """Replacements for onnx.reference (onnx 1.23) kernels that are wrong:
-    GlobalMaxPool reduces the last two axes whatever the rank ([3,2,3] gives
-    (3,1), not (3,2,1))."""
+    """Replacements for onnx.reference (onnx 1.23) kernels: GlobalMaxPool
+    reduces the last two axes whatever the rank ([3,2,3] gives (3,1), not
+    (3,2,1)); ArgMax/ArgMin follow numpy on NaN (the first NaN wins), the
+    compiler and the primary oracle onnxruntime do not (``_ort_arg``)."""
     from onnx.reference.op_run import OpRun
 
     class GlobalMaxPool(OpRun):
@@ -100,7 +115,19 @@ def _fixed_ops() -> list:
 
         def _run(self, x):
             return (x.max(axis=tuple(range(2, x.ndim)), keepdims=True),)
-    return [GlobalMaxPool]
+
+    class ArgMax(OpRun):
+        op_domain = ""
+
+        def _run(self, x, axis=0, keepdims=1, select_last_index=0):
+            return (_ort_arg(x, axis, keepdims, select_last_index, True),)
+
+    class ArgMin(OpRun):
+        op_domain = ""
+
+        def _run(self, x, axis=0, keepdims=1, select_last_index=0):
+            return (_ort_arg(x, axis, keepdims, select_last_index, False),)
+    return [GlobalMaxPool, ArgMax, ArgMin]
 
 
 def for_reference(model: onnx.ModelProto) -> onnx.ModelProto:
