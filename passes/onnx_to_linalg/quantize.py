@@ -95,6 +95,22 @@ def _compute_type(op: OnnxOp, scale: ir.Value) -> ir.Type:
     return ir.F64Type.get() if isinstance(et, ir.F64Type) else ir.F32Type.get()
 
 
+def _elementwise_operands(op: OnnxOp, b: LoweringContext, x: ir.Value, scale: ir.Value,
+                          zp: ir.Value | None, prefix: str):
+    """The fitted zero point, and the inputs and indexing maps of a generic
+    over x's iteration space reading x, the scale and the zero point (if
+    any); ``prefix``: "y" (QuantizeLinear) or "x" (DequantizeLinear)."""
+    r = x.type.rank
+    scale = _fit_param(op, b, x, scale, f"{prefix}_scale")
+    zp = _fit_param(op, b, x, zp, f"{prefix}_zero_point")
+    params = [(scale, f"{prefix}_scale")]
+    if zp is not None:
+        params.append((zp, f"{prefix}_zero_point"))
+    ident = affine_map(r, list(range(r)))
+    maps = [ident] + [_param_map(op, x, p, what) for p, what in params] + [ident]
+    return zp, [x] + [p for p, _ in params], maps
+
+
 @lowering("QuantizeLinear", 10, 13, 19, 21, 23, 24, 25, 28)
 def lower_quantize_linear(op: OnnxOp, b: LoweringContext):
     x, scale, zp = op.input(0), op.input(1), op.input(2)
@@ -105,14 +121,9 @@ def lower_quantize_linear(op: OnnxOp, b: LoweringContext):
     out, uns = _int_type(op, elem_of(op.op.results[0].type), "output")
     ct = _compute_type(op, scale)
     x_uns = b.unsigned(x)
-    scale, zp = _fit_param(op, b, x, scale, "y_scale"), _fit_param(op, b, x, zp, "y_zero_point")
+    zp, ins, maps = _elementwise_operands(op, b, x, scale, zp, "y")
     lo, hi = (0, (1 << out.width) - 1) if uns else (-(1 << (out.width - 1)),
                                                      (1 << (out.width - 1)) - 1)
-    ins = [x, scale] + ([zp] if zp is not None else [])
-    maps = [affine_map(r, list(range(r))), _param_map(op, x, scale, "y_scale")]
-    if zp is not None:
-        maps.append(_param_map(op, x, zp, "y_zero_point"))
-    maps.append(affine_map(r, list(range(r))))
 
     def body(xv, s, *rest):
         q = arith.divf(convert_scalar(xv, x_uns, ct), convert_scalar(s, False, ct))
@@ -136,12 +147,7 @@ def lower_dequantize_linear(op: OnnxOp, b: LoweringContext):
     if not is_float(out):
         op.fail(f"output element type {out} is not a float type")
     ct = _compute_type(op, scale)
-    scale, zp = _fit_param(op, b, x, scale, "x_scale"), _fit_param(op, b, x, zp, "x_zero_point")
-    ins = [x, scale] + ([zp] if zp is not None else [])
-    maps = [affine_map(r, list(range(r))), _param_map(op, x, scale, "x_scale")]
-    if zp is not None:
-        maps.append(_param_map(op, x, zp, "x_zero_point"))
-    maps.append(affine_map(r, list(range(r))))
+    zp, ins, maps = _elementwise_operands(op, b, x, scale, zp, "x")
 
     def body(xv, s, *rest):
         v = convert_scalar(xv, x_uns, ct)

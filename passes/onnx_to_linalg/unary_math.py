@@ -164,27 +164,30 @@ for _op, _vs in _EXTRA_VERSIONS.items():
 
 
 # -- binary -------------------------------------------------------------------------
+def _divisor_sign(r, y, et):
+    """Python %: a remainder ``r`` with the dividend's sign (C fmod) made to
+    take the divisor ``y``'s sign (``r + y`` where r != 0 and the signs differ)."""
+    if is_float(et):
+        zero = _c(0.0, et)
+        nonzero = arith.cmpf(F.ONE, r, zero)
+        neg, add = (lambda v: arith.cmpf(F.OLT, v, zero)), arith.addf
+    else:
+        zero = _c(0, et)
+        nonzero = arith.cmpi(I.ne, r, zero)
+        neg, add = (lambda v: arith.cmpi(I.slt, v, zero)), arith.addi
+    fix = arith.andi(nonzero, arith.xori(neg(r), neg(y)))
+    return arith.select(fix, add(r, y), r)
+
+
 def _mod(b, op, uns, x, y):
     et = x.type
-    fmod = op.attrs.fmod
     if is_float(et):
         r = arith.remf(x, y)  # C fmod
-        if fmod:
-            return r
-        # Python %: the result takes the divisor's sign
-        zero = _c(0.0, et)
-        fix = arith.andi(arith.cmpf(F.ONE, r, zero),
-                         arith.xori(arith.cmpf(F.OLT, r, zero), arith.cmpf(F.OLT, y, zero)))
-        return arith.select(fix, arith.addf(r, y), r)
-    if uns:
+    elif uns:
         return int_division.rem(x, y, True)
-    r = int_division.rem(x, y, False)  # truncated: sign of the dividend (fmod)
-    if fmod:
-        return r
-    zero = _c(0, et)
-    fix = arith.andi(arith.cmpi(I.ne, r, zero),
-                     arith.xori(arith.cmpi(I.slt, r, zero), arith.cmpi(I.slt, y, zero)))
-    return arith.select(fix, arith.addi(r, y), r)
+    else:
+        r = int_division.rem(x, y, False)  # truncated: sign of the dividend (fmod)
+    return r if op.attrs.fmod else _divisor_sign(r, y, et)
 
 
 def _bitshift(b, op, uns, x, y):

@@ -23,22 +23,14 @@ N is padded to whole column blocks (B when packed, C). Only packed B
 """
 from __future__ import annotations
 
-from .matmul_text import contraction
+from .matmul_text import contraction, pad_text, reshape_text, slice_text, tensor_t
 
 Dim = "int | str"          # a static size or the SSA name of an index value
-
-
-def _t(shape, et="f32") -> str:
-    return "tensor<" + "x".join(str(s) if isinstance(s, int) else "?" for s in shape) + f"x{et}>"
 
 
 def _s(shape) -> list:
     """The shape for :func:`.matmul_text.contraction` (None: dynamic)."""
     return [d if isinstance(d, int) else None for d in shape]
-
-
-def _l(xs) -> str:
-    return "[" + ", ".join(str(x) for x in xs) + "]"
 
 
 class _Idx:
@@ -82,28 +74,6 @@ class _Idx:
         return self.op("subi", a, b, lambda x, y: x - y)
 
 
-def _slice(op: str, src: str, offs, sizes, src_t: str, dst_t: str, dest: str = "") -> str:
-    ones = _l([1] * len(sizes))
-    if op == "extract":
-        return f"tensor.extract_slice {src}{_l(offs)} {_l(sizes)} {ones} : {src_t} to {dst_t}"
-    return f"tensor.insert_slice {src} into {dest}{_l(offs)} {_l(sizes)} {ones} : {src_t} into {dst_t}"
-
-
-def _pad(res: str, src: str, src_shape, highs, dst_shape) -> str:
-    """``res = tensor.pad src`` with zeros at the end (highs: int/SSA)."""
-    idx = ", ".join(f"%{res[1:]}_i{k}: index" for k in range(len(highs)))
-    return (f"    {res} = tensor.pad {src} low{_l([0] * len(highs))} high{_l(highs)} {{\n"
-            f"    ^bb0({idx}):\n      tensor.yield %zero : f32\n"
-            f"    }} : {_t(src_shape)} to {_t(dst_shape)}")
-
-
-def _reshape(res: str, op: str, src: str, rt: str, src_shape, dst_shape) -> str:
-    if op == "expand":
-        return (f"    {res} = tensor.expand_shape {src} {rt} output_shape {_l(dst_shape)} "
-                f": {_t(src_shape)} into {_t(dst_shape)}")
-    return f"    {res} = tensor.collapse_shape {src} {rt} : {_t(src_shape)} into {_t(dst_shape)}"
-
-
 def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
                             k: int | None, n: int | None, mb: int, nb: int, kb: int,
                             n_outer: bool, pack_b: bool) -> str:
@@ -126,7 +96,7 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
         return name_
 
     bs = [batch] if batched else []
-    sig = {"%a": _t(bs + [m, k]), "%b": _t(bs + [k, n]), "%c": _t(bs + [m, n])}
+    sig = {"%a": tensor_t(bs + [m, k]), "%b": tensor_t(bs + [k, n]), "%c": tensor_t(bs + [m, n])}
     lines.append(f"  func.func private @{name}(%a: {sig['%a']}, %b: {sig['%b']}, "
                  f"%c: {sig['%c']}) -> {sig['%c']} {{")
     lines.append("    %zero = arith.constant 0.0 : f32")
@@ -146,22 +116,22 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
         bp = bt + [no, ko, kb, nb]
         perm, dims = ("[0, 2, 1]", "[1, 2]") if batched else ("[1, 0]", "[0, 1]")
         dyn = [d for d in bt + [no, ko] if isinstance(d, str)]
-        lines.append(f"    %bpe = tensor.empty({', '.join(dyn)}) : {_t(bp)}")
+        lines.append(f"    %bpe = tensor.empty({', '.join(dyn)}) : {tensor_t(bp)}")
         lines.append(f"    %bp = linalg.pack %b padding_value(%zero : f32) outer_dims_perm = {perm} "
                      f"inner_dims_pos = {dims} inner_tiles = [{kb}, {nb}] into %bpe "
-                     f": {sig['%b']} -> {_t(bp)}")
+                     f": {sig['%b']} -> {tensor_t(bp)}")
     else:
         b, b_shape = "%b", bt + [K, N]
         if kp != K or np_ != N:
-            lines.append(_pad("%bpad", "%b", b_shape, z + [ix.sub(kp, K), ix.sub(np_, N)],
+            lines.append(pad_text("%bpad", "%b", b_shape, z + [ix.sub(kp, K), ix.sub(np_, N)],
                               bt + [kp, np_]))
             b, b_shape = "%bpad", bt + [kp, np_]
         bp = bt + [ko, kb, no, nb]
-        lines.append(_reshape("%bp", "expand", b, rt, b_shape, bp))
+        lines.append(reshape_text("%bp", "expand", b, rt, b_shape, bp))
     # A padded along a static K that is no multiple of kb
     a, a_shape = "%a", bt + [M, K]
     if kp != K:
-        lines.append(_pad("%ap", "%a", a_shape, z + [0, ix.sub(kp, K)], bt + [M, kp]))
+        lines.append(pad_text("%ap", "%a", a_shape, z + [0, ix.sub(kp, K)], bt + [M, kp]))
         a, a_shape = "%ap", bt + [M, kp]
     # C: with whole column blocks, row slices of C are viewed in blocks and
     # computed in place (static strides). Else C is padded to whole blocks
@@ -172,46 +142,47 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
     c_padded = np_ != N
     if c_padded:
         mp = ix.mul(ix.cdiv(M, mb), mb)
-        lines.append(_pad("%cp", "%c", c_shape, z + [ix.sub(mp, M), ix.sub(np_, N)],
+        lines.append(pad_text("%cp", "%c", c_shape, z + [ix.sub(mp, M), ix.sub(np_, N)],
                           bt + [mp, np_]))
         c_shape = bt + [ix.cdiv(M, mb), mb, no, nb]
-        lines.append(_reshape("%c4", "expand", "%cp", rt, bt + [mp, np_], c_shape))
+        lines.append(reshape_text("%c4", "expand", "%cp", rt, bt + [mp, np_], c_shape))
         c = "%c4"
 
     def block(tag: str, row0, rows, nblocks, pad_rows, cur: str, outer: bool) -> str:
         """Rows [row0, row0 + rows) of C computed in ``nblocks`` row blocks
         (``pad_rows``: the rows padded to one block first); returns C."""
-        ar = bt + [rows, kp]
-        lines.append(f"    %a{tag} = {_slice('extract', a, z + [row0, 0], ar, _t(a_shape), _t(ar))}")
-        av = f"%a{tag}"
-        if pad_rows:
-            lines.append(_pad(f"%a{tag}p", av, ar, z + [ix.sub(mb, rows), 0], bt + [mb, kp]))
-            av, ar = f"%a{tag}p", bt + [mb, kp]
+        def rows_of(v: str, src: str, src_shape, width):
+            """The rows of ``src`` (``width`` columns), padded when ``pad_rows``."""
+            shape = bt + [rows, width]
+            lines.append(slice_text(f"%{v}{tag}", "extract", src, z + [row0, 0], shape,
+                                    src_shape, shape))
+            if not pad_rows:
+                return f"%{v}{tag}", shape
+            lines.append(pad_text(f"%{v}{tag}p", f"%{v}{tag}", shape, z + [ix.sub(mb, rows), 0],
+                              bt + [mb, width]))
+            return f"%{v}{tag}p", bt + [mb, width]
+
+        av, ar = rows_of("a", a, a_shape, kp)
         a4, c4 = bt + [nblocks, mb, ko, kb], bt + [nblocks, mb, no, nb]
-        lines.append(_reshape(f"%a4{tag}", "expand", av, rt, ar, a4))
+        lines.append(reshape_text(f"%a4{tag}", "expand", av, rt, ar, a4))
         if c_padded:
             at = z + [ix.div(row0, mb), 0, 0, 0]
-            lines.append(f"    %c4{tag} = {_slice('extract', cur, at, c4, _t(c_shape), _t(c4))}")
+            lines.append(slice_text(f"%c4{tag}", "extract", cur, at, c4, c_shape, c4))
         else:
-            cr = bt + [rows, np_]
-            lines.append(f"    %c{tag} = {_slice('extract', cur, z + [row0, 0], cr, _t(c_shape), _t(cr))}")
-            cv = f"%c{tag}"
-            if pad_rows:
-                lines.append(_pad(f"%c{tag}p", cv, cr, z + [ix.sub(mb, rows), 0], bt + [mb, np_]))
-                cv, cr = f"%c{tag}p", bt + [mb, np_]
-            lines.append(_reshape(f"%c4{tag}", "expand", cv, rt, cr, c4))
+            cv, cr = rows_of("c", cur, c_shape, np_)
+            lines.append(reshape_text(f"%c4{tag}", "expand", cv, rt, cr, c4))
         lines.append(contraction(f"%r4{tag}", f"%a4{tag}", "%bp", f"%c4{tag}", _s(a4), _s(bp),
                                  _s(c4), batched, pack_b, outer, contract=kb == 1))
         if c_padded:
-            lines.append(f"    %o{tag} = {_slice('insert', f'%r4{tag}', at, c4, _t(c4), _t(c_shape), cur)}")
+            lines.append(slice_text(f"%o{tag}", "insert", f"%r4{tag}", at, c4, c4, c_shape, cur))
             return f"%o{tag}"
-        lines.append(_reshape(f"%r{tag}", "collapse", f"%r4{tag}", rt, c4, cr))
+        lines.append(reshape_text(f"%r{tag}", "collapse", f"%r4{tag}", rt, c4, cr))
         res = f"%r{tag}"
         if pad_rows:
             full = bt + [rows, np_]
-            lines.append(f"    %r{tag}s = {_slice('extract', res, z + [0, 0], full, _t(cr), _t(full))}")
+            lines.append(slice_text(f"%r{tag}s", "extract", res, z + [0, 0], full, cr, full))
             res, cr = f"%r{tag}s", full
-        lines.append(f"    %o{tag} = {_slice('insert', res, z + [row0, 0], cr, _t(cr), _t(c_shape), cur)}")
+        lines.append(slice_text(f"%o{tag}", "insert", res, z + [row0, 0], cr, cr, c_shape, cur))
         return f"%o{tag}"
 
     cur = c
@@ -225,19 +196,20 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
     elif not isinstance(r, int):
         lines.append(f"    %has = arith.cmpi ugt, {r}, {ix.const(0)} : index")
         at = len(lines)
-        lines.append(f"    %cf = scf.if %has -> ({_t(c_shape)}) {{")
+        lines.append(f"    %cf = scf.if %has -> ({tensor_t(c_shape)}) {{")
         res = block("r", mf, r, 1, True, cur, True)
         # index values the remainder needs were emitted inside the if: move them out
         moved = [ln for ln in lines[at + 1:] if ln.lstrip().startswith(("%ix", "%ci"))]
         body = [ln for ln in lines[at + 1:] if ln not in moved]
         del lines[at:]
-        lines += moved + [f"    %cf = scf.if %has -> ({_t(c_shape)}) {{"] + body
-        lines.append(f"      scf.yield {res} : {_t(c_shape)}\n    }} else {{\n"
-                     f"      scf.yield {cur} : {_t(c_shape)}\n    }}")
+        lines += moved + [f"    %cf = scf.if %has -> ({tensor_t(c_shape)}) {{"] + body
+        lines.append(f"      scf.yield {res} : {tensor_t(c_shape)}\n    }} else {{\n"
+                     f"      scf.yield {cur} : {tensor_t(c_shape)}\n    }}")
         cur = "%cf"
     if c_padded:
-        lines.append(_reshape("%cc", "collapse", cur, rt, c_shape, bt + [mp, np_]))
-        lines.append(f"    %rs = {_slice('extract', '%cc', z + [0, 0], bt + [M, N], _t(bt + [mp, np_]), sig['%c'])}")
+        lines.append(reshape_text("%cc", "collapse", cur, rt, c_shape, bt + [mp, np_]))
+        lines.append(slice_text("%rs", "extract", "%cc", z + [0, 0], bt + [M, N], bt + [mp, np_],
+                                bt + [M, N]))
         cur = "%rs"
     lines.append(f"    return {cur} : {sig['%c']}\n  }}")
     return "\n".join(lines)

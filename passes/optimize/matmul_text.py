@@ -29,20 +29,52 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _t(shape, et="f32") -> str:
-    """Tensor type text; None dims are dynamic."""
-    return "tensor<" + "x".join("?" if s is None else str(s) for s in shape) + f"x{et}>"
+# -- text of the ops, shared with matmul_dyn_text (a dim: an int, or None
+#    or the SSA name of an index value for a dynamic one) ----------------------
+def tensor_t(shape, et="f32") -> str:
+    """Tensor type text."""
+    return "tensor<" + "x".join(str(s) if isinstance(s, int) else "?" for s in shape) + f"x{et}>"
+
+
+_t = tensor_t
+
+
+def bracket(xs) -> str:
+    return "[" + ", ".join(str(x) for x in xs) + "]"
+
+
+def slice_text(res: str, op: str, src: str, offs, sizes, src_shape, dst_shape,
+               dest: str = "") -> str:
+    """``res = tensor.extract_slice`` (op "extract") or ``insert_slice``
+    (into ``dest``)."""
+    where = f"{bracket(offs)} {bracket(sizes)} {bracket([1] * len(sizes))}"
+    types = f"{_t(src_shape)} {'to' if op == 'extract' else 'into'} {_t(dst_shape)}"
+    if op == "extract":
+        return f"    {res} = tensor.extract_slice {src}{where} : {types}"
+    return f"    {res} = tensor.insert_slice {src} into {dest}{where} : {types}"
+
+
+def pad_text(res: str, src: str, src_shape, highs, dst_shape) -> str:
+    """``res = tensor.pad src`` with zeros (``%zero``) at the end of each dim."""
+    idx = ", ".join(f"%{res[1:]}_i{k}: index" for k in range(len(highs)))
+    return (f"    {res} = tensor.pad {src} low{bracket([0] * len(highs))} high{bracket(highs)} {{\n"
+            f"    ^bb0({idx}):\n      tensor.yield %zero : f32\n"
+            f"    }} : {_t(src_shape)} to {_t(dst_shape)}")
+
+
+def reshape_text(res: str, op: str, src: str, rt: str, src_shape, dst_shape) -> str:
+    """``res = tensor.expand_shape`` (op "expand") or ``collapse_shape``."""
+    if op == "expand":
+        return (f"    {res} = tensor.expand_shape {src} {rt} output_shape {bracket(dst_shape)} "
+                f": {_t(src_shape)} into {_t(dst_shape)}")
+    return f"    {res} = tensor.collapse_shape {src} {rt} : {_t(src_shape)} into {_t(dst_shape)}"
 
 
 def _pad(name: str, src: str, shape, padded) -> tuple[str, str]:
     if list(shape) == list(padded):
         return "", src
-    high = ", ".join(str(p - s) for s, p in zip(shape, padded))
-    low = ", ".join("0" for _ in shape)
-    idx = ", ".join(f"%{name}_i{k}: index" for k in range(len(shape)))
-    return (f"    %{name} = tensor.pad {src} low[{low}] high[{high}] {{\n"
-            f"    ^bb0({idx}):\n      tensor.yield %zero : f32\n"
-            f"    }} : {_t(shape)} to {_t(padded)}\n"), f"%{name}"
+    highs = [p - s for s, p in zip(shape, padded)]
+    return pad_text(f"%{name}", src, shape, highs, padded) + "\n", f"%{name}"
 
 
 def contraction(res: str, a4: str, bp: str, c4: str, a4s, bps, c4s, batched: bool,
@@ -54,20 +86,16 @@ def contraction(res: str, a4: str, bp: str, c4: str, a4s, bps, c4s, batched: boo
     [batch,] MO, NO, KO, mi, ni, ki (MO and NO swapped when ``n_outer``).
     ``contract``: the multiply and add may fuse (k blocks of 1 vectorize to
     a multiply and an add, not to a contraction lowered to FMAs)."""
-    if batched:
-        d = "d0, d1, d2, d3, d4, d5, d6"
-        mo_, no_ = ("d2", "d1") if n_outer else ("d1", "d2")
-        bmap = f"(d0, {no_}, d3, d6, d5)" if pack_b else f"(d0, d3, d6, {no_}, d5)"
-        maps = [f"({d}) -> (d0, {mo_}, d4, d3, d6)", f"({d}) -> {bmap}",
-                f"({d}) -> (d0, {mo_}, d4, {no_}, d5)"]
-        iters = '"parallel", "parallel", "parallel", "reduction", "parallel", "parallel", "reduction"'
-    else:
-        d = "d0, d1, d2, d3, d4, d5"
-        mo_, no_ = ("d1", "d0") if n_outer else ("d0", "d1")
-        bmap = f"({no_}, d2, d5, d4)" if pack_b else f"(d2, d5, {no_}, d4)"
-        maps = [f"({d}) -> ({mo_}, d3, d2, d5)", f"({d}) -> {bmap}",
-                f"({d}) -> ({mo_}, d3, {no_}, d4)"]
-        iters = '"parallel", "parallel", "reduction", "parallel", "parallel", "reduction"'
+    loops = [f"d{i}" for i in range(7 if batched else 6)]
+    lead, (mo_, no_, ko_, mi, ni, ki) = loops[:-6], loops[-6:]
+    if n_outer:
+        mo_, no_ = no_, mo_
+    operands = [(mo_, mi, ko_, ki), (no_, ko_, ki, ni) if pack_b else (ko_, ki, no_, ni),
+                (mo_, mi, no_, ni)]
+    d = ", ".join(loops)
+    maps = [f"({d}) -> ({', '.join(lead + list(x))})" for x in operands]
+    kinds = ["parallel"] * len(lead) + ["parallel", "parallel", "reduction"] * 2
+    iters = ", ".join(f'"{x}"' for x in kinds)
     fm = " fastmath<contract>" if contract else ""
     return (f"    {res} = linalg.generic {{indexing_maps = [affine_map<{maps[0]}>, "
             f"affine_map<{maps[1]}>, affine_map<{maps[2]}>], iterator_types = [{iters}], "
@@ -93,9 +121,8 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     pa, a = _pad("ap", "%a", bt + [m, k], bt + [mp, kp])
     pc, c = _pad("cp", "%c", bt + [m, n], bt + [mp, np_])
     o = len(bt)
-    grp = lambda r: "[" + ", ".join(str(g) for g in r) + "]"   # noqa: E731
     reass = ([[0]] if bt else []) + [[o, o + 1], [o + 2, o + 3]]
-    rtext = "[" + ", ".join(grp(r) for r in reass) + "]"
+    rtext = bracket(bracket(r) for r in reass)
     a4 = bt + [mo, mb, ko, kb]
     c4 = bt + [mo, mb, no, nb]
     bp = bt + [no, ko, kb, nb] if pack_b else bt + [ko, kb, no, nb]
@@ -112,21 +139,16 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     else:
         pb, b = _pad("bpad", "%b", bt + [k, n], bt + [kp, np_])
         lines.append(pa + pc + pb)
-        lines.append(f"    %bp = tensor.expand_shape {b} {rtext} output_shape {grp(bp)} "
-                     f": {_t(bt + [kp, np_])} into {_t(bp)}")
-    lines.append(f"    %a4 = tensor.expand_shape {a} {rtext} output_shape {grp(a4)} "
-                 f": {_t(bt + [mp, kp])} into {_t(a4)}")
-    lines.append(f"    %c4 = tensor.expand_shape {c} {rtext} output_shape {grp(c4)} "
-                 f": {_t(bt + [mp, np_])} into {_t(c4)}")
+        lines.append(reshape_text("%bp", "expand", b, rtext, bt + [kp, np_], bp))
+    lines.append(reshape_text("%a4", "expand", a, rtext, bt + [mp, kp], a4))
+    lines.append(reshape_text("%c4", "expand", c, rtext, bt + [mp, np_], c4))
     lines.append(contraction("%r4", "%a4", "%bp", "%c4", a4, bp, c4, bool(bt), pack_b, n_outer))
-    lines.append(f"    %r = tensor.collapse_shape %r4 {rtext} : {_t(c4)} into {_t(bt + [mp, np_])}")
+    lines.append(reshape_text("%r", "collapse", "%r4", rtext, c4, bt + [mp, np_]))
     res = "%r"
     if (mp, np_) != (m, n):
-        zeros = ", ".join("0" for _ in bt + [m, n])
-        ones = ", ".join("1" for _ in bt + [m, n])
-        sizes = ", ".join(str(s) for s in bt + [m, n])
-        lines.append(f"    %rs = tensor.extract_slice %r[{zeros}] [{sizes}] [{ones}] "
-                     f": {_t(bt + [mp, np_])} to {_t(bt + [m, n])}")
+        full = bt + [m, n]
+        lines.append(slice_text("%rs", "extract", "%r", [0] * len(full), full,
+                                bt + [mp, np_], full))
         res = "%rs"
     lines.append(f"    return {res} : {_t(bt + [m, n])}\n  }}")
     return "\n".join(lines)

@@ -22,26 +22,26 @@ from ...ir_util import walk_ops
 _NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i8": np.int8,
        "i16": np.int16, "i32": np.int32, "i64": np.int64}
 
-PACK_LOWERING = """
-    %packs = transform.structured.match ops{["linalg.pack"]} in %func
+def _lower_each(kind: str, results: str) -> str:
+    """Schedule text: ``transform.structured.lower_<kind>`` on every
+    ``linalg.<kind>`` of ``%func`` (``results``: the op types it yields)."""
+    op = f'!transform.op<"linalg.{kind}">'
+    return f"""
+    %{kind}s = transform.structured.match ops{{["linalg.{kind}"]}} in %func
       : (!transform.any_op) -> !transform.any_op
-    transform.foreach %packs : !transform.any_op {
-    ^bb0(%p: !transform.any_op):
-      %pk = transform.cast %p : !transform.any_op to !transform.op<"linalg.pack">
-      transform.structured.lower_pack %pk : (!transform.op<"linalg.pack">)
-        -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">,
-            !transform.op<"linalg.transpose">)
-    }
-    %unpacks = transform.structured.match ops{["linalg.unpack"]} in %func
-      : (!transform.any_op) -> !transform.any_op
-    transform.foreach %unpacks : !transform.any_op {
-    ^bb0(%u: !transform.any_op):
-      %uk = transform.cast %u : !transform.any_op to !transform.op<"linalg.unpack">
-      transform.structured.lower_unpack %uk : (!transform.op<"linalg.unpack">)
-        -> (!transform.op<"tensor.empty">, !transform.op<"linalg.transpose">,
-            !transform.op<"tensor.collapse_shape">, !transform.op<"tensor.extract_slice">)
-    }
-"""
+    transform.foreach %{kind}s : !transform.any_op {{
+    ^bb0(%{kind}_h: !transform.any_op):
+      %{kind}_op = transform.cast %{kind}_h : !transform.any_op to {op}
+      transform.structured.lower_{kind} %{kind}_op : ({op})
+        -> ({results})
+    }}"""
+
+
+PACK_LOWERING = _lower_each(
+    "pack", '!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, '
+            '!transform.op<"linalg.transpose">') + _lower_each(
+    "unpack", '!transform.op<"tensor.empty">, !transform.op<"linalg.transpose">, '
+              '!transform.op<"tensor.collapse_shape">, !transform.op<"tensor.extract_slice">') + "\n"
 
 
 def _ints(attr) -> list[int]:

@@ -16,6 +16,8 @@ NLL = (12, 13, 22)
 REDUCTIONS = ("none", "mean", "sum")
 
 
+@verifier("SoftmaxCrossEntropyLoss", *SCE)
+@verifier("NegativeLogLikelihoodLoss", *NLL)
 def _loss(op: OnnxOp):
     x, t, w = (op.shape(op.input(i)) for i in range(3))
     red = op.attrs.reduction
@@ -41,12 +43,6 @@ def _loss(op: OnnxOp):
     if t is not None:
         return t
     return None if x is None else (x[0],) + x[2:]
-
-
-@verifier("SoftmaxCrossEntropyLoss", *SCE)
-@verifier("NegativeLogLikelihoodLoss", *NLL)
-def _loss_verify(op: OnnxOp):
-    _loss(op)
 
 
 @shape_rule("SoftmaxCrossEntropyLoss", *SCE)

@@ -27,16 +27,15 @@ def _dtype(op: OnnxOp, name: str = "dtype"):
     return dtype_attr(op, name, code) if code else op.elem(op.input(0))
 
 
-@shape_rule("GridSample", 16, 20, 22)
-def _grid_sample_shape(op: OnnxOp):
+def _grid_sample(op: OnnxOp):
     x, g = op.shape(op.input(0)), op.shape(op.input(1))
-    et = op.elem(op.input(0))
-    if et is None:
-        return [None]
     if g is None:
-        return [tensor(None if x is None else (x[0], x[1]) + (None,) * (len(x) - 2), et)]
+        return None if x is None else (x[0], x[1]) + (None,) * (len(x) - 2)
     n = x[0] if x is not None and x[0] is not None else g[0]
-    return [tensor((n, x[1] if x is not None else None) + g[1:-1], et)]
+    return (n, x[1] if x is not None else None) + g[1:-1]
+
+
+shape_rule("GridSample", 16, 20, 22)(single_result(_grid_sample))
 
 
 @verifier("GridSample", 16, 20, 22)
@@ -66,14 +65,13 @@ shape_rule("DeformConv", 19, 22)(single_result(lambda op: conv_shape(op, 0, 1, 3
 verifier("DeformConv", 19, 22)(lambda op: conv_shape(op, 0, 1, 3))
 
 
-@shape_rule("RoiAlign", 10, 16, 22)
-def _roi_align_shape(op: OnnxOp):
+def _roi_align(op: OnnxOp):
     x, rois = op.shape(op.input(0)), op.shape(op.input(1))
-    et = op.elem(op.input(0))
-    if et is None:
-        return [None]
-    return [tensor((rois[0] if rois else None, x[1] if x else None,
-                    op.attrs.output_height, op.attrs.output_width), et)]
+    return (rois[0] if rois else None, x[1] if x else None,
+            op.attrs.output_height, op.attrs.output_width)
+
+
+shape_rule("RoiAlign", 10, 16, 22)(single_result(_roi_align))
 
 
 @shape_rule("MaxUnpool", 9, 11, 22)

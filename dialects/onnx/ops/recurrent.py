@@ -68,6 +68,9 @@ def recurrent_dims(ctx: D.ShapeChecks, op_type: str, d: int, hidden, layout: int
     return seq, batch, inp, hidden
 
 
+@verifier("RNN", *RNN)
+@verifier("GRU", *GRU)
+@verifier("LSTM", *LSTM)
 def _recurrent(op: OnnxOp):
     direction = op.attrs.direction
     if direction not in DIRECTIONS:
@@ -88,13 +91,6 @@ def _recurrent(op: OnnxOp):
     else:
         y, yh = (seq, d, batch, hidden), (d, batch, hidden)
     return [y, yh, yh]
-
-
-@verifier("RNN", *RNN)
-@verifier("GRU", *GRU)
-@verifier("LSTM", *LSTM)
-def _recurrent_verify(op: OnnxOp):
-    _recurrent(op)
 
 
 @shape_rule("RNN", *RNN)

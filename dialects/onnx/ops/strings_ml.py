@@ -24,7 +24,7 @@ from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule
 from ..opview import OnnxOp, tensor
 from .broadcast import broadcast_shapes
-from .common import i64, int_values, norm_axes, same_as_input
+from .common import i64, int_values, norm_axes, same_as_input, single_result
 from .conv import opt_attr
 
 ML = "ai.onnx.ml"
@@ -94,16 +94,15 @@ def _label_encoder_shape(op: OnnxOp):
 shape_rule("Binarizer", 1, domain=ML)(same_as_input)
 
 
-@shape_rule("ArrayFeatureExtractor", 1, domain=ML)
-def _afe_shape(op: OnnxOp):
+def _afe(op: OnnxOp):
     x, y = op.shape(op.input(0)), op.shape(op.input(1))
-    et = op.elem(op.input(0))
-    if et is None:
-        return [None]
     if x is None:
-        return [tensor(None, et)]
+        return None
     k = None if y is None or None in y else math.prod(y)
-    return [tensor((1, k) if len(x) == 1 else x[:-1] + (k,), et)]
+    return (1, k) if len(x) == 1 else x[:-1] + (k,)
+
+
+shape_rule("ArrayFeatureExtractor", 1, domain=ML)(single_result(_afe))
 
 
 @shape_rule("TreeEnsemble", 5, domain=ML)

@@ -14,13 +14,7 @@ from onnx import helper as h
 import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession, ModelRunError, RuntimeInputError
 
-
-def _model(node, inputs):
-    g = h.make_graph([node], "g", [h.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-                     [h.make_tensor_value_info("y", T.FLOAT, None)])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m
+from onnx_models import graph_model as _model
 
 
 @pytest.mark.parametrize("opt_level", [0, 3])

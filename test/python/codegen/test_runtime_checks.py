@@ -15,6 +15,7 @@ from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR
 from onnx_mlir_py.codegen.tools import tool
 from onnx_mlir_py.runtime import ExecutionSession, RuntimeInputError
 
+from onnx_models import graph_model
 from test_c_example import EXAMPLE, _parse_outputs
 
 
@@ -22,13 +23,8 @@ def _add_model(y_dim="m"):
     """z = x + y, x: [n, 4], y: [m, 4] (the issue's reproducer had [n, 4]
     twice: that is now caught by the entry point, test_runtime_dim_checks.py;
     with different names only the Add ties the dims)."""
-    g = h.make_graph([h.make_node("Add", ["x", "y"], ["z"], name="add0")], "g",
-                     [h.make_tensor_value_info("x", T.FLOAT, ["n", 4]),
-                      h.make_tensor_value_info("y", T.FLOAT, [y_dim, 4])],
-                     [h.make_tensor_value_info("z", T.FLOAT, None)])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m
+    return graph_model(h.make_node("Add", ["x", "y"], ["z"], name="add0"),
+                       [("x", T.FLOAT, ["n", 4]), ("y", T.FLOAT, [y_dim, 4])], ["z"])
 
 
 @pytest.mark.parametrize("opt_level", [0, 3])

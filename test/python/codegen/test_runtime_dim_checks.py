@@ -7,6 +7,7 @@ Each model has dynamic dims, runs right at two or more consistent shapes
 the inputs at an inconsistent one, instead of reading past a buffer."""
 from __future__ import annotations
 
+import functools
 import subprocess
 
 import numpy as np
@@ -18,19 +19,13 @@ from onnx.reference import ReferenceEvaluator
 import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession, RuntimeInputError
 
+from onnx_models import graph_model
 from test_c_example import _build_example, _parse_outputs
 
 F, I64, I8 = T.FLOAT, T.INT64, T.INT8
 
 
-def _model(nodes, inputs, outputs=("y",), inits=(), opset=17):
-    """inputs: (name, elem type, shape); a None dim is dynamic without a name."""
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-                     [h.make_tensor_value_info(o, T.UNDEFINED, None) for o in outputs],
-                     initializer=list(inits))
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
+_model = functools.partial(graph_model, out_type=T.UNDEFINED)
 
 
 def _feeds(m, shapes, rng, ints=None):

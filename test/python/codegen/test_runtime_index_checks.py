@@ -20,19 +20,11 @@ import onnx_mlir_py
 from onnx_mlir_py.errors import OnnxMlirError
 from onnx_mlir_py.runtime import ExecutionSession, RuntimeInputError
 
+from onnx_models import graph_model as _model
 from test_c_example import _build_example
 
 F, I64, I32 = T.FLOAT, T.INT64, T.INT32
 BIG = 2 ** 40
-
-
-def _model(node, inputs, outputs=("y",), opset=17, inits=()):
-    g = h.make_graph([node], "g", [h.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-                     [h.make_tensor_value_info(o, F, None) for o in outputs],
-                     initializer=list(inits))
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
 
 
 def _case(tmp_path, m, good, bad, match, opt_level=3):

@@ -18,13 +18,11 @@ from onnx import helper as h
 from onnx_mlir_py.runtime import RuntimeInputError
 from onnx_mlir_py.testing.isolated import compile_isolated, run_isolated
 
+from onnx_models import graph_model
+
 
 def _model(nodes, inputs, out_type, opset=18):
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-                     [h.make_tensor_value_info("y", out_type, None)])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
+    return graph_model(nodes, inputs, out_type=out_type, opset=opset)
 
 
 def _check(tmp_path, m, good, bad, match, opt_level=3):
