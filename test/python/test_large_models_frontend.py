@@ -19,6 +19,7 @@ import pytest
 from onnx import TensorProto as TP, helper, numpy_helper
 
 from onnx_mlir_py.importer import import_model
+from onnx_mlir_py.ir_util import child_blocks, walk_ops
 from onnx_mlir_py.passes.pipeline import to_onnx_ir
 from onnx_mlir_py.timings import Timings
 
@@ -176,20 +177,12 @@ def _non_static(module: ir.Module) -> list[str]:
         if not (isinstance(t, ir.RankedTensorType) and t.has_static_shape):
             bad.append(f"{where}: {t}")
 
-    def visit(block):
-        for a in block.arguments:
-            check(a, "block argument")
-        for op in block.operations:
-            op = op.operation
-            for r in op.results:
-                check(r, op.name)
-            for region in op.regions:
-                for b in region.blocks:
-                    visit(b)
-    for f in module.body.operations:
-        for region in f.operation.regions:
-            for b in region.blocks:
-                visit(b)
+    for op in walk_ops(module):      # program order: results, then the bodies' arguments
+        for r in op.results:
+            check(r, op.name)
+        for b in child_blocks(op):
+            for a in b.arguments:
+                check(a, "block argument")
     return bad
 
 
