@@ -18,14 +18,22 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from .passes import run_pipeline
+from .resolve_dims import resolve_dims
 from .signature import ENTRY_NAME, find_entry
 
 ONE_SHOT = ("one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
             "function-boundary-type-conversion=identity-layout-map "
             "unknown-type-conversion=identity-layout-map}")
 
+# tensor.dim of ops that reify their result shapes (linalg, pad, reshapes)
+# -> those shapes; then resolve_dims for loops and scf.if (see there: with
+# dynamic dims the one-shot analysis otherwise dominated compile time)
+RESOLVE_DIMS_PIPELINE = "canonicalize, resolve-ranked-shaped-type-result-dims"
+
 BUFFERIZE_PIPELINE = ", ".join([
+    "resolve-ranked-shaped-type-result-dims",
     "canonicalize",
+    "cse",
     "eliminate-empty-tensors",
     ONE_SHOT,
     "canonicalize",
@@ -57,5 +65,7 @@ def mark_inputs_read_only(module: ir.Module, entry: str = ENTRY_NAME) -> None:
 def bufferize(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
     """Bufferize ``module`` in place (see the module docstring for the ABI)."""
     mark_inputs_read_only(module, entry)
+    run_pipeline(module, RESOLVE_DIMS_PIPELINE, "bufferization (dims)")
+    resolve_dims(module)
     run_pipeline(module, BUFFERIZE_PIPELINE, "bufferization")
     return module

@@ -111,7 +111,7 @@ def _runtime_broadcast(b: LoweringContext, v: ir.Value, dims: list, rank: int,
     eliminate-empty-tensors and one-shot-bufferize exponentially slow at -O3:
     a rank-4 MatMul took 436 s to bufferize)."""
     from mlir.dialects import scf
-    from .tensor_util import loop_index
+    from .tensor_util import extract_slice, loop_index
     r = v.type.rank
     js = [j for j in range(r) if v.type.is_dynamic_dim(j) and dims[rank - r + j] != 1
           and sole.get(rank - r + j) != (v, j)]
@@ -123,11 +123,11 @@ def _runtime_broadcast(b: LoweringContext, v: ir.Value, dims: list, rank: int,
         is_one[j] = arith.cmpi(I.eq, b.dim(v, j), one)
         nj = arith.andi(is_one[j], arith.cmpi(I.ne, b.as_index(dims[rank - r + j]), one))
         need = nj if need is None else arith.ori(need, nj)
+    new_dims = b.dims(v)
+    for j in js:
+        new_dims[j] = dims[rank - r + j]
     if_op = scf.IfOp(need, [v.type], has_else=True)
     with ir.InsertionPoint(if_op.then_block):
-        new_dims = b.dims(v)
-        for j in js:
-            new_dims[j] = dims[rank - r + j]
 
         def body(_o):
             idx = [loop_index(j) for j in range(r)]
@@ -139,7 +139,12 @@ def _runtime_broadcast(b: LoweringContext, v: ir.Value, dims: list, rank: int,
         scf.YieldOp([b.cast_to(expanded, v.type)])
     with ir.InsertionPoint(if_op.else_block):
         scf.YieldOp([v])
-    return if_op.results[0]
+    # the result's dims are new_dims either way (the else branch only runs when
+    # v's dims are those, see _check_broadcast): a full slice states them, so
+    # a later tensor.dim of it folds to them instead of leaving bufferization's
+    # value-bounds analysis to compare the two branches (codegen/resolve_dims.py)
+    return extract_slice(b, if_op.results[0], [0] * r,
+                         [b.as_index(d) if isinstance(d, ir.Value) else d for d in new_dims])
 
 
 # -- scalar bodies ----------------------------------------------------------------
