@@ -119,9 +119,12 @@ def _bcast_batch(op: OnnxOp, b: LoweringContext, v: ir.Value, name: str, out_bat
                         f"batch dims do not broadcast: dim {j} of {name} is {{0}}, "
                         f"the other input needs {{1}} (or 1)", dv, do)
     v = _runtime_broadcast(b, v, dims, rv, own)
-    # now each batch dim is the result's: give v the static ones (collapsing
-    # a dynamic one next to the other operand's static one broke expand_shape)
-    shape = [d if isinstance(d, int) else v.type.shape[j] for j, d in enumerate(dims[:-2])]
+    # now each dynamic batch dim is the result's: give v the static ones
+    # (collapsing a dynamic one next to the other operand's static one broke
+    # expand_shape); a static 1 stays (the generic path broadcasts it)
+    t = v.type
+    shape = [d if isinstance(d, int) and t.is_dynamic_dim(j) else t.shape[j]
+             for j, d in enumerate(dims[:-2])]
     return b.cast_to(v, ir.RankedTensorType.get(shape + list(v.type.shape[-2:]),
                                                 v.type.element_type))
 

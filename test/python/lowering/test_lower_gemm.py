@@ -91,3 +91,13 @@ def test_matmul_dynamic_batch_dim_against_static(tmp_path, opt_level):
               [("a", T.FLOAT, [5, "s", "m", 2]), ("b", T.FLOAT, [5, 2, 2, 8])])
     check_shapes(tmp_path, m, [{"a": _f(5, 2, 3, 2), "b": _f(5, 2, 2, 8)},
                                {"a": _f(5, 1, 4, 2), "b": _f(5, 2, 2, 8)}], opt_level=opt_level)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("sa,sb", [((2, 2, 5), (1, 5, 4)), ((5, 6, 3, 3), (1, 1, 3, 3))])
+def test_matmul_static_batch_broadcast(tmp_path, opt_level, sa, sb):
+    """fuzz s2-21, s2-33: a static batch dim 1 facing a larger one (the
+    refinement for s1-12 cast it to the larger size: a compile error)."""
+    m = model([h.make_node("MatMul", ["a", "b"], ["y"])],
+              [("a", T.FLOAT, list(sa)), ("b", T.FLOAT, list(sb))])
+    check_shapes(tmp_path, m, [{"a": _f(*sa), "b": _f(*sb)}], opt_level=opt_level)
