@@ -40,10 +40,13 @@ def _arg(op: OnnxOp, b: LoweringContext, is_max: bool):
     fl = is_float(et)
     if not fl and et.width == 1:
         op.fail("bool input is not supported")
-    init_v = b.full(kd, et, lowest(et) if is_max else highest(et))
+    uns = b.unsigned(x)
+    init_v = b.full(kd, et, (0 if uns else lowest(et)) if is_max else highest(et, uns))
     init_i = b.full(kd, i64, 0)
     if fl:
         pred = (F.OGE if last else F.OGT) if is_max else (F.OLE if last else F.OLT)
+    elif uns:
+        pred = (I.uge if last else I.ugt) if is_max else (I.ule if last else I.ult)
     else:
         pred = (I.sge if last else I.sgt) if is_max else (I.sle if last else I.slt)
 

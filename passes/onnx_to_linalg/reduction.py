@@ -21,12 +21,17 @@ from . import dims_ir
 from .tensor_util import const_ints, const_np, imul, is_empty, norm_axis
 
 
-def highest(et: ir.Type):
+def highest(et: ir.Type, uns: bool = False):
     if is_float(et):
         return float("inf")
     if et.width == 1:
         return 1
-    return (1 << (et.width - 1)) - 1
+    return (1 << (et.width - (0 if uns else 1))) - 1
+
+
+def _lowest(et: ir.Type, uns: bool):
+    """Identity of Max (bool and unsigned: 0)."""
+    return 0 if not is_float(et) and (uns or et.width == 1) else lowest(et)
 
 
 def _add(x, y):
@@ -37,20 +42,24 @@ def _mul(x, y):
     return arith.mulf(x, y) if is_float(x.type) else arith.muli(x, y)
 
 
-def _abs(x):
-    return math.absf(x) if is_float(x.type) else math.absi(x)
+def _abs(x, uns=False):
+    return math.absf(x) if is_float(x.type) else x if uns else math.absi(x)
 
 
-def _max(x, y):
+def _max(x, y, uns=False):
     if is_float(x.type):
         return arith.maximumf(x, y)
-    return arith.ori(x, y) if x.type.width == 1 else arith.maxsi(x, y)
+    if x.type.width == 1:
+        return arith.ori(x, y)
+    return arith.maxui(x, y) if uns else arith.maxsi(x, y)
 
 
-def _min(x, y):
+def _min(x, y, uns=False):
     if is_float(x.type):
         return arith.minimumf(x, y)
-    return arith.andi(x, y) if x.type.width == 1 else arith.minsi(x, y)
+    if x.type.width == 1:
+        return arith.andi(x, y)
+    return arith.minui(x, y) if uns else arith.minsi(x, y)
 
 
 def reduce_dims(op: OnnxOp, b: LoweringContext, x, red: list[int], init, combine,
@@ -117,7 +126,7 @@ def _lse(b: LoweringContext, x, red: list[int]) -> ir.Value:
                      ["parallel"] * n, fin)[0]
 
 
-def _div_count(b: LoweringContext, s, n):
+def _div_count(b: LoweringContext, s, n, uns: bool = False):
     et = s.type.element_type
     fl = is_float(et)
     # an empty reduction sums to 0: 0 / max(n, 1) (an integer 0 / 0 is SIGFPE)
@@ -128,12 +137,25 @@ def _div_count(b: LoweringContext, s, n):
         ci = arith.index_cast(ir.IntegerType.get_signless(64), n)
         c = arith.sitofp(et, ci) if fl else arith.trunci(et, ci) \
             if et.width < 64 else ci
-    return map_scalar(b, s, lambda v: arith.divf(v, c) if fl else arith.divsi(v, c))
+    div = arith.divf if fl else arith.divui if uns else arith.divsi
+    return map_scalar(b, s, lambda v: div(v, c))
 
 
-_PRE = {"SumSquare": lambda v: _mul(v, v), "L2": lambda v: _mul(v, v), "L1": _abs}
-_NOOP = {"SumSquare": lambda v: _mul(v, v), "L2": lambda v: math.sqrt(_mul(v, v)),
-         "L1": _abs, "LogSum": math.log}
+def _pre(uns: bool) -> dict:
+    return {"SumSquare": lambda v: _mul(v, v), "L2": lambda v: _mul(v, v),
+            "L1": lambda v: _abs(v, uns)}
+
+
+def _noop(uns: bool) -> dict:
+    return {"SumSquare": lambda v: _mul(v, v), "L2": lambda v: math.sqrt(_mul(v, v)),
+            "L1": lambda v: _abs(v, uns), "LogSum": math.log}
+
+
+def _combines(et: ir.Type, uns: bool) -> dict:
+    """kind -> (init, combine) of the plain reductions (unsigned-aware)."""
+    return {"Max": (_lowest(et, uns), lambda a, v: _max(a, v, uns)),
+            "Min": (highest(et, uns), lambda a, v: _min(a, v, uns)),
+            "Prod": (1.0 if is_float(et) else 1, _mul)}
 
 
 def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
@@ -142,15 +164,14 @@ def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
     r = x.type.rank
     et = x.type.element_type
     mask = RA.axes_mask(op, b, op.input(1), r)
-    if kind in _PRE:
-        x = map_scalar(b, x, _PRE[kind])
+    uns = b.unsigned(x)
+    if kind in _pre(uns):
+        x = map_scalar(b, x, _pre(uns)[kind])
     if kind == "LogSumExp":
         def one(y, k):
             return _lse(b, y, [k])
     else:
-        init, comb = {"Max": (lowest(et) if et.width != 1 else 0, _max),
-                      "Min": (highest(et), _min),
-                      "Prod": (1.0 if is_float(et) else 1, _mul)}.get(kind, (0, _add))
+        init, comb = _combines(et, uns).get(kind, (0, _add))
 
         def one(y, k):
             return reduce_dims(op, b, y, [k], init, comb)
@@ -160,7 +181,7 @@ def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
     elif kind == "LogSum":
         y = map_scalar(b, y, math.log)
     elif kind == "Mean":
-        y = _div_count(b, y, RA.count(b, x, mask))
+        y = _div_count(b, y, RA.count(b, x, mask), uns)
     if not op.attrs.keepdims:
         return RA.drop_reduced(op, b, y, mask)
     t = b.result_type(op)
@@ -181,15 +202,17 @@ def _reduce(op: OnnxOp, b: LoweringContext, axes_input: bool):
     if axes_input and op.input(1) is not None and not is_empty(op.input(1)) and \
             const_np(op.input(1)) is None:
         return [_reduce_run_time_axes(op, b, x, kind)]
+    uns = b.unsigned(x)
     red = _axes(op, axes_input, r)
     if red is None:  # reduction over no axes: the elementwise steps only
-        return [map_scalar(b, x, _NOOP[kind]) if kind in _NOOP else x]
+        noop = _noop(uns)
+        return [map_scalar(b, x, noop[kind]) if kind in noop else x]
     if kind == "Sum":
         y = reduce_dims(op, b, x, red, 0, _add)
     elif kind == "SumSquare":
         y = reduce_dims(op, b, x, red, 0, _add, lambda v: _mul(v, v))
     elif kind == "L1":
-        y = reduce_dims(op, b, x, red, 0, _add, _abs)
+        y = reduce_dims(op, b, x, red, 0, _add, lambda v: _abs(v, uns))
     elif kind == "L2":
         y = reduce_dims(op, b, x, red, 0, _add, lambda v: _mul(v, v))
         y = map_scalar(b, y, math.sqrt)
@@ -197,14 +220,10 @@ def _reduce(op: OnnxOp, b: LoweringContext, axes_input: bool):
         y = map_scalar(b, reduce_dims(op, b, x, red, 0, _add), math.log)
     elif kind == "LogSumExp":
         y = _lse(b, x, red)
-    elif kind == "Max":
-        y = reduce_dims(op, b, x, red, lowest(et) if et.width != 1 else 0, _max)
-    elif kind == "Min":
-        y = reduce_dims(op, b, x, red, highest(et), _min)
-    elif kind == "Prod":
-        y = reduce_dims(op, b, x, red, 1.0 if fl else 1, _mul)
+    elif kind in ("Max", "Min", "Prod"):
+        y = reduce_dims(op, b, x, red, *_combines(et, uns)[kind])
     elif kind == "Mean":
-        y = _div_count(b, reduce_dims(op, b, x, red, 0, _add), _count(b, x, red))
+        y = _div_count(b, reduce_dims(op, b, x, red, 0, _add), _count(b, x, red), uns)
     else:  # pragma: no cover - table above is exhaustive
         op.fail(f"unknown reduction {op.op_type}")
     if op.attrs.keepdims:

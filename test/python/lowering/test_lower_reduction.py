@@ -154,3 +154,28 @@ def test_arg_nan_like_onnxruntime(tmp_path, dt, et):
     m = model(nodes, [("x", et, ["n", 5])], [(n.output[0], 7, None) for n in nodes], opset=13)
     check_shapes(tmp_path, m, [{"x": _nan_rows(dt, 8)}, {"x": _nan_rows(dt, 30)}],
                  engine="onnxruntime")
+
+
+@pytest.mark.parametrize("dt,et", [(np.uint8, 2), (np.uint32, 12)])
+def test_reduce_and_arg_unsigned(tmp_path, dt, et):
+    """Found by the fuzzer (s2-82): unsigned ReduceMin/Max used signed compares
+    and a signed identity (uint8 ReduceMin gave 255 for 5); ArgMax/ArgMin,
+    ReduceL1 (|x| of a large unsigned) and ReduceMean likewise. 2 run-time shapes."""
+    from dynamic_util import check_shapes, model
+    big = [("ReduceMax", {}), ("ReduceMin", {}), ("ArgMax", {"axis": 1}),
+           ("ArgMin", {"axis": 1})]
+    small = [("ReduceL1", {}), ("ReduceMean", {}), ("ReduceSum", {})] if dt != np.uint8 else []
+    nodes, outs = [], []
+    for i, (op, a) in enumerate(big + small):
+        src = "x" if i < len(big) else "s"
+        ins = [src] if op.startswith("Arg") else [src, "ax"]
+        nodes.append(N(op, ins, [f"y{i}"], keepdims=0, **a))
+        outs.append((f"y{i}", 7 if op.startswith("Arg") else et, None))
+    m = model(nodes, [("x", et, ["n", 5]), ("s", et, ["n", 5])], outs, opset=18,
+              inits=[helper.make_tensor("ax", 7, [1], [1])])
+    hi = np.iinfo(dt).max
+
+    def feeds(n):
+        return {"x": R.integers(0, hi, (n, 5), endpoint=True).astype(dt),
+                "s": R.integers(0, 40, (n, 5)).astype(dt)}
+    check_shapes(tmp_path, m, [feeds(3), feeds(6)])
