@@ -140,6 +140,21 @@ def test_reference_arg_nan_like_onnxruntime(op):
                                       reference(m, {"x": x}, "onnxruntime")[0])
 
 
+def test_reference_prelu_at_zero():
+    """onnx.reference's PRelu computes slope * x at x = 0 (0 * inf = NaN); the
+    spec gives x there (s2-10)."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.fuzz.oracle import reference_outputs
+    g = h.make_graph([h.make_node("PRelu", ["x", "s"], ["y"])], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [4]),
+                      h.make_tensor_value_info("s", TP.FLOAT, [4])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
+    x = np.array([0.0, -0.0, -2.0, 3.0], np.float32)
+    s = np.array([np.inf, -np.inf, 0.5, np.inf], np.float32)
+    np.testing.assert_array_equal(reference_outputs(m, {"x": x, "s": s})[0], [0, 0, -1, 3])
+
+
 def test_reference_erf_is_float32_precise():
     """onnx.reference computes Erf in float32 even for f64 inputs: with it as the
     oracle an f64 output after Erf / erf-Gelu gets the float32 tolerance."""

@@ -107,7 +107,8 @@ def _fixed_ops() -> list:
     """Replacements for onnx.reference (onnx 1.23) kernels: GlobalMaxPool
     reduces the last two axes whatever the rank ([3,2,3] gives (3,1), not
     (3,2,1)); ArgMax/ArgMin follow numpy on NaN (the first NaN wins), the
-    compiler and the primary oracle onnxruntime do not (``_ort_arg``)."""
+    compiler and the primary oracle onnxruntime do not (``_ort_arg``); PRelu
+    gives slope * x at x = 0 (NaN for an infinite slope; the spec: x >= 0 -> x)."""
     from onnx.reference.op_run import OpRun
 
     class GlobalMaxPool(OpRun):
@@ -127,7 +128,13 @@ def _fixed_ops() -> list:
 
         def _run(self, x, axis=0, keepdims=1, select_last_index=0):
             return (_ort_arg(x, axis, keepdims, select_last_index, False),)
-    return [GlobalMaxPool, ArgMax, ArgMin]
+    class PRelu(OpRun):
+        op_domain = ""
+
+        def _run(self, x, slope):
+            with np.errstate(invalid="ignore", over="ignore"):
+                return (np.where(x < 0, x * slope, x).astype(x.dtype),)
+    return [GlobalMaxPool, ArgMax, ArgMin, PRelu]
 
 
 def for_reference(model: onnx.ModelProto) -> onnx.ModelProto:
