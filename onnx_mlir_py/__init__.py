@@ -10,12 +10,12 @@ __version__ = "0.1.0"
 
 def compile(model, output=None, **options):
     """Compile an ONNX model to a shared object; see :func:`onnx_mlir_py.compiler.compile`."""
-    from .compiler import compile as _compile
+    from onnx_mlir_py.compiler import compile as _compile
     return _compile(model, output, **options)
 
 
 def __getattr__(name):
     if name in ("ExecutionSession", "OMExecutionSession"):
-        from . import runtime
+        from onnx_mlir_py import runtime
         return getattr(runtime, name)
     raise AttributeError(f"module 'onnx_mlir_py' has no attribute {name!r}")

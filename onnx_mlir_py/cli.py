@@ -17,8 +17,8 @@ import os
 import sys
 import warnings
 
-from .compiler import default_output
-from .options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options
+from onnx_mlir_py.compiler import default_output
+from onnx_mlir_py.options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,8 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args) -> int:
     """Parse the options and run the compiler's pipeline (``compiler.run_pipeline``)."""
-    from .compiler import run_pipeline
-    from .timings import Timings
+    from onnx_mlir_py.compiler import run_pipeline
+    from onnx_mlir_py.timings import Timings
     opts = Options(emit=args.emit, opt_level=DEFAULT_OPT_LEVEL if args.opt_level is None
                    else args.opt_level, mcpu=args.mcpu, march=args.march,
                    shape_information=args.shapeInformation, runtime_checks=args.runtime_checks)
@@ -77,7 +77,7 @@ def run(args) -> int:
 
 
 def list_ops() -> int:
-    from .registry import rules_table, source_of
+    from onnx_mlir_py.registry import rules_table, source_of
     for (domain, op), kinds in sorted(rules_table().items()):
         versions = sorted({v for t in kinds.values() for v in t})
         kind, table = next(iter(kinds.items()))
@@ -90,7 +90,7 @@ def list_ops() -> int:
 def _print_warnings() -> None:
     """Inside a ``catch_warnings`` block: every OnnxMlirWarning as one
     ``warning: ...`` line on stderr; other warnings as Python shows them."""
-    from .errors import OnnxMlirWarning
+    from onnx_mlir_py.errors import OnnxMlirWarning
     warnings.simplefilter("always", OnnxMlirWarning)
     shown = warnings.showwarning
 
@@ -104,7 +104,7 @@ def _print_warnings() -> None:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    from .errors import OnnxMlirError
+    from onnx_mlir_py.errors import OnnxMlirError
     try:
         if args.list_ops:
             return list_ops()

@@ -23,9 +23,9 @@ from dataclasses import replace
 
 import mlir.ir as ir
 
-from .errors import CompileError
-from .options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options  # noqa: F401 (re-exported)
-from .timings import Timings
+from onnx_mlir_py.errors import CompileError
+from onnx_mlir_py.options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options  # noqa: F401 (re-exported)
+from onnx_mlir_py.timings import Timings
 
 # onnx-mlir's naming: emit level -> suffix added to the output base name.
 SUFFIX = {"EmitONNXBasic": ".onnx.mlir", "EmitONNXIR": ".onnx.mlir", "EmitMLIR": ".onnx.mlir",
@@ -43,8 +43,8 @@ def import_onnx(model, opts: Options, timings: Timings) -> ir.Module:
     """Path or ModelProto -> ONNX dialect. Ops without a lowering are expanded
     into their ONNX function bodies when the model is going to be lowered (the
     ONNX-level emits keep them)."""
-    from .importer import import_model
-    from .registry import has_lowering
+    from onnx_mlir_py.importer import import_model
+    from onnx_mlir_py.registry import has_lowering
     lowered = opts.emit not in ("EmitONNXBasic", "EmitONNXIR")
     with timings.phase("import"):
         return import_model(model, shape_information=opts.shape_information,
@@ -55,9 +55,9 @@ def lower(module: ir.Module, opts: Options, timings: Timings) -> None:
     """ONNX IR -> tensor-level upstream MLIR (linalg/tensor/arith/math), in place.
     ``opts.runtime_checks=False`` (UNSAFE) leaves out the run-time checks of
     the generated code (index ranges, dims that must agree, allocation sizes)."""
-    from .passes.pipeline import run_passes
+    from onnx_mlir_py.passes.pipeline import run_passes
     if not opts.runtime_checks:
-        from .passes.onnx_to_linalg.builder import NO_CHECKS_ATTR
+        from onnx_mlir_py.passes.onnx_to_linalg.builder import NO_CHECKS_ATTR
         with module.context:
             module.operation.attributes[NO_CHECKS_ATTR] = ir.UnitAttr.get()
     rewrites = ["optimize-onnx"] if opts.opt_level >= 2 else []    # ONNX graph rewrites
@@ -69,8 +69,8 @@ def optimize_tensors(module: ir.Module, opts: Options, timings: Timings) -> None
     vectorization, multi-threaded kernels), in place, for the target that
     :func:`target_cpu` chose. ``ONNX_MLIR_PY_O3_THREADS=0`` at compile time
     builds single-threaded code (else the thread count is chosen at run time)."""
-    from .passes.optimize import optimize
-    from .passes.optimize.target import target_for
+    from onnx_mlir_py.passes.optimize import optimize
+    from onnx_mlir_py.passes.optimize.target import target_for
     threads = os.environ.get("ONNX_MLIR_PY_O3_THREADS", "1") != "0"
     target = target_for(opts.mcpu) if opts.march is None else target_for(None)
     with timings.phase("optimize (tensor -O3)"):
@@ -84,7 +84,7 @@ def target_cpu(opts: Options) -> str | None:
     ``mcpu="native"`` asks for everything the build machine has (e.g. AVX-512)."""
     if opts.opt_level < 3 or opts.mcpu is not None or opts.march is not None:
         return opts.mcpu
-    from .passes.optimize.target import AVX2, target_for
+    from onnx_mlir_py.passes.optimize.target import AVX2, target_for
     return "x86-64-v3" if target_for("native").vector_width >= AVX2.vector_width else None
 
 
@@ -96,7 +96,7 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     module = import_onnx(model, opts, timings)
     if opts.emit == "EmitONNXBasic":
         return _write_text(module, output, print_ir)
-    from .passes.pipeline import to_onnx_ir
+    from onnx_mlir_py.passes.pipeline import to_onnx_ir
     to_onnx_ir(module, timings)
     if opts.emit == "EmitONNXIR":
         return _write_text(module, output, print_ir)
@@ -106,7 +106,7 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     opts = replace(opts, mcpu=target_cpu(opts))
     if opts.opt_level == 3:
         optimize_tensors(module, opts, timings)
-    from . import codegen
+    from onnx_mlir_py import codegen
     if opts.emit == "EmitLLVMIR":
         text = codegen.to_llvm_ir(module, opts, timings).decode()
         if print_ir:

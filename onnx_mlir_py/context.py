@@ -6,7 +6,7 @@ from functools import lru_cache
 import mlir.ir as ir
 from mlir.dialects import irdl
 
-from .dialects.onnx.schema import IRDL_FILE
+from onnx_mlir_py.dialects.onnx.schema import IRDL_FILE
 
 
 @lru_cache(maxsize=1)

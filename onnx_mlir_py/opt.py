@@ -12,9 +12,9 @@ import sys
 
 import mlir.ir as ir
 
-from .context import make_context
-from .errors import OnnxMlirError
-from .passes.pipeline import PASSES, run_passes
+from onnx_mlir_py.context import make_context
+from onnx_mlir_py.errors import OnnxMlirError
+from onnx_mlir_py.passes.pipeline import PASSES, run_passes
 
 
 def main(argv=None) -> int:

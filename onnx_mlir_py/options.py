@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import CompileError
+from onnx_mlir_py.errors import CompileError
 
 # The stop points of the pipeline (compiler.run_pipeline), in order.
 EMIT_LEVELS = ("EmitONNXBasic", "EmitONNXIR", "EmitMLIR", "EmitLLVMIR", "EmitObj", "EmitLib")
@@ -41,6 +41,6 @@ class Options:
             raise CompileError(f"opt_level must be 0..3, got {self.opt_level!r}")
         object.__setattr__(self, "opt_level", int(self.opt_level))
         if isinstance(self.shape_information, str):   # the CLI form; "" = none
-            from .importer.model import parse_shape_information
+            from onnx_mlir_py.importer.model import parse_shape_information
             object.__setattr__(self, "shape_information",
                                parse_shape_information(self.shape_information))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from typing import Callable
 
-from .dialects.onnx.schema import spec_table
+from onnx_mlir_py.dialects.onnx.schema import spec_table
 
 KINDS = ("verify", "shape", "lower")
 _RULES: dict[tuple[str, str, str], dict[int, Callable]] = {}
@@ -109,7 +109,7 @@ def load_all_rules() -> None:
     if _loaded[0]:
         return
     _loaded[0] = True
-    from .dialects.onnx import ops  # noqa: F401  (verify + shape rules)
+    from onnx_mlir_py.dialects.onnx import ops  # noqa: F401  (verify + shape rules)
     import importlib.util
     if importlib.util.find_spec("onnx_mlir_py.passes.onnx_to_linalg") is not None:
         importlib.import_module("onnx_mlir_py.passes.onnx_to_linalg")  # lowerings

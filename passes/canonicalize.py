@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from ..dialects.onnx.opview import OnnxOp, is_onnx_op
-from ..ir_util import walk_ops
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, is_onnx_op
+from onnx_mlir_py.ir_util import walk_ops
 
 # Ops whose removal would change behaviour even when unused: none in the
 # ONNX dialect today (Random* are non-deterministic but have no effects).

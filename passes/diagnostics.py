@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from ..errors import VerificationError
+from onnx_mlir_py.errors import VerificationError
 
 
 def _loc_name(loc) -> str | None:

@@ -12,8 +12,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ..dialects.onnx.opview import OnnxOp, attr_value
-from ..dialects.onnx.types import MLIR_TO_ELEM_TYPE
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, attr_value
+from onnx_mlir_py.dialects.onnx.types import MLIR_TO_ELEM_TYPE
 
 MAX_FOLD_ELEMENTS = 1 << 16
 # Ops that are deterministic and cheap; everything else is left for codegen.
@@ -28,8 +28,8 @@ FOLDABLE = {
 
 
 def _const_op(arr: np.ndarray, loc) -> ir.Operation:
-    from ..importer.attributes import dense_bool_attr
-    from ..dialects.onnx.types import elem_type
+    from onnx_mlir_py.importer.attributes import dense_bool_attr
+    from onnx_mlir_py.dialects.onnx.types import elem_type
     et = elem_type(helper.np_dtype_to_tensor_dtype(arr.dtype))
     ttype = ir.RankedTensorType.get(list(arr.shape), et)
     if arr.dtype == np.bool_:
@@ -135,7 +135,7 @@ def try_fold(op: ir.Operation) -> bool:
 
 
 def _np_dtype(v: ir.Value):
-    from ..dialects.onnx.types import numpy_dtype
+    from onnx_mlir_py.dialects.onnx.types import numpy_dtype
     if not isinstance(v.type, ir.ShapedType):
         return None
     return numpy_dtype(v.type.element_type)

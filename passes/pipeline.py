@@ -15,14 +15,14 @@ from typing import Callable
 
 import mlir.ir as ir
 
-from ..timings import Timings
-from .canonicalize import canonicalize_onnx
-from .diagnostics import verify_mlir
-from .onnx_to_linalg import lower_to_linalg
-from .optimize import PASSES as O3_PASSES
-from .optimize_onnx import REWRITES, optimize_onnx, run_rewrite
-from .shape_inference import infer_shapes
-from .verify_onnx import verify_onnx
+from onnx_mlir_py.timings import Timings
+from onnx_mlir_py.passes.canonicalize import canonicalize_onnx
+from onnx_mlir_py.passes.diagnostics import verify_mlir
+from onnx_mlir_py.passes.onnx_to_linalg import lower_to_linalg
+from onnx_mlir_py.passes.optimize import PASSES as O3_PASSES
+from onnx_mlir_py.passes.optimize_onnx import REWRITES, optimize_onnx, run_rewrite
+from onnx_mlir_py.passes.shape_inference import infer_shapes
+from onnx_mlir_py.passes.verify_onnx import verify_onnx
 
 PASSES: dict[str, Callable[[ir.Module], None]] = {
     "verify-mlir": verify_mlir,

@@ -18,15 +18,15 @@ import warnings
 
 import mlir.ir as ir
 
-from ..dialects.onnx.ops.control_flow import (carried_values, relaxed_carried_types,
+from onnx_mlir_py.dialects.onnx.ops.control_flow import (carried_values, relaxed_carried_types,
                                               type_body_arguments)
-from ..dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
-from ..errors import DeclaredTypeWarning, ShapeInferenceError, node_error
-from ..importer.nodes import DECLARED_ATTR
-from ..ir_util import child_blocks, walk_ops
-from ..dialects.onnx.types import UNKNOWN, meet
-from ..registry import lookup
-from .fold_constants import inline_constant_if, try_fold
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
+from onnx_mlir_py.errors import DeclaredTypeWarning, ShapeInferenceError, node_error
+from onnx_mlir_py.importer.nodes import DECLARED_ATTR
+from onnx_mlir_py.ir_util import child_blocks, walk_ops
+from onnx_mlir_py.dialects.onnx.types import UNKNOWN, meet
+from onnx_mlir_py.registry import lookup
+from onnx_mlir_py.passes.fold_constants import inline_constant_if, try_fold
 
 
 def merge_types(old: ir.Type, new: ir.Type, op: OnnxOp, i: int) -> ir.Type:

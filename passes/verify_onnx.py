@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from ..dialects.onnx.opview import OnnxOp, domain_of, is_dense_resource, is_onnx_op
-from ..dialects.onnx.schema import VARIADIC
-from ..dialects.onnx.types import onnx_type_name
-from ..ir_util import walk_ops
-from ..registry import lookup
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_dense_resource, is_onnx_op
+from onnx_mlir_py.dialects.onnx.schema import VARIADIC
+from onnx_mlir_py.dialects.onnx.types import onnx_type_name
+from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.registry import lookup
 
 _KIND_CHECK = {
     "int": lambda a: isinstance(a, ir.IntegerAttr),

@@ -27,9 +27,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .naming import DOMAIN_TO_DIALECT
-from .schema import (IRDL_FILE, SPECS_JSON, OPTIONAL, VARIADIC, VARIADIC_SLOTS, OpSpec,
-                     specs_from_onnx_defs, specs_to_json)
+from onnx_mlir_py.dialects.onnx.naming import DOMAIN_TO_DIALECT
+from onnx_mlir_py.dialects.onnx.schema import (IRDL_FILE, SPECS_JSON, OPTIONAL, VARIADIC,
+                                               VARIADIC_SLOTS, OpSpec, specs_from_onnx_defs,
+                                               specs_to_json)
 
 PINNED_ONNX_VERSION = "1.23.2"
 

@@ -21,10 +21,10 @@ from typing import Sequence
 import mlir.ir as ir
 import numpy as np
 
-from ...errors import ShapeInferenceError, VerificationError, node_error
-from ...ir_dense import dense_to_numpy  # noqa: F401 (re-exported; safe for i1 splats)
-from .naming import DIALECT_TO_DOMAIN
-from .schema import VARIADIC, OpSpec, group_values, spec_table
+from onnx_mlir_py.errors import ShapeInferenceError, VerificationError, node_error
+from onnx_mlir_py.ir_dense import dense_to_numpy  # noqa: F401 (re-exported; safe for i1 splats)
+from onnx_mlir_py.dialects.onnx.naming import DIALECT_TO_DOMAIN
+from onnx_mlir_py.dialects.onnx.schema import VARIADIC, OpSpec, group_values, spec_table
 
 DYN = ir.ShapedType.get_dynamic_size()
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, asdict
 from functools import lru_cache
 from pathlib import Path
 
-from .naming import mlir_op_name, value_name
+from onnx_mlir_py.dialects.onnx.naming import mlir_op_name, value_name
 
 GENERATED_DIR = Path(__file__).parent / "generated"
 SPECS_JSON = GENERATED_DIR / "ops.json"
@@ -186,7 +186,7 @@ def spec_from_schema(schema, newest: bool) -> OpSpec:
 
 def specs_from_onnx_defs() -> list[OpSpec]:
     import onnx.defs as defs
-    from .naming import DOMAIN_TO_DIALECT
+    from onnx_mlir_py.dialects.onnx.naming import DOMAIN_TO_DIALECT
     by_op: dict[tuple[str, str], list] = {}
     for s in defs.get_all_schemas_with_history():
         if (s.domain or "") not in DOMAIN_TO_DIALECT:

@@ -8,11 +8,12 @@ Models are compiled to a ``.so`` (cached on disk, see :mod:`.cache`) in a
 child process (see :mod:`.isolate`), so an MLIR abort surfaces as
 :class:`CompilerCrashError` instead of ending the caller.
 """
-from .backend import (OnnxMlirBackend, OnnxMlirBackendRep, prepare, run_model, run_node,
-                      supports_device)
-from .cache import CACHE_ENV, CompileCache, cache_dir, compiler_fingerprint
-from .compile import compile_cached
-from .errors import CompilerCrashError, CompileTimeoutError, InternalCompilerError
+from onnx_mlir_py.backend.backend import (OnnxMlirBackend, OnnxMlirBackendRep, prepare, run_model,
+                                          run_node, supports_device)
+from onnx_mlir_py.backend.cache import CACHE_ENV, CompileCache, cache_dir, compiler_fingerprint
+from onnx_mlir_py.backend.compile import compile_cached
+from onnx_mlir_py.backend.errors import (CompilerCrashError, CompileTimeoutError,
+                                         InternalCompilerError)
 
 __all__ = ["OnnxMlirBackend", "OnnxMlirBackendRep", "prepare", "run_model", "run_node",
            "supports_device", "compile_cached", "CompileCache", "cache_dir", "CACHE_ENV",

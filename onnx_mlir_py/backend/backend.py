@@ -17,9 +17,9 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
-from ..runtime.errors import RuntimeInputError
-from .cache import CompileCache
-from .compile import compile_cached
+from onnx_mlir_py.runtime.errors import RuntimeInputError
+from onnx_mlir_py.backend.cache import CompileCache
+from onnx_mlir_py.backend.compile import compile_cached
 
 _PREPARE_KWARGS = ("in_process", "timeout", "use_cache", "cache_dir", "name")
 
@@ -59,7 +59,7 @@ class OnnxMlirBackendRep(BackendRep):
     (also indexable by output name)."""
 
     def __init__(self, library_path, model: onnx.ModelProto):
-        from ..runtime import ExecutionSession
+        from onnx_mlir_py.runtime import ExecutionSession
         self.library_path = str(library_path)
         self.session = ExecutionSession(self.library_path)
         self.input_names = [i.name for i in _real_inputs(model.graph)]

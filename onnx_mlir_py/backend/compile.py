@@ -13,9 +13,9 @@ from pathlib import Path
 
 import onnx
 
-from ..errors import OnnxMlirError
-from .cache import CompileCache, cache_key
-from .errors import (CompilerCrashError, CompileTimeoutError, error_from_dict,
+from onnx_mlir_py.errors import OnnxMlirError
+from onnx_mlir_py.backend.cache import CompileCache, cache_key
+from onnx_mlir_py.backend.errors import (CompilerCrashError, CompileTimeoutError, error_from_dict,
                      error_to_dict)
 
 OPTION_NAMES = ("opt_level", "mcpu", "march", "shape_information")
@@ -29,7 +29,7 @@ def normalize_options(options: dict) -> dict:
     if "shape_information" in out:
         si = out["shape_information"]
         if isinstance(si, str):
-            from ..importer.model import parse_shape_information
+            from onnx_mlir_py.importer.model import parse_shape_information
             si = parse_shape_information(si)
         out["shape_information"] = {int(k): [None if d is None or d < 0 else int(d) for d in v]
                                     for k, v in si.items()}
@@ -50,7 +50,7 @@ def model_bytes(model) -> bytes:
 
 def build(data: bytes, options: dict, key: str, cache_dir: str) -> str:
     """Compile ``data`` into the cache entry ``key`` (runs in the child)."""
-    from .. import compile as compile_model
+    from onnx_mlir_py import compile as compile_model
     cache = CompileCache(cache_dir)
     tmp = cache.temp_library(key)
     kept = None
@@ -94,7 +94,7 @@ def compile_cached(model, options: dict | None = None, *, name: str | None = Non
             raise
         except Exception as e:  # noqa: BLE001 - same error as from the child
             raise error_from_dict(error_to_dict(e)) from e
-    from .isolate import shared_worker
+    from onnx_mlir_py.backend.isolate import shared_worker
     status, value = shared_worker().call(build, (data, options, key, str(cache.dir)), timeout)
     if status == "ok":
         return Path(value)

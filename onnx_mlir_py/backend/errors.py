@@ -6,8 +6,8 @@ Errors raised inside the compiler child travel back as a small dict
 """
 from __future__ import annotations
 
-from .. import errors as _errors
-from ..errors import CompileError, OnnxMlirError
+from onnx_mlir_py import errors as _errors
+from onnx_mlir_py.errors import CompileError, OnnxMlirError
 
 
 class CompilerCrashError(CompileError):
@@ -39,7 +39,7 @@ def error_to_dict(e: BaseException) -> dict:
 
 
 def _known_classes() -> dict[str, type]:
-    from ..runtime import errors as rt_errors
+    from onnx_mlir_py.runtime import errors as rt_errors
     out = {}
     for mod in (_errors, rt_errors):
         for name, obj in vars(mod).items():

@@ -38,7 +38,7 @@ def _child_main(conn, log_path: str) -> None:
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 2)
     os.close(fd)
-    from .errors import error_to_dict
+    from onnx_mlir_py.backend.errors import error_to_dict
     while True:
         try:
             msg = conn.recv()

@@ -64,7 +64,7 @@ def _limits(names, results, allow) -> str:
 
 
 def render() -> str:
-    from ..registry import rules_table
+    from onnx_mlir_py.registry import rules_table
     allow, results = _load(ALLOWLIST), _load(RESULTS)
     lowered = {op if not dom else f"{dom}.{op}": sorted(k.get("lower", {}))
                for (dom, op), k in rules_table().items()}

@@ -16,9 +16,10 @@ The same for a tensor-level module and plain options::
 The ``.so`` embeds the C runtime (``onnx_mlir_py/runtime/c``) and exposes
 onnx-mlir's entry ABI (``run_main_graph``, ``omInputSignature``, ...).
 """
-from .link import emit_library, emit_llvm_ir, emit_object, to_library, to_llvm_ir, to_object
-from .llvm import emit_mlir_llvm
-from .signature import EntrySignature, TensorSpec, extract_signature
+from onnx_mlir_py.codegen.link import (emit_library, emit_llvm_ir, emit_object, to_library,
+                                       to_llvm_ir, to_object)
+from onnx_mlir_py.codegen.llvm import emit_mlir_llvm
+from onnx_mlir_py.codegen.signature import EntrySignature, TensorSpec, extract_signature
 
 __all__ = ["emit_mlir_llvm", "emit_llvm_ir", "emit_object", "emit_library",
            "to_llvm_ir", "to_object", "to_library",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import arith, builtin, memref, vector
 
-from ..ir_util import walk_ops
+from onnx_mlir_py.ir_util import walk_ops
 
 # The rewritten accesses and the operand holding their memref. Vectorized
 # code (-O3): an LLVM <N x i1> load/store is bit-packed, so i1 vectors must

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from .passes import run_pipeline
-from .resolve_dims import resolve_dims
-from .signature import ENTRY_NAME, find_entry
+from onnx_mlir_py.codegen.passes import run_pipeline
+from onnx_mlir_py.codegen.resolve_dims import resolve_dims
+from onnx_mlir_py.codegen.signature import ENTRY_NAME, find_entry
 
 ONE_SHOT = ("one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
             "function-boundary-type-conversion=identity-layout-map "

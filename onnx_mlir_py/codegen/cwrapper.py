@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .signature import EntrySignature, TensorSpec
+from onnx_mlir_py.codegen.signature import EntrySignature, TensorSpec
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime" / "c"
 RUNTIME_SOURCES = ("om_runtime.c",)

@@ -26,13 +26,13 @@ from pathlib import Path
 
 import mlir.ir as ir
 
-from ..options import Options
-from ..timings import Timings
-from .cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
-from .llvm import emit_mlir_llvm, uses_async_runtime
-from .signature import ENTRY_NAME, extract_signature
-from .tools import run, tool
-from .weights import WeightStore
+from onnx_mlir_py.options import Options
+from onnx_mlir_py.timings import Timings
+from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
+from onnx_mlir_py.codegen.llvm import emit_mlir_llvm, uses_async_runtime
+from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature
+from onnx_mlir_py.codegen.tools import run, tool
+from onnx_mlir_py.codegen.weights import WeightStore
 
 DEFAULT_MCPU_X86 = "x86-64-v2"
 # The MLIR async runtime API (thread pool) for multi-threaded -O3 code.

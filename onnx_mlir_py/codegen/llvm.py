@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from ..errors import CompileError
-from ..ir_util import first_op
-from .bool_memory import rewrite_bool_memory_accesses
-from .bufferize import bufferize
-from .strided_copy import strided_copies_to_linalg
-from .passes import run_pipeline
-from .signature import ENTRY_NAME, extract_signature, find_entry
-from .weights import WeightStore, externalize_weights
+from onnx_mlir_py.errors import CompileError
+from onnx_mlir_py.ir_util import first_op
+from onnx_mlir_py.codegen.bool_memory import rewrite_bool_memory_accesses
+from onnx_mlir_py.codegen.bufferize import bufferize
+from onnx_mlir_py.codegen.strided_copy import strided_copies_to_linalg
+from onnx_mlir_py.codegen.passes import run_pipeline
+from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature, find_entry
+from onnx_mlir_py.codegen.weights import WeightStore, externalize_weights
 
 TO_LOOPS_PIPELINE = ", ".join([
     "func.func(convert-linalg-to-loops)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.passmanager import PassManager
 
-from ..errors import CompileError
+from onnx_mlir_py.errors import CompileError
 
 
 def run_pipeline(module: ir.Module, pipeline: str, stage: str) -> None:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 
-from ..errors import CompileError
-from ..passes.onnx_to_linalg.builder import CHECKS_ATTR   # set by LoweringContext.require
+from onnx_mlir_py.errors import CompileError
+# set by LoweringContext.require
+from onnx_mlir_py.passes.onnx_to_linalg.builder import CHECKS_ATTR
 
 ENTRY_NAME = "main_graph"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import linalg
 
-from ..ir_util import walk_ops
+from onnx_mlir_py.ir_util import walk_ops
 
 
 def _strided(t: ir.Type) -> bool:

@@ -13,7 +13,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import CompileError
+from onnx_mlir_py.errors import CompileError
 
 
 def _package_dir(pkg: str) -> Path | None:

@@ -21,8 +21,8 @@ from pathlib import Path
 import mlir.ir as ir
 import numpy as np
 
-from ..ir_dense import dense_to_numpy
-from ..ir_resources import resource_blobs, resource_name
+from onnx_mlir_py.ir_dense import dense_to_numpy
+from onnx_mlir_py.ir_resources import resource_blobs, resource_name
 
 DEFAULT_THRESHOLD = 4096  # bytes; smaller constants stay in the IR
 

@@ -3,4 +3,4 @@
     from onnx_mlir_py.importer import import_model
     module = import_model("model.onnx")      # or a ModelProto
 """
-from .importer import import_model  # noqa: F401
+from onnx_mlir_py.importer.importer import import_model  # noqa: F401

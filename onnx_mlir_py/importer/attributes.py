@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto as AP
 
-from ..dialects.onnx.types import elem_type, type_from_proto
+from onnx_mlir_py.dialects.onnx.types import elem_type, type_from_proto
 
 # Above this many elements a tensor becomes a dense resource (zero copy, and
 # elided when the IR is printed).

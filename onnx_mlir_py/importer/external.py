@@ -13,7 +13,7 @@ import os
 import onnx
 from onnx import TensorProto
 
-from ..errors import ModelLoadError
+from onnx_mlir_py.errors import ModelLoadError
 
 KEYS = ("location", "offset", "length", "checksum")
 

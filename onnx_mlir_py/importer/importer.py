@@ -5,11 +5,11 @@ import mlir.ir as ir
 import onnx
 from mlir.dialects import func
 
-from ..context import make_context
-from ..errors import ImportError_
-from .model import PreparedModel, prepare_model, real_inputs
-from .nodes import GraphImporter
-from ..dialects.onnx.types import type_from_proto
+from onnx_mlir_py.context import make_context
+from onnx_mlir_py.errors import ImportError_
+from onnx_mlir_py.importer.model import PreparedModel, prepare_model, real_inputs
+from onnx_mlir_py.importer.nodes import GraphImporter
+from onnx_mlir_py.dialects.onnx.types import type_from_proto
 
 
 def import_model(src, *, context: ir.Context | None = None,

@@ -21,14 +21,15 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import shape_inference
 
-from ..dialects.onnx.schema import spec_table
-from ..errors import ModelLoadError, UnsupportedOpsError, OnnxMlirError
-from .validate import node_label, validate_model  # noqa: F401 (node_label: re-exported)
+from onnx_mlir_py.dialects.onnx.schema import spec_table
+from onnx_mlir_py.errors import ModelLoadError, UnsupportedOpsError, OnnxMlirError
+# noqa: F401 (node_label: re-exported)
+from onnx_mlir_py.importer.validate import node_label, validate_model
 
 
 def load_model(src) -> onnx.ModelProto:
     """Path or ModelProto -> ModelProto, with a one-line error on bad files."""
-    from .external import has_external, load_external_data
+    from onnx_mlir_py.importer.external import has_external, load_external_data
     if isinstance(src, onnx.ModelProto):
         if has_external(src):
             src = _copy(src)
@@ -281,7 +282,7 @@ def prepare_model(src, shape_information: dict | None = None,
         except Exception as e:
             raise ModelLoadError(f"cannot expand the model-local functions: {e}") from None
     if expand_functions is not None:
-        from .functions import expand_unlowered_functions
+        from onnx_mlir_py.importer.functions import expand_unlowered_functions
         model = expand_unlowered_functions(model, expand_functions)
     check_supported(model)
     types: dict[str, onnx.TypeProto] = {}

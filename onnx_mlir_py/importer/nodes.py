@@ -12,12 +12,12 @@ from __future__ import annotations
 import mlir.ir as ir
 import onnx
 
-from ..dialects.onnx.schema import (SINGLE, VARIADIC, VARIADIC_SLOTS, OpSpec, needs_segments,
-                                    segment_sizes, spec_table)
-from ..errors import ImportError_, node_error
-from . import attributes as A
-from .model import node_label
-from ..dialects.onnx.types import UNKNOWN, meet, type_from_proto
+from onnx_mlir_py.dialects.onnx.schema import (SINGLE, VARIADIC, VARIADIC_SLOTS, OpSpec,
+                                               needs_segments, segment_sizes, spec_table)
+from onnx_mlir_py.errors import ImportError_, node_error
+from onnx_mlir_py.importer import attributes as A
+from onnx_mlir_py.importer.model import node_label
+from onnx_mlir_py.dialects.onnx.types import UNKNOWN, meet, type_from_proto
 
 REGION_TERMINATOR = "gpu.yield"
 # Discardable attribute holding the model's declared result types where they

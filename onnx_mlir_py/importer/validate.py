@@ -33,7 +33,7 @@ import heapq
 import onnx
 from onnx import defs
 
-from ..errors import InvalidModelError
+from onnx_mlir_py.errors import InvalidModelError
 
 GRAPH_KINDS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 

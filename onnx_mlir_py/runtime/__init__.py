@@ -1,6 +1,6 @@
 """Python runtime for compiled model libraries (see :mod:`.session`)."""
-from .errors import ModelRunError, RuntimeInputError
-from .session import ExecutionSession, OMExecutionSession, TensorSig
+from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
+from onnx_mlir_py.runtime.session import ExecutionSession, OMExecutionSession, TensorSig
 
 __all__ = ["ExecutionSession", "OMExecutionSession", "RuntimeInputError",
            "ModelRunError", "TensorSig"]

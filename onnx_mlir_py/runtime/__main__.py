@@ -14,8 +14,8 @@ import sys
 
 import numpy as np
 
-from .errors import ModelRunError, RuntimeInputError
-from .session import ExecutionSession
+from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
+from onnx_mlir_py.runtime.session import ExecutionSession
 
 
 def random_inputs(sess: ExecutionSession, dynamic_dim: int, seed: int) -> list[np.ndarray]:

@@ -1,7 +1,7 @@
 """Errors raised by the Python runtime (:class:`ExecutionSession`)."""
 from __future__ import annotations
 
-from ..errors import OnnxMlirError
+from onnx_mlir_py.errors import OnnxMlirError
 
 
 class RuntimeInputError(OnnxMlirError, ValueError):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ModelRunError, RuntimeInputError
+from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
 
 OM_ERROR_CHECK = 2          # omGetLastErrorKind(): a run-time check failed
 

@@ -15,11 +15,11 @@ import mlir.ir as ir
 from mlir.dialects import arith
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, affine_map, is_float, lowest
-from .reduction import highest
-from .reshape import reshape_to
-from .tensor_util import const_ints, loop_index, norm_axis
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, lowest
+from onnx_mlir_py.passes.onnx_to_linalg.reduction import highest
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import reshape_to
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import const_ints, loop_index, norm_axis
 
 F = arith.CmpFPredicate
 I = arith.CmpIPredicate

@@ -187,7 +187,7 @@ class LoweringContext:
     def ixdim(self, v: ir.Value, i: int):
         """Dim ``i`` of ``v`` for a shape helper (``dialects/onnx/dims.py``):
         an int, or a run-time ``dims_ir.IxVal``."""
-        from .dims_ir import wrap
+        from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import wrap
         return wrap(self.dim(v, i))
 
     def ixdims(self, v: ir.Value) -> list:

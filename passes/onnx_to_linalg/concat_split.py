@@ -4,12 +4,13 @@ tensor.extract_slice per output (sizes from the ``split`` attribute/input,
 from __future__ import annotations
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.ops.concat_split import SPLIT, split_sizes
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext
-from .dims_ir import checks, index_of, wrap
-from .tensor_util import extract_slice, iadd, insert_slice, ix_elems, norm_axis
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.ops.concat_split import SPLIT, split_sizes
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, index_of, wrap
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (extract_slice, iadd, insert_slice,
+                                                            ix_elems, norm_axis)
 
 
 @lowering("Concat", 4, 11, 13)

@@ -6,8 +6,8 @@ import numpy as np
 from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, to_signless
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, to_signless
 
 _SIGNED = {1: np.int8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 

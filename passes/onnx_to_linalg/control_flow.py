@@ -19,10 +19,10 @@ import mlir.ir as ir
 from mlir.dialects import arith, scf, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, to_signless
-from ...dialects.onnx import dims as D
-from .dims_ir import checks, require_same_dim
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, to_signless
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, require_same_dim
 
 TERMINATOR = "gpu.yield"
 IF_VERSIONS = (1, 11, 13, 16, 19, 21, 23, 24, 25)
@@ -64,7 +64,7 @@ def _single_element(op: OnnxOp, b: LoweringContext, v: ir.Value) -> ir.Value:
     t = b.ranked(op, v, "cond")
     if t.rank == 0:
         return _scalar(v)
-    from .dims_ir import IxVal
+    from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import IxVal
     chk = checks(op, b)
     for k in range(t.rank):
         if t.is_dynamic_dim(k):

@@ -15,11 +15,11 @@ import mlir.ir as ir
 from mlir.dialects import arith, linalg
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx.ops.conv import conv_dims, opt_attr, window
-from .builder import LoweringContext, affine_map, is_float, pad
-from .dims_ir import checks, fit_result, index_of
-from .reshape import collapse, expand
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.conv import conv_dims, opt_attr, window
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, pad
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import collapse, expand
 
 
 def _static(v: ir.Value, i: int):

@@ -15,14 +15,14 @@ import mlir.ir as ir
 from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx.ops.conv import conv_transpose_dims, opt_attr, window
-from .builder import LoweringContext, affine_map, is_float
-from .conv import collapse_to, conv_nd
-from .dims_ir import checks, fit_result, index_of, wrap
-from .reshape import expand
-from .tensor_util import extract_slice, insert_slice, loop_index
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.conv import conv_transpose_dims, opt_attr, window
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float
+from onnx_mlir_py.passes.onnx_to_linalg.conv import collapse_to, conv_nd
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of, wrap
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import expand
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import extract_slice, insert_slice, loop_index
 
 
 def _flip_swap(b: LoweringContext, w: ir.Value, g: int) -> ir.Value:

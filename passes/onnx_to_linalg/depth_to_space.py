@@ -9,12 +9,12 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx.ops.reshape import space_depth_dims
-from .builder import LoweringContext, affine_map
-from .conv import collapse_to
-from .dims_ir import checks, fit_result, index_of
-from .reshape import expand
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.reshape import space_depth_dims
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
+from onnx_mlir_py.passes.onnx_to_linalg.conv import collapse_to
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import expand
 
 
 def _setup(op: OnnxOp, b: LoweringContext):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import arith
 
-from ...dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx import dims as D
 
 _P = arith.CmpIPredicate
 _PRED = {"eq": _P.eq, "ne": _P.ne, "lt": _P.slt, "le": _P.sle, "gt": _P.sgt, "ge": _P.sge}
@@ -181,7 +181,7 @@ def int_elements(op, b, v, n: int, what: str) -> list:
     repeats...) as dims: ints where ``v`` is a constant, else run-time
     values (``tensor_util.ix_elems``). A static length other than
     ``n`` fails naming the node; a dynamic one is checked at run time."""
-    from .tensor_util import const_np, ix_elems
+    from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import const_np, ix_elems
     t = b.ranked(op, v, what)
     if t.rank != 1:
         op.fail(f"'{what}' must be 1-D, got rank {t.rank}")

@@ -13,11 +13,12 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import arith
 
-from ...dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
-from ...errors import CompileError, OnnxMlirError, UnsupportedOpsError, node_error
-from ...ir_util import walk_ops
-from ...registry import lookup
-from .builder import CHECKS_ATTR, LoweringContext, lost_dtype, to_signless
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
+from onnx_mlir_py.errors import CompileError, OnnxMlirError, UnsupportedOpsError, node_error
+from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.registry import lookup
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (CHECKS_ATTR, LoweringContext, lost_dtype,
+                                                        to_signless)
 
 
 def _funcs(module: ir.Module):
@@ -73,7 +74,7 @@ def _unranked_result_node(f: ir.Operation) -> None:
                      if isinstance(r.type, ir.UnrankedTensorType))
             why = "it depends on dims or values known only at run time"
             if on.op_type == "If":
-                from ...dialects.onnx.ops.control_flow import yields
+                from onnx_mlir_py.dialects.onnx.ops.control_flow import yields
                 then, other = (yields(on, on.spec.regions.index(n))[k]
                                for n in ("then_branch", "else_branch"))
                 why = f"then_branch yields {then.type} and else_branch {other.type}"

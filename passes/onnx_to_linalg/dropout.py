@@ -4,9 +4,9 @@ all true (v10+: bool; v7: a tensor of ones of the input type).
 from __future__ import annotations
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext
-from .tensor_util import const_np
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import const_np
 
 
 @lowering("Dropout", 7, 10, 12, 13, 22)

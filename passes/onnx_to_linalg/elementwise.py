@@ -16,11 +16,12 @@ import mlir.ir as ir
 from mlir.dialects import arith, math, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx import dims as D
-from . import int_division
-from .dims_ir import checks, wrap
-from .builder import LoweringContext, affine_map, convert_scalar, elem_of, is_float, to_signless
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.passes.onnx_to_linalg import int_division
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, wrap
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
+                                                        elem_of, is_float, to_signless)
 
 F = arith.CmpFPredicate
 I = arith.CmpIPredicate
@@ -111,7 +112,7 @@ def _runtime_broadcast(b: LoweringContext, v: ir.Value, dims: list, rank: int,
     eliminate-empty-tensors and one-shot-bufferize exponentially slow at -O3:
     a rank-4 MatMul took 436 s to bufferize)."""
     from mlir.dialects import scf
-    from .tensor_util import extract_slice, loop_index
+    from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import extract_slice, loop_index
     r = v.type.rank
     js = [j for j in range(r) if v.type.is_dynamic_dim(j) and dims[rank - r + j] != 1
           and sole.get(rank - r + j) != (v, j)]

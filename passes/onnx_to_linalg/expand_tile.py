@@ -13,14 +13,15 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.ops.expand_tile import expand_dims, tile_dims
-from ...dialects.onnx.opview import OnnxOp
-from .builder import DYN, LoweringContext, affine_map
-from .dims_ir import IxVal, checks, fit_result, index_of, int_elements
-from .elementwise import _runtime_broadcast as runtime_broadcast
-from .reshape import collapse
-from .tensor_util import insert_slice
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.ops.expand_tile import expand_dims, tile_dims
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import DYN, LoweringContext, affine_map
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import (IxVal, checks, fit_result, index_of,
+                                                        int_elements)
+from onnx_mlir_py.passes.onnx_to_linalg.elementwise import _runtime_broadcast as runtime_broadcast
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import collapse
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import insert_slice
 
 
 def _padded_shape(op: OnnxOp, b: LoweringContext, shp: ir.Value, r: int, xr: int) -> list:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, affine_map
-from .index_bounds import require_indices
-from .tensor_util import loop_index, norm_axis, to_index
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
+from onnx_mlir_py.passes.onnx_to_linalg.index_bounds import require_indices
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import loop_index, norm_axis, to_index
 
 
 @lowering("Gather", 1, 11, 13)

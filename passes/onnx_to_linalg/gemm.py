@@ -11,12 +11,13 @@ import mlir.ir as ir
 from mlir.dialects import arith, linalg
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx import dims as D
-from .builder import LoweringContext, affine_map, is_float, val
-from .dims_ir import checks, require_same_dim, wrap
-from .elementwise import _runtime_broadcast, broadcast_dim, broadcast_generic
-from .reshape import collapse, expand
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, val
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, require_same_dim, wrap
+from onnx_mlir_py.passes.onnx_to_linalg.elementwise import (_runtime_broadcast, broadcast_dim,
+                                                            broadcast_generic)
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import collapse, expand
 
 
 def _zero(et):

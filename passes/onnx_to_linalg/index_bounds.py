@@ -20,11 +20,11 @@ import mlir.ir as ir
 import numpy as np
 from mlir.dialects import arith, tensor
 
-from ...dialects.onnx import dims as D
-from .builder import LoweringContext
-from .dims_ir import IxVal, checks, wrap
-from .loops import for_nest
-from .tensor_util import const_np
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import IxVal, checks, wrap
+from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import const_np
 
 
 def _i64() -> ir.Type:

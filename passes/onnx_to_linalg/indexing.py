@@ -12,14 +12,15 @@ import mlir.ir as ir
 from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.ops.gather import gather_nd_dims, nd_depth, scatter_nd_check
-from .builder import LoweringContext, affine_map, is_float
-from .dims_ir import checks, index_of, require_same_dim
-from .index_bounds import require_index_components, require_indices
-from .loops import for_nest
-from .tensor_util import loop_index, norm_axis, to_index
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.ops.gather import gather_nd_dims, nd_depth, scatter_nd_check
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, index_of, require_same_dim
+from onnx_mlir_py.passes.onnx_to_linalg.index_bounds import (require_index_components,
+                                                             require_indices)
+from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import loop_index, norm_axis, to_index
 
 
 def _check_within(op: OnnxOp, b: LoweringContext, ind: ir.Value, data: ir.Value,

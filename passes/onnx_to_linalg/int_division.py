@@ -15,9 +15,9 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import arith
 
-from .builder import LoweringContext
-from .loops import for_nest
-from .tensor_util import const_np
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext
+from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import const_np
 
 _I = arith.CmpIPredicate
 

@@ -14,13 +14,13 @@ import mlir.ir as ir
 from mlir.dialects import arith, linalg, math
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx import dims as D
-from .builder import LoweringContext, affine_map
-from .conv import convolve
-from .dims_ir import checks, wrap
-from .elementwise import _runtime_broadcast
-from .gemm import _check_k, _matmul_generic
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
+from onnx_mlir_py.passes.onnx_to_linalg.conv import convolve
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, wrap
+from onnx_mlir_py.passes.onnx_to_linalg.elementwise import _runtime_broadcast
+from onnx_mlir_py.passes.onnx_to_linalg.gemm import _check_k, _matmul_generic
 
 
 def i32():

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 import mlir.ir as ir
 from mlir.dialects import arith, scf
 
-from .builder import LoweringContext
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext
 
 
 def for_nest(b: LoweringContext, bounds: Sequence, inits: Sequence[ir.Value],

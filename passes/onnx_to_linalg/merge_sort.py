@@ -20,9 +20,9 @@ from typing import Callable
 import mlir.ir as ir
 from mlir.dialects import arith, scf, tensor
 
-from .builder import LoweringContext, affine_map, index_t
-from .loops import for_nest
-from .tensor_util import loop_index, to_index
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, index_t
+from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import loop_index, to_index
 
 I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731
 

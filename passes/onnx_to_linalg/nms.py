@@ -25,14 +25,14 @@ import mlir.ir as ir
 from mlir.dialects import arith, linalg, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx.ops.nms import nms_dims
-from .builder import LoweringContext, index_t
-from .dims_ir import checks, index_of
-from .loops import for_nest, if_then_else
-from .merge_sort import sort_indices
-from .tensor_util import extract_slice, to_index
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.nms import nms_dims
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, index_t
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, index_of
+from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest, if_then_else
+from onnx_mlir_py.passes.onnx_to_linalg.merge_sort import sort_indices
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import extract_slice, to_index
 
 F = arith.CmpFPredicate
 I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731

@@ -7,9 +7,9 @@ import mlir.ir as ir
 from mlir.dialects import arith, math
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, affine_map, is_float
-from .dims_ir import require_same_dim
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import require_same_dim
 
 _BN_NAMES = ("scale", "B", "input_mean", "input_var")
 
@@ -62,7 +62,7 @@ def lower_batch_norm(op: OnnxOp, b: LoweringContext):
 
 # -- LayerNormalization -----------------------------------------------------------
 def _to(x, et):
-    from .builder import convert_scalar
+    from onnx_mlir_py.passes.onnx_to_linalg.builder import convert_scalar
     return convert_scalar(x, False, et)
 
 
@@ -72,8 +72,8 @@ def lower_layer_norm(op: OnnxOp, b: LoweringContext):
     then one generic for y = (x - mean) * rsqrt(var + eps) * scale + B.
     Statistics are computed in f32 for f16/bf16 inputs (stash_type 1), in
     the input type otherwise; Mean/InvStdDev keep the reduced dims as 1."""
-    from .builder import affine_map as amap
-    from .reshape import reshape_to
+    from onnx_mlir_py.passes.onnx_to_linalg.builder import affine_map as amap
+    from onnx_mlir_py.passes.onnx_to_linalg.reshape import reshape_to
     x, scale, bias = op.input(0), op.input(1), op.input(2)
     r = b.ranked(op, x).rank
     et = x.type.element_type

@@ -12,13 +12,14 @@ import mlir.ir as ir
 from mlir.dialects import arith, math
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, affine_map, is_float, pad
-from ...dialects.onnx.ops.normalization import group_norm_checks
-from .conv import collapse_to
-from .dims_ir import checks, index_of
-from .normalization import require_broadcast_to, require_channel_len
-from .reshape import collapse, expand
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, pad
+from onnx_mlir_py.dialects.onnx.ops.normalization import group_norm_checks
+from onnx_mlir_py.passes.onnx_to_linalg.conv import collapse_to
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, index_of
+from onnx_mlir_py.passes.onnx_to_linalg.normalization import (require_broadcast_to,
+                                                              require_channel_len)
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import collapse, expand
 
 
 def _float_input(op: OnnxOp, b: LoweringContext, min_rank: int = 1):

@@ -6,10 +6,11 @@ import mlir.ir as ir
 from mlir.dialects import arith, linalg, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx.ops.shape_ops import one_hot_dims, one_hot_inputs
-from .builder import LoweringContext, affine_map, convert_scalar, is_float
-from .dims_ir import checks, index_of, wrap
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.shape_ops import one_hot_dims, one_hot_inputs
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
+                                                        is_float)
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, index_of, wrap
 
 I = arith.CmpIPredicate
 

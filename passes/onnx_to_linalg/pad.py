@@ -16,13 +16,14 @@ import mlir.ir as ir
 from mlir.dialects import linalg, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.ops.pad import MODES, PAD, pad_axis
-from ...dialects.onnx.opview import OnnxOp
-from .builder import DYN, LoweringContext, affine_map, index_t
-from .dims_ir import IxVal, checks, index_of
-from .tensor_util import (const_np, extract_slice, is_empty, ix_elem, ix_elems, loop_index,
-                          norm_axis, per_dim_entries, scalar_of)
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.ops.pad import MODES, PAD, pad_axis
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import DYN, LoweringContext, affine_map, index_t
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import IxVal, checks, index_of
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (const_np, extract_slice, is_empty,
+                                                            ix_elem, ix_elems, loop_index,
+                                                            norm_axis, per_dim_entries, scalar_of)
 
 
 def _pads(op: OnnxOp, b: LoweringContext, x, r: int, chk) -> list[tuple]:

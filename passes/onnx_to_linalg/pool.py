@@ -15,12 +15,13 @@ import mlir.ir as ir
 from mlir.dialects import arith, linalg, math
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, affine_map, is_float, lowest, pad
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.ops.conv import window, window_axes
-from .dims_ir import checks, fit_result, index_of, wrap
-from .tensor_util import loop_index
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, is_float,
+                                                        lowest, pad)
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.ops.conv import window, window_axes
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of, wrap
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import loop_index
 
 
 def _has(op: OnnxOp, name: str) -> bool:

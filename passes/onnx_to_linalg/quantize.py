@@ -12,11 +12,12 @@ import mlir.ir as ir
 from mlir.dialects import arith, math
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx import dims as D
-from .builder import LoweringContext, affine_map, convert_scalar, elem_of, is_float
-from .dims_ir import checks
-from .elementwise import _runtime_broadcast
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
+                                                        elem_of, is_float)
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks
+from onnx_mlir_py.passes.onnx_to_linalg.elementwise import _runtime_broadcast
 
 
 def _int_type(op: OnnxOp, t: ir.Type, what: str) -> tuple[ir.IntegerType, bool]:

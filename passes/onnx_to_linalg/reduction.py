@@ -13,12 +13,13 @@ import mlir.ir as ir
 from mlir.dialects import arith, math
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.ops.reduction import REDUCE  # the versions, one table
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, affine_map, is_float, lowest
-from .reshape import reshape_to
-from . import dims_ir
-from .tensor_util import const_ints, const_np, imul, is_empty, norm_axis
+from onnx_mlir_py.dialects.onnx.ops.reduction import REDUCE  # the versions, one table
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, lowest
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import reshape_to
+from onnx_mlir_py.passes.onnx_to_linalg import dims_ir
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (const_ints, const_np, imul, is_empty,
+                                                            norm_axis)
 
 
 def highest(et: ir.Type, uns: bool = False):
@@ -160,7 +161,7 @@ def _combines(et: ir.Type, uns: bool) -> dict:
 
 def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
     """axes known only at run time (reduction_axes.py)."""
-    from . import reduction_axes as RA
+    from onnx_mlir_py.passes.onnx_to_linalg import reduction_axes as RA
     r = x.type.rank
     et = x.type.element_type
     mask = RA.axes_mask(op, b, op.input(1), r)

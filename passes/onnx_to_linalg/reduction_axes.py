@@ -14,11 +14,11 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import arith, math, scf, tensor
 
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.opview import OnnxOp
-from . import dims_ir
-from .builder import LoweringContext
-from .reshape import reshape_to
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg import dims_ir
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import reshape_to
 
 I = arith.CmpIPredicate
 

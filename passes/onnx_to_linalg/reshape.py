@@ -12,12 +12,13 @@ import numpy as np
 from mlir.dialects import arith, linalg, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.ops.reshape import reshape_dims
-from .builder import DYN, LoweringContext, index_t, val
-from .dims_ir import IxVal, checks, fit_result, index_of, int_elements
-from .tensor_util import norm_axis
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.ops.reshape import reshape_dims
+from onnx_mlir_py.passes.onnx_to_linalg.builder import DYN, LoweringContext, index_t, val
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import (IxVal, checks, fit_result, index_of,
+                                                        int_elements)
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import norm_axis
 
 
 def _groups(src: list, dst: list) -> list[list[int]] | None:
@@ -217,8 +218,8 @@ def _runtime_axis_flags(op: OnnxOp, b: LoweringContext, axes: ir.Value, rank: in
     """One run-time condition per position ``k < rank``: some element of the
     1-D ``axes`` tensor (normalized against ``rank``) is ``k``. Checks the
     axes are in range."""
-    from .dims_ir import IxCond
-    from .loops import for_nest
+    from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import IxCond
+    from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest
     i1 = ir.IntegerType.get_signless(1)
     P = arith.CmpIPredicate
     false, true = arith.constant(i1, 0), arith.constant(i1, 1)
@@ -255,8 +256,8 @@ def _squeeze_like(op: OnnxOp, b: LoweringContext):
     inserted result dim: constant axes give static flags (a collapse/expand
     of unit dims), run-time axes run-time ones (a reshape to computed dims);
     Squeeze without axes squeezes the dims that are 1."""
-    from ...dialects.onnx.ops.reshape import axis_flags, squeeze_dims, unsqueeze_dims
-    from .tensor_util import const_np
+    from onnx_mlir_py.dialects.onnx.ops.reshape import axis_flags, squeeze_dims, unsqueeze_dims
+    from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import const_np
     x = op.input(0)
     r = b.ranked(op, x).rank
     t = b.result_type(op)

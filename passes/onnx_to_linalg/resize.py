@@ -18,12 +18,13 @@ import numpy as np
 from mlir.dialects import arith, math, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.ops.resize import scaled_dim
-from . import dims_ir
-from .builder import LoweringContext, affine_map, convert_scalar, is_float
-from .tensor_util import const_np, is_empty, loop_index, norm_axis
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.ops.resize import scaled_dim
+from onnx_mlir_py.passes.onnx_to_linalg import dims_ir
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
+                                                        is_float)
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import const_np, is_empty, loop_index, norm_axis
 
 F = arith.CmpFPredicate
 CTMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",

@@ -12,12 +12,14 @@ from __future__ import annotations
 from mlir.dialects import arith, linalg
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, val
-from .loops import for_nest
-from .rnn_common import (Rec, amap, assemble, clip_fn, gate, initial_state, parse, project,
-                         recurrence_t, reverse_time, step_slice, transpose, vec)
-from .tensor_util import extract_slice, insert_slice, to_index
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, val
+from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest
+from onnx_mlir_py.passes.onnx_to_linalg.rnn_common import (Rec, amap, assemble, clip_fn, gate,
+                                                           initial_state, parse, project,
+                                                           recurrence_t, reverse_time, step_slice,
+                                                           transpose, vec)
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import extract_slice, insert_slice, to_index
 
 
 def _direction(b: LoweringContext, rec: Rec, d: int, states0: list, fold_limit: int, cell):

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 import mlir.ir as ir
 from mlir.dialects import arith, linalg, math, tensor
 
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx.ops.recurrent import hidden_size, recurrent_dims
-from .builder import LoweringContext, val
-from .dims_ir import checks, index_of
-from .index_bounds import require_indices
-from .tensor_util import extract_slice, insert_slice, loop_index, to_index
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.recurrent import hidden_size, recurrent_dims
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, val
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, index_of
+from onnx_mlir_py.passes.onnx_to_linalg.index_bounds import require_indices
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (extract_slice, insert_slice, loop_index,
+                                                            to_index)
 
 
 def amap(n: int, exprs) -> ir.AffineMap:

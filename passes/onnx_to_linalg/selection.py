@@ -17,13 +17,15 @@ import mlir.ir as ir
 from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx import dims as D
-from .builder import LoweringContext, affine_map, index_t, is_float
-from .dims_ir import checks, wrap
-from .loops import for_nest, if_then_else, to_i8_if_bool
-from .reshape import collapse
-from .tensor_util import extract_slice, insert_slice, loop_index, norm_axis, scalar_of, to_index
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, index_t,
+                                                        is_float)
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, wrap
+from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest, if_then_else, to_i8_if_bool
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import collapse
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (extract_slice, insert_slice, loop_index,
+                                                            norm_axis, scalar_of, to_index)
 
 I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731
 

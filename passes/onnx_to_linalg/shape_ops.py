@@ -12,12 +12,14 @@ import numpy as np
 from mlir.dialects import arith, math, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx.ops.shape_ops import cos_dims, range_len
-from .builder import LoweringContext, affine_map, convert_scalar, index_t, is_float
-from .dims_ir import IxCond, IxVal, checks, fit_result, index_of, int_elements
-from .tensor_util import from_index, loop_index, scalar_of
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.shape_ops import cos_dims, range_len
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
+                                                        index_t, is_float)
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import (IxCond, IxVal, checks, fit_result, index_of,
+                                                        int_elements)
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import from_index, loop_index, scalar_of
 
 I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731
 

@@ -15,13 +15,14 @@ import mlir.ir as ir
 from mlir.dialects import tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx import dims as D
-from ...dialects.onnx.ops.slice import SLICE, slice_axis
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, affine_map
-from .dims_ir import IxVal, checks, index_of
-from .tensor_util import (const_np, extract_slice, ix_elem, ix_elems, loop_index, norm_axis,
-                          per_dim_entries)
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.ops.slice import SLICE, slice_axis
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import IxVal, checks, index_of
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (const_np, extract_slice, ix_elem,
+                                                            ix_elems, loop_index, norm_axis,
+                                                            per_dim_entries)
 
 
 def _operands(op: OnnxOp):

@@ -12,8 +12,8 @@ import mlir.ir as ir
 from mlir.dialects import arith, linalg, math
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from .builder import LoweringContext, affine_map, is_float
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float
 
 
 def softmax(op: OnnxOp, b: LoweringContext, x, red_dims: list[int], log: bool = False):

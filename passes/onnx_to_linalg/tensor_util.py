@@ -12,8 +12,8 @@ import mlir.ir as ir
 import numpy as np
 from mlir.dialects import arith, linalg, tensor
 
-from ...ir_dense import dense_to_numpy
-from .builder import DYN, LoweringContext, index_t
+from onnx_mlir_py.ir_dense import dense_to_numpy
+from onnx_mlir_py.passes.onnx_to_linalg.builder import DYN, LoweringContext, index_t
 
 
 def owner_op(v: ir.Value) -> ir.Operation | None:
@@ -158,9 +158,9 @@ def per_dim_entries(b: LoweringContext, chk, r: int, n, axes: ir.Value | None,
     of the entry naming d (``defaults[d]`` when none does). Run-time checks
     (``chk``: ``dims_ir.checks``): every axis in range, no dim named twice.
     Returns ``[[dims] per dim]`` (shape-helper dims)."""
-    from ...dialects.onnx import dims as D
-    from .dims_ir import IxVal, index_of
-    from .loops import for_nest
+    from onnx_mlir_py.dialects.onnx import dims as D
+    from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import IxVal, index_of
+    from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest
     k = len(defaults[0])
 
     def idx(v):
@@ -195,7 +195,7 @@ def per_dim_entries(b: LoweringContext, chk, r: int, n, axes: ir.Value | None,
 def ix_elems(b: LoweringContext, v: ir.Value, n: int) -> list:
     """The n elements of a 1-D integer tensor for a shape helper: ints if
     it is a constant, else run-time index values (``tensor.extract``)."""
-    from .dims_ir import IxVal
+    from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import IxVal
     c = const_np(v)
     if c is not None:
         if c.dtype.kind not in "iu":
@@ -206,5 +206,5 @@ def ix_elems(b: LoweringContext, v: ir.Value, n: int) -> list:
 
 def ix_elem(v: ir.Value, j) -> object:
     """Element j (index Value) of a 1-D integer tensor as a run-time dim."""
-    from .dims_ir import IxVal
+    from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import IxVal
     return IxVal(to_index(tensor.extract(v, [j])))

@@ -12,11 +12,13 @@ import mlir.ir as ir
 from mlir.dialects import arith, linalg, math, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from . import int_division
-from .builder import LoweringContext, affine_map, convert_scalar, is_float
-from .elementwise import (UNARY, _binary_rule, _c, _float_only, _unary_rule, broadcast_generic,
-                          lower_cast)
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg import int_division
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
+                                                        is_float)
+from onnx_mlir_py.passes.onnx_to_linalg.elementwise import (UNARY, _binary_rule, _c, _float_only,
+                                                            _unary_rule, broadcast_generic,
+                                                            lower_cast)
 
 F = arith.CmpFPredicate
 I = arith.CmpIPredicate

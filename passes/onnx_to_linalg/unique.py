@@ -25,15 +25,15 @@ import mlir.ir as ir
 from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
-from ...dialects.onnx.opview import OnnxOp
-from ...dialects.onnx.ops.normalization import result_slots
-from ...dialects.onnx.ops.unique import unique_axis, unique_dims
-from .builder import DYN, LoweringContext, index_t, is_float
-from .dims_ir import index_of, wrap
-from .loops import for_nest, if_then_else
-from .merge_sort import iota_buffer, sort_indices
-from .reshape import collapse
-from .tensor_util import extract_slice, insert_slice, to_index
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.normalization import result_slots
+from onnx_mlir_py.dialects.onnx.ops.unique import unique_axis, unique_dims
+from onnx_mlir_py.passes.onnx_to_linalg.builder import DYN, LoweringContext, index_t, is_float
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import index_of, wrap
+from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest, if_then_else
+from onnx_mlir_py.passes.onnx_to_linalg.merge_sort import iota_buffer, sort_indices
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import collapse
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import extract_slice, insert_slice, to_index
 
 I64 = lambda: ir.IntegerType.get_signless(64)  # noqa: E731
 P = arith.CmpIPredicate

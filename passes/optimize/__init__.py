@@ -35,15 +35,15 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.passmanager import PassManager
 
-from .matmul import pack_matmuls, tile_packed_contractions
-from .packs import PACK_LOWERING, fold_constant_relayouts
-from .conv import convs_to_matmul
-from .depthwise import depthwise_convs
-from .elementwise import vectorize_elementwise
-from .fuse_elementwise import fuse_elementwise
-from .math_approx import approximate_math
-from .schedule import apply_to_funcs
-from .target import Target, target_for
+from onnx_mlir_py.passes.optimize.matmul import pack_matmuls, tile_packed_contractions
+from onnx_mlir_py.passes.optimize.packs import PACK_LOWERING, fold_constant_relayouts
+from onnx_mlir_py.passes.optimize.conv import convs_to_matmul
+from onnx_mlir_py.passes.optimize.depthwise import depthwise_convs
+from onnx_mlir_py.passes.optimize.elementwise import vectorize_elementwise
+from onnx_mlir_py.passes.optimize.fuse_elementwise import fuse_elementwise
+from onnx_mlir_py.passes.optimize.math_approx import approximate_math
+from onnx_mlir_py.passes.optimize.schedule import apply_to_funcs
+from onnx_mlir_py.passes.optimize.target import Target, target_for
 
 
 def _canonicalize(module: ir.Module) -> None:

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from .batch_loop import BATCHED, SHARED, add_functions, batch_loop_function
-from .fusion import batch_shape, bias_add_user, fill_scalar, static_f32, zero_fill
-from ...ir_util import walk_ops
+from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
+                                                     batch_loop_function)
+from onnx_mlir_py.passes.optimize.fusion import (batch_shape, bias_add_user, fill_scalar,
+                                                 static_f32, zero_fill)
+from onnx_mlir_py.ir_util import walk_ops
 
 
 def _t(shape) -> str:

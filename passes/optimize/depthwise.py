@@ -58,12 +58,13 @@ from dataclasses import dataclass, replace
 
 import mlir.ir as ir
 
-from .batch_loop import BATCHED, SHARED, add_functions, batch_loop_function
-from .fusion import (batch_shape, bias_add_user, epilogue_user, fill_scalar, static_f32,
-                     zero_fill, zero_pad)
-from .matmul import THREAD_MIN_MACS
-from ...ir_util import walk_ops
-from .target import Target
+from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
+                                                     batch_loop_function)
+from onnx_mlir_py.passes.optimize.fusion import (batch_shape, bias_add_user, epilogue_user,
+                                                 fill_scalar, static_f32, zero_fill, zero_pad)
+from onnx_mlir_py.passes.optimize.matmul import THREAD_MIN_MACS
+from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.optimize.target import Target
 
 UNROLL = 4           # vectors per output chunk (accumulators in registers)
 THREAD_TASKS = 16    # scf.forall channel blocks (about: a divisor of C is used)

@@ -12,7 +12,7 @@ import math
 
 import mlir.ir as ir
 
-from ...dialects.onnx.opview import owner_op
+from onnx_mlir_py.dialects.onnx.opview import owner_op
 
 # elementwise ops of a fused epilogue (same text on f32 and on vectors)
 VECTORIZABLE = {

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from ...ir_util import walk_ops
+from onnx_mlir_py.ir_util import walk_ops
 
 _C = "fastmath<contract>"
 

@@ -21,15 +21,15 @@ import math
 
 import mlir.ir as ir
 
-from ...dialects.onnx.opview import owner_op
-from ...ir_util import walk_ops
-from .schedule import apply_to_ops, static_loop_sizes
-from .target import Target
+from onnx_mlir_py.dialects.onnx.opview import owner_op
+from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.optimize.schedule import apply_to_ops, static_loop_sizes
+from onnx_mlir_py.passes.optimize.target import Target
 
-from .fusion import static_f32
-from .matmul_attrs import PACKED_ATTR
-from .matmul_text import kernel_function
-from .matmul_dyn_text import kernel_function_dynamic
+from onnx_mlir_py.passes.optimize.fusion import static_f32
+from onnx_mlir_py.passes.optimize.matmul_attrs import PACKED_ATTR
+from onnx_mlir_py.passes.optimize.matmul_text import kernel_function
+from onnx_mlir_py.passes.optimize.matmul_dyn_text import kernel_function_dynamic
 
 _DEFAULT_MAPS = {
     "linalg.matmul": "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, "

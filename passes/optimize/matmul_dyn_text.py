@@ -23,7 +23,8 @@ N is padded to whole column blocks (B when packed, C). Only packed B
 """
 from __future__ import annotations
 
-from .matmul_text import contraction, pad_text, reshape_text, slice_text, tensor_t
+from onnx_mlir_py.passes.optimize.matmul_text import (contraction, pad_text, reshape_text,
+                                                      slice_text, tensor_t)
 
 Dim = "int | str"          # a static size or the SSA name of an index value
 

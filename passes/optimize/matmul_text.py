@@ -22,7 +22,7 @@ zeros, which do not change the sums, and is sliced off the result.
 """
 from __future__ import annotations
 
-from .matmul_attrs import PACKED_ATTR
+from onnx_mlir_py.passes.optimize.matmul_attrs import PACKED_ATTR
 
 
 def _cdiv(a: int, b: int) -> int:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import mlir.ir as ir
 import numpy as np
 
-from ...dialects.onnx.opview import owner_op
-from ...ir_util import walk_ops
+from onnx_mlir_py.dialects.onnx.opview import owner_op
+from onnx_mlir_py.ir_util import walk_ops
 
 _NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i8": np.int8,
        "i16": np.int16, "i32": np.int32, "i64": np.int64}
@@ -87,7 +87,8 @@ def _const_value(op: ir.Operation, blobs) -> np.ndarray | None:
         if attr.is_splat:
             return np.full(t.shape, np.array(attr.get_splat_value().value, dt), dt)
         return np.array(attr).astype(dt, copy=False).reshape(t.shape)
-    from onnx_mlir_py.ir_resources import resource_blobs as _resource_blobs, resource_name as _resource_name
+    from onnx_mlir_py.ir_resources import (resource_blobs as _resource_blobs,
+                                           resource_name as _resource_name)
     name = _resource_name(attr)
     if name is None:
         return None

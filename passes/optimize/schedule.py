@@ -17,7 +17,7 @@ from typing import Iterable
 import mlir.ir as ir
 from mlir.dialects.transform import interpreter
 
-from ...ir_util import walk_ops
+from onnx_mlir_py.ir_util import walk_ops
 
 
 TAG = "onnx_mlir_py.sched"

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from ..canonicalize import canonicalize_onnx
-from .conv_fold import fold_affine_into_conv, fold_batchnorm_into_conv
-from .matmul_bias import fuse_matmul_bias
-from .reshape_chains import merge_reshapes, merge_transposes, remove_identity_like
-from .weight_layout import fold_constant_transposes, pretranspose_gemm_weights
+from onnx_mlir_py.passes.canonicalize import canonicalize_onnx
+from onnx_mlir_py.passes.optimize_onnx.conv_fold import (fold_affine_into_conv,
+                                                         fold_batchnorm_into_conv)
+from onnx_mlir_py.passes.optimize_onnx.matmul_bias import fuse_matmul_bias
+from onnx_mlir_py.passes.optimize_onnx.reshape_chains import (merge_reshapes, merge_transposes,
+                                                              remove_identity_like)
+from onnx_mlir_py.passes.optimize_onnx.weight_layout import (fold_constant_transposes,
+                                                             pretranspose_gemm_weights)
 
 REWRITES = {
     "remove-identity-like": remove_identity_like,

@@ -17,9 +17,10 @@ from __future__ import annotations
 import mlir.ir as ir
 import numpy as np
 
-from ...dialects.onnx.opview import OnnxOp
-from .ir_util import (constant_values, copy_attrs, is_constant, make_constant, n_uses,
-                      onnx_ops, producer_view, replace)
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.optimize_onnx.ir_util import (constant_values, copy_attrs, is_constant,
+                                                       make_constant, n_uses, onnx_ops,
+                                                       producer_view, replace)
 
 _FLOAT = (np.float16, np.float32, np.float64)
 

@@ -14,12 +14,12 @@ import mlir.ir as ir
 import numpy as np
 from onnx import numpy_helper
 
-from ...dialects.onnx.opview import OnnxOp, is_onnx_op, owner_op
-from ...dialects.onnx.schema import needs_segments, segment_sizes, spec_table
-from ...importer.attributes import from_value, tensor_attr
-from ...ir_resources import resource_blobs, resource_name
-from ...ir_util import walk_ops
-from ...registry import lookup
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, is_onnx_op, owner_op
+from onnx_mlir_py.dialects.onnx.schema import needs_segments, segment_sizes, spec_table
+from onnx_mlir_py.importer.attributes import from_value, tensor_attr
+from onnx_mlir_py.ir_resources import resource_blobs, resource_name
+from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.registry import lookup
 
 DEFAULT_OPSET = 17
 
@@ -83,7 +83,7 @@ def constant_values(values: list[ir.Value]) -> list[np.ndarray | None]:
     if not wanted:
         return out
     blobs = resource_blobs([producer(values[i]) for i in wanted])
-    from ...dialects.onnx.types import numpy_dtype
+    from onnx_mlir_py.dialects.onnx.types import numpy_dtype
     for i in wanted:
         t = values[i].type
         dt = numpy_dtype(t.element_type)

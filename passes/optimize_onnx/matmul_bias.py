@@ -17,10 +17,11 @@ from __future__ import annotations
 import mlir.ir as ir
 import numpy as np
 
-from ...dialects.onnx.opview import OnnxOp
-from .ir_util import (constant_values, create_op, is_constant, lowerable_spec,
-                      make_constant, module_opset, n_uses, onnx_ops, producer_view, replace,
-                      static_shape)
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.optimize_onnx.ir_util import (constant_values, create_op, is_constant,
+                                                       lowerable_spec, make_constant, module_opset,
+                                                       n_uses, onnx_ops, producer_view, replace,
+                                                       static_shape)
 
 
 def _bias_for_gemm(c: ir.Value, out_shape: tuple) -> tuple[ir.Value | None, bool]:

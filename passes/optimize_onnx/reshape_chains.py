@@ -15,9 +15,10 @@ from __future__ import annotations
 import mlir.ir as ir
 import numpy as np
 
-from ...dialects.onnx.opview import OnnxOp
-from .ir_util import (create_op, lowerable_spec, make_constant, module_opset, onnx_ops,
-                      producer, replace, same_type, spec_table, static_shape)
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.optimize_onnx.ir_util import (create_op, lowerable_spec, make_constant,
+                                                       module_opset, onnx_ops, producer, replace,
+                                                       same_type, spec_table, static_shape)
 
 RESHAPE_LIKE = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 IDENTITY_LIKE = RESHAPE_LIKE + ("Expand", "Cast", "CastLike")

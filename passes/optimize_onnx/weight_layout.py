@@ -13,7 +13,8 @@ from __future__ import annotations
 import mlir.ir as ir
 import numpy as np
 
-from .ir_util import constant_values, copy_attrs, is_constant, make_constant, onnx_ops, replace
+from onnx_mlir_py.passes.optimize_onnx.ir_util import (constant_values, copy_attrs, is_constant,
+                                                       make_constant, onnx_ops, replace)
 
 _FLOAT = (np.float16, np.float32, np.float64)
 

@@ -1,5 +1,8 @@
 """Every Python package directory of the source tree is listed in
-pyproject.toml (setuptools would silently leave it out of a wheel)."""
+pyproject.toml (setuptools would silently leave it out of a wheel), and every
+import names the installed path (``onnx_mlir_py.passes....`` for a file under
+``passes/``), so no reader needs ``package-dir`` to follow one."""
+import ast
 import os
 import tomllib
 
@@ -24,3 +27,19 @@ def test_every_package_is_listed():
                     found.add(name)
     assert found - listed == set(), f"packages missing from pyproject.toml: {found - listed}"
     assert listed - found == set(), f"listed packages that do not exist: {listed - found}"
+
+
+def test_imports_are_absolute():
+    relative = []
+    for top in ("onnx_mlir_py", "dialects", "passes"):
+        for dirpath, dirnames, files in os.walk(os.path.join(ROOT, top)):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            for f in files:
+                if not f.endswith(".py"):
+                    continue
+                path = os.path.join(dirpath, f)
+                with open(path) as fh:
+                    tree = ast.parse(fh.read())
+                relative += [f"{os.path.relpath(path, ROOT)}:{n.lineno}" for n in ast.walk(tree)
+                             if isinstance(n, ast.ImportFrom) and n.level]
+    assert not relative, f"relative imports (use onnx_mlir_py.*): {relative[:10]}"

@@ -16,10 +16,10 @@ RotaryEmbedding, RMSNormalization, CausalConvWithState, SwiGLU.
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp, tensor
-from .common import fmt, same_as_input
-from .conv import opt_attr
-from .normalization import result_slots
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import fmt, same_as_input
+from onnx_mlir_py.dialects.onnx.ops.conv import opt_attr
+from onnx_mlir_py.dialects.onnx.ops.normalization import result_slots
 
 ATTENTION = (23, 24, 25)
 

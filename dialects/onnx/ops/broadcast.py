@@ -1,7 +1,7 @@
 """Multidirectional (numpy) broadcasting, shared by elementwise rules."""
 from __future__ import annotations
 
-from ..opview import OnnxOp, Shape
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, Shape
 
 
 def broadcast_shapes(op: OnnxOp, shapes: list[Shape | None]) -> Shape | None:

@@ -11,7 +11,7 @@ import math
 import mlir.ir as ir
 import numpy as np
 
-from ..opview import OnnxOp, attr_value, dense_to_numpy, owner_op, tensor
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, attr_value, dense_to_numpy, owner_op, tensor
 
 def i64() -> ir.Type:
     return ir.IntegerType.get_signless(64)
@@ -61,7 +61,7 @@ def _owner_view(v: ir.Value | None) -> OnnxOp | None:
     owner = owner_op(v)
     if owner is None:
         return None
-    from ..opview import is_onnx_op
+    from onnx_mlir_py.dialects.onnx.opview import is_onnx_op
     if not is_onnx_op(owner):
         return None
     try:
@@ -175,8 +175,9 @@ def _propagate(o: OnnxOp, depth: int) -> list[int | None] | None:
         if data is None or starts is None or ends is None or steps is None \
                 or len(starts) != 1 or len(ends) != 1 or steps[0] == 0:
             return None
-        from .. import dims as D
-        from .slice import slice_axis  # (slice.py imports this module)
+        from onnx_mlir_py.dialects.onnx import dims as D
+        # (slice.py imports this module)
+        from onnx_mlir_py.dialects.onnx.ops.slice import slice_axis
         first, cnt = slice_axis(D.ShapeChecks(lambda _m: None), len(data), starts[0],
                                 ends[0], steps[0])
         return [data[first + i * steps[0]] for i in range(cnt)]

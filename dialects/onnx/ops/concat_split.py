@@ -7,9 +7,9 @@ smaller) or, when none is given, equal parts, one per result.
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from .. import dims as D
-from ..opview import OnnxOp, tensor
-from .common import fmt, int_values, norm_axis
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import fmt, int_values, norm_axis
 
 CONCAT = (4, 11, 13)
 

@@ -23,8 +23,8 @@ import mlir.ir as ir
 import onnx
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp, tensor
-from .common import const_ints, i64, norm_axis
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import const_ints, i64, norm_axis
 
 UNKNOWN = "!onnx.unknown"
 IF = (1, 11, 13, 16, 19, 21, 23, 24, 25)
@@ -372,7 +372,7 @@ def _get_element_shape(op: OnnxOp):
 # -- Sequences -----------------------------------------------------------------------
 
 def _elem_of_dtype(op: OnnxOp, code: int) -> ir.Type:
-    from .common import dtype_attr
+    from onnx_mlir_py.dialects.onnx.ops.common import dtype_attr
     return dtype_attr(op, "dtype", code)
 
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from .. import dims as D
-from ..dims import Dim
-from ..opview import OnnxOp
-from .common import fmt, single_result
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.dims import Dim
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.common import fmt, single_result
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 

@@ -7,10 +7,10 @@ lowerings (constants or run-time values, checks in the compiled code).
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from .. import dims as D
-from ..opview import OnnxOp
-from .common import int_values, single_result
-from .reshape import fmt_dims, fmt_target
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.common import int_values, single_result
+from onnx_mlir_py.dialects.onnx.ops.reshape import fmt_dims, fmt_target
 
 
 def expand_dims(ctx: D.ShapeChecks, in_dims: list, shape: list) -> list:

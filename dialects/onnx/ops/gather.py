@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from .. import dims as D
-from ..opview import OnnxOp
-from .common import const_value, fmt, input_shape, norm_axis, same_as_input, single_result
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.common import (const_value, fmt, input_shape, norm_axis,
+                                                   same_as_input, single_result)
 
 
 # --------------------------------------------------------------------------

@@ -13,9 +13,9 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp, tensor
-from .broadcast import broadcast_shapes
-from .common import fmt, single_result
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.broadcast import broadcast_shapes
+from onnx_mlir_py.dialects.onnx.ops.common import fmt, single_result
 
 
 def _same(a, b) -> bool:

@@ -8,8 +8,8 @@ weights [C]. The loss is [N, d1..dk] with reduction 'none', a scalar with
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp, tensor
-from .common import fmt
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import fmt
 
 SCE = (12, 13)
 NLL = (12, 13, 22)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule
-from .. import dims as D
-from ..opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
 
 
 def nms_dims(ctx: D.ShapeChecks, boxes: list, scores: list) -> tuple:

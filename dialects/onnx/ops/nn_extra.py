@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp, tensor
-from .common import const_ints, dtype_attr, fmt, int_values, norm_axis, single_result
-from .conv import conv_shape, opt_attr
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import (const_ints, dtype_attr, fmt, int_values,
+                                                   norm_axis, single_result)
+from onnx_mlir_py.dialects.onnx.ops.conv import conv_shape, opt_attr
 
 
 def _dtype(op: OnnxOp, name: str = "dtype"):

@@ -14,8 +14,8 @@ import math
 import mlir.ir as ir
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp, tensor
-from .common import fmt
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import fmt
 
 DROPOUT_VERSIONS = (7, 10, 12, 13, 22)
 LRN_VERSIONS = (1, 13)

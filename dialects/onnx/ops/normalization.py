@@ -11,9 +11,9 @@ Y always has the shape of X. Extra outputs:
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from .. import dims as D
-from ..opview import OnnxOp, tensor
-from .common import fmt
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import fmt
 
 
 def result_slots(op: OnnxOp) -> list[int]:

@@ -8,9 +8,10 @@ run-time pads).
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from .. import dims as D
-from ..opview import OnnxOp
-from .common import const_ints, fmt, int_values, norm_axes, single_result
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.common import (const_ints, fmt, int_values, norm_axes,
+                                                   single_result)
 
 PAD = (2, 11, 13, 18, 19, 21, 23, 24, 25)
 MODES = ("constant", "reflect", "edge", "wrap")

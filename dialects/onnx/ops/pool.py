@@ -16,10 +16,10 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from .. import dims as D
-from ..opview import OnnxOp, tensor
-from .common import fmt, single_result
-from .conv import check_input_rank, opt_attr, window, window_axes
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import fmt, single_result
+from onnx_mlir_py.dialects.onnx.ops.conv import check_input_rank, opt_attr, window, window_axes
 
 MAXPOOL_VERSIONS = (1, 8, 10, 11, 12, 22)
 AVGPOOL_VERSIONS = (7, 10, 11, 19, 22)

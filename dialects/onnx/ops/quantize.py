@@ -16,10 +16,10 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp, tensor
-from .common import fmt, single_result
-from .conv import conv_shape, opt_attr
-from .gemm import matmul_shape
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import fmt, single_result
+from onnx_mlir_py.dialects.onnx.ops.conv import conv_shape, opt_attr
+from onnx_mlir_py.dialects.onnx.ops.gemm import matmul_shape
 
 Q = (10, 13, 19, 21, 23, 24, 25, 28)
 DQ = (10, 13, 19, 21, 23, 24, 25, 28)
@@ -29,7 +29,7 @@ def _dtype_attr(op: OnnxOp) -> ir.Type | None:
     code = opt_attr(op, "output_dtype", 0)
     if not code:
         return None
-    from .common import dtype_attr
+    from onnx_mlir_py.dialects.onnx.ops.common import dtype_attr
     return dtype_attr(op, "output_dtype", code)
 
 

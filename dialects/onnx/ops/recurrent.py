@@ -9,11 +9,11 @@ W is [D, gates * hidden, input] (gates: RNN 1, GRU 3, LSTM 4).
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from .. import dims as D
-from ..opview import OnnxOp, tensor
-from .common import fmt
-from .conv import opt_attr
-from .normalization import result_slots
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import fmt
+from onnx_mlir_py.dialects.onnx.ops.conv import opt_attr
+from onnx_mlir_py.dialects.onnx.ops.normalization import result_slots
 
 RNN = (7, 14, 22)
 GRU = (7, 14, 22)

@@ -7,9 +7,9 @@ and as an optional input from ReduceSum v13 / the others v18 (with
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp, tensor
-from .common import (check_flag, const_ints, const_value, fmt, i64, known_len, norm_axes,
-                     norm_axis, same_as_input)
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import (check_flag, const_ints, const_value, fmt, i64,
+                                                   known_len, norm_axes, norm_axis, same_as_input)
 
 # op type -> (versions with the axes attribute, versions with the axes input)
 REDUCE = {

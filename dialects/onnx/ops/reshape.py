@@ -7,9 +7,10 @@ elements give static dims, unknown elements give ``?``.
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from .. import dims as D
-from ..opview import OnnxOp, tensor
-from .common import const_ints, fmt, int_values, norm_axes, norm_axis, same_as_input, single_result
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import (const_ints, fmt, int_values, norm_axes,
+                                                   norm_axis, same_as_input, single_result)
 
 # --------------------------------------------------------------------------
 # Reshape

@@ -11,9 +11,10 @@ import math
 import numpy as np
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp
-from ..dims import from_static, to_static
-from .common import const_value, fmt, known_len, norm_axes, single_result
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.dims import from_static, to_static
+from onnx_mlir_py.dialects.onnx.ops.common import (const_value, fmt, known_len, norm_axes,
+                                                   single_result)
 
 RESIZE = (10, 11, 13, 18, 19)
 UPSAMPLE = (7, 9, 10)

@@ -8,11 +8,12 @@ import mlir.ir as ir
 import numpy as np
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from .. import dims as D
+from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.types import elem_type
-from ..opview import OnnxOp, tensor
-from .common import const_value, fmt, i64, input_shape, int_values, norm_axis, single_result
-from .reshape import fmt_target
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import (const_value, fmt, i64, input_shape, int_values,
+                                                   norm_axis, single_result)
+from onnx_mlir_py.dialects.onnx.ops.reshape import fmt_target
 
 SHAPE = (1, 13, 15, 19, 21, 23, 24, 25)
 SIZE = (1, 13, 19, 21, 23, 24, 25)

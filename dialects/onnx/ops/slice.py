@@ -9,9 +9,10 @@ rank is always the input's).
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from .. import dims as D
-from ..opview import OnnxOp
-from .common import const_ints, int_values, known_len, norm_axes, single_result
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.dialects.onnx.ops.common import (const_ints, int_values, known_len, norm_axes,
+                                                   single_result)
 
 SLICE = (1, 10, 11, 13)
 

@@ -8,7 +8,7 @@ the axis range check is shared too ([-r, r-1]).
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
 
 VERSIONS = (1, 11, 13)
 

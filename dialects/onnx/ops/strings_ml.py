@@ -22,10 +22,11 @@ import onnx
 
 from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule
-from ..opview import OnnxOp, tensor
-from .broadcast import broadcast_shapes
-from .common import i64, int_values, norm_axes, same_as_input, single_result
-from .conv import opt_attr
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.broadcast import broadcast_shapes
+from onnx_mlir_py.dialects.onnx.ops.common import (i64, int_values, norm_axes, same_as_input,
+                                                   single_result)
+from onnx_mlir_py.dialects.onnx.ops.conv import opt_attr
 
 ML = "ai.onnx.ml"
 TRAINING = "ai.onnx.preview.training"

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
-from ..opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
 
 TRANSPOSE = (1, 13, 21, 23, 24, 25)
 

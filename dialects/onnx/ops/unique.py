@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule
-from .. import dims as D
-from ..opview import OnnxOp, tensor
-from .common import norm_axis
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import norm_axis
 
 
 def unique_dims(x: list, axis: int | None, u) -> list[list]:
@@ -35,7 +35,7 @@ def unique_axis(op: OnnxOp, rank: int) -> int | None:
 
 @shape_rule("Unique", 11, 28)
 def _unique_shape(op: OnnxOp):
-    from .normalization import result_slots
+    from onnx_mlir_py.dialects.onnx.ops.normalization import result_slots
     x, et = op.shape(op.input(0)), op.elem(op.input(0))
     i64 = elem_type(7)
     if x is None:

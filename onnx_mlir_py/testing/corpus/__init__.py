@@ -10,11 +10,12 @@ runs every case in crash-isolated child processes and lists the failures;
 """
 from __future__ import annotations
 
-from .case import Case, Run
+from onnx_mlir_py.testing.corpus.case import Case, Run
 
 
 def all_cases() -> list[Case]:
-    from . import attributes, control, damage, payloads, runtime_inputs, structure
+    from onnx_mlir_py.testing.corpus import (attributes, control, damage, payloads, runtime_inputs,
+                                             structure)
     cases = []
     for mod in (damage, attributes, payloads, control, runtime_inputs, structure):
         cases.extend(mod.cases())

@@ -7,9 +7,10 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from ...backend.isolate import ChildWorker
-from . import all_cases
-from .runner import TIMEOUT, judge, needs_reference, ort_reference, run_case
+from onnx_mlir_py.backend.isolate import ChildWorker
+from onnx_mlir_py.testing.corpus import all_cases
+from onnx_mlir_py.testing.corpus.runner import (TIMEOUT, judge, needs_reference, ort_reference,
+                                                run_case)
 
 
 def main(argv=None) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper as h
 
-from .case import F, I64, Case, Run, fx, node_case
+from onnx_mlir_py.testing.corpus.case import F, I64, Case, Run, fx, node_case
 
 X4 = [("x", F, [1, 2, 6, 6])]
 W = {"w": fx(4, 2, 3, 3)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper as h
 
-from .case import BOOL, F, I64, Case, Run, fx, model, vi
+from onnx_mlir_py.testing.corpus.case import BOOL, F, I64, Case, Run, fx, model, vi
 
 
 def _branch(name, out_name, value: np.ndarray, dtype) -> object:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper as h
 
-from .case import F, I64, Case, Run, fx, model
+from onnx_mlir_py.testing.corpus.case import F, I64, Case, Run, fx, model
 
 
 def _cnn():

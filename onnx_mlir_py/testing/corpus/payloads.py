@@ -12,7 +12,7 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from .case import F, Case, Run, model
+from onnx_mlir_py.testing.corpus.case import F, Case, Run, model
 
 GOOD = np.arange(6, dtype=np.float32).reshape(2, 3)
 GOOD_BYTES = GOOD.tobytes()

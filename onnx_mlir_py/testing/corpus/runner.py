@@ -15,14 +15,14 @@ import traceback
 
 import numpy as np
 
-from .case import Case
+from onnx_mlir_py.testing.corpus.case import Case
 
 TIMEOUT = 120.0
 _NOT_OURS = ("InternalCompilerError", "CompilerCrashError", "CompileTimeoutError")
 
 
 def _error(e: BaseException) -> dict:
-    from ...errors import OnnxMlirError
+    from onnx_mlir_py.errors import OnnxMlirError
     tb = traceback.extract_tb(e.__traceback__)
     where = f"{os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else "?"
     return {"type": type(e).__name__, "ours": isinstance(e, OnnxMlirError),
@@ -106,8 +106,8 @@ def _bad_error(err: dict) -> str | None:
 def _class_ok(err: dict, want: str | None) -> bool:
     if want is None:
         return True
-    from ... import errors
-    from ...runtime import errors as rt
+    from onnx_mlir_py import errors
+    from onnx_mlir_py.runtime import errors as rt
     cls = getattr(errors, want, None) or getattr(rt, want, None)
     got = getattr(errors, err["type"], None) or getattr(rt, err["type"], None)
     return cls is not None and got is not None and issubclass(got, cls)

@@ -10,7 +10,7 @@ import numpy as np
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from .case import F, I32, I64, Case, Run, fx, model
+from onnx_mlir_py.testing.corpus.case import F, I32, I64, Case, Run, fx, model
 
 BIG = 2 ** 40
 RIE, MRE, ANY = "RuntimeInputError", "ModelRunError", "OnnxMlirError"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper as h
 
-from .case import BOOL, F, Case, model, vi
+from onnx_mlir_py.testing.corpus.case import BOOL, F, Case, model, vi
 
 
 def _relu(name, x, y):

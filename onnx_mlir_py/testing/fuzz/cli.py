@@ -27,9 +27,9 @@ from multiprocessing import get_context
 import numpy as np
 import onnx
 
-from .generator import check, generate
-from .inputs import Run, make_runs
-from .runner import BUGS, Evaluator, ReferenceUnavailable
+from onnx_mlir_py.testing.fuzz.generator import check, generate
+from onnx_mlir_py.testing.fuzz.inputs import Run, make_runs
+from onnx_mlir_py.testing.fuzz.runner import BUGS, Evaluator, ReferenceUnavailable
 
 _SEVERITY = ["crash", "mismatch", "run-error", "wrong-error", "timeout"]
 _ev: Evaluator | None = None
@@ -82,7 +82,7 @@ def _save(case, runs, target, findings, out: str) -> dict:
                "repro": f"python -m onnx_mlir_py.testing.fuzz --seed {case.seed} "
                         f"--start {case.index} --count 1 --opt {target.opt}"}
     if _cfg.get("reduce", True):
-        from .reducer import reduce
+        from onnx_mlir_py.testing.fuzz.reducer import reduce
         single = Evaluator((target.opt,), _cfg["cache"], _cfg["timeout"], _cfg["timeout"])
         try:
             def fails(m, rs):

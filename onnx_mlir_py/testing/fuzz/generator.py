@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 
-from .graph import Builder, Reject
-from .ops import load_all
+from onnx_mlir_py.testing.fuzz.graph import Builder, Reject
+from onnx_mlir_py.testing.fuzz.ops import load_all
 
 OPSETS = (13, 17, 18, 21)
 

@@ -182,7 +182,7 @@ class Builder:
 
     def node(self, op: str, inputs: list, n_out: int = 1, **attrs) -> list[str]:
         """Emit a node; returns its output names (no shape bookkeeping)."""
-        from .ops import lowered
+        from onnx_mlir_py.testing.fuzz.ops import lowered
         if not lowered(op, self.opset):
             raise Reject(f"{op} has no lowering at opset {self.opset}")
         outs = [self.fresh() for _ in range(n_out)]

@@ -18,8 +18,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from .inputs import Run
-from .oracle import reference_evaluator
+from onnx_mlir_py.testing.fuzz.inputs import Run
+from onnx_mlir_py.testing.fuzz.oracle import reference_evaluator
 
 
 def group_of(node: onnx.NodeProto) -> str:

@@ -19,13 +19,14 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from ...backend.cache import CompileCache
-from ...backend.compile import compile_cached
-from ...backend.errors import CompilerCrashError, CompileTimeoutError, InternalCompilerError
-from ...backend.isolate import ChildWorker
-from ...errors import OnnxMlirError, UnsupportedOpsError
-from .oracle import (ReferenceUnavailable, compare, reference_outputs, reference_runner,
-                     tolerance)
+from onnx_mlir_py.backend.cache import CompileCache
+from onnx_mlir_py.backend.compile import compile_cached
+from onnx_mlir_py.backend.errors import (CompilerCrashError, CompileTimeoutError,
+                                         InternalCompilerError)
+from onnx_mlir_py.backend.isolate import ChildWorker
+from onnx_mlir_py.errors import OnnxMlirError, UnsupportedOpsError
+from onnx_mlir_py.testing.fuzz.oracle import (ReferenceUnavailable, compare, reference_outputs,
+                                              reference_runner, tolerance)
 
 BUGS = ("mismatch", "crash", "wrong-error", "run-error", "timeout")
 _REFUSAL = re.compile(r"not supported|unsupported|not implemented|only (float|at|one|tensors)",
@@ -45,8 +46,8 @@ class Finding:
 
 def _run_library(so: str, feeds_list: list) -> list:
     """In the run child: each input list through one ExecutionSession."""
-    from ...backend.errors import error_to_dict
-    from ...runtime import ExecutionSession
+    from onnx_mlir_py.backend.errors import error_to_dict
+    from onnx_mlir_py.runtime import ExecutionSession
     sess = ExecutionSession(so)
     out = []
     for arrays in feeds_list:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import onnx
 
-from ..graph import BOOL, F16, F32, F64, FLOATS, I8, I32, I64, INTS, U8, Reject, Val  # noqa: F401
+from onnx_mlir_py.testing.fuzz.graph import (BOOL, F16, F32, F64, FLOATS, I8, I32, I64, INTS, U8,
+                                             Reject, Val)  # noqa: F401
 
 _TYPE_STR = {"tensor(float)": F32, "tensor(double)": F64, "tensor(float16)": F16,
              "tensor(int64)": I64, "tensor(int32)": I32, "tensor(int8)": I8,
@@ -117,5 +118,6 @@ def first(g, op: str, pred=lambda v: True, dtypes=None, rank=(0, 4), **kw):
 
 
 def load_all() -> dict[str, Spec]:
-    from . import control, conv, elementwise, linalg, reduce, shape  # noqa: F401
+    # noqa: F401
+    from onnx_mlir_py.testing.fuzz.ops import control, conv, elementwise, linalg, reduce, shape
     return SPECS

@@ -7,9 +7,9 @@ import math
 import numpy as np
 from onnx import helper
 
-from . import (BOOL, FLOATS, I64, INTS, Reject, allowed, bcast, broadcastable_dims, first, lowered,
-               spec)
-from .shape import reshape_shape
+from onnx_mlir_py.testing.fuzz.ops import (BOOL, FLOATS, I64, INTS, Reject, allowed, bcast,
+                                           broadcastable_dims, first, lowered, spec)
+from onnx_mlir_py.testing.fuzz.ops.shape import reshape_shape
 
 
 @spec("shape_chain", weight=2)

@@ -2,7 +2,7 @@
 groups, auto_pad, ceil_mode)."""
 from __future__ import annotations
 
-from . import FLOATS, Reject, allowed, first, spec
+from onnx_mlir_py.testing.fuzz.ops import FLOATS, Reject, allowed, first, spec
 
 
 def _window_out(n, k, s, d, pb, pe, ceil_mode=False):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import (BOOL, F16, FLOATS, I8, I32, I64, INTS, U8, allowed, bcast, broadcastable_dims,
-               first, pick_dtype, spec)
+from onnx_mlir_py.testing.fuzz.ops import (BOOL, F16, FLOATS, I8, I32, I64, INTS, U8, allowed,
+                                           bcast, broadcastable_dims, first, pick_dtype, spec)
 
 # op -> attribute sampler (rng -> dict)
 UNARY = {

@@ -1,7 +1,7 @@
 """MatMul and Gemm specs."""
 from __future__ import annotations
 
-from . import FLOATS, allowed, bcast, broadcastable_dims, first, spec
+from onnx_mlir_py.testing.fuzz.ops import FLOATS, allowed, bcast, broadcastable_dims, first, spec
 
 
 def matmul_shape(a, b):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import FLOATS, I64, allowed, first, spec
+from onnx_mlir_py.testing.fuzz.ops import FLOATS, I64, allowed, first, spec
 
 REDUCE = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
           "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp", "ReduceLogSum"]

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from . import I32, I64, Reject, bcast, first, spec
+from onnx_mlir_py.testing.fuzz.ops import I32, I64, Reject, bcast, first, spec
 
 
 def reshape_shape(s, target, allowzero=0):
