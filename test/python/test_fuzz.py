@@ -155,6 +155,26 @@ def test_reference_prelu_at_zero():
     np.testing.assert_array_equal(reference_outputs(m, {"x": x, "s": s})[0], [0, 0, -1, 3])
 
 
+@pytest.mark.parametrize("starts,ends,steps", [
+    ([3, -2**62], [3, -5], [-2, -1]),       # s3-11: start below -dim, negative step
+    ([0, 1], [3, 4], [1, 2]), ([-1, 5], [-4, -9], [-1, -2]), ([2, 3], [0, -1], [-1, -1])])
+def test_reference_slice_clamps_like_the_spec(starts, ends, steps):
+    """onnx.reference's Slice (numpy) gives nothing for a negative step and a
+    start below -dim; the oracle's replacement agrees with onnxruntime."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.check import reference
+    from onnx_mlir_py.testing.fuzz.oracle import reference_outputs
+    inits = [h.make_tensor(n, TP.INT64, [2], v)
+             for n, v in (("s", starts), ("e", ends), ("a", [0, 1]), ("t", steps))]
+    g = h.make_graph([h.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"])], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [3, 4])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(reference_outputs(m, {"x": x})[0],
+                                  reference(m, {"x": x}, "onnxruntime")[0])
+
+
 def test_reference_erf_is_float32_precise():
     """onnx.reference computes Erf in float32 even for f64 inputs: with it as the
     oracle an f64 output after Erf / erf-Gelu gets the float32 tolerance."""

@@ -103,12 +103,34 @@ def _ort_arg(x: np.ndarray, axis: int, keepdims, last, largest: bool) -> np.ndar
     return np.expand_dims(idx, axis) if keepdims else idx
 
 
+def _spec_slice(data, starts, ends, axes, steps) -> np.ndarray:
+    """Slice as the spec clamps: start to [0, d] (step > 0) or [0, d - 1]
+    (step < 0), end to [0, d] or [-1, d - 1] (-1: through index 0)."""
+    r = data.ndim
+    axes = range(len(starts)) if axes is None else axes
+    steps = [1] * len(starts) if steps is None else steps
+    sl = [slice(None)] * r
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        a = int(a) + r if a < 0 else int(a)
+        d = data.shape[a]
+        s, e, st = int(s), int(e), int(st)
+        s, e = s + d if s < 0 else s, e + d if e < 0 else e
+        if st > 0:
+            s, e = min(max(s, 0), d), min(max(e, 0), d)
+        else:
+            s, e = min(max(s, 0), d - 1), min(max(e, -1), d - 1)
+        sl[a] = slice(s, e if e >= 0 else None, st)
+    return data[tuple(sl)]
+
+
 def _fixed_ops() -> list:
     """Replacements for onnx.reference (onnx 1.23) kernels: GlobalMaxPool
     reduces the last two axes whatever the rank ([3,2,3] gives (3,1), not
     (3,2,1)); ArgMax/ArgMin follow numpy on NaN (the first NaN wins), the
     compiler and the primary oracle onnxruntime do not (``_ort_arg``); PRelu
-    gives slope * x at x = 0 (NaN for an infinite slope; the spec: x >= 0 -> x)."""
+    gives slope * x at x = 0 (NaN for an infinite slope; the spec: x >= 0 -> x);
+    Slice with a negative step and a start below -dim gives nothing (numpy
+    clamps it to -1; the spec clamps it to 0, ``_spec_slice``)."""
     from onnx.reference.op_run import OpRun
 
     class GlobalMaxPool(OpRun):
@@ -134,7 +156,12 @@ def _fixed_ops() -> list:
         def _run(self, x, slope):
             with np.errstate(invalid="ignore", over="ignore"):
                 return (np.where(x < 0, x * slope, x).astype(x.dtype),)
-    return [GlobalMaxPool, ArgMax, ArgMin, PRelu]
+    class Slice(OpRun):
+        op_domain = ""
+
+        def _run(self, data, starts=None, ends=None, axes=None, steps=None):
+            return (_spec_slice(data, starts, ends, axes, steps),)
+    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice]
 
 
 def for_reference(model: onnx.ModelProto) -> onnx.ModelProto:
