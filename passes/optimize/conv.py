@@ -23,7 +23,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
-from onnx_mlir_py.passes.optimize.fusion import (batch_shape, bias_add_user, fill_scalar,
+from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, fill_scalar,
                                                  static_f32, zero_fill)
 from onnx_mlir_py.ir_util import walk_ops
 

@@ -60,7 +60,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
-from onnx_mlir_py.passes.optimize.fusion import (batch_shape, bias_add_user, epilogue_user,
+from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, epilogue_user,
                                                  fill_scalar, static_f32, zero_fill, zero_pad)
 from onnx_mlir_py.passes.optimize.matmul import THREAD_MIN_MACS
 from onnx_mlir_py.ir_util import walk_ops

@@ -26,7 +26,7 @@ from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.schedule import apply_to_ops, static_loop_sizes
 from onnx_mlir_py.passes.optimize.target import Target
 
-from onnx_mlir_py.passes.optimize.fusion import static_f32
+from onnx_mlir_py.passes.optimize.kernel_fusion import static_f32
 from onnx_mlir_py.passes.optimize.matmul_attrs import PACKED_ATTR
 from onnx_mlir_py.passes.optimize.matmul_text import kernel_function
 from onnx_mlir_py.passes.optimize.matmul_dyn_text import kernel_function_dynamic

@@ -15,8 +15,8 @@ def test_rules_are_attributed_to_the_file_that_registers_them():
     """A table-driven lowering (a shared wrapper around a table entry) is
     attributed to its table's file, not to the wrapper's (elementwise.py)."""
     from onnx_mlir_py.registry import source_of
-    assert source_of("lower", "", "Sin", 7).endswith("passes/onnx_to_linalg/unary_math.py")
+    assert source_of("lower", "", "Sin", 7).endswith("passes/onnx_to_linalg/unary.py")
     assert source_of("lower", "", "Add", 14).endswith("passes/onnx_to_linalg/elementwise.py")
-    assert source_of("lower", "", "Abs", 1).endswith("passes/onnx_to_linalg/unary_math.py")
+    assert source_of("lower", "", "Abs", 1).endswith("passes/onnx_to_linalg/unary.py")
     assert source_of("shape", "", "Conv", 11).endswith("dialects/onnx/ops/conv.py")
     assert source_of("lower", "", "Conv", 99) == "?"

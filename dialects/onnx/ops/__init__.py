@@ -19,13 +19,13 @@ from onnx_mlir_py.dialects.onnx.ops import pool  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import normalization  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import gemm  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import softmax  # noqa: F401
-from onnx_mlir_py.dialects.onnx.ops import nn_misc  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import dropout  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import control_flow  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import loss  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import quantize  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import attention  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import recurrent  # noqa: F401
-from onnx_mlir_py.dialects.onnx.ops import nn_extra  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import shape_only  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import unique  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import nms  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import strings_ml  # noqa: F401

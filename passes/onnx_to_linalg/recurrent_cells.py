@@ -1,4 +1,4 @@
-"""Shared pieces of the RNN / GRU / LSTM lowerings (see rnn.py).
+"""Shared pieces of the RNN / GRU / LSTM lowerings (see recurrent.py).
 
 Everything is computed in layout 0 (X [S, B, I], states [D, B, H]); layout 1
 inputs are transposed on entry and outputs on exit. Per direction:
@@ -7,7 +7,7 @@ inputs are transposed on entry and outputs on exit. Per direction:
 * ``reverse_time``: row b of a [S, B, n] tensor reversed within its length
   (sequence_lens[b], or S): used on the projection before a reverse pass and
   on its outputs after, so the time loop itself always runs forward;
-* the time loop (rnn.py) carries H (C) and the direction's outputs [S, B, H].
+* the time loop (recurrent.py) carries H (C) and the direction's outputs [S, B, H].
 """
 from __future__ import annotations
 

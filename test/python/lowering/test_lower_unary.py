@@ -1,4 +1,4 @@
-"""Elementwise breadth (unary_math.py, elementwise.py): ONNX node tests and
+"""Elementwise breadth (unary.py, elementwise.py): ONNX node tests and
 onnx.reference checks for semantics the node tests miss."""
 from __future__ import annotations
 

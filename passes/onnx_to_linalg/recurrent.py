@@ -2,10 +2,10 @@
 H (and C for LSTM) and the direction's output sequence; inside, a
 ``linalg.matmul`` H·R[d]ᵀ and one elementwise linalg.generic for the gates
 (GRU with linear_before_reset=0 needs a second matmul on r ⊙ H). The input
-projection of all steps is one contraction before the loop (rnn_common).
+projection of all steps is one contraction before the loop (recurrent_cells.py).
 
 sequence_lens: rows past their length keep their state and output zeros;
-reverse passes run forward over per-row reversed inputs (rnn_common).
+reverse passes run forward over per-row reversed inputs (recurrent_cells.py).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, val
 from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest
-from onnx_mlir_py.passes.onnx_to_linalg.rnn_common import (Rec, amap, assemble, clip_fn, gate,
+from onnx_mlir_py.passes.onnx_to_linalg.recurrent_cells import (Rec, amap, assemble, clip_fn, gate,
                                                            initial_state, parse, project,
                                                            recurrence_t, reverse_time, step_slice,
                                                            transpose, vec)
