@@ -20,6 +20,7 @@ MATMUL = "matmul1024"
 # dynamic-axes copies of zoo models (name -> (static model, axis -> dim_param)),
 # run at the static model's shape and timed against it as well
 DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
+           "resnet18_dyn_hw": ("resnet18", {0: "N", 2: "H", 3: "W"}),
            "mobilenetv2_dyn": ("mobilenetv2", {0: "N"}),
            "mobilenetv3_dyn": ("mobilenetv3", {0: "N"}),
            "bert_layer_dyn": ("bert_layer", {0: "N", 1: "S"})}

@@ -37,7 +37,8 @@ def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
                         dest: int) -> str:
     """``func.func private @name(args...) -> args[dest]`` calling ``@inner``
     once per image. ``args``: (shape, kind) per argument, shapes with
-    ``None`` for the dynamic batch (``[]``: an f32 scalar). Kinds: BATCHED
+    ``None`` for the dynamic batch and other dynamic dims (``[]``: an f32
+    scalar). Kinds: BATCHED
     (passed as its static ``[n : n+1]`` slice) and SHARED (passed as is).
     ``args[dest]`` (batched) is the destination: the loop carries it, and
     each call gets its slice and returns the slice's new value, which is
@@ -54,8 +55,18 @@ def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
     rank = len(dshape)
     lines = [f"  func.func private @{name}({', '.join(sig)}) -> {dt} {{",
              "    %c0 = arith.constant 0 : index", "    %c1 = arith.constant 1 : index",
-             f"    %n = tensor.dim %a{dest}, %c0 : {dt}",
-             f"    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a{dest}) -> ({dt}) {{"]
+             f"    %n = tensor.dim %a{dest}, %c0 : {dt}"]
+
+    def size(i: int, k: int, s) -> str:
+        """Dim k of argument i: static, or read before the loop."""
+        if s is not None:
+            return str(s)
+        lines.insert(3, f"    %a{i}_d{k} = tensor.dim %a{i}, %c{i}_{k} : {_t(args[i][0])}")
+        lines.insert(3, f"    %c{i}_{k} = arith.constant {k} : index")
+        return f"%a{i}_d{k}"
+    sizes_of = [[size(i, k, s) for k, s in enumerate(shape) if k] if kind == BATCHED else []
+                for i, (shape, kind) in enumerate(args)]
+    lines.append(f"    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a{dest}) -> ({dt}) {{")
     operands = []
     for i, (shape, kind) in enumerate(args):
         if kind == SHARED:
@@ -63,7 +74,7 @@ def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
             continue
         src, ty = ("%acc", dt) if i == dest else (f"%a{i}", _t(shape))
         z = ", ".join(["%i"] + ["0"] * (len(shape) - 1))
-        sizes = ", ".join(str(s) for s in [1] + list(shape[1:]))
+        sizes = ", ".join(["1"] + sizes_of[i])
         ones = ", ".join(["1"] * len(shape))
         lines.append(f"      %s{i} = tensor.extract_slice {src}[{z}] [{sizes}] [{ones}] "
                      f": {ty} to {inner_types[i]}")
@@ -71,7 +82,7 @@ def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
     lines.append(f"      %y = func.call @{inner}({', '.join(operands)}) "
                  f": ({', '.join(inner_types)}) -> {dt1}")
     zeros = ", ".join(["%i"] + ["0"] * (rank - 1))
-    sizes = ", ".join(str(s) for s in [1] + list(dshape[1:]))
+    sizes = ", ".join(["1"] + sizes_of[dest])
     ones = ", ".join(["1"] * rank)
     lines.append(f"      %u = tensor.insert_slice %y into %acc[{zeros}] [{sizes}] [{ones}] "
                  f": {dt1} into {dt}")

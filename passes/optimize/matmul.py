@@ -23,7 +23,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.ir_util import walk_ops
-from onnx_mlir_py.passes.optimize.schedule import apply_to_ops, static_loop_sizes
+from onnx_mlir_py.passes.optimize.schedule import apply_to_ops, loop_sizes, static_loop_sizes
 from onnx_mlir_py.passes.optimize.target import Target
 
 from onnx_mlir_py.passes.optimize.kernel_fusion import static_f32
@@ -256,9 +256,20 @@ def kernel_schedule(op: ir.Operation, threads: bool = False) -> str | None:
         loops = ", ".join(["!transform.any_op"] * sum(par))
         first = (f"    %t, %lp:{sum(par)} = transform.structured.tile_using_for %op tile_sizes {par}\n"
                  f"      : (!transform.any_op) -> (!transform.any_op, {loops})\n")
-    return first + f"""    %t2, %lk = transform.structured.tile_using_for %t tile_sizes {kt}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.apply_patterns to %lk {{
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    sizes = loop_sizes(op, maps)
+    if sizes is not None and sizes[k] == 1:
+        # K in one k block: no k loop to tile (a one-trip loop is folded
+        # away by the canonicalization below while its handle is still in
+        # use) and no accumulator to hoist out of it; the patterns are scoped
+        # to the loop around the tile
+        tile_k = ("    %lk = transform.get_parent_op %t : (!transform.any_op) -> !transform.any_op\n")
+        hoist = ""
+    else:
+        tile_k = (f"    %t2, %lk = transform.structured.tile_using_for %t tile_sizes {kt}\n"
+                  "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n")
+        hoist = "    transform.loop.hoist_loop_invariant_subsets %lk : !transform.any_op\n"
+    return first + tile_k + f"""    transform.apply_patterns to %lk {{
       transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
     }} : !transform.any_op
     %t3 = transform.structured.match ops{{["linalg.generic"]}} in %lk
@@ -272,8 +283,7 @@ def kernel_schedule(op: ir.Operation, threads: bool = False) -> str | None:
       transform.apply_patterns.canonicalization
     }} : !transform.any_op
     transform.apply_cse to %func : !transform.any_op
-    transform.loop.hoist_loop_invariant_subsets %lk : !transform.any_op
-    transform.apply_patterns to %func {{
+{hoist}    transform.apply_patterns to %func {{
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
       transform.apply_patterns.vector.lower_outerproduct
     }} : !transform.any_op

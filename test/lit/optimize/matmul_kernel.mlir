@@ -31,3 +31,20 @@ func.func @batch(%a: tensor<3x8x16xf32>, %b: tensor<3x16x32xf32>) -> tensor<3x8x
   %m = linalg.batch_matmul ins(%a, %b : tensor<3x8x16xf32>, tensor<3x16x32xf32>) outs(%z : tensor<3x8x32xf32>) -> tensor<3x8x32xf32>
   return %m : tensor<3x8x32xf32>
 }
+
+// K in one k block (5 padded to 8): no k loop is tiled (the one-trip loop
+// was folded away while its handle was still in use, the schedule failed and
+// the contraction stayed a scalar loop nest); the block is still 8 x 8 FMAs.
+// CHECK-LABEL: func.func @one_k_block
+// CHECK: scf.for
+// CHECK: vector.transfer_read {{.*}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK-COUNT-64: vector.fma {{.*}} : vector<32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @one_k_block(%a: tensor<16x5xf32>, %b: tensor<5x64xf32>) -> tensor<16x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x64xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<16x5xf32>, tensor<5x64xf32>) outs(%z : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %m : tensor<16x64xf32>
+}

@@ -1,0 +1,63 @@
+// RUN: %opt %s --o3-conv-dyn | FileCheck %s
+
+// A 3x3 stride-2 conv over dynamic N, H, W with a fused bias (x86-64-v4
+// blocks: mb 8, nb 32, kb 8): per image, im2col into [40, mp] (36 rows padded
+// to whole k blocks, OH*OW columns padded to whole 32-column blocks at run
+// time, the padding zeroed), each output row copied per tap as whole chunks
+// of 32 (63 contiguous values, every second kept) then one masked chunk; the
+// packed contraction over a run-time number of column blocks accumulates into
+// the broadcast bias; rows are copied out the same way.
+// CHECK-LABEL: func.func @conv
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+// CHECK: scf.for {{.*}} -> (tensor<?x8x?x?xf32>)
+// CHECK: %[[M:.*]] = arith.muli
+// CHECK: %[[NO:.*]] = arith.ceildivui %[[M]], %c32
+// CHECK: %[[MP:.*]] = arith.muli %[[NO]], %c32
+// CHECK: tensor.empty(%[[MP]]) : tensor<40x?xf32>
+// CHECK: linalg.fill {{.*}} -> tensor<4x?xf32>
+// CHECK: linalg.fill {{.*}} -> tensor<36x?xf32>
+// CHECK: scf.for {{.*}} step %c32
+// CHECK: vector.transfer_read {{.*}} {in_bounds = [true]} : tensor<1x4x?x?xf32>, vector<63xf32>
+// CHECK: vector.shuffle {{.*}} [0, 2, 4,
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<9x?xf32>
+// CHECK: %[[MASK:.*]] = vector.create_mask %{{.*}} : vector<32xi1>
+// CHECK: %[[RMASK:.*]] = vector.create_mask %{{.*}} : vector<63xi1>
+// CHECK: vector.transfer_read {{.*}}, %[[RMASK]] {in_bounds = [true]}
+// CHECK: vector.transfer_write {{.*}}, %[[MASK]] {in_bounds = [true]} : vector<32xf32>, tensor<9x?xf32>
+// CHECK: tensor.expand_shape {{.*}} output_shape [5, 8, %[[NO]], 32] : tensor<40x?xf32> into tensor<5x8x?x32xf32>
+// CHECK: linalg.generic {{.*}} ins(%arg2 : tensor<8xf32>) outs({{.*}} : tensor<8x?xf32>)
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<1x8x5x8xf32>, tensor<5x8x?x32xf32>) outs({{.*}} : tensor<1x8x?x32xf32>) attrs = {onnx_mlir_py.packed_contraction}
+// CHECK: scf.for {{.*}} -> (tensor<1x8x?x?xf32>)
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<1x8x?x?xf32>
+// CHECK: vector.transfer_write {{.*}}, %{{.*}} {in_bounds = [true]} : vector<32xf32>, tensor<1x8x?x?xf32>
+// CHECK: tensor.insert_slice {{.*}} into %{{.*}}[%{{.*}}, 0, 0, 0] [1, 8, %{{.*}}, %{{.*}}]
+func.func @conv(%x: tensor<?x4x?x?xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf32>, %e: tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%x, %w : tensor<?x4x?x?xf32>, tensor<8x4x3x3xf32>) outs(%z : tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %b : tensor<?x8x?x?xf32>, tensor<8xf32>) outs(%e : tensor<?x8x?x?xf32>) {
+  ^bb0(%i: f32, %bb: f32, %o: f32):
+    %s = arith.addf %i, %bb : f32
+    linalg.yield %s : f32
+  } -> tensor<?x8x?x?xf32>
+  return %r : tensor<?x8x?x?xf32>
+}
+
+// Static H/W stay with conv.py (o3-conv-to-matmul); an init that is not a
+// fill of 0.0 is not taken either.
+// CHECK-LABEL: func.func @not_taken
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} -> tensor<?x8x7x7xf32>
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} -> tensor<1x8x?x?xf32>
+func.func @not_taken(%x: tensor<?x4x9x9xf32>, %w: tensor<8x4x3x3xf32>, %e: tensor<?x8x7x7xf32>,
+                     %x2: tensor<1x4x?x?xf32>, %e2: tensor<1x8x?x?xf32>) -> (tensor<?x8x7x7xf32>, tensor<1x8x?x?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8x7x7xf32>) -> tensor<?x8x7x7xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<?x4x9x9xf32>, tensor<8x4x3x3xf32>) outs(%z : tensor<?x8x7x7xf32>) -> tensor<?x8x7x7xf32>
+  %f = linalg.fill ins(%one : f32) outs(%e2 : tensor<1x8x?x?xf32>) -> tensor<1x8x?x?xf32>
+  %c2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x2, %w : tensor<1x4x?x?xf32>, tensor<8x4x3x3xf32>) outs(%f : tensor<1x8x?x?xf32>) -> tensor<1x8x?x?xf32>
+  return %c, %c2 : tensor<?x8x7x7xf32>, tensor<1x8x?x?xf32>
+}
