@@ -1,7 +1,7 @@
 """DepthToSpace (DCR / CRD) and SpaceToDepth -> tensor.expand_shape, one
 transposing linalg.generic, tensor.collapse_shape (NCHW). Every dim may be
 dynamic: the result dims and divisibility checks are the shape rule's
-helper (``dialects/onnx/ops/reshape.py::space_depth_dims``) on run-time
+helper (``dialects/onnx/ops/depth_to_space.py::space_depth_dims``) on run-time
 dims; each expanded group has one dynamic size at most (the block size is
 static)."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
-from onnx_mlir_py.dialects.onnx.ops.reshape import space_depth_dims
+from onnx_mlir_py.dialects.onnx.ops.depth_to_space import space_depth_dims
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
 from onnx_mlir_py.passes.onnx_to_linalg.conv import collapse_to
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of

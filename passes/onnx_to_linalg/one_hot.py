@@ -7,7 +7,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
-from onnx_mlir_py.dialects.onnx.ops.shape_ops import one_hot_dims, one_hot_inputs
+from onnx_mlir_py.dialects.onnx.ops.one_hot import one_hot_dims, one_hot_inputs
 from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
                                                         is_float)
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, index_of, wrap

@@ -29,3 +29,11 @@ from onnx_mlir_py.dialects.onnx.ops import shape_only  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import unique  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import nms  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import strings_ml  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import constant  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import cast  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import one_hot  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import selection  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import cumsum  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import depth_to_space  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import trilu  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import integer_ops  # noqa: F401

@@ -1,5 +1,5 @@
 """Attention family: Attention, FlexAttention, LinearAttention,
-RotaryEmbedding, RMSNormalization, CausalConvWithState, SwiGLU.
+RotaryEmbedding, CausalConvWithState, SwiGLU (RMSNormalization: normalization.py).
 
 * Attention (v23-25): Q/K/V are 4-D [B, heads, seq, head_size] or 3-D
   [B, seq, heads * head_size] (then q_num_heads / kv_num_heads give the
@@ -9,7 +9,7 @@ RotaryEmbedding, RMSNormalization, CausalConvWithState, SwiGLU.
 * FlexAttention: Y is [B, q_heads, q_seq, v_head] (rank-4 inputs only).
 * LinearAttention: output [B, T, q_heads * d_v]; present_state
   [B, kv_heads, d_k, d_v] with d_k, d_v the K/V hidden sizes per kv head.
-* RotaryEmbedding, RMSNormalization, SwiGLU: the input's shape.
+* RotaryEmbedding, SwiGLU: the input's shape.
 * CausalConvWithState: output is the input [B, C, L]; present_state is
   [B, C, k - 1] for a weight [C, 1, k].
 """
@@ -150,7 +150,6 @@ def _linear_attention_verify(op: OnnxOp):
 
 
 shape_rule("RotaryEmbedding", 23)(same_as_input)
-shape_rule("RMSNormalization", 23)(same_as_input)
 shape_rule("SwiGLU", 28)(same_as_input)
 
 
@@ -160,13 +159,6 @@ def _swiglu_verify(op: OnnxOp):
     if a is not None and b is not None and (len(a) != len(b) or any(
             x is not None and y is not None and x != y for x, y in zip(a, b))):
         op.fail(f"A {fmt(a)} and B {fmt(b)} must have the same shape (no broadcasting)")
-
-
-@verifier("RMSNormalization", 23)
-def _rms_verify(op: OnnxOp):
-    r = op.rank(op.input(0))
-    if r is not None and not -r <= op.attrs.axis < r:
-        op.fail(f"axis {op.attrs.axis} is out of range for rank {r}")
 
 
 @shape_rule("CausalConvWithState", 27)

@@ -228,3 +228,16 @@ def check_flag(op: OnnxOp, name: str) -> None:
     v = getattr(op.attrs, name)
     if v is not None and v not in (0, 1):
         op.fail(f"attribute '{name}' = {v}: expected 0 or 1")
+
+
+def dtype_or_input(op: OnnxOp, name: str) -> ir.Type | None:
+    """The element type the ``name`` attribute (``dtype``) names when set, else
+    input 0's."""
+    code = getattr(op.attrs, name) if name in op.spec.attributes else None
+    return dtype_attr(op, name, code) if code else op.elem(op.input(0))
+
+
+def like_input(op: OnnxOp, et: ir.Type | None) -> list:
+    """One result of input 0's shape with element type ``et`` (*Like ops)."""
+    return [tensor(op.shape(op.input(0)), et) if et is not None else None]
+

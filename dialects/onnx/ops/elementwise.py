@@ -24,8 +24,7 @@ UNARY = {
     "HardSigmoid": (1, 6, 22), "HardSwish": (14, 22), "ThresholdedRelu": (10, 22),
     "Celu": (12, 28), "Gelu": (20,), "Mish": (18, 22), "Not": (1,), "BitwiseNot": (18,),
     "Clip": (1, 6, 11, 12, 13), "IsNaN": (9, 13, 20), "IsInf": (10, 20), "Shrink": (9,),
-    "Swish": (24,), "LpNormalization": (1, 22), "MeanVarianceNormalization": (9, 13),
-    "CumProd": (26,), "ReverseSequence": (10, 28),
+    "Swish": (24,),
 }
 # op type -> versions: numpy broadcast of all inputs, type of input 0.
 BINARY = {
@@ -40,8 +39,6 @@ COMPARE = {
     "LessOrEqual": (12, 16), "GreaterOrEqual": (12, 16),
     "And": (7,), "Or": (7,), "Xor": (7,),
 }
-# Identity passes any type through (tensors, and sequences/optionals since v14).
-IDENTITY_VERSIONS = (1, 13, 14, 16, 19, 21, 23, 24, 25)
 _BOOL_RESULT = {"IsNaN", "IsInf"}
 
 
@@ -70,12 +67,6 @@ def _compare_shape(op: OnnxOp):
 def _broadcast_verify(op: OnnxOp):
     ins = [v for g in op.operand_groups() for v in g]
     broadcast_shapes(op, [op.shape(v) for v in ins])
-
-
-@shape_rule("Identity", *IDENTITY_VERSIONS)
-def _identity_shape(op: OnnxOp):
-    t = op.input(0).type
-    return [None if str(t) == "!onnx.unknown" else t]
 
 
 for _op, _versions in UNARY.items():

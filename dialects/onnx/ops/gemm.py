@@ -1,16 +1,15 @@
-"""Matrix products: Gemm, MatMul, MatMulInteger, Einsum.
+"""Matrix products: Gemm, MatMul, Einsum (MatMulInteger: integer_ops.py).
 
 * Gemm (v7+): A [M, K] (transA: [K, M]), B [K, N] (transB: [N, K]), optional
   (v11+) C unidirectionally broadcastable to [M, N]; Y is [M, N]. Versions 1
   and 6 (``broadcast`` attribute) predate opset 7 and are not covered.
-* MatMul / MatMulInteger: numpy.matmul -- a 1-D A is promoted to [1, K] and
+* MatMul: numpy.matmul -- a 1-D A is promoted to [1, K] and
   a 1-D B to [K, 1] (the added dim is removed from the result), batch dims
-  broadcast. MatMulInteger yields int32.
+  broadcast.
 * Einsum: explicit (``->``) or implicit output, ``...`` broadcasting.
 """
 from __future__ import annotations
 
-import mlir.ir as ir
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
@@ -93,36 +92,6 @@ def _matmul_shape(op: OnnxOp):
     et = op.elem(op.input(0))
     shape = matmul_shape(op, op.shape(op.input(0)), op.shape(op.input(1)))
     return [tensor(shape, et) if et is not None else None]
-
-
-def _matmul_integer(op: OnnxOp):
-    a, b = op.shape(op.input(0)), op.shape(op.input(1))
-    shape = matmul_shape(op, a, b)
-    azp, bzp = op.shape(op.input(2)), op.shape(op.input(3))
-    rows = a[-2] if a is not None and len(a) >= 2 else None
-    cols = b[-1] if b is not None and len(b) >= 2 else None
-    if azp is not None:
-        if len(azp) > 1:
-            op.fail(f"input 'a_zero_point' has shape {fmt(azp)}: expected a scalar or 1-D "
-                    f"(per-row) tensor, got rank {len(azp)}")
-        if len(azp) == 1 and azp[0] not in (None, 1) and rows is not None and azp[0] != rows:
-            op.fail(f"input 'a_zero_point' has shape {fmt(azp)}: expected 1 or {rows} "
-                    f"(rows of A {fmt(a)}) elements, got {azp[0]}")
-    if bzp is not None and len(bzp) == 1 and bzp[0] not in (None, 1) and cols is not None \
-            and bzp[0] != cols:
-        op.fail(f"input 'b_zero_point' has shape {fmt(bzp)}: expected 1 or {cols} "
-                f"(columns of B {fmt(b)}) elements, got {bzp[0]}")
-    return shape
-
-
-@verifier("MatMulInteger", 10)
-def _matmul_integer_verify(op: OnnxOp):
-    _matmul_integer(op)
-
-
-@shape_rule("MatMulInteger", 10)
-def _matmul_integer_shape(op: OnnxOp):
-    return [tensor(_matmul_integer(op), ir.IntegerType.get_signless(32))]
 
 
 # -- Einsum ------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Normalizations: BatchNormalization, InstanceNormalization,
-LayerNormalization, GroupNormalization.
+LayerNormalization, GroupNormalization, RMSNormalization,
+MeanVarianceNormalization, LpNormalization, LRN.
 
 Y always has the shape of X. Extra outputs:
 * BatchNormalization v7/v9: mean, var, saved_mean, saved_var (training) have
@@ -13,7 +14,7 @@ from __future__ import annotations
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
-from onnx_mlir_py.dialects.onnx.ops.common import fmt
+from onnx_mlir_py.dialects.onnx.ops.common import fmt, same_as_input
 
 
 def result_slots(op: OnnxOp) -> list[int]:
@@ -217,3 +218,39 @@ def _gn_verify(op: OnnxOp):
 
 verifier("GroupNormalization", 18, 21)(_gn_verify)
 shape_rule("GroupNormalization", 18, 21)(_same_as_x)
+
+
+# -- LRN: the input's shape ------------------------------------------------------
+LRN_VERSIONS = (1, 13)
+
+
+@verifier("LRN", *LRN_VERSIONS)
+def _lrn_verify(op: OnnxOp):
+    size = op.attrs.size
+    if size is None:
+        op.fail("attribute 'size' is required")
+    if size < 1:
+        op.fail(f"attribute 'size' = {size}: expected >= 1")
+    x = op.shape(op.input(0))
+    if x is not None and len(x) < 2:
+        op.fail(f"input 'X' has shape {fmt(x)}: expected rank >= 2 (N x C x D1 x ... x Dn), "
+                f"got rank {len(x)}")
+
+
+@shape_rule("LRN", *LRN_VERSIONS)
+def _lrn_shape(op: OnnxOp):
+    x = op.input(0)
+    return [tensor(op.shape(x), op.elem(x)) if op.elem(x) is not None else None]
+
+
+# -- RMSNormalization, MeanVarianceNormalization, LpNormalization: X's shape --------
+shape_rule("RMSNormalization", 23)(same_as_input)
+shape_rule("MeanVarianceNormalization", 9, 13)(same_as_input)
+shape_rule("LpNormalization", 1, 22)(same_as_input)
+
+
+@verifier("RMSNormalization", 23)
+def _rms_verify(op: OnnxOp):
+    r = op.rank(op.input(0))
+    if r is not None and not -r <= op.attrs.axis < r:
+        op.fail(f"axis {op.attrs.axis} is out of range for rank {r}")

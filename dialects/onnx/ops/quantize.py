@@ -1,5 +1,5 @@
-"""Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
-QLinearMatMul, QLinearConv, ConvInteger.
+"""Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
+(QLinearMatMul, QLinearConv, ConvInteger, MatMulInteger: integer_ops.py).
 
 * QuantizeLinear: y has x's shape; its type is ``output_dtype`` when set
   (v21+), else the zero point's type, else uint8.
@@ -7,9 +7,6 @@ QLinearMatMul, QLinearConv, ConvInteger.
   since v19 (``output_dtype`` when set, v23+).
 * DynamicQuantizeLinear: uint8 y (x's shape), scalar float scale, scalar
   uint8 zero point.
-* QLinearMatMul: numpy matmul of a and b, the type of y_zero_point.
-* QLinearConv / ConvInteger: the Conv output shape; y_zero_point's type /
-  int32.
 """
 from __future__ import annotations
 
@@ -17,9 +14,8 @@ import mlir.ir as ir
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
-from onnx_mlir_py.dialects.onnx.ops.common import fmt, single_result
-from onnx_mlir_py.dialects.onnx.ops.conv import conv_shape, opt_attr
-from onnx_mlir_py.dialects.onnx.ops.gemm import matmul_shape
+from onnx_mlir_py.dialects.onnx.ops.common import fmt
+from onnx_mlir_py.dialects.onnx.ops.conv import opt_attr
 
 Q = (10, 13, 19, 21, 23, 24, 25, 28)
 DQ = (10, 13, 19, 21, 23, 24, 25, 28)
@@ -81,33 +77,3 @@ def _dq_shape(op: OnnxOp):
 def _dql_shape(op: OnnxOp):
     u8 = ir.IntegerType.get_unsigned(8)
     return [tensor(op.shape(op.input(0)), u8), tensor((), ir.F32Type.get()), tensor((), u8)]
-
-
-@verifier("QLinearMatMul", 10, 21)
-def _qlmm_verify(op: OnnxOp):
-    matmul_shape(op, op.shape(op.input(0)), op.shape(op.input(3)))
-
-
-@shape_rule("QLinearMatMul", 10, 21)
-def _qlmm_shape(op: OnnxOp):
-    et = op.elem(op.input(7))
-    shape = matmul_shape(op, op.shape(op.input(0)), op.shape(op.input(3)))
-    return [tensor(shape, et) if et is not None else None]
-
-
-@verifier("QLinearConv", 10)
-def _qlconv_verify(op: OnnxOp):
-    conv_shape(op, 0, 3, 8)
-
-
-shape_rule("QLinearConv", 10)(single_result(lambda op: conv_shape(op, 0, 3, 8), elem_input=7))
-
-
-@verifier("ConvInteger", 10)
-def _convint_verify(op: OnnxOp):
-    conv_shape(op, 0, 1, None)
-
-
-@shape_rule("ConvInteger", 10)
-def _convint_shape(op: OnnxOp):
-    return [tensor(conv_shape(op, 0, 1, None), ir.IntegerType.get_signless(32))]

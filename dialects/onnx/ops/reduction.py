@@ -1,4 +1,4 @@
-"""Reduce*, ArgMax/ArgMin, TopK, CumSum.
+"""Reduce*, ArgMax/ArgMin (TopK: selection.py, CumSum: cumsum.py).
 
 Reduce* take ``axes`` as an attribute up to ReduceSum v11 / the others v13
 and as an optional input from ReduceSum v13 / the others v18 (with
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
-from onnx_mlir_py.dialects.onnx.ops.common import (check_flag, const_ints, const_value, fmt, i64,
-                                                   known_len, norm_axes, norm_axis, same_as_input)
+from onnx_mlir_py.dialects.onnx.ops.common import (check_flag, const_ints, i64, known_len,
+                                                   norm_axes, norm_axis)
 
 # op type -> (versions with the axes attribute, versions with the axes input)
 REDUCE = {
@@ -90,58 +90,3 @@ for _t in ("ArgMax", "ArgMin"):
     verifier(_t, 1, 11, 12, 13)(_arg)
 
 
-# --------------------------------------------------------------------------
-# TopK: values (type of X) and int64 indices; dim axis becomes k
-# --------------------------------------------------------------------------
-TOPK = (1, 10, 11, 24)
-
-
-def _topk(op: OnnxOp):
-    s = op.shape(op.input(0))
-    if op.version == 1:
-        k = op.attrs.k
-    else:
-        ks = op.shape(op.input(1))
-        if ks is not None and ks != (1,) and ks != (None,):
-            op.fail(f"K must be a 1-D tensor of one element, got shape {fmt(ks)}")
-        c = const_ints(op.input(1))
-        k = c[0] if c and len(c) == 1 else None
-    if k is not None and k < 0:
-        op.fail(f"k must be >= 0, got {k}")
-    if s is None:
-        return None
-    if len(s) == 0:
-        op.fail("input must have rank >= 1, got a scalar")
-    a = norm_axis(op, op.attrs.axis, len(s))
-    if k is not None and s[a] is not None and k > s[a]:
-        op.fail(f"k {k} is larger than dim {a} of input {fmt(s)}")
-    return [k if j == a else d for j, d in enumerate(s)]
-
-
-@shape_rule("TopK", *TOPK)
-def _topk_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    out = _topk(op)
-    return [None if et is None else tensor(out, et), tensor(out, i64())]
-
-
-verifier("TopK", *TOPK)(_topk)
-
-
-# --------------------------------------------------------------------------
-# CumSum: same shape; axis is a scalar (or 1-element) tensor
-# --------------------------------------------------------------------------
-shape_rule("CumSum", 11, 14)(same_as_input)
-
-
-@verifier("CumSum", 11, 14)
-def _cumsum_verify(op: OnnxOp):
-    check_flag(op, "exclusive")
-    check_flag(op, "reverse")
-    a = op.shape(op.input(1))
-    if a is not None and not (len(a) == 0 or a == (1,)):
-        op.fail(f"axis must be a scalar, got shape {fmt(a)}")
-    c = const_value(op.input(1))
-    r = op.rank(op.input(0))
-    if c is not None and c.size == 1 and r is not None:
-        norm_axis(op, int(c.reshape(()).item()), r)

@@ -1,4 +1,4 @@
-"""Reshape, Squeeze, Unsqueeze, DepthToSpace, SpaceToDepth, Trilu (Expand/Tile: expand_tile.py).
+"""Reshape, Flatten, Squeeze, Unsqueeze, Identity (Expand/Tile: expand_tile.py).
 
 Shape operands (Reshape's ``shape``, Squeeze/Unsqueeze ``axes`` from v13,
 Expand's ``shape``, Tile's ``repeats``) are read with ``int_values``: known
@@ -6,11 +6,12 @@ elements give static dims, unknown elements give ``?``.
 """
 from __future__ import annotations
 
+import math
+
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
-from onnx_mlir_py.dialects.onnx.ops.common import (const_ints, fmt, int_values, norm_axes,
-                                                   norm_axis, same_as_input, single_result)
+from onnx_mlir_py.dialects.onnx.ops.common import const_ints, int_values, norm_axes, single_result
 
 # --------------------------------------------------------------------------
 # Reshape
@@ -248,50 +249,49 @@ def _unsqueeze_verify(op: OnnxOp):
 
 
 # --------------------------------------------------------------------------
-# DepthToSpace / SpaceToDepth
+# Flatten: [prod(d[:axis]), prod(d[axis:])]; axis in [0, r] for v1/v9, [-r, r] since v11
 # --------------------------------------------------------------------------
-def space_depth_dims(ctx: D.ShapeChecks, op_type: str, dims, bs: int) -> list:
-    """DepthToSpace / SpaceToDepth result dims of (N, C, H, W) ``dims``
-    (dims.py kinds), with the divisibility checks: the one computation for
-    the shape rule and the lowering."""
-    n, c, h, w = dims
-    if op_type == "DepthToSpace":
-        ctx.require(D.eq(c % (bs * bs), 0), f"channel dim {{0}} is not divisible by {bs * bs}", c)
-        return [n, c // (bs * bs), h * bs, w * bs]
-    ctx.require(D.eq(h % bs, 0), f"height {{0}} is not divisible by {bs}", h)
-    ctx.require(D.eq(w % bs, 0), f"width {{0}} is not divisible by {bs}", w)
-    return [n, c * (bs * bs), h // bs, w // bs]
+FLATTEN_VERSIONS = (1, 9, 11, 13, 21, 23, 24, 25)
 
 
-def _d2s(op: OnnxOp):
-    s = op.shape(op.input(0))
-    b = op.attrs.blocksize
-    if b is None or b <= 0:
-        op.fail(f"blocksize must be positive, got {b}")
-    if s is None:
+def _flatten(op: OnnxOp):
+    x = op.shape(op.input(0))
+    axis = op.attrs.axis
+    if x is None:
+        if op.version < 11 and axis < 0:
+            op.fail(f"attribute 'axis' = {axis}: expected >= 0 (negative axes need opset 11)")
         return None
-    if len(s) != 4:
-        op.fail(f"input must be 4-D (N, C, H, W), got {fmt(s)}")
-    return D.to_static(space_depth_dims(D.inference_checks(op), op.op_type, D.from_static(s), b))
+    r = len(x)
+    lo = 0 if op.version < 11 else -r
+    if not lo <= axis <= r:
+        op.fail(f"attribute 'axis' = {axis}: expected a value in [{lo}, {r}] for input of rank {r}")
+    if axis < 0:
+        axis += r
+
+    def prod(ds):
+        return None if any(d is None for d in ds) else math.prod(ds)
+    return (prod(x[:axis]), prod(x[axis:]))
 
 
-for _t, _vs in (("DepthToSpace", (1, 11, 13, 28)), ("SpaceToDepth", (1, 13, 28))):
-    shape_rule(_t, *_vs)(lambda op: [None if op.elem(op.input(0)) is None
-                                     else tensor(_d2s(op), op.elem(op.input(0)))])
-    verifier(_t, *_vs)(_d2s)
+@verifier("Flatten", *FLATTEN_VERSIONS)
+def _flatten_verify(op: OnnxOp):
+    _flatten(op)
+
+
+@shape_rule("Flatten", *FLATTEN_VERSIONS)
+def _flatten_shape(op: OnnxOp):
+    et = op.elem(op.input(0))
+    shape = _flatten(op)
+    return [tensor(shape if shape is not None else (None, None), et) if et is not None else None]
 
 
 # --------------------------------------------------------------------------
-# Trilu
+# Identity passes any type through (tensors, and sequences/optionals since v14).
 # --------------------------------------------------------------------------
-shape_rule("Trilu", 14)(same_as_input)
+IDENTITY_VERSIONS = (1, 13, 14, 16, 19, 21, 23, 24, 25)
 
 
-@verifier("Trilu", 14)
-def _trilu_verify(op: OnnxOp):
-    r = op.rank(op.input(0))
-    if r is not None and r < 2:
-        op.fail(f"input must have rank >= 2, got rank {r}")
-    k = op.shape(op.input(1))
-    if k is not None and len(k) != 0 and not (len(k) == 1 and k[0] in (1, None)):
-        op.fail(f"k must be a scalar, got shape {fmt(k)}")
+@shape_rule("Identity", *IDENTITY_VERSIONS)
+def _identity_shape(op: OnnxOp):
+    t = op.input(0).type
+    return [None if str(t) == "!onnx.unknown" else t]

@@ -1,5 +1,7 @@
-"""More NN / tensor ops: GridSample, AffineGrid, DeformConv, RoiAlign,
-MaxUnpool, DFT, Det, EyeLike, Bernoulli, Random*Like, TensorScatter, BitCast.
+"""Ops that are verified and typed (--EmitONNXIR) but have no lowering yet:
+GridSample, AffineGrid, DeformConv, RoiAlign, MaxUnpool, DFT, STFT, Det,
+Bernoulli, Random*Like, TensorScatter, BitCast, ImageDecoder,
+ReverseSequence. An op that gets a lowering moves to its family's file.
 
 * GridSample: X [N, C, D1..Dr], grid [N, H1..Hr, r] -> [N, C, H1..Hr].
 * AffineGrid: theta [N, r, r+1], size (N, C, D1..Dr) -> [N, D1..Dr, r].
@@ -9,23 +11,24 @@ MaxUnpool, DFT, Det, EyeLike, Bernoulli, Random*Like, TensorScatter, BitCast.
 * DFT: the signal's shape with a last dim of 2 (complex); the transformed
   axis has dft_length (or its size) elements, n // 2 + 1 when onesided.
 * Det: [*, M, M] -> [*].
-* EyeLike, Bernoulli, RandomUniformLike, RandomNormalLike: the input's
+* Bernoulli, RandomUniformLike, RandomNormalLike: the input's
   shape; type from ``dtype`` when set, else the input's.
 * TensorScatter: the past cache's type. BitCast: the input's shape, type ``to``.
+* ReverseSequence: the input's shape.
 """
 from __future__ import annotations
 
 from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
-from onnx_mlir_py.dialects.onnx.ops.common import (const_ints, dtype_attr, fmt, int_values,
-                                                   norm_axis, single_result)
-from onnx_mlir_py.dialects.onnx.ops.conv import conv_shape, opt_attr
+from onnx_mlir_py.dialects.onnx.ops.common import (const_ints, dtype_or_input, fmt, int_values,
+                                                   like_input, norm_axis, same_as_input,
+                                                   single_result)
+from onnx_mlir_py.dialects.onnx.ops.conv import conv_shape
 
 
 def _dtype(op: OnnxOp, name: str = "dtype"):
-    code = opt_attr(op, name)
-    return dtype_attr(op, name, code) if code else op.elem(op.input(0))
+    return dtype_or_input(op, name)
 
 
 def _grid_sample(op: OnnxOp):
@@ -143,11 +146,9 @@ def _det_verify(op: OnnxOp):
 
 
 def _like(op: OnnxOp):
-    et = _dtype(op)
-    return [tensor(op.shape(op.input(0)), et) if et is not None else None]
+    return like_input(op, _dtype(op))
 
 
-shape_rule("EyeLike", 9, 22)(_like)
 shape_rule("Bernoulli", 15, 22)(_like)
 shape_rule("RandomUniformLike", 1, 22)(_like)
 shape_rule("RandomNormalLike", 1, 22)(_like)
@@ -188,19 +189,6 @@ def _bit_width(t) -> int | None:
 
 # -- data-dependent output sizes: rank and known dims only --------------------------
 
-@shape_rule("Compress", 9, 11, 28)
-def _compress_shape(op: OnnxOp):
-    x, et = op.shape(op.input(0)), op.elem(op.input(0))
-    if et is None:
-        return [None]
-    if not op.attrs.has("axis"):
-        return [tensor((None,), et)]
-    if x is None:
-        return [tensor(None, et)]
-    a = norm_axis(op, op.attrs.axis, len(x))
-    return [tensor(x[:a] + (None,) + x[a + 1:], et)]
-
-
 @shape_rule("ImageDecoder", 20)
 def _image_decoder_shape(op: OnnxOp):
     return [tensor((None, None, None), elem_type(2))]  # HWC uint8
@@ -227,3 +215,6 @@ def _stft_shape(op: OnnxOp):
         if step and s[1] is not None:
             frames = (s[1] - length) // step[0] + 1
     return [tensor((s[0], frames, bins, 2), et)]
+
+
+shape_rule("ReverseSequence", 10, 28)(same_as_input)

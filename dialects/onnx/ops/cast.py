@@ -1,0 +1,32 @@
+"""Cast (element type ``to``) and CastLike (the element type of input 1):
+the input's shape."""
+from __future__ import annotations
+
+from onnx_mlir_py.registry import shape_rule, verifier
+from onnx_mlir_py.dialects.onnx.types import elem_type
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
+from onnx_mlir_py.dialects.onnx.ops.common import input_shape, single_result
+
+
+CAST = (6, 9, 13, 19, 21, 23, 24, 25, 28)
+CAST_LIKE = (15, 19, 21, 23, 24, 25)
+
+
+def _cast_elem(op: OnnxOp):
+    try:
+        return elem_type(op.attrs.to)
+    except ValueError:
+        op.fail(f"attribute 'to' ({op.attrs.to}) is not a supported element type")
+
+
+@shape_rule("Cast", *CAST)
+def _cast_shape(op: OnnxOp):
+    return [tensor(op.shape(op.input(0)), _cast_elem(op))]
+
+
+@verifier("Cast", *CAST)
+def _cast_verify(op: OnnxOp):
+    _cast_elem(op)
+
+
+shape_rule("CastLike", *CAST_LIKE)(single_result(input_shape, elem_input=1))
