@@ -13,7 +13,8 @@ vectors (or 3 or 2 when that divides the row and 4 does not, see
 chunks of 4 vectors with the last iteration peeled off
 (``transform.loop.peel``): the main loop's chunks are whole (their masks
 fold away), the remainder is masked. Row reductions over a dynamic length
-are tiled the same way (the accumulator is carried through the chunks).
+are tiled the same way (the accumulator is carried through the chunks),
+but their remainder stays a scalar loop: no padding lane can reach the result.
 
 Threads (``threads=True``, on at -O3): an op with at least
 :data:`THREAD_MIN_WORK` units of estimated work (loop iterations weighted by
@@ -138,10 +139,11 @@ def candidate(op: ir.Operation) -> bool:
     if sizes is None or 0 in sizes:
         return False
     if op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"][len(sizes) - 1]):
-        # a masked tail of a reduction over a dynamic row combines its padding
-        # lanes into the result: ReduceMax of a row of -inf gave -1e-45 (the
-        # fully-masked-row attention tests [dynamic] -O3 returned NaN rows)
-        if sizes[-1] is None or sizes[-1] > WHOLE_ROW_MAX:
+        # a dynamic row: whole chunks vectorized, the remainder a scalar loop
+        # (see schedule: a masked tail combined its padding lanes into the
+        # result, ReduceMax of a row of -inf gave -1e-45); a long static row
+        # would get a masked tail
+        if sizes[-1] is not None and sizes[-1] > WHOLE_ROW_MAX:
             return False
     return _innermost_ok(maps, len(sizes))
 
@@ -201,7 +203,10 @@ def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | N
     if inner is None:
         # a dynamic row: steps of 4 vectors, the last iteration peeled
         # off (the main loop's steps are whole vectors, unmasked once
-        # canonicalized) and vectorized with a mask
+        # canonicalized) and vectorized with a mask; for a row reduction
+        # the remainder stays a scalar loop (the masked vector reduction
+        # combined its padding lanes into the result: ReduceMax of a row of
+        # -inf gave -1e-45, fully-masked attention rows came out NaN)
         chunk = 4 * target.vector_width
     else:
         chunk = inner if inner <= WHOLE_ROW_MAX else row_chunk(inner, target.vector_width)
@@ -247,10 +252,10 @@ def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | N
     %vm = transform.structured.match ops{{["{op.name}"]}} in %main
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %vm vector_sizes {vec} : !transform.any_op
-    %vr = transform.structured.match ops{{["{op.name}"]}} in %rest
+""" + ("" if reduction else f"""    %vr = transform.structured.match ops{{["{op.name}"]}} in %rest
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %vr vector_sizes {vec} : !transform.any_op
-"""
+""")
     masked = inner % chunk != 0
     vsizes = f" vector_sizes {vec}" if masked else ""
     return tiled + f"""    transform.structured.vectorize %t{vsizes} : !transform.any_op

@@ -215,10 +215,46 @@ def test_reduction_over_dynamic_row_ignores_padding(tmp_path, op, fill):
                       [nh.from_array(np.array([-1], np.int64), "ax")])
     m = hh.make_model(g, opset_imports=[hh.make_opsetid("", 18)], ir_version=8)
     sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "r.so", opt_level=3))
-    for n in (1, 3, 8, 37, 64):
+    for n in (1, 3, 8, 31, 32, 33, 37, 64, 65, 67):
         x = np.full((3, n), fill, np.float32)
         x[1] = -5.0
         x[2, n // 2] = 7.0
         want = {"ReduceMax": x.max, "ReduceMin": x.min, "ReduceSum": x.sum}[op](
             axis=-1, keepdims=True)
         np.testing.assert_array_equal(sess.run([x])[0], want, err_msg=f"n={n}")
+
+
+def test_softmax_layernorm_rows_of_dynamic_length(tmp_path):
+    """Softmax, LogSoftmax and LayerNormalization over rows of a dynamic
+    length (whole vector chunks, then a scalar remainder: lengths below one
+    chunk, one chunk -1/+1, several chunks and odd), rows of -inf with one
+    finite value, against onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    import onnx
+    c = Cases()
+    c.input("x", ["N", "S"])
+    c.input("y", ["B", 3, "S"])
+    c.nodes += [N("Softmax", ["x"], ["sm"], axis=-1), N("LogSoftmax", ["x"], ["lsm"], axis=-1),
+                N("LayerNormalization", ["y", "g", "b"], ["ln"], axis=-1, epsilon=1e-5),
+                N("ReduceMax", ["x", "ax"], ["mx"], keepdims=1)]
+    c.outputs += ["sm", "lsm", "ln", "mx"]
+    m = c.model()
+    m.opset_import[0].version = 18
+    g_b = [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, ["S"]) for n in "gb"]
+    m.graph.input.extend(g_b)
+    m.graph.initializer.append(onnx.numpy_helper.from_array(np.array([-1], np.int64), "ax"))
+    m.ir_version = 8
+    path = tmp_path / "m.onnx"
+    onnx.save(m, path)
+    so = onnx_mlir_py.compile(str(path), output=tmp_path / "m.so", opt_level=3)
+    sess = ExecutionSession(so)
+    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for s in (1, 2, 7, 15, 16, 17, 31, 32, 33, 63, 64, 65, 67):
+        x = rand(4, s) * 4
+        x[1] = -np.inf
+        x[1, s // 2] = 3.0
+        x[2, : s // 2] = -np.inf
+        feeds = {"x": x, "y": rand(2, 3, s) * 3 + 1, "g": rand(s), "b": rand(s)}
+        got = sess.run([feeds[spec.name] for spec in sess.input_specs])
+        for name, gv, w in zip(c.outputs, got, ref.run(None, feeds)):
+            np.testing.assert_allclose(gv, w, rtol=1e-5, atol=1e-5, err_msg=f"{name}, S={s}")
