@@ -20,7 +20,6 @@ from onnx_mlir_py.passes.onnx_to_linalg import reduction  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import cumsum  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import dropout  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import control_flow  # noqa: F401
-from onnx_mlir_py.passes.onnx_to_linalg import indexing  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import selection  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import pad  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import unary  # noqa: F401
@@ -28,12 +27,13 @@ from onnx_mlir_py.passes.onnx_to_linalg import resize  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import integer_ops  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import recurrent  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import quantize  # noqa: F401
-from onnx_mlir_py.passes.onnx_to_linalg import norms  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import depth_to_space  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import one_hot  # noqa: F401
-from onnx_mlir_py.passes.onnx_to_linalg import conv_transpose  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import unique  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import nms  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import transpose  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import trilu  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import cast  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg.driver import lower_to_linalg  # noqa: F401
 
 __all__ = ["lower_to_linalg"]

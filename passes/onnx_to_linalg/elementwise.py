@@ -21,7 +21,8 @@ from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.passes.onnx_to_linalg import int_division
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, wrap
 from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
-                                                        elem_of, is_float, to_signless)
+                                                        elem_of, is_float)
+
 
 F = arith.CmpFPredicate
 I = arith.CmpIPredicate
@@ -400,17 +401,3 @@ def lower_clip(op: OnnxOp, b: LoweringContext):
 def lower_where(op: OnnxOp, b: LoweringContext):
     return [broadcast_generic(op, b, [op.input(0), op.input(1), op.input(2)],
                               lambda c, x, y: arith.select(c, x, y))]
-
-
-@lowering("Cast", 6, 9, 13, 19, 21, 23, 24, 25, 28)
-def lower_cast(op: OnnxOp, b: LoweringContext):
-    x = op.input(0)
-    src_uns = b.unsigned(x)
-    onnx_dst = elem_of(op.op.results[0].type)
-    dst = to_signless(onnx_dst)
-    dst_uns = isinstance(onnx_dst, ir.IntegerType) and onnx_dst.is_unsigned
-    for t in (elem_of(x.type), dst):
-        if not isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type, ir.IntegerType)) \
-                or (isinstance(t, ir.IntegerType) and t.width not in (1, 8, 16, 32, 64)):
-            op.fail(f"cast with element type {t} is not supported")
-    return [broadcast_generic(op, b, [x], lambda s: convert_scalar(s, src_uns, dst, dst_uns))]

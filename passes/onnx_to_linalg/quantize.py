@@ -1,4 +1,5 @@
-"""QuantizeLinear / DequantizeLinear -> one linalg.generic each.
+"""QuantizeLinear / DequantizeLinear -> one linalg.generic each;
+DynamicQuantizeLinear -> a min/max reduction and one generic.
 
 Granularity from the scale's shape: per-tensor (scalar or one element),
 per-axis (1-D of length x.shape[axis]) or blocked (x's rank, dim ``axis``
@@ -156,3 +157,33 @@ def lower_dequantize_linear(op: OnnxOp, b: LoweringContext):
             v = arith.subf(v, convert_scalar(rest[0], zp_uns, ct))
         return convert_scalar(arith.mulf(v, convert_scalar(s, False, ct)), False, out)
     return b.generic(ins, [b.empty(b.dims(x), out)], maps, ["parallel"] * r, body)
+
+
+@lowering("DynamicQuantizeLinear", 11)
+def lower_dynamic_quantize_linear(op: OnnxOp, b: LoweringContext):
+    """scale = (max(0, max x) - min(0, min x)) / 255 (1/255 if that is 0),
+    zp = roundeven(clamp(-min / scale, 0, 255)), y = clamp(roundeven(x / scale) + zp)."""
+    from mlir.dialects import tensor
+    x = op.input(0)
+    n = b.ranked(op, x).rank
+    f32 = ir.F32Type.get()
+    if x.type.element_type != f32:
+        op.fail("input must be float32")
+    u8 = ir.IntegerType.get_signless(8)
+    ident = affine_map(n, list(range(n)))
+    to0 = ir.AffineMap.get(n, 0, [])
+    mx, mn = b.generic([x], [b.full([], f32, 0.0), b.full([], f32, 0.0)],
+                       [ident, to0, to0], ["reduction"] * n,
+                       lambda v, a, c: [arith.maximumf(a, v), arith.minimumf(c, v)])
+    mx, mn = tensor.extract(mx, []), tensor.extract(mn, [])
+    rng = arith.subf(mx, mn)
+    same = arith.cmpf(arith.CmpFPredicate.OEQ, mx, mn)
+    scale = arith.divf(arith.select(same, b.const(1.0, f32), rng), b.const(255.0, f32))
+
+    def clamp255(v):
+        return arith.minimumf(arith.maximumf(v, b.const(0.0, f32)), b.const(255.0, f32))
+    zp = math.roundeven(clamp255(arith.subf(b.const(0.0, f32), arith.divf(mn, scale))))
+    y = b.map_elementwise([x], b.dims(x), u8, lambda v: arith.fptoui(
+        u8, clamp255(arith.addf(math.roundeven(arith.divf(v, scale)), zp))))
+    return [y, tensor.from_elements(ir.RankedTensorType.get([], f32), [scale]),
+            tensor.from_elements(ir.RankedTensorType.get([], u8), [arith.fptoui(u8, zp)])]

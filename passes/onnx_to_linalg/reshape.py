@@ -1,4 +1,4 @@
-"""Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Identity.
+"""Reshape, Flatten, Squeeze, Unsqueeze, Identity.
 
 Reshapes become ``tensor.collapse_shape`` / ``tensor.expand_shape`` when the
 new shape groups contiguous dims (static products, or one dynamic dim onto
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import mlir.ir as ir
 import numpy as np
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.ops.reshape import reshape_dims
-from onnx_mlir_py.passes.onnx_to_linalg.builder import DYN, LoweringContext, index_t, val
+from onnx_mlir_py.passes.onnx_to_linalg.builder import DYN, LoweringContext, index_t
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import (IxVal, checks, fit_result, index_of,
                                                         int_elements)
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import norm_axis
@@ -297,16 +297,6 @@ for _v in (13, 21, 23, 24, 25):
     lowering("Unsqueeze", _v)(_squeeze_like)
 lowering("Squeeze", 1, 11)(_squeeze_like)
 lowering("Unsqueeze", 1, 11)(_squeeze_like)
-
-
-@lowering("Transpose", 1, 13, 21, 23, 24, 25)
-def lower_transpose(op: OnnxOp, b: LoweringContext):
-    x = op.input(0)
-    r = b.ranked(op, x).rank
-    perm = op.attrs.perm or list(range(r))[::-1]
-    dims = b.dims(x)
-    init = b.empty([dims[p] for p in perm], x.type.element_type)
-    return [val(linalg.transpose(x, outs=[init], permutation=list(perm)))]
 
 
 @lowering("Identity", 1, 13, 14, 16, 19, 21, 23, 24, 25)

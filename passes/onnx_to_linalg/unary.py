@@ -3,22 +3,21 @@
 Trigonometric / hyperbolic (math dialect), activation functions (Selu, Elu,
 Celu, ThresholdedRelu, Mish, Shrink, Softsign), Sign, Round (half to even),
 IsNaN, IsInf, Mod (fmod 0: Python ``%``; fmod 1: C ``fmod``), BitShift,
-Bitwise*, Trilu, Clip v1/v6 (attribute bounds), CastLike, and the legacy
+Bitwise*, Clip v1/v6 (attribute bounds), and the legacy
 (v1) versions of ops whose bodies live in elementwise.py.
 """
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, math, tensor
+from mlir.dialects import arith, math
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.passes.onnx_to_linalg import int_division
-from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
-                                                        is_float)
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, convert_scalar, is_float
 from onnx_mlir_py.passes.onnx_to_linalg.elementwise import (UNARY, _binary_rule, _c, _float_only,
-                                                            _unary_rule, broadcast_generic,
-                                                            lower_cast)
+                                                            _unary_rule, broadcast_generic)
+
 
 F = arith.CmpFPredicate
 I = arith.CmpIPredicate
@@ -240,43 +239,3 @@ def lower_clip_v6(op: OnnxOp, b: LoweringContext):
         s = arith.maximumf(s, _c(lo, s.type))
         return arith.minimumf(s, _c(hi, s.type))
     return [broadcast_generic(op, b, [x], body)]
-
-
-@lowering("CastLike", 15, 19, 21, 23, 24, 25)
-def lower_cast_like(op: OnnxOp, b: LoweringContext):
-    return lower_cast(op, b)
-
-
-def loop_index(k: int) -> ir.Value:
-    """linalg.index k, inside a linalg.generic body."""
-    return linalg.IndexOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)).result
-
-
-# -- Trilu ----------------------------------------------------------------------------
-@lowering("Trilu", 14)
-def lower_trilu(op: OnnxOp, b: LoweringContext):
-    x = op.input(0)
-    r = b.ranked(op, x).rank
-    if r < 2:
-        op.fail("input must have rank >= 2")
-    et = x.type.element_type
-    i64 = ir.IntegerType.get_signless(64)
-    k = op.input(1)
-    if k is not None:
-        if b.ranked(op, k).rank != 0 and (k.type.rank != 1 or k.type.shape[0] != 1):
-            op.fail("k must be a scalar")
-        kv = tensor.extract(k, [] if k.type.rank == 0 else [b.index(0)])
-    else:
-        kv = _c(0, i64)
-    upper = op.attrs.upper
-    dims = b.dims(x)
-    ident = affine_map(r, list(range(r)))
-    zero = _c(0.0, et) if is_float(et) else _c(0, et)
-
-    def body(v, _o):
-        i = arith.index_cast(i64, loop_index(r - 2))
-        j = arith.index_cast(i64, loop_index(r - 1))
-        d = arith.subi(j, i)
-        keep = arith.cmpi(I.sge if upper else I.sle, d, kv)
-        return arith.select(keep, v, zero)
-    return b.generic([x], [b.empty(dims, et)], [ident, ident], ["parallel"] * r, body)
