@@ -5,6 +5,7 @@ rules when imported (one import line per family, easy to grep).
 """
 from onnx_mlir_py.passes.onnx_to_linalg import constant  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import elementwise  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import unary  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import gemm  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import conv  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import pool  # noqa: F401
@@ -22,7 +23,6 @@ from onnx_mlir_py.passes.onnx_to_linalg import dropout  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import control_flow  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import selection  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import pad  # noqa: F401
-from onnx_mlir_py.passes.onnx_to_linalg import unary  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import resize  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import integer_ops  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import recurrent  # noqa: F401

@@ -8,7 +8,7 @@ from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, convert_scalar, elem_of,
                                                         to_signless)
-from onnx_mlir_py.passes.onnx_to_linalg.elementwise import broadcast_generic
+from onnx_mlir_py.passes.onnx_to_linalg.broadcast import broadcast_generic
 
 
 @lowering("Cast", 6, 9, 13, 19, 21, 23, 24, 25, 28)

@@ -19,7 +19,7 @@ from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.passes.onnx_to_linalg.builder import DYN, LoweringContext, affine_map
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import (IxVal, checks, fit_result, index_of,
                                                         int_elements)
-from onnx_mlir_py.passes.onnx_to_linalg.elementwise import _runtime_broadcast as runtime_broadcast
+from onnx_mlir_py.passes.onnx_to_linalg.broadcast import runtime_broadcast
 from onnx_mlir_py.passes.onnx_to_linalg.reshape import collapse
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import insert_slice
 

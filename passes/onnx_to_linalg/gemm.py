@@ -15,8 +15,8 @@ from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, val
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, require_same_dim, wrap
-from onnx_mlir_py.passes.onnx_to_linalg.elementwise import (_runtime_broadcast, broadcast_dim,
-                                                            broadcast_generic)
+from onnx_mlir_py.passes.onnx_to_linalg.broadcast import (broadcast_dim, broadcast_generic,
+                                                          runtime_broadcast)
 from onnx_mlir_py.passes.onnx_to_linalg.reshape import collapse, expand
 
 
@@ -119,7 +119,7 @@ def _bcast_batch(op: OnnxOp, b: LoweringContext, v: ir.Value, name: str, out_bat
             chk.require(D.either(D.eq(dv, do), D.eq(dv, 1)),
                         f"batch dims do not broadcast: dim {j} of {name} is {{0}}, "
                         f"the other input needs {{1}} (or 1)", dv, do)
-    v = _runtime_broadcast(b, v, dims, rv, own)
+    v = runtime_broadcast(b, v, dims, rv, own)
     # now each dynamic batch dim is the result's: give v the static ones
     # (collapsing a dynamic one next to the other operand's static one broke
     # expand_shape); a static 1 stays (the generic path broadcasts it)

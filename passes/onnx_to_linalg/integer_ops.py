@@ -19,7 +19,7 @@ from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
 from onnx_mlir_py.passes.onnx_to_linalg.conv import convolve
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, wrap
-from onnx_mlir_py.passes.onnx_to_linalg.elementwise import _runtime_broadcast
+from onnx_mlir_py.passes.onnx_to_linalg.broadcast import runtime_broadcast
 from onnx_mlir_py.passes.onnx_to_linalg.gemm import _check_k, _matmul_generic
 
 
@@ -62,7 +62,7 @@ def fit(op: OnnxOp, b: LoweringContext, v: ir.Value, dims: list, loop_1d: int) -
             chk.require(D.either(D.eq(dv, do), D.eq(dv, 1)),
                         f"a zero point or scale has {{0}} elements on axis {j}, "
                         f"expected 1 or {{1}}", dv, do)
-    return _runtime_broadcast(b, v, target, t.rank, {})
+    return runtime_broadcast(b, v, target, t.rank, {})
 
 
 def ext_i32(b: LoweringContext, x: ir.Value, unsigned: bool) -> ir.Value:

@@ -18,7 +18,7 @@ from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
                                                         elem_of, is_float)
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks
-from onnx_mlir_py.passes.onnx_to_linalg.elementwise import _runtime_broadcast
+from onnx_mlir_py.passes.onnx_to_linalg.broadcast import runtime_broadcast
 
 
 def _int_type(op: OnnxOp, t: ir.Type, what: str) -> tuple[ir.IntegerType, bool]:
@@ -78,7 +78,7 @@ def _fit_param(op: OnnxOp, b: LoweringContext, x: ir.Value, p: ir.Value | None,
         if ps[0] is None:
             chk.require(D.either(D.eq(dp, dx), D.eq(dp, 1)), f"{what} has {{0}} elements, "
                         f"expected 1 or x's dim {axis} ({{1}})", dp, dx)
-            return _runtime_broadcast(b, p, [b.dim(x, axis)], 1, {})
+            return runtime_broadcast(b, p, [b.dim(x, axis)], 1, {})
         chk.require(D.eq(dp, dx), f"{what} has {{0}} elements, expected x's dim {axis} "
                     f"({{1}})", dp, dx)
     elif block and len(ps) == r:

@@ -1,26 +1,108 @@
-"""More elementwise ops -> linalg.generic (broadcasting as in elementwise.py).
+"""Unary elementwise ops -> one linalg.generic each (broadcast.py).
 
-Trigonometric / hyperbolic (math dialect), activation functions (Selu, Elu,
-Celu, ThresholdedRelu, Mish, Shrink, Softsign), Sign, Round (half to even),
-IsNaN, IsInf, Mod (fmod 0: Python ``%``; fmod 1: C ``fmod``), BitShift,
-Bitwise*, Clip v1/v6 (attribute bounds), and the legacy
-(v1) versions of ops whose bodies live in elementwise.py.
+Table driven: ``UNARY`` maps an op type to its scalar body
+``body(op, unsigned, x)``; the versions it covers are the dialect's table
+(``dialects/onnx/ops/unary.py``), the one table of versions: a new unary op
+is a row there and a body + row here. Float-only bodies are wrapped in
+``_float_only`` (other element types fail naming the node).
+
+Math (exp, log, trigonometric / hyperbolic: the math dialect), activations
+(Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Gelu, Softplus, Selu,
+Elu, Celu, ThresholdedRelu, Mish, Shrink, Softsign), Sign, Round (half to
+even), IsNaN, IsInf, Not, BitwiseNot; Clip (bounds as attributes up to v6,
+as optional scalar inputs since v11) is a rule of its own.
 """
 from __future__ import annotations
 
+import math as pymath
+import struct
+
 import mlir.ir as ir
-from mlir.dialects import arith, math
+from mlir.dialects import arith, math, tensor
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
-from onnx_mlir_py.passes.onnx_to_linalg import int_division
+from onnx_mlir_py.dialects.onnx.ops.unary import UNARY as VERSIONS
+from onnx_mlir_py.passes.onnx_to_linalg.broadcast import broadcast_generic
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, convert_scalar, is_float
-from onnx_mlir_py.passes.onnx_to_linalg.elementwise import (UNARY, _binary_rule, _c, _float_only,
-                                                            _unary_rule, broadcast_generic)
-
 
 F = arith.CmpFPredicate
 I = arith.CmpIPredicate
+
+
+def _c(x, et):
+    return LoweringContext.const(x, et)
+
+
+def _float_only(fn):
+    def f(op, uns, x):
+        if not is_float(x.type):
+            op.fail(f"element type {x.type} is not supported (float only)")
+        return fn(op, x)
+    return f
+
+
+def _sigmoid(x):
+    one = _c(1.0, x.type)
+    return arith.divf(one, arith.addf(one, math.exp(arith.negf(x))))
+
+
+def _clamp01(x):
+    return arith.minimumf(arith.maximumf(x, _c(0.0, x.type)), _c(1.0, x.type))
+
+
+def _f32(v: float) -> float:
+    """v rounded to float32: the constants of ONNX's function bodies (HardSwish,
+    Gelu) are float attributes / tensors cast to the input type, so an f64
+    HardSwish uses float32(1/6) (onnx.reference, onnxruntime's function
+    inlining); f32 results are the same either way."""
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def _gelu(op, x):
+    """Gelu's function body: 0.5 x (1 + erf(x / sqrt 2)), or with the tanh
+    approximation sqrt(2/pi) (x + 0.044715 x^3) (constants float32)."""
+    et = x.type
+    half = _c(0.5, et)
+    if op.attrs.approximate == "tanh":
+        inner = arith.mulf(_c(pymath.sqrt(_f32(2.0 / pymath.pi)), et),
+                           arith.addf(x, arith.mulf(_c(_f32(0.044715), et),
+                                                    arith.mulf(x, arith.mulf(x, x)))))
+        t = math.tanh(inner)
+    else:
+        t = math.erf(arith.divf(x, _c(pymath.sqrt(2.0), et)))
+    return arith.mulf(arith.mulf(half, x), arith.addf(_c(1.0, et), t))
+
+
+def _abs(op, uns, x):
+    if is_float(x.type):
+        return math.absf(x)
+    return x if uns else math.absi(x)
+
+
+def _neg(op, uns, x):
+    return arith.negf(x) if is_float(x.type) else arith.subi(_c(0, x.type), x)
+
+
+def _relu(op, uns, x):
+    if is_float(x.type):
+        return arith.maximumf(x, _c(0.0, x.type))
+    return arith.maxsi(x, _c(0, x.type))
+
+
+def _leaky(op, x):
+    neg = arith.cmpf(F.OLT, x, _c(0.0, x.type))
+    return arith.select(neg, arith.mulf(x, _c(op.attrs.alpha, x.type)), x)
+
+
+def _hard_sigmoid(op, x):
+    return _clamp01(arith.addf(arith.mulf(x, _c(op.attrs.alpha, x.type)),
+                               _c(op.attrs.beta, x.type)))
+
+
+def _hard_swish(op, x):
+    return arith.mulf(x, _clamp01(arith.addf(arith.mulf(x, _c(_f32(1.0 / 6.0), x.type)),
+                                             _c(0.5, x.type))))
 
 
 def _selu(op, x):
@@ -126,110 +208,66 @@ def _math(fn):
     return _float_only(lambda op, x: fn(x))
 
 
-NEW_UNARY = {
-    "Sin": ((7, 22), _math(math.sin)),
-    "Cos": ((7, 22), _math(math.cos)),
-    "Tan": ((7, 22), _math(math.tan)),
-    "Asin": ((7, 22), _math(math.asin)),
-    "Acos": ((7, 22), _math(math.acos)),
-    "Atan": ((7, 22), _math(math.atan)),
-    "Sinh": ((9, 22), _math(math.sinh)),
-    "Cosh": ((9, 22), _math(math.cosh)),
-    "Asinh": ((9, 22), _math(math.asinh)),
-    "Acosh": ((9, 22), _math(math.acosh)),
-    "Atanh": ((9, 22), _math(math.atanh)),
-    "Round": ((11, 22), _math(math.roundeven)),
-    "Selu": ((1, 6, 22), _float_only(_selu)),
-    "Elu": ((1, 6, 22), _float_only(_elu)),
-    "Celu": ((12, 28), _float_only(_celu)),
-    "ThresholdedRelu": ((10, 22), _float_only(_thresholded_relu)),
-    "Mish": ((18, 22), _float_only(_mish)),
-    "Softsign": ((1, 22), _float_only(_softsign)),
-    "Shrink": ((9,), _shrink),
-    "Sign": ((9, 13), _sign),
-    "IsNaN": ((9, 13, 20), _is_nan),
-    "IsInf": ((10, 20), _is_inf),
-    "BitwiseNot": ((18,), _bitwise_not),
+UNARY = {
+    "Abs": _abs,
+    "Neg": _neg,
+    "Relu": _relu,
+    "Exp": _math(math.exp),
+    "Log": _math(math.log),
+    "Sqrt": _math(math.sqrt),
+    "Reciprocal": _float_only(lambda op, x: arith.divf(_c(1.0, x.type), x)),
+    "Floor": _math(math.floor),
+    "Ceil": _math(math.ceil),
+    "Sigmoid": _math(_sigmoid),
+    "Tanh": _math(math.tanh),
+    "Erf": _math(math.erf),
+    "Sin": _math(math.sin),
+    "Cos": _math(math.cos),
+    "Tan": _math(math.tan),
+    "Asin": _math(math.asin),
+    "Acos": _math(math.acos),
+    "Atan": _math(math.atan),
+    "Sinh": _math(math.sinh),
+    "Cosh": _math(math.cosh),
+    "Asinh": _math(math.asinh),
+    "Acosh": _math(math.acosh),
+    "Atanh": _math(math.atanh),
+    "Round": _math(math.roundeven),
+    "LeakyRelu": _float_only(_leaky),
+    "HardSigmoid": _float_only(_hard_sigmoid),
+    "HardSwish": _float_only(_hard_swish),
+    "Gelu": _float_only(_gelu),
+    "Softplus": _math(lambda x: math.log1p(math.exp(x))),
+    "Selu": _float_only(_selu),
+    "Elu": _float_only(_elu),
+    "Celu": _float_only(_celu),
+    "ThresholdedRelu": _float_only(_thresholded_relu),
+    "Mish": _float_only(_mish),
+    "Softsign": _float_only(_softsign),
+    "Shrink": _shrink,
+    "Sign": _sign,
+    "IsNaN": _is_nan,
+    "IsInf": _is_inf,
+    "Not": lambda op, uns, x: arith.xori(x, _c(1, x.type)),
+    "BitwiseNot": _bitwise_not,
 }
-for _op, (_vs, _fn) in NEW_UNARY.items():
-    lowering(_op, *_vs)(_unary_rule(_fn))
-
-# versions of existing unary ops the shape rules accept but elementwise.py
-# does not list (v1: legacy ``consumed_inputs`` attribute only; v22: bf16)
-_EXTRA_VERSIONS = {"Abs": (1,), "Neg": (1,), "Exp": (1,), "Log": (1,), "Sqrt": (1,),
-                   "Reciprocal": (1,), "Floor": (1,), "Ceil": (1,), "Sigmoid": (1,),
-                   "Tanh": (1,), "Relu": (1,), "LeakyRelu": (1,), "HardSigmoid": (1, 22),
-                   "HardSwish": (22,), "Softplus": (22,)}
-for _op, _vs in _EXTRA_VERSIONS.items():
-    lowering(_op, *_vs)(_unary_rule(UNARY[_op][1]))
 
 
-# -- binary -------------------------------------------------------------------------
-def _divisor_sign(r, y, et):
-    """Python %: a remainder ``r`` with the dividend's sign (C fmod) made to
-    take the divisor ``y``'s sign (``r + y`` where r != 0 and the signs differ)."""
-    if is_float(et):
-        zero = _c(0.0, et)
-        nonzero = arith.cmpf(F.ONE, r, zero)
-        neg, add = (lambda v: arith.cmpf(F.OLT, v, zero)), arith.addf
-    else:
-        zero = _c(0, et)
-        nonzero = arith.cmpi(I.ne, r, zero)
-        neg, add = (lambda v: arith.cmpi(I.slt, v, zero)), arith.addi
-    fix = arith.andi(nonzero, arith.xori(neg(r), neg(y)))
-    return arith.select(fix, add(r, y), r)
+def _unary_rule(fn):
+    def rule(op: OnnxOp, b: LoweringContext):
+        x = op.input(0)
+        uns = b.unsigned(x)
+        return [broadcast_generic(op, b, [x], lambda s: fn(op, uns, s))]
+    return rule
 
 
-def _mod(b, op, uns, x, y):
-    et = x.type
-    if is_float(et):
-        r = arith.remf(x, y)  # C fmod
-    elif uns:
-        return int_division.rem(x, y, True)
-    else:
-        r = int_division.rem(x, y, False)  # truncated: sign of the dividend (fmod)
-    return r if op.attrs.fmod else _divisor_sign(r, y, et)
+for _op, _fn in UNARY.items():
+    lowering(_op, *VERSIONS[_op])(_unary_rule(_fn))
 
 
-def _bitshift(b, op, uns, x, y):
-    et = x.type
-    if is_float(et):
-        op.fail("BitShift needs an integer type")
-    w = _c(et.width, et)
-    zero = _c(0, et)
-    # amounts outside [0, width) give the sign fill alone (0 or -1)
-    out = arith.ori(arith.cmpi(I.uge, y, w), arith.cmpi(I.slt, y, zero)) if not uns \
-        else arith.cmpi(I.uge, y, w)
-    if op.attrs.direction == "LEFT":
-        return arith.select(out, zero, arith.shli(x, y))
-    if uns:
-        return arith.select(out, zero, arith.shrui(x, y))
-    fill = arith.select(arith.cmpi(I.slt, x, zero), _c(-1, et), zero)
-    return arith.select(out, fill, arith.shrsi(x, y))
-
-
-def _bitwise(fn):
-    def f(b, op, uns, x, y):
-        if is_float(x.type):
-            op.fail("bitwise ops need integer types")
-        return fn(x, y)
-    return f
-
-
-NEW_BINARY = {
-    "Mod": ((10, 13, 28), _mod),
-    "BitShift": ((11, 28), _bitshift),
-    "BitwiseAnd": ((18,), _bitwise(arith.andi)),
-    "BitwiseOr": ((18,), _bitwise(arith.ori)),
-    "BitwiseXor": ((18,), _bitwise(arith.xori)),
-}
-for _op, (_vs, _fn) in NEW_BINARY.items():
-    lowering(_op, *_vs)(_binary_rule(_fn))
-
-
-# -- Clip v1/v6: bounds are attributes ----------------------------------------------
-@lowering("Clip", 1, 6)
-def lower_clip_v6(op: OnnxOp, b: LoweringContext):
+# -- Clip --------------------------------------------------------------------------
+def _clip_attribute_bounds(op: OnnxOp, b: LoweringContext):
+    """Clip v1/v6: the bounds are attributes (float inputs only)."""
     x = op.input(0)
     if not is_float(b.ranked(op, x).element_type):
         op.fail("Clip v6 takes float inputs only")
@@ -238,4 +276,34 @@ def lower_clip_v6(op: OnnxOp, b: LoweringContext):
     def body(s):
         s = arith.maximumf(s, _c(lo, s.type))
         return arith.minimumf(s, _c(hi, s.type))
+    return [broadcast_generic(op, b, [x], body)]
+
+
+@lowering("Clip", *VERSIONS["Clip"])
+def lower_clip(op: OnnxOp, b: LoweringContext):
+    """Clip: the bounds are optional scalar inputs since v11, attributes before."""
+    if op.version < 11:
+        return _clip_attribute_bounds(op, b)
+    x = op.input(0)
+    uns = b.unsigned(x)
+    lo = op.input(1)
+    hi = op.input(2)
+    for v in (lo, hi):
+        if v is not None and (b.ranked(op, v).rank != 0):
+            op.fail("min/max must be scalars (rank 0)")
+    lo_s = tensor.extract(lo, []) if lo is not None else None
+    hi_s = tensor.extract(hi, []) if hi is not None else None
+
+    def body(s):
+        if is_float(s.type):
+            if lo_s is not None:
+                s = arith.maximumf(s, lo_s)
+            if hi_s is not None:
+                s = arith.minimumf(s, hi_s)
+        else:
+            if lo_s is not None:
+                s = (arith.maxui if uns else arith.maxsi)(s, lo_s)
+            if hi_s is not None:
+                s = (arith.minui if uns else arith.minsi)(s, hi_s)
+        return s
     return [broadcast_generic(op, b, [x], body)]

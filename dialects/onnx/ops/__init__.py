@@ -4,6 +4,7 @@ Each module registers its rules with ``onnx_mlir_py.registry`` when imported;
 this list is the one place that imports them (one line each, easy to grep).
 """
 from onnx_mlir_py.dialects.onnx.ops import elementwise  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import unary  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import reshape  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import expand_tile  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import transpose  # noqa: F401
