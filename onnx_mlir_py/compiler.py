@@ -57,7 +57,7 @@ def lower(module: ir.Module, opts: Options, timings: Timings) -> None:
     the generated code (index ranges, dims that must agree, allocation sizes)."""
     from onnx_mlir_py.passes.pipeline import run_passes
     if not opts.runtime_checks:
-        from onnx_mlir_py.passes.onnx_to_linalg.builder import NO_CHECKS_ATTR
+        from onnx_mlir_py.check_abi import NO_CHECKS_ATTR
         with module.context:
             module.operation.attributes[NO_CHECKS_ATTR] = ir.UnitAttr.get()
     rewrites = ["optimize-onnx"] if opts.opt_level >= 2 else []    # ONNX graph rewrites

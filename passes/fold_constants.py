@@ -28,7 +28,7 @@ FOLDABLE = {
 
 
 def _const_op(arr: np.ndarray, loc) -> ir.Operation:
-    from onnx_mlir_py.importer.attributes import dense_bool_attr
+    from onnx_mlir_py.dialects.onnx.attributes import dense_bool_attr
     from onnx_mlir_py.dialects.onnx.types import elem_type
     et = elem_type(helper.np_dtype_to_tensor_dtype(arr.dtype))
     ttype = ir.RankedTensorType.get(list(arr.shape), et)

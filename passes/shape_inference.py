@@ -22,7 +22,7 @@ from onnx_mlir_py.dialects.onnx.ops.control_flow import (carried_values, relaxed
                                               type_body_arguments)
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
 from onnx_mlir_py.errors import DeclaredTypeWarning, ShapeInferenceError, node_error
-from onnx_mlir_py.importer.nodes import DECLARED_ATTR
+from onnx_mlir_py.dialects.onnx.attributes import DECLARED_ATTR
 from onnx_mlir_py.ir_util import child_blocks, walk_ops
 from onnx_mlir_py.dialects.onnx.types import UNKNOWN, meet
 from onnx_mlir_py.registry import lookup

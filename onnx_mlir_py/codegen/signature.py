@@ -15,7 +15,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.errors import CompileError
 # set by LoweringContext.require
-from onnx_mlir_py.passes.onnx_to_linalg.builder import CHECKS_ATTR
+from onnx_mlir_py.check_abi import CHECKS_ATTR
 
 ENTRY_NAME = "main_graph"
 

@@ -15,7 +15,8 @@ import onnx
 from onnx_mlir_py.dialects.onnx.schema import (SINGLE, VARIADIC, VARIADIC_SLOTS, OpSpec,
                                                needs_segments, segment_sizes, spec_table)
 from onnx_mlir_py.errors import ImportError_, node_error
-from onnx_mlir_py.importer import attributes as A
+from onnx_mlir_py.dialects.onnx import attributes as A
+from onnx_mlir_py.dialects.onnx.attributes import DECLARED_ATTR
 from onnx_mlir_py.importer.model import node_label
 from onnx_mlir_py.dialects.onnx.types import UNKNOWN, meet, type_from_proto
 
@@ -23,7 +24,6 @@ REGION_TERMINATOR = "gpu.yield"
 # Discardable attribute holding the model's declared result types where they
 # add to (or contradict) onnx.shape_inference's; read and dropped by the
 # shape-inference pass (passes/shape_inference.py).
-DECLARED_ATTR = "onnx.declared"
 
 
 class GraphImporter:

@@ -24,14 +24,9 @@ from typing import Callable, Sequence
 import mlir.ir as ir
 from mlir.dialects import arith, linalg, tensor
 
+from onnx_mlir_py.check_abi import CHECK_FN, CHECK_VALUES, NO_CHECKS_ATTR
+
 DYN = ir.ShapedType.get_dynamic_size()
-# run-time checks: the C runtime's function and how many values a message shows
-CHECK_FN = "om_check_failed"
-CHECK_VALUES = 4
-CHECKS_ATTR = "onnx_mlir_py.checks"
-# set on the module by compile(runtime_checks=False) / --no-runtime-checks:
-# ``require`` emits nothing (UNSAFE: bad inputs then read out of bounds)
-NO_CHECKS_ATTR = "onnx_mlir_py.no_runtime_checks"
 
 _ONNX_NAMES = {"ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
                "si8": "int8", "si16": "int16", "si32": "int32", "si64": "int64",

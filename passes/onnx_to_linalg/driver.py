@@ -17,8 +17,8 @@ from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
 from onnx_mlir_py.errors import CompileError, OnnxMlirError, UnsupportedOpsError, node_error
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.registry import lookup
-from onnx_mlir_py.passes.onnx_to_linalg.builder import (CHECKS_ATTR, LoweringContext, lost_dtype,
-                                                        to_signless)
+from onnx_mlir_py.check_abi import CHECKS_ATTR
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, lost_dtype, to_signless
 
 
 def _funcs(module: ir.Module):

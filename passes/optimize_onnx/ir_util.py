@@ -16,7 +16,7 @@ from onnx import numpy_helper
 
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, is_onnx_op, owner_op
 from onnx_mlir_py.dialects.onnx.schema import needs_segments, segment_sizes, spec_table
-from onnx_mlir_py.importer.attributes import from_value, tensor_attr
+from onnx_mlir_py.dialects.onnx.attributes import from_value, tensor_attr
 from onnx_mlir_py.ir_resources import resource_blobs, resource_name
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.registry import lookup

@@ -1,4 +1,6 @@
-"""ONNX AttributeProto -> MLIR attributes, one converter per attribute kind.
+"""ONNX AttributeProto -> MLIR attributes, one converter per attribute kind:
+the dialect's attribute vocabulary, shared by the importer (building ops)
+and the passes that build constants (fold_constants, optimize_onnx).
 
 Kinds follow ``AttrSpec.kind``: ``int`` -> ``N : si64``, ``float`` ->
 ``f32``, ``string`` -> StringAttr, ``ints`` -> ``array<i64: ...>``,
@@ -14,6 +16,10 @@ import onnx
 from onnx import AttributeProto as AP
 
 from onnx_mlir_py.dialects.onnx.types import elem_type, type_from_proto
+
+# Discardable attribute: the result types a node's model declared (set by the
+# importer, checked and removed by shape-inference).
+DECLARED_ATTR = "onnx.declared"
 
 # Above this many elements a tensor becomes a dense resource (zero copy, and
 # elided when the IR is printed).
