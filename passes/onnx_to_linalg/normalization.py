@@ -5,7 +5,7 @@ y = (x - mean) / sqrt(var + epsilon) * scale + B, channel dim 1.
 LayerNormalization -> two reductions (mean, variance) + one generic.
 
 InstanceNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
-RMSNormalization -> linalg.generic reductions (sum / count, two-pass
+RMSNormalization, LpNormalization -> linalg.generic reductions (sum / count, two-pass
 variance) and one elementwise generic each.
 
 GroupNormalization views x (N, C, ...) as (N, G, C/G, ...) with
@@ -358,3 +358,25 @@ def lower_rms_norm(op: OnnxOp, b: LoweringContext):
         return arith.mulf(y, s)
     return b.generic([xc, msq, scale], [b.empty(b.dims(x), et)], [full, part, smap, full],
                      ["parallel"] * r, body)
+
+
+@lowering("LpNormalization", 1, 22)
+def lower_lp_norm(op: OnnxOp, b: LoweringContext):
+    """y = x / ||x||_p along ``axis``: one reduction (sum |x| for p = 1, sum x^2
+    for p = 2) and one generic dividing by it (its sqrt); a zero norm gives 0,
+    as onnxruntime (onnx.reference gives NaN)."""
+    x, r, et = _float_input(op, b)
+    axis = op.attrs.axis + r if op.attrs.axis < 0 else op.attrs.axis
+    p = op.attrs.p
+    dims = b.dims(x)
+    keep = [k for k in range(r) if k != axis]
+    full, part = affine_map(r, list(range(r))), affine_map(r, keep)
+    it = ["reduction" if k == axis else "parallel" for k in range(r)]
+    acc = b.generic([x], [b.full([dims[k] for k in keep], et, 0.0)], [full, part], it,
+                    lambda v, a: arith.addf(a, math.absf(v) if p == 1 else arith.mulf(v, v)))[0]
+    zero = b.const(0.0, et)
+
+    def body(v, s, _o):
+        n = s if p == 1 else math.sqrt(s)
+        return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, n, zero), zero, arith.divf(v, n))
+    return b.generic([x, acc], [b.empty(dims, et)], [full, part, full], ["parallel"] * r, body)

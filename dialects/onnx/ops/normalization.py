@@ -249,6 +249,16 @@ shape_rule("MeanVarianceNormalization", 9, 13)(same_as_input)
 shape_rule("LpNormalization", 1, 22)(same_as_input)
 
 
+@verifier("LpNormalization", 1, 22)
+def _lp_verify(op: OnnxOp):
+    if op.attrs.p not in (1, 2):
+        op.fail(f"attribute 'p' = {op.attrs.p}: expected 1 or 2")
+    r = op.rank(op.input(0))
+    if r is not None and not -r <= op.attrs.axis < r:
+        op.fail(f"attribute 'axis' = {op.attrs.axis}: expected a value in [{-r}, {r - 1}] "
+                f"for input 'input' of rank {r}")
+
+
 @verifier("RMSNormalization", 23)
 def _rms_verify(op: OnnxOp):
     r = op.rank(op.input(0))

@@ -40,3 +40,20 @@ func.func @group_norm_dynamic_channels(%x: tensor<?x?x?xf32>, %s: tensor<?xf32>,
   %0 = "onnx.group_normalization"(%x, %s, %b) {epsilon = 9.99999974E-6 : f32, num_groups = 2 : si64, stash_type = 1 : si64} : (tensor<?x?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x?x?xf32>
   return %0 : tensor<?x?x?xf32>
 }
+
+// LpNormalization p = 2 over dim 1 (dynamic): sum of squares, then x / sqrt (0 for a zero norm)
+// CHECK-LABEL: func.func @lp
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// CHECK: math.sqrt
+// CHECK: arith.cmpf oeq
+// CHECK: arith.divf
+// CHECK: arith.select
+// CHECK-NOT: onnx.
+func.func @lp(%arg0: tensor<2x?xf32> {onnx.name = "x"}) -> (tensor<2x?xf32> {onnx.name = "y"}) attributes {onnx.graph_name = "g"} {
+    %0 = "onnx.lp_normalization"(%arg0) {axis = 1 : si64, p = 2 : si64} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+    return %0 : tensor<2x?xf32>
+  }
+

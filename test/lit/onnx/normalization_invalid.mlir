@@ -47,3 +47,11 @@ func.func @f(%x: tensor<2x6x4xf32>, %s: tensor<6xf32>) -> !onnx.unknown {
   %0 = "onnx.group_normalization_v18"(%x, %s, %s) {epsilon = 1.0e-05 : f32, num_groups = 3 : si64} : (tensor<2x6x4xf32>, tensor<6xf32>, tensor<6xf32>) -> !onnx.unknown loc("gn18")
   return %0 : !onnx.unknown
 }
+
+// -----
+// CHECK: error: node 'lp_p' (LpNormalization): attribute 'p' = 3: expected 1 or 2
+func.func @f(%x: tensor<2x3xf32>) -> !onnx.unknown {
+  %0 = "onnx.lp_normalization"(%x) {axis = -1 : si64, p = 3 : si64} : (tensor<2x3xf32>) -> !onnx.unknown loc("lp_p")
+  return %0 : !onnx.unknown
+}
+

@@ -1,5 +1,6 @@
 """InstanceNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
-RMSNormalization: node tests and onnx.reference checks."""
+RMSNormalization, LpNormalization: node tests, onnx.reference and
+onnxruntime checks."""
 from __future__ import annotations
 
 import numpy as np
@@ -92,3 +93,25 @@ def test_group_norm_dynamic_channels(tmp_path, opset, opt_level):
     k = 5 if opset >= 21 else 3
     check_rejects(tmp_path, m, [{"x": f32(1, 4, 2, 2), "s": f32(k), "b": f32(k)}],
                   r"node 'gn' \(GroupNormalization\): input 'scale' has shape \[" + str(k))
+
+
+@pytest.mark.parametrize("p,axis,opset,dtype", [(2, -1, 22, np.float32), (1, 1, 22, np.float32),
+                                                (2, 0, 1, np.float64), (1, -2, 1, np.float64)])
+def test_lp_normalization_vs_onnxruntime(tmp_path, p, axis, opset, dtype):
+    """Dynamic dims, two run-time shapes each; a zero vector gives 0 as in
+    onnxruntime (onnx.reference divides by 0: NaN)."""
+    from onnx import TensorProto as TP
+    from dynamic_util import check_shapes, model
+    et = TP.FLOAT if dtype == np.float32 else TP.DOUBLE
+    dims = ["a", "b", 3]
+    m = model([N("LpNormalization", ["x"], ["y"], p=p, axis=axis)], [("x", et, dims)],
+              outputs=[("y", et, dims)],
+              opset=opset)
+    feeds = []
+    for shape in [(2, 4, 3), (3, 1, 3)]:
+        x = R.standard_normal(shape).astype(dtype)
+        x[0] = 0.0
+        x[..., 0] = 0.0
+        feeds.append({"x": x})
+    check_shapes(tmp_path, m, feeds, rtol=1e-5, atol=1e-6, engine="onnxruntime")
+

@@ -92,6 +92,9 @@ def test_groupnorm(opset, pshape):
      dict(num_groups=4), r"channels C = 6 are not divisible by num_groups = 4"),
     ("GroupNormalization", [("x", F, [2, 6, 4]), ("s", F, [6]), ("b", F, [6])], ["y"], 18,
      dict(num_groups=3), r"input 'scale' has shape \[6\]: expected 3 elements \(num_groups\)"),
+    ("LpNormalization", [("x", F, [2, 3])], ["y"], 22, dict(p=3), r"attribute 'p' = 3: expected 1 or 2"),
+    ("LpNormalization", [("x", F, [2, 3])], ["y"], 1, dict(axis=2),
+     r"attribute 'axis' = 2: expected a value in \[-2, 1\] for input 'input' of rank 2"),
 ])
 def test_invalid(op, ins, outs, opset, attrs, msg):
     with pytest.raises(VerificationError, match=r"node 'n' \(" + op + r"\): " + msg):
