@@ -17,6 +17,10 @@ from onnx import TensorProto, helper, numpy_helper
 ZOO_MODELS = ["mnist_cnn", "mlp", "resnet18", "mobilenetv2", "mobilenetv3", "encoder_layer",
               "bert_layer"]
 MATMUL = "matmul1024"
+# real-sized models written in plain torch and exported by torch.onnx (torch_zoo.py)
+TORCH_MODELS = (["resnet50", "text_cnn"]
+                + [f"{rnn}_b{b}_t{t}" for rnn in ("lstm", "gru") for b in (2, 16) for t in (20, 100)]
+                + ["vit_tiny", "bert_base", "gpt2_small", "yolo"])
 # dynamic-axes copies of zoo models (name -> (static model, axis -> dim_param)),
 # run at the static model's shape and timed against it as well
 DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
@@ -24,7 +28,7 @@ DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
            "mobilenetv2_dyn": ("mobilenetv2", {0: "N"}),
            "mobilenetv3_dyn": ("mobilenetv3", {0: "N"}),
            "bert_layer_dyn": ("bert_layer", {0: "N", 1: "S"})}
-ALL_MODELS = ZOO_MODELS + [MATMUL] + list(DYNAMIC)
+ALL_MODELS = ZOO_MODELS + [MATMUL] + TORCH_MODELS + list(DYNAMIC)
 
 
 def matmul_model(n: int = 1024, seed: int = 0) -> onnx.ModelProto:
@@ -45,6 +49,11 @@ def build(name: str) -> onnx.ModelProto:
         return matmul_model()
     if name.startswith("matmul") and name[6:].isdigit():  # e.g. matmul256 for quick runs
         return matmul_model(int(name[6:]))
+    if name in TORCH_MODELS:
+        import tempfile
+        import torch_zoo
+        with tempfile.TemporaryDirectory(prefix="bench_export_") as d:
+            return onnx.load(torch_zoo.export(name, os.path.join(d, f"{name}.onnx")))
     from onnx_mlir_py.testing import models
     if name in DYNAMIC:
         base, names = DYNAMIC[name]
@@ -59,6 +68,14 @@ def static_twin(name: str) -> onnx.ModelProto | None:
     return build(DYNAMIC[name][0]) if name in DYNAMIC else None
 
 
+def feeds(name: str, model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+    """The inputs of model ``name`` (token ids in range for the torch models)."""
+    if name in TORCH_MODELS:
+        import torch_zoo
+        return torch_zoo.feeds(name, seed)
+    return random_feeds(model, seed)
+
+
 def random_feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
     try:
         from onnx_mlir_py.testing.models import random_inputs
@@ -71,9 +88,10 @@ def random_feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]
                 for vi in model.graph.input if vi.name not in init}
 
 
-# -- FLOPs: 2 x MACs of Conv / MatMul / Gemm -------------------------------------
+# -- FLOPs: 2 x MACs of Conv / MatMul / Gemm / LSTM / GRU / RNN ----------------
 def _shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
-    inferred = onnx.shape_inference.infer_shapes(model)
+    # data_prop: Shape -> Gather -> Concat -> Reshape chains of exported models
+    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     g = inferred.graph
     out = {}
     for vi in list(g.input) + list(g.value_info) + list(g.output):
@@ -105,6 +123,12 @@ def count_flops(model: onnx.ModelProto) -> int:
             trans_a = next((a_.i for a_ in node.attribute if a_.name == "transA"), 0)
             if a:
                 total += 2 * int(np.prod(y)) * (a[0] if trans_a else a[1])
+        elif node.op_type in ("LSTM", "GRU", "RNN"):
+            x, w, r = (shapes.get(n) for n in node.input[:3])
+            if x and w and r:   # X [T, B, I] (layout 0), W [D, G*H, I], R [D, G*H, H]
+                layout = next((a_.i for a_ in node.attribute if a_.name == "layout"), 0)
+                steps, batch = (x[1], x[0]) if layout else (x[0], x[1])
+                total += 2 * steps * batch * w[0] * w[1] * (w[2] + r[2])
     return total
 
 

@@ -1,9 +1,10 @@
 """onnx-mlir-py -O3 against onnxruntime, in one command:
 
-    python benchmarks/run.py [--models mnist_cnn,mlp,...] [--threads 1,2] [--quick]
+    python benchmarks/run.py [--models mnist_cnn,'lstm*',...] [--threads 1,2] [--quick]
 
 Each model is built with ``onnx.helper`` and seeded random weights
-(``onnx_mlir_py.testing.models`` plus a 1024^3 MatMul), compiled with
+(``onnx_mlir_py.testing.models`` plus a 1024^3 MatMul) or written in plain
+torch and exported by ``torch.onnx.export`` (``torch_zoo.py``), compiled with
 ``onnx_mlir_py.compile(..., opt_level=3)``, checked against onnxruntime
 (rtol 1e-3, atol 1e-4; a mismatch is reported, not timed) and timed against
 onnxruntime in the same process, runs interleaved, median of N, per thread
@@ -13,6 +14,7 @@ that model's row only). Writes ``<out>/latest.json`` and ``<out>/latest.png``.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import math
 import os
@@ -27,6 +29,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import machine  # noqa: E402
 
 QUICK = dict(warmup=1, min_reps=3, max_reps=5, budget_s=0.2)
 FULL = dict(warmup=3, min_reps=10, max_reps=200, budget_s=4.0)
@@ -62,7 +65,7 @@ def _measure(name, model, tmp, threads, quick, res) -> None:
     onnx.save(model, path)
     twin = harness.static_twin(name)
     # a dynamic model runs at its static twin's shape
-    feeds = harness.random_feeds(twin if twin is not None else model)
+    feeds = harness.feeds(name, twin if twin is not None else model)
     t0 = time.perf_counter()
     try:
         so = onnx_mlir_py.compile(path, output=os.path.join(tmp, f"{name}.so"), opt_level=3)
@@ -152,7 +155,11 @@ def _fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
 
-def print_row(r: dict, threads: list[int]) -> None:
+def _pct_peak(tm: dict, t: int, peak: float) -> float | None:
+    return 100 * tm["ours_gflops"] / (peak * t) if tm["ours_gflops"] and peak else None
+
+
+def print_row(r: dict, threads: list[int], peak: float) -> None:
     if r["status"] != "ok":
         print(f"{r['name']:<14} {'':>3} {r['status']}: {r.get('error', '')}"
               + (f" (max abs err {r['max_abs_err']:.3g})" if "max_abs_err" in r else ""),
@@ -164,26 +171,33 @@ def print_row(r: dict, threads: list[int]) -> None:
                f"{tm['static_ms']:.3f} ms)") if "dyn_vs_static" in tm else ""
         print(f"{r['name']:<14} {t:>3} {tm['ours_ms']:>10.3f} {tm['ort_ms']:>10.3f} "
               f"{tm['ratio']:>7.2f} {_fmt(tm['ours_gflops'], '8.1f'):>8} "
-              f"{_fmt(tm['ort_gflops'], '8.1f'):>8} {r['compile_s']:>9.2f}{dyn}", flush=True)
+              f"{_fmt(tm['ort_gflops'], '8.1f'):>8} {_fmt(_pct_peak(tm, t, peak), '5.1f'):>5} "
+              f"{r['compile_s']:>9.2f}{dyn}", flush=True)
 
 
 def markdown(result: dict) -> str:
     """The table for an issue note."""
     threads = result["threads"]
-    lines = ["| model | threads | ours ms | onnxruntime ms | ratio | ours GFLOPS | "
-             "onnxruntime GFLOPS | compile s |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    peak = result["peak"]["gflops_per_core"]
+    lines = [f"Peak: {result['peak']['how']} (benchmarks/machine.py); '% peak' is ours "
+             "against the peak of the threads used.", "",
+             "| model | threads | ours ms | onnxruntime ms | ratio | ours GFLOPS | "
+             "onnxruntime GFLOPS | % peak | compile s |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in result["models"]:
         if r["status"] != "ok":
-            lines.append(f"| {r['name']} | | {r['status']}: {r.get('error', '')[:80]} | | | | | |")
+            lines.append(f"| {r['name']} | | {r['status']}: {r.get('error', '')[:80]} "
+                         "| | | | | | |")
             continue
         for t in threads:
             tm = r["timings"][str(t)]
             lines.append(f"| {r['name']} | {t} | {tm['ours_ms']:.3f} | {tm['ort_ms']:.3f} | "
                          f"{tm['ratio']:.2f} | {_fmt(tm['ours_gflops'], '.1f')} | "
-                         f"{_fmt(tm['ort_gflops'], '.1f')} | {r['compile_s']:.1f} |")
+                         f"{_fmt(tm['ort_gflops'], '.1f')} | "
+                         f"{_fmt(_pct_peak(tm, t, peak), '.1f')} | {r['compile_s']:.1f} |")
     for t in threads:
         lines.append(f"| **geomean** | {t} | | | **{_fmt(result['geomean'][str(t)], '.2f')}** "
-                     "| | | |")
+                     "| | | | |")
     dyn = [r for r in result["models"] if r["status"] == "ok"
            and "dyn_vs_static" in r["timings"][str(threads[0])]]
     if dyn:
@@ -243,9 +257,28 @@ def write_chart(result: dict, path: str) -> str | None:
     return None
 
 
+def select_models(spec: str) -> list[str]:
+    """Comma list of model names or fnmatch patterns -> names, in the order
+    given (a pattern's matches in the order of harness.ALL_MODELS);
+    ``matmulN`` is any size. SystemExit on an item that matches nothing."""
+    names: list[str] = []
+    for item in (m.strip() for m in spec.split(",")):
+        if not item:
+            continue
+        hits = [n for n in harness.ALL_MODELS if fnmatch.fnmatchcase(n, item)]
+        if not hits and item.startswith("matmul") and item[6:].isdigit():
+            hits = [item]
+        if not hits:
+            raise SystemExit(f"--models: {item!r} matches no model; known: "
+                             f"{', '.join(harness.ALL_MODELS)}")
+        names += [n for n in hits if n not in names]
+    return names
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", help=f"comma list (default: {','.join(harness.ALL_MODELS)}; "
+    ap.add_argument("--models", help=f"comma list of names or shell patterns ('lstm*') "
+                                     f"(default: {','.join(harness.ALL_MODELS)}; "
                                      "--quick: mnist_cnn,mlp,matmul256)")
     ap.add_argument("--threads", default="1,2", help="comma list of thread counts")
     ap.add_argument("--quick", action="store_true", help="few repetitions: a smoke test")
@@ -259,7 +292,7 @@ def main(argv=None) -> int:
         worker(args.worker, threads, args.quick, args.result)
         return 0
     default = "mnist_cnn,mlp,matmul256" if args.quick else ",".join(harness.ALL_MODELS)
-    names = [m.strip() for m in (args.models or default).split(",") if m.strip()]
+    names = select_models(args.models or default)
     controllable = harness.ours_threads_supported()
     import numpy
     import onnxruntime
@@ -268,20 +301,22 @@ def main(argv=None) -> int:
     if not controllable:
         print("note: ExecutionSession has no num_threads parameter yet: our thread count is "
               "not controllable; 'ours' is the same library at every thread count")
+    pk = machine.peak()
+    print(f"peak: {pk['how']}")
     print(f"{'model':<14} {'thr':>3} {'ours ms':>10} {'ort ms':>10} {'ratio':>7} "
-          f"{'ours GF/s':>8} {'ort GF/s':>8} {'compile s':>9}")
+          f"{'ours GF/s':>8} {'ort GF/s':>8} {'%peak':>5} {'compile s':>9}")
     rows = []
     for name in names:
         r = _run_worker(name, threads, args.quick, args.timeout)
         rows.append(r)
-        print_row(r, threads)
+        print_row(r, threads, pk["gflops_per_core"])
     result = {
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "quick": args.quick, "threads": threads, "ours_threads_controllable": controllable,
         "machine": {"cpus": os.cpu_count(), "loadavg": list(os.getloadavg()),
                     "python": platform.python_version(), "onnxruntime": onnxruntime.__version__,
                     "numpy": numpy.__version__},
-        "models": rows, "geomean": geomeans(rows, threads),
+        "peak": pk, "models": rows, "geomean": geomeans(rows, threads),
     }
     mm = [r for r in rows if "ours_vs_numpy_1t" in r]
     if mm:

@@ -158,11 +158,12 @@ class SelfAttention(nn.Module):
 class EncoderLayer(nn.Module):
     """Post-LN (BERT) or pre-LN (GPT, ViT) transformer layer with a GELU MLP."""
 
-    def __init__(self, d: int, heads: int, pre_ln: bool):
+    def __init__(self, d: int, heads: int, pre_ln: bool, ff: int | None = None):
         super().__init__()
+        ff = ff or 2 * d
         self.attn = SelfAttention(d, heads)
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
+        self.mlp = nn.Sequential(nn.Linear(d, ff), nn.GELU(), nn.Linear(ff, d))
         self.pre_ln = pre_ln
 
     def forward(self, x, mask=None):
@@ -177,12 +178,14 @@ class BertEncoder(nn.Module):
     """Word + position embeddings (position ids from arange(seq)), LayerNorm,
     2 post-LN layers; the int64 attention mask becomes an additive mask."""
 
-    def __init__(self, d: int = 32, heads: int = 4, layers: int = 2, max_pos: int = 64):
+    def __init__(self, d: int = 32, heads: int = 4, layers: int = 2, max_pos: int = 64,
+                 vocab: int = VOCAB, ff: int | None = None):
         super().__init__()
-        self.words = nn.Embedding(VOCAB, d)
+        self.words = nn.Embedding(vocab, d)
         self.pos = nn.Embedding(max_pos, d)
         self.ln = nn.LayerNorm(d)
-        self.layers = nn.ModuleList(EncoderLayer(d, heads, pre_ln=False) for _ in range(layers))
+        self.layers = nn.ModuleList(EncoderLayer(d, heads, pre_ln=False, ff=ff)
+                                    for _ in range(layers))
 
     def forward(self, input_ids, attention_mask):
         s = input_ids.shape[1]
@@ -198,13 +201,15 @@ class GPTDecoder(nn.Module):
     """Token + position embeddings, 2 pre-LN layers under a causal mask made
     from the sequence length (triu of ones(seq, seq)), final LN, LM head."""
 
-    def __init__(self, d: int = 32, heads: int = 4, layers: int = 2, max_pos: int = 64):
+    def __init__(self, d: int = 32, heads: int = 4, layers: int = 2, max_pos: int = 64,
+                 vocab: int = VOCAB, ff: int | None = None):
         super().__init__()
-        self.tok = nn.Embedding(VOCAB, d)
+        self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Embedding(max_pos, d)
-        self.layers = nn.ModuleList(EncoderLayer(d, heads, pre_ln=True) for _ in range(layers))
+        self.layers = nn.ModuleList(EncoderLayer(d, heads, pre_ln=True, ff=ff)
+                                    for _ in range(layers))
         self.ln = nn.LayerNorm(d)
-        self.head = nn.Linear(d, VOCAB, bias=False)
+        self.head = nn.Linear(d, vocab, bias=False)
 
     def forward(self, input_ids):
         s = input_ids.shape[1]
@@ -221,12 +226,14 @@ class TinyViT(nn.Module):
     """Patch conv (4x4 on 16x16 images), class token expanded to the batch,
     learned position embedding, 2 pre-LN layers, head on the class token."""
 
-    def __init__(self, d: int = 32, heads: int = 4, layers: int = 2, classes: int = 10):
+    def __init__(self, d: int = 32, heads: int = 4, layers: int = 2, classes: int = 10,
+                 image: int = 16, patch: int = 4, ff: int | None = None):
         super().__init__()
-        self.patch = nn.Conv2d(3, d, 4, 4)
+        self.patch = nn.Conv2d(3, d, patch, patch)
         self.cls = nn.Parameter(torch.randn(1, 1, d) * 0.02)
-        self.pos = nn.Parameter(torch.randn(1, 17, d) * 0.02)
-        self.layers = nn.ModuleList(EncoderLayer(d, heads, pre_ln=True) for _ in range(layers))
+        self.pos = nn.Parameter(torch.randn(1, (image // patch) ** 2 + 1, d) * 0.02)
+        self.layers = nn.ModuleList(EncoderLayer(d, heads, pre_ln=True, ff=ff)
+                                    for _ in range(layers))
         self.ln = nn.LayerNorm(d)
         self.head = nn.Linear(d, classes)
 

@@ -47,6 +47,33 @@ def test_flops_are_counted_from_conv_matmul_gemm():
     assert harness.count_flops(mlp()) == 2 * 64 * (784 * 512 + 512 * 512 + 512 * 10)
 
 
+def test_torch_exported_model_and_peak(tmp_path):
+    """A model of torch_zoo.py (exported by torch.onnx) runs end to end; the
+    table shows % of the machine's peak; RNN FLOPs are counted."""
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick",
+                        "--models", "lstm_b2_t2*", "--threads", "1", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "latest.json").read_text())
+    (row,) = res["models"]                      # the pattern matched one model
+    assert row["name"] == "lstm_b2_t20" and row["status"] == "ok", row
+    # 2 layers, 20 steps, batch 2, 4 gates of 256: 128 -> 256 -> 256
+    assert row["gflop"] * 1e9 == 2 * 20 * 2 * 4 * 256 * ((128 + 256) + (256 + 256))
+    assert res["peak"]["gflops_per_core"] > 0 and "GFLOPS/core" in res["peak"]["how"]
+    md = (tmp_path / "latest.md").read_text()
+    assert "% peak" in md and "| lstm_b2_t20 | 1 |" in md
+
+
+def test_model_selection():
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import run
+    assert run.select_models("gru_b16*,mlp,matmul64") == ["gru_b16_t20", "gru_b16_t100", "mlp",
+                                                          "matmul64"]
+    import pytest
+    with pytest.raises(SystemExit, match="matches no model"):
+        run.select_models("nope*")
+
+
 def test_checks_benchmark_quick(tmp_path):
     """benchmarks/checks.py: a model with checks is timed checked against
     unchecked; one without any has byte-identical libraries (not timed)."""
