@@ -67,7 +67,7 @@ def lower(module: ir.Module, opts: Options, timings: Timings) -> None:
 def optimize_tensors(module: ir.Module, opts: Options, timings: Timings) -> None:
     """-O3: the tensor pipeline of ``passes/optimize`` (packing, tiling,
     vectorization, multi-threaded kernels), in place, for the target that
-    :func:`target_cpu` chose. ``ONNX_MLIR_PY_O3_THREADS=0`` at compile time
+    :func:`resolve_target` chose. ``ONNX_MLIR_PY_O3_THREADS=0`` at compile time
     builds single-threaded code (else the thread count is chosen at run time)."""
     from onnx_mlir_py.passes.optimize import optimize
     from onnx_mlir_py.passes.optimize.target import target_for
@@ -77,15 +77,21 @@ def optimize_tensors(module: ir.Module, opts: Options, timings: Timings) -> None
         optimize(module, target, threads=threads)
 
 
-def target_cpu(opts: Options) -> str | None:
-    """The CPU to compile for. When none is given: at -O3 a portable ISA level,
-    not the build machine — ``x86-64-v3`` (AVX2 + FMA, any x86-64 CPU since
-    ~2015) on a host that has it, else the codegen default ``x86-64-v2``.
-    ``mcpu="native"`` asks for everything the build machine has (e.g. AVX-512)."""
+def resolve_target(opts: Options) -> Options:
+    """The CPU to compile for, as codegen takes it (``mcpu``; ``march`` only
+    for another architecture). ``march`` an ISA level (``x86-64-v3``, the
+    portable choice; ``x86-64-v4``; ``native``) becomes the ``mcpu``. When
+    neither is given: at -O3 the build machine's highest ISA level
+    (``x86-64-v4`` with AVX-512, ``x86-64-v3`` with AVX2 + FMA), so the
+    kernels use its vector width and register count; below -O3 the codegen
+    default ``x86-64-v2``. The library refuses to run on a CPU without the
+    level's features (see ``codegen/isa.py``)."""
+    from onnx_mlir_py.codegen.isa import CHOICES, host_level
+    if opts.march in CHOICES:
+        return replace(opts, mcpu=opts.march, march=None)
     if opts.opt_level < 3 or opts.mcpu is not None or opts.march is not None:
-        return opts.mcpu
-    from onnx_mlir_py.passes.optimize.target import AVX2, target_for
-    return "x86-64-v3" if target_for("native").vector_width >= AVX2.vector_width else None
+        return opts
+    return replace(opts, mcpu=host_level())
 
 
 def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = False,
@@ -103,7 +109,7 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     lower(module, opts, timings)
     if opts.emit == "EmitMLIR":
         return _write_text(module, output, print_ir)
-    opts = replace(opts, mcpu=target_cpu(opts))
+    opts = resolve_target(opts)
     if opts.opt_level == 3:
         optimize_tensors(module, opts, timings)
     from onnx_mlir_py import codegen
@@ -144,6 +150,9 @@ def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = 
 
     ``shape_information``: ``{input_index: [dims]}`` (``-1`` = dynamic) or the
     CLI's string form ``"0:1x3x224x224"``. A ModelProto needs ``output``.
+    ``march``: ``"x86-64-v3"`` (portable: any AVX2 + FMA machine),
+    ``"x86-64-v4"`` (AVX-512), ``"native"``, or an architecture/triple to
+    cross-compile for; the -O3 default is the build machine's ISA level.
     ``timings``: a :class:`~onnx_mlir_py.timings.Timings` that receives the
     seconds spent in each stage. ``runtime_checks=False``: UNSAFE, see
     :class:`~onnx_mlir_py.options.Options`.

@@ -14,7 +14,7 @@ from pathlib import Path
 from onnx_mlir_py.codegen.signature import EntrySignature, TensorSpec
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime" / "c"
-RUNTIME_SOURCES = ("om_runtime.c",)
+RUNTIME_SOURCES = ("om_runtime.c", "om_cpu.c")
 
 
 def _c_string(s: str) -> str:
@@ -73,8 +73,19 @@ def _tie_table(sig: EntrySignature) -> list[str]:
     return lines
 
 
-def generate_entry_c(sig: EntrySignature) -> str:
-    """C source of the entry wrapper for ``sig`` (one entry point)."""
+def _target_table(target: str) -> list[str]:
+    """The target record of ``codegen.isa.target_json``: checked by om_cpu.c."""
+    t = json.loads(target)
+    return [f"const char om_target_cpu[] = {_c_string(t['cpu'])};",
+            f"const char om_target_info[] = {_c_string(target)};",
+            "const char *const om_target_features[] = {"
+            + "".join(f"{_c_string(f)}, " for f in t["features"]) + "0};"]
+
+
+def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features": []}') -> str:
+    """C source of the entry wrapper for ``sig`` (one entry point); ``target``
+    is the JSON of ``codegen.isa.target_json`` (the CPU features checked
+    before the model code runs)."""
     entry = sig.entry
     nin, nout = len(sig.inputs), len(sig.outputs)
     words = sum(3 + 2 * t.rank for t in sig.outputs)
@@ -96,9 +107,11 @@ def generate_entry_c(sig: EntrySignature) -> str:
         f'static const char *om_entry_points[] = {{"run_{entry}", 0}};',
         *_check_table(sig.checks),
         *_tie_table(sig),
+        *_target_table(target),
         "",
         f"OMTensorList *run_{entry}(OMTensorList *inputs) {{",
         "  om_clear_error();",
+        f'  if (!om_check_target_cpu("run_{entry}")) return 0;',
         f'  if (!om_check_inputs(inputs, om_in_specs, {nin}, "run_{entry}")) return 0;',
     ]
     if sig.dim_ties():

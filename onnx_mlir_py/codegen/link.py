@@ -6,7 +6,9 @@
 
 Tools come from the installed wheels (:mod:`.tools`). Default CPU is
 ``x86-64-v2`` (SSE4.2/POPCNT: any x86-64 machine of the last ~15 years);
-pass ``mcpu="native"`` for the build machine.
+pass ``mcpu="native"`` for the build machine (the compiler's -O3 default
+is the build machine's ISA level, see :mod:`.isa`). The library records
+its CPU and the features it needs and checks them before running.
 
 The stages :func:`to_llvm_ir` -> :func:`to_object` -> :func:`to_library`
 each go one step further (the compiler stops after the one its emit level
@@ -29,6 +31,7 @@ import mlir.ir as ir
 from onnx_mlir_py.options import Options
 from onnx_mlir_py.timings import Timings
 from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
+from onnx_mlir_py.codegen.isa import target_json
 from onnx_mlir_py.codegen.llvm import emit_mlir_llvm, uses_async_runtime
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature
 from onnx_mlir_py.codegen.tools import run, tool
@@ -73,8 +76,12 @@ def _is_llvm_dialect(module: ir.Module) -> bool:
     return True
 
 
+def _mcpu(opts: Options) -> str | None:
+    return opts.mcpu or _default_mcpu(opts.march)
+
+
 def _target_args(opts: Options) -> list[str]:
-    mcpu = opts.mcpu or _default_mcpu(opts.march)
+    mcpu = _mcpu(opts)
     return [f"-mtriple={target_triple(opts.march)}"] + ([f"-mcpu={mcpu}"] if mcpu else [])
 
 
@@ -121,7 +128,7 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
         to_object(llvm_mod, obj, opts, timings)
         with timings.phase("codegen: link"):
             entry_c = tmp / "entry.c"
-            entry_c.write_text(generate_entry_c(sig))
+            entry_c.write_text(generate_entry_c(sig, target_json(_mcpu(opts), opts.march)))
             sources = [str(obj), str(entry_c)] + [str(RUNTIME_DIR / s) for s in RUNTIME_SOURCES]
             if uses_async_runtime(llvm_mod):       # -O3 multi-threaded kernels
                 sources.append(str(RUNTIME_DIR / ASYNC_RUNTIME_SOURCE))

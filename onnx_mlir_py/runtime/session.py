@@ -87,6 +87,21 @@ def _parse_sig(text: str) -> list[TensorSig]:
             for i, e in enumerate(json.loads(text))]
 
 
+def _check_target(lib, path: str) -> dict | None:
+    """The library's target record ({"cpu", "features"}); ModelRunError when
+    this CPU lacks a feature it was compiled for (its code would die of
+    SIGILL). Libraries from before the record have none: None."""
+    info = getattr(lib, "omTargetInfo", None)
+    if info is None:
+        return None
+    info.restype, info.argtypes = ctypes.c_char_p, []
+    check = _bind(lib, "omCheckTarget", ctypes.c_char_p, [])
+    missing = check()
+    if missing:
+        raise ModelRunError(f"cannot run {path}: {missing.decode(errors='replace')}")
+    return json.loads(info().decode())
+
+
 def _bind(lib, name, restype, argtypes):
     fn = getattr(lib, name)
     fn.restype, fn.argtypes = restype, argtypes
@@ -141,6 +156,7 @@ class ExecutionSession:
             self._last_error = _bind(lib, "omGetLastError", ctypes.c_char_p, [])
         except AttributeError as e:
             raise ModelRunError(f"{path} is not an onnx-mlir-py model library: {e}") from None
+        self.target = _check_target(lib, path)
         self._error_kind = getattr(lib, "omGetLastErrorKind", None)
         if self._error_kind is not None:
             self._error_kind.restype, self._error_kind.argtypes = _I64, []

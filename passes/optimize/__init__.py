@@ -16,8 +16,9 @@ codegen bufferizes it.
 Each step is also a named pass for ``python -m onnx_mlir_py.opt`` (see
 :data:`PASSES`), with a lit test in ``test/lit/optimize/``.
 
-Target: ``compiler.target_cpu`` compiles -O3 for ``x86-64-v3`` (AVX2)
-when the host has it, unless a CPU/arch is given; the register tile follows the vector width
+Target: ``compiler.resolve_target`` compiles -O3 for the build machine's
+ISA level (``x86-64-v4`` with AVX-512, ``x86-64-v3`` with AVX2), unless
+``--march``/``--mcpu`` is given; the register tile follows the vector width
 (:mod:`.target`: 8x32 on AVX-512, 6x16 on AVX2).
 
 Threads (on at -O3; ``ONNX_MLIR_PY_O3_THREADS=0`` at compile time turns them

@@ -108,6 +108,12 @@ const char *omGetLastError(void);
 #define OM_ERROR_ALLOC 3
 int64_t omGetLastErrorKind(void);
 
+/* The target the library was compiled for, as JSON {"cpu": ..., "features":
+ * [...]}, and NULL when this CPU has those features, else a message naming
+ * the missing ones (onnx-mlir-py extensions; the entry points check too). */
+const char *omTargetInfo(void);
+const char *omCheckTarget(void);
+
 /* The model's entry points (generated per model). */
 OMTensorList *run_main_graph(OMTensorList *inputs);
 const char *omInputSignature(const char *entry_point);

@@ -63,4 +63,14 @@ extern const char *const om_check_messages[];
 extern const int64_t om_check_count;
 void om_check_failed(int64_t id, int64_t v0, int64_t v1, int64_t v2, int64_t v3);
 
+/* The target the model code was compiled for (generated with the wrapper):
+ * its -mcpu name, the CPU features it needs (NULL-terminated, GCC's
+ * __builtin_cpu_supports names) and both as JSON for omTargetInfo(). */
+extern const char om_target_cpu[];
+extern const char *const om_target_features[];
+extern const char om_target_info[];
+/* 1 when this CPU has every feature of om_target_features; else 0 with the
+ * last error set (naming `entry` and the missing features). Cached. */
+int om_check_target_cpu(const char *entry);
+
 #endif

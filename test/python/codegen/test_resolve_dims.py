@@ -3,7 +3,6 @@ the dim they equal by construction (bufferization's analysis otherwise walks
 through every branch and loop: dynamic models took 10-40x the static build)."""
 from __future__ import annotations
 
-from dataclasses import replace
 
 import mlir.ir as ir
 import numpy as np
@@ -157,7 +156,7 @@ def test_dynamic_model_reaches_bufferization_without_dims_of_branches(tmp_path):
     m = C.import_onnx(src, opts, t)
     to_onnx_ir(m, t)
     C.lower(m, opts, t)
-    C.optimize_tensors(m, replace(opts, mcpu=C.target_cpu(opts)), t)
+    C.optimize_tensors(m, C.resolve_target(opts), t)
     before = _dim_sources(m)
     assert {"scf.if"} & set(before), before          # the test still exercises the case
     run_pipeline(m, RESOLVE_DIMS_PIPELINE, "test")

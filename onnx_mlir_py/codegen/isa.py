@@ -1,0 +1,115 @@
+"""The x86-64 instruction set a model library is compiled for, and what it
+requires of the CPU it is loaded on.
+
+Choices (``compile(march=...)``, ``--march``): the ISA levels
+``x86-64-v2`` (SSE4.2/POPCNT), ``x86-64-v3`` (AVX2 + FMA, the portable
+choice: any x86-64 CPU since ~2015), ``x86-64-v4`` (AVX-512 F/BW/CD/DQ/VL)
+and ``native`` (every feature of the build machine, LLVM's ``-mcpu=native``).
+Without a choice, ``-O3`` takes the highest level the build machine has
+(:func:`host_level`) and ``-O0..-O2`` ``x86-64-v2``.
+
+The library records the level and its CPU features (the names of GCC's
+``__builtin_cpu_supports``: CPUID and the OS's XSAVE state) and checks them
+when it is loaded from Python and on each entry call from C
+(``runtime/c/om_cpu.c``): on a CPU without them it refuses with an error
+naming the missing features instead of dying of SIGILL. For ``native`` the
+list is the level's features plus the AVX-512 extensions and the like that
+the build machine has (LLVM may use any of them).
+"""
+from __future__ import annotations
+
+import json
+import platform
+from functools import lru_cache
+
+_V2 = ("popcnt", "sse3", "ssse3", "sse4.1", "sse4.2")
+_V3 = _V2 + ("avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave")
+_V4 = _V3 + ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")
+LEVELS: dict[str, tuple[str, ...]] = {"x86-64-v2": _V2, "x86-64-v3": _V3, "x86-64-v4": _V4}
+CHOICES = ("native",) + tuple(LEVELS)
+# what -mcpu=native may use beyond x86-64-v4 (only required when the host has it)
+_EXTRAS = ("avx512vnni", "avx512bf16", "avx512fp16", "avx512vbmi", "avx512vbmi2",
+           "avx512bitalg", "avx512vpopcntdq", "avx512ifma", "avxvnni", "gfni", "vaes",
+           "vpclmulqdq")
+# GCC's names -> /proc/cpuinfo's where they differ
+_CPUINFO = {"sse3": "pni", "sse4.1": "sse4_1", "sse4.2": "sse4_2", "bmi": "bmi1",
+            "lzcnt": "abm", "avx512vnni": "avx512_vnni", "avx512bf16": "avx512_bf16",
+            "avx512fp16": "avx512_fp16", "avx512vbmi2": "avx512_vbmi2",
+            "avx512bitalg": "avx512_bitalg", "avx512vpopcntdq": "avx512_vpopcntdq",
+            "avxvnni": "avx_vnni"}
+# a test-only override, also read by om_cpu.c: features to treat as absent
+HIDE_ENV = "ONNX_MLIR_PY_TEST_HIDE_CPU_FEATURES"
+
+
+def is_x86_host() -> bool:
+    return platform.machine().lower() in ("x86_64", "amd64")
+
+
+@lru_cache(maxsize=1)
+def host_flags() -> frozenset[str]:
+    """The build machine's /proc/cpuinfo flags (empty when unreadable)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def host_has(feature: str) -> bool:
+    return _CPUINFO.get(feature, feature) in host_flags()
+
+
+def host_level() -> str | None:
+    """The highest ISA level the build machine has (None off x86-64)."""
+    if not is_x86_host():
+        return None
+    best = None
+    for name, feats in LEVELS.items():
+        if all(host_has(f) for f in feats):
+            best = name
+    return best or "x86-64-v2"
+
+
+def level_of_cpu(mcpu: str) -> str:
+    """The ISA level an ``llc -mcpu`` name implies (by its vector ISA)."""
+    if mcpu in LEVELS:
+        return mcpu
+    from onnx_mlir_py.passes.optimize.target import AVX2, AVX512, target_for
+    width = target_for(mcpu).vector_width
+    return ("x86-64-v4" if width >= AVX512.vector_width else
+            "x86-64-v3" if width >= AVX2.vector_width else "x86-64-v2")
+
+
+def required_features(mcpu: str | None, march: str | None) -> tuple[str, ...]:
+    """What a library compiled with ``-mcpu=mcpu`` (``march`` = its triple's
+    arch, None = the host's) needs of the CPU: () off x86-64."""
+    if mcpu is None or (march is not None and not march.replace("_", "-").startswith("x86-64")):
+        return ()
+    if march is None and not is_x86_host():
+        return ()
+    if mcpu == "native":
+        level = host_level() or "x86-64-v2"
+        return LEVELS[level] + tuple(f for f in _EXTRAS if host_has(f))
+    return LEVELS[level_of_cpu(mcpu)]
+
+
+@lru_cache(maxsize=1)
+def host_cpu_name() -> str:
+    """LLVM's name for the build machine's CPU (``llc --version``)."""
+    from onnx_mlir_py.codegen.tools import run, tool
+    for line in run([tool("llc"), "--version"], what="llc --version").decode().splitlines():
+        if "Host CPU:" in line:
+            return line.split(":", 1)[1].strip()
+    return "native"
+
+
+def target_json(mcpu: str | None, march: str | None) -> str:
+    """What the library records (``omTargetInfo()``): the CPU it was compiled
+    for and the features it checks."""
+    cpu = mcpu or ""
+    if mcpu == "native":
+        cpu = f"native ({host_cpu_name()})"
+    return json.dumps({"cpu": cpu, "features": list(required_features(mcpu, march))})

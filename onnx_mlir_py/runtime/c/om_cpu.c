@@ -1,0 +1,84 @@
+/*
+ * om_cpu.c - the CPU a model library was compiled for, checked before its
+ * code runs (onnx_mlir_py/codegen/isa.py writes the list). A library built
+ * for x86-64-v4 on a CPU without AVX-512 then fails with an error naming the
+ * missing features, from Python at load time (omCheckTarget) and from C on
+ * each entry call (om_check_target_cpu), instead of dying of SIGILL.
+ * This file is compiled for the baseline x86-64 ISA, like the rest of the
+ * runtime, so the check itself runs anywhere.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "om_entry.h"
+
+/* Features to treat as absent: for tests only (a host lacking them). */
+#define OM_HIDE_ENV "ONNX_MLIR_PY_TEST_HIDE_CPU_FEATURES"
+
+static int om_hidden(const char *f) {
+  const char *h = getenv(OM_HIDE_ENV);
+  size_t n = strlen(f);
+  while (h && *h) {
+    const char *e = strchr(h, ',');
+    size_t len = e ? (size_t)(e - h) : strlen(h);
+    if (len == n && strncmp(h, f, n) == 0) return 1;
+    h = e ? e + 1 : 0;
+  }
+  return 0;
+}
+
+/* 1 when the CPU (and the OS's saved vector state) has feature `f`, in the
+ * names of GCC's __builtin_cpu_supports; unknown names count as absent. */
+static int om_cpu_has(const char *f) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+#define OM_F(name) if (strcmp(f, name) == 0) return __builtin_cpu_supports(name) != 0;
+  OM_F("popcnt") OM_F("sse3") OM_F("ssse3") OM_F("sse4.1") OM_F("sse4.2")
+  OM_F("avx") OM_F("avx2") OM_F("bmi") OM_F("bmi2") OM_F("f16c") OM_F("fma")
+  OM_F("lzcnt") OM_F("movbe") OM_F("xsave")
+  OM_F("avx512f") OM_F("avx512bw") OM_F("avx512cd") OM_F("avx512dq") OM_F("avx512vl")
+  OM_F("avx512vnni") OM_F("avx512bf16") OM_F("avx512fp16") OM_F("avx512vbmi")
+  OM_F("avx512vbmi2") OM_F("avx512bitalg") OM_F("avx512vpopcntdq") OM_F("avx512ifma")
+  OM_F("avxvnni") OM_F("gfni") OM_F("vaes") OM_F("vpclmulqdq")
+#undef OM_F
+#endif
+  (void)f;
+  return 0;
+}
+
+static char om_cpu_message[768];
+static int om_cpu_state = -1; /* -1 not checked yet, 0 fine, 1 features missing */
+
+const char *omTargetInfo(void) { return om_target_info; }
+
+const char *omCheckTarget(void) {
+  int state = __atomic_load_n(&om_cpu_state, __ATOMIC_ACQUIRE);
+  if (state < 0) {
+    char missing[512] = "";
+    size_t used = 0;
+    for (const char *const *f = om_target_features; *f; ++f) {
+      if (om_cpu_has(*f) && !om_hidden(*f)) continue;
+      int n = snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "", *f);
+      if (n < 0 || (size_t)n >= sizeof missing - used) break;
+      used += (size_t)n;
+    }
+    if (used) {
+      snprintf(om_cpu_message, sizeof om_cpu_message,
+               "this model library was compiled for %s and needs CPU features this machine "
+               "lacks: %s (compile with --march x86-64-v3 for a library that runs on any "
+               "AVX2 machine)", om_target_cpu, missing);
+    }
+    state = used ? 1 : 0;
+    __atomic_store_n(&om_cpu_state, state, __ATOMIC_RELEASE);
+  }
+  return state ? om_cpu_message : 0;
+}
+
+int om_check_target_cpu(const char *entry) {
+  const char *msg = omCheckTarget();
+  if (!msg) return 1;
+  om_set_error(ENOTSUP, "%s: %s", entry, msg);
+  return 0;
+}
