@@ -47,7 +47,7 @@ int main(void) {
 
 def measured_ghz() -> float | None:
     """The core clock from a dependent add chain (x86-64 only), or None."""
-    from onnx_mlir_py.codegen.isa import is_x86_host
+    from onnx_mlir_py.isa import is_x86_host
     if not is_x86_host():
         return None
     with tempfile.TemporaryDirectory(prefix="clock_") as d:

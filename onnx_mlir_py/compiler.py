@@ -85,8 +85,8 @@ def resolve_target(opts: Options) -> Options:
     (``x86-64-v4`` with AVX-512, ``x86-64-v3`` with AVX2 + FMA), so the
     kernels use its vector width and register count; below -O3 the codegen
     default ``x86-64-v2``. The library refuses to run on a CPU without the
-    level's features (see ``codegen/isa.py``)."""
-    from onnx_mlir_py.codegen.isa import CHOICES, host_level
+    level's features (see ``onnx_mlir_py/isa.py``)."""
+    from onnx_mlir_py.isa import CHOICES, host_level
     if opts.march in CHOICES:
         return replace(opts, mcpu=opts.march, march=None)
     if opts.opt_level < 3 or opts.mcpu is not None or opts.march is not None:

@@ -20,7 +20,7 @@ class Options:
     """``emit``: where the pipeline stops (one of :data:`EMIT_LEVELS`).
     ``opt_level``: 0..3 (-O2 adds the ONNX graph rewrites, -O3 the tensor
     kernels of passes/optimize). ``mcpu`` / ``march``: codegen target
-    (``march`` also takes the ISA levels of ``codegen.isa.CHOICES``).
+    (``march`` also takes the ISA levels of ``onnx_mlir_py.isa.CHOICES``).
     ``shape_information``: ``{input_index: [dims]}`` (``None`` or ``-1`` =
     dynamic) or the CLI's string form ``"0:1x3x224x224"``.
     ``runtime_checks=False`` is UNSAFE (``--no-runtime-checks``): the compiled
@@ -41,7 +41,7 @@ class Options:
         if self.opt_level not in OPT_LEVELS:
             raise CompileError(f"opt_level must be 0..3, got {self.opt_level!r}")
         object.__setattr__(self, "opt_level", int(self.opt_level))
-        from onnx_mlir_py.codegen.isa import CHOICES
+        from onnx_mlir_py.isa import CHOICES
         if self.march in CHOICES and self.mcpu is not None:
             raise CompileError(f"march={self.march!r} is a CPU choice: give it or "
                                f"mcpu={self.mcpu!r}, not both")

@@ -74,7 +74,7 @@ def _tie_table(sig: EntrySignature) -> list[str]:
 
 
 def _target_table(target: str) -> list[str]:
-    """The target record of ``codegen.isa.target_json``: checked by om_cpu.c."""
+    """The target record of ``codegen.link.target_json``: checked by om_cpu.c."""
     t = json.loads(target)
     return [f"const char om_target_cpu[] = {_c_string(t['cpu'])};",
             f"const char om_target_info[] = {_c_string(target)};",
@@ -84,7 +84,7 @@ def _target_table(target: str) -> list[str]:
 
 def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features": []}') -> str:
     """C source of the entry wrapper for ``sig`` (one entry point); ``target``
-    is the JSON of ``codegen.isa.target_json`` (the CPU features checked
+    is the JSON of ``codegen.link.target_json`` (the CPU features checked
     before the model code runs)."""
     entry = sig.entry
     nin, nout = len(sig.inputs), len(sig.outputs)

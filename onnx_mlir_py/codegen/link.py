@@ -19,6 +19,7 @@ hold a tensor-level module and plain options.
 """
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -28,10 +29,10 @@ from pathlib import Path
 
 import mlir.ir as ir
 
+from onnx_mlir_py.isa import required_features
 from onnx_mlir_py.options import Options
 from onnx_mlir_py.timings import Timings
 from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
-from onnx_mlir_py.codegen.isa import target_json
 from onnx_mlir_py.codegen.llvm import emit_mlir_llvm, uses_async_runtime
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature
 from onnx_mlir_py.codegen.tools import run, tool
@@ -49,12 +50,27 @@ def _default_mcpu(march: str | None) -> str | None:
 
 
 @lru_cache(maxsize=1)
+def _llc_version() -> str:
+    return run([tool("llc"), "--version"], what="llc --version").decode()
+
+
 def _host_triple() -> str:
-    out = run([tool("llc"), "--version"], what="llc --version").decode()
-    for line in out.splitlines():
+    for line in _llc_version().splitlines():
         if "Default target:" in line:
             return line.split(":", 1)[1].strip()
     return f"{platform.machine()}-unknown-linux-gnu"
+
+
+def target_json(mcpu: str | None, march: str | None) -> str:
+    """What the library records (``omTargetInfo()``, checked by
+    ``runtime/c/om_cpu.c``): the CPU it was compiled for (``native`` with
+    LLVM's name for the build machine) and the features it needs."""
+    cpu = mcpu or ""
+    if mcpu == "native":
+        host = next((ln.split(":", 1)[1].strip() for ln in _llc_version().splitlines()
+                     if "Host CPU:" in ln), "?")
+        cpu = f"native ({host})"
+    return json.dumps({"cpu": cpu, "features": list(required_features(mcpu, march))})
 
 
 def target_triple(march: str | None) -> str:

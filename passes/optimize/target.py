@@ -8,9 +8,9 @@ columns) and the vector size of elementwise code.
 """
 from __future__ import annotations
 
-import platform
 from dataclasses import dataclass
-from functools import lru_cache
+
+from onnx_mlir_py.isa import is_x86_host, level_of_cpu
 
 
 @dataclass(frozen=True)
@@ -34,41 +34,9 @@ SSE = Target(4, 16)
 AVX2 = Target(8, 16)
 AVX512 = Target(16, 32)
 
-_AVX512_CPUS = ("skylake-avx512", "cascadelake", "cooperlake", "icelake", "tigerlake",
-                "sapphirerapids", "rocketlake", "alderlake-avx512", "znver4", "znver5",
-                "x86-64-v4", "graniterapids", "emeraldrapids")
-_AVX2_CPUS = ("haswell", "broadwell", "skylake", "znver1", "znver2", "znver3", "x86-64-v3",
-              "alderlake", "raptorlake", "meteorlake", "arrowlake", "lunarlake", "cannonlake")
-
-
-@lru_cache(maxsize=1)
-def _host_flags() -> frozenset[str]:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
-
-
 def target_for(mcpu: str | None) -> Target:
-    """The :class:`Target` for an ``llc -mcpu`` value (None = the default CPU)."""
-    if platform.machine().lower() not in ("x86_64", "amd64"):
+    """The :class:`Target` for an ``llc -mcpu`` value (None = the default
+    CPU), by the ISA level it implies (``onnx_mlir_py.isa``)."""
+    if not is_x86_host():
         return SSE                      # 128-bit NEON-like default elsewhere
-    if mcpu == "native":
-        flags = _host_flags()
-        if "avx512f" in flags:
-            return AVX512
-        if "avx2" in flags and "fma" in flags:
-            return AVX2
-        return SSE
-    if mcpu is None:
-        return SSE                      # x86-64-v2
-    name = mcpu.lower()
-    if any(name.startswith(c) for c in _AVX512_CPUS):
-        return AVX512
-    if any(name.startswith(c) for c in _AVX2_CPUS):
-        return AVX2
-    return SSE
+    return {"x86-64-v4": AVX512, "x86-64-v3": AVX2}.get(level_of_cpu(mcpu), SSE)

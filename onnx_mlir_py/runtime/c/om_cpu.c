@@ -1,6 +1,6 @@
 /*
  * om_cpu.c - the CPU a model library was compiled for, checked before its
- * code runs (onnx_mlir_py/codegen/isa.py writes the list). A library built
+ * code runs (onnx_mlir_py/isa.py makes the list). A library built
  * for x86-64-v4 on a CPU without AVX-512 then fails with an error naming the
  * missing features, from Python at load time (omCheckTarget) and from C on
  * each entry call (om_check_target_cpu), instead of dying of SIGILL.

@@ -1,4 +1,4 @@
-"""The ISA a library is compiled for (codegen/isa.py): the -O3 default is the
+"""The ISA a library is compiled for (onnx_mlir_py/isa.py): the -O3 default is the
 build machine's level, ``march="x86-64-v3"`` the portable choice; the
 library records its target and refuses to run on a CPU without its
 features (simulated with the test-only env override) instead of SIGILL."""
@@ -15,7 +15,7 @@ import pytest
 
 import onnx_mlir_py
 from onnx_mlir_py import ExecutionSession
-from onnx_mlir_py.codegen import isa
+from onnx_mlir_py import isa
 from onnx_mlir_py.errors import CompileError
 from onnx_mlir_py.testing import models
 
@@ -136,7 +136,7 @@ def test_refuses_on_a_cpu_without_its_features(libs):
 
 
 def test_runtime_knows_every_feature_name():
-    """om_cpu.c probes each name codegen/isa.py can record (an unknown one
+    """om_cpu.c probes each name onnx_mlir_py/isa.py can record (an unknown one
     would count as missing and refuse a good CPU)."""
     src = open(os.path.join(ROOT, "onnx_mlir_py", "runtime", "c", "om_cpu.c")).read()
     probed = set(re.findall(r'OM_F\("([^"]+)"\)', src))

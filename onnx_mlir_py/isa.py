@@ -11,14 +11,15 @@ Without a choice, ``-O3`` takes the highest level the build machine has
 The library records the level and its CPU features (the names of GCC's
 ``__builtin_cpu_supports``: CPUID and the OS's XSAVE state) and checks them
 when it is loaded from Python and on each entry call from C
-(``runtime/c/om_cpu.c``): on a CPU without them it refuses with an error
-naming the missing features instead of dying of SIGILL. For ``native`` the
-list is the level's features plus the AVX-512 extensions and the like that
-the build machine has (LLVM may use any of them).
+(``runtime/c/om_cpu.c``, the record written by ``codegen/link.py``): on a
+CPU without them it refuses with an error naming the missing features
+instead of dying of SIGILL. For ``native`` the list is the level's features
+plus the AVX-512 extensions and the like that the build machine has (LLVM
+may use any of them). The -O3 kernels take their vector width and register
+count from the level (``passes/optimize/target.py``).
 """
 from __future__ import annotations
 
-import json
 import platform
 from functools import lru_cache
 
@@ -73,14 +74,29 @@ def host_level() -> str | None:
     return best or "x86-64-v2"
 
 
-def level_of_cpu(mcpu: str) -> str:
-    """The ISA level an ``llc -mcpu`` name implies (by its vector ISA)."""
-    if mcpu in LEVELS:
-        return mcpu
-    from onnx_mlir_py.passes.optimize.target import AVX2, AVX512, target_for
-    width = target_for(mcpu).vector_width
-    return ("x86-64-v4" if width >= AVX512.vector_width else
-            "x86-64-v3" if width >= AVX2.vector_width else "x86-64-v2")
+# llc -mcpu names by the vector ISA they imply (prefixes)
+_V4_CPUS = ("skylake-avx512", "cascadelake", "cooperlake", "icelake", "tigerlake",
+            "sapphirerapids", "rocketlake", "alderlake-avx512", "znver4", "znver5",
+            "graniterapids", "emeraldrapids")
+_V3_CPUS = ("haswell", "broadwell", "skylake", "znver1", "znver2", "znver3", "alderlake",
+            "raptorlake", "meteorlake", "arrowlake", "lunarlake", "cannonlake")
+
+
+def level_of_cpu(mcpu: str | None) -> str:
+    """The ISA level an ``llc -mcpu`` name implies (by its vector ISA);
+    ``native``: the build machine's; None (codegen's default): x86-64-v2."""
+    if mcpu is None:
+        return "x86-64-v2"
+    if mcpu == "native":
+        return host_level() or "x86-64-v2"
+    name = mcpu.lower()
+    if name in LEVELS:
+        return name
+    if any(name.startswith(c) for c in _V4_CPUS):
+        return "x86-64-v4"
+    if any(name.startswith(c) for c in _V3_CPUS):
+        return "x86-64-v3"
+    return "x86-64-v2"
 
 
 def required_features(mcpu: str | None, march: str | None) -> tuple[str, ...]:
@@ -91,25 +107,5 @@ def required_features(mcpu: str | None, march: str | None) -> tuple[str, ...]:
     if march is None and not is_x86_host():
         return ()
     if mcpu == "native":
-        level = host_level() or "x86-64-v2"
-        return LEVELS[level] + tuple(f for f in _EXTRAS if host_has(f))
+        return LEVELS[level_of_cpu(mcpu)] + tuple(f for f in _EXTRAS if host_has(f))
     return LEVELS[level_of_cpu(mcpu)]
-
-
-@lru_cache(maxsize=1)
-def host_cpu_name() -> str:
-    """LLVM's name for the build machine's CPU (``llc --version``)."""
-    from onnx_mlir_py.codegen.tools import run, tool
-    for line in run([tool("llc"), "--version"], what="llc --version").decode().splitlines():
-        if "Host CPU:" in line:
-            return line.split(":", 1)[1].strip()
-    return "native"
-
-
-def target_json(mcpu: str | None, march: str | None) -> str:
-    """What the library records (``omTargetInfo()``): the CPU it was compiled
-    for and the features it checks."""
-    cpu = mcpu or ""
-    if mcpu == "native":
-        cpu = f"native ({host_cpu_name()})"
-    return json.dumps({"cpu": cpu, "features": list(required_features(mcpu, march))})
