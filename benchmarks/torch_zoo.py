@@ -26,7 +26,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from onnx_mlir_py.testing.torch_models import BertEncoder, GPTDecoder, TinyViT
+from onnx_mlir_py.testing.torch_models import BertEncoder, GPTDecoder, TinyViT, seeded
 
 OPSET = 17
 
@@ -212,16 +212,7 @@ MODELS = {
 def build(name: str) -> nn.Module:
     """The module with weights seeded by its name, BatchNorm statistics
     randomised (so folding them is not the identity), in eval mode."""
-    torch.manual_seed(sum(map(ord, name)))
-    m = MODELS[name][0]()
-    with torch.no_grad():
-        for mod in m.modules():
-            if isinstance(mod, nn.BatchNorm2d):
-                mod.running_mean.uniform_(-0.5, 0.5)
-                mod.running_var.uniform_(0.5, 1.5)
-                mod.weight.uniform_(0.5, 1.5)
-                mod.bias.uniform_(-0.2, 0.2)
-    return m.eval()
+    return seeded(name, MODELS[name][0])
 
 
 def feeds(name: str, seed: int = 0) -> dict[str, np.ndarray]:

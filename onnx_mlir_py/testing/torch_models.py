@@ -335,8 +335,14 @@ CASES: dict[str, Case] = {
 def build(name: str) -> nn.Module:
     """The model of case ``name`` with weights seeded by its name, in eval mode
     (BatchNorm statistics randomised too, so they are not the identity)."""
+    return seeded(name, CASES[name].build)
+
+
+def seeded(name: str, make) -> nn.Module:
+    """``make()`` with torch seeded by ``name``, BatchNorm statistics
+    randomised (so folding them is not the identity), in eval mode."""
     torch.manual_seed(sum(map(ord, name)))
-    m = CASES[name].build()
+    m = make()
     with torch.no_grad():
         for mod in m.modules():
             if isinstance(mod, nn.BatchNorm2d):

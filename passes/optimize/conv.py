@@ -23,8 +23,8 @@ import mlir.ir as ir
 
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
-from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, fill_scalar,
-                                                 static_f32, zero_fill)
+from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, call_in_place,
+                                                        fill_scalar, static_f32, zero_fill)
 from onnx_mlir_py.ir_util import walk_ops
 
 
@@ -312,7 +312,6 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
                     blocks: tuple[int, int] = (1, 1)) -> int:
     """Rewrite every static f32 NCHW conv (plain or grouped) as im2col +
     matmul (inlined private functions). Returns how many were rewritten."""
-    from mlir.dialects import func
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     count = 0
@@ -334,14 +333,7 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
             args = args[:2] + [fill_scalar(op.operands[2])[1], fused[1]]
         elif fused is not None:
             args[2] = fused[1]
-        with ir.InsertionPoint(op), op.location:
-            call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]), args)
-        if fused is not None:
-            fused[0].results[0].replace_all_uses_with(call.results[0])
-            fused[0].erase()
-        else:
-            op.results[0].replace_all_uses_with(call.results[0])
-        op.erase()
+        call_in_place(op, fused, funcs[key], args)
         count += 1
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)

@@ -30,8 +30,8 @@ import mlir.ir as ir
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
-from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, fill_scalar, static_f32,
-                                                        zero_fill)
+from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, call_in_place, fill_scalar,
+                                                        static_f32, zero_fill)
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.target import Target
 
@@ -280,7 +280,6 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
     """Rewrite every plain f32 NCHW conv with dynamic spatial dims (see
     :func:`signature`) as im2col + the packed contraction, per image.
     Returns how many were rewritten."""
-    from mlir.dialects import func
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     convs = [(op, sig) for op in walk_ops(module.operation) if (sig := signature(op)) is not None]
@@ -294,14 +293,7 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
         args = list(op.operands[:2]) + [fill_scalar(op.operands[2])[1]]
         if fused is not None:
             args.append(fused[1])
-        with ir.InsertionPoint(op), op.location:
-            call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]), args)
-        if fused is not None:
-            fused[0].results[0].replace_all_uses_with(call.results[0])
-            fused[0].erase()
-        else:
-            op.results[0].replace_all_uses_with(call.results[0])
-        op.erase()
+        call_in_place(op, fused, funcs[key], args)
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
     return len(convs)

@@ -143,6 +143,20 @@ def bias_add_user(v: ir.Value):
     return user, user.operands[1]
 
 
+def call_in_place(op: ir.Operation, fused, fn: str, args: list) -> None:
+    """Replace ``op`` (and its fused bias add ``fused`` from ``bias_add_user``,
+    if any) by a call of kernel function ``fn`` on ``args``."""
+    from mlir.dialects import func
+    with ir.InsertionPoint(op), op.location:
+        call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(fn), args)
+    if fused is not None:
+        fused[0].results[0].replace_all_uses_with(call.results[0])
+        fused[0].erase()
+    else:
+        op.results[0].replace_all_uses_with(call.results[0])
+    op.erase()
+
+
 def attr_text(o: ir.Operation) -> str | None:
     """The op's attributes as text after its operands (None: unsupported)."""
     names = [o.attributes[i].name for i in range(len(o.attributes))]
