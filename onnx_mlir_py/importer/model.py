@@ -252,6 +252,45 @@ def check_supported(model: onnx.ModelProto) -> None:
         raise UnsupportedOpsError("not in the ONNX dialect", missing)
 
 
+def _misinferred_values(model: onnx.ModelProto) -> set[str]:
+    """Values whose ``onnx.shape_inference`` type may be wrong: the outputs of
+    nodes whose onnx inference is known to differ from the spec and
+    onnxruntime (``pool.onnx_inference_differs``), and everything computed
+    from them. Our shape rules alone type those values."""
+    from onnx_mlir_py.dialects.onnx.ops.pool import onnx_inference_differs
+    table, opsets = spec_table(), opset_map(model)
+    bad: set[str] = set()
+    nodes = list(iter_nodes(model.graph))
+    for n in nodes:
+        dom = "" if n.domain == "ai.onnx" else n.domain
+        spec = table.resolve(dom, n.op_type, opsets.get(dom, 1)) if dom in opsets else None
+        if spec is not None and onnx_inference_differs(
+                n.op_type, spec.since_version,
+                {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute
+                 if a.type == onnx.AttributeProto.INT}):
+            bad.update(o for o in n.output if o)
+    if not bad:
+        return bad
+    changed = True
+    while changed:      # forward closure; a node with a tainted subgraph value is tainted
+        changed = False
+        for n in nodes:
+            reads = set(n.input) | {v for sub in _subgraphs(n) for m in iter_nodes(sub)
+                                    for v in list(m.input) + list(m.output)}
+            if reads & bad and not set(o for o in n.output if o) <= bad:
+                bad.update(o for o in n.output if o)
+                changed = True
+    return bad
+
+
+def _subgraphs(node: onnx.NodeProto):
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            yield from a.graphs
+
+
 @dataclass
 class PreparedModel:
     model: onnx.ModelProto
@@ -287,8 +326,9 @@ def prepare_model(src, shape_information: dict | None = None,
     check_supported(model)
     types: dict[str, onnx.TypeProto] = {}
     source = infer_onnx_types(model) if onnx_shape_inference else None
+    untrusted = _misinferred_values(model) if source else set()
     for g in _all_graphs((source or model).graph):
         for vi in list(g.input) + (list(g.value_info) + list(g.output) if source else []):
-            if vi.HasField("type"):
+            if vi.HasField("type") and vi.name not in untrusted:
                 types[vi.name] = vi.type
     return PreparedModel(model, opset_map(model), types, declared_types(model))

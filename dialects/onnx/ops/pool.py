@@ -81,6 +81,17 @@ for _op, _versions in (("MaxPool", MAXPOOL_VERSIONS), ("AveragePool", AVGPOOL_VE
     shape_rule(_op, *_versions)(_pool_shape)
 
 
+def onnx_inference_differs(op_type: str, version: int, attrs: dict) -> bool:
+    """True when ``onnx.shape_inference`` gives this pool node a different
+    output shape than the spec, onnxruntime and onnx.reference: before v22 it
+    keeps ceil_mode's last window even when that window would start in the
+    right padding. The importer then ignores onnx's types downstream of the
+    node and this module's rule alone types them."""
+    versions = {"MaxPool": MAXPOOL_VERSIONS, "AveragePool": AVGPOOL_VERSIONS,
+                "LpPool": LPPOOL_VERSIONS}.get(op_type, ())
+    return version in versions and version < 22 and attrs.get("ceil_mode", 0) == 1
+
+
 # -- global pooling ----------------------------------------------------------------
 
 def _global(op: OnnxOp):

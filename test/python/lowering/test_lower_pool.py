@@ -96,3 +96,26 @@ def test_pool_input_smaller_than_kernel_is_an_error(tmp_path):
     with pytest.raises(RuntimeInputError, match=r"node 'mp0' \(MaxPool\): spatial axis 1: "
                        r"padded input size 2 is smaller than the effective kernel size 3"):
         sess.run([f32(1, 1, 4, 2)])
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("op,opset,extra", [("MaxPool", 12, {}), ("AveragePool", 19, {}),
+                                             ("LpPool", 18, {"p": 3})])
+def test_ceil_mode_last_window_static(op, opset, extra, opt_level):
+    """Fuzzer case s2000-79: before v22 onnx.shape_inference keeps ceil_mode's
+    last window that starts past the input (width 4, stride 2 -> 3), while
+    the spec, onnxruntime and onnx.reference drop it (-> 2). The compiler
+    refused the model; the downstream Relu got onnx's wrong type too."""
+    from onnx import TensorProto
+    from onnx_mlir_py.testing.check import assert_match, reference, run_compiled
+    for w in (4, 6):
+        g = helper.make_graph(
+            [N(op, ["x"], ["y"], kernel_shape=[1, 1], strides=[3, 2], ceil_mode=1, **extra),
+             N("Relu", ["y"], ["z"])], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1, 1, w])],
+            [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        feeds = {"x": f32(2, 1, 1, w)}
+        got = run_compiled(m, feeds, opt_level)
+        assert got[0].shape == (2, 1, 1, w // 2)
+        assert_match(got, reference(m, feeds, "onnxruntime"))
