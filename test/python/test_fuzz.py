@@ -106,6 +106,37 @@ def test_reference_runs_a_loop_without_cond():
     np.testing.assert_allclose(ref({"x": x, "b": np.array([True, False])})[0], want)
 
 
+@pytest.mark.parametrize("trips", [0, 1, 3])
+def test_reference_loop_scan_outputs_stack_like_onnxruntime(trips):
+    """onnx.reference stacks Loop scan outputs with np.vstack: per-iteration
+    [1, 2] values gave (T, 2) instead of (T, 1, 2) (s2000-68, -231, -245), and
+    zero iterations raised. The oracle's Loop agrees with onnxruntime."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.fuzz.oracle import _ort_session, reference_outputs
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["c2"]), h.make_node("Cast", ["i"], ["ci"], to=TP.FLOAT),
+         h.make_node("Add", ["v", "ci"], ["v2"]), h.make_node("Identity", ["v2"], ["s"])],
+        "body",
+        [h.make_tensor_value_info("i", TP.INT64, []), h.make_tensor_value_info("c", TP.BOOL, []),
+         h.make_tensor_value_info("v", TP.FLOAT, None)],
+        [h.make_tensor_value_info("c2", TP.BOOL, []),
+         h.make_tensor_value_info("v2", TP.FLOAT, None),
+         h.make_tensor_value_info("s", TP.FLOAT, [1, 2])])
+    g = h.make_graph([h.make_node("Loop", ["n", "t", "x"], ["y", "ys"], body=body)], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [1, 2])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None),
+                      h.make_tensor_value_info("ys", TP.FLOAT, None)],
+                     initializer=[onnx.numpy_helper.from_array(np.array(trips, np.int64), "n"),
+                                  onnx.numpy_helper.from_array(np.array(True), "t")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 18)])
+    feeds = {"x": np.array([[-1.0, 4.0]], np.float32)}
+    got = reference_outputs(m, feeds)
+    want = _ort_session(m).run(None, feeds)
+    assert [a.shape for a in got] == [a.shape for a in want] and got[1].shape[0] == trips
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_reference_global_max_pool_any_rank():
     """onnx.reference's GlobalMaxPool reduces the last two axes whatever the
     rank (s1-11: [3,2,3] gave (3,1)); the oracle's replacement keeps N, C."""

@@ -107,7 +107,11 @@ def fuzz_case(seed: int, index: int) -> dict:
     save the most severe bug. Returns the case's record."""
     t0 = time.monotonic()
     cfg = _cfg
-    case = generate(seed, index, cfg["max_nodes"], cfg.get("opset"), cfg.get("ops"))
+    try:
+        case = generate(seed, index, cfg["max_nodes"], cfg.get("opset"), cfg.get("ops"))
+    except Exception as e:  # noqa: BLE001 - a generator bug: recorded, the run goes on
+        return {"case": f"s{seed}-{index}", "ops": [], "nodes": 0, "status": "generator-error",
+                "detail": f"{type(e).__name__}: {e}"[:300]}
     rec = {"case": case.name, "ops": case.ops(), "nodes": len(case.model.graph.node)}
     try:
         check(case.model)
@@ -201,7 +205,7 @@ def main(argv=None) -> int:
                 counts[rec["status"]] += 1
                 kinds = {f["kind"] for f in rec.get("findings", [])}
                 bugs.update(k for k in kinds if k in BUGS)
-                if not a.quiet or kinds & set(BUGS) or rec["status"] == "invalid":
+                if not a.quiet or kinds & set(BUGS) or rec["status"] in ("invalid", "generator-error"):
                     print(_line(rec), flush=True)
     finally:
         if _ev is not None:

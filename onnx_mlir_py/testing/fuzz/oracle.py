@@ -130,8 +130,18 @@ def _fixed_ops() -> list:
     compiler and the primary oracle onnxruntime do not (``_ort_arg``); PRelu
     gives slope * x at x = 0 (NaN for an infinite slope; the spec: x >= 0 -> x);
     Slice with a negative step and a start below -dim gives nothing (numpy
-    clamps it to -1; the spec clamps it to 0, ``_spec_slice``)."""
+    clamps it to -1; the spec clamps it to 0, ``_spec_slice``); Loop stacks
+    its scan outputs with ``np.vstack`` (per-iteration [1, 2] values give
+    (T, 2), not (T, 1, 2)) and fails on zero iterations (``_loop``)."""
     from onnx.reference.op_run import OpRun
+    from onnx.reference.ops.op_loop import Loop as _Loop
+
+    class Loop(_Loop):
+        op_domain = ""
+
+        def _run(self, M, cond, *args, context=None, body=None, attributes=None,
+                 bindings=None):
+            return _loop(self, M, cond, args, context, attributes, bindings)
 
     class GlobalMaxPool(OpRun):
         op_domain = ""
@@ -161,7 +171,45 @@ def _fixed_ops() -> list:
 
         def _run(self, data, starts=None, ends=None, axes=None, steps=None):
             return (_spec_slice(data, starts, ends, axes, steps),)
-    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice]
+    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop]
+
+
+def _loop(op, trips, cond, initial, context, attributes, bindings) -> tuple:
+    """Loop as the spec says: carried values flow from one iteration to the
+    next; scan outputs are the per-iteration values stacked on a new axis 0
+    (zero iterations: an empty axis 0 before the body's declared scan shape,
+    which must then be static)."""
+    body = op.body
+    names_in, names_out = body.input_names, body.output_names
+    n_carried = len(names_in) - 2
+    env = dict(context or {})
+    env.update(zip(names_in[2:], initial))
+    carried = list(initial)
+    scans: list[list] = [[] for _ in range(op.K)]
+    it = 0
+    go = True if cond is None else bool(np.asarray(cond))
+    while go and (trips is None or it < int(np.asarray(trips))):
+        env[names_in[0]] = np.array(it, dtype=np.int64)
+        env[names_in[1]] = np.array(go)
+        env.update(zip(names_in[2:], carried))
+        outs = op._run_body(env, attributes=attributes, bindings=bindings)
+        go = bool(np.asarray(outs[0]))
+        carried = list(outs[1:1 + n_carried])
+        for k in range(op.K):
+            scans[k].append(np.asarray(outs[1 + n_carried + k]))
+        it += 1
+    res = list(carried)
+    for k, vals in enumerate(scans):
+        if vals:
+            res.append(np.stack(vals))
+            continue
+        vi = op.onnx_node.attribute[[a.name for a in op.onnx_node.attribute].index("body")]
+        t = vi.g.output[1 + n_carried + k].type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+        if not t.HasField("shape") or None in dims:
+            raise RuntimeError("zero-iteration Loop scan output of unknown shape")
+        res.append(np.empty([0] + dims, dtype=onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)))
+    return tuple(res)
 
 
 def for_reference(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -90,7 +90,10 @@ def loop(g):
     r = g.rng
     if not lowered("Loop", g.opset):
         raise Reject("Loop")
-    x = first(g, "Add", dtypes=[t for t in NUMERIC], rank=(0, 3))
+    # the body's Add / Mul / Sub must accept x's type at this opset (int8 etc. came later)
+    x = first(g, "Add", dtypes=[t for t in NUMERIC
+                                if all(t in allowed(o, g.opset) for o in ("Add", "Mul", "Sub"))],
+              rank=(0, 3))
     trips = r.randint(0, 3)
     scan = trips > 0 and r.random() < 0.5
     it, cin, vin = g.fresh("i"), g.fresh("cond"), g.fresh("v")

@@ -74,6 +74,8 @@ def conv(g):
     attrs = _spatial_attrs(g, x.rank, pool=False, dilations=True)
     if "dilations" in attrs and attrs.get("auto_pad", "NOTSET").startswith("SAME"):
         raise Reject("onnxruntime: no dilations with SAME auto_pad")
+    if c == 0:
+        raise Reject("Conv over zero input channels")
     groups = [d for d in range(1, c + 1) if c % d == 0]
     grp = r.choice(groups) if r.random() < 0.4 else 1
     m = grp * r.randint(1, 3)
