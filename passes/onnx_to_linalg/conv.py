@@ -1,6 +1,8 @@
 """Conv: 2-D (NCHW) -> linalg.conv_2d_nchw_fchw / depthwise_conv_2d_nchw_chw /
-conv_2d_ngchw_gfchw (grouped); 1-D, 3-D, ... -> one grouped direct-convolution
-linalg.generic (``conv_nd``). Zero padding with tensor.pad, bias add.
+conv_2d_ngchw_gfchw (grouped); 1-D as the 2-D conv of the [N, C, 1, L] view
+(so -O3 runs it on the 2-D kernels: im2col + packed matmul, depthwise,
+dynamic length); 3-D, ... -> one grouped direct-convolution linalg.generic
+(``conv_nd``). Zero padding with tensor.pad, bias add.
 
 Every dim may be dynamic (batch, channels, spatial, the weights' kernel
 sizes): the output dims, padding (auto_pad SAME included) and the
@@ -79,6 +81,15 @@ def convolve(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value, bias: ir.
              [0, 0] + [index_of(a.pad_end) for a in axes], zero)
     strides, dil = win.strides, win.dilations
     c, m = _static(x, 1), _static(w, 0)
+    if r == 3:
+        # 1-D: the 2-D conv of the [N, C, 1, L] view, so -O3 runs it on
+        # the 2-D kernels (im2col + packed matmul, depthwise); bias added
+        # in 4-D (where the kernels fuse it), the result viewed back
+        xp = expand(b, xp, [[0], [1], [2, 3]], b.dims(xp)[:2] + [1, b.dims(xp)[2]])
+        w = expand(b, w, [[0], [1], [2, 3]], b.dims(w)[:2] + [1, b.dims(w)[2]])
+        out3, out_dims = out_dims, out_dims[:2] + [1, out_dims[2]]
+        strides, dil = [1] + list(strides), [1] + list(dil)
+        r = 4
     if r == 4:
         kw = dict(strides=strides, dilations=dil)
         if g == 1:
@@ -90,12 +101,14 @@ def convolve(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value, bias: ir.
             y = None
     if r != 4 or y is None:
         y = conv_nd(b, xp, w, g, strides, dil, out_dims, et)
-    if bias is None or not add_bias:
-        return y
-    full = affine_map(r, list(range(r)))
-    add = arith.addf if is_float(et) else arith.addi
-    return b.generic([y, bias], [b.empty(out_dims, et)], [full, affine_map(r, [1]), full],
-                     ["parallel"] * r, lambda v, bb, _o: add(v, bb))[0]
+    if bias is not None and add_bias:
+        full = affine_map(r, list(range(r)))
+        add = arith.addf if is_float(et) else arith.addi
+        y = b.generic([y, bias], [b.empty(out_dims, et)], [full, affine_map(r, [1]), full],
+                      ["parallel"] * r, lambda v, bb, _o: add(v, bb))[0]
+    if x.type.rank == 3:
+        y = collapse_to(b, y, [[0], [1], [2, 3]], out3)
+    return y
 
 
 def conv_nd(b: LoweringContext, xp: ir.Value, w: ir.Value, g: int, strides, dil, out_dims,
