@@ -1,6 +1,8 @@
 """The compile pipeline: one list of stages, each emit level a stop point.
 
     import (importer/)                              -> EmitONNXBasic
+    expand-functions (passes/expand_functions.py: ops without a lowering
+                      -> their ONNX function bodies; only when lowering)
     to ONNX IR (passes/pipeline.py: verify, shape-inference, canonicalize)
                                                     -> EmitONNXIR
     lower: optimize-onnx (-O2, -O3), lower-to-linalg (passes/onnx_to_linalg)
@@ -40,15 +42,10 @@ def print_module(module: ir.Module, stream, elide: bool = True) -> None:
 
 
 def import_onnx(model, opts: Options, timings: Timings) -> ir.Module:
-    """Path or ModelProto -> ONNX dialect. Ops without a lowering are expanded
-    into their ONNX function bodies when the model is going to be lowered (the
-    ONNX-level emits keep them)."""
+    """Path or ModelProto -> ONNX dialect (ops defined by ONNX functions kept)."""
     from onnx_mlir_py.importer import import_model
-    from onnx_mlir_py.registry import has_lowering
-    lowered = opts.emit not in ("EmitONNXBasic", "EmitONNXIR")
     with timings.phase("import"):
-        return import_model(model, shape_information=opts.shape_information,
-                            expand_functions=has_lowering if lowered else None)
+        return import_model(model, shape_information=opts.shape_information)
 
 
 def lower(module: ir.Module, opts: Options, timings: Timings) -> None:
@@ -102,7 +99,9 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     module = import_onnx(model, opts, timings)
     if opts.emit == "EmitONNXBasic":
         return _write_text(module, output, print_ir)
-    from onnx_mlir_py.passes.pipeline import to_onnx_ir
+    from onnx_mlir_py.passes.pipeline import run_passes, to_onnx_ir
+    if opts.emit != "EmitONNXIR":       # to be lowered: the ONNX-level emits keep the ops
+        run_passes(module, ["expand-functions"], timings)
     to_onnx_ir(module, timings)
     if opts.emit == "EmitONNXIR":
         return _write_text(module, output, print_ir)

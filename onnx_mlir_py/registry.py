@@ -79,9 +79,8 @@ def lookup(kind: str, domain: str, op_type: str, since_version: int) -> Callable
 
 
 def has_lowering(domain: str, op_type: str, since_version: int) -> bool:
-    """True if ``lower-to-linalg`` has a rule for this op version (the
-    compiler hands this to the importer, which expands the ONNX function
-    bodies of the ops that have none)."""
+    """True if ``lower-to-linalg`` has a rule for this op version (the pass
+    ``expand-functions`` expands the ONNX function bodies of ops that have none)."""
     return lookup("lower", domain, op_type, since_version) is not None
 
 

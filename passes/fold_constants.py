@@ -40,7 +40,8 @@ def _const_op(arr: np.ndarray, loc) -> ir.Operation:
                                attributes={"value": attr}, loc=loc)
 
 
-def _attr_proto(name: str, kind: str, a: ir.Attribute):
+def attr_proto(name: str, kind: str, a: ir.Attribute) -> onnx.AttributeProto | None:
+    """An MLIR attribute of the ONNX dialect as an AttributeProto (None for a type)."""
     val = attr_value(a)
     if kind == "tensor":
         return helper.make_attribute(name, numpy_helper.from_array(val))
@@ -56,7 +57,7 @@ def _evaluate(v: OnnxOp, inputs: list[np.ndarray | None]) -> list[np.ndarray] | 
     attrs = []
     for name, aspec in v.spec.attributes.items():
         if name in v.op.attributes:
-            p = _attr_proto(name, aspec.kind, v.op.attributes[name])
+            p = attr_proto(name, aspec.kind, v.op.attributes[name])
             if p is None:
                 return None
             attrs.append(p)

@@ -1,6 +1,7 @@
 """The compiler's passes, by name (``compiler.run_pipeline`` orders them).
 
     import (importer/)  ->  EmitONNXBasic
+    expand-functions (only when lowering: ops without a lowering -> ONNX function bodies)
     ONNX_IR_PIPELINE: verify-mlir, verify-onnx, shape-inference,
       canonicalize-onnx, verify-mlir, verify-onnx         ->  EmitONNXIR
     optimize-onnx (-O2, -O3), lower-to-linalg, verify-mlir ->  EmitMLIR
@@ -18,6 +19,7 @@ import mlir.ir as ir
 from onnx_mlir_py.timings import Timings
 from onnx_mlir_py.passes.canonicalize import canonicalize_onnx
 from onnx_mlir_py.passes.diagnostics import verify_mlir
+from onnx_mlir_py.passes.expand_functions import expand_functions
 from onnx_mlir_py.passes.onnx_to_linalg import lower_to_linalg
 from onnx_mlir_py.passes.optimize import PASSES as O3_PASSES
 from onnx_mlir_py.passes.optimize_onnx import REWRITES, optimize_onnx, run_rewrite
@@ -25,6 +27,7 @@ from onnx_mlir_py.passes.shape_inference import infer_shapes
 from onnx_mlir_py.passes.verify_onnx import verify_onnx
 
 PASSES: dict[str, Callable[[ir.Module], None]] = {
+    "expand-functions": expand_functions,
     "verify-mlir": verify_mlir,
     "verify-onnx": verify_onnx,
     "shape-inference": infer_shapes,

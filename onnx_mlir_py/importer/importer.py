@@ -14,16 +14,14 @@ from onnx_mlir_py.dialects.onnx.types import type_from_proto
 
 def import_model(src, *, context: ir.Context | None = None,
                  shape_information: dict | None = None,
-                 onnx_shape_inference: bool = True,
-                 expand_functions=None) -> ir.Module:
+                 onnx_shape_inference: bool = True) -> ir.Module:
     """Path or ModelProto -> verified-as-built MLIR module (ONNX dialect).
 
     ``onnx_shape_inference=False`` skips ``onnx.shape_inference`` so result
     types stay ``!onnx.unknown`` until our own shape-inference pass runs
-    (used to test that pass against onnx's). ``expand_functions``: see
-    :func:`.model.prepare_model` (the compiler passes
-    :func:`onnx_mlir_py.registry.has_lowering`)."""
-    prepared = prepare_model(src, shape_information, onnx_shape_inference, expand_functions)
+    (used to test that pass against onnx's). Ops defined by ONNX functions
+    are kept as they are (the pass ``expand-functions`` expands them)."""
+    prepared = prepare_model(src, shape_information, onnx_shape_inference)
     ctx = context or make_context()
     with ctx, ir.Location.unknown():
         return _build_module(prepared)

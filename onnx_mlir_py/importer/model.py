@@ -300,11 +300,7 @@ class PreparedModel:
 
 
 def prepare_model(src, shape_information: dict | None = None,
-                  onnx_shape_inference: bool = True,
-                  expand_functions=None) -> PreparedModel:
-    """``expand_functions``: a predicate ``(domain, op_type, since_version) ->
-    has a lowering``; ops without one are replaced by their ONNX function
-    bodies (see :mod:`.functions`)."""
+                  onnx_shape_inference: bool = True) -> PreparedModel:
     model = load_model(src)
     checked = validate_model(model)        # a sorted copy if the nodes were out of order
     if checked is not model:
@@ -320,9 +316,6 @@ def prepare_model(src, shape_information: dict | None = None,
             model = inliner.inline_local_functions(model)
         except Exception as e:
             raise ModelLoadError(f"cannot expand the model-local functions: {e}") from None
-    if expand_functions is not None:
-        from onnx_mlir_py.importer.functions import expand_unlowered_functions
-        model = expand_unlowered_functions(model, expand_functions)
     check_supported(model)
     types: dict[str, onnx.TypeProto] = {}
     source = infer_onnx_types(model) if onnx_shape_inference else None

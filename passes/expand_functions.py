@@ -1,0 +1,124 @@
+"""expand-functions: ops with no lowering rule become their ONNX function bodies.
+
+Many ONNX ops are defined by a function of simpler ops (SoftmaxCrossEntropyLoss,
+Celu, MeanVarianceNormalization, Range, the window functions, ...). An op
+whose version has no ``@lowering`` rule (``registry.has_lowering``) but has
+such a body is replaced by the body's ops, imported at the model's opsets
+(``importer/functions.py::node_body`` builds the body, ``GraphImporter``
+imports it in place). Bodies may use ops that need expanding in turn, so
+this repeats up to ``MAX_ROUNDS`` times. Ops with a lowering, and ops with
+no body, are left as they are (``lower-to-linalg`` reports the latter).
+
+The compiler runs this pass right after import when the model is going to
+be lowered, so the ONNX-IR pipeline (verify, shape-inference) sees the
+expanded ops; ``--EmitONNXBasic`` / ``--EmitONNXIR`` keep the ops themselves.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+import onnx
+from onnx import helper
+
+from onnx_mlir_py.dialects.onnx.opview import OnnxOp, is_onnx_op
+from onnx_mlir_py.dialects.onnx.types import MLIR_TO_ELEM_TYPE
+from onnx_mlir_py.errors import CompileError
+from onnx_mlir_py.importer.functions import node_body
+from onnx_mlir_py.importer.nodes import GraphImporter
+from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.fold_constants import attr_proto
+from onnx_mlir_py.passes.shape_inference import update_function_types
+from onnx_mlir_py.registry import has_lowering
+
+MAX_ROUNDS = 4
+
+
+def expand_functions(module: ir.Module) -> None:
+    attrs = module.operation.attributes
+    if "onnx.opset_import" not in attrs:     # the bodies are built at the model's opsets
+        raise CompileError("expand-functions: the module has no 'onnx.opset_import' "
+                           "attribute (the importer sets it)")
+    opsets = {("" if d.name == "ai.onnx" else d.name): int(ir.IntegerAttr(d.attr).value)
+              for d in attrs["onnx.opset_import"]}
+    for _ in range(MAX_ROUNDS):
+        todo = [op for op in walk_ops(module, is_onnx_op) if _unlowered(op)]
+        expanded = [op for op in todo if _expand(op, opsets)]
+        if not expanded:
+            break
+    update_function_types(module)        # results may now be typed otherwise
+
+
+def _unlowered(op: ir.Operation) -> bool:
+    if op.name == "onnx.constant":
+        return False
+    v = OnnxOp(op)
+    return not has_lowering(v.spec.domain, v.op_type, v.version)
+
+
+def _type_proto(t: ir.Type) -> onnx.TypeProto | None:
+    if not isinstance(t, (ir.RankedTensorType, ir.UnrankedTensorType)):
+        return None
+    elem = MLIR_TO_ELEM_TYPE.get(str(t.element_type))
+    if elem is None:
+        return None
+    shape = None if isinstance(t, ir.UnrankedTensorType) else [
+        None if t.is_dynamic_dim(i) else d for i, d in enumerate(t.shape)]
+    return helper.make_tensor_type_proto(elem, shape)
+
+
+def _as_node(v: OnnxOp) -> tuple[onnx.NodeProto, dict, dict] | None:
+    """The op as an ONNX node with inputs ``i<k>`` / outputs ``o<k>``, the known
+    input types and {input name: operand}; None if it cannot be written so."""
+    if len(v.op.regions):
+        return None
+    names, types, values = [], {}, {}
+    for group in v.operand_groups():
+        if not group:
+            names.append("")
+        for x in group:
+            n = f"i{len(values)}"
+            names.append(n)
+            values[n] = x
+            tp = _type_proto(x.type)
+            if tp is not None:
+                types[n] = tp
+    outs = []
+    for group in v.result_groups():
+        if not group:
+            outs.append("")
+        outs.extend(f"o{ir.OpResult(r).result_number}" for r in group)
+    node = helper.make_node(v.op_type, names, outs, name=v.name, domain=v.spec.domain)
+    for name, aspec in v.spec.attributes.items():
+        if name in v.op.attributes:
+            try:
+                p = attr_proto(name, aspec.kind, v.op.attributes[name])
+            except (TypeError, ValueError):
+                p = None
+            if p is None:
+                return None
+            node.attribute.append(p)
+    return node, types, values
+
+
+def _expand(op: ir.Operation, opsets: dict[str, int]) -> bool:
+    v = OnnxOp(op)
+    written = _as_node(v)
+    if written is None:
+        return False
+    node, types, values = written
+    body = node_body(node, opsets, types)
+    if body is None:
+        return False
+    produced = {o for n in body.node for o in n.output}
+    if any(o.name not in produced for o in body.output):
+        return False
+    for n in body.node:                  # the body's ops are named after the node
+        n.name = f"{v.name}/{n.name or n.op_type}"
+    gi = GraphImporter(opsets, {vi.name: vi.type for vi in list(body.value_info)
+                                + list(body.output) if vi.HasField("type")})
+    gi.values.update(values)
+    with ir.InsertionPoint(op):
+        gi.import_graph_body(body)
+    for r in op.results:
+        r.replace_all_uses_with(gi.values[f"o{r.result_number}"])
+    op.erase()
+    return True
