@@ -22,6 +22,7 @@ from onnx_mlir_py.dialects.onnx.ops.recurrent import hidden_size, recurrent_dims
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, val
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, index_of
 from onnx_mlir_py.passes.onnx_to_linalg.index_bounds import require_indices
+from onnx_mlir_py.passes.onnx_to_linalg.unary import softplus
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (extract_slice, insert_slice, loop_index,
                                                             to_index)
 
@@ -67,7 +68,7 @@ def activation(op: OnnxOp, name: str, alpha: float, beta: float, et: ir.Type):
         "Elu": lambda x: arith.select(arith.cmpf(arith.CmpFPredicate.OGE, x, c(0.0)), x,
                                       arith.mulf(c(alpha), arith.subf(math.exp(x), one()))),
         "Softsign": lambda x: arith.divf(x, arith.addf(one(), math.absf(x))),
-        "Softplus": lambda x: math.log(arith.addf(one(), math.exp(x))),
+        "Softplus": softplus,
     }
     canon = _NAMES.get(name.lower())
     if canon is None:

@@ -132,14 +132,25 @@ def _thresholded_relu(op, x):
     return arith.select(keep, x, _c(0.0, x.type))
 
 
-def _softplus(x):
-    # log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|))
+def softplus(x):
+    """log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)) (x = 100
+    gives 100, not inf; +-inf and NaN map as ONNX's formula does)."""
     return arith.addf(arith.maximumf(x, _c(0.0, x.type)),
-                      math.log1p(math.exp(arith.negf(math.absf(x)))))
+                      _log1p(math.exp(arith.negf(math.absf(x)))))
+
+
+def _log1p(t):
+    """log(1 + t) accurate for small t (convert-math-to-llvm lowers math.log1p
+    as log(1 + t): 0 for t = 2e-9 in f32): t where 1 + t rounds to 1, else
+    log(u) * t / (u - 1) with u = 1 + t (Goldberg's correction)."""
+    u = arith.addf(_c(1.0, t.type), t)
+    exact = arith.cmpf(F.OEQ, u, _c(1.0, t.type))
+    return arith.select(exact, t, arith.mulf(math.log(u),
+                                             arith.divf(t, arith.subf(u, _c(1.0, t.type)))))
 
 
 def _mish(op, x):
-    return arith.mulf(x, math.tanh(_softplus(x)))
+    return arith.mulf(x, math.tanh(softplus(x)))
 
 
 def _softsign(op, x):
@@ -237,7 +248,7 @@ UNARY = {
     "HardSigmoid": _float_only(_hard_sigmoid),
     "HardSwish": _float_only(_hard_swish),
     "Gelu": _float_only(_gelu),
-    "Softplus": _math(lambda x: math.log1p(math.exp(x))),
+    "Softplus": _math(softplus),
     "Selu": _float_only(_selu),
     "Elu": _float_only(_elu),
     "Celu": _float_only(_celu),

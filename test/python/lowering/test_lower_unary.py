@@ -85,3 +85,35 @@ def test_unsigned_compare_and_int_abs_neg_pow():
            N("Div", ["e", "e1"], ["d"])],
           {"a": a, "b": b, "i": i, "e": e, "e1": np.array([2, 3, 2], np.int32)},
           ["g", "l", "ab", "ng", "p", "d"], opset=15)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_softplus_large_small_inf_nan(dt):
+    """Softplus was lowered as log1p(exp(x)): inf from x ~ 89 (f32) on, where
+    the answer is x; and math.log1p becomes log(1 + t) in LLVM, 0 for
+    Softplus(-20). Now max(x, 0) + log1p(exp(-|x|)) with an accurate log1p;
+    Mish uses it too. f32 vs onnxruntime; f64 (onnxruntime has no f64
+    Softplus and onnx.reference overflows too) vs numpy's logaddexp(0, x)."""
+    from lowering_util import make_model
+    from onnx_mlir_py.testing.check import check_compiled, run_compiled
+    x = np.array([[-np.inf, -1e30, -100, -20, -1e-8, 0, 1e-8, 1, 20, 88.8, 89, 100, 1e4,
+                   1e30, np.inf, np.nan]], dt)
+    feeds = {"x": x}
+    m = make_model([N("Softplus", ["x"], ["y"])], feeds, ["y"], opset=22)
+    if dt == np.float32:
+        (y,) = check_compiled(m, feeds, engine="onnxruntime", rtol=1e-6, atol=0)
+    else:
+        (y,) = run_compiled(m, feeds, 0)
+        np.testing.assert_allclose(y, np.logaddexp(0, x), rtol=1e-14, atol=0)
+    assert y[0, 11] == 100 and y[0, 13] == dt(1e30) and y[0, 3] > 0
+    # Mish from -20 on (onnxruntime flushes Mish(-100) to 0 and gives 0, not
+    # the formula's NaN, for -inf)
+    feeds = {"x": x[:, 3:]}
+    m = make_model([N("Mish", ["x"], ["z"])], feeds, ["z"], opset=22)
+    if dt == np.float32:
+        (z,) = check_compiled(m, feeds, engine="onnxruntime", rtol=1e-6, atol=0)
+    else:
+        (z,) = run_compiled(m, feeds, 0)
+        np.testing.assert_allclose(z, x[:, 3:] * np.tanh(np.logaddexp(0, x[:, 3:])),
+                                   rtol=1e-14, atol=0)
+    assert z[0, 8] == 100
