@@ -152,6 +152,25 @@ def test_reference_global_max_pool_any_rank():
         np.testing.assert_array_equal(y, x.max(axis=tuple(range(2, len(shape))), keepdims=True))
 
 
+@pytest.mark.parametrize("kw", [dict(kernel_shape=[1, 2]), dict(kernel_shape=[1, 2], strides=[1, 2]),
+                                dict(kernel_shape=[1, 3], auto_pad="SAME_UPPER")])
+def test_reference_max_pool_propagates_nan(kw):
+    """The oracle's second opinion pools as the compiler does (NAN_SEMANTICS):
+    NaN anywhere in a window gives NaN, on both of onnx.reference's MaxPool
+    paths (its unit-stride one skipped it: s3-14, s3-37)."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.fuzz.oracle import reference_outputs
+    g = h.make_graph([h.make_node("MaxPool", ["x"], ["y"], **kw)], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [1, 1, 1, 6])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 18)])
+    x = np.array([1, np.nan, 2, 3, -np.inf, np.nan], np.float32).reshape(1, 1, 1, 6)
+    k, s = kw["kernel_shape"][1], kw.get("strides", [1, 1])[1]
+    xp = np.pad(x[0, 0, 0], int("auto_pad" in kw), constant_values=-np.inf)
+    want = [xp[i:i + k].max() for i in range(0, len(xp) - k + 1, s)]   # numpy: NaN wins
+    np.testing.assert_array_equal(reference_outputs(m, {"x": x})[0].ravel(), want)
+
+
 @pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
 def test_reference_arg_nan_like_onnxruntime(op):
     """The fallback oracle's ArgMax/ArgMin follow onnxruntime on NaN (and the

@@ -20,6 +20,20 @@ Tolerance policy (``tolerance``), per graph output:
   reaches (summation order decides inf - inf vs overflow): positions where
   either side is non-finite or beyond 1e-3 of the type's max are skipped.
 * shapes and element types: exact.
+
+NAN_SEMANTICS. The ONNX spec does not say what MaxPool, GlobalMaxPool,
+ReduceMax/ReduceMin do with a NaN in a window (onnx 1.23's operator docs
+never mention NaN). onnxruntime's answer depends on the NaN's position and
+on the kernel it picks (1.32, x86: 2-D MaxPool and GlobalMaxPool return NaN
+only when the NaN comes last in the window (SSE maxps), 1-D MaxPool skips
+it, ReduceMax only keeps it in first place), so no single semantic matches
+it. The compiler propagates NaN (IEEE 754-2019 ``maximum``, arith.maximumf,
+at -O0 and -O3), as numpy's max, torch's max_pool and onnx.reference's
+ReduceMax do. A mismatch there goes to the second opinion (onnx.reference
+with ``_fixed_ops``, whose MaxPool and GlobalMaxPool propagate NaN too) and
+counts as ``ort-deviation`` when that agrees. ArgMax/ArgMin follow
+onnxruntime's scan instead (``_ort_arg``): it is position-dependent but
+consistent across its kernels.
 """
 from __future__ import annotations
 
@@ -171,7 +185,7 @@ def _fixed_ops() -> list:
 
         def _run(self, data, starts=None, ends=None, axes=None, steps=None):
             return (_spec_slice(data, starts, ends, axes, steps),)
-    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop]
+    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, _nan_max_pool()]
 
 
 def _loop(op, trips, cond, initial, context, attributes, bindings) -> tuple:
@@ -210,6 +224,31 @@ def _loop(op, trips, cond, initial, context, attributes, bindings) -> tuple:
             raise RuntimeError("zero-iteration Loop scan output of unknown shape")
         res.append(np.empty([0] + dims, dtype=onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)))
     return tuple(res)
+
+
+def _nan_max_pool():
+    """MaxPool with a NaN anywhere in a window giving NaN (NAN_SEMANTICS).
+    onnx.reference's own kernel (onnx 1.23) skips a NaN on its unit-stride,
+    undilated path and propagates it on the other: it runs here twice, on
+    ``x`` with NaN as -inf (the max of the rest) and on the NaN mask."""
+    from onnx.reference.ops.op_max_pool import MaxPool as RefMaxPool
+
+    class MaxPool(RefMaxPool):
+        op_domain = ""
+
+        def _run(self, x, auto_pad=None, ceil_mode=None, dilations=None, kernel_shape=None,
+                 pads=None, storage_order=None, strides=None):
+            kw = dict(auto_pad=auto_pad, ceil_mode=ceil_mode, dilations=dilations,
+                      kernel_shape=kernel_shape, pads=pads, storage_order=storage_order,
+                      strides=strides)
+            if x.dtype.kind != "f" or not np.isnan(x).any():
+                return super()._run(x, **kw)
+            nan = np.isnan(x)
+            res = list(super()._run(np.where(nan, -np.inf, x).astype(x.dtype), **kw))
+            hit = super()._run(nan.astype(x.dtype), **kw)[0]
+            res[0] = np.where(hit > 0, np.nan, res[0]).astype(x.dtype)
+            return tuple(res)
+    return MaxPool
 
 
 def for_reference(model: onnx.ModelProto) -> onnx.ModelProto:

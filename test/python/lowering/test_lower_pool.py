@@ -119,3 +119,42 @@ def test_ceil_mode_last_window_static(op, opset, extra, opt_level):
         got = run_compiled(m, feeds, opt_level)
         assert got[0].shape == (2, 1, 1, w // 2)
         assert_match(got, reference(m, feeds, "onnxruntime"))
+
+
+def _ort(m, x):
+    from onnx_mlir_py.testing.check import reference
+    return reference(m, {"x": x}, "onnxruntime")[0]
+
+
+NAN_CASES = {   # op, attrs, declared dims, two run-time shapes
+    "max2d": ("MaxPool", dict(kernel_shape=[3, 2], pads=[1, 0, 1, 1]), ["N", 2, "H", "W"],
+              [(1, 2, 5, 4), (2, 2, 6, 7)]),
+    "max2d_strided": ("MaxPool", dict(kernel_shape=[2, 2], strides=[2, 1], dilations=[1, 2],
+                                      pads=[0, 1, 1, 1]), ["N", 2, "H", "W"],
+                      [(1, 2, 5, 4), (2, 2, 6, 7)]),
+    "max1d": ("MaxPool", dict(kernel_shape=[3], strides=[2]), ["N", 2, "L"],
+              [(1, 2, 9), (3, 2, 4)]),
+    "global": ("GlobalMaxPool", {}, ["N", 3, "H", "W"], [(1, 3, 4, 4), (2, 3, 2, 5)]),
+    "reduce": ("ReduceMax", dict(axes=[2], keepdims=0), ["N", 2, "L"], [(2, 2, 5), (1, 2, 9)]),
+}
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("case", sorted(NAN_CASES))
+def test_max_pool_nan_propagates(tmp_path, case, opt_level):
+    """A NaN in a window gives NaN (the spec leaves it open; onnxruntime's answer
+    depends on where the NaN sits: fuzz s3-14, s3-37, see fuzz/oracle.py
+    NAN_SEMANTICS), -O0 and -O3 alike. Expected from onnxruntime: its result
+    with the NaN as -inf, NaN where its pooling of the NaN mask is 1."""
+    op, kw, dims, shapes = NAN_CASES[case]
+    m = dyn_model([N(op, ["x"], ["y"], **kw)], [("x", FLOAT, dims)], opset=17)
+    sess = compile_once(tmp_path, m, opt_level)
+    for s in shapes:
+        x = f32(*s)
+        x.flat[R.choice(x.size // 2, max(2, x.size // 8), replace=False)] = np.nan
+        x.flat[0] = -np.inf
+        nan = np.isnan(x)
+        want = _ort(m, np.where(nan, -np.inf, x).astype(np.float32))
+        want = np.where(_ort(m, nan.astype(np.float32)) > 0, np.nan, want)
+        assert 0 < np.isnan(want).sum() < want.size
+        np.testing.assert_array_equal(sess.run([x])[0], want)
