@@ -5,7 +5,10 @@
 // CHECK: math.sin
 // CHECK: math.roundeven
 // CHECK: arith.cmpf uno
-// CHECK: math.log1p
+// CHECK: math.absf
+// CHECK: math.exp
+// CHECK: arith.cmpf oeq
+// CHECK: math.log
 // CHECK: math.tanh
 // CHECK-NOT: onnx.
 func.func @trig_round(%arg0: tensor<2x3xf32> {onnx.name = "x"}) -> (tensor<2x3xf32> {onnx.name = "b"}, tensor<2x3xi1> {onnx.name = "c"}, tensor<2x3xf32> {onnx.name = "d"}) attributes {onnx.graph_name = "g"} {
