@@ -4,6 +4,12 @@
     so = onnx_mlir_py.compile("model.onnx")            # -> model.so
     sess = onnx_mlir_py.ExecutionSession(so)
     outputs = sess.run([x])
+
+onnxruntime's API (compiles on first use into the compile cache):
+
+    import onnx_mlir_py as ort
+    sess = ort.InferenceSession("model.onnx")
+    outputs = sess.run(None, {"input": x})
 """
 __version__ = "0.1.0"
 
@@ -14,8 +20,18 @@ def compile(model, output=None, **options):
     return _compile(model, output, **options)
 
 
+# onnxruntime's names (onnx_mlir_py.inference), so `import onnx_mlir_py as ort` works
+_INFERENCE = ("InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
+              "ExecutionMode", "NodeArg", "ModelMetadata", "get_available_providers",
+              "get_all_providers", "get_device", "InvalidArgument", "Fail", "NoSuchFile",
+              "InvalidProtobuf", "NotImplemented")
+
+
 def __getattr__(name):
     if name in ("ExecutionSession", "OMExecutionSession"):
         from onnx_mlir_py import runtime
         return getattr(runtime, name)
+    if name in _INFERENCE:
+        from onnx_mlir_py import inference
+        return getattr(inference, name)
     raise AttributeError(f"module 'onnx_mlir_py' has no attribute {name!r}")

@@ -7,15 +7,32 @@
 Models are compiled to a ``.so`` (cached on disk, see :mod:`.cache`) in a
 child process (see :mod:`.isolate`), so an MLIR abort surfaces as
 :class:`CompilerCrashError` instead of ending the caller.
-"""
-from onnx_mlir_py.backend.backend import (OnnxMlirBackend, OnnxMlirBackendRep, prepare, run_model,
-                                          run_node, supports_device)
-from onnx_mlir_py.backend.cache import CACHE_ENV, CompileCache, cache_dir, compiler_fingerprint
-from onnx_mlir_py.backend.compile import compile_cached
-from onnx_mlir_py.backend.errors import (CompilerCrashError, CompileTimeoutError,
-                                         InternalCompilerError)
 
-__all__ = ["OnnxMlirBackend", "OnnxMlirBackendRep", "prepare", "run_model", "run_node",
-           "supports_device", "compile_cached", "CompileCache", "cache_dir", "CACHE_ENV",
-           "compiler_fingerprint", "CompilerCrashError", "CompileTimeoutError",
-           "InternalCompilerError"]
+The names are loaded on first use: importing a submodule (the compile cache,
+which ``InferenceSession`` reads at start-up) does not import onnx.
+"""
+import importlib
+
+_NAMES = {
+    "onnx_mlir_py.backend.backend": ("OnnxMlirBackend", "OnnxMlirBackendRep", "prepare",
+                                     "run_model", "run_node", "supports_device"),
+    "onnx_mlir_py.backend.cache": ("CACHE_ENV", "CompileCache", "cache_dir",
+                                   "compiler_fingerprint"),
+    "onnx_mlir_py.backend.compile": ("compile_cached",),
+    "onnx_mlir_py.backend.errors": ("CompilerCrashError", "CompileTimeoutError",
+                                    "InternalCompilerError"),
+}
+_WHERE = {name: mod for mod, names in _NAMES.items() for name in names}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name):
+    mod = _WHERE.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'onnx_mlir_py.backend' has no attribute {name!r}")
+    return getattr(importlib.import_module(mod), name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))

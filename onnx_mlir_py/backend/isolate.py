@@ -10,9 +10,11 @@ MLIR assertion message, typically), and the next call starts a fresh child.
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -31,6 +33,27 @@ def exit_description(code: int | None) -> str:
     if code is None:
         return "killed"
     return _signal_name(code) if code < 0 else f"exit status {code}"
+
+
+@contextlib.contextmanager
+def _main_hidden():
+    """Start a child without the caller's ``__main__``: spawn would re-run
+    the caller's script in the child (by path), which runs its top level
+    again, a script without an ``if __name__ == "__main__"`` guard (one
+    written for onnxruntime's InferenceSession) would start the compiler
+    child again and fail. The child only runs onnx_mlir_py functions."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
 
 
 def _child_main(conn, log_path: str) -> None:
@@ -92,7 +115,8 @@ class ChildWorker:
         os.close(fd)
         parent, child = _CTX.Pipe()
         self._proc = _CTX.Process(target=_child_main, args=(child, self._log), daemon=True)
-        self._proc.start()
+        with _main_hidden():
+            self._proc.start()
         child.close()
         self._conn = parent
         self._calls = 0

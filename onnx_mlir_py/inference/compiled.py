@@ -1,0 +1,129 @@
+"""The compiled library of a session: found in the compile cache of
+:mod:`onnx_mlir_py.backend.cache` (key: model bytes + compile options +
+compiler fingerprint), compiled there on first use.
+
+Next to each library the session keeps ``<key>.io.json`` (inputs, outputs,
+model metadata), so a later session on the same model (another process
+too) reads the model file, hashes it, and loads the ``.so``: no onnx import,
+no protobuf parse, no compiler. A model with external data is keyed on its
+bytes with the external tensors read in (the files next to it are part of
+the model).
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from onnx_mlir_py.backend.cache import CompileCache, cache_key
+from onnx_mlir_py.inference.errors import InvalidProtobuf, NoSuchFile
+
+
+def model_data(model) -> bytes:
+    """The bytes that key and compile ``model`` (a path, bytes, or an
+    ``onnx.ModelProto``)."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return bytes(model)
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.isfile(path):
+            raise NoSuchFile(f"Load model from {path} failed: file doesn't exist")
+        with open(path, "rb") as f:
+            raw = f.read()
+        # external tensors name their file under the key "location": without
+        # those bytes the model certainly has none
+        if b"location" not in raw:
+            return raw
+        model = _parse(raw)
+        from onnx_mlir_py.importer.external import has_external, load_external_data
+        if not has_external(model):
+            return raw
+        load_external_data(model, os.path.dirname(os.path.abspath(path)))
+    if hasattr(model, "SerializeToString"):
+        return model.SerializeToString(deterministic=True)
+    raise TypeError("InferenceSession takes a model path or its bytes, got "
+                    f"{type(model).__name__}")
+
+
+def _parse(data: bytes):
+    import onnx
+    m = onnx.ModelProto()
+    try:
+        m.ParseFromString(data)
+    except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and friends
+        raise InvalidProtobuf(f"Failed to load model because protobuf parsing failed: "
+                              f"{e}") from None
+    if not m.HasField("graph"):
+        raise InvalidProtobuf("Failed to load model: the bytes hold no ONNX graph")
+    return m
+
+
+def _meta_path(cache: CompileCache, key: str) -> Path:
+    return cache.library_path(key).with_suffix(".io.json")
+
+
+def _write_json(path: Path, value: dict) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as f:
+        json.dump(value, f)
+    os.replace(tmp, path)
+
+
+def library(data: bytes, options: dict, cache: CompileCache, *, name: str | None = None,
+            in_process: bool = False, timeout: float | None = None) -> tuple[Path, dict]:
+    """(path of the compiled library, description of the model, see
+    :func:`.model_info.describe`); compiles on a cache miss. Compile
+    errors raise the compiler's ``OnnxMlirError`` (cached errors too)."""
+    key = cache_key(data, options)
+    hit = cache.lookup(key)
+    meta = _meta_path(cache, key)
+    if isinstance(hit, Path) and meta.is_file():
+        try:
+            return hit, json.loads(meta.read_text())
+        except (OSError, ValueError):
+            pass                                    # rewritten below
+    from onnx_mlir_py.inference.model_info import describe
+    info = describe(_parse(data))
+    from onnx_mlir_py.backend.compile import compile_cached
+    so = compile_cached(data, options, cache=cache, in_process=in_process, timeout=timeout,
+                        name=name or info["meta"]["graph_name"] or None)
+    if so == cache.library_path(key):               # stored (not a mid-edit build)
+        _write_json(meta, info)
+    return so, info
+
+
+def write_onnx_ir(data: bytes, opt_level: int, path: str) -> None:
+    """Write the model in the ONNX dialect after the ONNX-level passes that
+    ``opt_level`` runs (shape inference, folding, and from -O2 the graph
+    rewrites): ``SessionOptions.optimized_model_filepath``. Runs in the
+    compiler child process."""
+    import onnx
+
+    from onnx_mlir_py.compiler import import_onnx, print_module
+    from onnx_mlir_py.options import Options
+    from onnx_mlir_py.passes.pipeline import run_passes, to_onnx_ir
+    from onnx_mlir_py.timings import Timings
+    timings = Timings()
+    opts = Options(emit="EmitONNXIR", opt_level=opt_level)
+    module = import_onnx(onnx.load_from_string(data), opts, timings)
+    to_onnx_ir(module, timings)
+    if opt_level >= 2:
+        run_passes(module, ["optimize-onnx"], timings)
+    with open(path, "w") as f:
+        print_module(module, f, elide=False)
+
+
+def write_optimized_model(data: bytes, opt_level: int, path: str, *, in_process: bool = False,
+                          timeout: float | None = None) -> None:
+    if in_process:
+        write_onnx_ir(data, opt_level, path)
+        return
+    from onnx_mlir_py.backend.errors import CompilerCrashError, error_from_dict
+    from onnx_mlir_py.backend.isolate import shared_worker
+    status, value = shared_worker().call(write_onnx_ir, (data, opt_level, os.fspath(path)),
+                                         timeout)
+    if status == "error":
+        raise error_from_dict(value)
+    if status != "ok":
+        raise CompilerCrashError(f"writing the optimized model {path}: {status}: {value}")

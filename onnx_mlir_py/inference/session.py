@@ -1,0 +1,226 @@
+"""``InferenceSession``: onnxruntime's Python API on a compiled model.
+
+    import onnx_mlir_py as ort
+    sess = ort.InferenceSession("model.onnx", providers=["CPUExecutionProvider"])
+    outputs = sess.run(None, {"input": x})          # list of numpy arrays
+
+The model is compiled on first use into the compile cache (see
+:mod:`.compiled`); a later session on the same model and options loads the
+cached library. Inputs are checked as onnxruntime checks them, with its
+messages (each naming the input), raising :class:`.errors.InvalidArgument`.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+
+import numpy as np
+
+from onnx_mlir_py.inference.errors import Fail, InvalidArgument, NotImplemented
+from onnx_mlir_py.inference.model_info import ModelMetadata, node_args, np_dtype, type_of_array
+from onnx_mlir_py.inference.options import PROVIDERS, RunOptions, SessionOptions
+from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
+
+# keyword arguments beyond onnxruntime's: where and how to compile
+_COMPILE_KW = ("mcpu", "march", "cache_dir", "in_process", "timeout")
+
+
+def _provider_names(providers) -> list[str]:
+    """onnxruntime's rule: a provider this build lacks is warned about and
+    dropped; none left (or none given) means the CPU provider."""
+    names = []
+    for p in providers or []:
+        name = p[0] if isinstance(p, (tuple, list)) else p
+        if name in PROVIDERS:
+            names.append(name)
+        else:
+            warnings.warn(f"Specified provider '{name}' is not in available provider names."
+                          f"Available providers: '{', '.join(PROVIDERS)}'", stacklevel=3)
+    return names or list(PROVIDERS)
+
+
+def _compile_options(so: SessionOptions, kw: dict) -> dict:
+    opts = {"opt_level": so.opt_level}
+    for k in ("mcpu", "march"):
+        if kw.get(k) is not None:
+            opts[k] = kw[k]
+    if opts["opt_level"] == 3 and "mcpu" not in opts and "march" not in opts:
+        # the ISA level -O3 compiles for is part of the key: a cache shared by
+        # machines must not hand an AVX-512 library to one without it
+        from onnx_mlir_py.isa import host_level
+        level = host_level()
+        if level is not None:
+            opts["mcpu"] = level
+    return opts
+
+
+class InferenceSession:
+    """onnxruntime's ``InferenceSession`` on a model compiled by onnx-mlir-py.
+
+    ``path_or_bytes``: the model file (external data is read from its folder)
+    or its serialized bytes. ``sess_options``: a :class:`SessionOptions`.
+    ``providers``: accepted for compatibility; the compiled code is the
+    ``CPUExecutionProvider``. Extra keywords: ``mcpu`` / ``march`` (codegen
+    target, as for ``compile``), ``cache_dir`` (default
+    ``$ONNX_MLIR_PY_CACHE`` or ``~/.cache/onnx-mlir-py``), ``in_process``
+    (compile in this process instead of the isolated child), ``timeout``
+    (seconds for a compile).
+    """
+
+    def __init__(self, path_or_bytes, sess_options: SessionOptions | None = None,
+                 providers=None, provider_options=None, **kwargs):
+        bad = sorted(set(kwargs) - set(_COMPILE_KW) - {"disabled_optimizers"})
+        if bad:
+            raise TypeError(f"InferenceSession got unexpected keyword argument(s) {bad}")
+        so = SessionOptions() if sess_options is None else sess_options
+        if not isinstance(so, SessionOptions):
+            raise TypeError(f"sess_options must be an onnx_mlir_py.SessionOptions, got "
+                            f"{type(so).__name__}")
+        if so.enable_profiling:
+            raise NotImplemented("SessionOptions.enable_profiling: the per-node profiler is "
+                                 "not available yet in onnx-mlir-py; leave it False")
+        self._sess_options = so
+        self._providers = _provider_names(providers)
+        from onnx_mlir_py.backend.cache import CompileCache
+        from onnx_mlir_py.inference import compiled
+        data = compiled.model_data(path_or_bytes)
+        self._model_path = os.fspath(path_or_bytes) \
+            if isinstance(path_or_bytes, (str, os.PathLike)) else None
+        cache = CompileCache(kwargs.get("cache_dir"))
+        how = {"in_process": bool(kwargs.get("in_process", False)),
+               "timeout": kwargs.get("timeout")}
+        self._library, info = compiled.library(data, _compile_options(so, kwargs), cache, **how)
+        if so.optimized_model_filepath:
+            compiled.write_optimized_model(data, so.opt_level, so.optimized_model_filepath,
+                                           **how)
+        from onnx_mlir_py.runtime import ExecutionSession
+        try:
+            self._sess = ExecutionSession(self._library,
+                                          num_threads=so.intra_op_num_threads or None)
+        except (ModelRunError, RuntimeInputError) as e:
+            raise Fail(f"cannot load the compiled model: {e}") from None
+        self._inputs = node_args(info["inputs"])
+        self._outputs = node_args(info["outputs"])
+        self._meta = ModelMetadata(**info["meta"])
+        lib_in = [s.name for s in self._sess.input_specs]
+        if lib_in != [a.name for a in self._inputs] or \
+                len(self._sess.output_specs) != len(self._outputs):
+            raise Fail(f"the compiled library's signature ({lib_in}) does not match the "
+                       f"model's inputs {[a.name for a in self._inputs]}")
+        # per input: (name, numpy dtype, type string, declared shape, rank or None)
+        self._in_checks = [(e["name"], np_dtype(e["type"]), e["type"], e["shape"], e.get("rank"))
+                           for e in info["inputs"]]
+        self._in_index = {a.name: i for i, a in enumerate(self._inputs)}
+        self._out_index = {a.name: i for i, a in enumerate(self._outputs)}
+        self._out_dtypes = [np_dtype(a.type) for a in self._outputs]
+        self._lock = threading.Lock()
+
+    # -- onnxruntime's queries ------------------------------------------------
+    def get_inputs(self):
+        return list(self._inputs)
+
+    def get_outputs(self):
+        return list(self._outputs)
+
+    def get_overridable_initializers(self):
+        return []       # initializers are compiled into the code
+
+    def get_modelmeta(self) -> ModelMetadata:
+        return self._meta
+
+    def get_providers(self) -> list[str]:
+        return list(self._providers)
+
+    def get_provider_options(self) -> dict:
+        return {p: {} for p in self._providers}
+
+    def set_providers(self, providers=None, provider_options=None) -> None:
+        self._providers = _provider_names(providers)
+
+    def get_session_options(self) -> SessionOptions:
+        return self._sess_options
+
+    def end_profiling(self) -> str:
+        return ""       # profiling is refused at creation, so there is no file
+
+    @property
+    def library_path(self) -> str:
+        """The compiled ``.so`` this session runs (in the compile cache)."""
+        return str(self._library)
+
+    # -- running ----------------------------------------------------------------
+    def _arrays(self, input_feed) -> list[np.ndarray]:
+        if not isinstance(input_feed, dict):
+            raise InvalidArgument(f"input_feed must be a dict of input name -> array, got "
+                                  f"{type(input_feed).__name__}")
+        missing = [n for n, *_ in self._in_checks if n not in input_feed]
+        if missing:
+            raise InvalidArgument(f"Required inputs ({missing}) are missing from input feed "
+                                  f"({list(input_feed)}).")
+        for name in input_feed:
+            if name not in self._in_index:
+                raise InvalidArgument(f"Invalid input name: {name} (the model's inputs: "
+                                      f"{list(self._in_index)})")
+        arrays = []
+        for name, dtype, type_str, shape, rank in self._in_checks:
+            x = input_feed[name]
+            if not isinstance(x, np.ndarray):      # a list: made the input's type
+                x = np.asarray(x, dtype=dtype)
+            if x.dtype != dtype:
+                raise InvalidArgument(f"Unexpected input data type for input: {name}. Actual: "
+                                      f"({type_of_array(x)}) , expected: ({type_str})")
+            if rank is not None and x.ndim != rank:
+                raise InvalidArgument(f"Invalid rank for input: {name} Got: {x.ndim} Expected: "
+                                      f"{rank} Please fix either the inputs/outputs or "
+                                      "the model.")
+            bad = [(i, got, want) for i, (got, want) in enumerate(zip(x.shape, shape))
+                   if isinstance(want, int) and got != want]
+            if bad:
+                lines = "".join(f"\n index: {i} Got: {g} Expected: {w}" for i, g, w in bad)
+                raise InvalidArgument(f"Got invalid dimensions for input: {name} for the "
+                                      f"following indices{lines}\n Please fix either the "
+                                      "inputs/outputs or the model.")
+            arrays.append(x)
+        return arrays
+
+    def _output_indices(self, output_names) -> list[int]:
+        if output_names is None:
+            return list(range(len(self._outputs)))
+        if isinstance(output_names, str):
+            raise InvalidArgument("output_names must be a list of names or None, got a str")
+        out = []
+        for n in output_names:
+            if n not in self._out_index:
+                raise InvalidArgument(f"Invalid output name:{n} (the model's outputs: "
+                                      f"{list(self._out_index)})")
+            out.append(self._out_index[n])
+        return out
+
+    def run(self, output_names, input_feed, run_options: RunOptions | None = None) -> list:
+        """The outputs named by ``output_names`` (None: all), as numpy arrays,
+        for ``input_feed`` (input name -> array)."""
+        which = self._output_indices(output_names)
+        arrays = self._arrays(input_feed)
+        if run_options is not None and getattr(run_options, "terminate", False):
+            raise Fail("Exiting due to terminate flag being set to true.")
+        with self._lock:
+            try:
+                outs = self._sess.run(arrays)
+            except (RuntimeInputError, ModelRunError) as e:   # e.g. a failed run-time check
+                raise Fail(str(e)) from None
+        return [self._typed(outs[i], self._out_dtypes[i]) for i in which]
+
+    @staticmethod
+    def _typed(out: np.ndarray, want) -> np.ndarray:
+        """The declared element type (the library may hand back a same-sized
+        storage type, e.g. int8 for uint8)."""
+        if want is None or out.dtype == want:
+            return out
+        if out.dtype.itemsize == want.itemsize and out.dtype.kind in "iub" and \
+                want.kind in "iub":
+            return out.view(want)
+        return out.astype(want)
+
+    def __repr__(self) -> str:
+        return f"InferenceSession({self._model_path or '<bytes>'!r}, library={self.library_path!r})"
