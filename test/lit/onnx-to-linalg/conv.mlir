@@ -1,4 +1,4 @@
-// RUN: %opt %s --lower-to-linalg | FileCheck %s
+// RUN: %opt %s --lower-to-linalg --split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @conv
 // CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
@@ -24,3 +24,35 @@ func.func @grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1
   %0 = "onnx.conv"(%x, %w) {auto_pad = "NOTSET", group = 2 : si64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32>
   return %0 : tensor<1x6x6x6xf32>
 }
+
+// -----
+
+// CHECK-DAG: = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, -d3 + 2)>
+
+// CHECK-LABEL: func.func @conv_t_1d
+// CHECK: tensor.insert_slice
+// CHECK: [1, 1, 2]
+// CHECK: linalg.generic
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: onnx.
+func.func @conv_t_1d(%arg0: tensor<1x2x5xf32> {onnx.name = "x"}, %arg1: tensor<2x3x3xf32> {onnx.name = "w"}) -> (tensor<1x3x10xf32> {onnx.name = "y"}) attributes {onnx.graph_name = "g"} {
+    %0 = "onnx.conv_transpose"(%arg0, %arg1) {auto_pad = "NOTSET", group = 1 : si64, pads = array<i64: 1, 0>, strides = array<i64: 2>} : (tensor<1x2x5xf32>, tensor<2x3x3xf32>) -> tensor<1x3x10xf32>
+    return %0 : tensor<1x3x10xf32>
+  }
+
+// -----
+
+// The grouped 1-D conv is the 2-D conv of the [N, C, 1, L] view (so -O3
+// runs it on the 2-D kernels), its result viewed back.
+// CHECK-LABEL: func.func @conv1d_grouped
+// CHECK: tensor.expand_shape %arg0 {{\[}}[0], [1], [2, 3]] output_shape [1, 4, 1, 6]
+// CHECK: tensor.expand_shape %arg1 {{\[}}[0], [1], [2, 3]] output_shape [4, 2, 1, 3]
+// CHECK: linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} {{.*}} -> tensor<1x2x2x1x4xf32>
+// CHECK: tensor.collapse_shape {{.*}} into tensor<1x4x1x4xf32>
+// CHECK: tensor.collapse_shape {{.*}} into tensor<1x4x4xf32>
+// CHECK-NOT: onnx.
+func.func @conv1d_grouped(%arg0: tensor<1x4x6xf32> {onnx.name = "x"}, %arg1: tensor<4x2x3xf32> {onnx.name = "w"}) -> (tensor<1x4x4xf32> {onnx.name = "y"}) attributes {onnx.graph_name = "g"} {
+    %0 = "onnx.conv"(%arg0, %arg1) {auto_pad = "NOTSET", group = 2 : si64} : (tensor<1x4x6xf32>, tensor<4x2x3xf32>) -> tensor<1x4x4xf32>
+    return %0 : tensor<1x4x4xf32>
+  }

@@ -1,4 +1,4 @@
-// RUN: %opt %s --lower-to-linalg | FileCheck %s
+// RUN: %opt %s --lower-to-linalg --split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @gather_elements
 // CHECK: linalg.generic
@@ -78,4 +78,17 @@ func.func @nonzero(%x: tensor<3x4xf32>) -> tensor<2x?xi64> {
 func.func @compress_axis(%x: tensor<4x5xf32>, %c: tensor<3xi1>) -> tensor<4x?xf32> {
   %0 = "onnx.compress"(%x, %c) {axis = 1 : si64} : (tensor<4x5xf32>, tensor<3xi1>) -> tensor<4x?xf32>
   return %0 : tensor<4x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_axis1
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2xi64>) outs(%{{.*}} : tensor<?x2x4xf32>)
+// CHECK: arith.index_cast
+// CHECK: arith.cmpi slt
+// CHECK: arith.select
+// CHECK: tensor.extract %arg0
+func.func @gather_axis1(%x: tensor<?x3x4xf32>, %i: tensor<2xi64>) -> tensor<?x2x4xf32> {
+  %0 = "onnx.gather"(%x, %i) {axis = 1 : si64} : (tensor<?x3x4xf32>, tensor<2xi64>) -> tensor<?x2x4xf32>
+  return %0 : tensor<?x2x4xf32>
 }

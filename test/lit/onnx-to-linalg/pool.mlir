@@ -1,4 +1,4 @@
-// RUN: %opt %s --lower-to-linalg | FileCheck %s
+// RUN: %opt %s --lower-to-linalg --split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @max_pool
 // CHECK: arith.constant 0xFF800000 : f32
@@ -42,3 +42,19 @@ func.func @max_pool_same_dynamic(%x: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
   %0 = "onnx.max_pool_v12"(%x) {auto_pad = "SAME_UPPER", ceil_mode = 0 : si64, kernel_shape = array<i64: 3, 3>, storage_order = 0 : si64, strides = array<i64: 2, 2>} : (tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
   return %0 : tensor<?x2x?x?xf32>
 }
+
+// -----
+
+// CHECK-DAG: = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 + d3)>
+
+// 1-D LpPool and MaxPool.
+// CHECK-LABEL: func.func @lppool_maxpool_1d
+// CHECK: math.absf
+// CHECK: math.sqrt
+// CHECK: arith.maximumf
+// CHECK-NOT: onnx.
+func.func @lppool_maxpool_1d(%arg0: tensor<1x4x6xf32> {onnx.name = "x"}) -> (tensor<1x4x5xf32> {onnx.name = "p"}, tensor<1x4x4xf32> {onnx.name = "m"}) attributes {onnx.graph_name = "g"} {
+    %1 = "onnx.lp_pool"(%arg0) {auto_pad = "NOTSET", ceil_mode = 0 : si64, kernel_shape = array<i64: 2>, p = 2 : si64} : (tensor<1x4x6xf32>) -> tensor<1x4x5xf32>
+    %2 = "onnx.max_pool"(%arg0) {auto_pad = "NOTSET", ceil_mode = 0 : si64, kernel_shape = array<i64: 3>, storage_order = 0 : si64} : (tensor<1x4x6xf32>) -> tensor<1x4x4xf32>
+    return %1, %2 : tensor<1x4x5xf32>, tensor<1x4x4xf32>
+  }
