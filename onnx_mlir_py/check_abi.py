@@ -11,3 +11,11 @@ CHECK_VALUES = 4
 CHECKS_ATTR = "onnx_mlir_py.checks"
 # UNSAFE: bad inputs then read out of bounds
 NO_CHECKS_ATTR = "onnx_mlir_py.no_runtime_checks"
+
+# Allocation failures name the node (codegen/alloc_sites.py): lowering lists
+# node name -> op type in NODE_TYPES_ATTR; codegen calls ALLOC_SITE_FN(id)
+# (om_runtime.c) before each allocation, id into the table ALLOC_SITES_ATTR
+# (the entry wrapper's om_alloc_sites[]), -1 for none.
+NODE_TYPES_ATTR = "onnx_mlir_py.node_types"
+ALLOC_SITE_FN = "om_alloc_site"
+ALLOC_SITES_ATTR = "onnx_mlir_py.alloc_sites"

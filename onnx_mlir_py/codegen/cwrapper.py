@@ -61,6 +61,12 @@ def _check_table(checks: tuple[str, ...]) -> list[str]:
     return lines
 
 
+def _alloc_site_table(sites: tuple[str, ...]) -> list[str]:
+    """The nodes named by allocation failures (om_alloc_site ids)."""
+    return ["const char *const om_alloc_sites[] = {", *(f"  {_c_string(m)}," for m in sites),
+            "  0,", "};", f"const int64_t om_alloc_site_count = {len(sites)};"]
+
+
 def _tie_table(sig: EntrySignature) -> list[str]:
     """Pairs of input dims with the same ONNX dim_param (checked equal by
     om_check_dim_ties before the model runs)."""
@@ -82,10 +88,12 @@ def _target_table(target: str) -> list[str]:
             + "".join(f"{_c_string(f)}, " for f in t["features"]) + "0};"]
 
 
-def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features": []}') -> str:
+def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features": []}',
+                     alloc_sites: tuple[str, ...] = ()) -> str:
     """C source of the entry wrapper for ``sig`` (one entry point); ``target``
     is the JSON of ``codegen.link.target_json`` (the CPU features checked
-    before the model code runs)."""
+    before the model code runs); ``alloc_sites`` the nodes an allocation
+    failure names (``codegen.alloc_sites``)."""
     entry = sig.entry
     nin, nout = len(sig.inputs), len(sig.outputs)
     words = sum(3 + 2 * t.rank for t in sig.outputs)
@@ -106,6 +114,7 @@ def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features":
         f"static const char om_out_sig[] = {_c_string(_json_sig(sig.outputs))};",
         f'static const char *om_entry_points[] = {{"run_{entry}", 0}};',
         *_check_table(sig.checks),
+        *_alloc_site_table(alloc_sites),
         *_tie_table(sig),
         *_target_table(target),
         "",

@@ -33,6 +33,7 @@ from onnx_mlir_py.isa import required_features
 from onnx_mlir_py.options import Options
 from onnx_mlir_py.timings import Timings
 from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
+from onnx_mlir_py.codegen.alloc_sites import alloc_sites
 from onnx_mlir_py.codegen.llvm import emit_mlir_llvm, uses_async_runtime
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature
 from onnx_mlir_py.codegen.tools import run, tool
@@ -144,7 +145,8 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
         to_object(llvm_mod, obj, opts, timings)
         with timings.phase("codegen: link"):
             entry_c = tmp / "entry.c"
-            entry_c.write_text(generate_entry_c(sig, target_json(_mcpu(opts), opts.march)))
+            entry_c.write_text(generate_entry_c(sig, target_json(_mcpu(opts), opts.march),
+                                                  alloc_sites(llvm_mod)))
             sources = [str(obj), str(entry_c)] + [str(RUNTIME_DIR / s) for s in RUNTIME_SOURCES]
             if uses_async_runtime(llvm_mod):       # -O3 multi-threaded kernels
                 sources.append(str(RUNTIME_DIR / ASYNC_RUNTIME_SOURCE))

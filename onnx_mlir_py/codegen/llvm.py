@@ -17,6 +17,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.errors import CompileError
 from onnx_mlir_py.ir_util import first_op
+from onnx_mlir_py.codegen.alloc_sites import mark_alloc_sites
 from onnx_mlir_py.codegen.bool_memory import rewrite_bool_memory_accesses
 from onnx_mlir_py.codegen.bufferize import bufferize
 from onnx_mlir_py.codegen.strided_copy import strided_copies_to_linalg
@@ -63,7 +64,8 @@ LOWER_PIPELINE = ", ".join([
     "convert-math-to-libm",
     "convert-vector-to-llvm",
     # allocations call the C runtime's _mlir_memref_to_llvm_alloc, which
-    # fails the call (NULL, OM_ERROR_ALLOC) when malloc fails
+    # fails the call (NULL, OM_ERROR_ALLOC) when malloc fails, naming the
+    # node (alloc_sites)
     "finalize-memref-to-llvm{use-generic-functions=true}",
     "convert-arith-to-llvm",
     "convert-index-to-llvm",
@@ -131,5 +133,6 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     _request_c_interface(mod, entry)
     run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")
     rewrite_bool_memory_accesses(mod)
+    mark_alloc_sites(mod)
     run_pipeline(mod, LOWER_PIPELINE, "LLVM dialect lowering")
     return mod

@@ -87,6 +87,8 @@ class LoweringContext:
         self._check_fn: ir.Operation | None = None
         # the node being lowered (set by the driver): names allocation checks
         self.node = None
+        # name -> op type of every lowered node (allocation failures name it)
+        self.node_types: dict[str, str] = {}
         # False: run-time checks are not emitted (compile(runtime_checks=False))
         self.runtime_checks = module is None or \
             NO_CHECKS_ATTR not in module.operation.attributes

@@ -17,7 +17,7 @@ from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
 from onnx_mlir_py.errors import CompileError, OnnxMlirError, UnsupportedOpsError, node_error
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.registry import lookup
-from onnx_mlir_py.check_abi import CHECKS_ATTR
+from onnx_mlir_py.check_abi import CHECKS_ATTR, NODE_TYPES_ATTR
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, lost_dtype, to_signless
 
 
@@ -158,6 +158,7 @@ def lower_op(op: ir.Operation, b: LoweringContext) -> None:
     v, rule = _rule_for(op)
     with ir.InsertionPoint(op), op.location:
         b.node = v
+        b.node_types[v.name] = v.op_type
         try:
             new = rule(v, b)
         finally:
@@ -200,6 +201,8 @@ def lower_to_linalg(module: ir.Module) -> None:
         if b.check_messages:
             module.operation.attributes[CHECKS_ATTR] = ir.ArrayAttr.get(
                 [ir.StringAttr.get(m) for m in b.check_messages])
+        module.operation.attributes[NODE_TYPES_ATTR] = ir.DictAttr.get(
+            {k: ir.StringAttr.get(t) for k, t in b.node_types.items()})
         # func.return operand types now signless: fix function types to match
         for f in _funcs(module):
             if not len(f.regions[0].blocks):

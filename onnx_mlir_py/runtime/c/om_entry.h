@@ -63,6 +63,12 @@ extern const char *const om_check_messages[];
 extern const int64_t om_check_count;
 void om_check_failed(int64_t id, int64_t v0, int64_t v1, int64_t v2, int64_t v3);
 
+/* Allocation failures name the node: the model code calls
+ * om_alloc_site(id) before each allocation, id into this table (generated
+ * with the wrapper) or -1. */
+extern const char *const om_alloc_sites[];
+extern const int64_t om_alloc_site_count;
+
 /* The target the model code was compiled for (generated with the wrapper):
  * its -mcpu name, the CPU features it needs (NULL-terminated, GCC's
  * __builtin_cpu_supports names) and both as JSON for omTargetInfo(). */

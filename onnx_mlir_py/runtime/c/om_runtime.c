@@ -103,10 +103,18 @@ void om_check_failed(int64_t id, int64_t v0, int64_t v1, int64_t v2, int64_t v3)
  * each model library uses its own (its own om_check_target). */
 #define OM_HIDDEN __attribute__((visibility("hidden")))
 
+/* The node of the next allocation on this thread (om_alloc_sites id, -1:
+ * none): set by the model code before each allocation (codegen/alloc_sites). */
+static __thread int64_t om_alloc_site_id = -1;
+
+OM_HIDDEN void om_alloc_site(int64_t id) { om_alloc_site_id = id; }
+
 static void om_alloc_failed(uint64_t size) {
+  int64_t id = om_alloc_site_id;
+  const char *node = id >= 0 && id < om_alloc_site_count ? om_alloc_sites[id] : NULL;
   snprintf(om_last_error, sizeof om_last_error,
-           "out of memory: the model could not allocate %llu bytes%s",
-           (unsigned long long)size,
+           "%s%sout of memory: the model could not allocate %llu bytes%s",
+           node ? node : "", node ? ": " : "", (unsigned long long)size,
            size >> 62 ? " (a dim computed from the inputs is too large)" : "");
   om_last_error_kind = OM_ERROR_ALLOC;
   errno = ENOMEM;

@@ -10,6 +10,7 @@ buffer the caller writes 2**64 bytes into."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -70,7 +71,7 @@ __attribute__((destructor)) static void shim_fini(void) {
 """
 
 _PY_CHILD = r"""
-import ctypes, sys, numpy as np
+import ctypes, re, sys, numpy as np
 from onnx_mlir_py.runtime import ExecutionSession, ModelRunError
 so, shim = sys.argv[1], ctypes.CDLL(sys.argv[2])
 shim.shim_set.argtypes = [ctypes.c_char_p, ctypes.c_long]
@@ -83,7 +84,7 @@ sess = ExecutionSession(so)
 shim.shim_set(lib, -1)
 sess.run([x, i])
 n = shim.shim_count()
-failed = 0
+failed, nodes = 0, set()
 for k in range(n):
     shim.shim_set(lib, k)
     try:
@@ -91,13 +92,14 @@ for k in range(n):
     except ModelRunError as e:
         assert "out of memory" in str(e), str(e)
         failed += 1
+        nodes.update(re.findall(r"node '(\w+)'", str(e)))
     else:
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
 shim.shim_set(lib, -1)
 for a, b in zip(sess.run([x, i]), want):
     np.testing.assert_array_equal(a, b)
-print(n, failed)
+print(n, failed, *sorted(nodes))
 """
 
 
@@ -131,8 +133,9 @@ def test_every_allocation_failure_from_python(tmp_path, opt_level):
     p = subprocess.run([sys.executable, "-c", _PY_CHILD, so, shim], capture_output=True,
                        text=True, env=dict(os.environ, LD_PRELOAD=shim), timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
-    n, failed = map(int, p.stdout.split())
-    assert n >= 5 and failed == n       # every allocation of a run matters
+    n, failed, *nodes = p.stdout.split()
+    assert int(n) >= 5 and int(failed) == int(n)     # every allocation of a run matters
+    assert {"gat", "tr"} <= set(nodes)          # the model code's allocations name their node
 
 
 def test_every_allocation_failure_from_c(tmp_path):
@@ -148,10 +151,13 @@ def test_every_allocation_failure_from_c(tmp_path):
     assert ok.returncode == 0, ok.stderr
     n = int((tmp_path / "count").read_text())
     assert n >= 5
+    nodes = set()
     for k in range(n):
         p = subprocess.run(args, capture_output=True, text=True, env=dict(env, SHIM_FAIL=str(k)))
         assert p.returncode == 1, (k, p.returncode, p.stderr)      # an error, not a signal
         assert "out of memory" in p.stderr, (k, p.stderr)
+        nodes.update(re.findall(r"node '(\w+)' \(\w+\): out of memory", p.stderr))
+    assert {"gat", "tr"} <= nodes
 
 
 def test_oversized_tensor_from_c(tmp_path):

@@ -1,0 +1,120 @@
+"""Name the ONNX node behind each heap allocation of the model code, so an
+allocation that fails reports it ("node 'cos' (ConstantOfShape): out of
+memory: ...").
+
+Every ``memref.alloc`` still carries the location of the op it came from
+(the importer gives each ONNX op ``loc("<node name>")``; lowering, -O3 and
+bufferization keep it). Before ``finalize-memref-to-llvm`` turns the allocs
+into calls of the C runtime's ``_mlir_memref_to_llvm_alloc``, each gets a
+call ``om_alloc_site(id)`` in front of it: the id of its node in the
+module's table (``ALLOC_SITES_ATTR``, which the entry wrapper turns into
+``om_alloc_sites[]``), or -1 when the location names no lowered node (so a
+failure never names the node of an earlier allocation). The runtime keeps
+the id per thread; one call per allocation, next to a malloc.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects import arith, func
+
+from onnx_mlir_py.check_abi import ALLOC_SITE_FN, ALLOC_SITES_ATTR, NODE_TYPES_ATTR
+from onnx_mlir_py.ir_util import walk_ops
+
+_ALLOCS = ("memref.alloc", "memref.realloc")
+
+
+def _loc_name(loc: ir.Location) -> str | None:
+    try:
+        if loc.is_a_name():
+            return loc.name_str
+        if loc.is_a_fused():
+            for sub in loc.locations:
+                n = _loc_name(sub)
+                if n is not None:
+                    return n
+        if loc.is_a_callsite():      # code inlined into a node's: the node
+            return _loc_name(loc.caller) or _loc_name(loc.callee)
+    except (AttributeError, ValueError):
+        pass
+    return None
+
+
+def node_types(module: ir.Module) -> dict[str, str]:
+    """Node name -> op type of the nodes lowered into ``module``."""
+    attrs = module.operation.attributes
+    if NODE_TYPES_ATTR not in attrs:
+        return {}
+    d = ir.DictAttr(attrs[NODE_TYPES_ATTR])
+    return {d[i].name: ir.StringAttr(d[i].attr).value for i in range(len(d))}
+
+
+def _func_of(op: ir.Operation) -> ir.Operation | None:
+    p = op.parent
+    while p is not None and p.name not in ("func.func", "llvm.func"):
+        p = p.parent
+    return p
+
+
+def _sym(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _allocating_functions(module: ir.Module, allocs: list) -> set[str]:
+    """Functions that allocate, directly or through the functions they call."""
+    calls = walk_ops(module, "func.call")
+    edges = [(_sym(f), ir.FlatSymbolRefAttr(c.attributes["callee"]).value)
+             for c in calls if (f := _func_of(c)) is not None]
+    out = {_sym(f) for a in allocs if (f := _func_of(a)) is not None}
+    grew = True
+    while grew:
+        grew = False
+        for caller, callee in edges:
+            if callee in out and caller not in out:
+                out.add(caller)
+                grew = True
+    return out
+
+
+def mark_alloc_sites(module: ir.Module) -> tuple[str, ...]:
+    """Put ``om_alloc_site(id)`` before every allocation of ``module`` (see
+    the module docstring) and before every call from a node's code of a
+    function that allocates (the -O3 kernels: their own allocations, with
+    the kernel's locations, keep the caller's id); returns the table (also
+    set as ALLOC_SITES_ATTR)."""
+    allocs = walk_ops(module, _ALLOCS)
+    types = node_types(module)
+    sites: dict[str, int] = {}
+    with module.context:
+        alloc_fns = _allocating_functions(module, allocs)
+        called = {ir.FlatSymbolRefAttr(c.attributes["callee"]).value
+                  for c in walk_ops(module, "func.call")}
+        calls = [c for c in walk_ops(module, "func.call")
+                 if ir.FlatSymbolRefAttr(c.attributes["callee"]).value in alloc_fns]
+        i64 = ir.IntegerType.get_signless(64)
+        if allocs:
+            with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
+                func.FuncOp(ALLOC_SITE_FN, ir.FunctionType.get([i64], []), visibility="private")
+        for op in allocs + calls:
+            name = _loc_name(op.location)
+            if name is not None and name in types:
+                sid = sites.setdefault(f"node '{name}' ({types[name]})", len(sites))
+            elif op.name == "func.call" or _sym(_func_of(op)) in called:
+                continue        # a kernel's: the caller's id stands
+            else:
+                sid = -1
+            with ir.InsertionPoint(op), op.location:
+                func.CallOp([], ir.FlatSymbolRefAttr.get(ALLOC_SITE_FN),
+                            [arith.constant(i64, sid)])
+        table = tuple(sites)
+        module.operation.attributes[ALLOC_SITES_ATTR] = ir.ArrayAttr.get(
+            [ir.StringAttr.get(s) for s in table])
+    return table
+
+
+def alloc_sites(module: ir.Module) -> tuple[str, ...]:
+    """The table :func:`mark_alloc_sites` left on ``module`` (empty if none)."""
+    attrs = module.operation.attributes
+    if ALLOC_SITES_ATTR not in attrs:
+        return ()
+    arr = attrs[ALLOC_SITES_ATTR]
+    return tuple(ir.StringAttr(arr[i]).value for i in range(len(arr)))
