@@ -4,8 +4,9 @@ compiler fingerprint), compiled there on first use.
 
 Next to each library the session keeps ``<key>.io.json`` (inputs, outputs,
 model metadata), so a later session on the same model (another process
-too) reads the model file, hashes it, and loads the ``.so``: no onnx import,
-no protobuf parse, no compiler. A model with external data is keyed on its
+too) hashes the model bytes and loads the ``.so``: no onnx import, no
+protobuf parse, no compiler; for an unchanged model file not even the hash
+(:mod:`.path_index` maps the file to its key). A model with external data is keyed on its
 bytes with the external tensors read in (the files next to it are part of
 the model).
 """
@@ -20,26 +21,32 @@ from onnx_mlir_py.backend.cache import CompileCache, cache_key
 from onnx_mlir_py.inference.errors import InvalidProtobuf, NoSuchFile
 
 
+def read_model(path: str) -> tuple[bytes, bool]:
+    """(the bytes that key and compile the model file, whether external
+    tensors were read into them)."""
+    if not os.path.isfile(path):
+        raise NoSuchFile(f"Load model from {path} failed: file doesn't exist")
+    with open(path, "rb") as f:
+        raw = f.read()
+    # external tensors name their file under the key "location": without
+    # those bytes the model certainly has none
+    if b"location" not in raw:
+        return raw, False
+    model = _parse(raw)
+    from onnx_mlir_py.importer.external import has_external, load_external_data
+    if not has_external(model):
+        return raw, False
+    load_external_data(model, os.path.dirname(os.path.abspath(path)))
+    return model.SerializeToString(deterministic=True), True
+
+
 def model_data(model) -> bytes:
     """The bytes that key and compile ``model`` (a path, bytes, or an
     ``onnx.ModelProto``)."""
     if isinstance(model, (bytes, bytearray, memoryview)):
         return bytes(model)
     if isinstance(model, (str, os.PathLike)):
-        path = os.fspath(model)
-        if not os.path.isfile(path):
-            raise NoSuchFile(f"Load model from {path} failed: file doesn't exist")
-        with open(path, "rb") as f:
-            raw = f.read()
-        # external tensors name their file under the key "location": without
-        # those bytes the model certainly has none
-        if b"location" not in raw:
-            return raw
-        model = _parse(raw)
-        from onnx_mlir_py.importer.external import has_external, load_external_data
-        if not has_external(model):
-            return raw
-        load_external_data(model, os.path.dirname(os.path.abspath(path)))
+        return read_model(os.fspath(model))[0]
     if hasattr(model, "SerializeToString"):
         return model.SerializeToString(deterministic=True)
     raise TypeError("InferenceSession takes a model path or its bytes, got "
@@ -70,27 +77,57 @@ def _write_json(path: Path, value: dict) -> None:
     os.replace(tmp, path)
 
 
-def library(data: bytes, options: dict, cache: CompileCache, *, name: str | None = None,
-            in_process: bool = False, timeout: float | None = None) -> tuple[Path, dict]:
-    """(path of the compiled library, description of the model, see
-    :func:`.model_info.describe`); compiles on a cache miss. Compile
-    errors raise the compiler's ``OnnxMlirError`` (cached errors too)."""
-    key = cache_key(data, options)
+def _cached(cache: CompileCache, key: str) -> tuple[Path, dict] | None:
+    """The cached library and model description of ``key``; raises a cached
+    compile error; None when not (fully) cached."""
     hit = cache.lookup(key)
-    meta = _meta_path(cache, key)
-    if isinstance(hit, Path) and meta.is_file():
+    if isinstance(hit, dict):
+        from onnx_mlir_py.backend.errors import error_from_dict
+        raise error_from_dict(hit)
+    if isinstance(hit, Path):
         try:
-            return hit, json.loads(meta.read_text())
+            return hit, json.loads(_meta_path(cache, key).read_text())
         except (OSError, ValueError):
-            pass                                    # rewritten below
-    from onnx_mlir_py.inference.model_info import describe
-    info = describe(_parse(data))
-    from onnx_mlir_py.backend.compile import compile_cached
-    so = compile_cached(data, options, cache=cache, in_process=in_process, timeout=timeout,
-                        name=name or info["meta"]["graph_name"] or None)
-    if so == cache.library_path(key):               # stored (not a mid-edit build)
-        _write_json(meta, info)
-    return so, info
+            return None
+    return None
+
+
+def library(model, options: dict, cache: CompileCache, *, in_process: bool = False,
+            timeout: float | None = None) -> tuple[Path, dict]:
+    """(path of the compiled library, description of the model, see
+    :func:`.model_info.describe`) of ``model`` (a path, bytes or a
+    ModelProto); compiles on a cache miss. Compile errors raise the
+    compiler's ``OnnxMlirError`` (cached errors too)."""
+    from onnx_mlir_py.inference import path_index
+    st = None
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is None or not os.path.isfile(path):
+            raise NoSuchFile(f"Load model from {path} failed: file doesn't exist")
+        key = path_index.lookup(cache, path, st, options)
+        found = _cached(cache, key) if key else None
+        if found:
+            return found
+    data, external = read_model(path) if st is not None else (model_data(model), False)
+    key = cache_key(data, options)
+    found = _cached(cache, key)
+    if not found:
+        from onnx_mlir_py.inference.model_info import describe
+        info = describe(_parse(data))
+        from onnx_mlir_py.backend.compile import compile_cached
+        so = compile_cached(data, options, cache=cache, in_process=in_process, timeout=timeout,
+                            name=info["meta"]["graph_name"] or None)
+        if so != cache.library_path(key):           # a build by edited sources: not stored
+            return so, info
+        _write_json(_meta_path(cache, key), info)
+        found = so, info
+    if st is not None and not external:
+        path_index.record(cache, path, st, options, key)
+    return found
 
 
 def write_onnx_ir(data: bytes, opt_level: int, path: str) -> None:

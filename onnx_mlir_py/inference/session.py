@@ -84,14 +84,15 @@ class InferenceSession:
         self._providers = _provider_names(providers)
         from onnx_mlir_py.backend.cache import CompileCache
         from onnx_mlir_py.inference import compiled
-        data = compiled.model_data(path_or_bytes)
         self._model_path = os.fspath(path_or_bytes) \
             if isinstance(path_or_bytes, (str, os.PathLike)) else None
         cache = CompileCache(kwargs.get("cache_dir"))
         how = {"in_process": bool(kwargs.get("in_process", False)),
                "timeout": kwargs.get("timeout")}
-        self._library, info = compiled.library(data, _compile_options(so, kwargs), cache, **how)
+        self._library, info = compiled.library(path_or_bytes, _compile_options(so, kwargs), cache,
+                                               **how)
         if so.optimized_model_filepath:
+            data = compiled.model_data(path_or_bytes)
             compiled.write_optimized_model(data, so.opt_level, so.optimized_model_filepath,
                                            **how)
         from onnx_mlir_py.runtime import ExecutionSession

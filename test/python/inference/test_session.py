@@ -1,16 +1,8 @@
 """onnx_mlir_py.InferenceSession: onnxruntime's errors (naming the input),
-session options, providers, metadata, the compile cache (keys, external
-data, a second process starting without compiling)."""
-import os
-import subprocess
-import sys
-import warnings
-
+session options, providers, metadata (the compile cache: test_session_cache.py)."""
 import numpy as np
-import onnx
 import onnxruntime
 import pytest
-from onnx import numpy_helper as nh
 
 import onnx_mlir_py as ort
 from onnx_mlir_py.runtime.errors import RuntimeInputError
@@ -161,66 +153,3 @@ def test_intra_op_num_threads_sets_the_kernel_threads(cache):
     so.intra_op_num_threads = 2
     s = ort.InferenceSession(zoo.mlp(batch=8).SerializeToString(), so, cache_dir=cache)
     assert s._sess.multithreaded and s._sess.num_threads == 2
-
-
-def test_path_and_bytes_share_one_entry_and_a_reload_does_not_compile(tmp_path, cache,
-                                                                       monkeypatch):
-    m = add_model()
-    onnx.save(m, str(tmp_path / "m.onnx"))
-    a = ort.InferenceSession(str(tmp_path / "m.onnx"), cache_dir=cache)
-    from onnx_mlir_py.backend import compile as bcompile
-    monkeypatch.setattr(bcompile, "compile_cached",
-                        lambda *a, **k: pytest.fail("compiled again on a cache hit"))
-    b = ort.InferenceSession((tmp_path / "m.onnx").read_bytes(), cache_dir=cache)
-    assert a.library_path == b.library_path
-
-
-def _external_model(tmp_path, w: np.ndarray) -> str:
-    m = add_model()
-    m.graph.input.pop()                             # y becomes a weight
-    m.graph.initializer.append(nh.from_array(w, "y"))
-    path = str(tmp_path / "ext.onnx")
-    onnx.save(m, path, save_as_external_data=True, all_tensors_to_one_file=True,
-              location="ext.bin", size_threshold=0)
-    return path
-
-
-def test_external_data_is_part_of_the_key(tmp_path, cache):
-    """New weights in the external file must not run the old library."""
-    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 3
-    for w in (np.ones((2, 3), np.float32), np.full((2, 3), -2, np.float32)):
-        path = _external_model(tmp_path, w)
-        got = ort.InferenceSession(path, cache_dir=cache).run(None, {"x": x})[0]
-        want = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
-            None, {"x": x})[0]
-        np.testing.assert_array_equal(got, want)
-
-
-START = """
-import sys, time
-import numpy as np
-t = time.perf_counter()
-import onnx_mlir_py as ort
-s = ort.InferenceSession(sys.argv[1], cache_dir=sys.argv[2])
-ms = 1e3 * (time.perf_counter() - t)
-s.run(None, {"x": np.ones((2, 3), np.float32), "y": np.ones((2, 3), np.float32)})
-print(ms, "onnx" in sys.modules, "mlir" in sys.modules)
-"""
-
-
-def test_a_second_process_starts_in_milliseconds(tmp_path, cache):
-    """Measured on the 2-core dev machine under load: 50-80 ms (onnxruntime's
-    own import + session: ~80-120 ms). The bound is generous for CI."""
-    path = str(tmp_path / "m.onnx")
-    onnx.save(add_model(), path)
-    ort.InferenceSession(path, cache_dir=cache)     # compiles into the cache
-    times = []
-    for _ in range(3):
-        p = subprocess.run([sys.executable, "-c", START, path, cache], capture_output=True,
-                           text=True, timeout=120)
-        assert p.returncode == 0, p.stderr
-        ms, onnx_loaded, mlir_loaded = p.stdout.split()
-        assert (onnx_loaded, mlir_loaded) == ("False", "False")  # no parse, no compiler
-        times.append(float(ms))
-    print(f"second-process InferenceSession start: {min(times):.1f} ms (best of 3)")
-    assert min(times) < 300
