@@ -1,4 +1,4 @@
-"""GatherElements / GatherND / Scatter* / TopK / NonZero / Compress lowering
+"""Gather / GatherElements / GatherND / Scatter* / TopK / NonZero / Compress lowering
 vs onnx.reference (ExecutionEngine; bool inputs through the full compiler)."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from bool_check import check
+from bool_check import DTYPES, check, random_array
 from engine import run_model
 from lowering_util import make_model
 from onnx import TensorProto
@@ -260,3 +260,34 @@ def test_topk_nan_ranks_above_inf(tmp_path, largest):
     x = np.array([[1, nan, 3, inf, nan, -inf], [nan, nan, nan, 1, 2, 2],
                   [-inf, inf, 0, nan, -inf, 5], [nan] * 6], np.float32)
     check_shapes(tmp_path, m, [{"x": x}, {"x": x[:2]}], engine="onnxruntime")
+
+
+def arr(shape, dt):
+    return random_array(R, shape, dt)
+
+
+GATHERS = [((5, 4), (3,), 0), ((5, 4), (2, 3), 1), ((3, 4, 5), (), -1), ((3, 4, 5), (2, 2), -2)]
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("k", range(len(GATHERS)))
+def test_gather(dt, k):
+    ds, ishape, axis = GATHERS[k]
+    n = ds[axis]
+    x = arr(ds, dt)
+    idx = R.integers(-n, n, ishape).astype(np.int64)
+    check([N("Gather", ["x", "i"], ["y"], axis=axis)], {"x": x, "i": idx}, ["y"])
+
+
+@pytest.mark.parametrize("opset", [1, 11])
+def test_gather_old_int32_indices(opset):
+    x = arr((4, 3), np.float32)
+    idx = np.array([[3, 0], [1, 1]], np.int32)
+    check([N("Gather", ["x", "i"], ["y"], axis=0)], {"x": x, "i": idx}, ["y"], opset=opset)
+
+
+def test_gather_dynamic_batch():
+    x = arr((6, 4), np.float32)
+    idx = np.array([0, -1, 2], np.int64)
+    check([N("Gather", ["x", "i"], ["y"], axis=1)], {"x": x, "i": idx}, ["y"],
+          dyn_inputs=("x",))

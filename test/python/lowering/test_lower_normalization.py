@@ -1,5 +1,5 @@
 """InstanceNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
-RMSNormalization, LpNormalization: node tests, onnx.reference and
+RMSNormalization, LayerNormalization, LpNormalization: node tests, onnx.reference and
 onnxruntime checks."""
 from __future__ import annotations
 
@@ -115,3 +115,33 @@ def test_lp_normalization_vs_onnxruntime(tmp_path, p, axis, opset, dtype):
         feeds.append({"x": x})
     check_shapes(tmp_path, m, feeds, rtol=1e-5, atol=1e-6, engine="onnxruntime")
 
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("axis", [-1, 1, 0])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_layer_norm(dt, axis, with_bias):
+    x = R.standard_normal((2, 3, 8)).astype(dt) * 3 + 1
+    norm_shape = x.shape[axis if axis >= 0 else 3 + axis:]
+    inits = [("s", R.standard_normal(norm_shape).astype(dt))]
+    ins = ["x", "s"]
+    if with_bias:
+        inits.append(("b", R.standard_normal(norm_shape).astype(dt)))
+        ins.append("b")
+    check([N("LayerNormalization", ins, ["y"], axis=axis, epsilon=1e-3)], {"x": x}, ["y"],
+          inits=inits, rtol=1e-4, atol=1e-5)
+
+
+def test_layer_norm_mean_invstd_outputs():
+    x = R.standard_normal((4, 5, 6)).astype(np.float32)
+    inits = [("s", R.standard_normal((5, 6)).astype(np.float32)),
+             ("b", R.standard_normal((6,)).astype(np.float32))]
+    check([N("LayerNormalization", ["x", "s", "b"], ["y", "m", "i"], axis=1)], {"x": x},
+          ["y", "m", "i"], inits=inits, rtol=1e-4, atol=1e-5)
+
+
+def test_layer_norm_dynamic_batch():
+    x = R.standard_normal((3, 7, 16)).astype(np.float32)
+    inits = [("s", R.standard_normal((16,)).astype(np.float32)),
+             ("b", R.standard_normal((16,)).astype(np.float32))]
+    check([N("LayerNormalization", ["x", "s", "b"], ["y", "m"], axis=-1)], {"x": x},
+          ["y", "m"], inits=inits, dyn_inputs=("x",), rtol=1e-4, atol=1e-5)

@@ -1,5 +1,5 @@
 """BatchNormalization (inference and training outputs), InstanceNormalization,
-LayerNormalization (3 outputs), GroupNormalization."""
+LayerNormalization (3 outputs), GroupNormalization, LpNormalization, LRN."""
 import pytest
 from onnx import TensorProto as TP, helper
 
@@ -77,6 +77,13 @@ def test_groupnorm(opset, pshape):
     assert got == [("f32", [None, 6, 4, 4])]
 
 
+@pytest.mark.parametrize("opset", [7, 13, 25])
+@pytest.mark.parametrize("x", [[1, 8, 5, 5], ["N", 8, 5]])
+def test_lrn(opset, x):
+    got = infer_and_compare(model("LRN", [("x", F, x)], ["y"], opset, size=3))
+    assert got == [("f32", [None if d == "N" else d for d in x])]
+
+
 @pytest.mark.parametrize("op,ins,outs,opset,attrs,msg", [
     ("BatchNormalization", bn_inputs([2, 3, 4, 4], 4), ["y"], 15, {},
      r"input 'scale' has shape \[4\]: expected 3 elements \(C \(channels of X\)\), got 4"),
@@ -95,6 +102,8 @@ def test_groupnorm(opset, pshape):
     ("LpNormalization", [("x", F, [2, 3])], ["y"], 22, dict(p=3), r"attribute 'p' = 3: expected 1 or 2"),
     ("LpNormalization", [("x", F, [2, 3])], ["y"], 1, dict(axis=2),
      r"attribute 'axis' = 2: expected a value in \[-2, 1\] for input 'input' of rank 2"),
+    ("LRN", [("x", F, [1, 3, 4, 4])], ["y"], 13, dict(size=0),
+     r"attribute 'size' = 0: expected >= 1"),
 ])
 def test_invalid(op, ins, outs, opset, attrs, msg):
     with pytest.raises(VerificationError, match=r"node 'n' \(" + op + r"\): " + msg):

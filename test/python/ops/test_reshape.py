@@ -1,6 +1,6 @@
-"""Reshape, Squeeze, Unsqueeze, Expand, Tile, DepthToSpace, SpaceToDepth,
-Trilu: our shape inference against onnx's, plus the end-to-end fold of a
-Shape -> Gather -> Unsqueeze -> Concat -> Reshape chain."""
+"""Reshape, Squeeze, Unsqueeze, Flatten: our shape inference against onnx's,
+plus the end-to-end fold of a Shape -> Gather -> Unsqueeze -> Concat ->
+Reshape chain."""
 import numpy as np
 import pytest
 from onnx import TensorProto as TP, helper, numpy_helper
@@ -65,27 +65,29 @@ def test_unsqueeze(opset, x, axes):
     infer_and_compare(m)
 
 
-@pytest.mark.parametrize("opset", [8, 13])
-@pytest.mark.parametrize("x,shape", [([3, 1], [2, 3, 4]), ([1], [5]), ([2, 1, 6], [1, 1]),
-                                     (["N", 1], [1, 7])])
-def test_expand(opset, x, shape):
-    infer_and_compare(one("Expand", x, opset, [i64("s", shape)]))
+@pytest.mark.parametrize("opset", [7, 9, 11, 13, 21, 25])
+@pytest.mark.parametrize("x,axis,want", [
+    ([2, 3, 4, 5], 1, [2, 60]), ([2, 3, 4, 5], 0, [1, 120]), ([2, 3, 4, 5], 4, [120, 1]),
+    ([2, 3, 4, 5], 2, [6, 20]), (["N", 3, 4], 1, [None, 12]), ([2, "H", 4], 2, [None, 4]),
+])
+def test_flatten(opset, x, axis, want):
+    assert infer_and_compare(one("Flatten", x, opset, axis=axis)) == \
+        [("f32", want)]
 
 
-@pytest.mark.parametrize("opset", [7, 13])
-def test_tile(opset):
-    infer_and_compare(one("Tile", [2, 3], opset, [i64("r", [3, 2])]))
-    infer_and_compare(one("Tile", ["N", 3], opset, [i64("r", [3, 2])]))
+@pytest.mark.parametrize("opset", [11, 13, 25])
+def test_flatten_negative_axis(opset):
+    assert infer_and_compare(one("Flatten", [2, 3, 4], opset, axis=-1)) == \
+        [("f32", [6, 4])]
 
 
-@pytest.mark.parametrize("opset", [7, 11, 13])
-def test_depth_space(opset):
-    infer_and_compare(one("DepthToSpace", [1, 8, 3, 5], opset, blocksize=2))
-    infer_and_compare(one("SpaceToDepth", [1, 2, 4, 6], opset, blocksize=2))
-
-
-def test_trilu():
-    infer_and_compare(one("Trilu", [2, 4, 5], 14, upper=0))
+@pytest.mark.parametrize("opset,x,axis,msg", [
+    (13, [2, 3], 3, r"attribute 'axis' = 3: expected a value in \[-2, 2\] for input of rank 2"),
+    (9, [2, 3], -1, r"attribute 'axis' = -1: expected a value in \[0, 2\]"),
+])
+def test_flatten_invalid(opset, x, axis, msg):
+    with pytest.raises(VerificationError, match=r"node 'n' \(Flatten\): " + msg):
+        our_output_types(one("Flatten", x, opset, axis=axis))
 
 
 def _shape_chain(x_shape, opset=13):

@@ -1,4 +1,4 @@
-"""Slice / Gather lowering vs onnx.reference."""
+"""Slice lowering vs onnx.reference."""
 from __future__ import annotations
 
 import numpy as np
@@ -63,31 +63,4 @@ def test_slice_dynamic_dim(k):
     x = arr((5, 4, 3), np.float32)
     inits = [("s", i64(*s)), ("e", i64(*e)), ("a", i64(*a)), ("st", i64(*st))]
     check([N("Slice", ["x", "s", "e", "a", "st"], ["y"])], {"x": x}, ["y"], inits=inits,
-          dyn_inputs=("x",))
-
-
-GATHERS = [((5, 4), (3,), 0), ((5, 4), (2, 3), 1), ((3, 4, 5), (), -1), ((3, 4, 5), (2, 2), -2)]
-
-
-@pytest.mark.parametrize("dt", DTYPES)
-@pytest.mark.parametrize("k", range(len(GATHERS)))
-def test_gather(dt, k):
-    ds, ishape, axis = GATHERS[k]
-    n = ds[axis]
-    x = arr(ds, dt)
-    idx = R.integers(-n, n, ishape).astype(np.int64)
-    check([N("Gather", ["x", "i"], ["y"], axis=axis)], {"x": x, "i": idx}, ["y"])
-
-
-@pytest.mark.parametrize("opset", [1, 11])
-def test_gather_old_int32_indices(opset):
-    x = arr((4, 3), np.float32)
-    idx = np.array([[3, 0], [1, 1]], np.int32)
-    check([N("Gather", ["x", "i"], ["y"], axis=0)], {"x": x, "i": idx}, ["y"], opset=opset)
-
-
-def test_gather_dynamic_batch():
-    x = arr((6, 4), np.float32)
-    idx = np.array([0, -1, 2], np.int64)
-    check([N("Gather", ["x", "i"], ["y"], axis=1)], {"x": x, "i": idx}, ["y"],
           dyn_inputs=("x",))
