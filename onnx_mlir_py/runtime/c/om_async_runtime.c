@@ -15,11 +15,20 @@
  * With n threads, n - 1 pool workers and the waiting caller run the tasks.
  *
  * Objects (tokens, values, groups) share one reference-counted struct.
+ *
+ * Out of memory never aborts: an object that cannot be allocated is the
+ * static `failed_obj` (in error state, not counted), a waiter or group link
+ * that cannot be allocated becomes a blocking wait. The model code checks
+ * each parallel loop's group after awaiting it (om_async_check, in place of
+ * the abort convert-async-to-llvm emits, see codegen/alloc_sites.py): an
+ * error waits for the tasks still in flight, then fails the call with
+ * OM_ERROR_ALLOC naming the node (om_pool_failed, om_runtime.c).
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sched.h>
 #include <time.h>
@@ -46,6 +55,14 @@ typedef struct OmAsyncObj {
   OmWaiter *waiters;
   void *storage; /* value */
 } OmAsyncObj;
+
+/* Stands for every object that could not be allocated: already failed. */
+static OmAsyncObj failed_obj = {.mu = PTHREAD_MUTEX_INITIALIZER,
+                                .cv = PTHREAD_COND_INITIALIZER, .state = OM_ERROR};
+/* Its value storage (the compiler's pipeline creates no async values). */
+static _Alignas(64) unsigned char failed_storage[4096];
+
+extern void om_pool_failed(int64_t site) __attribute__((visibility("hidden")));
 
 /* ---- thread pool ------------------------------------------------------
  *
@@ -79,6 +96,7 @@ static atomic_int active = 0;      /* requested thread count (0 = not read yet) 
 static atomic_llong pool_tasks = 0; /* tasks handed to the pool (for tests) */
 static long spin_ns = -1;          /* -1: not read yet */
 static atomic_int runs_active = 0; /* model runs in progress */
+static atomic_llong inflight = 0;  /* queued or running pool tasks */
 
 static int online_cpus(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -155,6 +173,7 @@ static OmTask *try_pop(void) {
 static void run_task(OmTask *t) {
   t->resume(t->handle);
   free(t);
+  atomic_fetch_sub(&inflight, 1);
 }
 
 /* Spin until `ready(arg)`, as long as a run is in progress (yielding the
@@ -264,6 +283,7 @@ static void submit(void *handle, OmResume resume) {
    * when it awaits. */
   if (queue_tail) queue_tail->next = t; else queue_head = t;
   queue_tail = t;
+  atomic_fetch_add(&inflight, 1);
   atomic_fetch_add(&queued, 1);
   atomic_fetch_add(&pool_tasks, 1);
   if (sleepers > 0) pthread_cond_broadcast(&pool_cv);
@@ -274,7 +294,7 @@ static void submit(void *handle, OmResume resume) {
 
 static OmAsyncObj *new_obj(void) {
   OmAsyncObj *o = calloc(1, sizeof(OmAsyncObj));
-  if (!o) abort();
+  if (!o) return &failed_obj;
   atomic_init(&o->refs, 1);
   pthread_mutex_init(&o->mu, NULL);
   pthread_cond_init(&o->cv, NULL);
@@ -282,12 +302,12 @@ static OmAsyncObj *new_obj(void) {
 }
 
 void mlirAsyncRuntimeAddRef(void *p, int64_t count) {
-  atomic_fetch_add(&((OmAsyncObj *)p)->refs, count);
+  if (p != &failed_obj) atomic_fetch_add(&((OmAsyncObj *)p)->refs, count);
 }
 
 void mlirAsyncRuntimeDropRef(void *p, int64_t count) {
   OmAsyncObj *o = p;
-  if (atomic_fetch_sub(&o->refs, count) == count) {
+  if (o != &failed_obj && atomic_fetch_sub(&o->refs, count) == count) {
     pthread_mutex_destroy(&o->mu);
     pthread_cond_destroy(&o->cv);
     free(o->storage);
@@ -299,12 +319,22 @@ void *mlirAsyncRuntimeCreateToken(void) { return new_obj(); }
 
 void *mlirAsyncRuntimeCreateValue(int64_t size) {
   OmAsyncObj *o = new_obj();
-  o->storage = calloc(1, size > 0 ? (size_t)size : 1);
+  if (o != &failed_obj) o->storage = calloc(1, size > 0 ? (size_t)size : 1);
+  if (o != &failed_obj && !o->storage) {
+    mlirAsyncRuntimeDropRef(o, 1);
+    o = &failed_obj;
+  }
+  if (o == &failed_obj && size > (int64_t)sizeof failed_storage) {
+    /* unreachable from the compiler's code (it makes no async values) */
+    fprintf(stderr, "onnx-mlir-py model: out of memory in the thread pool\n");
+    abort();
+  }
   return o;
 }
 
 void *mlirAsyncRuntimeCreateGroup(int64_t size) {
   OmAsyncObj *o = new_obj();
+  if (o == &failed_obj) return o;
   o->pending = size;
   if (size == 0) o->state = OM_READY;
   return o;
@@ -312,6 +342,7 @@ void *mlirAsyncRuntimeCreateGroup(int64_t size) {
 
 /* Mark ready (or error) and run the waiters, outside the lock. */
 static void set_state(OmAsyncObj *o, int state) {
+  if (o == &failed_obj) return;
   pthread_mutex_lock(&o->mu);
   __atomic_store_n(&o->state, state, __ATOMIC_RELEASE);
   OmWaiter *w = o->waiters;
@@ -380,7 +411,9 @@ void mlirAsyncRuntimeAwaitToken(void *p) { await_obj(p); }
 void mlirAsyncRuntimeAwaitValue(void *p) { await_obj(p); }
 void mlirAsyncRuntimeAwaitAllInGroup(void *p) { await_obj(p); }
 
-void *mlirAsyncRuntimeGetValueStorage(void *p) { return ((OmAsyncObj *)p)->storage; }
+void *mlirAsyncRuntimeGetValueStorage(void *p) {
+  return p == &failed_obj ? (void *)failed_storage : ((OmAsyncObj *)p)->storage;
+}
 
 void mlirAsyncRuntimeExecute(void *handle, OmResume resume) { submit(handle, resume); }
 
@@ -393,7 +426,12 @@ static void await_and_execute(OmAsyncObj *o, void *handle, OmResume resume) {
     return;
   }
   OmWaiter *w = malloc(sizeof(OmWaiter));
-  if (!w) abort();
+  if (!w) { /* out of memory: wait here instead (running queued tasks meanwhile) */
+    pthread_mutex_unlock(&o->mu);
+    await_obj(o);
+    resume(handle);
+    return;
+  }
   w->handle = handle;
   w->resume = resume;
   w->next = o->waiters;
@@ -414,13 +452,27 @@ typedef struct {
   OmAsyncObj *token, *group;
 } OmGroupLink;
 
+static void count_down(OmAsyncObj *token, OmAsyncObj *group) {
+  bool failed = is_error(token);
+  pthread_mutex_lock(&group->mu);
+  if (failed) group->error = true;
+  bool last = --group->pending == 0;
+  pthread_mutex_unlock(&group->mu);
+  if (last) set_state(group, group->error ? OM_ERROR : OM_READY);
+}
+
 int64_t mlirAsyncRuntimeAddTokenToGroup(void *tp, void *gp) {
   OmAsyncObj *token = tp, *group = gp;
+  if (group == &failed_obj) return 0; /* failed already: nothing to count */
   pthread_mutex_lock(&group->mu);
   int64_t rank = group->rank++;
   pthread_mutex_unlock(&group->mu);
   OmGroupLink *link = malloc(sizeof(OmGroupLink));
-  if (!link) abort();
+  if (!link) { /* out of memory: wait for the token here */
+    await_obj(token);
+    count_down(token, group);
+    return rank;
+  }
   link->token = token;
   link->group = group;
   mlirAsyncRuntimeAddRef(group, 1);
@@ -431,16 +483,25 @@ int64_t mlirAsyncRuntimeAddTokenToGroup(void *tp, void *gp) {
 
 static void token_done(void *arg) {
   OmGroupLink *link = arg;
-  OmAsyncObj *group = link->group;
-  bool failed = is_error(link->token);
-  pthread_mutex_lock(&group->mu);
-  if (failed) group->error = true;
-  bool last = --group->pending == 0;
-  pthread_mutex_unlock(&group->mu);
-  if (last) set_state(group, group->error ? OM_ERROR : OM_READY);
+  count_down(link->token, link->group);
   mlirAsyncRuntimeDropRef(link->token, 1);
-  mlirAsyncRuntimeDropRef(group, 1);
+  mlirAsyncRuntimeDropRef(link->group, 1);
   free(link);
+}
+
+/* After the model code awaited a parallel loop (in place of the abort that
+ * convert-async-to-llvm emits): an error means some object could not be
+ * allocated. The tasks still in flight (a failed token is ready before its
+ * task ran) are finished first, so nothing touches the run's buffers after
+ * the call returned; then the call fails naming the node `site`. */
+void om_async_check(int64_t ok, int64_t site) {
+  if (ok) return;
+  while (atomic_load(&inflight) > 0) {
+    OmTask *t = try_pop();
+    if (t) run_task(t);
+    else cpu_relax();
+  }
+  om_pool_failed(site);
 }
 
 /* sic: MLIR's spelling of the symbol */

@@ -123,6 +123,21 @@ static void om_alloc_failed(uint64_t size) {
   abort();
 }
 
+/* The thread pool (om_async_runtime.c) could not allocate its records for
+ * the parallel loop of node `site` (om_alloc_sites id, -1: none); its tasks
+ * have finished. Fails the call like a failed allocation. */
+OM_HIDDEN void om_pool_failed(int64_t site) {
+  const char *node = site >= 0 && site < om_alloc_site_count ? om_alloc_sites[site] : NULL;
+  snprintf(om_last_error, sizeof om_last_error,
+           "%s%sout of memory: the thread pool could not allocate its task records",
+           node ? node : "", node ? ": " : "");
+  om_last_error_kind = OM_ERROR_ALLOC;
+  errno = ENOMEM;
+  if (om_check_target) longjmp(*om_check_target, 1);
+  fprintf(stderr, "onnx-mlir-py model: %s\n", om_last_error);
+  abort();
+}
+
 OM_HIDDEN void *_mlir_memref_to_llvm_alloc(uint64_t size) {
   void *p = size >> 63 ? NULL : malloc(size ? size : 1);
   if (!p) om_alloc_failed(size);

@@ -43,7 +43,7 @@ static int fail_now(void *ra) {
   busy = 1;
   int mine = dladdr(ra, &i) && i.dli_fname && strcmp(i.dli_fname, lib) == 0;
   busy = 0;
-  return mine && count++ == fail_at;
+  return mine && __atomic_fetch_add(&count, 1, __ATOMIC_RELAXED) == fail_at;
 }
 void *malloc(size_t n) {
   return fail_now(__builtin_return_address(0)) ? NULL : __libc_malloc(n);
@@ -171,3 +171,66 @@ def test_oversized_tensor_from_c(tmp_path):
         assert p.returncode == 1, (p.returncode, p.stderr)
         assert "cannot create input 0: omTensorCreateEmpty: a tensor of this shape has 2**63 " \
             "bytes or more" in p.stderr
+
+
+_POOL_CHILD = r"""
+import ctypes, re, sys, numpy as np
+from onnx_mlir_py.runtime import ExecutionSession, ModelRunError
+so, shim, threads = sys.argv[1], ctypes.CDLL(sys.argv[2]), int(sys.argv[3])
+shim.shim_set.argtypes = [ctypes.c_char_p, ctypes.c_long]
+shim.shim_count.restype = ctypes.c_long
+lib = ctypes.create_string_buffer(so.encode())
+x = np.random.default_rng(0).standard_normal((192, 256)).astype(np.float32)
+sess = ExecutionSession(so)
+sess.set_num_threads(threads)
+want = sess.run([x])
+shim.shim_set(lib, -1)
+sess.run([x])
+n = shim.shim_count()
+msgs = set()
+for k in range(n):
+    shim.shim_set(lib, k)
+    try:
+        got = sess.run([x])
+    except ModelRunError as e:
+        assert "out of memory" in str(e), str(e)
+        msgs.add(re.sub(r"\d+ bytes", "N bytes", str(e)))
+    else:
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+shim.shim_set(lib, -1)
+for a, b in zip(sess.run([x]), want):
+    np.testing.assert_array_equal(a, b)
+print(n)
+for m in sorted(msgs):
+    print(m)
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_thread_pool_allocation_failures(tmp_path, threads):
+    """-O3 parallel loops: every allocation of a run (the model code's and the
+    thread pool's tokens, groups, tasks, waiters) fails in turn. The pool
+    used to abort(); now a run fails with an out-of-memory error naming the
+    node of the parallel loop, or gives the right answer (a task record that
+    cannot be allocated runs inline), and the session works afterwards."""
+    from onnx import numpy_helper as nh
+    rng = np.random.default_rng(1)
+    ws = [nh.from_array(rng.standard_normal((256, 256)).astype(np.float32), f"w{i}")
+          for i in range(2)]
+    g = h.make_graph([h.make_node("MatMul", ["x", "w0"], ["m"], name="mm0"),
+                      h.make_node("MatMul", ["m", "w1"], ["y"], name="mm1")], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, [192, 256])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)], ws)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    so = os.path.realpath(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=3))
+    shim = _shim(tmp_path)
+    p = subprocess.run([sys.executable, "-c", _POOL_CHILD, so, shim, str(threads)],
+                       capture_output=True, text=True, env=dict(os.environ, LD_PRELOAD=shim),
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    n, *msgs = p.stdout.splitlines()
+    assert int(n) >= 6
+    pool = [m for m in msgs if "thread pool" in m]
+    assert pool and all(re.search(r"node 'mm[01]' \(MatMul\): out of memory: the thread "
+                                  r"pool could not allocate its task records", m) for m in pool)
