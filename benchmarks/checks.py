@@ -24,7 +24,6 @@ import filecmp
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -33,6 +32,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import worker  # noqa: E402
 
 QUICK = dict(warmup=1, min_reps=3, max_reps=5, budget_s=0.2)
 FULL = dict(warmup=3, min_reps=20, max_reps=3000, budget_s=6.0)
@@ -116,25 +116,6 @@ def _work(name: str, threads: list[int], quick: bool, res: dict) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run_worker(name, threads, quick, timeout) -> dict:
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        out = f.name
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, "--result", out,
-           "--threads", ",".join(map(str, threads))] + (["--quick"] if quick else [])
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        with open(out) as f:
-            return json.load(f)
-    except subprocess.TimeoutExpired:
-        return {"name": name, "status": "timeout"}
-    except (OSError, ValueError):
-        tail = (p.stderr or "").strip().splitlines()[-1:] or [f"exit status {p.returncode}"]
-        return {"name": name, "status": "crash", "error": tail[0][:200]}
-    finally:
-        if os.path.exists(out):
-            os.unlink(out)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", help=f"comma list (default: {','.join(DEFAULT)})")
@@ -142,18 +123,12 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="few repetitions: a smoke test")
     ap.add_argument("--out", help="write the rows as JSON here")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per model")
-    ap.add_argument("--worker", help=argparse.SUPPRESS)
-    ap.add_argument("--result", help=argparse.SUPPRESS)
+    worker.add_arguments(ap)
     args = ap.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",") if t.strip()]
     if args.worker:
-        res = {"name": args.worker, "status": "error"}
-        try:
-            _work(args.worker, threads, args.quick, res)
-        except Exception as e:          # reported in the row
-            res["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        with open(args.result, "w") as f:
-            json.dump(res, f)
+        worker.serve(args.worker, args.result, lambda res: _work(args.worker, threads,
+                                                                 args.quick, res))
         return 0
     names = [m.strip() for m in (args.models or ",".join(DEFAULT)).split(",") if m.strip()]
     print(f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
@@ -161,7 +136,8 @@ def main(argv=None) -> int:
           f"{'ratio':>7}")
     rows, worst = [], 0.0
     for name in names:
-        r = _run_worker(name, threads, args.quick, args.timeout)
+        r = worker.run(__file__, name, ["--threads", ",".join(map(str, threads))]
+                       + (["--quick"] if args.quick else []), args.timeout)
         rows.append(r)
         if r["status"] != "ok":
             print(f"{name:<16} {'':>3} {r['status']}: {r.get('error', '')}", flush=True)

@@ -26,7 +26,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import worker  # noqa: E402
 
 QUICK = dict(warmup=1, min_reps=3, max_reps=5, budget_s=0.2)
 FULL = dict(warmup=2, min_reps=10, max_reps=400, budget_s=3.0)
@@ -97,18 +97,12 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out")
     ap.add_argument("--timeout", type=float, default=1800)
-    ap.add_argument("--worker", help=argparse.SUPPRESS)
-    ap.add_argument("--result", help=argparse.SUPPRESS)
+    worker.add_arguments(ap)
     args = ap.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",") if t.strip()]
     if args.worker:
-        res = {"name": args.worker, "status": "error"}
-        try:
-            _work(args.worker, args.a, args.b, threads, args.rounds, args.quick, res)
-        except Exception as e:          # reported in the row
-            res["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        with open(args.result, "w") as f:
-            json.dump(res, f)
+        worker.serve(args.worker, args.result, lambda res: _work(
+            args.worker, args.a, args.b, threads, args.rounds, args.quick, res))
         return 0
     import run
     names = run.select_models(args.models)
@@ -117,19 +111,9 @@ def main(argv=None) -> int:
           f"{'min B/A':>7}  compile A/B s")
     rows = []
     for name in names:
-        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-            out = f.name
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, "--result", out,
-               "--a", args.a, "--b", args.b, "--threads", args.threads,
-               "--rounds", str(args.rounds)] + (["--quick"] if args.quick else [])
-        try:
-            subprocess.run(cmd, capture_output=True, timeout=args.timeout)
-            with open(out) as f:
-                r = json.load(f)
-        except (subprocess.TimeoutExpired, OSError, ValueError) as e:
-            r = {"name": name, "status": "crash", "error": type(e).__name__}
-        finally:
-            os.unlink(out)
+        r = worker.run(__file__, name, ["--a", args.a, "--b", args.b, "--threads", args.threads,
+                                        "--rounds", str(args.rounds)]
+                       + (["--quick"] if args.quick else []), args.timeout)
         rows.append(r)
         if r["status"] != "ok":
             print(f"{name:<14} {r['status']}: {r.get('error', '')}", flush=True)

@@ -20,33 +20,21 @@ import math
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
 import machine  # noqa: E402
+import worker  # noqa: E402
 
 QUICK = dict(warmup=1, min_reps=3, max_reps=5, budget_s=0.2)
 FULL = dict(warmup=3, min_reps=10, max_reps=200, budget_s=4.0)
 
 
 # -- worker: one model, all thread counts, in one process ------------------------------
-def worker(name: str, threads: list[int], quick: bool, out_json: str) -> None:
-    res: dict = {"name": name, "status": "error"}
-    try:
-        _work(name, threads, quick, res)
-    except BaseException as e:  # a failure is reported in the row, not raised
-        res["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        res["traceback"] = traceback.format_exc(limit=4)
-    with open(out_json, "w") as f:
-        json.dump(res, f)
-
-
 def _work(name: str, threads: list[int], quick: bool, res: dict) -> None:
     model = harness.build(name)
     res["gflop"] = harness.count_flops(harness.static_twin(name) or model) / 1e9
@@ -130,27 +118,6 @@ def _measure(name, model, tmp, threads, quick, res) -> None:
 
 
 # -- parent: run the workers, print, write JSON and the chart ---------------------------
-def _run_worker(name, threads, quick, timeout) -> dict:
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        out = f.name
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name,
-           "--threads", ",".join(map(str, threads)), "--result", out] + (["--quick"] if quick else [])
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"name": name, "status": "timeout", "error": f"no result within {timeout} s"}
-    try:
-        with open(out) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        tail = (p.stderr or "").strip().splitlines()[-1:] or [f"exit status {p.returncode}"]
-        return {"name": name, "status": "crash",
-                "error": f"worker died (status {p.returncode}): {tail[0][:200]}"}
-    finally:
-        if os.path.exists(out):
-            os.unlink(out)
-
-
 def _fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
@@ -284,12 +251,12 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="few repetitions: a smoke test")
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="results directory")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per model")
-    ap.add_argument("--worker", help=argparse.SUPPRESS)
-    ap.add_argument("--result", help=argparse.SUPPRESS)
+    worker.add_arguments(ap)
     args = ap.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",") if t.strip()]
     if args.worker:
-        worker(args.worker, threads, args.quick, args.result)
+        worker.serve(args.worker, args.result, lambda res: _work(args.worker, threads,
+                                                                 args.quick, res))
         return 0
     default = "mnist_cnn,mlp,matmul256" if args.quick else ",".join(harness.ALL_MODELS)
     names = select_models(args.models or default)
@@ -307,7 +274,8 @@ def main(argv=None) -> int:
           f"{'ours GF/s':>8} {'ort GF/s':>8} {'%peak':>5} {'compile s':>9}")
     rows = []
     for name in names:
-        r = _run_worker(name, threads, args.quick, args.timeout)
+        r = worker.run(__file__, name, ["--threads", ",".join(map(str, threads))]
+                       + (["--quick"] if args.quick else []), args.timeout)
         rows.append(r)
         print_row(r, threads, pk["gflops_per_core"])
     result = {
