@@ -2,7 +2,8 @@
 H (and C for LSTM) and the direction's output sequence; inside, a
 ``linalg.matmul`` H·R[d]ᵀ and one elementwise linalg.generic for the gates
 (GRU with linear_before_reset=0 needs a second matmul on r ⊙ H). The input
-projection of all steps is one contraction before the loop (recurrent_cells.py).
+projection of all steps is one ``linalg.matmul`` [S*B, I] x [I, G*H] before
+the loop (recurrent_cells.py), as onnxruntime's deep_cpu_lstm/gru do.
 
 sequence_lens: rows past their length keep their state and output zeros;
 reverse passes run forward over per-row reversed inputs (recurrent_cells.py).
@@ -26,8 +27,6 @@ def _direction(b: LoweringContext, rec: Rec, d: int, states0: list, fold_limit: 
     """Run direction d; cell(t, xw, hr, states, rt) -> (new states, y_t)."""
     H, gh = rec.hidden, rec.gates * rec.hidden
     proj = project(b, rec, d, fold_limit)
-    if rec.reverse[d]:
-        proj = reverse_time(b, rec, proj)
     rt = recurrence_t(b, rec, d)
     S, B = b.dim(rec.x, 0), b.dim(rec.x, 1)
     y0 = b.full([S, B, H], rec.et, 0.0)
@@ -36,7 +35,7 @@ def _direction(b: LoweringContext, rec: Rec, d: int, states0: list, fold_limit: 
         (t,) = ivs
         states, y = carried[:-1], carried[-1]
         hr = linalg.matmul(states[0], rt, outs=[b.full([B, gh], rec.et, 0.0)])
-        new, yt = cell(t, step_slice(b, proj, t), hr, states, rt)
+        new, yt = cell(t, step_slice(b, proj, t, B), hr, states, rt)
         return list(new) + [insert_slice(yt, y, [t, 0, 0], [1, B, H])]
     res = for_nest(b, [S], list(states0) + [y0], body)
     y = res[-1]
@@ -140,7 +139,7 @@ def lower_gru(op: OnnxOp, b: LoweringContext):
                 return _cell(b, rec, t, states, [xz, xr, xh, hz, hrr, hh] + rbh, fn)
             # r ⊙ H first, then (r ⊙ H)·Rhᵀ
             rh = b.generic([states[0], xr, hrr], [b.empty([B, H], rec.et)],
-                           [amap(2, [0, 1]), amap(2, _MAPS[3]), amap(2, [0, 1]),
+                           [amap(2, [0, 1]), amap(2, _MAPS[2]), amap(2, [0, 1]),
                             amap(2, [0, 1])], ["parallel"] * 2,
                            lambda h, xr_, hr_, _o: arith.mulf(
                                f(clip(arith.addf(xr_, hr_))), h))[0]

@@ -3,9 +3,10 @@
 Everything is computed in layout 0 (X [S, B, I], states [D, B, H]); layout 1
 inputs are transposed on entry and outputs on exit. Per direction:
 
-* ``project``: one contraction X·W[d]ᵀ + biases for all time steps, [S, B, G·H];
+* ``project``: one ``linalg.matmul`` X·W[d]ᵀ + biases for all time steps,
+  [S*B, G·H] (X collapsed to [S*B, I]; step t is rows [t*B, (t+1)*B));
 * ``reverse_time``: row b of a [S, B, n] tensor reversed within its length
-  (sequence_lens[b], or S): used on the projection before a reverse pass and
+  (sequence_lens[b], or S): used on X before a reverse pass's projection and
   on its outputs after, so the time loop itself always runs forward;
 * the time loop (recurrent.py) carries H (C) and the direction's outputs [S, B, H].
 """
@@ -186,23 +187,37 @@ def gate(b: LoweringContext, v: ir.Value, k: int, hidden: int) -> ir.Value:
 
 
 def project(b: LoweringContext, rec: Rec, d: int, fold_limit: int) -> ir.Value:
-    """[S, B, G*H]: X·W[d]ᵀ + Wb[d] + Rb[d] (Rb only for columns < fold_limit)."""
+    """[S*B, G*H] (row t*B + b): X·W[d]ᵀ + Wb[d] + Rb[d] (Rb only for
+    columns < fold_limit), one ``linalg.matmul`` over all time steps (the
+    packed GEMM kernel at -O3, W[d]ᵀ relaid out at compile time when
+    constant). A reverse direction projects the per-row reversed X."""
     gh = rec.gates * rec.hidden
     S, B = b.dim(rec.x, 0), b.dim(rec.x, 1)
-    init = b.full([S, B, gh], rec.et, 0.0)
+    x = reverse_time(b, rec, rec.x) if rec.reverse[d] else rec.x
+    rows = S * B if isinstance(S, int) and isinstance(B, int) else \
+        arith.muli(b.as_index(S), b.as_index(B))
+    # X's own input dim in the collapsed type, then W's (static) one: they
+    # agree (checked at run time, recurrent_dims)
+    x2 = tensor.collapse_shape(b.type_of([rows, b.dim(x, 2)], rec.et), x,
+                               _groups([[0, 1], [2]]))
+    x2 = b.cast_to(x2, b.type_of([rows, rec.inp], rec.et))
+    init = b.full([rows, gh], rec.et, 0.0)
     if rec.bias is not None:
         def bias_body(wb, rb, _o):
-            j = loop_index(2)
+            j = loop_index(1)
             fold = arith.cmpi(arith.CmpIPredicate.ult, j, b.index(fold_limit))
             return arith.select(fold, arith.addf(wb, rb), wb)
         init = b.generic([vec(b, rec.bias, d, 0, gh), vec(b, rec.bias, d, gh, gh)], [init],
-                         [amap(3, [2]), amap(3, [2]), amap(3, [0, 1, 2])], ["parallel"] * 3,
+                         [amap(2, [1]), amap(2, [1]), amap(2, [0, 1])], ["parallel"] * 2,
                          bias_body)[0]
-    w2 = extract_2d(b, rec.w, d, [gh, rec.inp])
-    return b.generic([rec.x, w2], [init],
-                     [amap(4, [0, 1, 3]), amap(4, [2, 3]), amap(4, [0, 1, 2])],
-                     ["parallel"] * 3 + ["reduction"],
-                     lambda xv, wv, acc: arith.addf(acc, arith.mulf(xv, wv)))[0]
+    wt = transpose(b, extract_2d(b, rec.w, d, [gh, rec.inp]), [1, 0])
+    return val(linalg.matmul(x2, wt, outs=[init]))
+
+
+def _groups(groups):
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, j) for j in g])
+                             for g in groups])
 
 
 def seq_len_at(b: LoweringContext, rec: Rec, bidx: ir.Value) -> ir.Value:
@@ -261,7 +276,7 @@ def assemble(b: LoweringContext, rec: Rec, per_dir: list[ir.Value], seq: bool) -
     return transpose(b, out, [1, 0, 2]) if rec.layout else out
 
 
-def step_slice(b: LoweringContext, proj: ir.Value, t: ir.Value) -> ir.Value:
-    """proj[t] kept 3-D ([1, B, G*H])."""
-    d = b.dims(proj)
-    return extract_slice(b, proj, [t, 0, 0], [1, d[1], d[2]])
+def step_slice(b: LoweringContext, proj: ir.Value, t: ir.Value, batch) -> ir.Value:
+    """Rows [t*B, (t+1)*B) of the [S*B, G*H] projection: step t, [B, G*H]."""
+    start = arith.muli(t, b.as_index(batch))
+    return extract_slice(b, proj, [start, 0], [batch, b.dims(proj)[1]])

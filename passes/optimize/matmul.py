@@ -102,18 +102,20 @@ def _cast_to_params(fop: ir.Operation, operands) -> list[ir.Value]:
 
 
 _RELAYOUTS = ("tensor.collapse_shape", "tensor.expand_shape", "linalg.broadcast",
-              "linalg.transpose", "tensor.pad")
+              "linalg.transpose", "tensor.pad", "tensor.extract_slice")
 
 
 def _constant_derived(v: ir.Value) -> bool:
-    """``v`` is a constant, possibly reshaped/broadcast/transposed/padded."""
+    """``v`` is a constant, possibly reshaped/broadcast/transposed/padded/sliced
+    (:func:`.packs.fold_constant_relayouts` folds all of these)."""
     for _ in range(8):
         op = owner_op(v)
         if op is None:
             return False
         if op.name == "arith.constant":
             return True
-        if op.name not in _RELAYOUTS:
+        if op.name not in _RELAYOUTS or (op.name == "tensor.extract_slice"
+                                         and len(op.operands) != 1):   # a dynamic slice
             return False
         v = op.operands[0]
     return False

@@ -2,7 +2,7 @@
 
 ``fold_constant_relayouts``: a ``linalg.pack`` / ``linalg.transpose`` /
 ``linalg.broadcast`` / ``tensor.collapse_shape`` / ``tensor.expand_shape`` whose source is a
-constant (weights) is evaluated with numpy and replaced by a new constant,
+constant (weights), or a static ``tensor.extract_slice`` of one, is evaluated with numpy and replaced by a new constant,
 so packed weights cost nothing at run time. ``dense_resource`` constants
 (the importer's raw initializers) are read from the module's resource
 section.
@@ -149,6 +149,28 @@ def _fold(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
     return None
 
 
+def _slice_value(op: ir.Operation, blobs) -> np.ndarray | None:
+    """A static ``tensor.extract_slice`` of a constant (a direction's weights
+    W[d] of a recurrent op), as numpy; else None."""
+    if op.name != "tensor.extract_slice" or len(op.operands) != 1:
+        return None                        # dynamic offsets/sizes/strides
+    src = owner_op(op.operands[0])
+    x = None if src is None else _const_value(src, blobs)
+    rt = op.results[0].type
+    if x is None or not rt.has_static_shape:
+        return None
+    offs, sizes, strides = (_ints(op.attributes[k]) for k in
+                            ("static_offsets", "static_sizes", "static_strides"))
+    idx = tuple(slice(o, o + n * st, st) for o, n, st in zip(offs, sizes, strides))
+    return np.ascontiguousarray(x[idx]).reshape(rt.shape)
+
+
+def _source_value(op: ir.Operation, blobs) -> np.ndarray | None:
+    """The value of a relayout's source op: a constant, or a static slice of one."""
+    x = _const_value(op, blobs)
+    return _slice_value(op, blobs) if x is None else x
+
+
 FOLDABLE = ("linalg.pack", "linalg.transpose", "linalg.broadcast", "tensor.collapse_shape",
             "tensor.expand_shape", "tensor.pad")
 
@@ -167,7 +189,7 @@ def fold_constant_relayouts(module: ir.Module) -> int:
         src = owner_op(op.operands[0])
         if src is None:
             continue
-        x = _const_value(src, blobs)
+        x = _source_value(src, blobs)
         if x is None:
             continue
         y = _fold(op, x)

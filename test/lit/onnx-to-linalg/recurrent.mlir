@@ -1,9 +1,12 @@
 // RUN: %opt %s --lower-to-linalg | FileCheck %s
 
-// input projection of all steps (one contraction), then a time loop with a
-// matmul H·Rᵀ and one gate generic; the new state is copied into the carried one
+// input projection of all steps (one matmul over [S*B, I] x [I, 4H]), then a
+// time loop with a matmul H·Rᵀ and one gate generic on rows [t*B, (t+1)*B) of
+// the projection; the new state is copied into the carried one
 // CHECK-LABEL: func.func @lstm
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK: tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<4x2x5xf32> into tensor<8x5xf32>
+// CHECK: linalg.transpose ins({{.*}} : tensor<12x5xf32>)
+// CHECK: linalg.matmul ins({{.*}} : tensor<8x5xf32>, tensor<5x12xf32>) outs({{.*}} : tensor<8x12xf32>)
 // CHECK: linalg.transpose
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<4x2x3xf32>)
 // CHECK: linalg.matmul ins({{.*}} : tensor<2x3xf32>, tensor<3x12xf32>)
@@ -19,10 +22,13 @@ func.func @lstm(%x: tensor<4x2x5xf32>, %w: tensor<1x12x5xf32>, %r: tensor<1x12x3
   return %y, %yh : tensor<4x1x2x3xf32>, tensor<1x2x3xf32>
 }
 
-// reverse: the projection and the outputs are reversed per row within
-// sequence_lens (i32), the loop runs forward; rows past their length keep their state
+// reverse: X (before the projection) and the outputs are reversed per row
+// within sequence_lens (i32), the loop runs forward; rows past their length keep their state
 // CHECK-LABEL: func.func @gru_reverse_seq_lens
 // CHECK: tensor.extract %arg3
+// CHECK: tensor.extract %arg0
+// CHECK: tensor.collapse_shape
+// CHECK: linalg.matmul ins({{.*}} : tensor<8x5xf32>, tensor<5x9xf32>)
 // CHECK: scf.for
 // CHECK: linalg.matmul
 // CHECK: arith.cmpi ult

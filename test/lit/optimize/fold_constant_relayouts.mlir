@@ -89,3 +89,28 @@ func.func @pad_dynamic(%n: index) -> tensor<?x2xf32> {
   } : tensor<1x2xf32> to tensor<?x2xf32>
   return %p : tensor<?x2xf32>
 }
+
+// A relayout of a static slice of a constant (a recurrent op's W[d] of
+// [D, G*H, I]) folds: the slice is read from the constant; a slice with a
+// dynamic offset stays.
+// CHECK-LABEL: func.func @transpose_of_slice
+// CHECK-NOT: linalg.transpose
+// CHECK: arith.constant dense<{{\[\[}}5.000000e+00, 7.000000e+00], [6.000000e+00, 8.000000e+00]]> : tensor<2x2xf32>
+func.func @transpose_of_slice() -> tensor<2x2xf32> {
+  %w = arith.constant dense<[[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]]> : tensor<2x2x2xf32>
+  %s = tensor.extract_slice %w[1, 0, 0] [1, 2, 2] [1, 1, 1] : tensor<2x2x2xf32> to tensor<2x2xf32>
+  %te = tensor.empty() : tensor<2x2xf32>
+  %t = linalg.transpose ins(%s : tensor<2x2xf32>) outs(%te : tensor<2x2xf32>) permutation = [1, 0]
+  return %t : tensor<2x2xf32>
+}
+
+// CHECK-LABEL: func.func @transpose_of_dynamic_slice
+// CHECK: tensor.extract_slice
+// CHECK: linalg.transpose
+func.func @transpose_of_dynamic_slice(%d: index) -> tensor<2x2xf32> {
+  %w = arith.constant dense<[[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]]> : tensor<2x2x2xf32>
+  %s = tensor.extract_slice %w[%d, 0, 0] [1, 2, 2] [1, 1, 1] : tensor<2x2x2xf32> to tensor<2x2xf32>
+  %te = tensor.empty() : tensor<2x2xf32>
+  %t = linalg.transpose ins(%s : tensor<2x2xf32>) outs(%te : tensor<2x2xf32>) permutation = [1, 0]
+  return %t : tensor<2x2xf32>
+}
