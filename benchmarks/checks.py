@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import filecmp
-import json
 import os
 import shutil
 import sys
@@ -119,16 +118,12 @@ def _work(name: str, threads: list[int], quick: bool, res: dict) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", help=f"comma list (default: {','.join(DEFAULT)})")
-    ap.add_argument("--threads", default="1", help="comma list of thread counts")
-    ap.add_argument("--quick", action="store_true", help="few repetitions: a smoke test")
     ap.add_argument("--out", help="write the rows as JSON here")
-    ap.add_argument("--timeout", type=float, default=1800, help="seconds per model")
-    worker.add_arguments(ap)
-    args = ap.parse_args(argv)
-    threads = [int(t) for t in args.threads.split(",") if t.strip()]
+    args = worker.parse(ap, argv, threads="1")
+    threads = args.threads
     if args.worker:
-        worker.serve(args.worker, args.result, lambda res: _work(args.worker, threads,
-                                                                 args.quick, res))
+        worker.serve(args.worker, args.result,
+                     lambda res: _work(args.worker, threads, args.quick, res))
         return 0
     names = [m.strip() for m in (args.models or ",".join(DEFAULT)).split(",") if m.strip()]
     print(f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
@@ -136,8 +131,7 @@ def main(argv=None) -> int:
           f"{'ratio':>7}")
     rows, worst = [], 0.0
     for name in names:
-        r = worker.run(__file__, name, ["--threads", ",".join(map(str, threads))]
-                       + (["--quick"] if args.quick else []), args.timeout)
+        r = worker.run(__file__, name, args.worker_args, args.timeout)
         rows.append(r)
         if r["status"] != "ok":
             print(f"{name:<16} {'':>3} {r['status']}: {r.get('error', '')}", flush=True)
@@ -152,9 +146,7 @@ def main(argv=None) -> int:
             print(f"{name:<16} {t:>3} {r['checks']:>6} {tm['on_ms']:>11.3f} {tm['off_ms']:>12.3f} "
                   f"{tm['ratio']:>7.3f}", flush=True)
     print(f"largest checked/unchecked ratio: {worst:.3f} (goal < 1.03)")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(rows, f, indent=1)
+    worker.write_json(args.out, rows)
     return 0
 
 

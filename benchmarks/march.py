@@ -22,7 +22,6 @@ ratio when the two disagree.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -92,14 +91,10 @@ def main(argv=None) -> int:
                                         "encoder_layer,bert_layer,matmul1024")
     ap.add_argument("--a", default="x86-64-v3", help="march A (the baseline)")
     ap.add_argument("--b", default="x86-64-v4", help="march B")
-    ap.add_argument("--threads", default="1")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out")
-    ap.add_argument("--timeout", type=float, default=1800)
-    worker.add_arguments(ap)
-    args = ap.parse_args(argv)
-    threads = [int(t) for t in args.threads.split(",") if t.strip()]
+    args = worker.parse(ap, argv, threads="1")
+    threads = args.threads
     if args.worker:
         worker.serve(args.worker, args.result, lambda res: _work(
             args.worker, args.a, args.b, threads, args.rounds, args.quick, res))
@@ -111,9 +106,8 @@ def main(argv=None) -> int:
           f"{'min B/A':>7}  compile A/B s")
     rows = []
     for name in names:
-        r = worker.run(__file__, name, ["--a", args.a, "--b", args.b, "--threads", args.threads,
-                                        "--rounds", str(args.rounds)]
-                       + (["--quick"] if args.quick else []), args.timeout)
+        r = worker.run(__file__, name, ["--a", args.a, "--b", args.b, "--rounds",
+                                        str(args.rounds)] + args.worker_args, args.timeout)
         rows.append(r)
         if r["status"] != "ok":
             print(f"{name:<14} {r['status']}: {r.get('error', '')}", flush=True)
@@ -129,9 +123,7 @@ def main(argv=None) -> int:
         gmin = statistics.geometric_mean([tm["min_ratio"] for tm in ok])
         print(f"geomean B/A at {threads[0]} thread(s): {gm:.3f} (medians), {gmin:.3f} (fastest "
               f"runs) over {len(ok)} models")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(rows, f, indent=1)
+    worker.write_json(args.out, rows)
     return 0
 
 

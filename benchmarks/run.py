@@ -247,16 +247,12 @@ def main(argv=None) -> int:
     ap.add_argument("--models", help=f"comma list of names or shell patterns ('lstm*') "
                                      f"(default: {','.join(harness.ALL_MODELS)}; "
                                      "--quick: mnist_cnn,mlp,matmul256)")
-    ap.add_argument("--threads", default="1,2", help="comma list of thread counts")
-    ap.add_argument("--quick", action="store_true", help="few repetitions: a smoke test")
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="results directory")
-    ap.add_argument("--timeout", type=float, default=1800, help="seconds per model")
-    worker.add_arguments(ap)
-    args = ap.parse_args(argv)
-    threads = [int(t) for t in args.threads.split(",") if t.strip()]
+    args = worker.parse(ap, argv, threads="1,2")
+    threads = args.threads
     if args.worker:
-        worker.serve(args.worker, args.result, lambda res: _work(args.worker, threads,
-                                                                 args.quick, res))
+        worker.serve(args.worker, args.result,
+                     lambda res: _work(args.worker, threads, args.quick, res))
         return 0
     default = "mnist_cnn,mlp,matmul256" if args.quick else ",".join(harness.ALL_MODELS)
     names = select_models(args.models or default)
@@ -274,8 +270,7 @@ def main(argv=None) -> int:
           f"{'ours GF/s':>8} {'ort GF/s':>8} {'%peak':>5} {'compile s':>9}")
     rows = []
     for name in names:
-        r = worker.run(__file__, name, ["--threads", ",".join(map(str, threads))]
-                       + (["--quick"] if args.quick else []), args.timeout)
+        r = worker.run(__file__, name, args.worker_args, args.timeout)
         rows.append(r)
         print_row(r, threads, pk["gflops_per_core"])
     result = {

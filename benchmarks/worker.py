@@ -18,10 +18,27 @@ import traceback
 from typing import Callable
 
 
-def add_arguments(ap: argparse.ArgumentParser) -> None:
-    """The hidden options a script's worker is started with."""
+def parse(ap: argparse.ArgumentParser, argv, threads: str = "1") -> argparse.Namespace:
+    """Add the options every benchmark script has (--threads, --quick,
+    --timeout, and the hidden ones its worker is started with) and parse:
+    ``args.threads`` is a list of ints, ``args.worker_args`` what the worker
+    is to be given of them."""
+    ap.add_argument("--threads", default=threads, help="comma list of thread counts")
+    ap.add_argument("--quick", action="store_true", help="few repetitions: a smoke test")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per model")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    args.threads = [int(t) for t in args.threads.split(",") if t.strip()]
+    args.worker_args = ["--threads", ",".join(map(str, args.threads))] + \
+        (["--quick"] if args.quick else [])
+    return args
+
+
+def write_json(path: str | None, rows) -> None:
+    if path:
+        with open(path, "w") as f:
+            json.dump(rows, f, indent=1)
 
 
 def serve(name: str, out_json: str, work: Callable[[dict], None]) -> None:

@@ -1,6 +1,6 @@
 """Walking MLIR IR: the one helper the passes, codegen and tools use to visit
 nested operations (instead of hand-written loops over regions -> blocks ->
-operations).
+operations), and :func:`loc_name`, the ONNX node a location names.
 
 Built on MLIR's own ``Operation.walk``. The walk only collects: the result
 is a list, so callers may erase or rewrite ops, and may raise, while going
@@ -81,3 +81,22 @@ def first_op(root, select: Select = None) -> ir.Operation | None:
 def child_blocks(op) -> list[ir.Block]:
     """The blocks of ``op``'s own regions (one level: no nested ops' blocks)."""
     return [b for r in as_operation(op).regions for b in r.blocks]
+
+
+def loc_name(loc: ir.Location) -> str | None:
+    """The node name in ``loc`` (the importer gives each ONNX op
+    ``loc("<node name>")``; fused locations hold it inside; for code inlined
+    into a node's, the call site's name, else the callee's), or None."""
+    try:
+        if loc.is_a_name():
+            return loc.name_str
+        if loc.is_a_fused():
+            for sub in loc.locations:
+                n = loc_name(sub)
+                if n:
+                    return n
+        if loc.is_a_callsite():
+            return loc_name(loc.caller) or loc_name(loc.callee)
+    except Exception:                # a location kind the bindings do not expose
+        return None
+    return None

@@ -4,22 +4,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.errors import VerificationError
-
-
-def _loc_name(loc) -> str | None:
-    try:
-        if loc.is_a_name():
-            return loc.name_str
-        if loc.is_a_fused():
-            for sub in loc.locations:
-                n = _loc_name(sub)
-                if n:
-                    return n
-        if loc.is_a_callsite():
-            return _loc_name(loc.callee)
-    except Exception:
-        return None
-    return None
+from onnx_mlir_py.ir_util import loc_name
 
 
 def verify_mlir(module: ir.Module, phase: str = "verification") -> None:
@@ -31,7 +16,7 @@ def verify_mlir(module: ir.Module, phase: str = "verification") -> None:
         if not diags:
             raise VerificationError(f"{phase}: {str(e).splitlines()[0]}") from None
         d = diags[0]
-        name = _loc_name(d.location)
+        name = loc_name(d.location)
         msg = d.message.splitlines()[0]
         where = f"node '{name}': " if name else ""
         raise VerificationError(f"{where}{msg}") from None

@@ -23,6 +23,7 @@ import numpy as np
 
 from onnx_mlir_py.errors import ShapeInferenceError, VerificationError, node_error
 from onnx_mlir_py.ir_dense import dense_to_numpy  # noqa: F401 (re-exported; safe for i1 splats)
+from onnx_mlir_py.ir_util import loc_name
 from onnx_mlir_py.dialects.onnx.naming import DIALECT_TO_DOMAIN
 from onnx_mlir_py.dialects.onnx.schema import VARIADIC, OpSpec, group_values, spec_table
 
@@ -55,17 +56,7 @@ def is_onnx_op(op: ir.Operation) -> bool:
 
 
 def node_name(op: ir.Operation) -> str:
-    loc = op.location
-    try:
-        if loc.is_a_name():
-            return loc.name_str
-        if loc.is_a_fused():
-            for sub in loc.locations:
-                if sub.is_a_name():
-                    return sub.name_str
-    except Exception:
-        pass
-    return "<unnamed>"
+    return loc_name(op.location) or "<unnamed>"
 
 
 class AttrView:

@@ -25,26 +25,10 @@ from mlir.dialects import arith, func
 
 from onnx_mlir_py.check_abi import (ALLOC_SITE_FN, ALLOC_SITES_ATTR, ASYNC_CHECK_FN,
                                     NODE_TYPES_ATTR)
-from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.ir_util import loc_name, walk_ops
 
 _ALLOCS = ("memref.alloc", "memref.realloc")
 _ASYNC_ASSERT = "Awaited async operand is in error state"   # MLIR 22 AsyncToLLVM.cpp
-
-
-def _loc_name(loc: ir.Location) -> str | None:
-    try:
-        if loc.is_a_name():
-            return loc.name_str
-        if loc.is_a_fused():
-            for sub in loc.locations:
-                n = _loc_name(sub)
-                if n is not None:
-                    return n
-        if loc.is_a_callsite():      # code inlined into a node's: the node
-            return _loc_name(loc.caller) or _loc_name(loc.callee)
-    except (AttributeError, ValueError):
-        pass
-    return None
 
 
 def node_types(module: ir.Module) -> dict[str, str]:
@@ -103,7 +87,7 @@ def mark_alloc_sites(module: ir.Module) -> tuple[str, ...]:
             with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
                 func.FuncOp(ALLOC_SITE_FN, ir.FunctionType.get([i64], []), visibility="private")
         for op in allocs + calls:
-            name = _loc_name(op.location)
+            name = loc_name(op.location)
             if name is not None and name in types:
                 sid = sites.setdefault(f"node '{name}' ({types[name]})", len(sites))
             elif op.name == "func.call" or _sym(_func_of(op)) in called:
@@ -120,7 +104,7 @@ def mark_alloc_sites(module: ir.Module) -> tuple[str, ...]:
                 func.FuncOp(ASYNC_CHECK_FN, ir.FunctionType.get([i64, i64], []),
                             visibility="private")
         for op in asserts:
-            name = _loc_name(op.location)
+            name = loc_name(op.location)
             sid = sites.setdefault(f"node '{name}' ({types[name]})", len(sites)) \
                 if name in types else -1
             with ir.InsertionPoint(op), op.location:

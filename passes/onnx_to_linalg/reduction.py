@@ -56,20 +56,23 @@ def _abs(x, uns=False):
     return math.absf(x) if is_float(x.type) else x if uns else math.absi(x)
 
 
+# the larger / smaller of two values: float (NaN wins), i1, unsigned, signed
+_MAX = (arith.maximumf, arith.ori, arith.maxui, arith.maxsi)
+_MIN = (arith.minimumf, arith.andi, arith.minui, arith.minsi)
+
+
+def _pick(ops, x, y, uns=False):
+    f, i1, u, s = ops
+    fn = f if is_float(x.type) else i1 if x.type.width == 1 else u if uns else s
+    return fn(x, y)
+
+
 def _max(x, y, uns=False):
-    if is_float(x.type):
-        return arith.maximumf(x, y)
-    if x.type.width == 1:
-        return arith.ori(x, y)
-    return arith.maxui(x, y) if uns else arith.maxsi(x, y)
+    return _pick(_MAX, x, y, uns)
 
 
 def _min(x, y, uns=False):
-    if is_float(x.type):
-        return arith.minimumf(x, y)
-    if x.type.width == 1:
-        return arith.andi(x, y)
-    return arith.minui(x, y) if uns else arith.minsi(x, y)
+    return _pick(_MIN, x, y, uns)
 
 
 def reduce_dims(op: OnnxOp, b: LoweringContext, x, red: list[int], init, combine,
