@@ -171,6 +171,29 @@ def test_reference_max_pool_propagates_nan(kw):
     np.testing.assert_array_equal(reference_outputs(m, {"x": x})[0].ravel(), want)
 
 
+@pytest.mark.parametrize("opset,mode,pads", [(2, "constant", [1, -2, 0, 2]),
+                                              (11, "edge", [-1, 2, 1, -3]),
+                                              (19, "wrap", [0, -2, 1, 3]),
+                                              (19, "reflect", [-1, -1, 0, 1])])
+def test_reference_pad_negative_like_onnxruntime(opset, mode, pads):
+    """Negative pads crop (first, then the positive ones pad); onnx.reference
+    raised on them (numpy.pad), so s2000-198 had no second opinion."""
+    from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+    from onnx_mlir_py.testing.check import reference
+    from onnx_mlir_py.testing.fuzz.oracle import reference_outputs
+    if opset == 2:
+        node, inits = h.make_node("Pad", ["x"], ["y"], mode=mode, pads=pads, value=1.5), []
+    else:
+        node = h.make_node("Pad", ["x", "p"], ["y"], mode=mode)
+        inits = [nh.from_array(np.array(pads, np.int64), "p")]
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("x", TP.FLOAT, [3, 6])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    x = np.arange(18, dtype=np.float32).reshape(3, 6)
+    want = reference(m, {"x": x}, "onnxruntime")[0]
+    np.testing.assert_array_equal(reference_outputs(m, {"x": x})[0], want)
+
+
 @pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
 def test_reference_arg_nan_like_onnxruntime(op):
     """The fallback oracle's ArgMax/ArgMin follow onnxruntime on NaN (and the

@@ -1,0 +1,220 @@
+"""Replacements for onnx.reference (onnx 1.23), the fuzz oracle's second
+opinion (and its reference where onnxruntime has no kernel), around its
+known bugs: kernels (``fixed_ops``), a model rewrite (``for_reference``) and
+the ops it cannot be trusted with at all (``REFERENCE_WRONG``)."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+
+def _ort_arg(x: np.ndarray, axis: int, keepdims, last, largest: bool) -> np.ndarray:
+    """onnxruntime's ArgMax/ArgMin (numpy's differ on NaN): a scan from the
+    first element that moves on only to a better one (or an equal one with
+    select_last_index), so a NaN wins only in first place."""
+    y = np.moveaxis(x, axis, -1)
+    best, idx = y[..., 0], np.zeros(y.shape[:-1], np.int64)
+    with np.errstate(invalid="ignore"):
+        for i in range(1, y.shape[-1]):
+            v = y[..., i]
+            take = (v > best if largest else v < best) | ((v == best) if last else False)
+            best, idx = np.where(take, v, best), np.where(take, i, idx)
+    return np.expand_dims(idx, axis) if keepdims else idx
+
+
+def _spec_slice(data, starts, ends, axes, steps) -> np.ndarray:
+    """Slice as the spec clamps: start to [0, d] (step > 0) or [0, d - 1]
+    (step < 0), end to [0, d] or [-1, d - 1] (-1: through index 0)."""
+    r = data.ndim
+    axes = range(len(starts)) if axes is None else axes
+    steps = [1] * len(starts) if steps is None else steps
+    sl = [slice(None)] * r
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        a = int(a) + r if a < 0 else int(a)
+        d = data.shape[a]
+        s, e, st = int(s), int(e), int(st)
+        s, e = s + d if s < 0 else s, e + d if e < 0 else e
+        if st > 0:
+            s, e = min(max(s, 0), d), min(max(e, 0), d)
+        else:
+            s, e = min(max(s, 0), d - 1), min(max(e, -1), d - 1)
+        sl[a] = slice(s, e if e >= 0 else None, st)
+    return data[tuple(sl)]
+
+
+def _spec_pad(data, pads, axes, mode: str, value) -> np.ndarray:
+    """Pad as the spec (and onnxruntime) does with negative pads: those crop
+    the input first, then the positive ones pad it (which matters for
+    mode wrap: s2000-198's negative pads were an onnx.reference error)."""
+    r = data.ndim
+    axes = list(range(r)) if axes is None else [int(a) + r if a < 0 else int(a) for a in axes]
+    pads = [int(p) for p in pads]
+    n = len(axes)
+    crop, width = [slice(None)] * r, [(0, 0)] * r
+    for i, a in enumerate(axes):
+        b, e = pads[i], pads[n + i]
+        crop[a] = slice(max(0, -b), data.shape[a] - max(0, -e))
+        width[a] = (max(0, b), max(0, e))
+    x = data[tuple(crop)]
+    kw = {"constant_values": value} if mode == "constant" else {}
+    return np.pad(x, width, mode=mode, **kw).astype(data.dtype)
+
+
+def fixed_ops() -> list:
+    """Replacements for onnx.reference (onnx 1.23) kernels: GlobalMaxPool
+    reduces the last two axes whatever the rank ([3,2,3] gives (3,1), not
+    (3,2,1)); ArgMax/ArgMin follow numpy on NaN (the first NaN wins), the
+    compiler and the primary oracle onnxruntime do not (``_ort_arg``); PRelu
+    gives slope * x at x = 0 (NaN for an infinite slope; the spec: x >= 0 -> x);
+    Slice with a negative step and a start below -dim gives nothing (numpy
+    clamps it to -1; the spec clamps it to 0, ``_spec_slice``); Pad with a
+    negative pad fails (numpy.pad; the spec crops, ``_spec_pad``); Loop stacks
+    its scan outputs with ``np.vstack`` (per-iteration [1, 2] values give
+    (T, 2), not (T, 1, 2)) and fails on zero iterations (``_loop``)."""
+    from onnx.reference.op_run import OpRun
+    from onnx.reference.ops.op_loop import Loop as _Loop
+
+    class Loop(_Loop):
+        op_domain = ""
+
+        def _run(self, M, cond, *args, context=None, body=None, attributes=None,
+                 bindings=None):
+            return _loop(self, M, cond, args, context, attributes, bindings)
+
+    class GlobalMaxPool(OpRun):
+        op_domain = ""
+
+        def _run(self, x):
+            return (x.max(axis=tuple(range(2, x.ndim)), keepdims=True),)
+
+    class ArgMax(OpRun):
+        op_domain = ""
+
+        def _run(self, x, axis=0, keepdims=1, select_last_index=0):
+            return (_ort_arg(x, axis, keepdims, select_last_index, True),)
+
+    class ArgMin(OpRun):
+        op_domain = ""
+
+        def _run(self, x, axis=0, keepdims=1, select_last_index=0):
+            return (_ort_arg(x, axis, keepdims, select_last_index, False),)
+    class PRelu(OpRun):
+        op_domain = ""
+
+        def _run(self, x, slope):
+            with np.errstate(invalid="ignore", over="ignore"):
+                return (np.where(x < 0, x * slope, x).astype(x.dtype),)
+    class Slice(OpRun):
+        op_domain = ""
+
+        def _run(self, data, starts=None, ends=None, axes=None, steps=None):
+            return (_spec_slice(data, starts, ends, axes, steps),)
+
+    class Pad(OpRun):
+        op_domain = ""
+
+        def _run(self, data, pads=None, constant_value=None, axes=None, mode="constant",
+                 value=None, paddings=None):
+            pads = paddings if pads is None else pads
+            c = value if constant_value is None else constant_value
+            return (_spec_pad(data, pads, axes, mode or "constant", 0 if c is None else c),)
+    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, _nan_max_pool(), Pad]
+
+
+def _loop(op, trips, cond, initial, context, attributes, bindings) -> tuple:
+    """Loop as the spec says: carried values flow from one iteration to the
+    next; scan outputs are the per-iteration values stacked on a new axis 0
+    (zero iterations: an empty axis 0 before the body's declared scan shape,
+    which must then be static)."""
+    body = op.body
+    names_in, names_out = body.input_names, body.output_names
+    n_carried = len(names_in) - 2
+    env = dict(context or {})
+    env.update(zip(names_in[2:], initial))
+    carried = list(initial)
+    scans: list[list] = [[] for _ in range(op.K)]
+    it = 0
+    go = True if cond is None else bool(np.asarray(cond))
+    while go and (trips is None or it < int(np.asarray(trips))):
+        env[names_in[0]] = np.array(it, dtype=np.int64)
+        env[names_in[1]] = np.array(go)
+        env.update(zip(names_in[2:], carried))
+        outs = op._run_body(env, attributes=attributes, bindings=bindings)
+        go = bool(np.asarray(outs[0]))
+        carried = list(outs[1:1 + n_carried])
+        for k in range(op.K):
+            scans[k].append(np.asarray(outs[1 + n_carried + k]))
+        it += 1
+    res = list(carried)
+    for k, vals in enumerate(scans):
+        if vals:
+            res.append(np.stack(vals))
+            continue
+        vi = op.onnx_node.attribute[[a.name for a in op.onnx_node.attribute].index("body")]
+        t = vi.g.output[1 + n_carried + k].type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+        if not t.HasField("shape") or None in dims:
+            raise RuntimeError("zero-iteration Loop scan output of unknown shape")
+        res.append(np.empty([0] + dims, dtype=onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)))
+    return tuple(res)
+
+
+def _nan_max_pool():
+    """MaxPool with a NaN anywhere in a window giving NaN (oracle.py NAN_SEMANTICS).
+    onnx.reference's own kernel (onnx 1.23) skips a NaN on its unit-stride,
+    undilated path and propagates it on the other: it runs here twice, on
+    ``x`` with NaN as -inf (the max of the rest) and on the NaN mask."""
+    from onnx.reference.ops.op_max_pool import MaxPool as RefMaxPool
+
+    class MaxPool(RefMaxPool):
+        op_domain = ""
+
+        def _run(self, x, auto_pad=None, ceil_mode=None, dilations=None, kernel_shape=None,
+                 pads=None, storage_order=None, strides=None):
+            kw = dict(auto_pad=auto_pad, ceil_mode=ceil_mode, dilations=dilations,
+                      kernel_shape=kernel_shape, pads=pads, storage_order=storage_order,
+                      strides=strides)
+            if x.dtype.kind != "f" or not np.isnan(x).any():
+                return super()._run(x, **kw)
+            nan = np.isnan(x)
+            res = list(super()._run(np.where(nan, -np.inf, x).astype(x.dtype), **kw))
+            hit = super()._run(nan.astype(x.dtype), **kw)[0]
+            res[0] = np.where(hit > 0, np.nan, res[0]).astype(x.dtype)
+            return tuple(res)
+    return MaxPool
+
+
+def for_reference(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` rewritten (same meaning) around onnx.reference (onnx 1.23) bugs:
+    a Loop without a ``cond`` input (it means true) runs zero iterations there,
+    so it gets a constant true."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+
+    def fix(g: onnx.GraphProto) -> bool:
+        need = False
+        for n in g.node:
+            if n.op_type == "Loop" and len(n.input) > 1 and n.input[1] == "":
+                n.input[1] = _TRUE
+                need = True
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    need = fix(a.g) or need
+        return need
+    if fix(m.graph):  # one constant in the main graph, seen by every body
+        m.graph.node.insert(0, onnx.helper.make_node(
+            "Constant", [], [_TRUE], value=onnx.helper.make_tensor(
+                _TRUE, onnx.TensorProto.BOOL, [], [True])))
+    return m
+
+
+_TRUE = "__reference_loop_true"
+
+
+def _ceil_mode(n) -> bool:
+    return any(a.name == "ceil_mode" and a.i for a in n.attribute)
+
+
+# onnx.reference (onnx 1.23) miscomputes these: MaxPool [1,1,5] k3 pads 1,1 ceil_mode
+# gives 4 columns (onnxruntime and the formula: 5)
+REFERENCE_WRONG = {"MaxPool": _ceil_mode, "AveragePool": _ceil_mode, "LpPool": _ceil_mode}
