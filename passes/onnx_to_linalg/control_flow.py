@@ -247,6 +247,27 @@ def _scan_slot(op: OnnxOp, b: LoweringContext, k: int, elem: ir.Value, acc: ir.V
     return acc, _cast(elem, slot)
 
 
+def _offsets(shape, axis: int, at: ir.Value) -> tuple[list, list]:
+    """(dynamic offsets, static offsets) of a slice at ``at`` along ``axis``
+    and 0 elsewhere. An axis of static size 0 gets its 0 as a value: MLIR's
+    slice verifier rejects a static offset 0 into a size-0 dim (a Loop
+    carrying a [0, 4] tensor, fuzzer case s2000-141)."""
+    dyn = ir.ShapedType.get_dynamic_size()
+    zero = None
+    values, static = [], []
+    for k, d in enumerate(shape):
+        if k == axis:
+            values.append(at)
+            static.append(dyn)
+        elif d == 0:
+            zero = zero or arith.constant(ir.IndexType.get(), 0)
+            values.append(zero)
+            static.append(dyn)
+        else:
+            static.append(0)
+    return values, static
+
+
 def _insert_row(elem: ir.Value, acc: ir.Value, row: ir.Value) -> ir.Value:
     """acc[row] = elem (elem's shape = acc's shape without the leading dim;
     a rank-reducing insert_slice)."""
@@ -255,7 +276,8 @@ def _insert_row(elem: ir.Value, acc: ir.Value, row: ir.Value) -> ir.Value:
     idx = ir.IndexType.get()
     sizes = [tensor.dim(elem, arith.constant(idx, j)) for j in range(r)
              if elem.type.is_dynamic_dim(j)]
-    return tensor.insert_slice(elem, acc, [row], sizes, [], static_offsets=[dyn] + [0] * r,
+    offs, static = _offsets(acc.type.shape, 0, row)
+    return tensor.insert_slice(elem, acc, offs, sizes, [], static_offsets=static,
                                static_sizes=[1] + list(elem.type.shape),
                                static_strides=[1] * (r + 1))
 
@@ -267,8 +289,9 @@ def _rows(acc: ir.Value, n: ir.Value) -> ir.Value:
     rest = [tensor.dim(acc, arith.constant(ir.IndexType.get(), j))
             for j in range(1, t.rank) if t.is_dynamic_dim(j)]
     out_t = ir.RankedTensorType.get([dyn] + list(t.shape)[1:], t.element_type)
-    return tensor.extract_slice(out_t, acc, [], [n] + rest, [],
-                                static_offsets=[0] * t.rank,
+    offs, static = _offsets(t.shape, -1, None)
+    return tensor.extract_slice(out_t, acc, offs, [n] + rest, [],
+                                static_offsets=static,
                                 static_sizes=[dyn] + list(t.shape)[1:],
                                 static_strides=[1] * t.rank)
 
@@ -284,8 +307,9 @@ def _slice_along(x: ir.Value, axis: int, at: ir.Value) -> ir.Value:
                  if k != axis and t.is_dynamic_dim(k)]
     out_t = ir.RankedTensorType.get([t.shape[k] for k in range(t.rank) if k != axis],
                                     t.element_type)
-    return tensor.extract_slice(out_t, x, [at], dyn_sizes, [],
-                                static_offsets=[dyn if k == axis else 0 for k in range(t.rank)],
+    offs, static = _offsets(t.shape, axis, at)
+    return tensor.extract_slice(out_t, x, offs, dyn_sizes, [],
+                                static_offsets=static,
                                 static_sizes=sizes, static_strides=[1] * t.rank)
 
 
@@ -295,8 +319,9 @@ def _insert_along(elem: ir.Value, acc: ir.Value, axis: int, at: ir.Value) -> ir.
     idx = ir.IndexType.get()
     dyn_sizes = [tensor.dim(acc, arith.constant(idx, k)) for k in range(t.rank)
                  if k != axis and t.is_dynamic_dim(k)]
-    return tensor.insert_slice(elem, acc, [at], dyn_sizes, [],
-                               static_offsets=[dyn if k == axis else 0 for k in range(t.rank)],
+    offs, static = _offsets(t.shape, axis, at)
+    return tensor.insert_slice(elem, acc, offs, dyn_sizes, [],
+                               static_offsets=static,
                                static_sizes=[1 if k == axis else t.shape[k]
                                              for k in range(t.rank)],
                                static_strides=[1] * t.rank)

@@ -206,3 +206,31 @@ def test_if_condition_of_shape_1(tmp_path, cond):
                [h.make_tensor_value_info("y", T.FLOAT, [1, 4])])
     _check(m, {"c": np.array([cond]), "x": np.arange(4, dtype=np.float32).reshape(1, 4)},
            tmp_path)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_loop_carrying_an_empty_tensor(opt_level):
+    """Fuzzer case s2000-141: a Loop carrying a [0, 4] tensor with a scan
+    output was refused by MLIR's slice verifier (static offset 0 into a
+    size-0 dim)."""
+    from onnx import TensorProto as TP, helper as h, numpy_helper
+    from onnx_mlir_py.testing.check import assert_match, reference, run_compiled
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["c2"]), h.make_node("Abs", ["v"], ["v2"]),
+         h.make_node("Identity", ["v2"], ["s"])], "body",
+        [h.make_tensor_value_info("i", TP.INT64, []), h.make_tensor_value_info("c", TP.BOOL, []),
+         h.make_tensor_value_info("v", TP.FLOAT, None)],
+        [h.make_tensor_value_info("c2", TP.BOOL, []),
+         h.make_tensor_value_info("v2", TP.FLOAT, None),
+         h.make_tensor_value_info("s", TP.FLOAT, None)])
+    for trips in (1, 3):
+        g = h.make_graph([h.make_node("Loop", ["n", "", "x"], ["y", "ys"], body=body)], "g",
+                         [h.make_tensor_value_info("x", TP.FLOAT, [0, 4])],
+                         [h.make_tensor_value_info("y", TP.FLOAT, None),
+                          h.make_tensor_value_info("ys", TP.FLOAT, None)],
+                         initializer=[numpy_helper.from_array(np.array(trips, np.int64), "n")])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+        feeds = {"x": np.zeros((0, 4), np.float32)}
+        got = run_compiled(m, feeds, opt_level)
+        assert got[1].shape == (trips, 0, 4)
+        assert_match(got, reference(m, feeds, "onnxruntime"))
