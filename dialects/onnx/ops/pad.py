@@ -18,8 +18,25 @@ MODES = ("constant", "reflect", "edge", "wrap")
 
 
 def pad_axis(ctx: D.ShapeChecks, dim, begin, end, mode: str, axis: int):
-    """One axis of Pad: negative pads crop first, then the rest pads.
-    -> (crop_begin, kept, pad_begin, pad_end, result dim)."""
+    """One axis of Pad -> (crop_begin, kept, pad_begin, pad_end, result dim):
+    the result is ``x[crop_begin : crop_begin + kept]`` with ``pad_begin`` /
+    ``pad_end`` values around it.
+
+    ``constant`` mode means pad first, then crop (onnxruntime): the result
+    has ``dim + begin + end >= 0`` elements, element i from x[i - begin] or
+    the value, so a crop may also remove padding (size 0 with pads 1, -1
+    gives size 0; fuzzer case s2000-164). The other modes read the cropped
+    input, which must keep ``dim - crops >= 0`` elements (> 0 to pad)."""
+    if mode == "constant":
+        if D.is_static(begin) and D.is_static(end) and begin >= 0 and end >= 0:
+            return 0, dim, begin, end, dim + begin + end
+        out = dim + begin + end
+        ctx.require(D.ge(out, 0), f"pads {{0}}, {{1}} give dim {axis} of size {{2}} "
+                    "a negative size", begin, end, dim)
+        crop_lo = D.dmin(D.dmax(0 - begin, 0), dim)
+        kept = D.dmin(D.dmax(dim + end, crop_lo), dim) - crop_lo
+        lo = D.dmin(D.dmax(begin, 0), D.dmax(out, 0))
+        return crop_lo, kept, lo, out - lo - kept, out
     crop_lo, crop_hi = D.dmax(0 - begin, 0), D.dmax(0 - end, 0)
     kept = dim - crop_lo - crop_hi
     if not (D.is_static(crop_lo) and D.is_static(crop_hi) and crop_lo == crop_hi == 0):

@@ -172,3 +172,23 @@ def test_pad_negative_end_only_dynamic(tmp_path, dt, et):
                   [("y", et, None)], opset=18, inits=[h.make_tensor("p", T.INT64, [6], pads)])
     dyn.check_shapes(tmp_path, m, [{"x": arr((n, n, s), dt)} for n, s in [(3, 1), (4, 3)]],
                      engine=ORT)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_constant_pad_crop_removes_padding(opt_level):
+    """Constant Pad pads first, then crops (onnxruntime): a negative pad may
+    remove padding, not only input (fuzzer case s2000-164: size 0 with pads
+    1, -1 was refused as 'a negative size'). Run-time pads, dims 0..5."""
+    import onnx
+    from onnx import TensorProto as TP, helper as hp, numpy_helper
+    from onnx_mlir_py.testing.check import assert_match, reference, run_compiled
+    g = hp.make_graph([hp.make_node("Pad", ["a", "p", "c"], ["y"])], "g",
+                      [hp.make_tensor_value_info("a", TP.FLOAT, ["n"]),
+                       hp.make_tensor_value_info("p", TP.INT64, [2])],
+                      [hp.make_tensor_value_info("y", TP.FLOAT, None)],
+                      [numpy_helper.from_array(np.array(9, np.float32), "c")])
+    m = hp.make_model(g, opset_imports=[hp.make_opsetid("", 18)])
+    for size, pads in [(0, [1, -1]), (1, [3, -2]), (2, [-3, 2]), (5, [-1, 2]), (3, [2, -5])]:
+        feeds = {"a": np.arange(1, size + 1, dtype=np.float32),
+                 "p": np.array(pads, np.int64)}
+        assert_match(run_compiled(m, feeds, opt_level), reference(m, feeds, "onnxruntime"))
