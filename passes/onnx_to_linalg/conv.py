@@ -77,19 +77,21 @@ def convolve(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value, bias: ir.
                           opt_attr(op, "kernel_shape"))
     out_dims = [index_of(d) for d in fit_result(op, b, out)]
     zero = 0.0 if is_float(et) else 0
-    xp = pad(b, x, [0, 0] + [index_of(a.pad_begin) for a in axes],
-             [0, 0] + [index_of(a.pad_end) for a in axes], zero)
+    lo, hi = [index_of(a.pad_begin) for a in axes], [index_of(a.pad_end) for a in axes]
     strides, dil = win.strides, win.dilations
     c, m = _static(x, 1), _static(w, 0)
+    x3 = x
     if r == 3:
         # 1-D: the 2-D conv of the [N, C, 1, L] view, so -O3 runs it on
-        # the 2-D kernels (im2col + packed matmul, depthwise); bias added
-        # in 4-D (where the kernels fuse it), the result viewed back
-        xp = expand(b, xp, [[0], [1], [2, 3]], b.dims(xp)[:2] + [1, b.dims(xp)[2]])
-        w = expand(b, w, [[0], [1], [2, 3]], b.dims(w)[:2] + [1, b.dims(w)[2]])
+        # the 2-D kernels (im2col + packed matmul, depthwise with its pad
+        # fused); bias added in 4-D (where the kernels fuse it), the result
+        # viewed back
+        x, w = view_2d(b, x), view_2d(b, w)
         out3, out_dims = out_dims, out_dims[:2] + [1, out_dims[2]]
         strides, dil = [1] + list(strides), [1] + list(dil)
+        lo, hi = [0] + lo, [0] + hi
         r = 4
+    xp = pad(b, x, [0, 0] + lo, [0, 0] + hi, zero)
     if r == 4:
         kw = dict(strides=strides, dilations=dil)
         if g == 1:
@@ -106,9 +108,15 @@ def convolve(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value, bias: ir.
         add = arith.addf if is_float(et) else arith.addi
         y = b.generic([y, bias], [b.empty(out_dims, et)], [full, affine_map(r, [1]), full],
                       ["parallel"] * r, lambda v, bb, _o: add(v, bb))[0]
-    if x.type.rank == 3:
+    if x3.type.rank == 3:
         y = collapse_to(b, y, [[0], [1], [2, 3]], out3)
     return y
+
+
+def view_2d(b: LoweringContext, v: ir.Value) -> ir.Value:
+    """[A, B, L] viewed as [A, B, 1, L]."""
+    d = b.dims(v)
+    return expand(b, v, [[0], [1], [2, 3]], d[:2] + [1, d[2]])
 
 
 def conv_nd(b: LoweringContext, xp: ir.Value, w: ir.Value, g: int, strides, dil, out_dims,

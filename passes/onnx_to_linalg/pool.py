@@ -1,5 +1,6 @@
-"""MaxPool / AveragePool: 2-D (NCHW) -> linalg.pooling_nchw_max / _sum, other
-ranks and LpPool -> a window-reduction linalg.generic (``pool_nd``);
+"""MaxPool / AveragePool: 2-D (NCHW) -> linalg.pooling_nchw_max / _sum (1-D
+as the 2-D pool of the [N, C, 1, L] view), 3-D, ..., unsigned MaxPool and
+LpPool -> a window-reduction linalg.generic (``pool_nd``);
 GlobalAveragePool / GlobalMaxPool / GlobalLpPool -> linalg.generic reductions.
 
 The window arithmetic (output sizes, auto_pad SAME pads, ceil_mode) is the
@@ -22,6 +23,7 @@ from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.ops.conv import window, window_axes
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of, wrap
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import loop_index
+from onnx_mlir_py.passes.onnx_to_linalg.conv import collapse_to, view_2d
 
 
 def _has(op: OnnxOp, name: str) -> bool:
@@ -64,6 +66,30 @@ def pool_nd(b: LoweringContext, xp, init, win, body):
                      lambda v, _w, acc: body(v, acc))[0]
 
 
+def _named_pool(b: LoweringContext, named, x, axes, win, out_dims, et, init, post=None):
+    """``named`` (linalg.pooling_nchw_max / _sum) of ``x`` padded with
+    ``init``, then ``post(y, dims)`` if given; a 1-D pool is the 2-D one of
+    the [N, C, 1, L] view (so -O3 runs it on the pool kernel with its pad and
+    ``post`` fused, passes/optimize/pool.py), its result viewed back."""
+    kernel, strides, dil = list(win.kernel), list(win.strides), list(win.dilations)
+    lo = [index_of(a.pad_begin) for a in axes]
+    hi = [index_of(a.pad_end + a.extra) for a in axes]
+    dims = list(out_dims)
+    if len(kernel) == 1:
+        x = view_2d(b, x)
+        kernel, strides, dil = [1] + kernel, [1] + strides, [1] + dil
+        lo, hi = [0] + lo, [0] + hi
+        dims = dims[:2] + [1, dims[2]]
+    xp = pad(b, x, [0, 0] + lo, [0, 0] + hi, init)
+    y = named(xp, b.empty(kernel, et), outs=[b.full(dims, et, init)], strides=strides,
+              dilations=dil)
+    if post is not None:
+        y = post(y, dims)
+    if len(out_dims) == 3:
+        y = collapse_to(b, y, [[0], [1], [2, 3]], out_dims)
+    return y
+
+
 def _pad_input(b, x, axes, value):
     return pad(b, x, [0, 0] + [index_of(a.pad_begin) for a in axes],
                [0, 0] + [index_of(a.pad_end + a.extra) for a in axes], value)
@@ -75,14 +101,12 @@ def lower_max_pool(op: OnnxOp, b: LoweringContext):
     et = x.type.element_type
     uns = b.unsigned(x)
     low = 0 if uns else lowest(et)
-    xp = _pad_input(b, x, axes, low)
-    init = b.full(out_dims, et, low)
-    if len(axes) == 2 and not uns:
-        y = linalg.pooling_nchw_max(xp, b.empty(win.kernel, et), outs=[init],
-                                    strides=win.strides, dilations=win.dilations)
+    if len(axes) <= 2 and not uns:
+        y = _named_pool(b, linalg.pooling_nchw_max, x, axes, win, out_dims, et, low)
     else:
         mx = arith.maximumf if is_float(et) else (arith.maxui if uns else arith.maxsi)
-        y = pool_nd(b, xp, init, win, lambda v, acc: mx(acc, v))
+        y = pool_nd(b, _pad_input(b, x, axes, low), b.full(out_dims, et, low), win,
+                    lambda v, acc: mx(acc, v))
     res = [y]
     if len(op.op.results) > 1:  # unused Indices: give it a value of the right type
         t = b.result_type(op, 1)
@@ -128,14 +152,16 @@ def lower_average_pool(op: OnnxOp, b: LoweringContext):
     et = x.type.element_type
     if not is_float(et):
         op.fail("only float AveragePool is supported")
-    xp = _pad_input(b, x, axes, 0.0)
-    init = b.full(out_dims, et, 0.0)
-    if len(axes) == 2:
-        s = linalg.pooling_nchw_sum(xp, b.empty(win.kernel, et), outs=[init],
-                                    strides=win.strides, dilations=win.dilations)
-    else:
-        s = pool_nd(b, xp, init, win, lambda v, acc: arith.addf(acc, v))
     d = _divisor(op, b, x, win, axes, et)
+    if isinstance(d, ir.Value) and len(axes) <= 2:     # divided in the pool's (4-D) view
+        return [_named_pool(b, linalg.pooling_nchw_sum, x, axes, win, out_dims, et, 0.0,
+                            lambda y, dims: b.map_elementwise([y], dims, et,
+                                                              lambda v: arith.divf(v, d)))]
+    if len(axes) <= 2:
+        s = _named_pool(b, linalg.pooling_nchw_sum, x, axes, win, out_dims, et, 0.0)
+    else:
+        s = pool_nd(b, _pad_input(b, x, axes, 0.0), b.full(out_dims, et, 0.0), win,
+                    lambda v, acc: arith.addf(acc, v))
     if isinstance(d, ir.Value):
         return [b.map_elementwise([s], out_dims, et, lambda v: arith.divf(v, d))]
     return [b.map_elementwise([s], out_dims, et, lambda v: arith.divf(v, d()))]

@@ -3,6 +3,7 @@
 codegen bufferizes it.
 
     depthwise           depthwise_conv_2d_nchw_chw (+ its pad, bias, ReLU/Clip) -> vector row kernel
+    pools               pooling_nchw_max / _sum (+ pad, fill, epilogue) -> the same row kernel
     conv_to_matmul      conv_2d_nchw_fchw / grouped conv -> im2col + (batch_)matmul
     conv_dyn            conv_2d_nchw_fchw with dynamic H/W -> im2col + packed contraction
     pack_matmuls        matmul / batch_matmul -> linalg.pack + packed contraction + unpack
@@ -42,6 +43,7 @@ from onnx_mlir_py.passes.optimize.packs import PACK_LOWERING, fold_constant_rela
 from onnx_mlir_py.passes.optimize.conv import convs_to_matmul
 from onnx_mlir_py.passes.optimize.conv_dyn import dynamic_convs_to_matmul
 from onnx_mlir_py.passes.optimize.depthwise import depthwise_convs
+from onnx_mlir_py.passes.optimize.pool import pools
 from onnx_mlir_py.passes.optimize.elementwise import vectorize_elementwise
 from onnx_mlir_py.passes.optimize.fuse_elementwise import fuse_elementwise
 from onnx_mlir_py.passes.optimize.math_approx import approximate_math
@@ -86,6 +88,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
     target = target or target_for("native")
     with module.context, ir.Location.unknown():
         depthwise_convs(module, target, threads)
+        pools(module, target, threads)
         convs_to_matmul(module, threads, (target.matmul_tile[2], target.matmul_tile[1]))
         dynamic_convs_to_matmul(module, target, threads)
         pack_matmuls(module, target)
@@ -107,6 +110,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
 PASSES = {
     "o3-depthwise": lambda m: depthwise_convs(m, target_for("x86-64-v4")),
     "o3-depthwise-threads": lambda m: depthwise_convs(m, target_for("x86-64-v4"), threads=True),
+    "o3-pools": lambda m: pools(m, target_for("x86-64-v4")),
     "o3-conv-to-matmul": convs_to_matmul,
     "o3-conv-to-matmul-blocked": lambda m: convs_to_matmul(m, blocks=(8, 32)),   # x86-64-v4 (kb, nb)
     "o3-conv-dyn": lambda m: dynamic_convs_to_matmul(m, target_for("x86-64-v4")),

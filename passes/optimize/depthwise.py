@@ -54,6 +54,7 @@ docstring).
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, replace
 
 import mlir.ir as ir
@@ -100,6 +101,8 @@ class Conv:
     epilogue: tuple = ()  # ((op name, result, operands, attr text), ...) on %e_in / %e_cap<k>
     epi_result: str = ""
     n_cap: int = 0
+    combine: str = "fma"  # "fma": acc += x * w (conv); "max" / "add": pools (w unread)
+    pad_value: float = 0.0  # the fused pad's value (the scratch border)
 
 
 # -- matching -------------------------------------------------------------------------
@@ -274,7 +277,7 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
     wide = _wide(cv)
     fused = bool(cv.pad)
     taps = [(i, j) for i in range(cv.kh) for j in range(cv.kw)]
-    wt = _t([c, cv.kh, cv.kw])
+    wt = _t([c, cv.kh, cv.kw] if cv.combine == "fma" else [cv.kh, cv.kw])   # pools: the window
     ot = _t(cv.os)
     xt = _t(cv.xs)
     st = _t([hp, limit])
@@ -302,14 +305,17 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
     types = tt
     if fused:
         e(f"%se = tensor.empty() : {st}")
-        e(f"%sf = linalg.fill ins(%zero : f32) outs(%se : {st}) -> {st}")
+        if cv.pad_value == 0.0:     # a memset
+            e(f"%sf = linalg.fill ins(%padv : f32) outs(%se : {st}) -> {st}")
+        else:                       # rows of vector stores (linalg.fill became scatters)
+            _vector_fill(e, "%sf", "%se", st, hp, limit, vw)
         carried += ", %s0 = %sf"
         types += f", {st}"
     e(f"%cres:{2 if fused else 1} = scf.for %cc = {e.idx(0)} to {e.idx(cb)} step {e.idx(1)} "
       f"iter_args({carried}) -> ({types}) {{")
     e.ind += 1
     e(f"%c = arith.addi {'%cbase' if blocks > 1 else e.idx(0)}, %cc : index")
-    for i, j in taps:
+    for i, j in taps if cv.combine == "fma" else ():
         e(f"%ws{i}_{j} = tensor.extract %w[%c, {e.idx(i)}, {e.idx(j)}] : {wt}")
     init_scalar = None
     if cv.init == "bias":
@@ -332,7 +338,7 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
             else:
                 e(f"{nm}_{lanes} = vector.broadcast {scalar} : f32 to {_v(lanes)}")
 
-    for i, j in taps:
+    for i, j in taps if cv.combine == "fma" else ():
         splat(f"%wv{i}_{j}", f"%ws{i}_{j}")
     if init_scalar:
         splat("%iv", init_scalar)
@@ -355,7 +361,7 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
             # whole vectors: a row's last one is a masked read (zeros past
             # the row), written over the right border's zeros
             inb = "true" if col + vw <= w else "false"
-            v = e.val("cp", f"vector.transfer_read %x[%n, %c, %r, {e.idx(col)}], %zero "
+            v = e.val("cp", f"vector.transfer_read %x[%n, %c, %r, {e.idx(col)}], %padv "
                             f"{{in_bounds = [{inb}]}} : {xt}, {_v(vw)}")
             cur = e.val("sc", f"vector.transfer_write {v}, {cur}[{rr}, {e.idx(col + pl)}] "
                               f"{{in_bounds = [true]}} : {_v(vw)}, {st}")
@@ -392,6 +398,7 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
                                  f"{{in_bounds = [true]}} : {tt}, {_v(lanes)}")
                 accs.append(shuffle(a, lanes, _INLANE8) if inlane else a)
         xcols = [e.mul(col, s1) for col in cols]
+        leaves: list[list[str]] = [[] for _ in range(count)]
         for i in range(cv.kh):
             row = f"%row{i}"
             reads: dict = {}
@@ -412,8 +419,20 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
                     else:
                         order = _INLANE8 if inlane else range(lanes)
                         v = shuffle(r, length, [phase + s1 * q for q in order])
-                    accs[u] = e.val("acc", f"vector.fma {v}, %wv{i}_{j}_{lanes}, {accs[u]} "
-                                           f": {_v(lanes)}")
+                    if cv.combine == "max":
+                        leaves[u].append(v)
+                    else:
+                        accs[u] = e.val("acc", _combine(cv, v, f"%wv{i}_{j}_{lanes}", accs[u],
+                                                        lanes))
+        for u in range(count if cv.combine == "max" else 0):
+            # a balanced tree (max is exact in any order): a chain of K*K
+            # dependent maxima was latency-bound
+            vals = [accs[u]] + leaves[u]
+            while len(vals) > 1:
+                pairs = [e.val("acc", _combine(cv, a, "", b, lanes))
+                         for a, b in zip(vals[0::2], vals[1::2])]
+                vals = pairs + vals[len(pairs) * 2:]
+            accs[u] = vals[0]
         cur = tin
         for u in range(count):
             val = shuffle(accs[u], lanes, _INLANE8) if inlane else accs[u]
@@ -470,8 +489,39 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
         e(f"return %cres#0 : {ot}")
     consts = [f"    {nm} = arith.constant {v} : index" for v, nm in sorted(e.consts.items())]
     consts.append("    %zero = arith.constant 0.0 : f32")
+    consts.append(f"    %padv = arith.constant {_f32_hex(cv.pad_value)} : f32")
     head = f"  func.func private @{name}({', '.join(args)}) -> {ot} {{"
     return "\n".join([head] + consts + e.lines + ["  }"])
+
+
+def _vector_fill(e: _Emit, res: str, init: str, st: str, rows: int, cols: int, vw: int) -> None:
+    """``res`` = ``init`` ([rows, cols]) filled with ``%padv``: per row whole
+    vectors, the last one overlapping the previous when cols % vw != 0."""
+    lanes = min(vw, cols)
+    e(f"%padvv = vector.broadcast %padv : f32 to {_v(lanes)}")
+    e(f"{res} = scf.for %fr = {e.idx(0)} to {e.idx(rows)} step {e.idx(1)} "
+      f"iter_args(%fs = {init}) -> ({st}) {{")
+    cur = "%fs"
+    starts = list(range(0, cols - lanes + 1, lanes))
+    if starts[-1] + lanes < cols:
+        starts.append(cols - lanes)
+    for col in starts:
+        cur = e.val("fw", f"vector.transfer_write %padvv, {cur}[%fr, {e.idx(col)}] "
+                          f"{{in_bounds = [true]}} : {_v(lanes)}, {st}")
+    e(f"  scf.yield {cur} : {st}")
+    e("}")
+
+
+def _f32_hex(v: float) -> str:
+    """An f32 constant's exact text (-inf, -0.0 included)."""
+    return f"0x{struct.unpack('<I', struct.pack('<f', v))[0]:08X}"
+
+
+def _combine(cv: Conv, v: str, w: str, acc: str, lanes: int) -> str:
+    if cv.combine == "fma":
+        return f"vector.fma {v}, {w}, {acc} : {_v(lanes)}"
+    op = {"max": "arith.maximumf", "add": "arith.addf"}[cv.combine]
+    return f"{op} {acc}, {v} : {_v(lanes)}"
 
 
 def _emit_epilogue(e: _Emit, cv: Conv, val: str, lanes: int) -> str:
@@ -497,41 +547,52 @@ def depthwise_convs(module: ir.Module, target: Target, threads: bool = False) ->
     """Replace every static f32 depthwise conv (with its zero pad, bias add
     and elementwise epilogue when fusable) by the row kernel (inlined private
     functions). Returns how many were rewritten."""
-    from mlir.dialects import func
-    from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     count = 0
     for op in walk_ops(module.operation, "linalg.depthwise_conv_2d_nchw_chw"):
         found = _match(op)
-        if found is None:
-            continue
-        cv, operands, erase, last = found
-        dynamic = cv.xs[0] is None
-        image = replace(cv, xs=(1,) + cv.xs[1:], os=(1,) + cv.os[1:]) if dynamic else cv
-        blocks = channel_blocks(cv.os[1], threads and _macs(image) >= THREAD_MIN_MACS)
-        key = (cv, blocks, target.vector_width)
-        if key not in funcs:
-            name = f"__om_depthwise_{len(funcs)}"
-            if not dynamic:
-                add_functions(module, kernel_function(name, cv, target.vector_width, blocks))
-            else:
-                # the batch-1 kernel, once per image (its args: x, w, out, init..., captured...)
-                args = [(list(cv.xs), BATCHED), (list(static_f32(operands[1])), SHARED),
-                        (list(cv.os), BATCHED)]
-                args += [([] if str(v.type) == "f32" else list(static_f32(v)), SHARED)
-                         for v in operands[3:]]
-                add_functions(module,
-                              kernel_function(name + "_image", image, target.vector_width, blocks),
-                              batch_loop_function(name, name + "_image", args, dest=2))
-            funcs[key] = name
-        # before the last fused op: every operand dominates it
-        with ir.InsertionPoint(last), last.location:
-            call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
-                               operands)
-        last.results[0].replace_all_uses_with(call.results[0])
-        for o in reversed(erase):
-            o.erase()
-        count += 1
+        if found is not None:
+            replace_with_kernel(module, funcs, "__om_depthwise", found, target, threads)
+            count += 1
+    inline_kernels(module, funcs)
+    return count
+
+
+def inline_kernels(module: ir.Module, funcs: dict) -> None:
+    from mlir.passmanager import PassManager
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
-    return count
+
+
+def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, target: Target,
+                        threads: bool) -> None:
+    """Replace a matched window op (``found``: (Conv, operands (x, w, out,
+    init..., captured...), ops to erase, op whose result is replaced)) by a
+    call of its row kernel, added to ``module`` once per key in ``funcs``."""
+    from mlir.dialects import func
+    cv, operands, erase, last = found
+    dynamic = cv.xs[0] is None
+    image = replace(cv, xs=(1,) + cv.xs[1:], os=(1,) + cv.os[1:]) if dynamic else cv
+    blocks = channel_blocks(cv.os[1], threads and _macs(image) >= THREAD_MIN_MACS)
+    key = (cv, blocks, target.vector_width)
+    if key not in funcs:
+        name = f"{prefix}_{len(funcs)}"
+        if not dynamic:
+            add_functions(module, kernel_function(name, cv, target.vector_width, blocks))
+        else:
+            # the batch-1 kernel, once per image (its args: x, w, out, init..., captured...)
+            args = [(list(cv.xs), BATCHED), (list(static_f32(operands[1])), SHARED),
+                    (list(cv.os), BATCHED)]
+            args += [([] if str(v.type) == "f32" else list(static_f32(v)), SHARED)
+                     for v in operands[3:]]
+            add_functions(module,
+                          kernel_function(name + "_image", image, target.vector_width, blocks),
+                          batch_loop_function(name, name + "_image", args, dest=2))
+        funcs[key] = name
+    # before the last fused op: every operand dominates it
+    with ir.InsertionPoint(last), last.location:
+        call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
+                           operands)
+    last.results[0].replace_all_uses_with(call.results[0])
+    for o in reversed(erase):
+        o.erase()

@@ -72,9 +72,19 @@ def single_user(v: ir.Value) -> ir.Operation | None:
 
 
 def zero_pad(v: ir.Value):
-    """(source, (top, left, bottom, right)) when ``v`` is a static 0.0
+    """(source, (top, left, bottom, right)) when ``v`` is a static +0.0
     ``tensor.pad`` of the two spatial dims of an f32 tensor (static but for
     a dynamic batch), used once."""
+    found = const_pad(v)
+    if found is None or found[2] != 0.0 or math.copysign(1.0, found[2]) < 0:
+        return None
+    return found[:2]
+
+
+def const_pad(v: ir.Value):
+    """(source, (top, left, bottom, right), value) when ``v`` is a static
+    ``tensor.pad`` with a constant of the two spatial dims of an f32 tensor
+    (static but for a dynamic batch), used once."""
     o = owner_op(v)
     if o is None or o.name != "tensor.pad" or len(o.operands) != 1 or single_user(v) is None:
         return None
@@ -91,12 +101,10 @@ def zero_pad(v: ir.Value):
     if cst is None or cst.name != "arith.constant" \
             or not isinstance(cst.attributes["value"], ir.FloatAttr):
         return None
-    zero = ir.FloatAttr(cst.attributes["value"]).value
-    if zero != 0.0 or math.copysign(1.0, zero) < 0:     # the scratch is filled with +0.0
-        return None
+    value = ir.FloatAttr(cst.attributes["value"]).value
     if len(ops) == 2 and ops[0] != cst:
         return None
-    return o.operands[0], (lo[2], lo[3], hi[2], hi[3])
+    return o.operands[0], (lo[2], lo[3], hi[2], hi[3]), value
 
 
 _ID4 = "(d0, d1, d2, d3) -> (d0, d1, d2, d3)"

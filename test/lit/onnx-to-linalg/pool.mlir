@@ -47,11 +47,14 @@ func.func @max_pool_same_dynamic(%x: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
 
 // CHECK-DAG: = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 + d3)>
 
-// 1-D LpPool and MaxPool.
+// 1-D LpPool and MaxPool (the 2-D pool of the [N, C, 1, L] view, a 1x3
+// window, so -O3 runs it on the pool kernel).
 // CHECK-LABEL: func.func @lppool_maxpool_1d
 // CHECK: math.absf
 // CHECK: math.sqrt
-// CHECK: arith.maximumf
+// CHECK: tensor.expand_shape %arg0 {{\[}}[0], [1], [2, 3]] output_shape [1, 4, 1, 6]
+// CHECK: linalg.pooling_nchw_max {{.*}} ins({{.*}} : tensor<1x4x1x6xf32>, tensor<1x3xf32>) outs({{.*}} : tensor<1x4x1x4xf32>)
+// CHECK: tensor.collapse_shape {{.*}} into tensor<1x4x4xf32>
 // CHECK-NOT: onnx.
 func.func @lppool_maxpool_1d(%arg0: tensor<1x4x6xf32> {onnx.name = "x"}) -> (tensor<1x4x5xf32> {onnx.name = "p"}, tensor<1x4x4xf32> {onnx.name = "m"}) attributes {onnx.graph_name = "g"} {
     %1 = "onnx.lp_pool"(%arg0) {auto_pad = "NOTSET", ceil_mode = 0 : si64, kernel_shape = array<i64: 2>, p = 2 : si64} : (tensor<1x4x6xf32>) -> tensor<1x4x5xf32>

@@ -1,0 +1,31 @@
+// RUN: %opt %s --o3-pools | FileCheck %s
+
+// MaxPool 3x3/2 with its -inf pad (x86-64-v4, 16 lanes): per channel the
+// plane is copied into a scratch whose border holds -inf (filled once, by
+// vector stores), each output row is a tree of maxima over the 9 taps
+// (stride 2: 32 values read, every second kept), stored 4 lanes wide.
+// CHECK-LABEL: func.func @maxpool
+// CHECK-NOT: linalg.pooling
+// CHECK-NOT: tensor.pad
+// CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : vector<16xf32>
+// CHECK: vector.transfer_write %[[NINF]], {{.*}} : vector<16xf32>, tensor<10x34xf32>
+// CHECK: scf.for
+// CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x2x8x8xf32>, vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<10x34xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<10x34xf32>, vector<32xf32>
+// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK-COUNT-8: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK-NOT: arith.maximumf
+// CHECK: vector.transfer_write {{.*}} : vector<4xf32>, tensor<1x2x4x4xf32>
+func.func @maxpool(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %ninf : f32
+  } : tensor<1x2x8x8xf32> to tensor<1x2x10x10xf32>
+  %e = tensor.empty() : tensor<1x2x4x4xf32>
+  %f = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %w = tensor.empty() : tensor<3x3xf32>
+  %y = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%p, %w : tensor<1x2x10x10xf32>, tensor<3x3xf32>) outs(%f : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
