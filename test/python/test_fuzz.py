@@ -173,10 +173,12 @@ def test_reference_max_pool_propagates_nan(kw):
 
 @pytest.mark.parametrize("opset,mode,pads", [(2, "constant", [1, -2, 0, 2]),
                                               (11, "edge", [-1, 2, 1, -3]),
+                                              (11, "constant", [0, 3, 0, -7]),
                                               (19, "wrap", [0, -2, 1, 3]),
                                               (19, "reflect", [-1, -1, 0, 1])])
 def test_reference_pad_negative_like_onnxruntime(opset, mode, pads):
-    """Negative pads crop (first, then the positive ones pad); onnx.reference
+    """Negative pads crop (after padding in mode constant: [0, 3, 0, -7] on 6
+    columns gives 2 zero columns; before it otherwise); onnx.reference
     raised on them (numpy.pad), so s2000-198 had no second opinion."""
     from onnx import TensorProto as TP, helper as h, numpy_helper as nh
     from onnx_mlir_py.testing.check import reference

@@ -43,21 +43,28 @@ def _spec_slice(data, starts, ends, axes, steps) -> np.ndarray:
 
 
 def _spec_pad(data, pads, axes, mode: str, value) -> np.ndarray:
-    """Pad as the spec (and onnxruntime) does with negative pads: those crop
-    the input first, then the positive ones pad it (which matters for
-    mode wrap: s2000-198's negative pads were an onnx.reference error)."""
+    """Pad with negative pads as onnxruntime does (onnx.reference raised on
+    them, numpy.pad: s2000-198 had no second opinion): mode constant pads,
+    then crops (a negative pad may remove padding: size 0 with pads 1, -1
+    stays 0); the other modes crop the input first (that matters for wrap),
+    and a crop past the input is an error there."""
     r = data.ndim
     axes = list(range(r)) if axes is None else [int(a) + r if a < 0 else int(a) for a in axes]
     pads = [int(p) for p in pads]
     n = len(axes)
-    crop, width = [slice(None)] * r, [(0, 0)] * r
+    lo, hi = [0] * r, [0] * r
     for i, a in enumerate(axes):
-        b, e = pads[i], pads[n + i]
-        crop[a] = slice(max(0, -b), data.shape[a] - max(0, -e))
-        width[a] = (max(0, b), max(0, e))
-    x = data[tuple(crop)]
-    kw = {"constant_values": value} if mode == "constant" else {}
-    return np.pad(x, width, mode=mode, **kw).astype(data.dtype)
+        lo[a], hi[a] = pads[i], pads[n + i]
+    width = [(max(0, b), max(0, e)) for b, e in zip(lo, hi)]
+    if mode == "constant":
+        x = np.pad(data, width, constant_values=value)
+        crop = [slice(max(0, -b), x.shape[k] - min(x.shape[k], max(0, -e)))
+                for k, (b, e) in enumerate(zip(lo, hi))]
+        return np.ascontiguousarray(x[tuple(crop)]).astype(data.dtype)
+    if any(max(0, -b) + max(0, -e) > d for b, e, d in zip(lo, hi, data.shape)):
+        raise ValueError("Pad: negative pads remove more than the input")
+    crop = [slice(max(0, -b), d - max(0, -e)) for b, e, d in zip(lo, hi, data.shape)]
+    return np.pad(data[tuple(crop)], width, mode=mode).astype(data.dtype)
 
 
 def fixed_ops() -> list:
@@ -68,7 +75,7 @@ def fixed_ops() -> list:
     gives slope * x at x = 0 (NaN for an infinite slope; the spec: x >= 0 -> x);
     Slice with a negative step and a start below -dim gives nothing (numpy
     clamps it to -1; the spec clamps it to 0, ``_spec_slice``); Pad with a
-    negative pad fails (numpy.pad; the spec crops, ``_spec_pad``); Loop stacks
+    negative pad fails (numpy.pad; ``_spec_pad``); Loop stacks
     its scan outputs with ``np.vstack`` (per-iteration [1, 2] values give
     (T, 2), not (T, 1, 2)) and fails on zero iterations (``_loop``)."""
     from onnx.reference.op_run import OpRun
