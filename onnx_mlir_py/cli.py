@@ -4,6 +4,7 @@
     onnx-mlir-py model.onnx --EmitONNXIR        # model.onnx.mlir
     onnx-mlir-py model.onnx --EmitONNXBasic --printIR
     onnx-mlir-py --list-ops
+    onnx-mlir-py verify model.onnx [--every-value]   # compare with onnxruntime (verify/)
 
 Errors are printed as one line (``error: ...``) with exit status 1;
 ``--debug`` shows the Python traceback instead. Warnings of the compiler
@@ -105,6 +106,10 @@ def _print_warnings() -> None:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["verify"]:          # onnx-mlir-py verify model.onnx ...
+        from onnx_mlir_py.verify.cli import main as verify_main
+        return verify_main(argv[1:])
     args = build_parser().parse_args(argv)
     from onnx_mlir_py.errors import OnnxMlirError
     try:

@@ -1,0 +1,113 @@
+"""``onnx-mlir-py verify model.onnx``: does the compiled model compute what
+onnxruntime computes? (onnx-mlir's ``RunONNXModel.py --verify``.)
+
+    onnx-mlir-py verify model.onnx                        # random inputs, seed 0
+    onnx-mlir-py verify model.onnx --shape x:4x16 --every-value
+    onnx-mlir-py verify model.onnx --inputs test_data_set_0/ --ref reference
+
+Exit status 0 if every compared value is within ``--rtol``/``--atol``, 1 if
+one is not or something failed (one ``error:`` line), 2 for bad options.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+from onnx_mlir_py.options import DEFAULT_OPT_LEVEL
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="onnx-mlir-py verify",
+        description="Compile an ONNX model, run it and onnxruntime (or onnx.reference) on "
+                    "the same inputs and compare the outputs; exit 0 if they match, else 1.")
+    ap.add_argument("model", help="the .onnx file")
+    ap.add_argument("--inputs", metavar="DIR|FILE.npz",
+                    help="the inputs: a folder of input_0.pb, input_1.pb, ... (onnx's test "
+                         "data layout) or an .npz keyed by input name (default: random)")
+    ap.add_argument("--shape", metavar="NAME:D0xD1,...",
+                    help="run-time shape of inputs with dynamic dims, by name or index "
+                         "(e.g. x:4x16,mask:4x16)")
+    ap.add_argument("--dim", type=int, default=1,
+                    help="size of the dynamic dims --shape does not give (default 1)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    ap.add_argument("--ref", choices=("onnxruntime", "reference"), default="onnxruntime",
+                    help="the reference: onnxruntime (default) or onnx.reference")
+    ap.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance (1e-3)")
+    ap.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance (1e-4)")
+    for lvl in range(4):
+        ap.add_argument(f"-O{lvl}", dest="opt_level", action="store_const", const=lvl,
+                        help=argparse.SUPPRESS)
+    ap.add_argument("--every-value", action="store_true",
+                    help="compare every value the main graph computes and report the first "
+                         "node (in topological order) whose output differs")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="print every compared value and the compile timing")
+    ap.add_argument("--debug", action="store_true", help="show Python tracebacks")
+    ap.set_defaults(opt_level=DEFAULT_OPT_LEVEL)
+    return ap
+
+
+def _report(args, r) -> None:
+    from onnx_mlir_py.verify.compare import type_str
+    src = f"inputs from {args.inputs}" if args.inputs else f"random inputs (seed {args.seed})"
+    print(f"verify {args.model}: -O{args.opt_level}, {src}, reference {args.ref}, "
+          f"rtol {args.rtol:g}, atol {args.atol:g}")
+    for name, x in r.inputs.items():
+        print(f"  input '{name}': {type_str(x)}")
+    shown = r.names if args.verbose else r.outputs
+    for n in shown:
+        d = r.diffs[n]
+        kind = "output" if n in r.outputs else "value"
+        print(f"  {kind} '{n}': {type_str(r.ours[n])} {'ok' if d.ok else 'DIFFERS'}: "
+              f"{d.describe()}")
+    if args.every_value:
+        bad = sum(not d.ok for d in r.diffs.values())
+        print(f"every value: {len(r.names)} compared, {bad} differ")
+        if r.mismatch is not None:
+            print("\n".join(r.mismatch.lines))
+        elif not r.ok:       # only a graph output that no node makes (an input, a constant)
+            print("no node's output differs: a graph output that is a graph input or an "
+                  "initializer does")
+    outs = [r.diffs[n] for n in r.outputs]
+    verdict = "PASS" if r.ok else "FAIL"
+    print(f"{verdict}: {sum(d.ok for d in outs)} of {len(outs)} outputs match")
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    from onnx_mlir_py.cli import _print_warnings
+    from onnx_mlir_py.errors import OnnxMlirError
+    from onnx_mlir_py.timings import Timings
+    from onnx_mlir_py.verify.inputs import parse_shapes
+    from onnx_mlir_py.verify.run import verify
+    timings = Timings()
+    try:
+        with warnings.catch_warnings():
+            _print_warnings()
+            result = verify(args.model, args.inputs, shapes=parse_shapes(args.shape),
+                            dim=args.dim, seed=args.seed, ref=args.ref, rtol=args.rtol,
+                            atol=args.atol, opt_level=args.opt_level,
+                            every_value=args.every_value, timings=timings)
+    except OnnxMlirError as e:
+        if args.debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:   # a bug of ours: still one line, and a failure
+        if args.debug:
+            raise
+        print(f"internal error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+              " (rerun with --debug for the traceback, and please report it)", file=sys.stderr)
+        return 1
+    if args.verbose:
+        timings.report()
+    _report(args, result)
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""Compare one computed array with the reference's.
+
+Floats match where ``|ours - ref| <= atol + rtol * |ref|`` (``numpy.isclose``;
+NaN matches NaN, an infinity the same infinity); integers, bools and strings
+must be equal. ``max_rel`` is ``|ours - ref| / |ref|``; where the reference
+is 0 it is 0, or infinite if ``|ours| > atol`` there.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Diff:
+    ok: bool
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    bad: int = 0               # elements outside the tolerance
+    size: int = 0
+    why: str = ""              # a shape or type difference, when there is one
+
+    def describe(self) -> str:
+        if self.why:
+            return self.why
+        errs = f"max abs err {self.max_abs:.3g}, max rel err {self.max_rel:.3g}"
+        return errs if self.ok else f"{errs} ({self.bad} of {self.size} elements differ)"
+
+
+def type_str(a: np.ndarray) -> str:
+    return f"{a.dtype}[{', '.join(map(str, a.shape))}]"
+
+
+def compare(ours, ref, rtol: float, atol: float) -> Diff:
+    ours, ref = np.asarray(ours), np.asarray(ref)
+    if ours.shape != ref.shape:
+        return Diff(False, why=f"shape {type_str(ours)}, the reference has {type_str(ref)}")
+    if ours.dtype != ref.dtype:
+        return Diff(False, why=f"type {type_str(ours)}, the reference has {type_str(ref)}")
+    if ours.size == 0:
+        return Diff(True)
+    if ours.dtype.kind not in "fiub":                # strings, objects
+        bad = int(np.sum(ours != ref))
+        return Diff(bad == 0, bad=bad, size=ours.size)
+    o, r = ours.astype(np.float64), ref.astype(np.float64)
+    if ours.dtype.kind == "f":
+        good = np.isclose(o, r, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        good = ours == ref
+    same = (o == r) | (np.isnan(o) & np.isnan(r))
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(same, 0.0, np.abs(o - r))
+    err = np.where(np.isnan(err), np.inf, err)       # NaN against a number
+    nz = r != 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(nz, err / np.abs(np.where(nz, r, 1.0)), np.where(err > atol, np.inf, 0.0))
+    rel = np.where(np.isnan(rel), 0.0, rel)           # inf against inf
+    bad = int(ours.size - np.count_nonzero(good))
+    return Diff(bad == 0, float(err.max()), float(rel.max()), bad, int(ours.size))

@@ -1,0 +1,99 @@
+"""Compile a model, run it and a reference on the same inputs, compare.
+
+    result = verify("model.onnx", ref="onnxruntime", every_value=True)
+    result.ok, result.diffs, result.mismatch
+
+The reference is onnxruntime or ``onnx.reference`` (its evaluator with the
+fuzzer's fixes for its known bugs, ``testing/fuzz/reference_fixes.py``).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+
+from onnx_mlir_py.errors import OnnxMlirError
+from onnx_mlir_py.importer.model import load_model, real_inputs
+from onnx_mlir_py.importer.validate import validate_model
+from onnx_mlir_py.options import DEFAULT_OPT_LEVEL
+from onnx_mlir_py.verify.compare import Diff, compare
+from onnx_mlir_py.verify.inputs import load_inputs, random_inputs
+from onnx_mlir_py.verify.values import Mismatch, expose_values, first_mismatch
+
+REFERENCES = ("onnxruntime", "reference")
+
+
+class ReferenceError_(OnnxMlirError):
+    """The reference could not run the model."""
+
+
+@dataclass
+class VerifyResult:
+    model: onnx.ModelProto          # the model run (with --every-value: every value exposed)
+    inputs: dict[str, np.ndarray]
+    outputs: list[str]              # the model's own outputs
+    names: list[str]                # every value compared, in order
+    ours: dict[str, np.ndarray]
+    ref: dict[str, np.ndarray]
+    diffs: dict[str, Diff] = field(default_factory=dict)
+    mismatch: Mismatch | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(d.ok for d in self.diffs.values())
+
+
+def _run_ours(model: onnx.ModelProto, inputs: dict, opt_level: int, timings) -> list:
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    with tempfile.TemporaryDirectory(prefix="omp-verify-") as d:
+        so = onnx_mlir_py.compile(model, output=os.path.join(d, "model.so"),
+                                  opt_level=opt_level, timings=timings)
+        sess = ExecutionSession(so)
+        return sess.run([inputs[vi.name] for vi in real_inputs(model.graph)])
+
+
+def _run_reference(model: onnx.ModelProto, src, inputs: dict, ref: str) -> list:
+    try:
+        if ref == "reference":
+            from onnx_mlir_py.testing.fuzz.oracle import reference_evaluator
+            return [np.asarray(x) for x in reference_evaluator(model).run(None, inputs)]
+        import onnxruntime as ort
+        sess = ort.InferenceSession(src if src is not None else model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"])
+        return sess.run(None, inputs)
+    except Exception as e:
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        hint = "; try --ref reference" if ref == "onnxruntime" else ""
+        raise ReferenceError_(f"the reference ({ref}) cannot run the model: {msg}{hint}") \
+            from None
+
+
+def verify(model, inputs=None, *, shapes: dict | None = None, dim: int = 1, seed: int = 0,
+           ref: str = "onnxruntime", rtol: float = 1e-3, atol: float = 1e-4,
+           opt_level: int = DEFAULT_OPT_LEVEL, every_value: bool = False,
+           timings=None) -> VerifyResult:
+    """``model``: a path or ModelProto. ``inputs``: None (random, see
+    :mod:`.inputs`), a dict of arrays, or a path (a folder of ``input_*.pb``,
+    an ``.npz``). ``ref``: ``"onnxruntime"`` or ``"reference"``."""
+    if ref not in REFERENCES:
+        raise OnnxMlirError(f"ref must be one of {', '.join(REFERENCES)}, got {ref!r}")
+    src = os.fspath(model) if isinstance(model, (str, os.PathLike)) else None
+    proto = validate_model(load_model(model))        # sorted in topological order
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = load_inputs(os.fspath(inputs), proto)
+    elif inputs is None:
+        inputs = random_inputs(proto, shapes, dim, seed)
+    outputs = [o.name for o in proto.graph.output]
+    run_model, names = (expose_values(proto) if every_value else (proto, outputs))
+    ours = dict(zip(names, _run_ours(run_model, inputs, opt_level, timings)))
+    ref_src = src if run_model is proto and proto.graph.node else None
+    ref_out = dict(zip(names, _run_reference(run_model, ref_src, inputs, ref)))
+    diffs = {n: compare(ours[n], ref_out[n], rtol, atol) for n in names}
+    result = VerifyResult(run_model, inputs, outputs, names, ours, ref_out, diffs)
+    if every_value:
+        result.mismatch = first_mismatch(run_model, inputs, ours, diffs)
+    return result
