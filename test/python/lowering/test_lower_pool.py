@@ -132,6 +132,8 @@ NAN_CASES = {   # op, attrs, declared dims, two run-time shapes
     "max2d_strided": ("MaxPool", dict(kernel_shape=[2, 2], strides=[2, 1], dilations=[1, 2],
                                       pads=[0, 1, 1, 1]), ["N", 2, "H", "W"],
                       [(1, 2, 5, 4), (2, 2, 6, 7)]),
+    "max2d_kernel": ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                     ["N", 16, 14, 14], [(1, 16, 14, 14), (2, 16, 14, 14)]),  # -O3 row kernel
     "max1d": ("MaxPool", dict(kernel_shape=[3], strides=[2]), ["N", 2, "L"],
               [(1, 2, 9), (3, 2, 4)]),
     "global": ("GlobalMaxPool", {}, ["N", 3, "H", "W"], [(1, 3, 4, 4), (2, 3, 2, 5)]),
