@@ -109,10 +109,23 @@ def _loop_sizes(op: ir.Operation) -> list[int | None] | None:
     return loop_sizes(op, _maps(op))
 
 
+def _one_output_map(op: ir.Operation) -> bool:
+    """One result, or a generic whose results all share one indexing map
+    (a recurrent op's gate generic yields H, C and Y_t)."""
+    n = len(op.results)
+    if n == 1:
+        return True
+    if op.name != "linalg.generic" or n == 0:
+        return False
+    maps = [str(a) for a in op.attributes["indexing_maps"]][-n:]
+    return all(m == maps[0] for m in maps) and \
+        all(r.type == op.results[0].type for r in op.results)
+
+
 def candidate(op: ir.Operation) -> bool:
     if op.name not in ("linalg.generic", "linalg.transpose", "linalg.copy"):
         return False
-    if PACKED_ATTR in op.attributes or len(op.results) != 1:
+    if PACKED_ATTR in op.attributes or not _one_output_map(op):
         return False
     # i1 buffers get a byte-wise access workaround after bufferization
     # (codegen/bool_memory.py) that vector accesses would bypass

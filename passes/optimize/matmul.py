@@ -151,6 +151,18 @@ def _n_outer_dynamic(m: int | None, k: int | None) -> bool:
     return _n_outer(m or DYNAMIC_DIM_GUESS, k or DYNAMIC_DIM_GUESS)
 
 
+def small_m_tile(m: int, n: int, mb: int, nb: int, width: int) -> tuple[int, int]:
+    """Register tile (rows, columns) for a static M below the row block mb
+    (a recurrent step's H·Rᵀ at batch 2, a classifier at batch 1): M rows
+    and as many more columns as keep the accumulator count (mb x nb / width
+    vectors), instead of padding M to mb (4x the multiply-adds at M = 2),
+    capped at N rounded up to whole vectors. Else (mb, nb)."""
+    if m >= mb:
+        return mb, nb
+    cols = min(nb * (mb // m), -(-n // width) * width)
+    return m, max(cols, width)
+
+
 def _drop_empty_contractions(module: ir.Module) -> int:
     """A matmul/batch_matmul with a static 0 dim is its init: over a K of 0,
     C + nothing; with an M, N or batch of 0, C is empty. Packing it (ours or
@@ -194,7 +206,8 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
                 text = kernel_function_dynamic(name, bt, m, k, n, mb, nb, kb,
                                                n_outer=_n_outer_dynamic(m, k), pack_b=pack_b)
             else:
-                text = kernel_function(name, bt, m, k, n, mb, nb, kb, pack_b,
+                tm, tn = small_m_tile(m, n, mb, nb, target.vector_width) if pack_b else (mb, nb)
+                text = kernel_function(name, bt, m, k, n, tm, tn, kb, pack_b,
                                        n_outer=None if not pack_b else _n_outer(m, k))
             sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
             fop = sub.body.operations[0].operation

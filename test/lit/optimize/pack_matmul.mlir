@@ -17,18 +17,35 @@ func.func @matmul(%a: tensor<16x32xf32>, %b: tensor<32x64xf32>) -> tensor<16x64x
 }
 
 // Sizes that are not multiples of the blocks: zero padding, result sliced.
+// M = 5 is below the 8-row block: a 5-row tile (no row padding), its
+// columns capped at N rounded up to a vector (16)
 // CHECK-LABEL: func.func @odd
-// CHECK: tensor.pad %arg0 low[0, 0] high[3, 3]
+// CHECK: tensor.pad %arg0 low[0, 0] high[0, 3]
 // CHECK: linalg.pack %arg1 padding_value
-// CHECK-SAME: -> tensor<1x2x8x32xf32>
+// CHECK-SAME: inner_tiles = [8, 16] {{.*}} -> tensor<1x2x8x16xf32>
 // CHECK: onnx_mlir_py.packed_contraction
-// CHECK: tensor.extract_slice {{.*}}[0, 0] [5, 7] [1, 1] : tensor<8x32xf32> to tensor<5x7xf32>
+// CHECK: tensor.extract_slice {{.*}}[0, 0] [5, 7] [1, 1] : tensor<5x16xf32> to tensor<5x7xf32>
 func.func @odd(%a: tensor<5x13xf32>, %b: tensor<13x7xf32>) -> tensor<5x7xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<5x7xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<5x7xf32>) -> tensor<5x7xf32>
   %m = linalg.matmul ins(%a, %b : tensor<5x13xf32>, tensor<13x7xf32>) outs(%z : tensor<5x7xf32>) -> tensor<5x7xf32>
   return %m : tensor<5x7xf32>
+}
+
+// M = 2 (a recurrent step at batch 2): a 2 x 128 register tile, as many
+// accumulators as 8 x 32, instead of 8 rows of which 6 are padding
+// CHECK-LABEL: func.func @small_m
+// CHECK-NOT: tensor.pad
+// CHECK: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [0, 1] inner_tiles = [8, 128] {{.*}} -> tensor<2x4x8x128xf32>
+// CHECK: tensor.expand_shape %arg0 {{.*}} into tensor<1x2x4x8xf32>
+// CHECK: onnx_mlir_py.packed_contraction
+func.func @small_m(%a: tensor<2x32xf32>, %b: tensor<32x256xf32>) -> tensor<2x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x256xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x256xf32>) -> tensor<2x256xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<2x32xf32>, tensor<32x256xf32>) outs(%z : tensor<2x256xf32>) -> tensor<2x256xf32>
+  return %m : tensor<2x256xf32>
 }
 
 // batch_matmul: a leading batch loop.

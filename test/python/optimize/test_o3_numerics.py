@@ -91,6 +91,26 @@ def test_matmul_family(tmp_path):
     check(tmp_path, c)
 
 
+def test_matmul_small_m(tmp_path):
+    """M below the 8-row block: an M x (more columns) register tile
+    (matmul.small_m_tile), with B computed or constant (packed at compile
+    time), N below, at and above the widened tile; and a batch matmul."""
+    c = Cases()
+    for m in range(1, 8):
+        for j, (k, n) in enumerate([(9, 5), (40, 37), (64, 300)]):
+            c.input(f"sa{m}_{j}", [m, k], rand(m, k))
+            c.input(f"sb{m}_{j}", [k, n], rand(k, n))
+            c.weight(f"sw{m}_{j}", rand(k, n))
+            c.nodes += [N("MatMul", [f"sa{m}_{j}", f"sb{m}_{j}"], [f"s{m}_{j}"]),
+                        N("MatMul", [f"sa{m}_{j}", f"sw{m}_{j}"], [f"sc{m}_{j}"])]
+            c.outputs += [f"s{m}_{j}", f"sc{m}_{j}"]
+    c.input("sba", [3, 2, 20], rand(3, 2, 20))
+    c.input("sbb", [3, 20, 70], rand(3, 20, 70))
+    c.nodes.append(N("MatMul", ["sba", "sbb"], ["sbatch"]))
+    c.outputs.append("sbatch")
+    check(tmp_path, c)
+
+
 CONVS = [
     ((1, 8, 12, 12), (16, 8, 3, 3), dict(pads=[1, 1, 1, 1])),
     ((2, 8, 11, 13), (6, 8, 3, 3), dict(pads=[1, 0, 2, 1], strides=[2, 1])),
