@@ -137,8 +137,8 @@ class _Resolver:
             then_y, else_y = _yields(op)
             a = self.dim(then_y.operands[k], i)
             b = self.dim(else_y.operands[k], i)
-            if _same(a, b) and not _inside(_value_of(a), op):
-                return a
+            if _same(a, b) and (isinstance(a, int) or not _inside(_value_of(a), op)):
+                return a          # (both static: ReduceSum with run-time axes)
         return (v, i)
 
     def _for_preserves(self, loop: ir.Operation, k: int) -> bool:

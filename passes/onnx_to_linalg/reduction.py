@@ -171,6 +171,21 @@ def _combines(et: ir.Type, uns: bool) -> dict:
             "Prod": (1.0 if is_float(et) else 1, _mul)}
 
 
+def _half(et: ir.Type, kind: str) -> bool:
+    """f16 / bf16 sums and products accumulate in f32 (as onnxruntime does):
+    in f16 a sum of [60000, 10000, -60000] overflowed to inf (fuzz s2000-575)."""
+    return is_float(et) and et.width < 32 and kind not in ("Max", "Min")
+
+
+def _widen(b: LoweringContext, x):
+    f32 = ir.F32Type.get()
+    return b.map_elementwise([x], b.dims(x), f32, lambda v: arith.extf(f32, v))
+
+
+def _narrow(b: LoweringContext, y, et: ir.Type):
+    return b.map_elementwise([y], b.dims(y), et, lambda v: arith.truncf(et, v))
+
+
 def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
     """axes known only at run time (reduction_axes.py)."""
     from onnx_mlir_py.passes.onnx_to_linalg import reduction_axes as RA
@@ -178,6 +193,8 @@ def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
     et = x.type.element_type
     mask = RA.axes_mask(op, b, op.input(1), r)
     uns = b.unsigned(x)
+    if _half(et, kind):
+        x, et = _widen(b, x), ir.F32Type.get()
     if kind in _pre(uns):
         x = map_scalar(b, x, _pre(uns)[kind])
     if kind == "LogSumExp":
@@ -195,6 +212,8 @@ def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
         y = map_scalar(b, y, math.log)
     elif kind == "Mean":
         y = _div_count(b, y, RA.count(b, x, mask), uns)
+    if _half(op.input(0).type.element_type, kind):
+        y = _narrow(b, y, op.input(0).type.element_type)
     if not op.attrs.keepdims:
         return RA.drop_reduced(op, b, y, mask)
     t = b.result_type(op)
@@ -220,6 +239,8 @@ def _reduce(op: OnnxOp, b: LoweringContext, axes_input: bool):
     if red is None:  # reduction over no axes: the elementwise steps only
         noop = _noop(uns)
         return [map_scalar(b, x, noop[kind]) if kind in noop else x]
+    if _half(et, kind):
+        x = _widen(b, x)
     if kind == "Sum":
         y = reduce_dims(op, b, x, red, 0, _add)
     elif kind == "SumSquare":
@@ -234,11 +255,13 @@ def _reduce(op: OnnxOp, b: LoweringContext, axes_input: bool):
     elif kind == "LogSumExp":
         y = _lse(b, x, red)
     elif kind in ("Max", "Min", "Prod"):
-        y = reduce_dims(op, b, x, red, *_combines(et, uns)[kind])
+        y = reduce_dims(op, b, x, red, *_combines(x.type.element_type, uns)[kind])
     elif kind == "Mean":
         y = _div_count(b, reduce_dims(op, b, x, red, 0, _add), _count(b, x, red), uns)
     else:  # pragma: no cover - table above is exhaustive
         op.fail(f"unknown reduction {op.op_type}")
+    if _half(et, kind):
+        y = _narrow(b, y, et)
     if op.attrs.keepdims:
         t = b.result_type(op)
         dims = b.dims(x)

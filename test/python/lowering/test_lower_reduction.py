@@ -179,3 +179,40 @@ def test_reduce_and_arg_unsigned(tmp_path, dt, et):
         return {"x": R.integers(0, hi, (n, 5), endpoint=True).astype(dt),
                 "s": R.integers(0, 40, (n, 5)).astype(dt)}
     check_shapes(tmp_path, m, [feeds(3), feeds(6)])
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean", "ReduceProd", "ReduceL2",
+                                "ReduceLogSum"])
+@pytest.mark.parametrize("runtime_axes", [False, True])
+def test_reduce_f16_accumulates_in_f32(tmp_path, op, runtime_axes, opt_level):
+    """f16 sums and products accumulate in f32, as onnxruntime does (fuzz
+    s2000-575: a ReduceProd whose f16 partial products overflowed gave inf
+    for 7280; a ReduceSum of 60000, 10000, -60000 gave inf). Compared with
+    onnxruntime at two run-time shapes; axes constant or a graph input (that
+    path, with a dynamic dim, crashed resolve_dims whatever the type)."""
+    import onnx_mlir_py
+    from onnx import TensorProto as T, numpy_helper as nh
+    from onnx_mlir_py.runtime import ExecutionSession
+    from onnx_mlir_py.testing.check import reference
+    inputs = [helper.make_tensor_value_info("x", T.FLOAT16, ["n", 6])]
+    inits = []
+    if runtime_axes:
+        inputs.append(helper.make_tensor_value_info("a", T.INT64, [1]))
+    else:
+        inits.append(nh.from_array(np.array([1], np.int64), "a"))
+    g = helper.make_graph([N(op, ["x", "a"], ["y"], keepdims=0)], "g", inputs,
+                          [helper.make_tensor_value_info("y", T.FLOAT16, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=opt_level))
+    row = {"ReduceProd": [300, 300, 0.001, 0.01, 2, 0.5],
+           "ReduceL2": [200, 300, 100, 5, 1, 2],
+           "ReduceLogSum": [60000, 10000, 1, 5, 2, 3]}.get(op, [60000, 10000, -60000, 5, 1, 2])
+    for n in (1, 3):
+        x = np.array([row] * n, np.float16)
+        feeds = {"x": x, "a": np.array([1], np.int64)}
+        want = reference(m, {k: feeds[k] for k in [i.name for i in m.graph.input]},
+                         "onnxruntime")[0]
+        assert np.isfinite(want).all()
+        got = sess.run([feeds[i.name] for i in m.graph.input])[0]
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3)
