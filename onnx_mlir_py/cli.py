@@ -56,7 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="UNSAFE: leave out the run-time checks of the compiled code (index "
                          "values, dims that must agree, allocation sizes); a bad input then "
                          "reads out of bounds instead of failing with an error")
-    ap.add_argument("-v", "--verbose", action="store_true", help="print per-phase timing")
+    talk = ap.add_mutually_exclusive_group()
+    talk.add_argument("-v", "--verbose", action="store_true", help="print per-phase timing")
+    talk.add_argument("-q", "--quiet", action="store_true",
+                      help="silent: no progress line (shown when stderr is a terminal), "
+                           "no warnings; errors are still printed")
     ap.add_argument("--list-ops", action="store_true",
                     help="list ops with verifier / shape / lowering rules and exit")
     ap.add_argument("--debug", action="store_true", help="show Python tracebacks")
@@ -72,8 +76,10 @@ def run(args) -> int:
                    else args.opt_level, mcpu=args.mcpu, march=args.march,
                    shape_information=args.shapeInformation, runtime_checks=args.runtime_checks)
     timings = Timings()
-    run_pipeline(args.model, opts, default_output(args.model, args.emit, args.output),
-                 print_ir=args.printIR, timings=timings)
+    from onnx_mlir_py.progress import show_progress
+    with show_progress(timings, False if args.quiet or args.printIR else None):
+        run_pipeline(args.model, opts, default_output(args.model, args.emit, args.output),
+                     print_ir=args.printIR, timings=timings)
     if args.verbose:
         timings.report()
     return 0
@@ -90,16 +96,18 @@ def list_ops() -> int:
     return 0
 
 
-def _print_warnings() -> None:
+def _print_warnings(quiet: bool = False) -> None:
     """Inside a ``catch_warnings`` block: every OnnxMlirWarning as one
-    ``warning: ...`` line on stderr; other warnings as Python shows them."""
+    ``warning: ...`` line on stderr (none with ``quiet``); other warnings as
+    Python shows them."""
     from onnx_mlir_py.errors import OnnxMlirWarning
-    warnings.simplefilter("always", OnnxMlirWarning)
+    from onnx_mlir_py.progress import write_line
+    warnings.simplefilter("ignore" if quiet else "always", OnnxMlirWarning)
     shown = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, OnnxMlirWarning):
-            print(f"warning: {message}", file=sys.stderr)
+            write_line(f"warning: {message}")
         else:
             shown(message, category, filename, lineno, file, line)
     warnings.showwarning = show
@@ -120,7 +128,7 @@ def main(argv=None) -> int:
             print("onnx-mlir-py: error: a model file is required", file=sys.stderr)
             return 2
         with warnings.catch_warnings():
-            _print_warnings()
+            _print_warnings(args.quiet)
             return run(args)
     except OnnxMlirError as e:
         if args.debug:

@@ -9,7 +9,8 @@ stages); each phase adds its time under its name::
     t.report()            # what ``onnx-mlir-py -v`` prints
 
 It is a ``dict`` (phase name -> seconds, in the order first seen), so
-callers can also read or serialise it directly.
+callers can also read or serialise it directly. Its ``listener`` (the
+progress display of :mod:`onnx_mlir_py.progress`) is told when phases start.
 """
 from __future__ import annotations
 
@@ -19,14 +20,21 @@ from contextlib import contextmanager
 
 
 class Timings(dict):
+    # told when a phase starts and ends (onnx_mlir_py.progress.Progress), or None
+    listener = None
+
     @contextmanager
     def phase(self, name: str):
         """Add the time spent in the ``with`` block to phase ``name``."""
+        if self.listener is not None:
+            self.listener.enter(name)
         t0 = time.perf_counter()
         try:
             yield
         finally:
             self[name] = self.get(name, 0.0) + time.perf_counter() - t0
+            if self.listener is not None:
+                self.listener.leave(name)
 
     def report(self, file=None) -> None:
         """One ``[onnx-mlir-py] phase  ms`` line per phase, then the total."""

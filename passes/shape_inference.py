@@ -21,6 +21,7 @@ import mlir.ir as ir
 from onnx_mlir_py.dialects.onnx.ops.control_flow import (carried_values, relaxed_carried_types,
                                               type_body_arguments)
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
+from onnx_mlir_py import progress
 from onnx_mlir_py.errors import DeclaredTypeWarning, ShapeInferenceError, node_error
 from onnx_mlir_py.dialects.onnx.attributes import DECLARED_ATTR
 from onnx_mlir_py.ir_util import child_blocks, walk_ops
@@ -158,12 +159,17 @@ def _in_loop_body(op: ir.Operation) -> bool:
     return False
 
 
-def _infer_block(block: ir.Block) -> None:
-    for op in list(block.operations):
+def _infer_block(block: ir.Block, report: bool = False) -> None:
+    ops = list(block.operations)
+    for i, op in enumerate(ops):
+        if report:                       # a function body: the progress display counts
+            progress.count(i, len(ops))
         op = op.operation
         if not is_onnx_op(op):
             continue
         infer_op(op)
+    if report:
+        progress.count(len(ops), len(ops))
 
 
 def update_function_types(module: ir.Module) -> None:
@@ -183,5 +189,5 @@ def infer_shapes(module: ir.Module) -> None:
     with module.context, ir.Location.unknown():
         for f in module.body.operations:
             for b in child_blocks(f):
-                _infer_block(b)
+                _infer_block(b, report=True)
         update_function_types(module)

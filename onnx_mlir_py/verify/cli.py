@@ -42,8 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--every-value", action="store_true",
                     help="compare every value the main graph computes and report the first "
                          "node (in topological order) whose output differs")
-    ap.add_argument("-v", "--verbose", action="store_true",
-                    help="print every compared value and the compile timing")
+    talk = ap.add_mutually_exclusive_group()
+    talk.add_argument("-v", "--verbose", action="store_true",
+                      help="print every compared value and the time of each phase")
+    talk.add_argument("-q", "--quiet", action="store_true",
+                      help="print only the verdict line (and errors): no progress line, "
+                           "no warnings")
     ap.add_argument("--debug", action="store_true", help="show Python tracebacks")
     ap.set_defaults(opt_level=DEFAULT_OPT_LEVEL)
     return ap
@@ -51,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _report(args, r) -> None:
     from onnx_mlir_py.verify.compare import type_str
+    outs = [r.diffs[n] for n in r.outputs]
+    verdict = f"{'PASS' if r.ok else 'FAIL'}: {sum(d.ok for d in outs)} of {len(outs)} outputs match"
+    if args.quiet:
+        print(verdict)
+        return
     src = f"inputs from {args.inputs}" if args.inputs else f"random inputs (seed {args.seed})"
     print(f"verify {args.model}: -O{args.opt_level}, {src}, reference {args.ref}, "
           f"rtol {args.rtol:g}, atol {args.atol:g}")
@@ -70,9 +79,7 @@ def _report(args, r) -> None:
         elif not r.ok:       # only a graph output that no node makes (an input, a constant)
             print("no node's output differs: a graph output that is a graph input or an "
                   "initializer does")
-    outs = [r.diffs[n] for n in r.outputs]
-    verdict = "PASS" if r.ok else "FAIL"
-    print(f"{verdict}: {sum(d.ok for d in outs)} of {len(outs)} outputs match")
+    print(verdict)
 
 
 def main(argv=None) -> int:
@@ -82,10 +89,12 @@ def main(argv=None) -> int:
     from onnx_mlir_py.timings import Timings
     from onnx_mlir_py.verify.inputs import parse_shapes
     from onnx_mlir_py.verify.run import verify
+    from onnx_mlir_py.progress import show_progress
     timings = Timings()
     try:
-        with warnings.catch_warnings():
-            _print_warnings()
+        with warnings.catch_warnings(), \
+                show_progress(timings, False if args.quiet else None):
+            _print_warnings(args.quiet)
             result = verify(args.model, args.inputs, shapes=parse_shapes(args.shape),
                             dim=args.dim, seed=args.seed, ref=args.ref, rtol=args.rtol,
                             atol=args.atol, opt_level=args.opt_level,

@@ -19,6 +19,7 @@ from onnx_mlir_py.errors import OnnxMlirError
 from onnx_mlir_py.importer.model import load_model, real_inputs
 from onnx_mlir_py.importer.validate import validate_model
 from onnx_mlir_py.options import DEFAULT_OPT_LEVEL
+from onnx_mlir_py.timings import Timings
 from onnx_mlir_py.verify.compare import Diff, compare
 from onnx_mlir_py.verify.inputs import load_inputs, random_inputs
 from onnx_mlir_py.verify.values import Mismatch, expose_values, first_mismatch
@@ -52,8 +53,9 @@ def _run_ours(model: onnx.ModelProto, inputs: dict, opt_level: int, timings) -> 
     with tempfile.TemporaryDirectory(prefix="omp-verify-") as d:
         so = onnx_mlir_py.compile(model, output=os.path.join(d, "model.so"),
                                   opt_level=opt_level, timings=timings)
-        sess = ExecutionSession(so)
-        return sess.run([inputs[vi.name] for vi in real_inputs(model.graph)])
+        with timings.phase("run: compiled"):
+            sess = ExecutionSession(so)
+            return sess.run([inputs[vi.name] for vi in real_inputs(model.graph)])
 
 
 def _run_reference(model: onnx.ModelProto, src, inputs: dict, ref: str) -> list:
@@ -89,9 +91,11 @@ def verify(model, inputs=None, *, shapes: dict | None = None, dim: int = 1, seed
         inputs = random_inputs(proto, shapes, dim, seed)
     outputs = [o.name for o in proto.graph.output]
     run_model, names = (expose_values(proto) if every_value else (proto, outputs))
+    timings = Timings() if timings is None else timings
     ours = dict(zip(names, _run_ours(run_model, inputs, opt_level, timings)))
-    ref_src = src if run_model is proto and proto.graph.node else None
-    ref_out = dict(zip(names, _run_reference(run_model, ref_src, inputs, ref)))
+    with timings.phase(f"run: {ref}"):
+        ref_out = dict(zip(names, _run_reference(run_model, src if run_model is proto else None,
+                                                 inputs, ref)))
     diffs = {n: compare(ours[n], ref_out[n], rtol, atol) for n in names}
     result = VerifyResult(run_model, inputs, outputs, names, ours, ref_out, diffs)
     if every_value:

@@ -14,6 +14,7 @@ import mlir.ir as ir
 from mlir.dialects import arith
 
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
+from onnx_mlir_py import progress
 from onnx_mlir_py.errors import CompileError, OnnxMlirError, UnsupportedOpsError, node_error
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.registry import lookup
@@ -190,7 +191,9 @@ def lower_to_linalg(module: ir.Module) -> None:
         b = LoweringContext(module)
         for f in _funcs(module):
             convert_signature(f, b)
-        for op in _walk_onnx(module):
+        ops = _walk_onnx(module)
+        for i, op in enumerate(ops):
+            progress.count(i, len(ops))
             try:
                 lower_op(op, b)
             except OnnxMlirError:
@@ -198,6 +201,7 @@ def lower_to_linalg(module: ir.Module) -> None:
             except ir.MLIRError as e:
                 name = OnnxOp(op).name
                 raise node_error(CompileError, name, op.name, f"lowering failed: {e}") from None
+        progress.count(len(ops), len(ops))
         if b.check_messages:
             module.operation.attributes[CHECKS_ATTR] = ir.ArrayAttr.get(
                 [ir.StringAttr.get(m) for m in b.check_messages])
