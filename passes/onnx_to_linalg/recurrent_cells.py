@@ -201,15 +201,21 @@ def project(b: LoweringContext, rec: Rec, d: int, fold_limit: int) -> ir.Value:
     x2 = tensor.collapse_shape(b.type_of([rows, b.dim(x, 2)], rec.et), x,
                                _groups([[0, 1], [2]]))
     x2 = b.cast_to(x2, b.type_of([rows, rec.inp], rec.et))
-    init = b.full([rows, gh], rec.et, 0.0)
-    if rec.bias is not None:
-        def bias_body(wb, rb, _o):
-            j = loop_index(1)
-            fold = arith.cmpi(arith.CmpIPredicate.ult, j, b.index(fold_limit))
-            return arith.select(fold, arith.addf(wb, rb), wb)
-        init = b.generic([vec(b, rec.bias, d, 0, gh), vec(b, rec.bias, d, gh, gh)], [init],
-                         [amap(2, [1]), amap(2, [1]), amap(2, [0, 1])], ["parallel"] * 2,
-                         bias_body)[0]
+    if rec.bias is None:
+        init = b.full([rows, gh], rec.et, 0.0)
+    else:
+        # the [G*H] bias row once (Wb + Rb on the first fold_limit columns,
+        # slices: a select on the column index, once fused with the
+        # kernel's block view, became a scalar loop of gathers and scatters),
+        # then broadcast over the rows
+        add = b.generic([vec(b, rec.bias, d, 0, fold_limit), vec(b, rec.bias, d, gh, fold_limit)],
+                        [b.empty([fold_limit], rec.et)], [amap(1, [0])] * 3, ["parallel"],
+                        lambda wb, rb, _o: arith.addf(wb, rb))[0]
+        row = add if fold_limit == gh else insert_slice(add, vec(b, rec.bias, d, 0, gh), [0],
+                                                        [fold_limit])
+        init = b.generic([row], [b.empty([rows, gh], rec.et)],
+                         [amap(2, [1]), amap(2, [0, 1])], ["parallel"] * 2,
+                         lambda v, _o: v)[0]
     wt = transpose(b, extract_2d(b, rec.w, d, [gh, rec.inp]), [1, 0])
     return val(linalg.matmul(x2, wt, outs=[init]))
 
