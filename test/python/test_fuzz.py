@@ -171,6 +171,51 @@ def test_reference_max_pool_propagates_nan(kw):
     np.testing.assert_array_equal(reference_outputs(m, {"x": x})[0].ravel(), want)
 
 
+POOLS = [("AveragePool", 19, dict(kernel_shape=[1, 2], strides=[2, 1])),             # s2000-879
+         ("MaxPool", 12, dict(kernel_shape=[1, 2], pads=[0, 1, 0, 1], ceil_mode=1)),   # s2000-314
+         ("MaxPool", 12, dict(kernel_shape=[3, 3], strides=[3, 2], auto_pad="SAME_LOWER")),  # -647
+         ("AveragePool", 19, dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                                  ceil_mode=1, count_include_pad=1)),
+         ("LpPool", 18, dict(kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1, p=3))]
+
+
+@pytest.mark.parametrize("op,opset,kw", POOLS)
+@pytest.mark.parametrize("engine_op", ["Identity", "Where"])
+def test_reference_pools_like_onnxruntime_nan_propagates(op, opset, kw, engine_op):
+    """The oracle's pools (its second opinion, and its reference when
+    onnxruntime lacks a kernel for another op: a bool Where) are onnxruntime's
+    on the NaN-free input, NaN where a window holds a NaN. onnx.reference's
+    AveragePool averaged the rest (s2000-879: got NaN, 'expected' 0.365), and
+    its ceil_mode (s2000-314) and SAME_LOWER (s2000-647) windows were wrong."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.check import reference
+    from onnx_mlir_py.testing.fuzz.oracle import reference_outputs
+    side = h.make_node("Where", ["c", "c", "c"], ["d"]) if engine_op == "Where" else \
+        h.make_node("Identity", ["c"], ["d"])
+    g = h.make_graph([h.make_node(op, ["x"], ["y"], **kw), side], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [2, 2, 7, 5]),
+                      h.make_tensor_value_info("c", TP.BOOL, [3])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None),
+                      h.make_tensor_value_info("d", TP.BOOL, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 2, 7, 5)).astype(np.float32)
+    x.flat[rng.choice(x.size, 5, replace=False)] = np.nan
+    feeds = {"x": x, "c": np.array([True, False, True])}
+    nan = np.isnan(x)
+    mono = h.make_model(h.make_graph([g.node[0]], "g", [g.input[0]], [g.output[0]]),
+                        opset_imports=[h.make_opsetid("", opset)])
+    clean = np.where(nan, -np.inf if op == "MaxPool" else 0, x).astype(np.float32)
+    want = reference(mono, {"x": clean}, "onnxruntime")[0]
+    hit = reference(mono, {"x": nan.astype(np.float32)}, "onnxruntime")[0] > 0
+    want[hit] = np.nan
+    assert 0 < hit.sum() < hit.size
+    engine, run = reference_runner(m)
+    assert engine == ("onnx.reference" if engine_op == "Where" else "onnxruntime")
+    got = run(feeds)[0] if engine == "onnx.reference" else reference_outputs(m, feeds)[0]
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("opset,mode,pads", [(2, "constant", [1, -2, 0, 2]),
                                               (11, "edge", [-1, 2, 1, -3]),
                                               (11, "constant", [0, 3, 0, -7]),

@@ -1,7 +1,6 @@
 """Replacements for onnx.reference (onnx 1.23), the fuzz oracle's second
 opinion (and its reference where onnxruntime has no kernel), around its
-known bugs: kernels (``fixed_ops``), a model rewrite (``for_reference``) and
-the ops it cannot be trusted with at all (``REFERENCE_WRONG``)."""
+known bugs: kernels (``fixed_ops``) and a model rewrite (``for_reference``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -125,7 +124,7 @@ def fixed_ops() -> list:
             pads = paddings if pads is None else pads
             c = value if constant_value is None else constant_value
             return (_spec_pad(data, pads, axes, mode or "constant", 0 if c is None else c),)
-    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, _nan_max_pool(), Pad]
+    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, Pad, *_nan_pools()]
 
 
 def _loop(op, trips, cond, initial, context, attributes, bindings) -> tuple:
@@ -166,29 +165,62 @@ def _loop(op, trips, cond, initial, context, attributes, bindings) -> tuple:
     return tuple(res)
 
 
-def _nan_max_pool():
-    """MaxPool with a NaN anywhere in a window giving NaN (oracle.py NAN_SEMANTICS).
-    onnx.reference's own kernel (onnx 1.23) skips a NaN on its unit-stride,
-    undilated path and propagates it on the other: it runs here twice, on
-    ``x`` with NaN as -inf (the max of the rest) and on the NaN mask."""
-    from onnx.reference.ops.op_max_pool import MaxPool as RefMaxPool
+def _one_node(node: onnx.NodeProto, opset: int, inputs: list, engine: str) -> list:
+    """``node`` alone on ``inputs`` (one array each), in onnxruntime or onnx.reference."""
+    from onnx import helper as h
+    n = onnx.NodeProto()
+    n.CopyFrom(node)
+    del n.input[:]
+    del n.output[:]
+    n.input.extend(f"i{k}" for k in range(len(inputs)))
+    n.output.extend(f"o{k}" for k in range(len(node.output)))
+    ins = [h.make_tensor_value_info(f"i{k}", h.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+           for k, a in enumerate(inputs)]
+    m = h.make_model(h.make_graph([n], "node", ins, []),
+                     opset_imports=[h.make_opsetid("", opset)])
+    m = onnx.shape_inference.infer_shapes(m)
+    types = {vi.name: vi for vi in m.graph.value_info}
+    m.graph.output.extend(types.get(o, h.make_tensor_value_info(o, 0, None)) for o in n.output)
+    feeds = {f"i{k}": a for k, a in enumerate(inputs)}
+    if engine == "onnxruntime":
+        from onnx_mlir_py.testing.fuzz.oracle import _ort_session
+        return list(_ort_session(m).run(None, feeds))
+    from onnx.reference import ReferenceEvaluator
+    return [np.asarray(y) for y in ReferenceEvaluator(m).run(None, feeds)]
 
-    class MaxPool(RefMaxPool):
-        op_domain = ""
 
-        def _run(self, x, auto_pad=None, ceil_mode=None, dilations=None, kernel_shape=None,
-                 pads=None, storage_order=None, strides=None):
-            kw = dict(auto_pad=auto_pad, ceil_mode=ceil_mode, dilations=dilations,
-                      kernel_shape=kernel_shape, pads=pads, storage_order=storage_order,
-                      strides=strides)
-            if x.dtype.kind != "f" or not np.isnan(x).any():
-                return super()._run(x, **kw)
-            nan = np.isnan(x)
-            res = list(super()._run(np.where(nan, -np.inf, x).astype(x.dtype), **kw))
-            hit = super()._run(nan.astype(x.dtype), **kw)[0]
+def _nan_pools() -> list:
+    """MaxPool, AveragePool and LpPool with a NaN anywhere in a window giving
+    NaN (oracle.py NAN_SEMANTICS), computed by onnxruntime (by onnx.reference
+    where onnxruntime has no kernel) on ``x`` with NaN as the pool's neutral
+    value (-inf for MaxPool, 0 otherwise) and on the NaN mask. onnx.reference
+    (onnx 1.23) skips NaN (AveragePool averages the rest: s2000-879; MaxPool on
+    its unit-stride path), pads with NaN internally, and gets ceil_mode
+    (s2000-314) and auto_pad SAME_LOWER with stride > 1 (s2000-647) windows wrong."""
+    from onnx.reference.op_run import OpRun
+
+    def run(self, x, **_):
+        opset = self.run_params["opsets"][""]
+        nan = np.isnan(x) if x.dtype.kind == "f" else np.zeros(x.shape, bool)
+        neutral = -np.inf if self.onnx_node.op_type == "MaxPool" else 0
+        clean = np.where(nan, neutral, x).astype(x.dtype)
+        for engine in ("onnxruntime", "reference"):
+            try:
+                res = _one_node(self.onnx_node, opset, [clean], engine)
+                hit = _one_node(self.onnx_node, opset, [nan.astype(x.dtype)], engine)[0] \
+                    if nan.any() else None
+                break
+            except Exception:  # noqa: BLE001 - no kernel for this type: the next engine
+                if engine == "reference":
+                    raise
+                if _reference_wrong_pool(self.onnx_node):
+                    raise RuntimeError(f"onnx.reference is wrong for this {self.onnx_node.op_type}"
+                                       f" and onnxruntime has no {x.dtype} kernel") from None
+        if hit is not None:
             res[0] = np.where(hit > 0, np.nan, res[0]).astype(x.dtype)
-            return tuple(res)
-    return MaxPool
+        return tuple(res)
+    return [type(op, (OpRun,), {"op_domain": "", "_run": run})
+            for op in ("MaxPool", "AveragePool", "LpPool")]
 
 
 def for_reference(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -218,10 +250,10 @@ def for_reference(model: onnx.ModelProto) -> onnx.ModelProto:
 _TRUE = "__reference_loop_true"
 
 
-def _ceil_mode(n) -> bool:
-    return any(a.name == "ceil_mode" and a.i for a in n.attribute)
+def _reference_wrong_pool(n: onnx.NodeProto) -> bool:
+    """onnx.reference (onnx 1.23) miscomputes these pools' windows: MaxPool
+    [1,1,5] k3 pads 1,1 ceil_mode gives 4 columns (onnxruntime and the
+    formula: 5); SAME_LOWER [4,1,5,2] k3 strides 3,2 gives 1 row (2)."""
+    return any((a.name == "ceil_mode" and a.i) or (a.name == "auto_pad" and a.s.startswith(b"SAME"))
+               for a in n.attribute)
 
-
-# onnx.reference (onnx 1.23) miscomputes these: MaxPool [1,1,5] k3 pads 1,1 ceil_mode
-# gives 4 columns (onnxruntime and the formula: 5)
-REFERENCE_WRONG = {"MaxPool": _ceil_mode, "AveragePool": _ceil_mode, "LpPool": _ceil_mode}
