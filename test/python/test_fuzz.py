@@ -216,6 +216,27 @@ def test_reference_pools_like_onnxruntime_nan_propagates(op, opset, kw, engine_o
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("opset", [8, 13])
+def test_reference_mean_broadcasts(opset):
+    """onnx.reference's Mean added into a copy of its first input, which could
+    not broadcast ([3] with [5, 5, 3] raised), so s2000-615 had no second
+    opinion; the replacement matches onnxruntime."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.check import reference
+    from onnx_mlir_py.testing.fuzz.oracle import reference_outputs
+    g = h.make_graph([h.make_node("Mean", ["a", "b", "a"], ["y"])], "g",
+                     [h.make_tensor_value_info("a", TP.FLOAT, [3]),
+                      h.make_tensor_value_info("b", TP.FLOAT, [5, 1, 3])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    rng = np.random.default_rng(2)
+    feeds = {"a": rng.standard_normal(3).astype(np.float32),
+             "b": rng.standard_normal((5, 1, 3)).astype(np.float32)}
+    got = reference_outputs(m, feeds)[0]
+    assert got.shape == (5, 1, 3)
+    np.testing.assert_allclose(got, reference(m, feeds, "onnxruntime")[0], rtol=1e-6)
+
+
 @pytest.mark.parametrize("opset,mode,pads", [(2, "constant", [1, -2, 0, 2]),
                                               (11, "edge", [-1, 2, 1, -3]),
                                               (11, "constant", [0, 3, 0, -7]),

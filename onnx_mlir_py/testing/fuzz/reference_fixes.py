@@ -74,7 +74,8 @@ def fixed_ops() -> list:
     gives slope * x at x = 0 (NaN for an infinite slope; the spec: x >= 0 -> x);
     Slice with a negative step and a start below -dim gives nothing (numpy
     clamps it to -1; the spec clamps it to 0, ``_spec_slice``); Pad with a
-    negative pad fails (numpy.pad; ``_spec_pad``); Loop stacks
+    negative pad fails (numpy.pad; ``_spec_pad``); Mean does not broadcast its
+    first input (``+=``: [3] and [5, 5, 3] raised, s2000-615); Loop stacks
     its scan outputs with ``np.vstack`` (per-iteration [1, 2] values give
     (T, 2), not (T, 1, 2)) and fails on zero iterations (``_loop``)."""
     from onnx.reference.op_run import OpRun
@@ -116,6 +117,15 @@ def fixed_ops() -> list:
         def _run(self, data, starts=None, ends=None, axes=None, steps=None):
             return (_spec_slice(data, starts, ends, axes, steps),)
 
+    class Mean(OpRun):
+        op_domain = ""
+
+        def _run(self, *args):
+            total = args[0]
+            for a in args[1:]:
+                total = total + a       # broadcasts (onnx.reference's += did not)
+            return ((total / len(args)).astype(args[0].dtype),)
+
     class Pad(OpRun):
         op_domain = ""
 
@@ -124,7 +134,7 @@ def fixed_ops() -> list:
             pads = paddings if pads is None else pads
             c = value if constant_value is None else constant_value
             return (_spec_pad(data, pads, axes, mode or "constant", 0 if c is None else c),)
-    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, Pad, *_nan_pools()]
+    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, Pad, Mean, *_nan_pools()]
 
 
 def _loop(op, trips, cond, initial, context, attributes, bindings) -> tuple:
