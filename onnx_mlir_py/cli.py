@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     talk.add_argument("-q", "--quiet", action="store_true",
                       help="silent: no progress line (shown when stderr is a terminal), "
                            "no warnings; errors are still printed")
+    ap.add_argument("--onnx-op-stats", nargs="?", const="TXT", type=str.upper,
+                    choices=("TXT", "JSON"), metavar="TXT|JSON",
+                    help="print on stdout the model's ONNX ops counted per type and version, "
+                         "and how each is lowered (a rule, a function body, none)")
     ap.add_argument("--list-ops", action="store_true",
                     help="list ops with verifier / shape / lowering rules and exit")
     ap.add_argument("--debug", action="store_true", help="show Python tracebacks")
@@ -77,12 +81,24 @@ def run(args) -> int:
                    shape_information=args.shapeInformation, runtime_checks=args.runtime_checks)
     timings = Timings()
     from onnx_mlir_py.progress import show_progress
-    with show_progress(timings, False if args.quiet or args.printIR else None):
-        run_pipeline(args.model, opts, default_output(args.model, args.emit, args.output),
-                     print_ir=args.printIR, timings=timings)
+    stats = []          # --onnx-op-stats: printed after the progress line is gone
+    hook = None if args.onnx_op_stats is None else (lambda m: stats.append(_op_stats(m, args)))
+    try:
+        with show_progress(timings, False if args.quiet or args.printIR else None):
+            run_pipeline(args.model, opts, default_output(args.model, args.emit, args.output),
+                         print_ir=args.printIR, timings=timings, on_import=hook)
+    finally:
+        if stats:
+            print(stats[0], flush=True)
     if args.verbose:
         timings.report()
     return 0
+
+
+def _op_stats(module, args) -> str:
+    from onnx_mlir_py.op_stats import op_stats, render
+    from onnx_mlir_py.passes.expand_functions import module_opsets
+    return render(op_stats(module), args.onnx_op_stats, module_opsets(module))
 
 
 def list_ops() -> int:

@@ -92,11 +92,14 @@ def resolve_target(opts: Options) -> Options:
 
 
 def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = False,
-                 timings: Timings | None = None) -> str | None:
+                 timings: Timings | None = None, on_import=None) -> str | None:
     """Run the stages up to ``opts.emit`` and write ``output`` (or, with
-    ``print_ir``, print the textual levels to stdout). Returns the path written."""
+    ``print_ir``, print the textual levels to stdout). Returns the path written.
+    ``on_import(module)`` sees the module as imported (``--onnx-op-stats``)."""
     timings = Timings() if timings is None else timings
     module = import_onnx(model, opts, timings)
+    if on_import is not None:
+        on_import(module)
     if opts.emit == "EmitONNXBasic":
         return _write_text(module, output, print_ir)
     from onnx_mlir_py.passes.pipeline import run_passes, to_onnx_ir

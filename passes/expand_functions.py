@@ -32,22 +32,28 @@ from onnx_mlir_py.registry import has_lowering
 MAX_ROUNDS = 4
 
 
-def expand_functions(module: ir.Module) -> None:
+def module_opsets(module: ir.Module) -> dict[str, int]:
+    """The model's opsets (domain -> version, "" for ai.onnx), as the importer recorded them."""
     attrs = module.operation.attributes
     if "onnx.opset_import" not in attrs:     # the bodies are built at the model's opsets
         raise CompileError("expand-functions: the module has no 'onnx.opset_import' "
                            "attribute (the importer sets it)")
-    opsets = {("" if d.name == "ai.onnx" else d.name): int(ir.IntegerAttr(d.attr).value)
-              for d in attrs["onnx.opset_import"]}
+    return {("" if d.name == "ai.onnx" else d.name): int(ir.IntegerAttr(d.attr).value)
+            for d in attrs["onnx.opset_import"]}
+
+
+def expand_functions(module: ir.Module) -> None:
+    opsets = module_opsets(module)
     for _ in range(MAX_ROUNDS):
-        todo = [op for op in walk_ops(module, is_onnx_op) if _unlowered(op)]
+        todo = [op for op in walk_ops(module, is_onnx_op) if unlowered(op)]
         expanded = [op for op in todo if _expand(op, opsets)]
         if not expanded:
             break
     update_function_types(module)        # results may now be typed otherwise
 
 
-def _unlowered(op: ir.Operation) -> bool:
+def unlowered(op: ir.Operation) -> bool:
+    """An ONNX op this pass expands if it has a body: no lowering rule for its version."""
     if op.name == "onnx.constant":
         return False
     v = OnnxOp(op)
@@ -99,18 +105,30 @@ def _as_node(v: OnnxOp) -> tuple[onnx.NodeProto, dict, dict] | None:
     return node, types, values
 
 
-def _expand(op: ir.Operation, opsets: dict[str, int]) -> bool:
-    v = OnnxOp(op)
-    written = _as_node(v)
+def function_body(op: ir.Operation, opsets: dict[str, int]
+                  ) -> tuple[onnx.GraphProto, dict] | None:
+    """``op``'s ONNX function body at ``opsets`` (a graph reading ``i<k>`` and
+    making ``o<k>``) and {input name: operand}; None if it has none (for these
+    types) or the op cannot be written as a node."""
+    written = _as_node(OnnxOp(op))
     if written is None:
-        return False
+        return None
     node, types, values = written
     body = node_body(node, opsets, types)
     if body is None:
-        return False
+        return None
     produced = {o for n in body.node for o in n.output}
     if any(o.name not in produced for o in body.output):
+        return None
+    return body, values
+
+
+def _expand(op: ir.Operation, opsets: dict[str, int]) -> bool:
+    v = OnnxOp(op)
+    found = function_body(op, opsets)
+    if found is None:
         return False
+    body, values = found
     for n in body.node:                  # the body's ops are named after the node
         n.name = f"{v.name}/{n.name or n.op_type}"
     gi = GraphImporter(opsets, {vi.name: vi.type for vi in list(body.value_info)
