@@ -357,3 +357,31 @@ def test_fixed_budget_matches_onnxruntime(tmp_path):
     assert rc == 0
     compared = [r for r in recs if r.get("runs")]
     assert len(compared) >= 16, [r["status"] for r in recs]
+
+
+def test_generator_slice_len_matches_onnxruntime():
+    """The generator's Slice shape model (s2000-460: start -6, step -2 on an
+    axis of 5 gave 0 elements, onnxruntime 1, so the next Concat was fed a
+    shape the generator did not expect)."""
+    import random
+    import onnxruntime as ort
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.fuzz.ops.shape import slice_len
+    big = 2 ** 62
+    rng = random.Random(7)
+    g = h.make_graph([h.make_node("Slice", ["a", "s", "e", "ax", "st"], ["y"])], "g",
+                     [h.make_tensor_value_info("a", TP.FLOAT, ["n"])] +
+                     [h.make_tensor_value_info(n, TP.INT64, [1]) for n in ("s", "e", "ax", "st")],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    sess = ort.InferenceSession(h.make_model(g, opset_imports=[h.make_opsetid("", 18)])
+                                .SerializeToString(), providers=["CPUExecutionProvider"])
+    assert slice_len(5, -6, -big, -2) == 1
+    for _ in range(300):
+        n = rng.randint(0, 5)
+        start, end = (rng.choice([rng.randint(-8, 8), big, -big]) for _ in range(2))
+        step = rng.choice([-3, -2, -1, 1, 2, 3])
+        feeds = {"a": np.zeros(n, np.float32), "ax": np.array([0], np.int64),
+                 **{k: np.array([v], np.int64) for k, v in (("s", start), ("e", end),
+                                                            ("st", step))}}
+        assert slice_len(n, start, end, step) == sess.run(None, feeds)[0].shape[0], \
+            (n, start, end, step)

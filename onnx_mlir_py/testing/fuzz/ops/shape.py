@@ -168,7 +168,9 @@ def slice_len(n, start, end, step):
     if step > 0:
         start, end = min(max(start, 0), n), min(max(end, 0), n)
         return max(0, -(-(end - start) // step))
-    start, end = min(max(start, -1), n - 1), min(max(end, -1), n - 1)
+    # negative step: start clamps to [0, n - 1] (the spec; onnxruntime: start -6
+    # on an axis of 5 takes element 0), end to [-1, n - 1] (-1: through index 0)
+    start, end = min(max(start, 0), n - 1), min(max(end, -1), n - 1)
     return max(0, -(-(start - end) // -step))
 
 
