@@ -18,6 +18,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.codegen.passes import run_pipeline
+from onnx_mlir_py.codegen.empty_slices import fold_empty_slices
 from onnx_mlir_py.codegen.resolve_dims import resolve_dims
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, find_entry
 
@@ -30,10 +31,9 @@ ONE_SHOT = ("one-shot-bufferize{bufferize-function-boundaries allow-return-alloc
 # dynamic dims the one-shot analysis otherwise dominated compile time)
 RESOLVE_DIMS_PIPELINE = "canonicalize, resolve-ranked-shaped-type-result-dims"
 
+PRE_BUFFERIZE_PIPELINE = "resolve-ranked-shaped-type-result-dims, canonicalize, cse, canonicalize"
+
 BUFFERIZE_PIPELINE = ", ".join([
-    "resolve-ranked-shaped-type-result-dims",
-    "canonicalize",
-    "cse",
     "eliminate-empty-tensors",
     ONE_SHOT,
     "canonicalize",
@@ -67,5 +67,8 @@ def bufferize(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
     mark_inputs_read_only(module, entry)
     run_pipeline(module, RESOLVE_DIMS_PIPELINE, "bufferization (dims)")
     resolve_dims(module)
+    run_pipeline(module, PRE_BUFFERIZE_PIPELINE, "bufferization")
+    if fold_empty_slices(module):
+        run_pipeline(module, "canonicalize", "bufferization")
     run_pipeline(module, BUFFERIZE_PIPELINE, "bufferization")
     return module
