@@ -41,6 +41,7 @@ def model(tmp_path):
 @pytest.fixture
 def wrong_relu(monkeypatch):
     """Plant a wrong lowering: Relu v14 lowered as Abs (differs on negatives)."""
+    registry.load_all_rules()
     monkeypatch.setitem(registry._RULES[("lower", "", "Relu")], 14,
                         registry.lookup("lower", "", "Abs", 13))
 
