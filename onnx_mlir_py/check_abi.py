@@ -21,3 +21,13 @@ ALLOC_SITE_FN = "om_alloc_site"
 ALLOC_SITES_ATTR = "onnx_mlir_py.alloc_sites"
 # om_async_check(ok, site id): replaces the abort after each awaited parallel loop
 ASYNC_CHECK_FN = "om_async_check"
+
+# Per-node profiling (--profile, passes/instrument.py): each top-level ONNX
+# node's code is bracketed by PROF_BEGIN_FN(id) / PROF_END_FN(id)
+# (runtime/c/om_profile.c, linked only into profiled libraries); ids index
+# PROFILE_NODES_ATTR at the ONNX level, PROFILE_EVENTS_ATTR (the entry
+# wrapper's om_prof_events[]) once resolved after the tensor passes.
+PROF_BEGIN_FN = "om_prof_begin"
+PROF_END_FN = "om_prof_end"
+PROFILE_NODES_ATTR = "onnx_mlir_py.profile_nodes"
+PROFILE_EVENTS_ATTR = "onnx_mlir_py.profile_events"

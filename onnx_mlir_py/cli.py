@@ -5,6 +5,8 @@
     onnx-mlir-py model.onnx --EmitONNXBasic --printIR
     onnx-mlir-py --list-ops
     onnx-mlir-py verify model.onnx [--every-value]   # compare with onnxruntime (verify/)
+    onnx-mlir-py model.onnx --profile           # model.so times every node
+    onnx-mlir-py profile model.onnx [--runs N] [--threads N]   # where the time goes (profiler/)
 
 Errors are printed as one line (``error: ...``) with exit status 1;
 ``--debug`` shows the Python traceback instead. Warnings of the compiler
@@ -56,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="UNSAFE: leave out the run-time checks of the compiled code (index "
                          "values, dims that must agree, allocation sizes); a bad input then "
                          "reads out of bounds instead of failing with an error")
+    ap.add_argument("--profile", action="store_true",
+                    help="build a library whose code records the time of every ONNX node "
+                         "(ExecutionSession.end_profiling, or ONNX_MLIR_PY_PROFILE_FILE, "
+                         "writes onnxruntime's profile JSON); see 'onnx-mlir-py profile'")
     talk = ap.add_mutually_exclusive_group()
     talk.add_argument("-v", "--verbose", action="store_true", help="print per-phase timing")
     talk.add_argument("-q", "--quiet", action="store_true",
@@ -78,7 +84,8 @@ def run(args) -> int:
     from onnx_mlir_py.timings import Timings
     opts = Options(emit=args.emit, opt_level=DEFAULT_OPT_LEVEL if args.opt_level is None
                    else args.opt_level, mcpu=args.mcpu, march=args.march,
-                   shape_information=args.shapeInformation, runtime_checks=args.runtime_checks)
+                   shape_information=args.shapeInformation, runtime_checks=args.runtime_checks,
+                   profile=args.profile)
     timings = Timings()
     from onnx_mlir_py.progress import show_progress
     stats = []          # --onnx-op-stats: printed after the progress line is gone
@@ -134,6 +141,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["verify"]:          # onnx-mlir-py verify model.onnx ...
         from onnx_mlir_py.verify.cli import main as verify_main
         return verify_main(argv[1:])
+    if argv[:1] == ["profile"]:         # onnx-mlir-py profile model.onnx ...
+        from onnx_mlir_py.profiler.cli import main as profile_main
+        return profile_main(argv[1:])
     args = build_parser().parse_args(argv)
     from onnx_mlir_py.errors import OnnxMlirError
     try:

@@ -5,9 +5,10 @@
                       -> their ONNX function bodies; only when lowering)
     to ONNX IR (passes/pipeline.py: verify, shape-inference, canonicalize)
                                                     -> EmitONNXIR
-    lower: optimize-onnx (-O2, -O3), lower-to-linalg (passes/onnx_to_linalg)
-                                                    -> EmitMLIR
+    lower: optimize-onnx (-O2, -O3), profile-nodes (--profile),
+           lower-to-linalg (passes/onnx_to_linalg)  -> EmitMLIR
     optimize tensors (-O3 only: passes/optimize)
+    profile-resolve (--profile: passes/instrument.py)
     codegen/: LLVM dialect, translate, opt          -> EmitLLVMIR
               llc                                   -> EmitObj
               link                                  -> EmitLib
@@ -58,7 +59,8 @@ def lower(module: ir.Module, opts: Options, timings: Timings) -> None:
         with module.context:
             module.operation.attributes[NO_CHECKS_ATTR] = ir.UnitAttr.get()
     rewrites = ["optimize-onnx"] if opts.opt_level >= 2 else []    # ONNX graph rewrites
-    run_passes(module, rewrites + ["lower-to-linalg", "verify-mlir"], timings)
+    profile = ["profile-nodes"] if opts.profile else []             # per-node time hooks
+    run_passes(module, rewrites + profile + ["lower-to-linalg", "verify-mlir"], timings)
 
 
 def optimize_tensors(module: ir.Module, opts: Options, timings: Timings) -> None:
@@ -110,10 +112,14 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
         return _write_text(module, output, print_ir)
     lower(module, opts, timings)
     if opts.emit == "EmitMLIR":
+        if opts.profile:
+            run_passes(module, ["profile-resolve"], timings)
         return _write_text(module, output, print_ir)
     opts = resolve_target(opts)
     if opts.opt_level == 3:
         optimize_tensors(module, opts, timings)
+    if opts.profile:          # the code each node kept after the kernels -> events
+        run_passes(module, ["profile-resolve"], timings)
     from onnx_mlir_py import codegen
     if opts.emit == "EmitLLVMIR":
         text = codegen.to_llvm_ir(module, opts, timings).decode()
@@ -146,7 +152,8 @@ def default_output(model_path: str, emit: str = "EmitLib", base: str | None = No
 def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = DEFAULT_OPT_LEVEL,
             emit: str = "EmitLib", shape_information: dict | str | None = None,
             mcpu: str | None = None, march: str | None = None,
-            timings: Timings | None = None, runtime_checks: bool = True) -> str:
+            timings: Timings | None = None, runtime_checks: bool = True,
+            profile: bool = False) -> str:
     """Compile an ONNX model (path or ``onnx.ModelProto``) and return the path
     of what was written (``model.so`` by default, next to the model file).
 
@@ -157,10 +164,12 @@ def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = 
     cross-compile for; the -O3 default is the build machine's ISA level.
     ``timings``: a :class:`~onnx_mlir_py.timings.Timings` that receives the
     seconds spent in each stage. ``runtime_checks=False``: UNSAFE, see
-    :class:`~onnx_mlir_py.options.Options`.
+    :class:`~onnx_mlir_py.options.Options`. ``profile=True``: the library
+    records the time of every node (``ExecutionSession.end_profiling``).
     """
     opts = Options(emit=emit, opt_level=opt_level, mcpu=mcpu, march=march,
-                   shape_information=shape_information, runtime_checks=runtime_checks)
+                   shape_information=shape_information, runtime_checks=runtime_checks,
+                   profile=profile)
     if timings is not None and not isinstance(timings, Timings):
         raise CompileError(f"compile(): 'timings' must be an onnx_mlir_py.timings.Timings, "
                            f"got {type(timings).__name__}")

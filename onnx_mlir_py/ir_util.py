@@ -100,3 +100,29 @@ def loc_name(loc: ir.Location) -> str | None:
     except Exception:                # a location kind the bindings do not expose
         return None
     return None
+
+
+def loc_names(loc: ir.Location) -> list[str]:
+    """Every node name in ``loc``, in order, without repeats: a fused location
+    (the ops of several nodes merged into one kernel) names each of them;
+    code inlined into a node's names the call site's nodes (else the
+    callee's)."""
+    out: list[str] = []
+
+    def visit(x: ir.Location) -> None:
+        try:
+            if x.is_a_name():
+                if x.name_str not in out:
+                    out.append(x.name_str)
+            elif x.is_a_fused():
+                for sub in x.locations:
+                    visit(sub)
+            elif x.is_a_callsite():
+                before = len(out)
+                visit(x.caller)
+                if len(out) == before:
+                    visit(x.callee)
+        except Exception:            # a location kind the bindings do not expose
+            return
+    visit(loc)
+    return out

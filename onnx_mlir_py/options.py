@@ -27,13 +27,16 @@ class Options:
     code no longer checks index values, dims that must agree and allocation
     sizes, so a bad input reads or writes out of bounds instead of raising
     ``RuntimeInputError``; only for measuring the checks' cost or for inputs
-    already validated."""
+    already validated. ``profile=True`` (``--profile``) builds a library whose
+    code records the time of every ONNX node (passes/instrument.py); without
+    it the library has no profiling code at all."""
     emit: str = "EmitLib"
     opt_level: int = DEFAULT_OPT_LEVEL
     mcpu: str | None = None
     march: str | None = None
     shape_information: dict | str | None = None
     runtime_checks: bool = True
+    profile: bool = False
 
     def __post_init__(self):
         if self.emit not in EMIT_LEVELS:

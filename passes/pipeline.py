@@ -4,8 +4,8 @@
     expand-functions (only when lowering: ops without a lowering -> ONNX function bodies)
     ONNX_IR_PIPELINE: verify-mlir, verify-onnx, shape-inference,
       canonicalize-onnx, verify-mlir, verify-onnx         ->  EmitONNXIR
-    optimize-onnx (-O2, -O3), lower-to-linalg, verify-mlir ->  EmitMLIR
-    (then the -O3 tensor passes of passes/optimize and codegen/)
+    optimize-onnx (-O2, -O3), [profile-nodes], lower-to-linalg, verify-mlir ->  EmitMLIR
+    (then the -O3 tensor passes of passes/optimize, [profile-resolve], and codegen/)
 
 ``PASSES`` maps the pass names used by ``python -m onnx_mlir_py.opt`` (and
 the lit tests) to functions ``module -> None``.
@@ -20,6 +20,7 @@ from onnx_mlir_py.timings import Timings
 from onnx_mlir_py.passes.canonicalize import canonicalize_onnx
 from onnx_mlir_py.passes.diagnostics import verify_mlir
 from onnx_mlir_py.passes.expand_functions import expand_functions
+from onnx_mlir_py.passes.instrument import instrument_nodes, resolve_profile
 from onnx_mlir_py.passes.onnx_to_linalg import lower_to_linalg
 from onnx_mlir_py.passes.optimize import PASSES as O3_PASSES
 from onnx_mlir_py.passes.optimize_onnx import REWRITES, optimize_onnx, run_rewrite
@@ -36,6 +37,9 @@ PASSES: dict[str, Callable[[ir.Module], None]] = {
     "optimize-onnx": optimize_onnx,
     **{name: (lambda m, _n=name: run_rewrite(_n, m)) for name in REWRITES},
     "lower-to-linalg": lower_to_linalg,
+    # --profile: time hooks around each node (before lowering), resolved before codegen
+    "profile-nodes": instrument_nodes,
+    "profile-resolve": resolve_profile,
     # the tensor-level -O3 pipeline (passes/optimize) and each of its steps
     **O3_PASSES,
 }

@@ -18,14 +18,15 @@ from onnx_mlir_py.backend.cache import CompileCache, cache_key
 from onnx_mlir_py.backend.errors import (CompilerCrashError, CompileTimeoutError, error_from_dict,
                      error_to_dict)
 
-OPTION_NAMES = ("opt_level", "mcpu", "march", "shape_information")
+OPTION_NAMES = ("opt_level", "mcpu", "march", "shape_information", "profile")
 
 
 def normalize_options(options: dict) -> dict:
     bad = sorted(set(options) - set(OPTION_NAMES))
     if bad:
         raise TypeError(f"unknown compile option(s) {bad}; known: {list(OPTION_NAMES)}")
-    out = {k: v for k, v in options.items() if v is not None}
+    # profile=False is the default build: left out, so its key stays the same
+    out = {k: v for k, v in options.items() if v is not None and not (k == "profile" and not v)}
     if "shape_information" in out:
         si = out["shape_information"]
         if isinstance(si, str):

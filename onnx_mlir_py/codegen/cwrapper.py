@@ -67,6 +67,27 @@ def _alloc_site_table(sites: tuple[str, ...]) -> list[str]:
             "  0,", "};", f"const int64_t om_alloc_site_count = {len(sites)};"]
 
 
+def profile_event_json(e: dict) -> str:
+    """The ``"name"`` and ``"args"`` members of a node event in onnxruntime's
+    profile format (``<node>_kernel_time``, ``op_name``, ``provider``,
+    ``node_index``) for an event of ``passes/instrument.resolve_profile``;
+    a kernel that took over other nodes' code lists them in
+    ``fused_nodes`` / ``fused_op_names``."""
+    others = [(n, t) for n, t in zip(e["nodes"], e["op_types"]) if n != e["name"]]
+    args = {"op_name": e["op_type"], "provider": "CPUExecutionProvider",
+            "node_index": str(e["node_index"]),
+            "fused_nodes": [n for n, _ in others], "fused_op_names": [t for _, t in others]}
+    return json.dumps({"name": f"{e['name']}_kernel_time", "args": args},
+                      separators=(",", ":"))[1:-1]
+
+
+def _profile_table(events: list[dict]) -> list[str]:
+    """The trace records of the events of a --profile build (om_profile.c)."""
+    return ["const char *const om_prof_events[] = {",
+            *(f"  {_c_string(profile_event_json(e))}," for e in events),
+            "  0,", "};", f"const int64_t om_prof_event_count = {len(events)};"]
+
+
 def _tie_table(sig: EntrySignature) -> list[str]:
     """Pairs of input dims with the same ONNX dim_param (checked equal by
     om_check_dim_ties before the model runs)."""
@@ -89,11 +110,14 @@ def _target_table(target: str) -> list[str]:
 
 
 def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features": []}',
-                     alloc_sites: tuple[str, ...] = ()) -> str:
+                     alloc_sites: tuple[str, ...] = (),
+                     profile_events: list[dict] | None = None) -> str:
     """C source of the entry wrapper for ``sig`` (one entry point); ``target``
     is the JSON of ``codegen.link.target_json`` (the CPU features checked
     before the model code runs); ``alloc_sites`` the nodes an allocation
-    failure names (``codegen.alloc_sites``)."""
+    failure names (``codegen.alloc_sites``); ``profile_events`` (a --profile
+    build: ``passes/instrument.profile_events``) the node events, and the
+    entry call is then timed as a whole too."""
     entry = sig.entry
     nin, nout = len(sig.inputs), len(sig.outputs)
     words = sum(3 + 2 * t.rank for t in sig.outputs)
@@ -117,8 +141,10 @@ def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features":
         *_alloc_site_table(alloc_sites),
         *_tie_table(sig),
         *_target_table(target),
+        *(_profile_table(profile_events) if profile_events is not None else []),
         "",
-        f"OMTensorList *run_{entry}(OMTensorList *inputs) {{",
+        f"{'static OMTensorList *om_untimed_' if profile_events is not None else 'OMTensorList *'}"
+        f"run_{entry}(OMTensorList *inputs) {{",
         "  om_clear_error();",
         f'  if (!om_check_target_cpu("run_{entry}")) return 0;',
         f'  if (!om_check_inputs(inputs, om_in_specs, {nin}, "run_{entry}")) return 0;',
@@ -146,6 +172,18 @@ def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features":
         f"  return om_wrap_results(res, om_out_specs, {nout}, inputs);",
         "}",
         "",
+    ]
+    if profile_events is not None:
+        lines += [
+            f"OMTensorList *run_{entry}(OMTensorList *inputs) {{",
+            "  om_prof_run_begin();",
+            f"  OMTensorList *out = om_untimed_run_{entry}(inputs);",
+            "  om_prof_run_end();",
+            "  return out;",
+            "}",
+            "",
+        ]
+    lines += [
         "static int om_is_entry(const char *e) {",
         "  const char *want = om_entry_points[0];",
         "  if (!e) return 0;",

@@ -42,6 +42,8 @@ from onnx_mlir_py.codegen.weights import WeightStore
 DEFAULT_MCPU_X86 = "x86-64-v2"
 # The MLIR async runtime API (thread pool) for multi-threaded -O3 code.
 ASYNC_RUNTIME_SOURCE = "om_async_runtime.c"
+# The per-node profiler's hooks, only in --profile builds (passes/instrument.py).
+PROFILE_RUNTIME_SOURCE = "om_profile.c"
 
 
 def _default_mcpu(march: str | None) -> str | None:
@@ -132,8 +134,10 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
     code, its weights, the C runtime and the entry wrapper (see
     ``runtime/c/OnnxMlirRuntime.h``). ``keep_temps``: a directory to keep the
     intermediate files in (for debugging)."""
+    from onnx_mlir_py.passes.instrument import profile_events
     with timings.phase("codegen: mlir"):
         sig = extract_signature(module, ENTRY_NAME)
+        events = profile_events(module)
         store = WeightStore()
         llvm_mod = emit_mlir_llvm(module, weights=store)
     path = Path(path)
@@ -146,8 +150,10 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
         with timings.phase("codegen: link"):
             entry_c = tmp / "entry.c"
             entry_c.write_text(generate_entry_c(sig, target_json(_mcpu(opts), opts.march),
-                                                  alloc_sites(llvm_mod)))
+                                                  alloc_sites(llvm_mod), events))
             sources = [str(obj), str(entry_c)] + [str(RUNTIME_DIR / s) for s in RUNTIME_SOURCES]
+            if events is not None:
+                sources.append(str(RUNTIME_DIR / PROFILE_RUNTIME_SOURCE))
             if uses_async_runtime(llvm_mod):       # -O3 multi-threaded kernels
                 sources.append(str(RUNTIME_DIR / ASYNC_RUNTIME_SOURCE))
             wasm = store.write_assembly(tmp)

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import warnings
 
 import numpy as np
 
-from onnx_mlir_py.inference.errors import Fail, InvalidArgument, NotImplemented
+from onnx_mlir_py.inference.errors import Fail, InvalidArgument
 from onnx_mlir_py.inference.model_info import ModelMetadata, node_args, np_dtype, type_of_array
 from onnx_mlir_py.inference.options import PROVIDERS, RunOptions, SessionOptions
 from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
@@ -42,6 +43,8 @@ def _provider_names(providers) -> list[str]:
 
 def _compile_options(so: SessionOptions, kw: dict) -> dict:
     opts = {"opt_level": so.opt_level}
+    if so.enable_profiling:             # a library that times every node (--profile)
+        opts["profile"] = True
     for k in ("mcpu", "march"):
         if kw.get(k) is not None:
             opts[k] = kw[k]
@@ -77,9 +80,6 @@ class InferenceSession:
         if not isinstance(so, SessionOptions):
             raise TypeError(f"sess_options must be an onnx_mlir_py.SessionOptions, got "
                             f"{type(so).__name__}")
-        if so.enable_profiling:
-            raise NotImplemented("SessionOptions.enable_profiling: the per-node profiler is "
-                                 "not available yet in onnx-mlir-py; leave it False")
         self._sess_options = so
         self._providers = _provider_names(providers)
         from onnx_mlir_py.backend.cache import CompileCache
@@ -143,7 +143,22 @@ class InferenceSession:
         return self._sess_options
 
     def end_profiling(self) -> str:
-        return ""       # profiling is refused at creation, so there is no file
+        """With ``enable_profiling``: write the events recorded so far (every
+        node of every run, and each run as a whole) to
+        ``<profile_file_prefix>_<date>_<time>.json`` in onnxruntime's format
+        and return its path; the next file starts from there. Else ""."""
+        if not self._sess_options.enable_profiling:
+            return ""
+        now = time.time()
+        stamp = time.strftime("%Y-%m-%d_%H-%M-%S", time.localtime(now))
+        path = f"{self._sess_options.profile_file_prefix}_{stamp}_{int(now * 1000) % 1000:03d}.json"
+        with self._lock:
+            try:
+                self._sess.end_profiling(path)
+            except ModelRunError as e:
+                raise Fail(str(e)) from None
+            self._sess.reset_profile()
+        return path
 
     @property
     def library_path(self) -> str:

@@ -167,6 +167,10 @@ class ExecutionSession:
             self._get_threads.restype, self._get_threads.argtypes = ctypes.c_int, []
             if num_threads is not None:
                 self.set_num_threads(num_threads)
+        self._prof_write = getattr(lib, "omProfileWrite", None)    # --profile builds only
+        if self._prof_write is not None:
+            self._prof_write.restype, self._prof_write.argtypes = ctypes.c_int, [ctypes.c_char_p]
+            self._prof_reset = _bind(lib, "omProfileReset", None, [])
         self._entries = self.entry_points()
         self._entry = entry or self._entries[0]
         if self._entry not in self._entries:
@@ -208,6 +212,30 @@ class ExecutionSession:
     @property
     def num_threads(self) -> int:
         return self._get_threads() if self._get_threads is not None else 1
+
+    # -- profiling (libraries built with --profile / compile(profile=True)) ----
+    @property
+    def profiling(self) -> bool:
+        """True when the library records the time of every node."""
+        return self._prof_write is not None
+
+    def end_profiling(self, path) -> str:
+        """Write the events recorded since the library was loaded (or since
+        :meth:`reset_profile`) to ``path`` as onnxruntime's profile file (a
+        Chrome-trace JSON array: one ``Node`` event per node and run, one
+        ``Session`` ``model_run`` event per run); returns ``path``."""
+        if self._prof_write is None:
+            raise ModelRunError(f"{self._lib._name} was not built with --profile "
+                                "(compile(..., profile=True)): it records no node times")
+        path = os.fspath(path)
+        if self._prof_write(path.encode()) != 0:
+            raise ModelRunError(self._error())
+        return path
+
+    def reset_profile(self) -> None:
+        """Forget the events recorded so far (of every session on this library)."""
+        if self._prof_write is not None:
+            self._prof_reset()
 
     # -- signatures ---------------------------------------------------------
     def entry_points(self) -> list[str]:

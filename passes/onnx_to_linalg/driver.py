@@ -190,7 +190,8 @@ def lower_to_linalg(module: ir.Module) -> None:
         check_supported(module)
         b = LoweringContext(module)
         for f in _funcs(module):
-            convert_signature(f, b)
+            if len(f.regions[0].blocks):     # not a declaration (--profile's hooks)
+                convert_signature(f, b)
         ops = _walk_onnx(module)
         for i, op in enumerate(ops):
             progress.count(i, len(ops))

@@ -589,8 +589,9 @@ def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, targ
                           kernel_function(name + "_image", image, target.vector_width, blocks),
                           batch_loop_function(name, name + "_image", args, dest=2))
         funcs[key] = name
-    # before the last fused op: every operand dominates it
-    with ir.InsertionPoint(last), last.location:
+    # before the last fused op: every operand dominates it; the call's location
+    # names every fused node, the window op's first (erase[0]: errors, --profile)
+    with ir.InsertionPoint(last), ir.Location.fused([o.location for o in erase]):
         call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
                            operands)
     last.results[0].replace_all_uses_with(call.results[0])

@@ -155,7 +155,8 @@ def call_in_place(op: ir.Operation, fused, fn: str, args: list) -> None:
     """Replace ``op`` (and its fused bias add ``fused`` from ``bias_add_user``,
     if any) by a call of kernel function ``fn`` on ``args``."""
     from mlir.dialects import func
-    with ir.InsertionPoint(op), op.location:
+    loc = op.location if fused is None else ir.Location.fused([op.location, fused[0].location])
+    with ir.InsertionPoint(op), loc:
         call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(fn), args)
     if fused is not None:
         fused[0].results[0].replace_all_uses_with(call.results[0])

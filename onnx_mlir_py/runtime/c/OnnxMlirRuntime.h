@@ -114,6 +114,16 @@ int64_t omGetLastErrorKind(void);
 const char *omTargetInfo(void);
 const char *omCheckTarget(void);
 
+/* Per-node profile of a library built with --profile (onnx-mlir-py
+ * extensions, absent from other libraries: look them up with dlsym). Every
+ * run records one event per ONNX node and one for the whole call;
+ * omProfileWrite writes them as onnxruntime's profile file (a Chrome-trace
+ * JSON array), 0 on success, else -1 with omGetLastError() set. Setting
+ * ONNX_MLIR_PY_PROFILE_FILE writes it when the library is unloaded. */
+int omProfileWrite(const char *path);
+int64_t omProfileEventCount(void);
+void omProfileReset(void);
+
 /* The model's entry points (generated per model). */
 OMTensorList *run_main_graph(OMTensorList *inputs);
 const char *omInputSignature(const char *entry_point);

@@ -69,6 +69,16 @@ void om_check_failed(int64_t id, int64_t v0, int64_t v1, int64_t v2, int64_t v3)
 extern const char *const om_alloc_sites[];
 extern const int64_t om_alloc_site_count;
 
+/* Per-node profiling (--profile builds only, om_profile.c): the entry
+ * wrapper calls om_prof_run_begin/end around the entry call; the model code
+ * om_prof_begin/end(id) around each node, id into om_prof_events[] (each
+ * the "name", "args" members of the event's JSON, generated with the
+ * wrapper). */
+extern const char *const om_prof_events[];
+extern const int64_t om_prof_event_count;
+void om_prof_run_begin(void);
+void om_prof_run_end(void);
+
 /* The target the model code was compiled for (generated with the wrapper):
  * its -mcpu name, the CPU features it needs (NULL-terminated, GCC's
  * __builtin_cpu_supports names) and both as JSON for omTargetInfo(). */
