@@ -20,6 +20,8 @@ import os
 import sys
 import warnings
 
+from onnx_mlir_py.cli_guard import run_guarded
+
 from onnx_mlir_py.compiler import default_output
 from onnx_mlir_py.options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options
 
@@ -144,9 +146,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["profile"]:         # onnx-mlir-py profile model.onnx ...
         from onnx_mlir_py.profiler.cli import main as profile_main
         return profile_main(argv[1:])
-    args = build_parser().parse_args(argv)
-    from onnx_mlir_py.errors import OnnxMlirError
-    try:
+    args = build_parser().parse_args(_op_stats_default(argv))
+
+    def body() -> int:
         if args.list_ops:
             return list_ops()
         if not args.model:
@@ -156,19 +158,18 @@ def main(argv=None) -> int:
         with warnings.catch_warnings():
             _print_warnings(args.quiet)
             return run(args)
-    except OnnxMlirError as e:
-        if args.debug:
-            raise
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except Exception as e:  # a bug of ours: still one line, ask for a report
-        if args.debug:
-            raise
-        print(f"internal error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-              " (rerun with --debug for the traceback, and please report it)", file=sys.stderr)
-        return 2
+    return run_guarded(body, args.debug)
+
+
+def _op_stats_default(argv: list[str]) -> list[str]:
+    """``--onnx-op-stats model.onnx``: the format is optional, so a following
+    word that is not TXT or JSON is not taken for it."""
+    out = list(argv)
+    for i, a in enumerate(out):
+        if a == "--onnx-op-stats" and (i + 1 == len(out) or
+                                       out[i + 1].upper() not in ("TXT", "JSON")):
+            out[i] = "--onnx-op-stats=TXT"
+    return out
 
 
 if __name__ == "__main__":

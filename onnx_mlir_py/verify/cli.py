@@ -85,13 +85,16 @@ def _report(args, r) -> None:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     from onnx_mlir_py.cli import _print_warnings
-    from onnx_mlir_py.errors import OnnxMlirError
+    from onnx_mlir_py.cli_guard import run_guarded
     from onnx_mlir_py.timings import Timings
     from onnx_mlir_py.verify.inputs import parse_shapes
     from onnx_mlir_py.verify.run import verify
     from onnx_mlir_py.progress import show_progress
     timings = Timings()
-    try:
+    result = None
+
+    def body() -> int:
+        nonlocal result
         with warnings.catch_warnings(), \
                 show_progress(timings, False if args.quiet else None):
             _print_warnings(args.quiet)
@@ -99,19 +102,10 @@ def main(argv=None) -> int:
                             dim=args.dim, seed=args.seed, ref=args.ref, rtol=args.rtol,
                             atol=args.atol, opt_level=args.opt_level,
                             every_value=args.every_value, timings=timings)
-    except OnnxMlirError as e:
-        if args.debug:
-            raise
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except Exception as e:   # a bug of ours: still one line, and a failure
-        if args.debug:
-            raise
-        print(f"internal error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-              " (rerun with --debug for the traceback, and please report it)", file=sys.stderr)
-        return 1
+        return 0
+    status = run_guarded(body, args.debug, internal_status=1)   # a failure for a user's CI
+    if result is None:
+        return status
     if args.verbose:
         timings.report()
     _report(args, result)

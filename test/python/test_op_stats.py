@@ -95,3 +95,21 @@ def test_op_stats_api_on_a_module():
     stats = op_stats(import_model(model(det=False)))
     assert sum(s.count for s in stats) == 9
     assert [s.lowering for s in stats if s.op_type == "HannWindow"] == ["function"]
+
+
+def test_option_before_the_model(tmp_path, capsys):
+    """``--onnx-op-stats model.onnx``: the model is not taken for the format."""
+    rc = main(["--onnx-op-stats", model(tmp_path / "m.onnx"), "--EmitONNXBasic"])
+    assert rc == 0
+    assert capsys.readouterr().out.startswith("ONNX op stats: 10 ops")
+
+
+def test_closed_stdout_pipe_is_quiet(tmp_path):
+    """``onnx-mlir-py ... --onnx-op-stats=json | head -1``: no 'internal error'."""
+    import subprocess
+    import sys
+    path = model(tmp_path / "m.onnx")
+    p = subprocess.run(f"{sys.executable} -m onnx_mlir_py.cli {path} --EmitONNXBasic "
+                       f"--onnx-op-stats=json -o {tmp_path / 'x'} | head -c 1",
+                       shell=True, capture_output=True, text=True, cwd=tmp_path)
+    assert p.stdout == "{" and "internal error" not in p.stderr and "Traceback" not in p.stderr
