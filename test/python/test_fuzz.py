@@ -385,3 +385,25 @@ def test_generator_slice_len_matches_onnxruntime():
                                                             ("st", step))}}
         assert slice_len(n, start, end, step) == sess.run(None, feeds)[0].shape[0], \
             (n, start, end, step)
+
+
+def test_second_opinion_counts_per_position():
+    """A position matches if it matches onnxruntime or the second opinion
+    (s2000-482: Ceil(Tanh(x)); tanh(-8.961194) = -0.99999997 rounds to
+    -0.99999994 (ours, numpy), onnxruntime saturates to -1; tanh(-9.615808)
+    = -0.99999999 rounds to -1 (ours, onnxruntime), numpy gives -0.99999994).
+    A position matching neither still counts."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.check import reference
+    from onnx_mlir_py.testing.fuzz.oracle import reference_outputs, tolerance
+    g = h.make_graph([h.make_node("Tanh", ["x"], ["t"]), h.make_node("Ceil", ["t"], ["y"])], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [3])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    feeds = {"x": np.array([-8.961194, -9.615808, 0.5], np.float32)}
+    ort, ref = reference(m, feeds, "onnxruntime")[0], reference_outputs(m, feeds)[0]
+    got = np.array([-0.0, -1.0, 1.0], np.float32)        # correctly rounded tanh, then ceil
+    tol = tolerance(m)["y"]
+    assert compare(got, ort, tol, False) and compare(got, ref, tol, False)
+    assert compare(got, ort, tol, False, second=ref) is None
+    assert compare(np.array([-0.0, -1.0, 0.0], np.float32), ort, tol, False, second=ref)
