@@ -175,7 +175,7 @@ def _loop(op, trips, cond, initial, context, attributes, bindings) -> tuple:
     return tuple(res)
 
 
-def _one_node(node: onnx.NodeProto, opset: int, inputs: list, engine: str) -> list:
+def one_node(node: onnx.NodeProto, opset: int, inputs: list, engine: str) -> list:
     """``node`` alone on ``inputs`` (one array each), in onnxruntime or onnx.reference."""
     from onnx import helper as h
     n = onnx.NodeProto()
@@ -216,8 +216,8 @@ def _nan_pools() -> list:
         clean = np.where(nan, neutral, x).astype(x.dtype)
         for engine in ("onnxruntime", "reference"):
             try:
-                res = _one_node(self.onnx_node, opset, [clean], engine)
-                hit = _one_node(self.onnx_node, opset, [nan.astype(x.dtype)], engine)[0] \
+                res = one_node(self.onnx_node, opset, [clean], engine)
+                hit = one_node(self.onnx_node, opset, [nan.astype(x.dtype)], engine)[0] \
                     if nan.any() else None
                 break
             except Exception:  # noqa: BLE001 - no kernel for this type: the next engine

@@ -1,0 +1,167 @@
+"""Edge runs: the output positions that depend on an ill-conditioned sum.
+
+On an *edge* run (inputs with inf, NaN, +-1e30, 1e-30) a sum of terms
+much larger than its result is decided by summation order and by whether
+the multiply-adds are fused: MatMul of [inf, -1.6e30, 1e30 * -1e30, ...]
+is inf with fma and NaN (inf - inf) without (s2000-321); 127 * -2.76 +
+3 * -1e30 + 3 * 1e30 + ... is 0 or the rounding residue of 3e30
+(s2000-634). Both answers are IEEE-correct, and a later comparison
+(GreaterOrEqual) or clamp (HardSigmoid) turns them into values that look
+exact. :func:`unstable` marks, per graph output, the positions that
+depend on such a sum, from the reference's own intermediate values:
+
+* a sum (``TERMS``: MatMul, Gemm, Conv, ReduceSum/Mean, CumSum, Sum, Mean,
+  AveragePool, GlobalAveragePool) is unstable at a position where the same
+  node run on the absolute values of the finite elements of its float
+  inputs (inf and NaN as 0: those decide the result whatever the order) is
+  not finite (a partial sum may overflow) or where
+  ``n * u * that > rtol * max(|result|, 1)``: the
+  worst-case rounding error of ``n`` terms (``u`` the type's unit
+  roundoff) exceeds the oracle's relative tolerance;
+* another accumulating op (Softmax, LayerNormalization, ...) where its
+  result is not finite or beyond 1e-3 of the type's max (the rule
+  ``oracle.compare`` applies to an output), except sums of non-negative
+  terms (ReduceL1/L2/SumSquare, LpPool: no cancellation);
+* instability then flows to what depends on it: elementwise ops (with
+  broadcasting), data movement and max/sum-like reductions and pools (the
+  node run on the masks), MatMul-like ops (the node run on one mask at a
+  time, the other operands ones); any other node with an unstable input
+  gets an unstable output everywhere.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+TERMS = {"MatMul", "Gemm", "Conv", "ReduceSum", "ReduceMean", "CumSum", "Sum", "Mean",
+         "AveragePool", "GlobalAveragePool"}
+ELEMENTWISE = {
+    "Abs", "Acos", "Add", "And", "Asin", "Asinh", "Atan", "Cast", "CastLike", "Ceil", "Celu",
+    "Clip", "Cos", "Cosh", "Div", "Elu", "Equal", "Erf", "Exp", "Floor", "Gelu", "Greater",
+    "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN", "LeakyRelu",
+    "Less", "LessOrEqual", "Log", "Max", "Mean", "Min", "Mish", "Mod", "Mul", "Neg", "Not",
+    "Or", "Pow", "PRelu", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin",
+    "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
+    "Where", "Xor"}
+# the node run on 0/1 masks in place of its inputs: > 0 where an unstable value lands
+MOVE = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice",
+        "Gather", "Expand", "Tile", "Pad", "MaxPool", "GlobalMaxPool", "ReduceMax",
+        "ReduceSum", "ReduceMean", "ReduceL1", "ReduceL2", "ReduceSumSquare", "AveragePool",
+        "GlobalAveragePool", "LpPool", "CumSum"}
+# ... one input at a time, the other float inputs ones
+PRODUCT = {"MatMul", "Gemm", "Conv"}
+NEVER = {"Shape", "Size"}
+# sums of non-negative terms: no cancellation, inf only where the terms overflow
+NONNEG = {"ReduceL1", "ReduceL2", "ReduceSumSquare", "LpPool"}
+_U = {np.dtype(np.float16): 2.0 ** -11, np.dtype(np.float32): 2.0 ** -24,
+      np.dtype(np.float64): 2.0 ** -53}
+
+
+def _terms(node: onnx.NodeProto, ins: list, out: np.ndarray) -> int:
+    """How many terms each result of the sum ``node`` adds (an upper estimate)."""
+    op, x = node.op_type, ins[0]
+    if op == "MatMul":
+        return x.shape[-1] if x.ndim else 1
+    if op == "Gemm":
+        ta = any(a.name == "transA" and a.i for a in node.attribute)
+        return x.shape[0 if ta else 1] + 1
+    if op == "Conv":
+        return int(np.prod(ins[1].shape[1:])) + 1
+    if op in ("Sum", "Mean"):
+        return len(ins)
+    if op == "CumSum":
+        return max(x.shape) if x.ndim else 1
+    return max(1, x.size // max(1, out.size))
+
+
+def _magnitude(node, opset: int, ins: list, run_node) -> np.ndarray:
+    """``node`` on the absolute values of the finite elements of its float
+    inputs (inf and NaN as 0: a NaN term gives NaN, inf terms give inf or NaN
+    whatever the order, unless finite partial sums overflow)."""
+    n = onnx.NodeProto()
+    n.CopyFrom(node)
+    for a in n.attribute:           # Gemm's alpha, beta
+        if a.type == onnx.AttributeProto.FLOAT:
+            a.f = abs(a.f)
+    with np.errstate(all="ignore"):
+        mags = [np.where(np.isfinite(x), np.abs(x), 0).astype(x.dtype)
+                if x.dtype.kind == "f" else x for x in ins]
+    return run_node(n, opset, mags)[0]
+
+
+def _spread(node, opset: int, ins: list, masks: list, outs: list, run_node) -> list:
+    """Unstable positions of ``node``'s outputs, from its inputs' (``masks``)."""
+    op = node.op_type
+    if op in NEVER or not any(m is not None and m.any() for m in masks):
+        return [None] * len(outs)
+    full = [np.ones(o.shape, bool) for o in outs]
+    try:
+        if op in ELEMENTWISE:
+            m = np.zeros(outs[0].shape, bool)
+            for k in masks:
+                if k is not None:
+                    m = m | np.broadcast_to(k, m.shape)
+            return [m]
+        if op in PRODUCT:
+            res = [np.zeros(o.shape, bool) for o in outs]
+            for i, k in enumerate(masks):
+                if k is None or not k.any():
+                    continue
+                feed = [x if j != i and x.dtype.kind != "f" else
+                        (k.astype(x.dtype) if j == i else np.ones_like(x))
+                        for j, x in enumerate(ins)]
+                for r, y in zip(res, run_node(node, opset, feed)):
+                    r |= y != 0
+            return res
+        if op in MOVE:
+            feed = [x if k is None or x.dtype.kind not in "fiub" else k.astype(x.dtype)
+                    for x, k in zip(ins, masks)]
+            data = [j for j, (x, k) in enumerate(zip(ins, masks)) if k is not None]
+            if op != "Concat" and data != [0]:
+                return full             # an index, shape or pad input is unstable
+            return [y != 0 for y in run_node(node, opset, feed)]
+    except Exception:  # noqa: BLE001 - the node refuses the masks: everything unstable
+        return full
+    return full
+
+
+def unstable(model: onnx.ModelProto, feeds: dict, values: dict, run_node,
+             rtol: dict) -> dict[str, np.ndarray]:
+    """Graph output -> bool mask of its unstable positions (see the module
+    docstring); ``values``: every value of the main graph as the reference
+    computed it (``verify.values.expose_values``), ``run_node(node, opset,
+    inputs)``: one node in the reference engine, ``rtol``: the oracle's base
+    relative tolerance per numpy float type."""
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 21)
+    vals = {**{t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer},
+            **feeds, **values}
+    mask: dict[str, np.ndarray | None] = {}
+    for node in model.graph.node:
+        if any(o not in vals for o in node.output if o):
+            continue                    # not exposed (a sequence): nothing known
+        ins = [vals[i] for i in node.input if i]
+        outs = [vals[o] for o in node.output if o]
+        got = _spread(node, opset, ins, [mask.get(i) for i in node.input if i], outs, run_node)
+        y = outs[0] if outs else None
+        own = None
+        if y is not None and y.dtype.kind == "f":
+            from onnx_mlir_py.testing.fuzz.oracle import ACCUMULATING
+            if node.op_type in TERMS:
+                try:
+                    mag = _magnitude(node, opset, ins, run_node).astype(np.float64)
+                    with np.errstate(all="ignore"):
+                        err = _terms(node, ins, y) * _U[y.dtype] * mag
+                        own = ~np.isfinite(mag) | (err > rtol[y.dtype.type] *
+                                                   np.maximum(np.abs(y), 1))
+                except Exception:  # noqa: BLE001 - the reference refuses: by the result
+                    own = None
+            if own is None and node.op_type in ACCUMULATING and node.op_type not in NONNEG:
+                big = float(np.finfo(y.dtype).max) * 1e-3
+                with np.errstate(all="ignore"):
+                    own = ~np.isfinite(y) | (np.abs(y) > big)
+        if own is not None and own.shape == y.shape:
+            got[0] = own if got[0] is None else (got[0] | own)
+        for o, m in zip([o for o in node.output if o], got):
+            mask[o] = m
+    return {vo.name: mask[vo.name] for vo in model.graph.output
+            if mask.get(vo.name) is not None}
