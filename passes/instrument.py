@@ -156,7 +156,9 @@ def resolve_profile(module: ir.Module) -> list[dict]:
     nodes = profile_nodes(module)
     if nodes is None:
         return []
-    known = {n: i for i, entry in enumerate(nodes) for n in entry[1:]}
+    # name -> (node id, its place among the node's names): graph order, and a
+    # node whose op already carried several names (a fused location) keeps their order
+    known = {n: (i, k) for i, entry in enumerate(nodes) for k, n in enumerate(entry[1:])}
     op_type = {n: entry[0] for entry in nodes for n in entry[1:]}
     with module.context:
         found = [(f, b) for f in _funcs(module) for b in _brackets(f.regions[0].blocks[0])]
@@ -172,10 +174,10 @@ def resolve_profile(module: ir.Module) -> list[dict]:
         events: list[dict] = []
         for ident, begin, end, names in kept:
             own = nodes[ident][1:]
-            members = sorted(set(own) | {n for n in names if n in removed},
-                             key=lambda n: (known[n], n))
+            members = sorted(set(own) | {n for n in names if n in removed}, key=known.get)
             first = members[0]
-            events.append({"name": first, "op_type": op_type[first], "node_index": known[first],
+            events.append({"name": first, "op_type": op_type[first],
+                           "node_index": known[first][0],
                            "nodes": members, "op_types": [op_type[n] for n in members]})
             for call in (begin, end):
                 with ir.InsertionPoint(call), call.location:

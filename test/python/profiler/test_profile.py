@@ -5,6 +5,7 @@ built without it has no profiling code; ``onnx-mlir-py profile`` reports."""
 import json
 import os
 import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -162,6 +163,20 @@ def test_no_profiling_code_without_profile(libs, tmp_path):
         s.end_profiling(str(tmp_path / "x.json"))
 
 
+def test_trace_written_at_unload_for_c_programs(libs, tmp_path):
+    """Without Python's end_profiling: ONNX_MLIR_PY_PROFILE_FILE names the
+    file the library writes when it is unloaded (here: at process exit)."""
+    built, _ = libs
+    out = tmp_path / "c.json"
+    code = ("import sys, numpy as np; from onnx_mlir_py.runtime import ExecutionSession; "
+            "s = ExecutionSession(sys.argv[1]); x = np.zeros((1, 3, 16, 16), np.float32); "
+            "[s.run([x]) for _ in range(2)]")
+    subprocess.run([sys.executable, "-c", code, built[3, True]], check=True,
+                   env={**os.environ, "ONNX_MLIR_PY_PROFILE_FILE": str(out)})
+    with open(out) as f:
+        check_schema(json.load(f), 2)
+
+
 def test_inference_session_enable_profiling(libs, tmp_path):
     _, model_path = libs
     so = ort.SessionOptions()
@@ -199,7 +214,7 @@ def test_cli_profile_flag_and_profile_tool(libs, tmp_path, capsys, monkeypatch):
         check_schema(json.load(f), 4)           # 1 warm-up + 3 runs
     with open(chart, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
-    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)   # not installed
+    monkeypatch.setitem(sys.modules, "matplotlib", None)   # not installed
     os.unlink(chart)
     assert main(["profile", model_path, "--runs", "1", "--trace", str(trace),
                  "--chart", str(chart)]) == 0
