@@ -1,6 +1,6 @@
 """How the command-line tools end: one line on stderr, never a traceback.
 
-``onnx-mlir-py`` and ``onnx-mlir-py verify`` run their work through
+``onnx-mlir-py``, ``onnx-mlir-py verify`` and ``onnx-mlir-py profile`` run their work through
 :func:`run_guarded`: a compiler error (``OnnxMlirError``) prints ``error: ...``
 and gives status 1; a bug of ours prints one ``internal error`` line (the
 traceback with ``--debug``); Ctrl-C gives 130; a closed stdout pipe (``| head``)

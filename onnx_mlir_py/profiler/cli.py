@@ -80,16 +80,8 @@ def main(argv=None) -> int:
         print("onnx-mlir-py profile: error: --runs must be >= 1, --warmup and --threads >= 0",
               file=sys.stderr)
         return 2
-    from onnx_mlir_py.errors import OnnxMlirError
-    try:
-        return _profile(args)
-    except OnnxMlirError as e:       # a compile error, a failed run: one line
-        if args.debug:
-            raise
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
+    from onnx_mlir_py.cli_guard import run_guarded
+    return run_guarded(lambda: _profile(args), args.debug)
 
 
 def _profile(args) -> int:

@@ -221,6 +221,14 @@ def test_cli_profile_flag_and_profile_tool(libs, tmp_path, capsys, monkeypatch):
     assert "matplotlib is not installed" in capsys.readouterr().out and not chart.exists()
 
 
+def test_profile_tool_errors_are_one_line(tmp_path, capsys):
+    from onnx_mlir_py.cli import main
+    assert main(["profile", str(tmp_path / "missing.onnx")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: ") and "missing.onnx" in err[-1]
+    assert main(["profile", str(tmp_path / "missing.onnx"), "--runs", "0"]) == 2
+
+
 def test_summarize_groups_nodes_by_run():
     def ev(cat, name, ts, dur, op="Conv", fused=()):
         args = {"op_name": op, "fused_nodes": list(fused)} if cat == "Node" else {}
