@@ -75,7 +75,9 @@ def fixed_ops() -> list:
     Slice with a negative step and a start below -dim gives nothing (numpy
     clamps it to -1; the spec clamps it to 0, ``_spec_slice``); Pad with a
     negative pad fails (numpy.pad; ``_spec_pad``); Mean does not broadcast its
-    first input (``+=``: [3] and [5, 5, 3] raised, s2000-615); Loop stacks
+    first input (``+=``: [3] and [5, 5, 3] raised, s2000-615); Softmax,
+    LogSoftmax, Hardmax skip the 2-D coercion before opset 13 and LogSoftmax
+    underflows in f16 (``_softmax``); Loop stacks
     its scan outputs with ``np.vstack`` (per-iteration [1, 2] values give
     (T, 2), not (T, 1, 2)) and fails on zero iterations (``_loop``)."""
     from onnx.reference.op_run import OpRun
@@ -126,6 +128,18 @@ def fixed_ops() -> list:
                 total = total + a       # broadcasts (onnx.reference's += did not)
             return ((total / len(args)).astype(args[0].dtype),)
 
+    class Softmax(OpRun):
+        op_domain = ""
+
+        def _run(self, x, **_):
+            return (_softmax(self, x),)
+
+    class LogSoftmax(Softmax):
+        pass
+
+    class Hardmax(Softmax):
+        pass
+
     class Pad(OpRun):
         op_domain = ""
 
@@ -134,7 +148,33 @@ def fixed_ops() -> list:
             pads = paddings if pads is None else pads
             c = value if constant_value is None else constant_value
             return (_spec_pad(data, pads, axes, mode or "constant", 0 if c is None else c),)
-    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, Pad, Mean, *_nan_pools()]
+    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, Pad, Mean, Softmax, LogSoftmax,
+            Hardmax, *_nan_pools()]
+
+
+def _softmax(op, x: np.ndarray) -> np.ndarray:
+    """Softmax, LogSoftmax, Hardmax as the spec says: before opset 13 over the
+    input coerced to 2-D at ``axis`` (default 1), then over ``axis`` alone
+    (default -1); f16 computed in f32 and rounded once (onnx.reference took
+    the log of an f16 softmax: LogSoftmax of [0, 17.84] gave -inf for
+    -17.84, s2000-1290; it ignored the 2-D coercion)."""
+    opset, node = op.run_params["opsets"][""], op.onnx_node
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 1 if opset < 13 else -1)
+    axis = axis + x.ndim if axis < 0 else axis
+    if x.size == 0:
+        return x.copy()
+    w = x.reshape(int(np.prod(x.shape[:axis])), -1) if opset < 13 else x
+    ax = 1 if opset < 13 else axis
+    if node.op_type == "Hardmax":
+        y = np.zeros(w.shape, x.dtype)
+        np.put_along_axis(y, np.expand_dims(np.argmax(w, axis=ax), ax), 1, axis=ax)
+        return y.reshape(x.shape)
+    w = w.astype(np.float32) if w.dtype == np.float16 else w
+    with np.errstate(all="ignore"):
+        t = w - w.max(axis=ax, keepdims=True)
+        s = np.exp(t).sum(axis=ax, keepdims=True)
+        y = np.exp(t) / s if node.op_type == "Softmax" else t - np.log(s)
+    return y.astype(x.dtype).reshape(x.shape)
 
 
 def _loop(op, trips, cond, initial, context, attributes, bindings) -> tuple:
