@@ -138,7 +138,7 @@ def _brackets(block: ir.Block) -> list[tuple[int, ir.Operation, ir.Operation, li
     return out
 
 
-def _names_in(ops: list, known: dict[str, int]) -> list[str]:
+def _names_in(ops: list, known: dict) -> list[str]:
     found: list[str] = []
     for op in ops:
         for o in walk_ops(op, include_root=True):
