@@ -217,3 +217,19 @@ def test_edge_runs_skip_positions_after_ill_conditioned_sums(case):
         got[i] = ~exp[i] if exp.dtype == bool else (0.5 if exp[i] != 0.5 else 1.0)
         assert (compare(got, exp, tol, True, skip) is None) == ok, (i, got, exp)
         assert compare(got, exp, tol, True) is not None
+
+
+def test_generator_ceil_mode_last_window_valid_before_opset_22():
+    """A ceil_mode window that would start in the end padding is dropped (the
+    v22 spec, onnxruntime, the compiler), but onnx shape inference before
+    opset 22 keeps it, so the checker rejected the generator's declared shape
+    (s2000-1226: AveragePool W 2, k 3, pads 0/2, stride 3 at opset 21;
+    s2000-1149: MaxPool W 3, k 1, stride 3 at opset 17, then a Concat). The
+    generator leaves that case out before opset 22."""
+    from onnx_mlir_py.testing.fuzz.ops.conv import _window_out
+    assert _window_out(2, 3, 3, 1, 0, 2, True, opset=22) == 1
+    with pytest.raises(ValueError):
+        _window_out(2, 3, 3, 1, 0, 2, True, opset=21)
+    assert _window_out(5, 3, 2, 1, 1, 1, True, opset=11) == 3     # no window dropped
+    for i in (1149, 1226):
+        check(generate(2000, i, 16).model)
