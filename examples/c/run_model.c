@@ -10,9 +10,16 @@
  *
  * Each input is read from a raw little-endian binary file holding exactly
  * the tensor's data; without files inputs are filled with 0.01 * i (cast to
- * the element type) and dynamic dimensions are set to 2. Every output is
- * printed as "output <i> <name-less> shape=[..] type=<code>" followed by its
- * values, one per line ("%.9g"), so other tools can compare the numbers.
+ * the element type) and dynamic dimensions are set to 2. An argument may add
+ * the dims of this run and the element type: "x.bin:3x4", "x.bin:3x4:f64",
+ * ":3x4" (default fill), "s.bin:" (a scalar). Given dims set the rank too;
+ * dims, rank and type are passed as given and the model checks them against
+ * its signature (a mismatch is a clean error, not a crash). Every output is
+ * printed as "output <i> shape=[..] type=<code>" followed by its values, one
+ * per line, exactly (integers as integers, f32 "%.9g", f64 "%.17g"), so
+ * other tools can compare the numbers. Exit status: 0 on success, 1 when the
+ * model (or the runtime) refuses the inputs, with its message on stderr, 2 on
+ * a usage error.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -28,6 +35,7 @@
   X(const char *, omInputSignature, (const char *))                        \
   X(const char *, omOutputSignature, (const char *))                       \
   X(const char *, omGetLastError, (void))                                  \
+  X(int64_t, omGetLastErrorKind, (void))                                   \
   X(int64_t, omTensorGetElemSize, (OM_DATA_TYPE))                          \
   X(OMTensor *, omTensorCreateEmpty, (const int64_t *, int64_t, OM_DATA_TYPE)) \
   X(void *, omTensorGetDataPtr, (const OMTensor *))                        \
@@ -50,12 +58,14 @@ static void *must_sym(void *h, const char *name) {
   return p;
 }
 
-/* Minimal parse of the input signature: for entry k, its type and dims. */
+/* Minimal parse of the input signature: the next entry's type (up to 15
+ * chars) and dims (up to 32). */
 static const char *sig_next_tensor(const char *p, char *type, int64_t *dims, int64_t *rank) {
   const char *t = strstr(p, "\"type\"");
   if (!t) return NULL;
   t = strchr(t + 6, '"');
   size_t n = strcspn(t + 1, "\"");
+  if (n > 15) n = 15;
   memcpy(type, t + 1, n); type[n] = '\0';
   const char *d = strchr(strstr(t, "\"dims\""), '[') + 1;
   *rank = 0;
@@ -63,6 +73,7 @@ static const char *sig_next_tensor(const char *p, char *type, int64_t *dims, int
     char *end;
     long long v = strtoll(d, &end, 10);
     if (end == d) { ++d; continue; }
+    if (*rank == 32) { fprintf(stderr, "an input has more than 32 dims\n"); exit(2); }
     dims[(*rank)++] = v;
     d = end;
   }
@@ -80,19 +91,34 @@ static OM_DATA_TYPE type_code(const char *t) {
   return ONNX_TYPE_UNDEFINED;
 }
 
-static double get_value(const void *p, OM_DATA_TYPE t, int64_t i) {
+/* An IEEE half (f16) as a float (exact). */
+static float f16_value(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
+  float f;
+  if (e == 0) { /* zero or subnormal: m * 2**-24 */
+    f = (float)m * (1.0f / 16777216.0f);
+    return sign ? -f : f;
+  }
+  bits = sign | (e == 31 ? 0xffu : e + 112) << 23 | m << 13; /* inf/nan or rebias 15 -> 127 */
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+/* Element i of a buffer of type t, printed exactly, one line. */
+static void print_value(const void *p, OM_DATA_TYPE t, int64_t i) {
   switch (t) {
-  case ONNX_TYPE_FLOAT: return ((const float *)p)[i];
-  case ONNX_TYPE_DOUBLE: return ((const double *)p)[i];
-  case ONNX_TYPE_INT64: return (double)((const int64_t *)p)[i];
-  case ONNX_TYPE_UINT64: return (double)((const uint64_t *)p)[i];
-  case ONNX_TYPE_INT32: return ((const int32_t *)p)[i];
-  case ONNX_TYPE_UINT32: return ((const uint32_t *)p)[i];
-  case ONNX_TYPE_INT16: return ((const int16_t *)p)[i];
-  case ONNX_TYPE_UINT16: return ((const uint16_t *)p)[i];
-  case ONNX_TYPE_INT8: return ((const int8_t *)p)[i];
-  case ONNX_TYPE_UINT8: case ONNX_TYPE_BOOL: return ((const uint8_t *)p)[i];
-  default: return 0.0; /* f16 is not decoded by this example */
+  case ONNX_TYPE_FLOAT: printf("%.9g\n", ((const float *)p)[i]); break;
+  case ONNX_TYPE_FLOAT16: printf("%.9g\n", f16_value(((const uint16_t *)p)[i])); break;
+  case ONNX_TYPE_DOUBLE: printf("%.17g\n", ((const double *)p)[i]); break;
+  case ONNX_TYPE_INT64: printf("%lld\n", (long long)((const int64_t *)p)[i]); break;
+  case ONNX_TYPE_INT32: printf("%d\n", ((const int32_t *)p)[i]); break;
+  case ONNX_TYPE_INT16: printf("%d\n", ((const int16_t *)p)[i]); break;
+  case ONNX_TYPE_INT8: printf("%d\n", ((const int8_t *)p)[i]); break;
+  case ONNX_TYPE_UINT64: printf("%llu\n", (unsigned long long)((const uint64_t *)p)[i]); break;
+  case ONNX_TYPE_UINT32: printf("%u\n", ((const uint32_t *)p)[i]); break;
+  case ONNX_TYPE_UINT16: printf("%u\n", ((const uint16_t *)p)[i]); break;
+  case ONNX_TYPE_UINT8: case ONNX_TYPE_BOOL: printf("%u\n", ((const uint8_t *)p)[i]); break;
+  default: printf("?\n"); /* an element type this example does not decode */
   }
 }
 
@@ -130,24 +156,33 @@ int main(int argc, char **argv) {
   char type[16];
   int64_t dims[32], rank;
   for (const char *p = isig; (p = sig_next_tensor(p, type, dims, &rank)); ++n_in) {
-    /* argument: "file.bin", "file.bin:3x4" or ":3x4" (the dims of this run) */
+    if (n_in == 64) { fprintf(stderr, "more than 64 inputs\n"); return 2; }
+    OM_DATA_TYPE code = type_code(type);
+    /* argument: "file.bin" or "" (default fill), optionally followed by
+       ":DIMS" (the dims of this run, "3x4", "" for a scalar; their count is
+       the rank) and ":TYPE" (the element type, e.g. "f64") */
     const char *arg = argc > 2 + n_in ? argv[2 + n_in] : "";
     const char *colon = strchr(arg, ':');
     if (colon) {
       const char *q = colon + 1;
-      for (int64_t k = 0; k < rank; ++k) {
+      for (rank = 0; *q && *q != ':';) {
         char *end;
-        dims[k] = strtoll(q, &end, 10);
-        if (end == q || (k + 1 < rank && *end != 'x')) {
-          fprintf(stderr, "bad dims '%s' for input %lld (rank %lld)\n", colon + 1,
-                  (long long)n_in, (long long)rank);
+        long long v = strtoll(q, &end, 10);
+        if (end == q || rank == 32 || (*end && *end != 'x' && *end != ':') ||
+            (*end == 'x' && (!end[1] || end[1] == ':'))) {
+          fprintf(stderr, "bad dims '%s' for input %lld\n", colon + 1, (long long)n_in);
           return 2;
         }
-        q = end + 1;
+        dims[rank++] = v;
+        q = *end == 'x' ? end + 1 : end;
       }
+      if (*q == ':' && (code = type_code(q + 1)) == ONNX_TYPE_UNDEFINED) {
+        fprintf(stderr, "unknown element type '%s' for input %lld\n", q + 1, (long long)n_in);
+        return 2;
+      }
+    } else {
+      for (int64_t k = 0; k < rank; ++k) if (dims[k] < 0) dims[k] = 2;
     }
-    for (int64_t k = 0; k < rank; ++k) if (dims[k] < 0) dims[k] = 2;
-    OM_DATA_TYPE code = type_code(type);
     OMTensor *t = p_omTensorCreateEmpty(dims, rank, code);
     if (!t) { /* e.g. dims whose byte size overflows, or out of memory */
       fprintf(stderr, "cannot create input %lld: %s\n", (long long)n_in, p_omGetLastError());
@@ -169,11 +204,19 @@ int main(int argc, char **argv) {
     }
     inputs[n_in] = t;
   }
+  if (argc > 2 + n_in) {
+    fprintf(stderr, "%d input files for a model with %lld inputs\n", argc - 2, (long long)n_in);
+    return 2;
+  }
   OMTensorList *in = p_omTensorListCreateWithOwnership(inputs, n_in, 0);
   if (!in) { fprintf(stderr, "cannot create the input list: %s\n", p_omGetLastError()); return 1; }
   OMTensorList *out = run(in);
-  if (!out) {
-    fprintf(stderr, "run failed (errno %d): %s\n", errno, p_omGetLastError());
+  if (!out) { /* kind: "check" when a run-time check of the model failed */
+    static const char *const kinds[] = {"none", "other", "check", "alloc"};
+    int err = errno;
+    int64_t kind = p_omGetLastErrorKind();
+    fprintf(stderr, "run failed (errno %d, %s): %s\n", err,
+            kind >= 0 && kind < 4 ? kinds[kind] : "?", p_omGetLastError());
     p_omTensorListDestroy(in);
     return 1;
   }
@@ -184,7 +227,7 @@ int main(int argc, char **argv) {
     for (int64_t k = 0; k < p_omTensorGetRank(t); ++k) printf(k ? ",%lld" : "%lld", (long long)shape[k]);
     printf("] type=%d\n", (int)p_omTensorGetDataType(t));
     for (int64_t j = 0; j < p_omTensorGetNumElems(t); ++j)
-      printf("%.9g\n", get_value(p_omTensorGetDataPtr(t), p_omTensorGetDataType(t), j));
+      print_value(p_omTensorGetDataPtr(t), p_omTensorGetDataType(t), j);
   }
   p_omTensorListDestroy(out);
   p_omTensorListDestroy(in);

@@ -44,9 +44,10 @@ def _write(d: str, case: Case) -> str:
     return path
 
 
-def run_case(case: Case) -> dict:
+def run_case(case: Case, so_path: str | None = None) -> dict:
     """(child) Compile the case's model and run its inputs: {"compile": error
-    dict | None, "runs": [{"outputs": [...]} | {"error": dict}]}."""
+    dict | None, "runs": [{"outputs": [...]} | {"error": dict}]}. The library
+    is kept at ``so_path`` when given (the C-API run uses it)."""
     import warnings
 
     import onnx_mlir_py
@@ -56,7 +57,8 @@ def run_case(case: Case) -> dict:
         os.makedirs(os.path.join(d, "m"))
         path = _write(os.path.join(d, "m"), case)
         try:
-            so = onnx_mlir_py.compile(path, os.path.join(d, "m.so"), opt_level=case.opt_level)
+            so = onnx_mlir_py.compile(path, so_path or os.path.join(d, "m.so"),
+                                      opt_level=case.opt_level)
             sess = ExecutionSession(so)
         except Exception as e:  # noqa: BLE001 - judged by the caller
             return {"compile": _error(e), "runs": []}
@@ -66,7 +68,7 @@ def run_case(case: Case) -> dict:
                 runs.append({"outputs": [np.asarray(a) for a in sess.run(list(r.inputs))]})
             except Exception as e:  # noqa: BLE001
                 runs.append({"error": _error(e)})
-        return {"compile": None, "runs": runs}
+        return {"compile": None, "runs": runs, "n_inputs": len(sess.input_specs)}
 
 
 def ort_reference(case: Case) -> dict:
