@@ -70,3 +70,19 @@ def test_hardmax_nan_first_is_max(tmp_path, dt, et):
     x = np.array([[1, nan, 3, nan, 0], [nan, 1, inf, 2, 0], [-inf, 1, 1, 0, 0],
                   [inf, 2, inf, nan, nan]], dt)
     check_shapes(tmp_path, m, [{"x": x}, {"x": x[1:]}])
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_f16_softmax_rounds_once(tmp_path, opt_level):
+    """Fuzzer case s2000-1417: f16 LogSoftmax summed and took the log in f16
+    (-0.0842 for -0.0850, 13 ulp), which Mod(x, LogSoftmax(x), fmod) turned
+    into 0.0012 for 0.0648. Softmax / LogSoftmax of f16 compute in f32 and
+    round once, as onnxruntime does. 2 run-time shapes, vs onnxruntime."""
+    from dynamic_util import check_shapes, model
+    m = model([N("LogSoftmax", ["x"], ["l"], axis=0), N("Mod", ["x", "l"], ["y"], fmod=1),
+               N("Softmax", ["x"], ["s"], axis=0)],
+              [("x", 10, ["n", 1])], [("l", 10, None), ("y", 10, None), ("s", 10, None)])
+    x = np.array([[-0.84228515625], [2.275390625], [-1.3515625], [-1.7470703125]], np.float16)
+    x2 = np.concatenate([x, (R.standard_normal((3, 1)) * 3).astype(np.float16)])
+    check_shapes(tmp_path, m, [{"x": x}, {"x": x2}], opt_level, rtol=1e-3, atol=1e-3,
+                 engine="onnxruntime")
