@@ -7,7 +7,8 @@ row blocks split at run time into whole blocks and one remainder.
     main:      A4 = expand_shape(A[0:MO*mb])  [batch,] [MO, mb, KO, kb]   (a view of A)
                C4[0:MO] = contraction(A4, Bp, C4[0:MO])
     remainder: (M % mb rows, when there are any, under an scf.if)
-               Ar = pad(A[MO*mb:M]) to mb rows, C4[MO] = contraction(Ar, Bp, C4[MO])
+               Ar = pad(A[MO*mb:M]) to mb rows (2 or 4 when they hold them
+               and C is unpadded), C4[MO] = contraction(Ar, Bp, C4[MO])
     C = collapse_shape(C4) -> extract_slice [M, N]
 
 This is the "tile, peel the last iteration, pad only the remainder" route
@@ -27,6 +28,12 @@ from onnx_mlir_py.passes.optimize.matmul_text import (contraction, pad_text, res
                                                       slice_text, tensor_t)
 
 Dim = "int | str"          # a static size or the SSA name of an index value
+
+# Row blocks for the remainder rows (fewer than mb) besides mb itself: the
+# rows are padded to the smallest that holds them. A 2 x nb tile has a
+# quarter of the 8-row tile's multiply-adds (its few accumulators make it
+# FMA-latency bound, still about twice as fast as the padded 8 rows).
+REMAINDER_BLOCKS = (2, 4)
 
 
 def _s(shape) -> list:
@@ -149,9 +156,12 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
         lines.append(reshape_text("%c4", "expand", "%cp", rt, bt + [mp, np_], c_shape))
         c = "%c4"
 
-    def block(tag: str, row0, rows, nblocks, pad_rows, cur: str, outer: bool) -> str:
+    def block(tag: str, row0, rows, nblocks, pad_rows, cur: str, outer: bool,
+              bm: int = mb) -> str:
         """Rows [row0, row0 + rows) of C computed in ``nblocks`` row blocks
-        (``pad_rows``: the rows padded to one block first); returns C."""
+        of ``bm`` rows (``pad_rows``: the rows padded to one block first);
+        returns C. ``bm`` below mb only when C is not padded (its block
+        view has mb rows)."""
         def rows_of(v: str, src: str, src_shape, width):
             """The rows of ``src`` (``width`` columns), padded when ``pad_rows``."""
             shape = bt + [rows, width]
@@ -159,12 +169,12 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
                                     src_shape, shape))
             if not pad_rows:
                 return f"%{v}{tag}", shape
-            lines.append(pad_text(f"%{v}{tag}p", f"%{v}{tag}", shape, z + [ix.sub(mb, rows), 0],
-                              bt + [mb, width]))
-            return f"%{v}{tag}p", bt + [mb, width]
+            lines.append(pad_text(f"%{v}{tag}p", f"%{v}{tag}", shape, z + [ix.sub(bm, rows), 0],
+                              bt + [bm, width]))
+            return f"%{v}{tag}p", bt + [bm, width]
 
         av, ar = rows_of("a", a, a_shape, kp)
-        a4, c4 = bt + [nblocks, mb, ko, kb], bt + [nblocks, mb, no, nb]
+        a4, c4 = bt + [nblocks, bm, ko, kb], bt + [nblocks, bm, no, nb]
         lines.append(reshape_text(f"%a4{tag}", "expand", av, rt, ar, a4))
         if c_padded:
             at = z + [ix.div(row0, mb), 0, 0, 0]
@@ -190,22 +200,46 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
     # main: the whole row blocks, in place in C
     if mo != 0:
         cur = block("m", 0, mf, mo, False, cur, n_outer)
-    # remainder: the last M % mb rows, padded to one block (under an scf.if
-    # when M is dynamic); one row block: the column blocks outermost
+    # remainder: the last M % mb rows, padded to one block of mb rows, or,
+    # when C is not padded, of REMAINDER_BLOCKS rows if they fit (a batch of
+    # 2 does 2 rows of work, not 8); under scf.ifs when M is dynamic; one
+    # row block: the column blocks outermost
+    small = [] if c_padded else [bm for bm in REMAINDER_BLOCKS if bm < mb]
     if isinstance(r, int) and r:
-        cur = block("r", mf, r, 1, True, cur, True)
+        bm = next((x for x in small if r <= x), mb)
+        cur = block(f"r{bm}", mf, r, 1, True, cur, True, bm)
     elif not isinstance(r, int):
+        # index values the blocks need are emitted with them: hoisted before the ifs
+        body: list[str] = []
+
+        def region(fn) -> str:
+            at = len(lines)
+            res = fn()
+            new = lines[at:]
+            del lines[at:]
+            lines.extend(ln for ln in new if ln.lstrip().startswith(("%ix", "%ci")))
+            body.extend("  " + ln for ln in new if not ln.lstrip().startswith(("%ix", "%ci")))
+            return res
+        ct = tensor_t(c_shape)
+
+        def choose(i: int) -> str:
+            """Blocks small[i:] then mb, by the remainder's size."""
+            bm = small[i] if i < len(small) else mb
+            if i >= len(small):
+                return region(lambda: block(f"r{bm}", mf, r, 1, True, cur, True, bm))
+            body.append(f"    %fits{bm} = arith.cmpi ule, {r}, {ix.const(bm)} : index")
+            body.append(f"    %cf{bm} = scf.if %fits{bm} -> ({ct}) {{")
+            res = region(lambda: block(f"r{bm}", mf, r, 1, True, cur, True, bm))
+            body.append(f"      scf.yield {res} : {ct}\n    }} else {{")
+            other = choose(i + 1)
+            body.append(f"      scf.yield {other} : {ct}\n    }}")
+            return f"%cf{bm}"
         lines.append(f"    %has = arith.cmpi ugt, {r}, {ix.const(0)} : index")
-        at = len(lines)
-        lines.append(f"    %cf = scf.if %has -> ({tensor_t(c_shape)}) {{")
-        res = block("r", mf, r, 1, True, cur, True)
-        # index values the remainder needs were emitted inside the if: move them out
-        moved = [ln for ln in lines[at + 1:] if ln.lstrip().startswith(("%ix", "%ci"))]
-        body = [ln for ln in lines[at + 1:] if ln not in moved]
-        del lines[at:]
-        lines += moved + [f"    %cf = scf.if %has -> ({tensor_t(c_shape)}) {{"] + body
-        lines.append(f"      scf.yield {res} : {tensor_t(c_shape)}\n    }} else {{\n"
-                     f"      scf.yield {cur} : {tensor_t(c_shape)}\n    }}")
+        res = choose(0)
+        lines.append(f"    %cf = scf.if %has -> ({ct}) {{")
+        lines.extend(body)
+        lines.append(f"      scf.yield {res} : {ct}\n    }} else {{\n"
+                     f"      scf.yield {cur} : {ct}\n    }}")
         cur = "%cf"
     if c_padded:
         lines.append(reshape_text("%cc", "collapse", cur, rt, c_shape, bt + [mp, np_]))

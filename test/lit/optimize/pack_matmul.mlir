@@ -128,3 +128,26 @@ func.func @values(%p: tensor<?x?x?xf32>, %v: tensor<?x?x32xf32>) -> tensor<?x?x3
   %r = linalg.batch_matmul ins(%p, %v : tensor<?x?x?xf32>, tensor<?x?x32xf32>) outs(%z : tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
   return %r : tensor<?x?x32xf32>
 }
+
+// Dynamic M: whole 8-row blocks in place; the M % 8 remainder rows padded
+// to 2, 4 or 8 rows (nested scf.ifs on the remainder) when C has whole
+// column blocks
+// CHECK-LABEL: func.func @dynamic_remainder
+// CHECK: tensor<?x8x3x8xf32>
+// CHECK: scf.if
+// CHECK: arith.cmpi ule, {{.*}}, %c2
+// CHECK: scf.if
+// CHECK: tensor.expand_shape {{.*}} into tensor<1x2x3x8xf32>
+// CHECK: } else {
+// CHECK: tensor.expand_shape {{.*}} into tensor<1x4x3x8xf32>
+// CHECK: } else {
+// CHECK: tensor.expand_shape {{.*}} into tensor<1x8x3x8xf32>
+func.func @dynamic_remainder(%a: tensor<?x24xf32>, %b: tensor<24x64xf32>) -> tensor<?x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %a, %c0 : tensor<?x24xf32>
+  %e = tensor.empty(%m) : tensor<?x64xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x24xf32>, tensor<24x64xf32>) outs(%z : tensor<?x64xf32>) -> tensor<?x64xf32>
+  return %r : tensor<?x64xf32>
+}

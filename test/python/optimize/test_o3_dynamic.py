@@ -137,6 +137,24 @@ def test_matmuls_dynamic_batch_and_sequence(tmp_path):
         threads=(1, 2), shapes=[(1, 1), (1, 5), (3, 37), (2, 48), (10, 130)])
 
 
+def test_matmul_dynamic_remainder_blocks(tmp_path):
+    """Remainder rows (M % 8) of the dynamic kernel padded to 2 or 4 rows
+    when they fit and C has whole column blocks (N = 64, a batched N = 32),
+    to 8 otherwise (N = 40: C padded); every remainder 0..7, 1 and 2 threads."""
+    c = Cases()
+    c.input("x", ["S", 24])
+    c.input("bx", [3, "S", 24])
+    c.weight("w64", rand(24, 64))
+    c.weight("w40", rand(24, 40))
+    c.input("bb", [3, 24, 32])
+    c.nodes += [N("MatMul", ["x", "w64"], ["r64"]), N("MatMul", ["x", "w40"], ["r40"]),
+                N("MatMul", ["bx", "bb"], ["rb"])]
+    c.outputs += ["r64", "r40", "rb"]
+    bb = rand(3, 24, 32)
+    run_shapes(tmp_path, c, lambda n, s: {"x": rand(s, 24), "bx": rand(3, s, 24), "bb": bb},
+               threads=(1, 2), shapes=[(1, s) for s in (1, 2, 3, 4, 5, 7, 8, 10, 12, 13, 15)])
+
+
 def test_matmul_broadcasts_only_batch_dims(tmp_path):
     """A MatMul with every dim dynamic broadcasts only its batch dims at run
     time (one branch per operand, covering both batch dims): its matrix dims
