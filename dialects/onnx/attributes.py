@@ -80,7 +80,7 @@ def tensor_attr(t: onnx.TensorProto, name_hint: str = "") -> ir.Attribute:
     ttype = ir.RankedTensorType.get(shape, et)
     if t.data_type == onnx.TensorProto.BOOL:
         return dense_bool_attr(arr, ttype)
-    if arr.dtype.kind not in "fiuc" or arr.dtype.itemsize * 8 != _bitwidth(et):
+    if arr.dtype.isbuiltin != 1 or arr.dtype.itemsize * 8 != _bitwidth(et):
         arr = _raw_bits(arr, et)  # bf16 / float8: keep the bits of the proto
     arr = np.ascontiguousarray(arr)
     if arr.size > RESOURCE_THRESHOLD:
@@ -149,10 +149,12 @@ def _bitwidth(et: ir.Type) -> int:
 
 
 def _raw_bits(arr: np.ndarray, et: ir.Type) -> np.ndarray:
-    """Element bits for types numpy has no native dtype for (bf16, f8)."""
+    """Element bits for types numpy has no native dtype for (bf16, f8, and
+    f4/int4/int2 unpacked from the proto's packing by numpy_helper: ml_dtypes
+    keeps one per byte, the bits in the low part, as MLIR's dense storage)."""
     width = _bitwidth(et)
-    if width in (8, 16) and arr.dtype.itemsize * 8 == width:
-        return np.ascontiguousarray(arr).view({8: np.uint8, 16: np.uint16}[width])
+    if width in (2, 4, 8, 16) and arr.dtype.itemsize * 8 == max(width, 8):
+        return np.ascontiguousarray(arr).view({1: np.uint8, 2: np.uint16}[arr.dtype.itemsize])
     raise ValueError(f"constants of element type {et} are not supported yet")
 
 

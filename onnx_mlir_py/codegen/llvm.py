@@ -38,7 +38,12 @@ PRE_LLVM_PIPELINE = ", ".join([
     "expand-strided-metadata",
     "lower-affine",
     "convert-scf-to-cf",
-    "arith-expand",
+    # bf16 arithmetic in f32, rounded to bf16 after each op (the conversions
+    # in integer ops: x86 has no bf16 instructions below AVX512-BF16, and
+    # LLVM's fptrunc to bfloat calls __truncsfbf2, which libgcc 12 lacks)
+    "func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})",
+    "func.func(math-extend-to-supported-types{extra-types=f16 target-type=f32})",
+    "arith-expand{include-bf16=true}",
     "memref-expand",
     "expand-strided-metadata",
     "lower-affine",

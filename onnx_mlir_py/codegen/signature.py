@@ -25,13 +25,20 @@ ONNX_DTYPES: dict[str, tuple[str, int, int]] = {
     "uint16": ("ui16", 4, 2), "int16": ("i16", 5, 2), "int32": ("i32", 6, 4),
     "int64": ("i64", 7, 8), "bool": ("i1", 9, 1), "float16": ("f16", 10, 2),
     "double": ("f64", 11, 8), "uint32": ("ui32", 12, 4), "uint64": ("ui64", 13, 8),
+    "bfloat16": ("bf16", 16, 2),
+    # one element per byte in memory (ml_dtypes' layout; the packed 4-bit /
+    # 2-bit form exists only in TensorProto); lowered as i8 + onnx.dtype
+    "float8e4m3fn": ("f8E4M3FN", 17, 1), "float8e4m3fnuz": ("f8E4M3FNUZ", 18, 1),
+    "float8e5m2": ("f8E5M2", 19, 1), "float8e5m2fnuz": ("f8E5M2FNUZ", 20, 1),
+    "uint4": ("ui4", 21, 1), "int4": ("i4", 22, 1), "float4e2m1": ("f4E2M1FN", 23, 1),
+    "float8e8m0": ("f8E8M0FNU", 24, 1), "uint2": ("ui2", 25, 1), "int2": ("i2", 26, 1),
 }
 # MLIR element type text -> ONNX type name (signless ints read as signed).
 MLIR_TO_ONNX: dict[str, str] = {
     "f32": "float", "f64": "double", "f16": "float16", "i1": "bool",
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "si8": "int8", "si16": "int16", "si32": "int32", "si64": "int64",
-    "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
+    "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64", "bf16": "bfloat16",
 }
 _ALIASES = {"float32": "float", "float64": "double", "boolean": "bool", "half": "float16"}
 

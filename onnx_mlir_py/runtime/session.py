@@ -18,6 +18,7 @@ import json
 import os
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
@@ -32,6 +33,16 @@ SIG_TYPES: dict[str, tuple[np.dtype, int]] = {
     "i64": (np.dtype(np.int64), 7), "i1": (np.dtype(np.bool_), 9),
     "f16": (np.dtype(np.float16), 10), "f64": (np.dtype(np.float64), 11),
     "ui32": (np.dtype(np.uint32), 12), "ui64": (np.dtype(np.uint64), 13),
+    # ml_dtypes (an onnx dependency): one element per byte for the 8/4/2-bit types
+    "bf16": (np.dtype(ml_dtypes.bfloat16), 16),
+    "f8E4M3FN": (np.dtype(ml_dtypes.float8_e4m3fn), 17),
+    "f8E4M3FNUZ": (np.dtype(ml_dtypes.float8_e4m3fnuz), 18),
+    "f8E5M2": (np.dtype(ml_dtypes.float8_e5m2), 19),
+    "f8E5M2FNUZ": (np.dtype(ml_dtypes.float8_e5m2fnuz), 20),
+    "ui4": (np.dtype(ml_dtypes.uint4), 21), "i4": (np.dtype(ml_dtypes.int4), 22),
+    "f4E2M1FN": (np.dtype(ml_dtypes.float4_e2m1fn), 23),
+    "f8E8M0FNU": (np.dtype(ml_dtypes.float8_e8m0fnu), 24),
+    "ui2": (np.dtype(ml_dtypes.uint2), 25), "i2": (np.dtype(ml_dtypes.int2), 26),
 }
 CODE_TO_DTYPE = {code: dt for dt, code in SIG_TYPES.values()}
 _DTYPE_CODE = {dt: code for dt, code in SIG_TYPES.values()}
@@ -114,7 +125,7 @@ def _address(a: np.ndarray) -> int | None:
     ``a.ctypes.data``."""
     if not a.size:
         return None
-    if a.flags.writeable:
+    if a.flags.writeable and a.dtype.isbuiltin == 1:  # ml_dtypes: no buffer format
         return ctypes.addressof(ctypes.c_char.from_buffer(a))
     return a.ctypes.data
 

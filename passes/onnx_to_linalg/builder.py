@@ -31,12 +31,28 @@ DYN = ir.ShapedType.get_dynamic_size()
 _ONNX_NAMES = {"ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
                "si8": "int8", "si16": "int16", "si32": "int32", "si64": "int64",
                "ui4": "uint4", "ui2": "uint2"}
+# Element types kept in memory as one byte each (their bit pattern in the low
+# bits, the rest zero: the layout of ml_dtypes arrays): the lowered IR only
+# sees ``i8``; the ONNX type is recorded (``b.onnx_elem``) for the ops that
+# interpret the bits (Cast, Quantize/DequantizeLinear; cast_bits.py).
+STORAGE_TYPES = {"f8E4M3FN": "float8e4m3fn", "f8E4M3FNUZ": "float8e4m3fnuz",
+                 "f8E5M2": "float8e5m2", "f8E5M2FNUZ": "float8e5m2fnuz",
+                 "f8E8M0FNU": "float8e8m0", "f4E2M1FN": "float4e2m1",
+                 "i4": "int4", "si4": "int4", "ui4": "uint4",
+                 "i2": "int2", "si2": "int2", "ui2": "uint2"}
+
+
+def is_storage_type(t: ir.Type) -> bool:
+    """An element type lowered to an ``i8`` bit container (STORAGE_TYPES)."""
+    return str(t) in STORAGE_TYPES
 
 
 def to_signless(t: ir.Type) -> ir.Type:
     """ONNX-dialect type -> type upstream dialects accept (``uiN``/``siN`` ->
     ``iN``, recursively through tensor/function types). The one place where
-    this conversion happens."""
+    this conversion happens. STORAGE_TYPES (float8, float4, int4, int2) -> ``i8``."""
+    if is_storage_type(t):
+        return ir.IntegerType.get_signless(8)
     if isinstance(t, ir.IntegerType):
         return t if t.is_signless else ir.IntegerType.get_signless(t.width)
     if isinstance(t, ir.RankedTensorType):
@@ -54,6 +70,8 @@ def to_signless(t: ir.Type) -> ir.Type:
 def lost_dtype(t: ir.Type) -> str | None:
     """ONNX type name (``"uint8"``) if ``to_signless`` loses information."""
     et = t.element_type if isinstance(t, ir.ShapedType) else t
+    if is_storage_type(et):
+        return STORAGE_TYPES[str(et)]
     if isinstance(et, ir.IntegerType) and not et.is_signless:
         return _ONNX_NAMES.get(str(et))
     return None
@@ -132,12 +150,16 @@ class LoweringContext:
     # -- bookkeeping ---------------------------------------------------------
     def record(self, v: ir.Value, onnx_type: ir.Type) -> None:
         et = elem_of(onnx_type)
-        if isinstance(et, ir.IntegerType) and not et.is_signless:
+        if (isinstance(et, ir.IntegerType) and not et.is_signless) or is_storage_type(et):
             self._orig_elem[v] = et
 
     def unsigned(self, v: ir.Value) -> bool:
         et = self._orig_elem.get(v, elem_of(v.type))
         return isinstance(et, ir.IntegerType) and et.is_unsigned
+
+    def onnx_elem(self, v: ir.Value) -> ir.Type:
+        """The ONNX element type of lowered value ``v`` (``ui8``, ``f8E4M3FN``, ...)."""
+        return self._orig_elem.get(v, elem_of(v.type))
 
     # -- types ---------------------------------------------------------------
     @staticmethod

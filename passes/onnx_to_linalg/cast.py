@@ -1,28 +1,99 @@
 """Cast / CastLike -> one elementwise linalg.generic converting each element
-(``builder.convert_scalar``: float <-> int, widths, signedness)."""
+(``builder.convert_scalar``: float <-> int, widths, signedness; the small
+types through cast_bits: bf16, float8, float4, int4/int2, with the
+``saturate`` and ``round_mode`` rules of the spec)."""
 from __future__ import annotations
 
 import mlir.ir as ir
+from mlir.dialects import arith
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
+from onnx_mlir_py.passes.onnx_to_linalg import cast_bits as cb
 from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, convert_scalar, elem_of,
                                                         to_signless)
 from onnx_mlir_py.passes.onnx_to_linalg.broadcast import broadcast_generic
+
+_PLAIN = (ir.F16Type, ir.F32Type, ir.F64Type, ir.IntegerType)
+
+
+def is_small(t: ir.Type) -> bool:
+    """An element type converted through cast_bits."""
+    s = str(t)
+    return s in cb.FORMATS or s == cb.E8M0 or s in cb.SUB_BYTE_INTS
+
+
+def read_scalar(v: ir.Value, onnx_t: ir.Type) -> tuple[ir.Value, bool]:
+    """A lowered element of ONNX type ``onnx_t`` -> (a value of a plain type:
+    f32 for the small floats, i8 for int4/int2; whether it is unsigned)."""
+    s = str(onnx_t)
+    if s == "bf16":
+        return cb.decode(arith.bitcast(ir.IntegerType.get_signless(16), v), cb.FORMATS[s]), False
+    if s in cb.FORMATS:
+        return cb.decode(v, cb.FORMATS[s]), False
+    if s == cb.E8M0:
+        return cb.decode_e8m0(v), False
+    if s in cb.SUB_BYTE_INTS:
+        bits, signed = cb.SUB_BYTE_INTS[s]
+        return cb.decode_int(v, bits, signed), not signed
+    return v, isinstance(onnx_t, ir.IntegerType) and onnx_t.is_unsigned
+
+
+def write_scalar(x: ir.Value, x_uns: bool, onnx_t: ir.Type, saturate: bool = True,
+                 round_mode: str = "up") -> ir.Value:
+    """A plain scalar -> the lowered element of ONNX type ``onnx_t``."""
+    s = str(onnx_t)
+    f32, f64 = ir.F32Type.get(), ir.F64Type.get()
+    src = x.type
+    if s in cb.FORMATS or s == cb.E8M0:
+        if s == cb.E8M0:                   # onnx.numpy_helper.to_float8e8m0: via float32
+            return cb.encode_e8m0(convert_scalar(x, x_uns, f32), saturate, round_mode)
+        # exact widening first (f16 / bf16 -> f32, int -> f64), then one rounding
+        wide = x if isinstance(src, (ir.F32Type, ir.F64Type)) else \
+            convert_scalar(x, x_uns, f64 if isinstance(src, ir.IntegerType) else f32)
+        # ``saturate`` is for the float8 types only (bf16 overflows to inf)
+        bits = cb.encode(wide, cb.FORMATS[s], saturate and s != "bf16")
+        return arith.bitcast(ir.BF16Type.get(), bits) if s == "bf16" else bits
+    if s in cb.SUB_BYTE_INTS:
+        bits, _ = cb.SUB_BYTE_INTS[s]
+        if not isinstance(src, ir.IntegerType):   # truncate toward zero, then wrap
+            x = convert_scalar(x, False, ir.IntegerType.get_signless(max(32, src.width)), False)
+        elif src.width == 1:
+            x = arith.extui(ir.IntegerType.get_signless(8), x)
+        return cb.encode_int(x, bits)
+    dst = to_signless(onnx_t)
+    return convert_scalar(x, x_uns, dst, isinstance(onnx_t, ir.IntegerType) and
+                          onnx_t.is_unsigned)
+
+
+def _attr(op: OnnxOp, name: str, default):
+    return getattr(op.attrs, name) if name in op.spec.attributes else default
 
 
 @lowering("Cast", 6, 9, 13, 19, 21, 23, 24, 25, 28)
 def lower_cast(op: OnnxOp, b: LoweringContext):
     x = op.input(0)
-    src_uns = b.unsigned(x)
-    onnx_dst = elem_of(op.op.results[0].type)
-    dst = to_signless(onnx_dst)
-    dst_uns = isinstance(onnx_dst, ir.IntegerType) and onnx_dst.is_unsigned
-    for t in (elem_of(x.type), dst):
-        if not isinstance(t, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type, ir.IntegerType)) \
-                or (isinstance(t, ir.IntegerType) and t.width not in (1, 8, 16, 32, 64)):
+    src = b.onnx_elem(x)
+    dst = elem_of(op.op.results[0].type)
+    for t in (src, dst):
+        if not (isinstance(t, _PLAIN) or isinstance(t, ir.BF16Type) or is_small(t)) or \
+                (isinstance(t, ir.IntegerType) and not is_small(t) and
+                 t.width not in (1, 8, 16, 32, 64)):
             op.fail(f"cast with element type {t} is not supported")
-    return [broadcast_generic(op, b, [x], lambda s: convert_scalar(s, src_uns, dst, dst_uns))]
+    saturate = bool(_attr(op, "saturate", 1))
+    round_mode = _attr(op, "round_mode", "up")
+    if round_mode not in ("up", "down", "nearest"):
+        op.fail(f"round_mode '{round_mode}' is not one of up, down, nearest")
+
+    def body(v):
+        if not (is_small(src) or is_small(dst) or "bf16" in (str(src), str(dst))):
+            return convert_scalar(v, b.unsigned(x), to_signless(dst),
+                                  isinstance(dst, ir.IntegerType) and dst.is_unsigned)
+        if str(src) == str(dst):
+            return v
+        plain, uns = read_scalar(v, src)
+        return write_scalar(plain, uns, dst, saturate, round_mode)
+    return [broadcast_generic(op, b, [x], body)]
 
 
 @lowering("CastLike", 15, 19, 21, 23, 24, 25)

@@ -7,7 +7,8 @@ from mlir.dialects import arith, tensor
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
-from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, to_signless
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, is_storage_type, to_signless
+from onnx_mlir_py.passes.onnx_to_linalg.storage_consts import storage_elements
 
 _SIGNED = {1: np.int8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
@@ -25,6 +26,8 @@ def signless_elements(attr: ir.Attribute, t: ir.Type) -> tuple[ir.Attribute, boo
     st = to_signless(t)
     if st == t:
         return attr, False
+    if is_storage_type(t.element_type):
+        return storage_elements(attr, t, st), False
     if isinstance(attr, ir.DenseElementsAttr):
         width = t.element_type.width
         if attr.is_splat:

@@ -193,7 +193,9 @@ def lower_loop(op: OnnxOp, b: LoweringContext):
     # after region: the ONNX body block itself, plus the accumulator arguments
     after = _move_body(_region(op, "body"), w.after)
     for a, t in zip(list(after.arguments), [it_t, cond_t] + state_types):
+        old = a.type
         a.set_type(t)
+        b.record(a, old)      # uintN / float8 ...: the ONNX type of the state
     acc_args = [after.add_argument(t, op.op.location) for t in acc_types]
     with ir.InsertionPoint(term), term.location:
         outs = list(term.operands)
@@ -393,6 +395,7 @@ def lower_scan(op: OnnxOp, b: LoweringContext):
         new_args = carried[:n_state] + slices
         anchor = scf.YieldOp([])      # placeholder: body ops go before it
     for a, nv in zip(list(body.arguments), new_args):
+        b.record(nv, a.type)
         a.replace_all_uses_with(nv)
     for o in list(body.operations):
         o.operation.move_before(anchor.operation)

@@ -19,7 +19,8 @@ from onnx_mlir_py.errors import CompileError, OnnxMlirError, UnsupportedOpsError
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.registry import lookup
 from onnx_mlir_py.check_abi import CHECKS_ATTR, NODE_TYPES_ATTR
-from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, lost_dtype, to_signless
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, is_storage_type, lost_dtype,
+                                                        to_signless)
 
 
 def _funcs(module: ir.Module):
@@ -155,8 +156,27 @@ def _check_declared_dims(v: OnnxOp, b: LoweringContext, nv: ir.Value,
                           f"{int(want.shape[k])}", d)
 
 
+# Ops that may see the one-byte storage types (float8, float4, int4, int2 as
+# i8 bits): they move elements or interpret them through cast_bits. Any other
+# op would compute on the bits, so it is refused (never silently wrong).
+STORAGE_OPS = {"Cast", "CastLike", "Constant", "QuantizeLinear", "DequantizeLinear", "Identity",
+               "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Shape", "Size",
+               "If", "Loop", "Scan", "Pad"}
+
+
+def _check_storage_types(v: OnnxOp, b: LoweringContext) -> None:
+    if v.op_type in STORAGE_OPS:
+        return
+    types = [b.onnx_elem(x) for x in v.op.operands] + \
+        [r.type.element_type for r in v.op.results if isinstance(r.type, ir.ShapedType)]
+    for t in types:
+        if is_storage_type(t):
+            v.fail(f"element type {t} is not supported by {v.op_type}")
+
+
 def lower_op(op: ir.Operation, b: LoweringContext) -> None:
     v, rule = _rule_for(op)
+    _check_storage_types(v, b)
     with ir.InsertionPoint(op), op.location:
         b.node = v
         b.node_types[v.name] = v.op_type

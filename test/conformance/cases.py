@@ -187,13 +187,15 @@ def _check_data(values) -> str | None:
     for v in values:
         if not isinstance(v, np.ndarray):
             return f"non-tensor value ({type(v).__name__})"
-        if v.dtype == object or v.dtype.kind in "SUV" or v.dtype.name not in _RUNTIME_DTYPES:
+        if v.dtype == object or v.dtype.kind in "SU" or v.dtype.name not in _RUNTIME_DTYPES:
             return f"element type {v.dtype.name} not supported by the runtime"
     return None
 
 
 _RUNTIME_DTYPES = {"float32", "float64", "float16", "int8", "int16", "int32", "int64",
-                   "uint8", "uint16", "uint32", "uint64", "bool"}
+                   "uint8", "uint16", "uint32", "uint64", "bool", "bfloat16",
+                   "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                   "float8_e8m0fnu", "float4_e2m1fn", "int4", "uint4", "int2", "uint2"}
 
 
 def run_task(task: dict) -> dict:

@@ -155,9 +155,31 @@ OM_HIDDEN void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t 
 
 OM_HIDDEN void _mlir_memref_to_llvm_free(void *p) { free(p); }
 
+#if defined(__x86_64__)
+/* float -> bfloat16, round to nearest even (NaN stays NaN). The model code
+ * does bf16 arithmetic in f32 (codegen/llvm.py), but LLVM's x86 backend still
+ * legalizes some bf16 vector operations (selects, shuffles) by promoting to
+ * f32 and calling this libcall, which libgcc before GCC 13 does not have.
+ * The bits are returned in xmm0 like a half, hence _Float16 (GCC 12+). */
+OM_HIDDEN _Float16 __truncsfbf2(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  uint16_t b = (u & 0x7fffffffu) > 0x7f800000u
+                   ? (uint16_t)((u >> 16) | 0x40u)
+                   : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  _Float16 r;
+  memcpy(&r, &b, sizeof r);
+  return r;
+}
+#endif
+
 int64_t omTensorGetElemSize(OM_DATA_TYPE t) {
   switch (t) {
-  case ONNX_TYPE_UINT8: case ONNX_TYPE_INT8: case ONNX_TYPE_BOOL: return 1;
+  case ONNX_TYPE_UINT8: case ONNX_TYPE_INT8: case ONNX_TYPE_BOOL:
+  case ONNX_TYPE_FLOAT8E4M3FN: case ONNX_TYPE_FLOAT8E4M3FNUZ: case ONNX_TYPE_FLOAT8E5M2:
+  case ONNX_TYPE_FLOAT8E5M2FNUZ: case ONNX_TYPE_UINT4: case ONNX_TYPE_INT4:
+  case ONNX_TYPE_FLOAT4E2M1: case ONNX_TYPE_FLOAT8E8M0: case ONNX_TYPE_UINT2:
+  case ONNX_TYPE_INT2: return 1;
   case ONNX_TYPE_UINT16: case ONNX_TYPE_INT16: case ONNX_TYPE_FLOAT16:
   case ONNX_TYPE_BFLOAT16: return 2;
   case ONNX_TYPE_FLOAT: case ONNX_TYPE_INT32: case ONNX_TYPE_UINT32: return 4;

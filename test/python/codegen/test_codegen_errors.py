@@ -87,8 +87,8 @@ def test_missing_library(tmp_path):
      "no func.func @main_graph"),
     ("func.func @main_graph(%a: tensor<*xf32>) -> tensor<*xf32> { return %a : tensor<*xf32> }",
      r"input #0 of @main_graph must be a ranked tensor"),
-    ("func.func @main_graph(%a: tensor<2xbf16>) -> tensor<2xbf16> "
-     "{ return %a : tensor<2xbf16> }", "unsupported element type bf16"),
+    ("func.func @main_graph(%a: tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN> "
+     "{ return %a : tensor<2xf8E4M3FN> }", "unsupported element type f8E4M3FN"),
     ("func.func @main_graph(%a: tensor<2xi8> {onnx.dtype = \"float\"}) -> tensor<2xi8> "
      "{ return %a : tensor<2xi8> }", "does not match the element type i8"),
     ("func.func @main_graph(%a: memref<2xf32>) -> memref<2xf32> "

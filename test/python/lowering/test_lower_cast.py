@@ -1,0 +1,188 @@
+"""Cast / CastLike to and from bf16, float8 (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ,
+E8M0), float4 E2M1 and int4/uint4/int2/uint2, compiled and compared bit for
+bit with onnx.reference (ml_dtypes): every f16 value, f32 specials and random
+f32 bit patterns; every pattern of each small type back to f32/f16/int8."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as TP, helper
+from onnx.reference import ReferenceEvaluator
+
+from onnx_mlir_py.testing.check import run_compiled
+
+SMALL = [TP.FLOAT8E4M3FN, TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2, TP.FLOAT8E5M2FNUZ, TP.FLOAT8E8M0,
+         TP.FLOAT4E2M1, TP.BFLOAT16, TP.INT4, TP.UINT4, TP.INT2, TP.UINT2]
+F8 = SMALL[:4]
+INTS = (TP.INT4, TP.UINT4, TP.INT2, TP.UINT2)
+
+
+def _model(nodes, inputs, outputs, opset=25):
+    g = helper.make_graph(nodes, "g", inputs, outputs)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+def assert_same_bits(got: np.ndarray, want: np.ndarray, what: str):
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype)
+    if want.dtype.kind in "iub" or want.dtype in (ml_dtypes.int4, ml_dtypes.uint4,
+                                                 ml_dtypes.int2, ml_dtypes.uint2):
+        np.testing.assert_array_equal(got.astype(np.int64), want.astype(np.int64), what)
+        return
+    gn, wn = np.isnan(got.astype(np.float32)), np.isnan(want.astype(np.float32))
+    bad = (gn != wn) | (~wn & (_bits(got) != _bits(want)))
+    idx = np.nonzero(bad)[0][:5]
+    assert not bad.any(), f"{what}: {bad.sum()} differ, e.g. at {idx}: got bits " \
+        f"{_bits(got)[idx]}, expected {_bits(want)[idx]}"
+
+
+def _float_inputs(src: int) -> np.ndarray:
+    f16 = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    if src == TP.FLOAT16:
+        return f16
+    rng = np.random.default_rng(0)
+    rand = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    return np.concatenate([f16.astype(np.float32), rand,
+                           np.array([np.inf, -np.inf, np.nan, -0.0, 3e38, 448, 464, 465,
+                                     57344, 61440, 240, 248], np.float32)])
+
+
+@pytest.mark.parametrize("saturate", [1, 0])
+@pytest.mark.parametrize("src", [TP.FLOAT, TP.FLOAT16])
+def test_cast_to_small_types_bit_exact(src, saturate):
+    x = _float_inputs(src)
+    dsts = SMALL if saturate else F8
+    outs, nodes, feeds = [], [], {}
+    for k, d in enumerate(dsts):
+        name = f"x{k}"
+        v = x
+        if d in INTS:          # out of range float -> int is undefined: keep it in range
+            v = x[np.isfinite(x) & (np.abs(x.astype(np.float64)) < 1000)]
+        if d == TP.FLOAT8E8M0:  # negative -> e8m0 is undefined
+            v = x[~(x < 0)]
+        feeds[name] = v
+        nodes.append(helper.make_node("Cast", [name], [f"y{k}"], to=d, saturate=saturate))
+        outs.append(helper.make_tensor_value_info(f"y{k}", d, [len(v)]))
+    ins = [helper.make_tensor_value_info(n, src, [len(v)]) for n, v in feeds.items()]
+    m = _model(nodes, ins, outs)
+    got = run_compiled(m, feeds)
+    want = ReferenceEvaluator(m).run(None, feeds)
+    for d, g, w in zip(dsts, got, want):
+        assert_same_bits(g, np.asarray(w), onnx.helper.tensor_dtype_to_string(d))
+
+
+def _all_patterns(t: int) -> np.ndarray:
+    dt = helper.tensor_dtype_to_np_dtype(t)
+    n = {TP.BFLOAT16: 65536, TP.INT2: 4, TP.UINT2: 4, TP.INT4: 16, TP.UINT4: 16,
+         TP.FLOAT4E2M1: 16}.get(t, 256)
+    raw = np.arange(n, dtype=np.uint32).astype(np.uint16 if n > 256 else np.uint8)
+    return raw.view(dt)
+
+
+@pytest.mark.parametrize("dst", [TP.FLOAT, TP.FLOAT16, TP.DOUBLE, TP.INT8, TP.BOOL,
+                                 TP.FLOAT8E4M3FN, TP.BFLOAT16])
+def test_cast_from_small_types_bit_exact(dst):
+    nodes, ins, outs, feeds = [], [], [], {}
+    srcs = [s for s in SMALL if s != dst]
+    for k, s in enumerate(srcs):
+        v = _all_patterns(s)
+        if dst == TP.INT8 and s not in INTS:   # float -> int out of range is undefined
+            f = v.astype(np.float32)
+            v = v[np.isfinite(f) & (np.abs(f) < 100)]
+        feeds[f"x{k}"] = v
+        ins.append(helper.make_tensor_value_info(f"x{k}", s, [len(v)]))
+        nodes.append(helper.make_node("Cast", [f"x{k}"], [f"y{k}"], to=dst))
+        outs.append(helper.make_tensor_value_info(f"y{k}", dst, [len(v)]))
+    m = _model(nodes, ins, outs)
+    got = run_compiled(m, feeds)
+    want = ReferenceEvaluator(m).run(None, feeds)
+    for s, g, w in zip(srcs, got, want):
+        assert_same_bits(g, np.asarray(w), f"{helper.tensor_dtype_to_string(s)} -> "
+                                           f"{helper.tensor_dtype_to_string(dst)}")
+
+
+@pytest.mark.parametrize("round_mode", ["up", "down", "nearest"])
+@pytest.mark.parametrize("saturate", [1, 0])
+def test_cast_e8m0_round_modes(round_mode, saturate):
+    rng = np.random.default_rng(1)
+    x = np.concatenate([np.abs(rng.standard_normal(3000)).astype(np.float32) * 1e3,
+                        rng.integers(0, 2 ** 31, 5000, dtype=np.uint64).astype(np.uint32)
+                        .view(np.float32),
+                        np.array([0, np.inf, np.nan, 3.4e38, 1e-45, 1.5, 3.0], np.float32)])
+    m = _model([helper.make_node("Cast", ["x"], ["y"], to=TP.FLOAT8E8M0, saturate=saturate,
+                                 round_mode=round_mode)],
+               [helper.make_tensor_value_info("x", TP.FLOAT, [len(x)])],
+               [helper.make_tensor_value_info("y", TP.FLOAT8E8M0, [len(x)])])
+    assert_same_bits(run_compiled(m, {"x": x})[0],
+                     np.asarray(ReferenceEvaluator(m).run(None, {"x": x})[0]), round_mode)
+
+
+def test_small_type_initializers_and_data_movement():
+    """Constants of the one-byte storage types (int4 packed two per byte in the
+    proto, float8, int2 with zeros; small ones dense, large ones dense_resource),
+    moved by Transpose, then cast."""
+    rng = np.random.default_rng(2)
+    vals = {TP.INT4: rng.integers(-8, 8, (40, 30)), TP.UINT2: rng.integers(0, 4, (3, 5)),
+            TP.FLOAT8E5M2: rng.standard_normal((40, 30)) * 10,
+            TP.FLOAT4E2M1: rng.standard_normal((3, 5)) * 3}
+    nodes, outs, inits = [], [], []
+    for k, (t, v) in enumerate(vals.items()):
+        arr = np.asarray(v).astype(helper.tensor_dtype_to_np_dtype(t))
+        inits.append(onnx.numpy_helper.from_array(arr, f"c{k}"))
+        nodes += [helper.make_node("Transpose", [f"c{k}"], [f"t{k}"], perm=[1, 0]),
+                  helper.make_node("Cast", [f"t{k}"], [f"y{k}"], to=TP.FLOAT)]
+        outs.append(helper.make_tensor_value_info(f"y{k}", TP.FLOAT, arr.shape[::-1]))
+    nodes.append(helper.make_node("Identity", ["x"], ["z"]))
+    m = _model(nodes, [helper.make_tensor_value_info("x", TP.FLOAT8E4M3FNUZ, [4])],
+               outs + [helper.make_tensor_value_info("z", TP.FLOAT8E4M3FNUZ, [4])])
+    m.graph.initializer.extend(inits)
+    x = np.array([0x80, 0x01, 0x7F, 0xFF], np.uint8).view(ml_dtypes.float8_e4m3fnuz)
+    got = run_compiled(m, {"x": x})
+    want = ReferenceEvaluator(m).run(None, {"x": x})
+    for g, w in zip(got, want):
+        assert_same_bits(g, np.asarray(w), "constant")
+
+
+def test_storage_type_into_computing_op_is_refused():
+    """An op that would compute on the i8 bits of a float8 value fails naming it."""
+    from onnx_mlir_py.errors import OnnxMlirError
+    m = _model([helper.make_node("IsNaN", ["x"], ["y"])],
+               [helper.make_tensor_value_info("x", TP.FLOAT8E4M3FN, [4])],
+               [helper.make_tensor_value_info("y", TP.BOOL, [4])])
+    with pytest.raises(OnnxMlirError, match=r"IsNaN.*f8E4M3FN is not supported"):
+        run_compiled(m, {"x": np.zeros(4, ml_dtypes.float8_e4m3fn)})
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_bf16_arithmetic_and_selects(opt_level):
+    """bf16 ops compute in f32; at -O0 they round once per op (bit-exact with
+    ml_dtypes); at -O3 ops fused into one kernel round once at its end (the
+    emulation keeps f32 in between: within an ulp per op). The vectorized
+    selects make LLVM call __truncsfbf2, which the runtime provides."""
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(1000) * 50).astype(ml_dtypes.bfloat16)
+    b = (rng.standard_normal(1000) * 50).astype(ml_dtypes.bfloat16)
+    c = rng.standard_normal(1000) > 0
+    t = TP.BFLOAT16
+    m = _model([helper.make_node("Add", ["a", "b"], ["s"]),
+                helper.make_node("Mul", ["s", "a"], ["p"]),
+                helper.make_node("Where", ["c", "p", "b"], ["y"]),
+                helper.make_node("Max", ["y", "a"], ["z"])],
+               [helper.make_tensor_value_info("a", t, [1000]),
+                helper.make_tensor_value_info("b", t, [1000]),
+                helper.make_tensor_value_info("c", TP.BOOL, [1000])],
+               [helper.make_tensor_value_info("y", t, [1000]),
+                helper.make_tensor_value_info("z", t, [1000])], opset=21)
+    feeds = {"a": a, "b": b, "c": c}
+    got = run_compiled(m, feeds, opt_level=opt_level)
+    for g, w in zip(got, ReferenceEvaluator(m).run(None, feeds)):
+        if opt_level == 0:
+            assert_same_bits(g, np.asarray(w), "bf16")
+        else:
+            np.testing.assert_allclose(g.astype(np.float32), np.asarray(w).astype(np.float32),
+                                       rtol=2 ** -7, atol=0)
