@@ -22,6 +22,10 @@ depend on such a sum, from the reference's own intermediate values:
   result is not finite or beyond 1e-3 of the type's max (the rule
   ``oracle.compare`` applies to an output), except sums of non-negative
   terms (ReduceL1/L2/SumSquare, LpPool: no cancellation);
+* Sin, Cos, Tan of a computed value (not a graph input or constant, nor
+  only moved from one) where 16 ulps of that value, absolute, exceed the
+  relative tolerance (f32: beyond about 1000; s2000-1636: Tan of a Conv
+  result -1.27e29, one ulp apart at -O0, -0.73 for 0.35);
 * instability then flows to what depends on it: elementwise ops (with
   broadcasting), data movement and max/sum-like reductions and pools (the
   node run on the masks), MatMul-like ops (the node run on one mask at a
@@ -53,6 +57,10 @@ PRODUCT = {"MatMul", "Gemm", "Conv"}
 NEVER = {"Shape", "Size"}
 # sums of non-negative terms: no cancellation, inf only where the terms overflow
 NONNEG = {"ReduceL1", "ReduceL2", "ReduceSumSquare", "LpPool"}
+# periodic functions of a computed argument: its rounding error, absolute,
+# decides the result once PERIODIC_ULPS ulps of it exceed the tolerance
+PERIODIC = {"Sin", "Cos", "Tan"}
+PERIODIC_ULPS = 16
 _U = {np.dtype(np.float16): 2.0 ** -11, np.dtype(np.float32): 2.0 ** -24,
       np.dtype(np.float64): 2.0 ** -53}
 
@@ -125,6 +133,25 @@ def _spread(node, opset: int, ins: list, masks: list, outs: list, run_node) -> l
     return full
 
 
+def _own(node, opset: int, ins: list, y: np.ndarray, run_node, rtol: dict, rounded: bool):
+    """The positions where ``node`` itself is unstable (module docstring), or None."""
+    from onnx_mlir_py.testing.fuzz.oracle import ACCUMULATING
+    op, r = node.op_type, rtol[y.dtype.type]
+    with np.errstate(all="ignore"):
+        if op in TERMS:
+            try:
+                mag = _magnitude(node, opset, ins, run_node).astype(np.float64)
+                err = _terms(node, ins, y) * _U[y.dtype] * mag
+                return ~np.isfinite(mag) | (err > r * np.maximum(np.abs(y), 1))
+            except Exception:  # noqa: BLE001 - the reference refuses: by the result
+                pass
+        if op in PERIODIC and rounded and ins[0].shape == y.shape:
+            return PERIODIC_ULPS * _U[y.dtype] * np.abs(ins[0].astype(np.float64)) > r
+        if op in ACCUMULATING and op not in NONNEG:
+            return ~np.isfinite(y) | (np.abs(y) > float(np.finfo(y.dtype).max) * 1e-3)
+    return None
+
+
 def unstable(model: onnx.ModelProto, feeds: dict, values: dict, run_node,
              rtol: dict) -> dict[str, np.ndarray]:
     """Graph output -> bool mask of its unstable positions (see the module
@@ -132,11 +159,15 @@ def unstable(model: onnx.ModelProto, feeds: dict, values: dict, run_node,
     computed it (``verify.values.expose_values``), ``run_node(node, opset,
     inputs)``: one node in the reference engine, ``rtol``: the oracle's base
     relative tolerance per numpy float type."""
+    from onnx_mlir_py.testing.fuzz.oracle import EXACT_OPS
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 21)
     vals = {**{t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer},
             **feeds, **values}
     mask: dict[str, np.ndarray | None] = {}
+    rounded: set[str] = set()           # values a rounding op computed (or moved)
     for node in model.graph.node:
+        if node.op_type not in EXACT_OPS or any(i in rounded for i in node.input):
+            rounded.update(node.output)
         if any(o not in vals for o in node.output if o):
             continue                    # not exposed (a sequence): nothing known
         ins = [vals[i] for i in node.input if i]
@@ -145,20 +176,8 @@ def unstable(model: onnx.ModelProto, feeds: dict, values: dict, run_node,
         y = outs[0] if outs else None
         own = None
         if y is not None and y.dtype.kind == "f":
-            from onnx_mlir_py.testing.fuzz.oracle import ACCUMULATING
-            if node.op_type in TERMS:
-                try:
-                    mag = _magnitude(node, opset, ins, run_node).astype(np.float64)
-                    with np.errstate(all="ignore"):
-                        err = _terms(node, ins, y) * _U[y.dtype] * mag
-                        own = ~np.isfinite(mag) | (err > rtol[y.dtype.type] *
-                                                   np.maximum(np.abs(y), 1))
-                except Exception:  # noqa: BLE001 - the reference refuses: by the result
-                    own = None
-            if own is None and node.op_type in ACCUMULATING and node.op_type not in NONNEG:
-                big = float(np.finfo(y.dtype).max) * 1e-3
-                with np.errstate(all="ignore"):
-                    own = ~np.isfinite(y) | (np.abs(y) > big)
+            own = _own(node, opset, ins, y, run_node, rtol,
+                       bool(node.input) and node.input[0] in rounded)
         if own is not None and own.shape == y.shape:
             got[0] = own if got[0] is None else (got[0] | own)
         for o, m in zip([o for o in node.output if o], got):
