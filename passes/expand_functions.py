@@ -15,10 +15,13 @@ expanded ops; ``--EmitONNXBasic`` / ``--EmitONNXIR`` keep the ops themselves.
 """
 from __future__ import annotations
 
+import base64
+
 import mlir.ir as ir
 import onnx
 from onnx import helper
 
+from onnx_mlir_py.dialects.onnx.attributes import GRAPH_PROTOS_ATTR
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, is_onnx_op
 from onnx_mlir_py.dialects.onnx.types import MLIR_TO_ELEM_TYPE
 from onnx_mlir_py.errors import CompileError
@@ -74,8 +77,14 @@ def _type_proto(t: ir.Type) -> onnx.TypeProto | None:
 def _as_node(v: OnnxOp) -> tuple[onnx.NodeProto, dict, dict] | None:
     """The op as an ONNX node with inputs ``i<k>`` / outputs ``o<k>``, the known
     input types and {input name: operand}; None if it cannot be written so."""
-    if len(v.op.regions):
-        return None
+    graphs = {}
+    if any(len(r.blocks) for r in v.op.regions):   # graph attributes that are set
+        if GRAPH_PROTOS_ATTR not in v.op.attributes:
+            return None
+        for entry in ir.DictAttr(v.op.attributes[GRAPH_PROTOS_ATTR]):
+            g = onnx.GraphProto()
+            g.ParseFromString(base64.b64decode(ir.StringAttr(entry.attr).value))
+            graphs[entry.name] = g
     names, types, values = [], {}, {}
     for group in v.operand_groups():
         if not group:
@@ -93,8 +102,10 @@ def _as_node(v: OnnxOp) -> tuple[onnx.NodeProto, dict, dict] | None:
             outs.append("")
         outs.extend(f"o{ir.OpResult(r).result_number}" for r in group)
     node = helper.make_node(v.op_type, names, outs, name=v.name, domain=v.spec.domain)
+    for name, g in graphs.items():
+        node.attribute.append(helper.make_attribute(name, g))
     for name, aspec in v.spec.attributes.items():
-        if name in v.op.attributes:
+        if name in v.op.attributes and name not in graphs:
             try:
                 p = attr_proto(name, aspec.kind, v.op.attributes[name])
             except (TypeError, ValueError):

@@ -20,6 +20,9 @@ from onnx_mlir_py.dialects.onnx.types import elem_type, type_from_proto
 # Discardable attribute: the result types a node's model declared (set by the
 # importer, checked and removed by shape-inference).
 DECLARED_ATTR = "onnx.declared"
+# {graph attribute name: base64 of its serialized GraphProto} on ops whose ONNX
+# function body expand-functions may substitute (see importer/nodes.py)
+GRAPH_PROTOS_ATTR = "onnx.graph_protos"
 
 # Above this many elements a tensor becomes a dense resource (zero copy, and
 # elided when the IR is printed).

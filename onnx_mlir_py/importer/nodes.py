@@ -9,6 +9,8 @@ accepts any type (see docs/dialect.md).
 """
 from __future__ import annotations
 
+import base64
+
 import mlir.ir as ir
 import onnx
 
@@ -16,7 +18,7 @@ from onnx_mlir_py.dialects.onnx.schema import (SINGLE, VARIADIC, VARIADIC_SLOTS,
                                                needs_segments, segment_sizes, spec_table)
 from onnx_mlir_py.errors import ImportError_, node_error
 from onnx_mlir_py.dialects.onnx import attributes as A
-from onnx_mlir_py.dialects.onnx.attributes import DECLARED_ATTR
+from onnx_mlir_py.dialects.onnx.attributes import DECLARED_ATTR, GRAPH_PROTOS_ATTR
 from onnx_mlir_py.importer.model import node_label
 from onnx_mlir_py.dialects.onnx.types import UNKNOWN, meet, type_from_proto
 
@@ -89,6 +91,12 @@ class GraphImporter:
         if seg_out is not None:
             attrs["resultSegmentSizes"] = ir.DenseI32ArrayAttr.get(seg_out)
         graphs = {a.name: a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH}
+        if graphs and spec.has_function:
+            # the expand-functions pass builds the op's body from the node, and
+            # a region cannot be written back as a GraphProto: keep the graphs
+            attrs[GRAPH_PROTOS_ATTR] = ir.DictAttr.get({
+                name: ir.StringAttr.get(base64.b64encode(g.SerializeToString()).decode())
+                for name, g in graphs.items()})
         op = ir.Operation.create(spec.mlir_name, results=result_types, operands=operands,
                                  attributes=attrs, regions=len(spec.regions),
                                  loc=ir.Location.name(label))
