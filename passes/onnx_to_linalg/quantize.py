@@ -4,8 +4,12 @@ DynamicQuantizeLinear -> a min/max reduction and one generic.
 Granularity from the scale's shape: per-tensor (scalar or one element),
 per-axis (1-D of length x.shape[axis]) or blocked (x's rank, dim ``axis``
 divided by ``block_size``: an affine floordiv map). Quantize rounds half to
-even (math.roundeven) and saturates to the output integer range; only 8/16/32
-bit integer quantized types are handled (float8 / 4-bit are reported).
+even (math.roundeven) and saturates to the output integer range (int2/int4
+to int32, stored through cast_bits); float8 outputs are x / scale cast with
+the ``saturate`` rule (no zero point, as the spec and onnx.reference), float4
+is x / scale + zero point cast (always saturating). DequantizeLinear reads
+every such type exactly (cast_bits), ignoring a float zero point as the
+reference does.
 """
 from __future__ import annotations
 
@@ -15,17 +19,25 @@ from mlir.dialects import arith, math
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.passes.onnx_to_linalg import cast_bits as cb
 from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
-                                                        elem_of, is_float)
+                                                        elem_of, is_float, to_signless)
+from onnx_mlir_py.passes.onnx_to_linalg.cast import read_scalar, write_scalar
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks
 from onnx_mlir_py.passes.onnx_to_linalg.broadcast import runtime_broadcast
 
 
-def _int_type(op: OnnxOp, t: ir.Type, what: str) -> tuple[ir.IntegerType, bool]:
-    """(signless type, unsigned) of an ONNX integer element type."""
-    if not isinstance(t, ir.IntegerType) or t.width not in (8, 16, 32):
-        op.fail(f"{what} element type {t} is not supported (8/16/32-bit integers only)")
-    return ir.IntegerType.get_signless(t.width), t.is_unsigned
+def _quant_kind(op: OnnxOp, t: ir.Type, what: str) -> str:
+    """"int" (2/4/8/16/32-bit integers), "f8" (float8 but E8M0) or "f4"."""
+    s = str(t)
+    if isinstance(t, ir.IntegerType) and t.width in (2, 4, 8, 16, 32):
+        return "int"
+    if s in cb.FORMATS and s.startswith("f8"):
+        return "f8"
+    if s == "f4E2M1FN":
+        return "f4"
+    op.fail(f"{what} element type {t} is not a quantized type (2/4/8/16/32-bit integers, "
+            f"float8 E4M3FN/E4M3FNUZ/E5M2/E5M2FNUZ, float4 E2M1)")
 
 
 def _param_map(op: OnnxOp, x: ir.Value, p: ir.Value, what: str) -> ir.AffineMap:
@@ -120,19 +132,35 @@ def lower_quantize_linear(op: OnnxOp, b: LoweringContext):
     b.ranked(op, scale, "y_scale")
     if "precision" in op.spec.attributes and op.attrs.precision:
         op.fail("the precision attribute is not supported")
-    out, uns = _int_type(op, elem_of(op.op.results[0].type), "output")
+    onnx_out = elem_of(op.op.results[0].type)
+    kind = _quant_kind(op, onnx_out, "output")
+    saturate = bool(op.attrs.saturate) if "saturate" in op.spec.attributes else True
+    out = to_signless(onnx_out)
     ct = _compute_type(op, scale)
-    x_uns = b.unsigned(x)
+    x_et = b.onnx_elem(x)
+    zp_et = b.onnx_elem(zp) if zp is not None else None
+    if kind == "f8":
+        zp = None                     # must be 0 (spec); onnx.reference ignores it
     zp, ins, maps = _elementwise_operands(op, b, x, scale, zp, "y")
-    lo, hi = (0, (1 << out.width) - 1) if uns else (-(1 << (out.width - 1)),
-                                                     (1 << (out.width - 1)) - 1)
+    if kind == "int":
+        w, uns = onnx_out.width, onnx_out.is_unsigned
+        lo, hi = (0, (1 << w) - 1) if uns else (-(1 << (w - 1)), (1 << (w - 1)) - 1)
 
     def body(xv, s, *rest):
+        xv, x_uns = read_scalar(xv, x_et)
         q = arith.divf(convert_scalar(xv, x_uns, ct), convert_scalar(s, False, ct))
+        if kind != "int":
+            if zp is not None:          # float4: + zero point, then cast
+                zv, _ = read_scalar(rest[0], zp_et)
+                q = arith.addf(q, convert_scalar(zv, False, ct))
+            return write_scalar(q, False, onnx_out, saturate)
         q = math.roundeven(q)
         if zp is not None:
-            q = arith.addf(q, convert_scalar(rest[0], uns, ct))
+            zv, z_uns = read_scalar(rest[0], zp_et)
+            q = arith.addf(q, convert_scalar(zv, z_uns, ct))
         q = arith.minimumf(arith.maximumf(q, b.const(lo, ct)), b.const(hi, ct))
+        if w < 8:
+            return cb.encode_int(arith.fptosi(ir.IntegerType.get_signless(8), q), w)
         return arith.fptoui(out, q) if uns else arith.fptosi(out, q)
     return b.generic(ins, [b.empty(b.dims(x), out)], maps, ["parallel"] * r, body)
 
@@ -142,9 +170,12 @@ def lower_dequantize_linear(op: OnnxOp, b: LoweringContext):
     x, scale, zp = op.input(0), op.input(1), op.input(2)
     r = b.ranked(op, x).rank
     b.ranked(op, scale, "x_scale")
-    _int_type(op, elem_of(op.op.operands[0].type), "input")
-    x_uns = b.unsigned(x)
-    zp_uns = zp is not None and b.unsigned(zp)
+    x_et = b.onnx_elem(x)
+    kind = _quant_kind(op, x_et, "input")
+    zp_et = b.onnx_elem(zp) if zp is not None else None
+    if kind != "int":
+        zp = None                     # float8 / float4: no zero point (as onnx.reference)
+    onnx_out = elem_of(op.op.results[0].type)
     out = b.result_type(op).element_type
     if not is_float(out):
         op.fail(f"output element type {out} is not a float type")
@@ -152,10 +183,13 @@ def lower_dequantize_linear(op: OnnxOp, b: LoweringContext):
     zp, ins, maps = _elementwise_operands(op, b, x, scale, zp, "x")
 
     def body(xv, s, *rest):
+        xv, x_uns = read_scalar(xv, x_et)
         v = convert_scalar(xv, x_uns, ct)
         if zp is not None:
-            v = arith.subf(v, convert_scalar(rest[0], zp_uns, ct))
-        return convert_scalar(arith.mulf(v, convert_scalar(s, False, ct)), False, out)
+            zv, z_uns = read_scalar(rest[0], zp_et)
+            v = arith.subf(v, convert_scalar(zv, z_uns, ct))
+        s_plain, _ = read_scalar(s, b.onnx_elem(scale))
+        return write_scalar(arith.mulf(v, convert_scalar(s_plain, False, ct)), False, onnx_out)
     return b.generic(ins, [b.empty(b.dims(x), out)], maps, ["parallel"] * r, body)
 
 
