@@ -272,3 +272,29 @@ def test_reference_softmax_family_like_onnxruntime(op, opset, dtype):
     assert got.dtype == want.dtype and np.isfinite(got).all()
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
                                rtol=2e-3 if dtype == np.float16 else 1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("opset,shape,axes,keepdims", [
+    (13, [2, 0], None, 0), (18, [2, 0], None, 1), (18, [2, 0, 3], [1], 0),
+    (13, [2, 3], [1], 1), (18, [4, 5], [-1], 0)])
+def test_reference_reduce_mean_like_onnxruntime(opset, shape, axes, keepdims):
+    """onnx.reference's integer ReduceMean over no element gave -2**63
+    (numpy's NaN cast), onnxruntime 0 (s2000-1876); other means unchanged."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.fuzz.oracle import _ort_session, reference_outputs
+    ins = ["x"]
+    inits = []
+    kw = {"keepdims": keepdims}
+    if axes is not None and opset >= 18:
+        ins.append("a")
+        inits.append(onnx.numpy_helper.from_array(np.array(axes, np.int64), "a"))
+    elif axes is not None:
+        kw["axes"] = axes
+    g = h.make_graph([h.make_node("ReduceMean", ins, ["y"], **kw)], "g",
+                     [h.make_tensor_value_info("x", TP.INT64, shape)],
+                     [h.make_tensor_value_info("y", TP.INT64, None)], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    feeds = {"x": np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape) * 7 - 9}
+    got, want = reference_outputs(m, feeds)[0], _ort_session(m).run(None, feeds)[0]
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

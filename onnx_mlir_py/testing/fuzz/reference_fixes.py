@@ -77,7 +77,8 @@ def fixed_ops() -> list:
     negative pad fails (numpy.pad; ``_spec_pad``); Mean does not broadcast its
     first input (``+=``: [3] and [5, 5, 3] raised, s2000-615); Softmax,
     LogSoftmax, Hardmax skip the 2-D coercion before opset 13 and LogSoftmax
-    underflows in f16 (``_softmax``); Loop stacks
+    underflows in f16 (``_softmax``); an integer ReduceMean over no element
+    is -2**63 (``_reduce_mean``); Loop stacks
     its scan outputs with ``np.vstack`` (per-iteration [1, 2] values give
     (T, 2), not (T, 1, 2)) and fails on zero iterations (``_loop``)."""
     from onnx.reference.op_run import OpRun
@@ -140,6 +141,12 @@ def fixed_ops() -> list:
     class Hardmax(Softmax):
         pass
 
+    class ReduceMean(OpRun):
+        op_domain = ""
+
+        def _run(self, data, axes=None, keepdims=1, noop_with_empty_axes=0):
+            return (_reduce_mean(data, axes, keepdims, noop_with_empty_axes),)
+
     class Pad(OpRun):
         op_domain = ""
 
@@ -149,7 +156,26 @@ def fixed_ops() -> list:
             c = value if constant_value is None else constant_value
             return (_spec_pad(data, pads, axes, mode or "constant", 0 if c is None else c),)
     return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, Pad, Mean, Softmax, LogSoftmax,
-            Hardmax, *_nan_pools()]
+            Hardmax, ReduceMean, *_nan_pools()]
+
+
+def _reduce_mean(data: np.ndarray, axes, keepdims, noop_with_empty_axes) -> np.ndarray:
+    """ReduceMean (every version: ``axes`` an attribute or an input). An
+    integer mean over no element is 0, as in onnxruntime (numpy's NaN cast to
+    int64 gave -2**63: s2000-1876); floats keep numpy's NaN."""
+    axes = None if axes is None else [int(a) for a in np.asarray(axes).reshape(-1)]
+    if not axes:
+        if noop_with_empty_axes:
+            return data
+        axes = list(range(data.ndim))
+    axes = tuple(a + data.ndim if a < 0 else a for a in axes)
+    keep = bool(keepdims)
+    if data.dtype.kind in "iub" and any(data.shape[a] == 0 for a in axes):
+        shape = [1 if k in axes else d for k, d in enumerate(data.shape)] if keep else \
+            [d for k, d in enumerate(data.shape) if k not in axes]
+        return np.zeros(shape, data.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.mean(data, axis=axes, keepdims=keep, dtype=data.dtype))
 
 
 def _softmax(op, x: np.ndarray) -> np.ndarray:
