@@ -23,6 +23,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
+from onnx_mlir_py.passes.optimize.conv_strips import strip_functions, strip_rows
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, call_in_place,
                                                         fill_scalar, static_f32, zero_fill)
 from onnx_mlir_py.ir_util import walk_ops
@@ -40,6 +41,7 @@ def _ints(op, name) -> list[int]:
 
 # im2col copies of at least this many elements are split across threads
 IM2COL_THREAD_MIN = 1 << 16
+STRIDED_LANES = 16      # output columns per strided im2col read
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -62,7 +64,6 @@ def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
     b, c = xs[0], xs[1]
     k, m, taps = c * kh_ * kw_, oh * ow, kh_ * kw_
     full, one = [b, kp, mp], [b, taps, mp]
-    span = (ow - 1) * s[1] + 1
     par = threads and b * k * m >= IM2COL_THREAD_MIN
     lines += [f"    %ce = tensor.empty() : {_t(full)}",
               "    %i2c_0 = arith.constant 0 : index", "    %i2c_1 = arith.constant 1 : index",
@@ -97,26 +98,25 @@ def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
     lines.append("        %dcol = arith.muli %r, %i2c_ow : index")
     lines.append(f"        %rs = arith.muli %r, %i2c_s0 : index")
     cur = "%ar"
+    consts: set[int] = set()
     for i in range(kh_):
         lines.append(f"        %row{i}_ = arith.addi %rs, %i2c_h{i} : index")
+    if s[1] != 1:
+        cur = _strided_rows(lines, consts, x, xs, one, cur, kh_, kw_, ow, s[1], d[1])
+    for i in range(kh_ if s[1] == 1 else 0):
         for j in range(kw_):
             v = f"%v{i}_{j}"
-            if s[1] == 1:
-                lines.append(f"        {v} = vector.transfer_read {x}[%ib, %ch, %row{i}_, %i2c_w{j}], "
-                             f"%i2c_pad {{in_bounds = [true]}} : {_t(xs)}, vector<{ow}xf32>")
-            else:
-                w = f"%w{i}_{j}"
-                lines.append(f"        {w} = vector.transfer_read {x}[%ib, %ch, %row{i}_, %i2c_w{j}], "
-                             f"%i2c_pad {{in_bounds = [true]}} : {_t(xs)}, vector<{span}xf32>")
-                mask = ", ".join(str(q * s[1]) for q in range(ow))
-                lines.append(f"        {v} = vector.shuffle {w}, {w} [{mask}] "
-                             f": vector<{span}xf32>, vector<{span}xf32>")
+            lines.append(f"        {v} = vector.transfer_read {x}[%ib, %ch, %row{i}_, %i2c_w{j}], "
+                         f"%i2c_pad {{in_bounds = [true]}} : {_t(xs)}, vector<{ow}xf32>")
             nxt = f"%t{i}_{j}"
             lines.append(f"        {nxt} = vector.transfer_write {v}, {cur}[%ib, %i2c_t{i * kw_ + j}, %dcol] "
                          f"{{in_bounds = [true]}} : vector<{ow}xf32>, {_t(one)}")
             cur = nxt
     lines.append(f"        scf.yield {cur} : {_t(one)}\n      }}")
     lines.append(f"        scf.yield %cr : {_t(one)}\n      }}")
+    # the strided chunks' column constants, declared before the loops
+    at = lines.index(f"    %i2c_taps = arith.constant {taps} : index")
+    lines[at:at] = [f"    %i2c_c{v} = arith.constant {v} : index" for v in sorted(consts)]
     if par:
         lines.append("      scf.forall.in_parallel {")
         lines.append(f"        tensor.parallel_insert_slice %cb into %co[0, %row0, 0] {one} [1, 1, 1] "
@@ -126,6 +126,57 @@ def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
                      f": {_t(one)} into {_t(full)}")
         lines.append(f"      scf.yield %ci : {_t(full)}\n    }}")
     return "%colt"
+
+
+def _strided_rows(lines, consts: set, x: str, xs, one, cur: str, kh_: int, kw_: int, ow: int,
+                  s: int, d: int) -> str:
+    """Every tap's im2col row of one output row at stride ``s``, in chunks of
+    V = STRIDED_LANES output columns (one row-long shuffle of (OW-1)*s+1
+    lanes was slower than the matmul): a loop over the chunks whose V*s
+    contiguous values are in the row for every tap, then static chunks (the
+    last whole ones read (V-1)*s+1 values, the tail fewer lanes). The taps
+    are unrolled in one body (chunks unrolled per tap made bufferization
+    take minutes on a 6x6 kernel). Returns the new col value."""
+    V = STRIDED_LANES
+    reach = (kw_ - 1) * d
+    nsafe = min(ow // V, (xs[3] - reach - V * s) // (V * s) + 1) if xs[3] >= reach + V * s else 0
+    consts.update({V * s, V, nsafe})
+
+    def chunk(ind: str, col0: str, dst: str, lanes: int, span_of, sfx: str, c: str) -> str:
+        for i in range(kh_):
+            for j in range(kw_):
+                p, span = f"%s{i}_{j}{sfx}", span_of(j)
+                consts.add(j * d)
+                lines.append(f"{ind}{p}c = arith.addi {col0}, %i2c_c{j * d} : index")
+                lines.append(f"{ind}{p}r = vector.transfer_read {x}[%ib, %ch, %row{i}_, {p}c], "
+                             f"%i2c_pad {{in_bounds = [true]}} : {_t(xs)}, vector<{span}xf32>")
+                lines.append(f"{ind}{p}v = vector.shuffle {p}r, {p}r "
+                             f"[{', '.join(str(q * s) for q in range(lanes))}] "
+                             f": vector<{span}xf32>, vector<{span}xf32>")
+                lines.append(f"{ind}{p}w = vector.transfer_write {p}v, {c}[%ib, %i2c_t{i * kw_ + j}, "
+                             f"{dst}] {{in_bounds = [true]}} : vector<{lanes}xf32>, {_t(one)}")
+                c = f"{p}w"
+        return c
+
+    if nsafe:
+        lines += [f"        %sl = scf.for %q = %i2c_0 to %i2c_c{nsafe} step %i2c_1 "
+                  f"iter_args(%su = {cur}) -> ({_t(one)}) {{",
+                  f"          %sq = arith.muli %q, %i2c_c{V * s} : index",
+                  f"          %so = arith.muli %q, %i2c_c{V} : index",
+                  "          %sd = arith.addi %dcol, %so : index"]
+        c = chunk("          ", "%sq", "%sd", V, lambda j: V * s, "", "%su")
+        lines += [f"          scf.yield {c} : {_t(one)}", "        }"]
+        cur = "%sl"
+    for q0 in range(nsafe * V, ow, V):
+        lanes = min(V, ow - q0)
+        consts.update({q0 * s, q0})
+        lines.append(f"        %sd{q0} = arith.addi %dcol, %i2c_c{q0} : index")
+
+        def span_of(j, q0=q0, lanes=lanes):
+            col = q0 * s + j * d
+            return lanes * s if col + lanes * s <= xs[3] else (lanes - 1) * s + 1
+        cur = chunk("        ", f"%i2c_c{q0 * s}", f"%sd{q0}", lanes, span_of, f"_{q0}", cur)
+    return cur
 
 
 def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = False,
@@ -289,15 +340,20 @@ def _conv_signature(op: ir.Operation):
 
 
 def _conv_functions(module: ir.Module, name: str, sig, bias: bool, threads: bool,
-                    blocks: tuple[int, int]) -> str:
-    """Add the kernel for ``sig`` to ``module``; returns the function to call.
-    A dynamic batch gets the batch-1 kernel and a loop over the images
-    around it (:mod:`.batch_loop`)."""
+                    blocks: tuple[int, int]) -> tuple[str, bool]:
+    """Add the kernel for ``sig`` to ``module``; returns the function to call
+    and whether it takes the output (``(x, w, out, bias)`` with a bias). A
+    dynamic batch gets the batch-1 kernel and a loop over the images around
+    it (:mod:`.batch_loop`); a big conv runs in strips (:mod:`.conv_strips`)."""
     xs, ws, os_, s, d, g = (list(v) if isinstance(v, tuple) else v for v in sig)
+    r = strip_rows(xs, ws, os_, s, blocks[0]) if g == 1 else None
+    if r is not None:
+        add_functions(module, *strip_functions(name, conv_function, sig, bias, threads, blocks, r))
+        return name, True
     if xs[0] is not None:
         add_functions(module, conv_function(name, xs, ws, os_, s, d, g, threads, blocks,
                                              bias=bias))
-        return name
+        return name, False
     x1, o1 = [1] + xs[1:], [1] + os_[1:]
     image = conv_function(name + "_image", x1, ws, o1, s, d, g, threads, blocks,
                           bias=bias, dest=bias)
@@ -305,7 +361,7 @@ def _conv_functions(module: ir.Module, name: str, sig, bias: bool, threads: bool
     if bias:
         args.append(([os_[1]], SHARED))
     add_functions(module, image, batch_loop_function(name, name + "_image", args, dest=2))
-    return name
+    return name, True
 
 
 def convs_to_matmul(module: ir.Module, threads: bool = False,
@@ -326,14 +382,15 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
         if key not in funcs:
             funcs[key] = _conv_functions(module, f"__om_conv_{len(funcs)}", sig,
                                          fused is not None, threads, blocks)
+        fn, takes_out = funcs[key]
         args = list(op.operands)
-        if fused is not None and sig[0][0] is None:
+        if fused is not None and takes_out:
             # (x, w, out, bias): the fill's destination (not the fill) is the
             # batch loop's: every image's slice gets the bias broadcast
             args = args[:2] + [fill_scalar(op.operands[2])[1], fused[1]]
         elif fused is not None:
             args[2] = fused[1]
-        call_in_place(op, fused, funcs[key], args)
+        call_in_place(op, fused, fn, args)
         count += 1
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)

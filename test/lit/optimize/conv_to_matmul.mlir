@@ -1,8 +1,10 @@
 // RUN: %opt %s --o3-conv-to-matmul | FileCheck %s
 
 // 3x3 stride-2 conv, batch 1: im2col as vector code (per channel, its 9 rows
-// of col; per output row, one read per tap; stride 2 keeps every second
-// value), then W[F, C*9] @ col[C*9, OH*OW] (NCHW output without a transpose).
+// of col; per output row, one read per tap and chunk of up to 16 columns;
+// stride 2 reads twice as many values, fewer where the row ends, and keeps
+// every second one), then W[F, C*9] @ col[C*9, OH*OW] (NCHW output without a
+// transpose).
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
 // CHECK: %[[COL:.*]] = tensor.empty() : tensor<1x36x16xf32>
@@ -11,7 +13,7 @@
 // CHECK: scf.for %[[R:.*]] = %c0 to %c4
 // CHECK: %[[DC:.*]] = arith.muli %[[R]], %c4
 // CHECK: %[[ROW:.*]] = arith.muli %[[R]], %c2
-// CHECK: %[[V:.*]] = vector.transfer_read %arg0[%c0, %[[CH]], %[[ROW]], %c0]{{.*}} vector<7xf32>
+// CHECK: %[[V:.*]] = vector.transfer_read %arg0[%c0, %[[CH]], %[[ROW]], %c0]{{.*}} vector<8xf32>
 // CHECK: vector.shuffle %[[V]], %[[V]] [0, 2, 4, 6]
 // CHECK: vector.transfer_write {{.*}}[%c0, %c0, %[[DC]]]
 // CHECK-COUNT-8: vector.transfer_write

@@ -1,0 +1,118 @@
+"""Big convs in horizontal strips: the im2col conv of :mod:`.conv` on R
+output rows at a time.
+
+A conv whose whole im2col matrix is large (a 6x6/2 stem on 640x640: 112 x
+102400 floats, 46 MB) wrote it through memory, faulted its pages in on
+every call and read it back in the matmul (50 ms against onnxruntime's 2.5).
+Here the (batch-1) image is cut into strips of R output rows:
+
+    for i in [0, OH / R):     out[:, :, i*R : i*R+R] = conv(x[:, :, i*R*s : i*R*s + HR], w)
+    last strip (OH % R rows, if any): the same with its own kernel
+
+HR = (R-1)*s + (KH-1)*d + 1 input rows (strips overlap by the kernel's
+reach). Each strip is the static kernel of :func:`.conv.conv_function`
+(im2col of about STRIP_COLS floats, cache-resident, then the packed
+matmul), writing into its slice of the output (the bias broadcast into it,
+or the zero fill accumulated into). The strips run in sequence (each
+kernel threads its im2col / matmul as :mod:`.conv` does). A dynamic or
+static batch > 1 runs the strip function once per image (:mod:`.batch_loop`).
+"""
+from __future__ import annotations
+
+STRIP_COLS = 1 << 17      # im2col floats of one strip (512 KB)
+STRIP_MIN = 1 << 20       # convs whose whole im2col has more floats are cut
+
+
+def _t(shape) -> str:
+    return "tensor<" + "x".join("?" if s is None else str(s) for s in shape) + "xf32>"
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def strip_rows(xs, ws, os_, s, kb: int) -> int | None:
+    """Output rows per strip for a plain conv, or None (not cut: small, or
+    a 1x1 stride-1 conv, which needs no im2col)."""
+    c, (_f, _c, kh, kw), (oh, ow) = xs[1], ws, os_[2:]
+    if (kh, kw) == (1, 1) and tuple(s) == (1, 1):
+        return None
+    kp = _cdiv(c * kh * kw, kb) * kb
+    if kp * oh * ow <= STRIP_MIN:
+        return None
+    r = max(1, STRIP_COLS // (kp * ow))
+    return r if r < oh else None
+
+
+def strip_input_rows(r: int, ws, s, d) -> int:
+    return (r - 1) * s[0] + (ws[2] - 1) * d[0] + 1
+
+
+def strip_function(name: str, inner: str, inner_last: str | None, xs, ws, os_, s, d, r: int,
+                   bias: bool) -> str:
+    """``func.func private @name(x [1, C, H, W], w, out [1, F, OH, OW][, bias])
+    -> out`` calling ``@inner`` (R rows) per whole strip and ``@inner_last``
+    on the OH % R rows left."""
+    _, c, _h, w = xs
+    f, oh, ow = os_[1], os_[2], os_[3]
+    xt, ot, wt = _t(xs), _t(os_), _t(ws)
+    full, rem = oh // r, oh % r
+    extra = f", %b: {_t([f])}" if bias else ""
+    lines = [f"  func.func private @{name}(%x: {xt}, %w: {wt}, %o: {ot}{extra}) -> {ot} {{",
+             "    %c0 = arith.constant 0 : index", "    %c1 = arith.constant 1 : index",
+             f"    %cn = arith.constant {full} : index", f"    %cr = arith.constant {r} : index",
+             f"    %crs = arith.constant {r * s[0]} : index"]
+
+    def call(callee: str, rows: int, h0: str, oh0: str, dst: str, ind: str) -> str:
+        xst, ost = _t([1, c, strip_input_rows(rows, ws, s, d), w]), _t([1, f, rows, ow])
+        hr = strip_input_rows(rows, ws, s, d)
+        b = ", %b" if bias else ""
+        bt = f", {_t([f])}" if bias else ""
+        lines.extend([
+            f"{ind}%xs_{callee} = tensor.extract_slice %x[0, 0, {h0}, 0] [1, {c}, {hr}, {w}] "
+            f"[1, 1, 1, 1] : {xt} to {xst}",
+            f"{ind}%os_{callee} = tensor.extract_slice {dst}[0, 0, {oh0}, 0] [1, {f}, {rows}, {ow}] "
+            f"[1, 1, 1, 1] : {ot} to {ost}",
+            f"{ind}%y_{callee} = func.call @{callee}(%xs_{callee}, %w, %os_{callee}{b}) "
+            f": ({xst}, {wt}, {ost}{bt}) -> {ost}"])
+        return f"%y_{callee}"
+
+    lines.append(f"    %r = scf.for %i = %c0 to %cn step %c1 iter_args(%acc = %o) -> ({ot}) {{")
+    lines += ["      %h0 = arith.muli %i, %crs : index", "      %oh0 = arith.muli %i, %cr : index"]
+    y = call(inner, r, "%h0", "%oh0", "%acc", "      ")
+    ins = f"{y} into %acc[0, 0, %oh0, 0] [1, {f}, {r}, {ow}] [1, 1, 1, 1] : {_t([1, f, r, ow])} into {ot}"
+    lines += [f"      %u = tensor.insert_slice {ins}", f"      scf.yield %u : {ot}", "    }"]
+    res = "%r"
+    if rem:
+        y = call(inner_last, rem, str(full * r * s[0]), str(full * r), "%r", "    ")
+        lines.append(f"    %rl = tensor.insert_slice {y} into %r[0, 0, {full * r}, 0] "
+                     f"[1, {f}, {rem}, {ow}] [1, 1, 1, 1] : {_t([1, f, rem, ow])} into {ot}")
+        res = "%rl"
+    lines.append(f"    return {res} : {ot}\n  }}")
+    return "\n".join(lines)
+
+
+def strip_functions(name: str, conv_function, sig, bias: bool, threads: bool,
+                    blocks: tuple[int, int], r: int) -> list[str]:
+    """The texts of ``@name(x, w, out[, bias]) -> out``: the strip kernels
+    (``conv_function`` of :mod:`.conv`), the strip loop and, for a batch
+    other than 1, the loop over the images."""
+    from onnx_mlir_py.passes.optimize.batch_loop import BATCHED, SHARED, batch_loop_function
+    xs, ws, os_, s, d, _g = (list(v) if isinstance(v, tuple) else v for v in sig)
+    c, w, f, oh, ow = xs[1], xs[3], os_[1], os_[2], os_[3]
+
+    def kernel(kname: str, rows: int) -> str:
+        return conv_function(kname, [1, c, strip_input_rows(rows, ws, s, d), w], ws,
+                             [1, f, rows, ow], s, d, 1, threads, blocks, bias=bias, dest=bias)
+    texts = [kernel(name + "_strip", r)]
+    last = None
+    if oh % r:
+        last = name + "_last"
+        texts.append(kernel(last, oh % r))
+    image = name if xs[0] == 1 else name + "_image"
+    texts.append(strip_function(image, name + "_strip", last, [1] + xs[1:], ws, [1] + os_[1:],
+                                s, d, r, bias))
+    if xs[0] != 1:
+        args = [(xs, BATCHED), (ws, SHARED), (os_, BATCHED)] + ([([f], SHARED)] if bias else [])
+        texts.append(batch_loop_function(name, image, args, dest=2))
+    return texts
