@@ -26,6 +26,10 @@ depend on such a sum, from the reference's own intermediate values:
   only moved from one) where 16 ulps of that value, absolute, exceed the
   relative tolerance (f32: beyond about 1000; s2000-1636: Tan of a Conv
   result -1.27e29, one ulp apart at -O0, -0.73 for 0.35);
+* Floor, Ceil, Round of a computed value within the relative tolerance of
+  a step (an integer; k + 1/2 for Round): 5.9999995 or 6.0 from LpPool decide
+  5 or 6 (s2000-350, -482). This rule, like the others, is applied on every
+  run once an output differs, not only on edge runs;
 * instability then flows to what depends on it: elementwise ops (with
   broadcasting), data movement and max/sum-like reductions and pools (the
   node run on the masks), MatMul-like ops (the node run on one mask at a
@@ -61,6 +65,9 @@ NONNEG = {"ReduceL1", "ReduceL2", "ReduceSumSquare", "LpPool"}
 # decides the result once PERIODIC_ULPS ulps of it exceed the tolerance
 PERIODIC = {"Sin", "Cos", "Tan"}
 PERIODIC_ULPS = 16
+# step functions of a computed argument: where it lies within the tolerance of
+# a step (an integer; for Round, k + 1/2), its last ulp decides the result
+ROUNDING = {"Floor": 0.0, "Ceil": 0.0, "Round": 0.5}
 _U = {np.dtype(np.float16): 2.0 ** -11, np.dtype(np.float32): 2.0 ** -24,
       np.dtype(np.float64): 2.0 ** -53}
 
@@ -145,6 +152,11 @@ def _own(node, opset: int, ins: list, y: np.ndarray, run_node, rtol: dict, round
                 return ~np.isfinite(mag) | (err > r * np.maximum(np.abs(y), 1))
             except Exception:  # noqa: BLE001 - the reference refuses: by the result
                 pass
+        if op in ROUNDING and rounded and ins[0].shape == y.shape:
+            x = ins[0].astype(np.float64)
+            off = ROUNDING[op]
+            step = np.floor(x - off + 0.5) + off          # the nearest step
+            return np.abs(x - step) <= r * np.maximum(np.abs(x), 1)
         if op in PERIODIC and rounded and ins[0].shape == y.shape:
             return PERIODIC_ULPS * _U[y.dtype] * np.abs(ins[0].astype(np.float64)) > r
         if op in ACCUMULATING and op not in NONNEG:

@@ -109,13 +109,14 @@ class Evaluator:
 
         def mismatches(run, outs, exp, other=None):
             """Outputs that differ from ``exp`` (at a position that differs from
-            ``other`` too, when given); edge runs skip unstable positions."""
+            ``other`` too, when given), skipping unstable positions
+            (``conditioning``)."""
             if len(outs) != len(exp) or (other is not None and len(other) != len(exp)):
                 return [f"{len(outs)} outputs, expected {len(exp)}"]
             edge, other = run.kind == "edge", other if other is not None else [None] * len(exp)
             bad = {n for n, g, e, s in zip(names, outs, exp, other)
                    if compare(g, e, tol[n], edge, None, s)}
-            skip = unstable_of(run) if bad and edge else {}
+            skip = unstable_of(run) if bad else {}
             return [f"output {n}: {why}" for n, g, e, s in zip(names, outs, exp, other)
                     if n in bad and (why := compare(g, e, tol[n], edge, skip.get(n), s))]
 
