@@ -107,6 +107,44 @@ class Conv:
 
 # -- matching -------------------------------------------------------------------------
 
+def window_fits(op: ir.Operation, xs, kernel, os_) -> tuple[list, list] | None:
+    """(strides, dilations) of a 2-D window op whose every output window
+    (``kernel`` taps, NCHW ``xs`` -> ``os_``) lies in the input; else None."""
+    s, d = _ints(op, "strides"), _ints(op, "dilations")
+    if len(s) != 2 or len(d) != 2 or min(s + d) < 1:
+        return None
+    if any((os_[2 + i] - 1) * s[i] + (kernel[i] - 1) * d[i] + 1 > xs[2 + i] for i in range(2)):
+        return None
+    return s, d
+
+
+def kernel_operands(op: ir.Operation, x: ir.Value, fill, bias=None):
+    """``(init, operands, ops to erase, op whose result is replaced, Conv
+    keywords)`` of the row kernel for the window op ``op`` on ``x``: its start
+    (the fused bias add, the output's constant fill, or the output itself)
+    and the fused elementwise user with its captured operands."""
+    operands = [x, op.operands[1]]
+    if bias is not None:
+        init = "bias"
+        operands += [fill[1], bias[1]]
+    elif fill is not None:
+        init = "scalar"
+        operands += [fill[1], fill[0]]
+    else:
+        init = "out"
+        operands += [op.operands[2]]
+    erase = [op] + ([bias[0]] if bias is not None else [])
+    last = bias[0] if bias is not None else op
+    kw = {}
+    epi = epilogue_user(last.results[0])
+    if epi is not None:
+        kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3]))
+        operands += list(epi[3])
+        erase.append(epi[0])
+        last = epi[0]
+    return init, operands, erase, last, kw
+
+
 def _match(op: ir.Operation):
     """``(Conv, operands, ops to erase, op whose result is replaced)`` or None."""
     if op.name != "linalg.depthwise_conv_2d_nchw_chw":
@@ -121,12 +159,10 @@ def _match(op: ir.Operation):
     if len(xs) != 4 or len(ws) != 3 or len(os_) != 4 or ws[0] != xs[1] \
             or os_[:2] != xs[:2]:
         return None
-    s, d = _ints(op, "strides"), _ints(op, "dilations")
-    if len(s) != 2 or len(d) != 2 or min(s + d) < 1:
+    win = window_fits(op, xs, ws[1:], os_)
+    if win is None:
         return None
-    for i in range(2):
-        if (os_[2 + i] - 1) * s[i] + (ws[1 + i] - 1) * d[i] + 1 > xs[2 + i]:
-            return None
+    s, d = win
     x = op.operands[0]
     padded = zero_pad(x)
     pad: tuple = ()
@@ -136,25 +172,7 @@ def _match(op: ir.Operation):
     fill = fill_scalar(op.operands[2])
     # the bias replaces the fill value as the start: only when that is 0.0
     bias = bias_add_user(op.results[0]) if zero_fill(op.operands[2]) else None
-    last = bias[0] if bias is not None else op
-    epi = epilogue_user(last.results[0])
-    operands = [x, op.operands[1]]
-    if bias is not None:
-        init = "bias"
-        operands += [fill[1], bias[1]]
-    elif fill is not None:
-        init = "scalar"
-        operands += [fill[1], fill[0]]
-    else:
-        init = "out"
-        operands += [op.operands[2]]
-    erase = [op] + ([bias[0]] if bias is not None else [])
-    kw = {}
-    if epi is not None:
-        kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3]))
-        operands += list(epi[3])
-        erase.append(epi[0])
-        last = epi[0]
+    init, operands, erase, last, kw = kernel_operands(op, x, fill, bias)
     cv = Conv(tuple(xs), tuple(pad), ws[1], ws[2], tuple(os_), tuple(s), tuple(d), init, **kw)
     return cv, operands, erase, last
 
@@ -547,12 +565,21 @@ def depthwise_convs(module: ir.Module, target: Target, threads: bool = False) ->
     """Replace every static f32 depthwise conv (with its zero pad, bias add
     and elementwise epilogue when fusable) by the row kernel (inlined private
     functions). Returns how many were rewritten."""
+    return rewrite_all(module, "linalg.depthwise_conv_2d_nchw_chw", _match, "__om_depthwise",
+                       target, threads)
+
+
+def rewrite_all(module: ir.Module, select, match, prefix: str, target: Target,
+                threads: bool) -> int:
+    """Every op ``select`` names that ``match`` accepts -> a call of its row
+    kernel (one private function per distinct kernel, ``prefix``), inlined;
+    returns how many were rewritten."""
     funcs: dict[tuple, str] = {}
     count = 0
-    for op in walk_ops(module.operation, "linalg.depthwise_conv_2d_nchw_chw"):
-        found = _match(op)
+    for op in walk_ops(module.operation, select):
+        found = match(op)
         if found is not None:
-            replace_with_kernel(module, funcs, "__om_depthwise", found, target, threads)
+            replace_with_kernel(module, funcs, prefix, found, target, threads)
             count += 1
     inline_kernels(module, funcs)
     return count

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from onnx_mlir_py.ir_util import walk_ops
-from onnx_mlir_py.passes.optimize.depthwise import (Conv, _ints, inline_kernels,
-                                                    replace_with_kernel)
-from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, const_pad, epilogue_user,
-                                                        fill_scalar, static_f32)
+from onnx_mlir_py.passes.optimize.depthwise import (Conv, kernel_operands, rewrite_all,
+                                                    window_fits)
+from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, const_pad, fill_scalar,
+                                                        static_f32)
 from onnx_mlir_py.passes.optimize.target import Target
 
 KINDS = {"linalg.pooling_nchw_max": "max", "linalg.pooling_nchw_sum": "add"}
@@ -39,32 +38,16 @@ def _match(op: ir.Operation):
     xs, ws, os_ = shapes
     if len(xs) != 4 or len(ws) != 2 or len(os_) != 4 or os_[:2] != xs[:2]:
         return None
-    s, d = _ints(op, "strides"), _ints(op, "dilations")
-    if len(s) != 2 or len(d) != 2 or min(s + d) < 1:
+    win = window_fits(op, xs, ws, os_)
+    if win is None:
         return None
-    for i in range(2):
-        if (os_[2 + i] - 1) * s[i] + (ws[i] - 1) * d[i] + 1 > xs[2 + i]:
-            return None
+    s, d = win
     x, pad, value = op.operands[0], (), 0.0
     padded = const_pad(x)
     if padded is not None:
         x, pad, value = padded
         xs = batch_shape(x)
-    fill = fill_scalar(op.operands[2])
-    operands = [x, op.operands[1]]
-    if fill is not None:
-        init = "scalar"
-        operands += [fill[1], fill[0]]
-    else:
-        init = "out"
-        operands += [op.operands[2]]
-    erase, last, kw = [op], op, {}
-    epi = epilogue_user(op.results[0])
-    if epi is not None:
-        kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3]))
-        operands += list(epi[3])
-        erase.append(epi[0])
-        last = epi[0]
+    init, operands, erase, last, kw = kernel_operands(op, x, fill_scalar(op.operands[2]))
     cv = Conv(tuple(xs), tuple(pad), ws[0], ws[1], tuple(os_), tuple(s), tuple(d), init,
               combine=KINDS[op.name], pad_value=value, **kw)
     return cv, operands, erase, last
@@ -74,12 +57,4 @@ def pools(module: ir.Module, target: Target, threads: bool = False) -> int:
     """Replace every static f32 NCHW max / sum pool (with its constant pad,
     fill and elementwise user when fusable) by the row kernel. Returns how
     many were rewritten."""
-    funcs: dict[tuple, str] = {}
-    count = 0
-    for op in walk_ops(module.operation, set(KINDS)):
-        found = _match(op)
-        if found is not None:
-            replace_with_kernel(module, funcs, "__om_pool", found, target, threads)
-            count += 1
-    inline_kernels(module, funcs)
-    return count
+    return rewrite_all(module, set(KINDS), _match, "__om_pool", target, threads)
