@@ -105,6 +105,25 @@ def test_reference_max_pool_propagates_nan(kw):
     np.testing.assert_array_equal(reference_outputs(m, {"x": x})[0].ravel(), want)
 
 
+@pytest.mark.parametrize("kw", [dict(kernel_shape=[1, 1]), dict(kernel_shape=[1, 2]),
+                                dict(kernel_shape=[1, 2], pads=[0, 1, 0, 1])])
+def test_reference_max_pool_of_minus_inf_is_minus_inf(kw):
+    """onnxruntime's MaxPool of a window holding only -inf gives the lowest
+    finite float (-3.4e38; PRelu then made -5.4e37 of it: s2000-869); the
+    oracle's second opinion gives -inf, the maximum, as the compiler does."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.fuzz.oracle import reference_outputs
+    g = h.make_graph([h.make_node("MaxPool", ["x"], ["y"], **kw)], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [1, 1, 1, 5])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 18)])
+    x = np.array([-np.inf, -np.inf, 2, -np.inf, -1e30], np.float32).reshape(1, 1, 1, 5)
+    k, p = kw["kernel_shape"][1], kw.get("pads", [0, 0, 0, 0])[1]
+    xp = np.pad(x[0, 0, 0], p, constant_values=-np.inf)
+    want = [xp[i:i + k].max() for i in range(len(xp) - k + 1)]
+    np.testing.assert_array_equal(reference_outputs(m, {"x": x})[0].ravel(), want)
+
+
 POOLS = [("AveragePool", 19, dict(kernel_shape=[1, 2], strides=[2, 1])),             # s2000-879
          ("MaxPool", 12, dict(kernel_shape=[1, 2], pads=[0, 1, 0, 1], ceil_mode=1)),   # s2000-314
          ("MaxPool", 12, dict(kernel_shape=[3, 3], strides=[3, 2], auto_pad="SAME_LOWER")),  # -647

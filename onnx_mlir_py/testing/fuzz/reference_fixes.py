@@ -272,7 +272,9 @@ def _nan_pools() -> list:
     value (-inf for MaxPool, 0 otherwise) and on the NaN mask. onnx.reference
     (onnx 1.23) skips NaN (AveragePool averages the rest: s2000-879; MaxPool on
     its unit-stride path), pads with NaN internally, and gets ceil_mode
-    (s2000-314) and auto_pad SAME_LOWER with stride > 1 (s2000-647) windows wrong."""
+    (s2000-314) and auto_pad SAME_LOWER with stride > 1 (s2000-647) windows wrong.
+    onnxruntime's MaxPool of a window of -inf is the lowest finite value; here
+    it is -inf, the maximum (s2000-869)."""
     from onnx.reference.op_run import OpRun
 
     def run(self, x, **_):
@@ -294,6 +296,12 @@ def _nan_pools() -> list:
                                        f" and onnxruntime has no {x.dtype} kernel") from None
         if hit is not None:
             res[0] = np.where(hit > 0, np.nan, res[0]).astype(x.dtype)
+        if neutral == -np.inf and x.dtype.kind == "f" and np.isneginf(x).any():
+            # onnxruntime's MaxPool starts from the lowest finite value: a window
+            # of -inf gives -3.4e38, the spec's max -inf (s2000-869)
+            live = one_node(self.onnx_node, opset, [(~np.isneginf(x)).astype(x.dtype)],
+                            engine)[0]
+            res[0] = np.where(live > 0, res[0], -np.inf).astype(x.dtype)
         return tuple(res)
     return [type(op, (OpRun,), {"op_domain": "", "_run": run})
             for op in ("MaxPool", "AveragePool", "LpPool")]
