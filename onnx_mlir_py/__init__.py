@@ -35,3 +35,8 @@ def __getattr__(name):
         from onnx_mlir_py import inference
         return getattr(inference, name)
     raise AttributeError(f"module 'onnx_mlir_py' has no attribute {name!r}")
+
+
+def __dir__():
+    """The lazily loaded names too (``dir(ort)``, tab completion)."""
+    return sorted(list(globals()) + ["ExecutionSession", "OMExecutionSession", *_INFERENCE])

@@ -150,3 +150,12 @@ def test_intra_op_num_threads_sets_the_kernel_threads(cache):
     so.intra_op_num_threads = 2
     s = ort.InferenceSession(zoo.mlp(batch=8).SerializeToString(), so, cache_dir=cache)
     assert s._sess.multithreaded and s._sess.num_threads == 2
+
+
+def test_dir_lists_onnxruntimes_names():
+    """``dir(ort)`` (tab completion) shows the lazily loaded names."""
+    import onnx_mlir_py
+    names = dir(onnx_mlir_py)
+    for n in ("InferenceSession", "SessionOptions", "get_available_providers",
+              "ExecutionSession", "compile"):
+        assert n in names and getattr(onnx_mlir_py, n) is not None
