@@ -156,7 +156,9 @@ def call_in_place(op: ir.Operation, fused, fn: str, args: list) -> None:
     if any) by a call of kernel function ``fn`` on ``args``."""
     from mlir.dialects import func
     loc = op.location if fused is None else ir.Location.fused([op.location, fused[0].location])
-    with ir.InsertionPoint(op), loc:
+    # at the bias add when fused: its bias may be computed between the two ops
+    # (a run-time broadcast of a dynamic bias input; fuzz s2001-2)
+    with ir.InsertionPoint(op if fused is None else fused[0]), loc:
         call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(fn), args)
     if fused is not None:
         fused[0].results[0].replace_all_uses_with(call.results[0])

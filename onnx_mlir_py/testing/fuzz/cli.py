@@ -151,6 +151,9 @@ def replay(dirs: list[str], opts, timeout: float) -> int:
     bad = 0
     try:
         for d in dirs:
+            if not os.path.exists(os.path.join(d, "reduced.onnx")):
+                print(f"{d}: no reduced.onnx (a run stopped while reducing?): skipped")
+                continue
             m = onnx.load(os.path.join(d, "reduced.onnx"))
             found = ev.evaluate(m, load_runs(os.path.join(d, "reduced_inputs.npz")))
             bugs = [f for f in found if f.kind in BUGS]
