@@ -142,6 +142,9 @@ def _divisor(op: OnnxOp, b: LoweringContext, x, win, axes, et):
             first = D.dmax(lo - start if d == 1 else D.ceil_div(lo - start, d), 0)
             last = D.dmin(hi - 1 - start if d == 1 else (hi - 1 - start) // d, k - 1)
             n = n * D.dmax(last - first + 1, 0)
+        # a window with no counted cell (dilations can step over every input
+        # cell) averages to 0 / 1 = 0, as onnxruntime (fuzz s2002-91), not 0 / 0
+        n = D.dmax(n, 1)
         return arith.sitofp(et, arith.index_cast(ir.IntegerType.get_signless(64), index_of(n)))
     return count
 

@@ -160,3 +160,23 @@ def test_max_pool_nan_propagates(tmp_path, case, opt_level):
         want = np.where(_ort(m, nan.astype(np.float32)) > 0, np.nan, want)
         assert 0 < np.isnan(want).sum() < want.size
         np.testing.assert_array_equal(sess.run([x])[0], want)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_average_pool_window_with_no_input_cell(opt_level):
+    """Fuzz s2002-91: with dilations a window can step over every input cell
+    (W = 1, kernel 2, dilation 2, pads 1/1: taps on both pads). With
+    count_include_pad = 0 it counts no cell: onnxruntime gives 0, we gave
+    0 / 0 = NaN."""
+    from onnx import TensorProto
+    from onnx_mlir_py.testing.check import assert_match, reference, run_compiled
+    g = helper.make_graph(
+        [N("AveragePool", ["x"], ["y"], kernel_shape=[3, 2], dilations=[1, 2],
+           pads=[1, 1, 0, 1])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2, 2, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    feeds = {"x": f32(2, 2, 2, 1)}
+    got = run_compiled(m, feeds, opt_level)
+    assert not np.isnan(got[0]).any()
+    assert_match(got, reference(m, feeds, "onnxruntime"))

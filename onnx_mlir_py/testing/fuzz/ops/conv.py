@@ -27,7 +27,13 @@ def _auto_out(n, s, mode, k, d):
         if n < span:
             raise ValueError("VALID window larger than input")
         return -(-(n - span + 1) // s)
-    return -(-n // s)
+    out = -(-n // s)
+    if (out - 1) * s + (k - 1) * d + 1 < n:
+        # the spec's total SAME padding is negative (stride > kernel): onnxruntime's
+        # AveragePool shifts the windows, its MaxPool refuses, onnx.reference fails
+        # (s2002-73, -148); unspecified, so not generated
+        raise ValueError("negative SAME padding")
+    return out
 
 
 def _spatial_attrs(g, rank, pool: bool, dilations: bool):
