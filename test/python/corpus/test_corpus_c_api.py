@@ -9,27 +9,11 @@ from __future__ import annotations
 import onnx
 import pytest
 
-from onnx_mlir_py.backend.isolate import ChildWorker
 from onnx_mlir_py.testing.corpus import all_cases
 from onnx_mlir_py.testing.corpus.c_api import (build_run_model, c_cases, check_case,
                                                expressible, judge_c_run)
 
 CASES = c_cases(all_cases())
-_worker: ChildWorker | None = None
-
-
-def _child() -> ChildWorker:
-    global _worker
-    if _worker is None:
-        _worker = ChildWorker(max_calls=200)
-    return _worker
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _close_child():
-    yield
-    if _worker is not None:
-        _worker.close()
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +22,8 @@ def run_model_exe(tmp_path_factory):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_case_through_c(case, run_model_exe, tmp_path):
-    rep = check_case(_child(), case, run_model_exe, str(tmp_path))
+def test_case_through_c(case, run_model_exe, tmp_path, corpus_child):
+    rep = check_case(corpus_child, case, run_model_exe, str(tmp_path))
     assert not rep.failures, "\n".join(rep.failures)
     if case.expect == "ok":
         assert rep.compiled, "an 'ok' case did not compile"

@@ -10,27 +10,11 @@ import collections
 
 import pytest
 
-from onnx_mlir_py.backend.isolate import ChildWorker
 from onnx_mlir_py.testing.corpus import all_cases
 from onnx_mlir_py.testing.corpus.runner import (TIMEOUT, judge, needs_reference,
                                                 ort_reference, run_case)
 
 CASES = all_cases()
-_worker: ChildWorker | None = None
-
-
-def _child() -> ChildWorker:
-    global _worker
-    if _worker is None:
-        _worker = ChildWorker(max_calls=200)
-    return _worker
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _close_child():
-    yield
-    if _worker is not None:
-        _worker.close()
 
 
 def test_corpus_size():
@@ -42,8 +26,8 @@ def test_corpus_size():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_case(case):
-    w = _child()
+def test_case(case, corpus_child):
+    w = corpus_child
     status, result = w.call(run_case, (case,), TIMEOUT)
     ref = None
     if status == "ok" and result["compile"] is None and needs_reference(case):
