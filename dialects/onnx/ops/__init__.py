@@ -38,3 +38,4 @@ from onnx_mlir_py.dialects.onnx.ops import cumsum  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import depth_to_space  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import trilu  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import integer_ops  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ml_tree  # noqa: F401

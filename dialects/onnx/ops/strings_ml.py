@@ -6,7 +6,7 @@
 * TfIdfVectorizer: [C] -> [K], [N, C] -> [N, K], K = max(ngram_indexes) + 1.
 * LabelEncoder: X's shape, the type of the values_* attribute.
 * Binarizer: X's type. ArrayFeatureExtractor: X's dims but the last, then
-  len(Y). TreeEnsemble: [N, n_targets].
+  len(Y).
 * Momentum / Adagrad / Adam: each new tensor has the type of the tensor it
   updates (X, and V/H accumulators).
 * HannWindow / HammingWindow / BlackmanWindow: [size]; MelWeightMatrix:
@@ -104,15 +104,6 @@ def _afe(op: OnnxOp):
 
 
 shape_rule("ArrayFeatureExtractor", 1, domain=ML)(single_result(_afe))
-
-
-@shape_rule("TreeEnsemble", 5, domain=ML)
-def _tree_ensemble_shape(op: OnnxOp):
-    x = op.shape(op.input(0))
-    et = op.elem(op.input(0))
-    if et is None:
-        return [None]
-    return [tensor((x[0] if x else None, op.attrs.n_targets), et)]
 
 
 def _optimizer(groups: int):
