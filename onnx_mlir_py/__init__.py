@@ -13,6 +13,10 @@ onnxruntime's API (compiles on first use into the compile cache):
 """
 __version__ = "0.1.0"
 
+from onnx_mlir_py import dlopen_guard as _dlopen_guard  # noqa: E402
+
+_dlopen_guard.install()     # MLIR loaded after TensorFlow (see dlopen_guard.py)
+
 
 def compile(model, output=None, **options):
     """Compile an ONNX model to a shared object; see :func:`onnx_mlir_py.compiler.compile`."""

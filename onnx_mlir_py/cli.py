@@ -31,11 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="onnx-mlir-py",
         description="Compile an ONNX model with MLIR: import, verify, infer shapes, "
                     "lower, and emit IR, an object file or a shared library.")
-    ap.add_argument("model", nargs="?", help="the .onnx file to compile")
+    ap.add_argument("model", nargs="?", help="the .onnx file to compile, or a TensorFlow model "
+                    "(SavedModel folder, frozen .pb, .keras/.h5, .tflite; the [tf] extra)")
     g = ap.add_mutually_exclusive_group()
     for e in EMIT_LEVELS:
         g.add_argument(f"--{e}", dest="emit", action="store_const", const=e,
-                       help={"EmitONNXBasic": "imported ONNX dialect, no passes",
+                       help={"EmitONNX": "the .onnx converted from a TensorFlow input",
+                             "EmitONNXBasic": "imported ONNX dialect, no passes",
                              "EmitONNXIR": "ONNX dialect after verification, shape "
                                            "inference and canonicalization",
                              "EmitMLIR": "lowered to linalg/tensor/arith/math",
@@ -64,6 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="build a library whose code records the time of every ONNX node "
                          "(ExecutionSession.end_profiling, or ONNX_MLIR_PY_PROFILE_FILE, "
                          "writes onnxruntime's profile JSON); see 'onnx-mlir-py profile'")
+    tf = ap.add_argument_group("TensorFlow inputs (docs/tensorflow.md)")
+    tf.add_argument("--signature", help="SavedModel signature to compile (default serving_default)")
+    tf.add_argument("--inputs", metavar="NAME:0[SHAPE],...",
+                    help="frozen GraphDef input tensors, optional shapes (-1 = dynamic), "
+                         "e.g. x:0[-1,28,28,1]")
+    tf.add_argument("--outputs", metavar="NAME:0,...", help="frozen GraphDef output tensors")
     talk = ap.add_mutually_exclusive_group()
     talk.add_argument("-v", "--verbose", action="store_true", help="print per-phase timing")
     talk.add_argument("-q", "--quiet", action="store_true",
@@ -83,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args) -> int:
     """Parse the options and run the compiler's pipeline (``compiler.run_pipeline``)."""
     from onnx_mlir_py.compiler import run_pipeline
+    from onnx_mlir_py.frontends.tensorflow import TfOptions
     from onnx_mlir_py.timings import Timings
     opts = Options(emit=args.emit, opt_level=DEFAULT_OPT_LEVEL if args.opt_level is None
                    else args.opt_level, mcpu=args.mcpu, march=args.march,
@@ -95,7 +104,9 @@ def run(args) -> int:
     try:
         with show_progress(timings, False if args.quiet or args.printIR else None):
             run_pipeline(args.model, opts, default_output(args.model, args.emit, args.output),
-                         print_ir=args.printIR, timings=timings, on_import=hook)
+                         print_ir=args.printIR, timings=timings, on_import=hook,
+                         tf=TfOptions(signature=args.signature, inputs=args.inputs,
+                                      outputs=args.outputs, verbose=args.verbose))
     finally:
         if stats:
             print(stats[0], flush=True)

@@ -31,7 +31,7 @@ from onnx_mlir_py.options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options  # noqa
 from onnx_mlir_py.timings import Timings
 
 # onnx-mlir's naming: emit level -> suffix added to the output base name.
-SUFFIX = {"EmitONNXBasic": ".onnx.mlir", "EmitONNXIR": ".onnx.mlir", "EmitMLIR": ".onnx.mlir",
+SUFFIX = {"EmitONNX": ".onnx", "EmitONNXBasic": ".onnx.mlir", "EmitONNXIR": ".onnx.mlir", "EmitMLIR": ".onnx.mlir",
           "EmitLLVMIR": ".ll", "EmitObj": ".o", "EmitLib": ".so"}
 
 
@@ -93,12 +93,34 @@ def resolve_target(opts: Options) -> Options:
     return replace(opts, mcpu=host_level())
 
 
+def source_model(model, opts: Options, timings: Timings, tf=None):
+    """A TensorFlow model (SavedModel folder, .pb, .keras/.h5, .tflite) ->
+    its ONNX ModelProto (``frontends/tensorflow``, options ``tf``: a
+    ``TfOptions``); an ONNX model is returned as it is."""
+    from onnx_mlir_py.frontends.tensorflow.detect import tf_format
+    if tf_format(model) is None:
+        given = [o for o in ("signature", "inputs", "outputs") if getattr(tf, o, None)]
+        if given:
+            raise CompileError(f"--{'/--'.join(given)}: for TensorFlow inputs only, "
+                               f"not for an ONNX model")
+        if opts.emit == "EmitONNX" and isinstance(model, (str, os.PathLike)):
+            raise CompileError(f"--EmitONNX writes the ONNX model converted from a TensorFlow "
+                               f"input; '{model}' is not a TensorFlow model")
+        return model
+    from onnx_mlir_py.frontends.tensorflow import load
+    return load(model, tf, lowering=EMIT_LEVELS.index(opts.emit) > 2, timings=timings)
+
+
 def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = False,
-                 timings: Timings | None = None, on_import=None) -> str | None:
+                 timings: Timings | None = None, on_import=None, tf=None) -> str | None:
     """Run the stages up to ``opts.emit`` and write ``output`` (or, with
     ``print_ir``, print the textual levels to stdout). Returns the path written.
-    ``on_import(module)`` sees the module as imported (``--onnx-op-stats``)."""
+    ``on_import(module)`` sees the module as imported (``--onnx-op-stats``).
+    A TensorFlow model is converted first (:func:`source_model`, options ``tf``)."""
     timings = Timings() if timings is None else timings
+    model = source_model(model, opts, timings, tf)
+    if opts.emit == "EmitONNX":
+        return _write_onnx(model, output, print_ir)
     module = import_onnx(model, opts, timings)
     if on_import is not None:
         on_import(module)
@@ -143,7 +165,19 @@ def _write_text(module: ir.Module, out: str | None, print_ir: bool) -> str | Non
     return out
 
 
+def _write_onnx(model, out: str | None, print_ir: bool) -> str | None:
+    import onnx
+    if print_ir:
+        print(onnx.printer.to_text(model))
+        return None
+    onnx.save(model, out)
+    return out
+
+
 def default_output(model_path: str, emit: str = "EmitLib", base: str | None = None) -> str:
+    from onnx_mlir_py.frontends.tensorflow.detect import output_base, tf_format
+    if base is None and tf_format(model_path) is not None:
+        base = output_base(model_path)
     if base is None:
         base = model_path[:-5] if model_path.endswith(".onnx") else model_path
     return base + SUFFIX[emit]
@@ -153,9 +187,15 @@ def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = 
             emit: str = "EmitLib", shape_information: dict | str | None = None,
             mcpu: str | None = None, march: str | None = None,
             timings: Timings | None = None, runtime_checks: bool = True,
-            profile: bool = False) -> str:
+            profile: bool = False, signature: str | None = None, inputs=None, outputs=None,
+            verbose: bool = False) -> str:
     """Compile an ONNX model (path or ``onnx.ModelProto``) and return the path
     of what was written (``model.so`` by default, next to the model file).
+    A TensorFlow model is accepted too (a SavedModel folder, ``.pb``,
+    ``.keras``/``.h5``, ``.tflite``; the ``[tf]`` extra): ``signature`` (a
+    SavedModel's, default ``serving_default``), ``inputs``/``outputs`` (a frozen
+    GraphDef's tensors, ``"x:0[-1,4]"``), ``verbose`` (TensorFlow's logs);
+    ``emit="EmitONNX"`` writes the converted ``.onnx``.
 
     ``shape_information``: ``{input_index: [dims]}`` (``-1`` = dynamic) or the
     CLI's string form ``"0:1x3x224x224"``. A ModelProto needs ``output``.
@@ -178,4 +218,6 @@ def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = 
             raise CompileError("compile(): 'output' is required when the model is not a path")
         output = default_output(os.fspath(model), emit)
     src = os.fspath(model) if isinstance(model, os.PathLike) else model
-    return run_pipeline(src, opts, os.fspath(output), timings=timings)
+    from onnx_mlir_py.frontends.tensorflow import TfOptions
+    tf = TfOptions(signature=signature, inputs=inputs, outputs=outputs, verbose=verbose)
+    return run_pipeline(src, opts, os.fspath(output), timings=timings, tf=tf)

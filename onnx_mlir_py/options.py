@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 from onnx_mlir_py.errors import CompileError
 
-# The stop points of the pipeline (compiler.run_pipeline), in order.
-EMIT_LEVELS = ("EmitONNXBasic", "EmitONNXIR", "EmitMLIR", "EmitLLVMIR", "EmitObj", "EmitLib")
+# The stop points of the pipeline (compiler.run_pipeline), in order. EmitONNX:
+# the ONNX model converted from a TensorFlow input (frontends/tensorflow).
+EMIT_LEVELS = ("EmitONNX", "EmitONNXBasic", "EmitONNXIR", "EmitMLIR", "EmitLLVMIR", "EmitObj", "EmitLib")
 OPT_LEVELS = (0, 1, 2, 3)
 DEFAULT_OPT_LEVEL = 3
 
