@@ -35,6 +35,10 @@ from onnx_mlir_py.passes.onnx_to_linalg import transpose  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import trilu  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import cast  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import ml_tree  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import ml_linear  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import ml_scaling  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import ml_encoding  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import ml_features  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg.driver import lower_to_linalg  # noqa: F401
 
 __all__ = ["lower_to_linalg"]

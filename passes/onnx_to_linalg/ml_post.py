@@ -18,7 +18,7 @@ import mlir.ir as ir
 import numpy as np
 from mlir.dialects import arith, math as mmath, tensor
 
-from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import loop_index
 
 F = arith.CmpFPredicate
@@ -33,6 +33,25 @@ def dense_const(arr: np.ndarray, et: ir.Type) -> ir.Value:
     if np_t is np.bool_:
         a = np.packbits(a, bitorder="little")
     return arith.constant(t, ir.DenseElementsAttr.get(a, type=t))
+
+
+def to_float(b: LoweringContext, x: ir.Value, ct: ir.Type) -> ir.Value:
+    """X converted elementwise to the compute type (ints: signed conversion)."""
+    et = x.type.element_type
+    if et == ct:
+        return x
+    dims = b.dims(x)
+    if is_float(et):
+        fn = (lambda v: arith.extf(ct, v)) if et.width < ct.width else \
+            (lambda v: arith.truncf(ct, v))
+    else:
+        fn = lambda v: arith.sitofp(ct, v)  # noqa: E731
+    return b.map_elementwise([x], dims, ct, fn)
+
+
+def col0_map() -> ir.AffineMap:
+    """(n, k) -> (n, 0): column 0 of a row, for every k."""
+    return ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0), ir.AffineConstantExpr.get(0)])
 
 
 def rowwise(b: LoweringContext, s: ir.Value, dims: Sequence, body, inputs=()) -> ir.Value:

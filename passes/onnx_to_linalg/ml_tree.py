@@ -24,9 +24,9 @@ from mlir.dialects import arith, linalg, math as mmath, scf, tensor
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx.ops.ml_tree import CLASSIFIER, ML, REGRESSOR, Forest, forest
-from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float
-from onnx_mlir_py.passes.onnx_to_linalg.ml_post import (argmax_labels, dense_const,
-                                                        post_transform, rowwise)
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
+from onnx_mlir_py.passes.onnx_to_linalg.ml_post import (argmax_labels, col0_map, dense_const,
+                                                        post_transform, rowwise, to_float)
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (extract_slice, imin, insert_slice,
                                                             isub, loop_index)
 
@@ -34,20 +34,6 @@ F = arith.CmpFPredicate
 BLOCK = 128
 # mode -> ordered predicate; NEQ is unordered (NaN != t is true), as in C
 _PRED = {0: F.OLE, 1: F.OLT, 2: F.OGE, 3: F.OGT, 4: F.OEQ, 5: F.UNE}
-
-
-def to_float(b: LoweringContext, x: ir.Value, ct: ir.Type) -> ir.Value:
-    """X converted elementwise to the compute type (ints: signed conversion)."""
-    et = x.type.element_type
-    if et == ct:
-        return x
-    dims = b.dims(x)
-    if is_float(et):
-        fn = (lambda v: arith.extf(ct, v)) if et.width < ct.width else \
-            (lambda v: arith.truncf(ct, v))
-    else:
-        fn = lambda v: arith.sitofp(ct, v)  # noqa: E731
-    return b.map_elementwise([x], dims, ct, fn)
 
 
 def _cond(b: LoweringContext, f: Forest, v, t, mode, mt):
@@ -227,14 +213,10 @@ def lower_tree_classifier(op: OnnxOp, b: LoweringContext):
             other = arith.subf(b.const(1.0, ct), v0) if one_minus else arith.negf(v0)
             return arith.select(first, other, v0)
         s = b.generic([s, s], [b.empty(dims, ct)],
-                      [_col0(), affine_map(2, [0, 1]),
+                      [col0_map(), affine_map(2, [0, 1]),
                        affine_map(2, [0, 1])], ["parallel", "parallel"],
                       lambda v0, _v, _o: bin_body(v0, _v))[0]
     s = post_transform(b, s, dims, f.post)
     s = to_float(b, s, ir.F32Type.get())
     return [argmax_labels(b, s, dims, f.labels), s]
 
-
-def _col0() -> ir.AffineMap:
-    """(n, k) -> (n, 0)"""
-    return ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0), ir.AffineConstantExpr.get(0)])

@@ -39,3 +39,7 @@ from onnx_mlir_py.dialects.onnx.ops import depth_to_space  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import trilu  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import integer_ops  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import ml_tree  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ml_linear  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ml_scaling  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ml_encoding  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ml_features  # noqa: F401

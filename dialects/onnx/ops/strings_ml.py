@@ -1,12 +1,9 @@
-"""String ops, ai.onnx.ml ops, training ops, and text/signal helpers.
+"""String ops, training ops, and text/signal helpers.
 
 * StringSplit: Y is X's shape plus a (dynamic) last dim; Z (int64) is X's shape.
 * StringConcat: broadcast of X and Y. RegexFullMatch: bool, X's shape.
 * StringNormalizer: [C] -> [?], [1, C] -> [1, ?] (stopwords may drop items).
 * TfIdfVectorizer: [C] -> [K], [N, C] -> [N, K], K = max(ngram_indexes) + 1.
-* LabelEncoder: X's shape, the type of the values_* attribute.
-* Binarizer: X's type. ArrayFeatureExtractor: X's dims but the last, then
-  len(Y).
 * Momentum / Adagrad / Adam: each new tensor has the type of the tensor it
   updates (X, and V/H accumulators).
 * HannWindow / HammingWindow / BlackmanWindow: [size]; MelWeightMatrix:
@@ -24,11 +21,9 @@ from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
 from onnx_mlir_py.dialects.onnx.ops.broadcast import broadcast_shapes
-from onnx_mlir_py.dialects.onnx.ops.common import (i64, int_values, norm_axes, same_as_input,
-                                                   single_result)
+from onnx_mlir_py.dialects.onnx.ops.common import i64, int_values, norm_axes
 from onnx_mlir_py.dialects.onnx.ops.conv import opt_attr
 
-ML = "ai.onnx.ml"
 TRAINING = "ai.onnx.preview.training"
 
 
@@ -70,40 +65,6 @@ def _tfidf_shape(op: OnnxOp):
     if s is None:
         return [tensor(None, f32)]
     return [tensor((k,) if len(s) <= 1 else (s[0], k), f32)]
-
-
-_VALUE_TYPES = (("values_strings", onnx.TensorProto.STRING),
-                ("values_int64s", onnx.TensorProto.INT64),
-                ("values_floats", onnx.TensorProto.FLOAT))
-
-
-@shape_rule("LabelEncoder", 1, 2, 4, domain=ML)
-def _label_encoder_shape(op: OnnxOp):
-    et = None
-    if "values_tensor" in op.spec.attributes and op.attrs.has("values_tensor"):
-        a = op.op.attributes["values_tensor"]
-        if isinstance(a, ir.DenseElementsAttr):
-            et = a.type.element_type
-    for name, code in _VALUE_TYPES:
-        if et is None and name in op.spec.attributes and op.attrs.has(name):
-            et = elem_type(code)
-    if et is None and op.version == 1:  # v1: classes_strings <-> int64
-        et = string() if str(op.elem(op.input(0))) == "i64" else i64()
-    return [tensor(op.shape(op.input(0)), et) if et is not None else None]
-
-
-shape_rule("Binarizer", 1, domain=ML)(same_as_input)
-
-
-def _afe(op: OnnxOp):
-    x, y = op.shape(op.input(0)), op.shape(op.input(1))
-    if x is None:
-        return None
-    k = None if y is None or None in y else math.prod(y)
-    return (1, k) if len(x) == 1 else x[:-1] + (k,)
-
-
-shape_rule("ArrayFeatureExtractor", 1, domain=ML)(single_result(_afe))
 
 
 def _optimizer(groups: int):
