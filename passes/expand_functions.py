@@ -64,6 +64,12 @@ def unlowered(op: ir.Operation) -> bool:
 
 
 def _type_proto(t: ir.Type) -> onnx.TypeProto | None:
+    from onnx_mlir_py.dialects.onnx.ops.control_flow import opt_elem, seq_elem
+    for inner, make in ((seq_elem(t), helper.make_sequence_type_proto),
+                        (opt_elem(t), helper.make_optional_type_proto)):
+        if inner is not None:      # SequenceMap's body depends on these types
+            tp = _type_proto(inner)
+            return make(tp) if tp is not None else None
     if not isinstance(t, (ir.RankedTensorType, ir.UnrankedTensorType)):
         return None
     elem = MLIR_TO_ELEM_TYPE.get(str(t.element_type))

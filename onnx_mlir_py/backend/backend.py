@@ -83,6 +83,11 @@ class OnnxMlirBackendRep(BackendRep):
         out = []
         for i, x in enumerate(inputs):
             want = specs[i].dtype if i < len(specs) else None
+            if i < len(specs) and specs[i].kind != "tensor" and (x is None or
+                                                                 isinstance(x, (list, tuple))):
+                # a sequence (list of arrays) or an empty optional (None)
+                out.append(None if x is None else [_as_array(e, want) for e in x])
+                continue
             out.append(_as_array(x, want))
         return out
 

@@ -18,6 +18,8 @@ from onnx_mlir_py.errors import CompileError
 from onnx_mlir_py.check_abi import CHECKS_ATTR
 
 ENTRY_NAME = "main_graph"
+# TensorSpec.kind, in the order of the C runtime's OM_KIND_* codes
+KINDS = ("tensor", "seq", "opt", "opt_seq")
 
 # ONNX type name -> (signature type string as onnx-mlir prints it, ONNX_TYPE code, bytes).
 ONNX_DTYPES: dict[str, tuple[str, int, int]] = {
@@ -40,6 +42,7 @@ MLIR_TO_ONNX: dict[str, str] = {
     "si8": "int8", "si16": "int16", "si32": "int32", "si64": "int64",
     "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64", "bf16": "bfloat16",
 }
+_SIG_TO_ONNX = {sig: name for name, (sig, _, _) in ONNX_DTYPES.items()}
 _ALIASES = {"float32": "float", "float64": "double", "boolean": "bool", "half": "float16"}
 
 
@@ -53,6 +56,10 @@ class TensorSpec:
     # (dim, name) of the dynamic dims with an ONNX dim_param: dims of the
     # inputs with the same name must be equal (checked by the entry point)
     dim_params: tuple[tuple[int, str], ...] = ()
+    # "tensor", or a sequence / optional value ("seq", "opt", "opt_seq")
+    # whose elements the other fields describe (an !llvm.ptr in @main_graph)
+    kind: str = "tensor"
+    unranked: bool = False   # elements of any rank (a sequence's only)
 
     @property
     def sig_type(self) -> str:
@@ -70,8 +77,25 @@ class TensorSpec:
     def rank(self) -> int:
         return len(self.dims)
 
+    @property
+    def c_rank(self) -> int:
+        return -1 if self.unranked else self.rank
+
+    @property
+    def kind_code(self) -> int:
+        return KINDS.index(self.kind)
+
+    @property
+    def words(self) -> int:
+        """8-byte words of this result in @main_graph's returned struct."""
+        return 3 + 2 * self.rank if self.kind == "tensor" else 1
+
     def to_json_obj(self) -> dict:
-        return {"type": self.sig_type, "dims": list(self.dims), "name": self.name}
+        d = {"type": self.sig_type, "dims": None if self.unranked else list(self.dims),
+             "name": self.name}
+        if self.kind != "tensor":
+            d["kind"] = self.kind
+        return d
 
 
 @dataclass(frozen=True)
@@ -122,7 +146,7 @@ def _attr_dict(arr_attr, i: int) -> dict[str, str]:
     if not isinstance(d, ir.DictAttr):
         return {}
     out = {}
-    for key in ("onnx.name", "onnx.dtype", "onnx.dim_params"):
+    for key in ("onnx.name", "onnx.dtype", "onnx.dim_params", "onnx.type"):
         if key in d:
             a = d[key]
             if not isinstance(a, ir.StringAttr):
@@ -131,8 +155,41 @@ def _attr_dict(arr_attr, i: int) -> dict[str, str]:
     return out
 
 
+def _value_kind(what: str, text: str) -> tuple[str, str]:
+    """``!onnx.seq<tensor<?xf32>>`` -> ("seq", "tensor<?xf32>"), from the
+    ``onnx.type`` attribute of a sequence / optional argument or result."""
+    kind, inner = [], text
+    for box, name in (("!onnx.opt<", "opt"), ("!onnx.seq<", "seq")):
+        if inner.startswith(box) and inner.endswith(">"):
+            kind.append(name)
+            inner = inner[len(box):-1]
+    k = "_".join(kind)
+    if k not in KINDS[1:] or not inner.startswith("tensor<"):
+        raise CompileError(f"{what}: unsupported value type {text} (tensors, sequences of "
+                           "tensors and optionals of either are supported)")
+    return k, inner
+
+
+def _value_spec(kind: str, i: int, attrs: dict[str, str], ctx: ir.Context) -> TensorSpec:
+    """A sequence / optional argument or result: its elements' type."""
+    name = attrs.get("onnx.name", f"{kind}_{i}")
+    what = f"{kind} #{i} ('{name}')"
+    vkind, inner = _value_kind(what, attrs["onnx.type"])
+    t = ir.Type.parse(inner, context=ctx)
+    elem = str(t.element_type)
+    onnx_type = _SIG_TO_ONNX.get(elem.replace("si", "i") if elem.startswith("si") else elem)
+    if onnx_type is None:
+        raise CompileError(f"{what}: unsupported element type {elem}")
+    if isinstance(t, ir.UnrankedTensorType):
+        return TensorSpec(name, onnx_type, (), elem, (), vkind, True)
+    dims = tuple(-1 if t.is_dynamic_dim(k) else t.shape[k] for k in range(t.rank))
+    return TensorSpec(name, onnx_type, dims, elem, (), vkind)
+
+
 def _spec(kind: str, i: int, ty: ir.Type, attrs: dict[str, str]) -> TensorSpec:
     what = f"{kind} #{i}"
+    if str(ty) == "!llvm.ptr" and "onnx.type" in attrs:
+        return _value_spec(kind, i, attrs, ty.context)
     if not isinstance(ty, ir.RankedTensorType):
         raise CompileError(f"{what} of @{ENTRY_NAME} must be a ranked tensor, got {ty}")
     rt = ty

@@ -78,10 +78,13 @@ def _loadable_path(path: str) -> str:
 
 @dataclass(frozen=True)
 class TensorSig:
-    """One entry of a parsed signature; ``dims`` uses -1 for dynamic."""
+    """One entry of a parsed signature; ``dims`` uses -1 for dynamic. A
+    sequence / optional (``kind`` "seq", "opt", "opt_seq") describes its
+    elements (``dims`` None: any rank)."""
     name: str
     type: str
-    dims: tuple[int, ...]
+    dims: tuple[int, ...] | None
+    kind: str = "tensor"
 
     @property
     def dtype(self) -> np.dtype:
@@ -90,11 +93,13 @@ class TensorSig:
     @property
     def shape(self) -> tuple:
         """Dims with None for dynamic ones."""
-        return tuple(None if d < 0 else d for d in self.dims)
+        return None if self.dims is None else tuple(None if d < 0 else d for d in self.dims)
 
 
 def _parse_sig(text: str) -> list[TensorSig]:
-    return [TensorSig(e.get("name", f"#{i}"), e["type"], tuple(int(d) for d in e["dims"]))
+    return [TensorSig(e.get("name", f"#{i}"), e["type"],
+                      None if e["dims"] is None else tuple(int(d) for d in e["dims"]),
+                      e.get("kind", "tensor"))
             for i, e in enumerate(json.loads(text))]
 
 
@@ -189,6 +194,11 @@ class ExecutionSession:
         self._run = _bind(lib, self._entry, _P, [_P])
         self.input_specs = _parse_sig(self.input_signature())
         self.output_specs = _parse_sig(self.output_signature())
+        # sequences / optionals: lists and None in and out (runtime/values.py)
+        self._values = None
+        if any(s.kind != "tensor" for s in self.input_specs + self.output_specs):
+            from onnx_mlir_py.runtime.values import ValueAPI
+            self._values = ValueAPI(lib, _bind)
         # fast path (one call in, one call for the outputs' metadata); older
         # libraries without the helpers use the per-tensor API
         self._run_arrays = getattr(lib, "omRunArrays", None)
@@ -198,11 +208,11 @@ class ExecutionSession:
             self._list_info = _bind(lib, "omTensorListInfo", _I64, [_P, _I64, _P, _P, _P, _P])
             self._entry_addr = ctypes.cast(self._run, _P).value
         # per input: (dtype, rank, static shape or None when a dim is dynamic, ONNX code)
-        self._in_fast = [(s.dtype, len(s.dims), None if min(s.dims, default=0) < 0 else s.dims,
-                          SIG_TYPES[s.type][1]) for s in self.input_specs]
+        self._in_fast = [(s.dtype, len(s.dims or ()), None if min(s.dims or (-1,), default=0) < 0
+                          else s.dims, SIG_TYPES[s.type][1]) for s in self.input_specs]
         # ctypes array types of _run_fast, made once (not on every run)
         n, m = len(self.input_specs), len(self.output_specs)
-        cap = sum(len(s.dims) for s in self.output_specs)
+        cap = sum(len(s.dims or ()) for s in self.output_specs)
         self._fast_types = (_P * max(1, n), _I64 * max(1, n), ctypes.c_int32 * max(1, n),
                             _I64 * max(1, m), ctypes.c_int32 * max(1, m), _P * max(1, m),
                             _I64 * max(1, cap), cap, m)
@@ -306,7 +316,11 @@ class ExecutionSession:
 
     def run(self, inputs) -> list[np.ndarray]:
         """Run the model on ``inputs`` (a list of numpy arrays, in signature
-        order); returns the outputs as numpy arrays owning their memory."""
+        order); returns the outputs as numpy arrays owning their memory. A
+        sequence is a list of arrays, an empty optional None."""
+        if self._values is not None:
+            from onnx_mlir_py.runtime.values import run_values
+            return run_values(self, inputs)
         arrays = self._check(inputs)
         if self._run_arrays is not None:
             return self._run_fast(arrays)

@@ -64,7 +64,16 @@ def to_signless(t: ir.Type) -> ir.Type:
     if isinstance(t, ir.FunctionType):
         return ir.FunctionType.get([to_signless(x) for x in t.inputs],
                                    [to_signless(x) for x in t.results])
+    if is_value_type(t):
+        return ir.Type.parse("!llvm.ptr")
     return t
+
+
+def is_value_type(t: ir.Type) -> bool:
+    """A sequence or optional (``!onnx.seq<..>``, ``!onnx.opt<..>``): lowered
+    to an ``!llvm.ptr`` to a record of the C runtime (runtime/c/om_seq.c)."""
+    s = str(t)
+    return s.startswith("!onnx.seq<") or s.startswith("!onnx.opt<")
 
 
 def lost_dtype(t: ir.Type) -> str | None:
@@ -99,6 +108,8 @@ class LoweringContext:
     def __init__(self, module: ir.Module | None = None):
         # lowered value -> original ONNX element type (for uintN semantics)
         self._orig_elem: dict[ir.Value, ir.Type] = {}
+        # lowered !llvm.ptr value -> its ONNX !onnx.seq / !onnx.opt type
+        self._value_types: dict[ir.Value, ir.Type] = {}
         self.module = module
         # messages of the run-time checks (``require``), by check id
         self.check_messages: list[str] = []
@@ -149,6 +160,8 @@ class LoweringContext:
 
     # -- bookkeeping ---------------------------------------------------------
     def record(self, v: ir.Value, onnx_type: ir.Type) -> None:
+        if is_value_type(onnx_type):
+            self._value_types[v] = onnx_type
         et = elem_of(onnx_type)
         if (isinstance(et, ir.IntegerType) and not et.is_signless) or is_storage_type(et):
             self._orig_elem[v] = et
@@ -156,6 +169,10 @@ class LoweringContext:
     def unsigned(self, v: ir.Value) -> bool:
         et = self._orig_elem.get(v, elem_of(v.type))
         return isinstance(et, ir.IntegerType) and et.is_unsigned
+
+    def value_type(self, v: ir.Value) -> ir.Type | None:
+        """The ONNX sequence / optional type of lowered ``!llvm.ptr`` value ``v``."""
+        return self._value_types.get(v)
 
     def onnx_elem(self, v: ir.Value) -> ir.Type:
         """The ONNX element type of lowered value ``v`` (``ui8``, ``f8E4M3FN``, ...)."""

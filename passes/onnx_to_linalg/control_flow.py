@@ -16,7 +16,7 @@ the scan axis of its first scan input, the body ops moved into the loop.
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, scf, tensor
+from mlir.dialects import builtin, arith, scf, tensor
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
@@ -32,9 +32,9 @@ SCAN_VERSIONS = (8, 9, 11, 16, 19, 21, 23, 24, 25)
 
 def _ranked(op: OnnxOp, t: ir.Type, what: str) -> ir.RankedTensorType:
     t = to_signless(t)
-    if not isinstance(t, ir.RankedTensorType):
+    if not isinstance(t, ir.RankedTensorType) and str(t) != "!llvm.ptr":
         op.fail(f"{what} has type {t}; only tensors of known rank can be lowered "
-                "(sequence/optional values and rank-changing loop state are not supported)")
+                "(rank-changing loop state is not supported)")
     return t
 
 
@@ -47,8 +47,14 @@ def _terminator(block: ir.Block) -> ir.Operation:
 
 def _cast(v: ir.Value, t: ir.Type) -> ir.Value:
     """tensor.cast when only static-ness differs (branches and iterations may
-    produce more static shapes than the op's result)."""
-    return v if v.type == t else tensor.cast(t, v)
+    produce more static shapes than the op's result). A sequence / optional
+    a body yields is lowered after the op: an unrealized cast to
+    ``!llvm.ptr`` until then (it folds away)."""
+    if v.type == t:
+        return v
+    if str(t) == "!llvm.ptr":
+        return builtin.unrealized_conversion_cast([t], [v])
+    return tensor.cast(t, v)
 
 
 def _scalar(v: ir.Value) -> ir.Value:

@@ -19,8 +19,8 @@ from onnx_mlir_py.errors import CompileError, OnnxMlirError, UnsupportedOpsError
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.registry import lookup
 from onnx_mlir_py.check_abi import CHECKS_ATTR, NODE_TYPES_ATTR
-from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, is_storage_type, lost_dtype,
-                                                        to_signless)
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, is_storage_type,
+                                                        is_value_type, lost_dtype, to_signless)
 
 
 def _funcs(module: ir.Module):
@@ -109,7 +109,7 @@ def convert_signature(f: ir.Operation, b: LoweringContext) -> None:
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
     _unranked_result_node(f)
     for t in list(ftype.inputs) + list(ftype.results):
-        if not isinstance(t, ir.RankedTensorType):
+        if not isinstance(t, ir.RankedTensorType) and not is_value_type(t):
             raise CompileError(f"function '{ir.StringAttr(f.attributes['sym_name']).value}': "
                                f"signature type {t} is not a ranked tensor; run shape-inference")
     arg_attrs = f.attributes["arg_attrs"] if "arg_attrs" in f.attributes else None
@@ -119,6 +119,9 @@ def convert_signature(f: ir.Operation, b: LoweringContext) -> None:
         out, changed = [], False
         for i, t in enumerate(types):
             d = _dict_attr(arr, i)
+            if is_value_type(t):     # the signature's element type (codegen/signature.py)
+                d["onnx.type"] = ir.StringAttr.get(str(t))
+                changed = True
             lost = lost_dtype(t)
             if lost and "onnx.dtype" not in d:
                 d["onnx.dtype"] = ir.StringAttr.get(lost)

@@ -178,6 +178,8 @@ def _normalize(values) -> list:
             v = numpy_helper.to_array(v)
         elif isinstance(v, np.generic):
             v = np.asarray(v)
+        elif isinstance(v, (list, tuple)):      # a sequence
+            v = _normalize(v)
         out.append(v)
     return out
 
@@ -185,6 +187,13 @@ def _normalize(values) -> list:
 def _check_data(values) -> str | None:
     import numpy as np
     for v in values:
+        if v is None:                           # an empty optional
+            continue
+        if isinstance(v, list):                 # a sequence
+            bad = _check_data(v)
+            if bad:
+                return bad
+            continue
         if not isinstance(v, np.ndarray):
             return f"non-tensor value ({type(v).__name__})"
         if v.dtype == object or v.dtype.kind in "SU" or v.dtype.name not in _RUNTIME_DTYPES:
@@ -203,7 +212,6 @@ def run_task(task: dict) -> dict:
     every data set of ``task``; returns {"status", "category", "key", "detail"}."""
     warnings.simplefilter("ignore")
     import onnx
-    from onnx.backend.test.runner import Runner
     from onnx_mlir_py.backend import OnnxMlirBackend
     t0 = time.perf_counter()
     result = {"status": "pass", "category": "", "key": "", "detail": ""}
@@ -219,14 +227,32 @@ def run_task(task: dict) -> dict:
                               detail=bad)
                 break
             outputs = list(rep.run(inputs))
-            Runner.assert_similar_outputs(expected, outputs, rtol=task["rtol"],
-                                          atol=task["atol"])
+            assert_similar_values(expected, outputs, task["rtol"], task["atol"])
     except AssertionError as e:
         result.update(status="fail", **classify_mismatch(str(e), task))
     except Exception as e:  # noqa: BLE001 - every failure is classified
         result.update(status="fail", **classify_error(e, task))
     result["seconds"] = round(time.perf_counter() - t0, 3)
     return result
+
+
+def assert_similar_values(expected: list, outputs: list, rtol: float, atol: float) -> None:
+    """onnx's Runner.assert_similar_outputs, also for sequences (lists: the
+    same length, element by element) and empty optionals (None)."""
+    from onnx.backend.test.runner import Runner
+    assert len(outputs) == len(expected), f"{len(outputs)} outputs, expected {len(expected)}"
+    for i, (e, o) in enumerate(zip(expected, outputs)):
+        if e is None or o is None:
+            assert e is None and o is None, f"output {i}: got {type(o).__name__}, expected " \
+                f"{type(e).__name__}"
+        elif isinstance(e, list):
+            assert isinstance(o, list) and len(o) == len(e), \
+                f"output {i}: got {type(o).__name__} of length {len(o)}, expected a " \
+                f"sequence of length {len(e)}"
+            assert_similar_values(e, o, rtol, atol)
+        else:
+            assert not isinstance(o, list), f"output {i}: got a sequence, expected a tensor"
+            Runner.assert_similar_outputs([e], [o], rtol=rtol, atol=atol)
 
 
 _NODE_RX = re.compile(r"node '[^']*' \(([\w.]+)\)")

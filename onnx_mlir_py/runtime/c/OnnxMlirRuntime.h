@@ -97,6 +97,19 @@ int64_t omTensorListGetSize(const OMTensorList *list);
 OMTensor *omTensorListGetOmtByIndex(const OMTensorList *list, int64_t index);
 OMTensor **omTensorListGetOmtArray(const OMTensorList *list);
 
+/* Sequence and optional values (onnx-mlir-py extensions). A seq(tensor)
+ * input or output is an OMTensor holding an OMTensorList of tensors (its
+ * elements, in order); an optional input or output is its value (a tensor,
+ * or a sequence tensor), or a None tensor when empty. omTensorCreateSeq takes
+ * ownership of `elements` (NULL: an empty sequence); omTensorGetSeq is NULL
+ * for anything but a sequence; omTensorDestroy destroys the elements too.
+ * The signature JSON marks such values with "kind": "seq", "opt" or
+ * "opt_seq", "type"/"dims" then describing the elements. */
+OMTensor *omTensorCreateSeq(OMTensorList *elements);
+OMTensorList *omTensorGetSeq(const OMTensor *tensor);
+OMTensor *omTensorCreateNone(void);
+int64_t omTensorIsNone(const OMTensor *tensor);
+
 /* One-call helpers for language bindings (onnx-mlir-py extensions): run an
  * entry point on caller-owned buffers, and read every output's rank, dtype,
  * data pointer and dims at once (see om_runtime.c). */

@@ -14,12 +14,42 @@
 
 #include "OnnxMlirRuntime.h"
 
+/* The runtime's structs (opaque to users of OnnxMlirRuntime.h). */
+struct OMTensor {
+  void *data;      /* first element */
+  void *allocated; /* what free() gets when owning */
+  int64_t *shape;
+  int64_t *strides;
+  int64_t rank;
+  OM_DATA_TYPE dtype;
+  int64_t owning;
+  /* a sequence value (omTensorCreateSeq: rank -1, no data), owned */
+  OMTensorList *seq;
+  /* an empty optional (omTensorCreateNone) */
+  int64_t none;
+};
+
+struct OMTensorList {
+  OMTensor **omts;
+  int64_t size;
+  int64_t owning;
+};
+
+
 typedef struct {
   const char *name;
   OM_DATA_TYPE dtype;
   int64_t rank;
   const int64_t *dims; /* -1 = dynamic */
+  /* OM_KIND_*: a tensor, or a sequence / optional whose elements are
+   * described by dtype, rank (-1: any) and dims */
+  int64_t kind;
 } om_arg_spec;
+
+#define OM_KIND_TENSOR 0
+#define OM_KIND_SEQ 1     /* seq(tensor) */
+#define OM_KIND_OPT 2     /* optional(tensor) */
+#define OM_KIND_OPT_SEQ 3 /* optional(seq(tensor)) */
 
 #define OM_DESC_WORDS(rank) (3 + 2 * (rank))
 
@@ -48,6 +78,23 @@ void om_fill_desc(int64_t *desc, const OMTensor *t);
  * are copied. On failure frees what it can and returns NULL. */
 OMTensorList *om_wrap_results(int64_t *results, const om_arg_spec *specs,
                               int64_t n, const OMTensorList *inputs);
+/* Copy a strided view into a contiguous row-major buffer. */
+void om_strided_copy(char *dst, const char *src, const int64_t *sizes,
+                     const int64_t *strides, int64_t rank, int64_t esize);
+
+/* Sequence and optional values of the model code (om_seq.c): an opaque
+ * pointer to a run-local record; every record and element buffer of a run
+ * is freed once, by om_seq_run_end (the outputs are copied out first). */
+/* Check input `t` against a sequence / optional spec; 0 with the error set. */
+int om_seq_check_input(const OMTensor *t, const om_arg_spec *s, int64_t i,
+                       const char *entry);
+/* The model-code value of checked input `t` (elements not copied). */
+void *om_seq_from_input(const OMTensor *t, const om_arg_spec *s);
+/* A fresh owning OMTensor for output value `v` (NULL: out of memory). */
+OMTensor *om_seq_to_output(void *v, const om_arg_spec *s);
+/* Free every record of this thread's run (after the outputs are wrapped). */
+void om_seq_run_end(void);
+
 /* Around the model call: tells the thread pool, if any, that a run is in
  * progress (its idle threads spin instead of sleeping). */
 void om_run_begin(void);

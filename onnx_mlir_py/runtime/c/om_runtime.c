@@ -27,22 +27,6 @@ __attribute__((constructor)) static void om_tune_malloc(void) {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
-struct OMTensor {
-  void *data;      /* first element */
-  void *allocated; /* what free() gets when owning */
-  int64_t *shape;
-  int64_t *strides;
-  int64_t rank;
-  OM_DATA_TYPE dtype;
-  int64_t owning;
-};
-
-struct OMTensorList {
-  OMTensor **omts;
-  int64_t size;
-  int64_t owning;
-};
-
 /* MLIR marks memrefs of constant globals with this allocated pointer. */
 #define OM_MLIR_GLOBAL_SENTINEL ((void *)(uintptr_t)0xdeadbeef)
 
@@ -273,6 +257,7 @@ OMTensor *omTensorCreateEmpty(const int64_t *shape, int64_t rank, OM_DATA_TYPE d
 
 void omTensorDestroy(OMTensor *t) {
   if (!t) return;
+  omTensorListDestroy(t->seq);
   if (t->owning) free(t->allocated);
   free(t->shape);
   free(t->strides);
@@ -427,6 +412,15 @@ int om_check_inputs(const OMTensorList *in, const om_arg_spec *specs, int64_t n,
       om_set_error(EINVAL, "%s: input %lld ('%s') is NULL", entry, (long long)i, s->name);
       return 0;
     }
+    if (s->kind != OM_KIND_TENSOR) {
+      if (!om_seq_check_input(t, s, i, entry)) return 0;
+      continue;
+    }
+    if (t->seq || t->none) {
+      om_set_error(EINVAL, "%s: input %lld ('%s') must be a tensor, got a %s", entry,
+                   (long long)i, s->name, t->seq ? "sequence" : "None optional");
+      return 0;
+    }
     if (t->dtype != s->dtype) {
       om_set_error(EINVAL, "%s: input %lld ('%s'): expected element type %d, got %d",
                    entry, (long long)i, s->name, (int)s->dtype, (int)t->dtype);
@@ -492,7 +486,7 @@ void om_fill_desc(int64_t *desc, const OMTensor *t) {
 
 /* Copy a strided view into a contiguous row-major buffer (contiguous
    trailing dims, e.g. rows of a padded result, in one memcpy). */
-static void om_strided_copy(char *dst, const char *src, const int64_t *sizes,
+void om_strided_copy(char *dst, const char *src, const int64_t *sizes,
                             const int64_t *strides, int64_t rank, int64_t esize) {
   if (rank == 0) { memcpy(dst, src, (size_t)esize); return; }
   int64_t count = 1;
@@ -532,7 +526,11 @@ OMTensorList *om_wrap_results(int64_t *res, const om_arg_spec *specs, int64_t n,
   char *adopted = calloc(cap, 1);
   int64_t nfresh = 0, failed = !ts || !fresh || !adopted;
   int64_t *d = res;
-  for (int64_t i = 0; i < n; d += OM_DESC_WORDS(specs[i].rank), ++i) {
+  for (int64_t i = 0; i < n; d += specs[i].kind ? 1 : OM_DESC_WORDS(specs[i].rank), ++i) {
+    if (specs[i].kind != OM_KIND_TENSOR) {   /* a run-local value: copied out */
+      if (!failed) failed |= (ts[i] = om_seq_to_output((void *)(intptr_t)d[0], &specs[i])) == NULL;
+      continue;
+    }
     void *allocated = (void *)(intptr_t)d[0];
     int64_t rank = specs[i].rank, esize = omTensorGetElemSize(specs[i].dtype);
     const int64_t *sizes = d + 3, *strides = d + 3 + rank;

@@ -1,0 +1,259 @@
+"""Sequence and Optional values at run time (passes/onnx_to_linalg/sequence.py,
+runtime/c/om_seq.c): compiled once with dynamic dims, compared with
+onnx.reference / onnxruntime at several run-time shapes and lengths;
+positions out of range fail naming the node; sequences and optionals cross
+the Python API as lists and None; no memory is leaked across runs."""
+import ctypes
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx.reference import ReferenceEvaluator
+
+import onnx_mlir_py
+from onnx_mlir_py.runtime import ExecutionSession, RuntimeInputError
+
+F = T.FLOAT
+
+
+def _seq_t(elem=F, shape=None):
+    return h.make_sequence_type_proto(h.make_tensor_type_proto(elem, shape))
+
+
+def _model(nodes, inputs, outputs, opset=18):
+    m = h.make_model(h.make_graph(nodes, "g", inputs, outputs),
+                     opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def _vi(name, shape, elem=F):
+    return h.make_tensor_value_info(name, elem, shape)
+
+
+def _session(model, tmp_path, opt_level=0):
+    return ExecutionSession(onnx_mlir_py.compile(model, tmp_path / f"m{opt_level}.so",
+                                                 opt_level=opt_level))
+
+
+def _same(got, want):
+    if want is None:
+        assert got is None
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+    else:
+        want = np.asarray(want)
+        assert got.shape == want.shape and got.dtype == want.dtype, (got, want)
+        np.testing.assert_array_equal(got, want)
+
+
+def _check(model, sess, feeds, engine="reference"):
+    if engine == "reference":
+        want = ReferenceEvaluator(model).run(None, feeds)
+    else:
+        want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)
+    got = sess.run([feeds[i.name] for i in model.graph.input])
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        _same(g, w)
+
+
+def _ops_model():
+    nodes = [h.make_node("SequenceConstruct", ["x", "y"], ["s"]),
+             h.make_node("SequenceInsert", ["s", "x", "p"], ["s2"]),
+             h.make_node("SequenceAt", ["s2", "q"], ["a"], name="at"),
+             h.make_node("SequenceLength", ["s2"], ["n"]),
+             h.make_node("ConcatFromSequence", ["s2"], ["c"], axis=0),
+             h.make_node("ConcatFromSequence", ["s"], ["c2"], axis=-1, new_axis=1),
+             h.make_node("SequenceErase", ["s2", "q"], ["s3"], name="erase")]
+    return _model(nodes, [_vi("x", ["n", 3]), _vi("y", ["m", 3]), _vi("p", [], T.INT64),
+                          _vi("q", [], T.INT32)],
+                  [_vi("a", None), _vi("n", None, T.INT64), _vi("c", None),
+                   h.make_value_info("c2", h.make_tensor_type_proto(F, None)),
+                   h.make_value_info("s3", _seq_t())])
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_sequence_ops_match_reference(tmp_path, opt_level):
+    m = _ops_model()
+    sess = _session(m, tmp_path, opt_level)
+    rng = np.random.default_rng(0)
+    for (n, k), p, q in [((2, 2), 1, -1), ((4, 4), 0, 2), ((1, 1), -2, 0)]:
+        feeds = {"x": rng.random((n, 3), np.float32), "y": rng.random((k, 3), np.float32),
+                 "p": np.array(p, np.int64), "q": np.array(q, np.int32)}
+        _check(m, sess, feeds)
+
+
+def test_concat_from_sequence_checks_element_dims(tmp_path):
+    """new_axis concat of [n, 3] and [m, 3] needs n == m: a run-time error, not garbage."""
+    m = _ops_model()
+    sess = _session(m, tmp_path)
+    feeds = [np.zeros((2, 3), np.float32), np.zeros((3, 3), np.float32),
+             np.array(0, np.int64), np.array(0, np.int32)]
+    with pytest.raises(RuntimeInputError, match=r"ConcatFromSequence.*element 1 has 3 along "
+                                                r"dim 0, element 0 has 2"):
+        sess.run(feeds)
+
+
+@pytest.mark.parametrize("q, node", [(3, "at"), (-4, "at")])
+def test_position_out_of_range_names_the_node(tmp_path, q, node):
+    m = _ops_model()
+    sess = _session(m, tmp_path)
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(RuntimeInputError, match=rf"node '{node}' \(SequenceAt\): position "
+                                                rf"{q} is out of range \[-3, 2\]"):
+        sess.run([x, x, np.array(0, np.int64), np.array(q, np.int32)])
+
+
+def test_insert_position_out_of_range(tmp_path):
+    m = _model([h.make_node("SequenceInsert", ["s", "x", "p"], ["o"], name="ins")],
+               [h.make_value_info("s", _seq_t(F, ["n"])), _vi("x", ["n"]),
+                _vi("p", [], T.INT64)], [h.make_value_info("o", _seq_t(F, ["n"]))])
+    sess = _session(m, tmp_path)
+    s = [np.arange(3, dtype=np.float32), np.arange(3, dtype=np.float32) + 5]
+    x = np.full(3, 9, np.float32)
+    # at the end (position n) is allowed; onnx.reference inserts at the front
+    # there ((pos + n) % n), onnxruntime at the end, as the spec says
+    _check(m, sess, {"s": s, "x": x, "p": np.array(2, np.int64)}, "onnxruntime")
+    _same(sess.run([s, x, np.array(2, np.int64)]), [s + [x]])
+    _check(m, sess, {"s": s, "x": x, "p": np.array(-2, np.int64)}, "onnxruntime")
+    _same(sess.run([[], x, np.array(0, np.int64)]), [[x]])
+    with pytest.raises(RuntimeInputError, match=r"node 'ins' \(SequenceInsert\): position 3 "
+                                                r"is out of range \[-2, 2\]"):
+        sess.run([s, x, np.array(3, np.int64)])
+
+
+def test_erase_from_empty_sequence_fails(tmp_path):
+    m = _model([h.make_node("SequenceErase", ["s"], ["o"], name="er")],
+               [h.make_value_info("s", _seq_t(F, [2]))],
+               [h.make_value_info("o", _seq_t(F, [2]))])
+    sess = _session(m, tmp_path)
+    _check(m, sess, {"s": [np.ones(2, np.float32), np.zeros(2, np.float32)]})
+    with pytest.raises(RuntimeInputError, match=r"node 'er' \(SequenceErase\): the sequence "
+                                                r"is empty"):
+        sess.run([[]])
+
+
+def test_sequence_input_elements_are_checked(tmp_path):
+    m = _model([h.make_node("SequenceLength", ["s"], ["n"])],
+               [h.make_value_info("s", _seq_t(F, ["a", 2]))], [_vi("n", [], T.INT64)])
+    sess = _session(m, tmp_path)
+    assert '"kind": "seq"' in sess.input_signature()
+    _check(m, sess, {"s": [np.ones((1, 2), np.float32), np.ones((4, 2), np.float32)]})
+    with pytest.raises(RuntimeInputError, match=r"element 1: dimension 1: expected 2, got 3"):
+        sess.run([[np.ones((1, 2), np.float32), np.ones((1, 3), np.float32)]])
+    with pytest.raises(RuntimeInputError, match="expected a list of numpy arrays"):
+        sess.run([np.ones((1, 2), np.float32)])
+
+
+@pytest.mark.parametrize("split, keepdims", [(None, 1), (None, 0), ("scalar", 1), ("list", 1)])
+def test_split_to_sequence(tmp_path, split, keepdims):
+    ins = [_vi("x", ["n", 4])]
+    names = ["x"]
+    if split == "scalar":
+        ins.append(_vi("sp", [], T.INT64))
+        names.append("sp")
+    elif split == "list":
+        ins.append(_vi("sp", [2], T.INT64))
+        names.append("sp")
+    nodes = [h.make_node("SplitToSequence", names, ["s"], axis=0, keepdims=keepdims),
+             h.make_node("SequenceLength", ["s"], ["n"])]
+    m = _model(nodes, ins, [h.make_value_info("s", _seq_t(F, None)),
+                            _vi("n", [], T.INT64)])
+    sess = _session(m, tmp_path)
+    rng = np.random.default_rng(1)
+    for rows in (3, 5):
+        feeds = {"x": rng.random((rows, 4), np.float32)}
+        if split == "scalar":
+            feeds["sp"] = np.array(2, np.int64)        # uneven: the last piece is shorter
+        elif split == "list":
+            feeds["sp"] = np.array([1, rows - 1], np.int64)
+        _check(m, sess, feeds, "onnxruntime")
+    if split == "list":
+        with pytest.raises(RuntimeInputError, match="split sizes add up to 4, the axis has 3"):
+            sess.run([rng.random((3, 4), np.float32), np.array([1, 3], np.int64)])
+
+
+def test_optional_values(tmp_path):
+    opt_t = h.make_optional_type_proto(h.make_tensor_type_proto(F, ["n"]))
+    nodes = [h.make_node("OptionalHasElement", ["o"], ["has"]),
+             h.make_node("Optional", ["x"], ["o2"]),
+             h.make_node("OptionalGetElement", ["o2"], ["x2"]),
+             h.make_node("Optional", [], ["none"], type=h.make_tensor_type_proto(F, ["n"])),
+             h.make_node("OptionalHasElement", ["none"], ["has_none"])]
+    m = _model(nodes, [h.make_value_info("o", opt_t), _vi("x", ["n"])],
+               [_vi("has", [], T.BOOL), _vi("x2", ["n"]), _vi("has_none", [], T.BOOL),
+                h.make_value_info("o2", opt_t)])
+    sess = _session(m, tmp_path)
+    x = np.arange(4, dtype=np.float32)
+    for o in (None, np.ones(2, np.float32)):
+        got = sess.run([o, x])
+        _same(got, [np.array(o is not None), x, np.array(False), x])
+
+
+def test_optional_get_element_of_empty_fails(tmp_path):
+    opt_t = h.make_optional_type_proto(h.make_tensor_type_proto(F, [2]))
+    m = _model([h.make_node("OptionalGetElement", ["o"], ["y"], name="get")],
+               [h.make_value_info("o", opt_t)], [_vi("y", [2])])
+    sess = _session(m, tmp_path)
+    _same(sess.run([np.ones(2, np.float32)]), [np.ones(2, np.float32)])
+    with pytest.raises(RuntimeInputError, match=r"node 'get' \(OptionalGetElement\): the "
+                                                r"optional is empty"):
+        sess.run([None])
+
+
+def test_loop_carrying_a_sequence(tmp_path):
+    """A Loop appends x * i to a sequence each iteration: trip counts 0, 1, 4."""
+    body = h.make_graph(
+        [h.make_node("Cast", ["i"], ["fi"], to=F),
+         h.make_node("Mul", ["x", "fi"], ["xi"]),
+         h.make_node("SequenceInsert", ["s_in", "xi"], ["s_out"]),
+         h.make_node("Identity", ["cond"], ["c_out"])],
+        "body", [_vi("i", [], T.INT64), _vi("cond", [], T.BOOL),
+                 h.make_value_info("s_in", _seq_t(F, ["n"]))],
+        [_vi("c_out", [], T.BOOL), h.make_value_info("s_out", _seq_t(F, ["n"]))])
+    nodes = [h.make_node("SequenceEmpty", [], ["s0"], dtype=F),
+             h.make_node("Loop", ["M", "", "s0"], ["s"], body=body),
+             h.make_node("SequenceLength", ["s"], ["len"])]
+    m = _model(nodes, [_vi("M", [], T.INT64), _vi("x", ["n"])],
+               [h.make_value_info("s", _seq_t(F, ["n"])), _vi("len", [], T.INT64)])
+    sess = _session(m, tmp_path)
+    for trips, n in [(0, 3), (1, 2), (4, 5)]:
+        _check(m, sess, {"M": np.array(trips, np.int64),
+                         "x": np.arange(n, dtype=np.float32)}, "onnxruntime")
+
+
+def _in_use_bytes() -> int:
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+                     "uordblks", "fordblks", "keepcost")]
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = MallInfo2
+    info = libc.mallinfo2()
+    return info.uordblks + info.hblkhd
+
+
+def test_runs_free_every_element(tmp_path):
+    """Every element record and buffer of a run is freed (once: glibc aborts on
+    a double free), also when a check fails half-way: 300 runs of 1 MB
+    sequences leave the heap where it was."""
+    m = _ops_model()
+    sess = _session(m, tmp_path)
+    x = np.ones((20000, 3), np.float32)
+    good = [x, x, np.array(0, np.int64), np.array(1, np.int32)]
+    bad = [x, x, np.array(0, np.int64), np.array(9, np.int32)]
+    for _ in range(5):
+        sess.run(good)
+    before = _in_use_bytes()
+    for k in range(300):
+        if k % 3:
+            sess.run(good)
+        else:
+            with pytest.raises(RuntimeInputError):
+                sess.run(bad)
+    assert _in_use_bytes() - before < 2 << 20
