@@ -24,7 +24,7 @@ from onnx_mlir_py.inference.options import PROVIDERS, RunOptions, SessionOptions
 from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
 
 # keyword arguments beyond onnxruntime's: where and how to compile
-_COMPILE_KW = ("mcpu", "march", "cache_dir", "in_process", "timeout")
+_COMPILE_KW = ("mcpu", "march", "cache_dir", "in_process", "timeout", "signature")
 
 
 def _provider_names(providers) -> list[str]:
@@ -58,6 +58,17 @@ def _compile_options(so: SessionOptions, kw: dict) -> dict:
     return opts
 
 
+def _tf_converted(path: str | None, signature: str | None):
+    """A TensorFlow model's ONNX ModelProto (frontends/tensorflow), else None."""
+    from onnx_mlir_py.frontends.tensorflow.detect import tf_format
+    if path is None or tf_format(path) is None:
+        if signature is not None:
+            raise TypeError("InferenceSession: 'signature' is for a TensorFlow SavedModel path")
+        return None
+    from onnx_mlir_py.frontends.tensorflow import TfOptions, load
+    return load(path, TfOptions(signature=signature))
+
+
 class InferenceSession:
     """onnxruntime's ``InferenceSession`` on a model compiled by onnx-mlir-py.
 
@@ -68,7 +79,10 @@ class InferenceSession:
     target, as for ``compile``), ``cache_dir`` (default
     ``$ONNX_MLIR_PY_CACHE`` or ``~/.cache/onnx-mlir-py``), ``in_process``
     (compile in this process instead of the isolated child), ``timeout``
-    (seconds for a compile).
+    (seconds for a compile). A TensorFlow model path (SavedModel folder,
+    ``.keras``/``.h5``, ``.tflite``; the ``[tf]`` extra) is converted to ONNX
+    in this process first (``signature=``: a SavedModel's, default
+    ``serving_default``); the compile cache is keyed on the converted model.
     """
 
     def __init__(self, path_or_bytes, sess_options: SessionOptions | None = None,
@@ -86,6 +100,9 @@ class InferenceSession:
         from onnx_mlir_py.inference import compiled
         self._model_path = os.fspath(path_or_bytes) \
             if isinstance(path_or_bytes, (str, os.PathLike)) else None
+        converted = _tf_converted(self._model_path, kwargs.get("signature"))
+        if converted is not None:
+            path_or_bytes = converted
         cache = CompileCache(kwargs.get("cache_dir"))
         how = {"in_process": bool(kwargs.get("in_process", False)),
                "timeout": kwargs.get("timeout")}

@@ -78,7 +78,7 @@ def _saved_model(path, *, signature, inputs, outputs):
     sig = signature or "serving_default"
     _check_no_names(path, detect.SAVED_MODEL, inputs, outputs)
     import tensorflow as tf
-    found = list(tf.saved_model.load(path).signatures.keys())
+    found = _signatures(path)
     if sig not in found:
         raise TensorFlowError(f"SavedModel '{path}' has no signature {sig!r} "
                               f"(it has: {', '.join(found) or 'none'}; choose with --signature)")
@@ -91,6 +91,19 @@ def _saved_model(path, *, signature, inputs, outputs):
                                    output_names=outs, tensors_to_rename=renames,
                                    initialized_tables=tables)
     return model
+
+
+def _signatures(path) -> list[str]:
+    """The SavedModel's signature names, read from saved_model.pb (no loading)."""
+    from tensorflow.core.protobuf import saved_model_pb2
+    sm = saved_model_pb2.SavedModel()
+    pb = os.path.join(path, "saved_model.pb")
+    if not os.path.isfile(pb):
+        return []
+    with open(pb, "rb") as f:
+        sm.ParseFromString(f.read())
+    return sorted({k for mg in sm.meta_graphs for k in mg.signature_def
+                   if not k.startswith("__")})
 
 
 def _graph_def(path, *, signature, inputs, outputs):
@@ -127,7 +140,13 @@ def _keras(path, *, signature, inputs, outputs):
     if signature:
         raise TensorFlowError(f"--signature is for SavedModel folders, '{path}' is a Keras model")
     _check_no_names(path, detect.KERAS, inputs, outputs)
-    m = keras.models.load_model(path, compile=False)
+    try:
+        m = keras.models.load_model(path, compile=False)
+    except (TypeError, ValueError) as e:
+        raise TensorFlowError(
+            f"cannot load Keras model '{path}': {one_line(e)} (a model with custom layers: "
+            f"compile it from Python, after importing the module that registers them with "
+            f"keras.saving.register_keras_serializable)") from None
     spec = [tf.TensorSpec(i.shape, i.dtype, name=i.name) for i in m.inputs]
 
     def call(*xs):
