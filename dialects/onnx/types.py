@@ -147,6 +147,11 @@ def onnx_type_name(t: ir.Type) -> str:
         return f"seq({onnx_type_name(ir.Type.parse(s[len('!onnx.seq<'):-1]))})"
     if s.startswith("!onnx.opt<"):
         return f"optional({onnx_type_name(ir.Type.parse(s[len('!onnx.opt<'):-1]))})"
+    if s.startswith("!onnx.map<"):      # schemas write map(int64, float): the value's elem
+        key, _, value = s[len("!onnx.map<"):-1].partition(", ")
+        v = onnx_type_name(ir.Type.parse(value))
+        v = v[len("tensor("):-1] if v.startswith("tensor(") else v
+        return f"map({MLIR_TO_ONNX_TYPE_NAME.get(key, key)}, {v})"
     if isinstance(t, ir.ShapedType):
         e = str(t.element_type)
         return f"tensor({MLIR_TO_ONNX_TYPE_NAME.get(e, e)})"

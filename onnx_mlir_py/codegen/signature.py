@@ -60,6 +60,9 @@ class TensorSpec:
     # whose elements the other fields describe (an !llvm.ptr in @main_graph)
     kind: str = "tensor"
     unranked: bool = False   # elements of any rank (a sequence's only)
+    # an output that was a ZipMap (ai.onnx.ml) of this [N, C] tensor: its C
+    # class labels; the Python runtime returns a list of {label: score} dicts
+    zipmap: tuple = ()
 
     @property
     def sig_type(self) -> str:
@@ -95,6 +98,8 @@ class TensorSpec:
              "name": self.name}
         if self.kind != "tensor":
             d["kind"] = self.kind
+        if self.zipmap:
+            d["zipmap"] = list(self.zipmap)
         return d
 
 
@@ -146,7 +151,7 @@ def _attr_dict(arr_attr, i: int) -> dict[str, str]:
     if not isinstance(d, ir.DictAttr):
         return {}
     out = {}
-    for key in ("onnx.name", "onnx.dtype", "onnx.dim_params", "onnx.type"):
+    for key in ("onnx.name", "onnx.dtype", "onnx.dim_params", "onnx.type", "onnx.zipmap"):
         if key in d:
             a = d[key]
             if not isinstance(a, ir.StringAttr):
@@ -207,8 +212,10 @@ def _spec(kind: str, i: int, ty: ir.Type, attrs: dict[str, str]) -> TensorSpec:
         raise CompileError(f"{what}: onnx.dtype '{onnx_type}' does not match "
                            f"the element type {elem}")
     dims = tuple(-1 if rt.is_dynamic_dim(k) else rt.shape[k] for k in range(rt.rank))
+    zipmap = tuple(json.loads(attrs["onnx.zipmap"])) if "onnx.zipmap" in attrs else ()
     return TensorSpec(name, onnx_type, dims, elem,
-                      _parse_dim_params(what, attrs.get("onnx.dim_params", ""), dims))
+                      _parse_dim_params(what, attrs.get("onnx.dim_params", ""), dims),
+                      zipmap=zipmap)
 
 
 def _parse_dim_params(what: str, text: str, dims: tuple[int, ...]) -> tuple:

@@ -248,8 +248,8 @@ class InferenceSession:
     def _typed(out: np.ndarray, want) -> np.ndarray:
         """The declared element type (the library may hand back a same-sized
         storage type, e.g. int8 for uint8)."""
-        if want is None or out.dtype == want:
-            return out
+        if want is None or not isinstance(out, np.ndarray) or out.dtype == want:
+            return out      # (a ZipMap output is a list of dicts)
         if out.dtype.itemsize == want.itemsize and out.dtype.kind in "iub" and \
                 want.kind in "iub":
             return out.view(want)

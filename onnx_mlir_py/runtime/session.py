@@ -85,6 +85,7 @@ class TensorSig:
     type: str
     dims: tuple[int, ...] | None
     kind: str = "tensor"
+    zipmap: tuple = ()      # class labels of an output that was a ZipMap
 
     @property
     def dtype(self) -> np.dtype:
@@ -99,8 +100,16 @@ class TensorSig:
 def _parse_sig(text: str) -> list[TensorSig]:
     return [TensorSig(e.get("name", f"#{i}"), e["type"],
                       None if e["dims"] is None else tuple(int(d) for d in e["dims"]),
-                      e.get("kind", "tensor"))
+                      e.get("kind", "tensor"), tuple(e.get("zipmap", ())))
             for i, e in enumerate(json.loads(text))]
+
+
+def zipmap_rows(scores: np.ndarray, labels: tuple, name: str) -> list[dict]:
+    """A ZipMap output as onnxruntime returns it: one {label: score} per row."""
+    if scores.ndim != 2 or scores.shape[1] != len(labels):
+        raise ModelRunError(f"output '{name}' (ZipMap): scores of shape {list(scores.shape)} "
+                            f"for {len(labels)} class labels")
+    return [dict(zip(labels, row)) for row in scores.tolist()]
 
 
 def _check_target(lib, path: str) -> dict | None:
@@ -199,6 +208,8 @@ class ExecutionSession:
         if any(s.kind != "tensor" for s in self.input_specs + self.output_specs):
             from onnx_mlir_py.runtime.values import ValueAPI
             self._values = ValueAPI(lib, _bind)
+        self._zipmaps = [(i, s.zipmap, s.name) for i, s in enumerate(self.output_specs)
+                         if s.zipmap]
         # fast path (one call in, one call for the outputs' metadata); older
         # libraries without the helpers use the per-tensor API
         self._run_arrays = getattr(lib, "omRunArrays", None)
@@ -317,10 +328,18 @@ class ExecutionSession:
     def run(self, inputs) -> list[np.ndarray]:
         """Run the model on ``inputs`` (a list of numpy arrays, in signature
         order); returns the outputs as numpy arrays owning their memory. A
-        sequence is a list of arrays, an empty optional None."""
+        sequence is a list of arrays, an empty optional None; an output that
+        was a ZipMap a list of {label: score} dicts."""
         if self._values is not None:
             from onnx_mlir_py.runtime.values import run_values
-            return run_values(self, inputs)
+            outs = run_values(self, inputs)
+        else:
+            outs = self._run_tensors(inputs)
+        for i, labels, name in self._zipmaps:
+            outs[i] = zipmap_rows(outs[i], labels, name)
+        return outs
+
+    def _run_tensors(self, inputs) -> list[np.ndarray]:
         arrays = self._check(inputs)
         if self._run_arrays is not None:
             return self._run_fast(arrays)
