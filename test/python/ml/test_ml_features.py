@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import assert_like_ort, compile_model, ort_run
+from ml_helpers import assert_like_ort, compile_model, ort_run
 
 
 def _model(x_shape, y_shape, out_shape, t=TensorProto.FLOAT):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import assert_like_ort, check_vs_ort, compile_model, ort_run
+from ml_helpers import assert_like_ort, check_vs_ort, compile_model, ort_run
 
 pytest.importorskip("sklearn")
 skl2onnx = pytest.importorskip("skl2onnx")

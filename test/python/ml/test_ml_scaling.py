@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import assert_like_ort, compile_model, ort_run
+from ml_helpers import assert_like_ort, compile_model, ort_run
 
 T = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE, np.int64: TensorProto.INT64,
      np.int32: TensorProto.INT32}
@@ -89,7 +89,7 @@ def test_standard_scaler_pipeline(tmp_path):
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import Normalizer, StandardScaler
-    from conftest import check_vs_ort
+    from ml_helpers import check_vs_ort
     x, y = make_classification(200, 4, n_informative=3, n_redundant=0, n_classes=3,
                                random_state=0)
     x = x.astype(np.float32)

@@ -8,7 +8,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import assert_like_ort, check_vs_ort, compile_model, ort_run
+from ml_helpers import assert_like_ort, check_vs_ort, compile_model, ort_run
 
 sk = pytest.importorskip("sklearn")
 skl2onnx = pytest.importorskip("skl2onnx")

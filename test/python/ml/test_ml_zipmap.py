@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import compile_model, ort_run
+from ml_helpers import compile_model, ort_run
 
 pytest.importorskip("sklearn")
 skl2onnx = pytest.importorskip("skl2onnx")

@@ -1,12 +1,10 @@
-"""Helpers of the ai.onnx.ml tests: compile a model once per opt level and
-compare it with onnxruntime at several batch sizes."""
+"""Helpers of the ai.onnx.ml tests (test/python/ml): compile a model per opt
+level and compare it with onnxruntime at several batch sizes. (Not named
+conftest.py: test/python/conftest.py would shadow it in ``from conftest``.)"""
 from __future__ import annotations
 
 import numpy as np
 import onnx
-import pytest
-
-pytest.importorskip("onnxruntime")
 
 
 def compile_model(model: onnx.ModelProto, path, opt_level: int = 0):
