@@ -60,7 +60,8 @@ def lower(module: ir.Module, opts: Options, timings: Timings) -> None:
             module.operation.attributes[NO_CHECKS_ATTR] = ir.UnitAttr.get()
     rewrites = ["optimize-onnx"] if opts.opt_level >= 2 else []    # ONNX graph rewrites
     profile = ["profile-nodes"] if opts.profile else []             # per-node time hooks
-    run_passes(module, rewrites + profile + ["lower-to-linalg", "verify-mlir"], timings)
+    run_passes(module, ["sequence-to-tensors"] + rewrites + profile +
+               ["lower-to-linalg", "verify-mlir"], timings)
 
 
 def optimize_tensors(module: ir.Module, opts: Options, timings: Timings) -> None:

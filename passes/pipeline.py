@@ -24,6 +24,7 @@ from onnx_mlir_py.passes.instrument import instrument_nodes, resolve_profile
 from onnx_mlir_py.passes.onnx_to_linalg import lower_to_linalg
 from onnx_mlir_py.passes.optimize import PASSES as O3_PASSES
 from onnx_mlir_py.passes.optimize_onnx import REWRITES, optimize_onnx, run_rewrite
+from onnx_mlir_py.passes.sequence_to_tensors import sequence_to_tensors
 from onnx_mlir_py.passes.shape_inference import infer_shapes
 from onnx_mlir_py.passes.verify_onnx import verify_onnx
 
@@ -36,6 +37,10 @@ PASSES: dict[str, Callable[[ir.Module], None]] = {
     # ONNX-level graph rewrites (-O2/-O3): all of them, and each one alone
     "optimize-onnx": optimize_onnx,
     **{name: (lambda m, _n=name: run_rewrite(_n, m)) for name in REWRITES},
+    # compile-time sequences -> tensors (then dead sequence ops go and the
+    # now more static consumers are re-inferred)
+    "sequence-to-tensors": lambda m: (sequence_to_tensors(m) and
+                                      (canonicalize_onnx(m), infer_shapes(m))) and None,
     "lower-to-linalg": lower_to_linalg,
     # --profile: time hooks around each node (before lowering), resolved before codegen
     "profile-nodes": instrument_nodes,

@@ -100,7 +100,9 @@ def constant_values(values: list[ir.Value]) -> list[np.ndarray | None]:
 def make_constant(arr: np.ndarray, loc: ir.Location, hint: str = "folded") -> ir.Value:
     """A new ``onnx.constant`` at the current insertion point (large values
     become ``dense_resource`` as the importer makes them)."""
-    attr = tensor_attr(numpy_helper.from_array(np.ascontiguousarray(arr)), hint)
+    arr = np.asarray(arr)           # (np.ascontiguousarray would make a 0-d array 1-d)
+    attr = tensor_attr(numpy_helper.from_array(arr if arr.flags.c_contiguous else
+                                               np.array(arr, order="C")), hint)
     return ir.Operation.create("onnx.constant", results=[attr.type],
                                attributes={"value": attr}, loc=loc).result
 

@@ -88,15 +88,27 @@ def test_sequence_ops_match_reference(tmp_path, opt_level):
         _check(m, sess, feeds)
 
 
-def test_concat_from_sequence_checks_element_dims(tmp_path):
-    """new_axis concat of [n, 3] and [m, 3] needs n == m: a run-time error, not garbage."""
-    m = _ops_model()
+@pytest.mark.parametrize("new_axis, axis", [(0, 0), (0, -1), (1, 0), (1, -1)])
+def test_concat_from_sequence_at_run_time(tmp_path, new_axis, axis):
+    """A sequence input of run-time length; elements that disagree off the
+    axis are a run-time error naming the node, not garbage."""
+    m = _model([h.make_node("ConcatFromSequence", ["s"], ["c"], axis=axis, new_axis=new_axis,
+                            name="cat")],
+               [h.make_value_info("s", _seq_t(F, ["a", "b"]))], [_vi("c", None)])
     sess = _session(m, tmp_path)
-    feeds = [np.zeros((2, 3), np.float32), np.zeros((3, 3), np.float32),
-             np.array(0, np.int64), np.array(0, np.int32)]
-    with pytest.raises(RuntimeInputError, match=r"ConcatFromSequence.*element 1 has 3 along "
-                                                r"dim 0, element 0 has 2"):
-        sess.run(feeds)
+    rng = np.random.default_rng(3)
+    for shapes in ([(2, 3)], [(2, 3), (2, 3), (2, 3)]):
+        _check(m, sess, {"s": [rng.random(sh, np.float32) for sh in shapes]}, "onnxruntime")
+    if not new_axis:
+        _check(m, sess, {"s": [rng.random(sh, np.float32) for sh in
+                               ([(1, 3), (4, 3)] if axis == 0 else [(2, 1), (2, 5)])]},
+               "onnxruntime")
+    bad = [np.zeros((2, 3), np.float32), np.zeros((3, 4), np.float32)]
+    with pytest.raises(RuntimeInputError, match=r"node 'cat' \(ConcatFromSequence\): element 1 "
+                                                r"has \d along dim \d, element 0 has \d"):
+        sess.run([bad])
+    with pytest.raises(RuntimeInputError, match=r"node 'cat' .*the sequence is empty"):
+        sess.run([[]])
 
 
 @pytest.mark.parametrize("q, node", [(3, "at"), (-4, "at")])
@@ -257,3 +269,42 @@ def test_runs_free_every_element(tmp_path):
             with pytest.raises(RuntimeInputError):
                 sess.run(bad)
     assert _in_use_bytes() - before < 2 << 20
+
+
+# -- the compile-time fast path (passes/sequence_to_tensors.py) ----------------------
+def _torch_split_model(opset):
+    """torch.onnx.export's chunk/unbind pattern: SplitToSequence with constant
+    sizes (and without, keepdims=0) read back by constant positions."""
+    from onnx import numpy_helper
+    nodes = [h.make_node("SplitToSequence", ["x", "sp"], ["s"], axis=1),
+             h.make_node("SequenceAt", ["s", "i0"], ["a"]),
+             h.make_node("SequenceAt", ["s", "i1"], ["b"]),
+             h.make_node("Add", ["a", "b"], ["y"]),
+             h.make_node("SequenceLength", ["s"], ["n"]),
+             h.make_node("SplitToSequence", ["x"], ["s2"], axis=1, keepdims=0),
+             h.make_node("ConcatFromSequence", ["s2"], ["c"], axis=0, new_axis=1)]
+    inits = [numpy_helper.from_array(np.array([1, 3], np.int64), "sp"),
+             numpy_helper.from_array(np.array(0, np.int64), "i0"),
+             numpy_helper.from_array(np.array(-1, np.int64), "i1")]
+    m = h.make_model(h.make_graph(nodes, "g", [_vi("x", ["n", 4])],
+                                  [_vi("y", None), _vi("n", None, T.INT64), _vi("c", None)],
+                                  initializer=inits),
+                     opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+@pytest.mark.parametrize("opset", [11, 13, 18])
+def test_static_sequences_become_tensors(tmp_path, opset):
+    """No run-time sequence is left (no om_seq_* call), and the numbers and
+    shapes (SequenceLength is 0-d) match onnxruntime at two batch sizes."""
+    m = _torch_split_model(opset)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(m.SerializeToString())
+    mlir = onnx_mlir_py.compile(str(path), tmp_path / "m.mlir", emit="EmitMLIR", opt_level=0)
+    text = open(mlir).read()
+    assert "om_seq" not in text and "llvm.ptr" not in text
+    sess = _session(m, tmp_path)
+    rng = np.random.default_rng(2)
+    for n in (1, 3):
+        _check(m, sess, {"x": rng.random((n, 4), np.float32)}, "onnxruntime")
