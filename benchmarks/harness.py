@@ -21,6 +21,8 @@ MATMUL = "matmul1024"
 TORCH_MODELS = (["resnet50", "text_cnn"]
                 + [f"{rnn}_b{b}_t{t}" for rnn in ("lstm", "gru") for b in (2, 16) for t in (20, 100)]
                 + ["vit_tiny", "bert_base", "gpt2_small", "yolo"])
+# scikit-learn models exported by skl2onnx (ai.onnx.ml tree ensembles; sklearn_zoo.py)
+SKLEARN_MODELS = ["rf100_10k", "gbdt100_10k"]
 # dynamic-axes copies of zoo models (name -> (static model, axis -> dim_param)),
 # run at the static model's shape and timed against it as well
 DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
@@ -28,7 +30,7 @@ DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
            "mobilenetv2_dyn": ("mobilenetv2", {0: "N"}),
            "mobilenetv3_dyn": ("mobilenetv3", {0: "N"}),
            "bert_layer_dyn": ("bert_layer", {0: "N", 1: "S"})}
-ALL_MODELS = ZOO_MODELS + [MATMUL] + TORCH_MODELS + list(DYNAMIC)
+ALL_MODELS = ZOO_MODELS + [MATMUL] + TORCH_MODELS + SKLEARN_MODELS + list(DYNAMIC)
 
 
 def matmul_model(n: int = 1024, seed: int = 0) -> onnx.ModelProto:
@@ -54,6 +56,9 @@ def build(name: str) -> onnx.ModelProto:
         import torch_zoo
         with tempfile.TemporaryDirectory(prefix="bench_export_") as d:
             return onnx.load(torch_zoo.export(name, os.path.join(d, f"{name}.onnx")))
+    if name in SKLEARN_MODELS:
+        import sklearn_zoo
+        return sklearn_zoo.build(name)
     from onnx_mlir_py.testing import models
     if name in DYNAMIC:
         base, names = DYNAMIC[name]
@@ -73,6 +78,9 @@ def feeds(name: str, model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndar
     if name in TORCH_MODELS:
         import torch_zoo
         return torch_zoo.feeds(name, seed)
+    if name in SKLEARN_MODELS:
+        import sklearn_zoo
+        return sklearn_zoo.feeds(name)
     return random_feeds(model, seed)
 
 
