@@ -6,14 +6,14 @@ process, then compiled like any ONNX model (see docs/tensorflow.md).
     model = load("export/", TfOptions(signature="serving_default"))  # onnx.ModelProto
 
 TensorFlow and tf2onnx (the ``[tf]`` extra) are imported only here, only for
-a TensorFlow input: compiling an ONNX model never loads them.
+a TensorFlow input: compiling an ONNX model never loads them. Importing this
+package (``detect``) loads neither onnx nor MLIR (InferenceSession's fast
+start on a cached model).
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-
-import onnx
 
 from onnx_mlir_py.frontends.tensorflow.detect import output_base, tf_format  # noqa: F401
 from onnx_mlir_py.frontends.tensorflow.errors import EXTRA_NEEDED, TensorFlowError  # noqa: F401
@@ -32,7 +32,7 @@ class TfOptions:
 
 
 def load(path, opts: TfOptions | None = None, *, lowering: bool = True,
-         timings=None) -> onnx.ModelProto:
+         timings=None) -> "onnx.ModelProto":  # noqa: F821
     """The ONNX model of a TensorFlow model, graph inputs/outputs named after
     the TF tensors without ``:0``. Raises ``UnsupportedOpsError`` listing every
     node that cannot be converted (or, with ``lowering``, compiled), and
