@@ -19,8 +19,6 @@ NO_CHECKS_ATTR = "onnx_mlir_py.no_runtime_checks"
 NODE_TYPES_ATTR = "onnx_mlir_py.node_types"
 ALLOC_SITE_FN = "om_alloc_site"
 ALLOC_SITES_ATTR = "onnx_mlir_py.alloc_sites"
-# om_async_check(ok, site id): replaces the abort after each awaited parallel loop
-ASYNC_CHECK_FN = "om_async_check"
 
 # Per-node profiling (--profile, passes/instrument.py): each top-level ONNX
 # node's code is bracketed by PROF_BEGIN_FN(id) / PROF_END_FN(id)

@@ -12,23 +12,19 @@ module's table (``ALLOC_SITES_ATTR``, which the entry wrapper turns into
 failure never names the node of an earlier allocation). The runtime keeps
 the id per thread; one call per allocation, next to a malloc.
 
-The thread pool's own allocations (-O3 parallel loops) fail the same way:
-``convert-async-to-llvm`` checks each awaited loop with a ``cf.assert``
-(puts + abort); :func:`mark_alloc_sites` turns those into calls
-``om_async_check(ok, id)`` (runtime/c/om_async_runtime.c), which fail the
-call with OM_ERROR_ALLOC naming the loop's node.
+Allocations inside an -O3 parallel loop run on the pool's threads: the
+pool (runtime/c/om_parallel.c) gives each chunk the caller's id and a
+failure in a chunk fails the call on the caller's thread.
 """
 from __future__ import annotations
 
 import mlir.ir as ir
 from mlir.dialects import arith, func
 
-from onnx_mlir_py.check_abi import (ALLOC_SITE_FN, ALLOC_SITES_ATTR, ASYNC_CHECK_FN,
-                                    NODE_TYPES_ATTR)
+from onnx_mlir_py.check_abi import ALLOC_SITE_FN, ALLOC_SITES_ATTR, NODE_TYPES_ATTR
 from onnx_mlir_py.ir_util import loc_name, walk_ops
 
 _ALLOCS = ("memref.alloc", "memref.realloc")
-_ASYNC_ASSERT = "Awaited async operand is in error state"   # MLIR 22 AsyncToLLVM.cpp
 
 
 def node_types(module: ir.Module) -> dict[str, str]:
@@ -97,21 +93,6 @@ def mark_alloc_sites(module: ir.Module) -> tuple[str, ...]:
             with ir.InsertionPoint(op), op.location:
                 func.CallOp([], ir.FlatSymbolRefAttr.get(ALLOC_SITE_FN),
                             [arith.constant(i64, sid)])
-        asserts = [a for a in walk_ops(module, "cf.assert")
-                   if ir.StringAttr(a.attributes["msg"]).value == _ASYNC_ASSERT]
-        if asserts:
-            with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
-                func.FuncOp(ASYNC_CHECK_FN, ir.FunctionType.get([i64, i64], []),
-                            visibility="private")
-        for op in asserts:
-            name = loc_name(op.location)
-            sid = sites.setdefault(f"node '{name}' ({types[name]})", len(sites)) \
-                if name in types else -1
-            with ir.InsertionPoint(op), op.location:
-                ok = arith.extui(i64, op.operands[0])
-                func.CallOp([], ir.FlatSymbolRefAttr.get(ASYNC_CHECK_FN),
-                            [ok, arith.constant(i64, sid)])
-            op.erase()
         table = tuple(sites)
         module.operation.attributes[ALLOC_SITES_ATTR] = ir.ArrayAttr.get(
             [ir.StringAttr.get(s) for s in table])

@@ -34,14 +34,15 @@ from onnx_mlir_py.options import Options
 from onnx_mlir_py.timings import Timings
 from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
 from onnx_mlir_py.codegen.alloc_sites import alloc_sites
-from onnx_mlir_py.codegen.llvm import emit_mlir_llvm, uses_async_runtime
+from onnx_mlir_py.codegen.llvm import emit_mlir_llvm
+from onnx_mlir_py.codegen.parallel_for import uses_parallel_for
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature
 from onnx_mlir_py.codegen.tools import run, tool
 from onnx_mlir_py.codegen.weights import WeightStore
 
 DEFAULT_MCPU_X86 = "x86-64-v2"
-# The MLIR async runtime API (thread pool) for multi-threaded -O3 code.
-ASYNC_RUNTIME_SOURCE = "om_async_runtime.c"
+# The thread pool (om_parallel_for) of multi-threaded -O3 code.
+PARALLEL_RUNTIME_SOURCE = "om_parallel.c"
 # The per-node profiler's hooks, only in --profile builds (passes/instrument.py).
 PROFILE_RUNTIME_SOURCE = "om_profile.c"
 
@@ -154,8 +155,8 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
             sources = [str(obj), str(entry_c)] + [str(RUNTIME_DIR / s) for s in RUNTIME_SOURCES]
             if events is not None:
                 sources.append(str(RUNTIME_DIR / PROFILE_RUNTIME_SOURCE))
-            if uses_async_runtime(llvm_mod):       # -O3 multi-threaded kernels
-                sources.append(str(RUNTIME_DIR / ASYNC_RUNTIME_SOURCE))
+            if uses_parallel_for(llvm_mod):        # -O3 multi-threaded kernels
+                sources.append(str(RUNTIME_DIR / PARALLEL_RUNTIME_SOURCE))
             wasm = store.write_assembly(tmp)
             if wasm is not None:
                 sources.append(str(wasm))

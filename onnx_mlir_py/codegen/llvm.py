@@ -16,11 +16,11 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.errors import CompileError
-from onnx_mlir_py.ir_util import first_op
 from onnx_mlir_py.codegen.alloc_sites import mark_alloc_sites
 from onnx_mlir_py.codegen.bool_memory import rewrite_bool_memory_accesses
 from onnx_mlir_py.codegen.bufferize import bufferize
 from onnx_mlir_py.codegen.strided_copy import strided_copies_to_linalg
+from onnx_mlir_py.codegen.parallel_for import lower_parallel_calls, outline_parallel_loops
 from onnx_mlir_py.codegen.passes import run_pipeline
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature, find_entry
 from onnx_mlir_py.codegen.weights import WeightStore, externalize_weights
@@ -49,20 +49,9 @@ PRE_LLVM_PIPELINE = ", ".join([
     "lower-affine",
 ])
 
-# Multi-threading (-O3): scf.forall (from the tensor-level schedules) ->
-# scf.parallel -> async tasks -> calls into the async runtime API, which the
-# model library provides itself (runtime/c/om_async_runtime.c, thread count
-# settable at run time). Only run when the module has an scf.forall.
-# min-task-size=1: the pass's default (1000 iterations per task) kept every
-# kernel loop (a few dozen M blocks) in a single task, so no thread ever ran.
-ASYNC_PIPELINE = ", ".join([
-    "scf-forall-to-parallel",
-    "async-parallel-for{async-dispatch=true num-workers=-1 min-task-size=1}",
-    "async-to-async-runtime",
-    "async-runtime-ref-counting",
-    "async-runtime-ref-counting-opt",
-    "convert-async-to-llvm",
-])
+# Multi-threading (-O3): the scf.forall loops of the tensor-level schedules
+# become calls of the library's parallel-for (codegen/parallel_for.py,
+# runtime/c/om_parallel.c; thread count settable at run time).
 
 LOWER_PIPELINE = ", ".join([
     "convert-math-to-llvm",
@@ -96,16 +85,6 @@ def clone_module(module: ir.Module) -> ir.Module:
     return new
 
 
-def uses_async_runtime(module: ir.Module) -> bool:
-    """True when an LLVM-dialect module calls the async runtime API."""
-    for op in module.body.operations:
-        op = op.operation
-        if op.name == "llvm.func" and \
-                ir.StringAttr(op.attributes["sym_name"]).value.startswith("mlirAsyncRuntim"):
-            return True
-    return False
-
-
 def _request_c_interface(module: ir.Module, entry: str) -> None:
     with module.context:
         find_entry(module, entry).attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
@@ -133,11 +112,11 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     if weights is not None:
         externalize_weights(mod, weights)
     run_pipeline(mod, TO_LOOPS_PIPELINE, "linalg-to-loops")
-    if first_op(mod, "scf.forall") is not None:
-        run_pipeline(mod, ASYNC_PIPELINE, "multi-threading (async)")
+    outline_parallel_loops(mod)
     _request_c_interface(mod, entry)
     run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")
     rewrite_bool_memory_accesses(mod)
     mark_alloc_sites(mod)
     run_pipeline(mod, LOWER_PIPELINE, "LLVM dialect lowering")
+    lower_parallel_calls(mod)
     return mod

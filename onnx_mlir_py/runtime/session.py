@@ -232,7 +232,7 @@ class ExecutionSession:
     # -- threads ------------------------------------------------------------
     @property
     def multithreaded(self) -> bool:
-        """True when the library has multi-threaded code (an async runtime)."""
+        """True when the library has multi-threaded code (a thread pool)."""
         return self._set_threads is not None
 
     def set_num_threads(self, n: int) -> None:

@@ -25,13 +25,12 @@ ISA level (``x86-64-v4`` with AVX-512, ``x86-64-v3`` with AVX2), unless
 Threads (on at -O3; ``ONNX_MLIR_PY_O3_THREADS=0`` at compile time turns them
 off): the kernels' first outer block loop (of kernels with at least
 2^21 multiply-adds), large im2col copies, depthwise convs and big
-elementwise ops become ``scf.forall`` loops; codegen lowers it through ``async-parallel-for`` onto the
-library's own async runtime (``runtime/c/om_async_runtime.c``), whose thread
-count is set at run time: ``ExecutionSession(num_threads=)`` or
-``ONNX_MLIR_PY_NUM_THREADS`` (default 1: tasks run inline in the caller, so a
-default run uses one core like the single-threaded build). Distributing two
-loops (a 2-D ``scf.forall``) gave wrong results at 1024^3 through
-``async-parallel-for`` (correct via scf-forall-to-for), hence one loop.
+elementwise ops become ``scf.forall`` loops; codegen outlines each into a
+call of the library's ``om_parallel_for`` (``codegen/parallel_for.py``,
+``runtime/c/om_parallel.c``), whose thread count is set at run time:
+``ExecutionSession(num_threads=)`` or ``ONNX_MLIR_PY_NUM_THREADS`` (default 1:
+loops run inline in the caller, so a default run uses one core like the
+single-threaded build).
 """
 from __future__ import annotations
 

@@ -13,8 +13,10 @@ HR = (R-1)*s + (KH-1)*d + 1 input rows (strips overlap by the kernel's
 reach). Each strip is the static kernel of :func:`.conv.conv_function`
 (im2col of about STRIP_COLS floats, cache-resident, then the packed
 matmul), writing into its slice of the output (the bias broadcast into it,
-or the zero fill accumulated into). The strips run in sequence (each
-kernel threads its im2col / matmul as :mod:`.conv` does). A dynamic or
+or the zero fill accumulated into). With threads the whole strips are one
+``scf.forall`` (one parallel loop per conv instead of two per strip; each
+strip's im2col stays in its thread's cache), the strip kernel itself
+single-threaded. A dynamic or
 static batch > 1 runs the strip function once per image (:mod:`.batch_loop`).
 """
 from __future__ import annotations
@@ -49,10 +51,11 @@ def strip_input_rows(r: int, ws, s, d) -> int:
 
 
 def strip_function(name: str, inner: str, inner_last: str | None, xs, ws, os_, s, d, r: int,
-                   bias: bool) -> str:
+                   bias: bool, threads: bool = False) -> str:
     """``func.func private @name(x [1, C, H, W], w, out [1, F, OH, OW][, bias])
     -> out`` calling ``@inner`` (R rows) per whole strip and ``@inner_last``
-    on the OH % R rows left."""
+    on the OH % R rows left. ``threads``: the whole strips are an
+    ``scf.forall`` (each thread its own strips, ``@inner`` single-threaded)."""
     _, c, _h, w = xs
     f, oh, ow = os_[1], os_[2], os_[3]
     xt, ot, wt = _t(xs), _t(os_), _t(ws)
@@ -77,11 +80,19 @@ def strip_function(name: str, inner: str, inner_last: str | None, xs, ws, os_, s
             f": ({xst}, {wt}, {ost}{bt}) -> {ost}"])
         return f"%y_{callee}"
 
-    lines.append(f"    %r = scf.for %i = %c0 to %cn step %c1 iter_args(%acc = %o) -> ({ot}) {{")
+    par = threads and full > 1
+    if par:
+        lines.append(f"    %r = scf.forall (%i) in ({full}) shared_outs(%acc = %o) -> ({ot}) {{")
+    else:
+        lines.append(f"    %r = scf.for %i = %c0 to %cn step %c1 iter_args(%acc = %o) -> ({ot}) {{")
     lines += ["      %h0 = arith.muli %i, %crs : index", "      %oh0 = arith.muli %i, %cr : index"]
     y = call(inner, r, "%h0", "%oh0", "%acc", "      ")
     ins = f"{y} into %acc[0, 0, %oh0, 0] [1, {f}, {r}, {ow}] [1, 1, 1, 1] : {_t([1, f, r, ow])} into {ot}"
-    lines += [f"      %u = tensor.insert_slice {ins}", f"      scf.yield %u : {ot}", "    }"]
+    if par:
+        lines += ["      scf.forall.in_parallel {", f"        tensor.parallel_insert_slice {ins}",
+                  "      }", "    }"]
+    else:
+        lines += [f"      %u = tensor.insert_slice {ins}", f"      scf.yield %u : {ot}", "    }"]
     res = "%r"
     if rem:
         y = call(inner_last, rem, str(full * r * s[0]), str(full * r), "%r", "    ")
@@ -101,17 +112,20 @@ def strip_functions(name: str, conv_function, sig, bias: bool, threads: bool,
     xs, ws, os_, s, d, _g = (list(v) if isinstance(v, tuple) else v for v in sig)
     c, w, f, oh, ow = xs[1], xs[3], os_[1], os_[2], os_[3]
 
-    def kernel(kname: str, rows: int) -> str:
+    def kernel(kname: str, rows: int, par: bool) -> str:
         return conv_function(kname, [1, c, strip_input_rows(rows, ws, s, d), w], ws,
-                             [1, f, rows, ow], s, d, 1, threads, blocks, bias=bias, dest=bias)
-    texts = [kernel(name + "_strip", r)]
+                             [1, f, rows, ow], s, d, 1, par, blocks, bias=bias, dest=bias)
+    # threads: the strips are split across threads (each strip's kernel on
+    # one thread); the last, shorter strip threads its own im2col / matmul
+    par_strips = threads and oh // r > 1
+    texts = [kernel(name + "_strip", r, threads and not par_strips)]
     last = None
     if oh % r:
         last = name + "_last"
-        texts.append(kernel(last, oh % r))
+        texts.append(kernel(last, oh % r, threads))
     image = name if xs[0] == 1 else name + "_image"
     texts.append(strip_function(image, name + "_strip", last, [1] + xs[1:], ws, [1] + os_[1:],
-                                s, d, r, bias))
+                                s, d, r, bias, par_strips))
     if xs[0] != 1:
         args = [(xs, BATCHED), (ws, SHARED), (os_, BATCHED)] + ([([f], SHARED)] if bias else [])
         texts.append(batch_loop_function(name, image, args, dest=2))

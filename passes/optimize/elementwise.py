@@ -19,12 +19,12 @@ but their remainder stays a scalar loop: no padding lane can reach the result.
 Threads (``threads=True``, on at -O3): an op with at least
 :data:`THREAD_MIN_WORK` units of estimated work (loop iterations weighted by
 the size of its body, see :func:`work`) gets its outermost non-unit loop as
-an ``scf.forall`` (``tile_using_forall``; codegen runs it on the async
+an ``scf.forall`` (``tile_using_forall``; codegen runs it on the library's
 thread pool, see the package docstring); an op with dynamic outer dims is
 decided at run time instead (:mod:`.dynamic_threads`: an ``scf.if`` on its
 work, the threaded copy distributing the dynamic dims); when that loop has fewer than
 :data:`MIN_FORALL_TRIPS` iterations the next loops join it (a 2-D/3-D
-forall, which ``async-parallel-for`` linearizes into one range of tasks),
+forall, which codegen linearizes into one range of iterations),
 the innermost dim in chunks of the vectorized width if it comes to that.
 The remaining outer loops stay ``tile_using_for`` by 1 inside the forall
 and the row is vectorized as above. The work estimate counts a dynamic loop

@@ -93,6 +93,9 @@ static __thread int64_t om_alloc_site_id = -1;
 
 OM_HIDDEN void om_alloc_site(int64_t id) { om_alloc_site_id = id; }
 
+/* The calling thread's id, for the pool to hand to the loop's chunks. */
+OM_HIDDEN int64_t om_alloc_site_get(void) { return om_alloc_site_id; }
+
 static void om_alloc_failed(uint64_t size) {
   int64_t id = om_alloc_site_id;
   const char *node = id >= 0 && id < om_alloc_site_count ? om_alloc_sites[id] : NULL;
@@ -107,16 +110,19 @@ static void om_alloc_failed(uint64_t size) {
   abort();
 }
 
-/* The thread pool (om_async_runtime.c) could not allocate its records for
- * the parallel loop of node `site` (om_alloc_sites id, -1: none); its tasks
- * have finished. Fails the call like a failed allocation. */
-OM_HIDDEN void om_pool_failed(int64_t site) {
-  const char *node = site >= 0 && site < om_alloc_site_count ? om_alloc_sites[site] : NULL;
-  snprintf(om_last_error, sizeof om_last_error,
-           "%s%sout of memory: the thread pool could not allocate its task records",
-           node ? node : "", node ? ": " : "");
-  om_last_error_kind = OM_ERROR_ALLOC;
-  errno = ENOMEM;
+/* For the thread pool (om_parallel.c): the error a chunk of a parallel loop
+ * failed with on its thread, and raising it on the thread that called the
+ * entry point (longjmp to the entry wrapper, as the failure itself would). */
+OM_HIDDEN void om_error_get(char *buf, size_t cap, int64_t *kind, int *err) {
+  snprintf(buf, cap, "%s", om_last_error);
+  *kind = om_last_error_kind;
+  *err = errno;
+}
+
+OM_HIDDEN void om_error_raise(const char *msg, int64_t kind, int err) {
+  snprintf(om_last_error, sizeof om_last_error, "%s", msg);
+  om_last_error_kind = kind;
+  errno = err;
   if (om_check_target) longjmp(*om_check_target, 1);
   fprintf(stderr, "onnx-mlir-py model: %s\n", om_last_error);
   abort();
@@ -374,7 +380,7 @@ int64_t omTensorListInfo(const OMTensorList *l, int64_t cap, int64_t *ranks,
 
 /* ---- entry-wrapper helpers --------------------------------------------- */
 
-/* The thread pool (om_async_runtime.c, linked only into libraries with
+/* The thread pool (om_parallel.c, linked only into libraries with
  * parallel loops) learns when a run starts and ends: its idle threads spin
  * through a run instead of sleeping between two parallel loops. Hidden weak
  * references: NULL when this library has no pool, never another library's. */

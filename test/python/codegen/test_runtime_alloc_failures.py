@@ -180,7 +180,8 @@ so, shim, threads = sys.argv[1], ctypes.CDLL(sys.argv[2]), int(sys.argv[3])
 shim.shim_set.argtypes = [ctypes.c_char_p, ctypes.c_long]
 shim.shim_count.restype = ctypes.c_long
 lib = ctypes.create_string_buffer(so.encode())
-x = np.random.default_rng(0).standard_normal((192, 256)).astype(np.float32)
+shape = [int(v) for v in sys.argv[4].split("x")]
+x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
 sess = ExecutionSession(so)
 sess.set_num_threads(threads)
 want = sess.run([x])
@@ -209,28 +210,28 @@ for m in sorted(msgs):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_thread_pool_allocation_failures(tmp_path, threads):
-    """-O3 parallel loops: every allocation of a run (the model code's and the
-    thread pool's tokens, groups, tasks, waiters) fails in turn. The pool
-    used to abort(); now a run fails with an out-of-memory error naming the
-    node of the parallel loop, or gives the right answer (a task record that
-    cannot be allocated runs inline), and the session works afterwards."""
+    """-O3 parallel loops whose chunks allocate (the strips of a big conv,
+    each with its own im2col, split across the pool's threads): every
+    allocation of a run fails in turn, on the caller's thread or a worker's.
+    A run fails with an out-of-memory error naming the conv (a failure in a
+    worker's chunk is raised on the caller's thread once the chunks in
+    flight are done: no abort, no hang), or gives the right answer, and the
+    session works afterwards."""
     from onnx import numpy_helper as nh
     rng = np.random.default_rng(1)
-    ws = [nh.from_array(rng.standard_normal((256, 256)).astype(np.float32), f"w{i}")
-          for i in range(2)]
-    g = h.make_graph([h.make_node("MatMul", ["x", "w0"], ["m"], name="mm0"),
-                      h.make_node("MatMul", ["m", "w1"], ["y"], name="mm1")], "g",
-                     [h.make_tensor_value_info("x", T.FLOAT, [192, 256])],
-                     [h.make_tensor_value_info("y", T.FLOAT, None)], ws)
+    w = nh.from_array(rng.standard_normal((64, 64, 3, 3)).astype(np.float32) * 0.05, "w")
+    g = h.make_graph([h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="cv"),
+                      h.make_node("Relu", ["c"], ["y"], name="rl")], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, [1, 64, 56, 56])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)], [w])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     so = os.path.realpath(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=3))
     shim = _shim(tmp_path)
-    p = subprocess.run([sys.executable, "-c", _POOL_CHILD, so, shim, str(threads)],
+    p = subprocess.run([sys.executable, "-c", _POOL_CHILD, so, shim, str(threads), "1x64x56x56"],
                        capture_output=True, text=True, env=dict(os.environ, LD_PRELOAD=shim),
                        timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     n, *msgs = p.stdout.splitlines()
-    assert int(n) >= 6
-    pool = [m for m in msgs if "thread pool" in m]
-    assert pool and all(re.search(r"node 'mm[01]' \(MatMul\): out of memory: the thread "
-                                  r"pool could not allocate its task records", m) for m in pool)
+    assert int(n) >= 14                  # one im2col per strip at least
+    assert any("node 'cv' (Conv): out of memory: the model could not allocate" in m
+               for m in msgs), msgs

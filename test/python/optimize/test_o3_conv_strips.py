@@ -2,8 +2,11 @@
 conv_strips.py: whole strips, a remainder strip, bias fused or not, batch 2,
 a dynamic batch) and strided im2col rows in 16-column chunks (a loop over
 the chunks every tap can read whole, then static chunks: short reads at the
-row's end, a tail). Compared with onnxruntime."""
+row's end, a tail). Compared with onnxruntime at 1 and 2 threads (the
+strips split across the pool)."""
 from __future__ import annotations
+
+import ctypes
 
 import numpy as np
 import onnx
@@ -65,10 +68,17 @@ def test_convs_in_strips_match_onnxruntime(tmp_path, batch, runs):
     so = onnx_mlir_py.compile(str(path), output=tmp_path / "m.so", opt_level=3)
     ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     sess = ExecutionSession(so)
-    for n in runs:
-        feeds = {f"x{i}": rand(n, cv[0], cv[8], cv[8]) for i, cv in enumerate(CONVS)}
-        got = sess.run([feeds[s.name] for s in sess.input_specs])
-        want = ref.run(None, feeds)
-        for name, g, w in zip(m.graph.output, got, want):
-            assert g.shape == w.shape, name.name
-            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4, err_msg=f"{name.name} N={n}")
+    tasks = ctypes.CDLL(str(so)).omGetPoolTaskCount
+    tasks.restype = ctypes.c_int64
+    for threads in (1, 2):          # 2: the strips split across the pool
+        sess.set_num_threads(threads)
+        for n in runs:
+            feeds = {f"x{i}": rand(n, cv[0], cv[8], cv[8]) for i, cv in enumerate(CONVS)}
+            before = tasks()
+            got = sess.run([feeds[s.name] for s in sess.input_specs])
+            assert (tasks() > before) == (threads > 1)
+            want = ref.run(None, feeds)
+            for name, g, w in zip(m.graph.output, got, want):
+                assert g.shape == w.shape, name.name
+                np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4,
+                                           err_msg=f"{name.name} N={n} threads {threads}")

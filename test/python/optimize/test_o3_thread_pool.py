@@ -1,11 +1,12 @@
 """The thread pool linked into multi-threaded -O3 libraries
-(runtime/c/om_async_runtime.c): n threads are the caller plus n - 1 workers;
-a waiting caller runs queued tasks; idle threads spin through a run.
+(runtime/c/om_parallel.c, om_parallel_for): n threads are the caller plus
+n - 1 workers; the caller runs chunks too; idle threads spin through a run.
 
 These tests check results, not speed: thread counts above the core count
 (spinning threads must still let the others progress), changing the count
-between runs, concurrent runs from several Python threads, and the spin
-setting read from the environment."""
+between runs, concurrent runs from several Python threads, the spin
+setting read from the environment, and the kernels of a small CNN split
+across the pool against onnxruntime."""
 from __future__ import annotations
 
 import os
@@ -109,3 +110,49 @@ def test_spin_setting(chain, spin):
                         os.path.join(d, "want.npy")], env=env, capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
+
+
+def _cnn(batch):
+    """A strip-cut conv (+ bias, ReLU), a depthwise conv, a max pool and a
+    big elementwise add: each kernel a parallel loop of its own kind."""
+    w = lambda *s: nh.from_array(rand(*s) * 0.1, f"w{len(s)}_{s[0]}_{s[1]}")   # noqa: E731
+    ws = [w(64, 32, 3, 3), w(64, 1, 3, 3)]
+    b = nh.from_array(rand(64), "b")
+    nodes = [h.make_node("Conv", ["x", ws[0].name, "b"], ["c"], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["c"], ["r"]),
+             h.make_node("Conv", ["r", ws[1].name], ["d"], pads=[1, 1, 1, 1], group=64),
+             h.make_node("MaxPool", ["d"], ["p"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+             h.make_node("Add", ["d", "r"], ["y"])]
+    g = h.make_graph(nodes, "cnn", [h.make_tensor_value_info("x", T.FLOAT, [batch, 32, 112, 112])],
+                     [h.make_tensor_value_info("p", T.FLOAT, None),
+                      h.make_tensor_value_info("y", T.FLOAT, None)], ws + [b])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 10
+    return m
+
+
+@pytest.mark.parametrize("batch,runs", [(1, [1]), ("N", [1, 2])])
+def test_cnn_kernels_split_match_onnxruntime(tmp_path, batch, runs):
+    """Convs (strips), depthwise convs, pools and elementwise passes at 1 and
+    2 threads against onnxruntime; at 2 the pool runs chunks."""
+    import ctypes
+    ort = pytest.importorskip("onnxruntime")
+    m = _cnn(batch)
+    path = tmp_path / "cnn.onnx"
+    import onnx
+    onnx.save(m, path)
+    so = onnx_mlir_py.compile(str(path), output=tmp_path / "cnn.so", opt_level=3)
+    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    sess = ExecutionSession(so)
+    tasks = ctypes.CDLL(str(so)).omGetPoolTaskCount
+    tasks.restype = ctypes.c_int64
+    for threads in (2, 1, 2):
+        sess.set_num_threads(threads)
+        for n in runs:
+            x = rand(n, 32, 112, 112)
+            before = tasks()
+            got = sess.run([x])
+            assert (tasks() - before >= 4) == (threads > 1)
+            for g, want in zip(got, ref.run(None, {"x": x})):
+                np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-4)

@@ -1,0 +1,254 @@
+"""-O3 parallel loops as direct calls of the C runtime's parallel-for.
+
+The kernels' ``scf.forall`` loops (passes/optimize) run on the library's
+thread pool (runtime/c/om_parallel.c) through one call
+
+    om_parallel_for(n, fn, ctx)      fn(ctx, lo, hi) runs iterations [lo, hi)
+
+instead of ``async-parallel-for`` (a coroutine, a token and a group record
+per task, ~9 us per loop). Two steps:
+
+1. :func:`outline_parallel_loops` (memref level, after the linalg ops became
+   loops): each outermost loop (``scf-forall-to-parallel`` first) becomes a
+   private function ``__om_pfor_<k>(lo, hi, captured values...)`` that runs
+   the linearized iterations [lo, hi) (an ``scf.for``, the loop's induction
+   variables recovered by div/rem; a 2-D loop is one range of n0 * n1
+   iterations); the loop is replaced by a call ``__om_pfor_<k>(0, n, ...)``.
+   Constants used inside are cloned into the function (LLVM folds them),
+   other values defined outside become its arguments. Loops nested in an
+   outlined one stay sequential.
+2. :func:`lower_parallel_calls` (LLVM dialect): for each ``__om_pfor_<k>``
+   (its memrefs now expanded into pointers and integers) a trampoline
+   ``fn(ctx, lo, hi)`` that loads the captured values from a struct and calls
+   it, and a launcher with the outlined function's signature that stores
+   them into a stack struct and calls ``om_parallel_for``; every call of
+   ``__om_pfor_<k>`` calls the launcher instead (inlined by LLVM).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects import arith, func, scf
+
+from onnx_mlir_py.codegen.passes import run_pipeline
+from onnx_mlir_py.ir_util import walk_ops
+
+PREFIX = "__om_pfor_"
+PARALLEL_FOR_FN = "om_parallel_for"
+# ops without operands that are cheaper to repeat inside the body than to pass
+_CLONABLE = ("arith.constant", "ub.poison", "memref.get_global", "llvm.mlir.addressof",
+             "llvm.mlir.constant", "llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison")
+
+
+def _outermost_parallels(module: ir.Module) -> list[ir.Operation]:
+    out = []
+    for op in walk_ops(module, "scf.parallel"):
+        p = op.parent
+        while p is not None and p.name not in ("scf.parallel", "func.func"):
+            p = p.parent
+        if p is None or p.name == "func.func":
+            out.append(op)
+    return out
+
+
+def _defining_op(v: ir.Value) -> ir.Operation | None:
+    owner = v.owner
+    return owner.operation if isinstance(owner, ir.OpView) or isinstance(owner, ir.Operation) \
+        else None
+
+
+def _is_inside(v: ir.Value, inside: set) -> bool:
+    owner = v.owner
+    op = owner.owner if isinstance(owner, ir.Block) else owner
+    return op.operation in inside
+
+
+def _captures(loop: ir.Operation, inside: set) -> list[ir.Value]:
+    """Values defined outside ``loop`` and used in it, in first-use order."""
+    seen, out = set(), []
+    for op in walk_ops(loop):
+        for v in op.operands:
+            if _is_inside(v, inside):
+                continue
+            key = v
+            if key not in seen:
+                seen.add(key)
+                out.append(v)
+    return out
+
+
+def _materialize(v: ir.Value, args: dict, ip: ir.InsertionPoint, cache: dict) -> ir.Value:
+    """``v`` (defined outside the loop) as seen in the new function: a clone
+    of its constant, or the function argument standing for it."""
+    if v in args:
+        return args[v]
+    if v not in cache:
+        op = _defining_op(v)
+        cache[v] = op.clone(ip).results[0]
+    return cache[v]
+
+
+def _outline(loop: ir.Operation, k: int, module: ir.Module, parent_fn: ir.Operation) -> None:
+    ploop = loop.operation.opview
+    lbs, ubs, steps = list(ploop.lowerBound), list(ploop.upperBound), list(ploop.step)
+    body = ploop.region.blocks[0]
+    ivs = list(body.arguments)
+    inside = {o for o in walk_ops(loop, include_root=True)}
+    caps = _captures(loop, inside)
+    index = ir.IndexType.get()
+
+    # trip counts in the parent: max(0, ceil((ub - lb) / step))
+    with ir.InsertionPoint(loop), loop.location:
+        zero = arith.ConstantOp(index, 0).result
+        trips = []
+        for lb, ub, st in zip(lbs, ubs, steps):
+            span = arith.SubIOp(ub, lb).result
+            span = arith.MaxSIOp(span, zero).result
+            trips.append(arith.CeilDivUIOp(span, st).result)
+        total = trips[0]
+        for t in trips[1:]:
+            total = arith.MulIOp(total, t).result
+
+    # values the function needs from outside: the captured ones and the
+    # bounds used to recover the induction variables
+    needed = list(caps)
+    for v in lbs + steps + trips:
+        if v not in needed:
+            needed.append(v)
+    passed = [v for v in needed
+              if (d := _defining_op(v)) is None or d.name not in _CLONABLE or len(d.operands)]
+
+    name = f"{PREFIX}{k}"
+    with ir.InsertionPoint(parent_fn), loop.location:
+        ftype = ir.FunctionType.get([index, index] + [v.type for v in passed], [])
+        fn = func.FuncOp(name, ftype, visibility="private")
+        entry = fn.add_entry_block()
+    args = {v: entry.arguments[2 + i] for i, v in enumerate(passed)}
+    cache: dict = {}
+    with ir.InsertionPoint(entry), loop.location:
+        one = arith.ConstantOp(index, 1).result
+        ret = func.ReturnOp([])
+    with ir.InsertionPoint(ret), loop.location:
+        floop = scf.ForOp(entry.arguments[0], entry.arguments[1], one)
+    fip = ir.InsertionPoint.at_block_begin(entry)
+    mat = {v: _materialize(v, args, fip, cache) for v in needed}
+    with ir.InsertionPoint(floop.body), loop.location:
+        rest = floop.induction_variable
+        new_ivs = [None] * len(ivs)
+        for d in reversed(range(len(ivs))):
+            if d > 0:
+                idx = arith.RemUIOp(rest, mat[trips[d]]).result
+                rest = arith.DivUIOp(rest, mat[trips[d]]).result
+            else:
+                idx = rest
+            new_ivs[d] = arith.AddIOp(mat[lbs[d]], arith.MulIOp(idx, mat[steps[d]]).result).result
+        yld = scf.YieldOp([])
+    for op in list(body.operations)[:-1]:       # all but the scf.reduce terminator
+        op.operation.move_before(yld)
+    for iv, niv in zip(ivs, new_ivs):
+        iv.replace_all_uses_with(niv)
+    fn_op = fn.operation
+    for v in caps:
+        nv = mat[v]
+        for use in list(v.uses):
+            owner = use.owner
+            p = owner
+            while p is not None and p.name != "func.func":
+                p = p.parent
+            if p is not None and p == fn_op:
+                owner.replace_uses_of_with(v, nv) if hasattr(owner, "replace_uses_of_with") \
+                    else owner.operation.replace_uses_of_with(v, nv)
+    with ir.InsertionPoint(loop), loop.location:
+        func.CallOp([], ir.FlatSymbolRefAttr.get(name), [zero, total] + passed)
+    loop.erase()
+
+
+def outline_parallel_loops(module: ir.Module) -> int:
+    """Step 1 (see the module docstring); returns how many loops became
+    calls. Nested parallel loops become sequential (convert-scf-to-cf)."""
+    if not walk_ops(module, "scf.forall"):
+        return 0
+    run_pipeline(module, "scf-forall-to-parallel", "parallel loops")
+    loops = _outermost_parallels(module)
+    with module.context:
+        for k, loop in enumerate(loops):
+            fn = loop.parent
+            while fn.name != "func.func":
+                fn = fn.parent
+            _outline(loop, k, module, fn)
+    return len(loops)
+
+
+# ---- step 2: LLVM dialect ----------------------------------------------------------
+
+def _llvm_funcs(module: ir.Module) -> dict[str, ir.Operation]:
+    return {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+            for op in module.body.operations if op.operation.name == "llvm.func"}
+
+
+def _glue(name: str, params: list[str], declare_pfor: bool) -> str:
+    """Trampoline + launcher of the outlined function ``name`` (text)."""
+    caps = params[2:]
+    st = f"!llvm.struct<({', '.join(caps)})>" if caps else "!llvm.struct<(i8)>"
+    call_types = ", ".join(params)
+    t = [f"llvm.func internal @{name}_t(%ctx: !llvm.ptr, %lo: i64, %hi: i64) {{"]
+    for i, ty in enumerate(caps):
+        t.append(f"  %p{i} = llvm.getelementptr inbounds %ctx[0, {i}] : (!llvm.ptr) -> !llvm.ptr, {st}")
+        t.append(f"  %a{i} = llvm.load %p{i} : !llvm.ptr -> {ty}")
+    args = ", ".join(["%lo", "%hi"] + [f"%a{i}" for i in range(len(caps))])
+    t.append(f"  llvm.call @{name}({args}) : ({call_types}) -> ()")
+    t.append("  llvm.return")
+    t.append("}")
+    sig = ", ".join([f"%lo: {params[0]}", f"%hi: {params[1]}"]
+                    + [f"%a{i}: {ty}" for i, ty in enumerate(caps)])
+    t.append(f"llvm.func internal @{name}_l({sig}) attributes {{always_inline}} {{")
+    t.append("  %one = llvm.mlir.constant(1 : i64) : i64")
+    t.append(f"  %ctx = llvm.alloca %one x {st} : (i64) -> !llvm.ptr")
+    for i, ty in enumerate(caps):
+        t.append(f"  %p{i} = llvm.getelementptr inbounds %ctx[0, {i}] : (!llvm.ptr) -> !llvm.ptr, {st}")
+        t.append(f"  llvm.store %a{i}, %p{i} : {ty}, !llvm.ptr")
+    t.append(f"  %f = llvm.mlir.addressof @{name}_t : !llvm.ptr")
+    t.append(f"  llvm.call @{PARALLEL_FOR_FN}(%hi, %f, %ctx) : (i64, !llvm.ptr, !llvm.ptr) -> ()")
+    t.append("  llvm.return")
+    t.append("}")
+    # declarations so the snippet verifies on its own (not copied over)
+    t.append(f"llvm.func @{name}({call_types})")
+    if declare_pfor:
+        t.append(f"llvm.func @{PARALLEL_FOR_FN}(i64, !llvm.ptr, !llvm.ptr)")
+    return "\n".join(t)
+
+
+def lower_parallel_calls(module: ir.Module) -> int:
+    """Step 2 (see the module docstring); returns how many outlined loops."""
+    funcs = _llvm_funcs(module)
+    outlined = [n for n in funcs if n.startswith(PREFIX) and not n.endswith(("_t", "_l"))]
+    if not outlined:
+        return 0
+    ctx = module.context
+    with ctx, ir.Location.unknown():
+        # calls -> launchers
+        for call in walk_ops(module, "llvm.call"):
+            if "callee" not in call.attributes:
+                continue
+            callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            if callee in outlined:
+                call.attributes["callee"] = ir.FlatSymbolRefAttr.get(callee + "_l")
+        for name in outlined:
+            f = funcs[name]
+            params = [str(a.type) for a in f.regions[0].blocks[0].arguments]
+            snippet = ir.Module.parse(_glue(name, params, True))
+            ip = ir.InsertionPoint(module.body)
+            for op in snippet.body.operations:
+                op = op.operation
+                sym = ir.StringAttr(op.attributes["sym_name"]).value
+                if sym in (f"{name}_t", f"{name}_l"):
+                    op.clone(ip)
+            f.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<internal>")
+        if PARALLEL_FOR_FN not in funcs:
+            decl = ir.Module.parse(f"llvm.func @{PARALLEL_FOR_FN}(i64, !llvm.ptr, !llvm.ptr)")
+            decl.body.operations[0].operation.clone(ir.InsertionPoint(module.body))
+    return len(outlined)
+
+
+def uses_parallel_for(module: ir.Module) -> bool:
+    """True when an LLVM-dialect module calls ``om_parallel_for``."""
+    return PARALLEL_FOR_FN in _llvm_funcs(module)

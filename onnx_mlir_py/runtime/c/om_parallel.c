@@ -1,0 +1,312 @@
+/* The thread pool of multi-threaded -O3 model code: one direct call per
+ * parallel loop (codegen/parallel_for.py outlines each loop into
+ * fn(ctx, lo, hi)). Linked into a model library only when its code has
+ * parallel loops (codegen/link.py).
+ *
+ *   om_parallel_for(n, fn, ctx)   run fn(ctx, lo, hi) over [0, n)
+ *   omSetNumThreads(n)   n >= 1 threads; n <= 0: all online CPUs
+ *   omGetNumThreads()
+ *   omGetPoolTaskCount()  chunks of loops that were split so far (diagnostics)
+ *   env ONNX_MLIR_PY_NUM_THREADS sets the initial count (default 1)
+ *   env ONNX_MLIR_PY_SPIN_US: how long idle workers spin after a run (default 200)
+ *
+ * n threads = the calling thread + (n - 1) persistent workers. A loop is cut
+ * into min(n, iterations) contiguous chunks (static chunking); the caller and
+ * the workers claim chunks with one compare-and-swap each, so a worker that
+ * is slow to wake costs nothing but its chunk, which the caller then runs.
+ * The caller waits for the chunks in flight by spinning. Workers wait for
+ * the next loop spinning while a model run is in progress (the entry
+ * wrapper calls omPoolRunBegin/End; yielding the core every ~50 us), for
+ * ONNX_MLIR_PY_SPIN_US after it, then sleep on a futex.
+ *
+ * No allocation per loop, so a loop cannot fail for want of memory. A loop
+ * runs inline (on the caller, no split) with one thread, one iteration,
+ * inside another loop's chunk, or while another run (another Python thread)
+ * holds the pool.
+ *
+ * Errors: a run-time check or allocation that fails inside a chunk
+ * (om_check_failed / _mlir_memref_to_llvm_alloc longjmp to the thread's
+ * om_check_target) lands in the chunk's own setjmp; the first error is kept,
+ * the chunks not started yet are skipped, and once every chunk in flight is
+ * done the caller raises it on its own thread (the entry point returns NULL
+ * with the error's kind). Nothing runs on the run's buffers after that.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define OM_HIDDEN __attribute__((visibility("hidden")))
+#define OM_MAX_THREADS 256
+
+typedef void (*OmBody)(void *ctx, int64_t lo, int64_t hi);
+
+extern __thread jmp_buf *om_check_target;
+OM_HIDDEN void om_error_get(char *buf, size_t cap, int64_t *kind, int *err);
+OM_HIDDEN void om_error_raise(const char *msg, int64_t kind, int err);
+OM_HIDDEN void om_alloc_site(int64_t id);
+OM_HIDDEN int64_t om_alloc_site_get(void);
+
+/* The current loop. ctl = seq << 32 | nchunks << 16 | next chunk: a chunk
+ * is claimed by a CAS that also checks the loop's sequence number, so a
+ * worker that wakes late can never take a chunk of the next loop by mistake. */
+static struct {
+  _Alignas(64) _Atomic uint64_t ctl;
+  _Alignas(64) atomic_int done;   /* chunks finished */
+  atomic_int failed;              /* some chunk failed */
+  OmBody fn;
+  void *ctx;
+  int64_t n;
+  int64_t site;                   /* the caller's allocation site (node) */
+  char msg[1024];                 /* the first failure (set by its thread) */
+  int64_t kind;
+  int err;
+} job;
+
+static _Alignas(64) _Atomic uint32_t seq;       /* futex word: one step per loop */
+static _Alignas(64) _Atomic uint32_t config;    /* futex word: thread count / runs */
+static atomic_int sleepers = 0;                 /* workers in futex_wait */
+static pthread_mutex_t job_mu = PTHREAD_MUTEX_INITIALIZER;  /* one loop at a time */
+static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+static int started;                             /* workers created */
+static atomic_int active = 0;                   /* thread count (0: not read yet) */
+static atomic_llong pool_tasks = 0;
+static atomic_int runs_active = 0;
+static long spin_ns = -1;
+static __thread int in_loop;                    /* inside a chunk / a worker */
+
+static int online_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+static int clamp_threads(long n) {
+  if (n <= 0) n = online_cpus();
+  return n > OM_MAX_THREADS ? OM_MAX_THREADS : (int)n;
+}
+
+static int num_threads(void) {
+  int n = atomic_load_explicit(&active, memory_order_relaxed);
+  if (n == 0) {
+    const char *env = getenv("ONNX_MLIR_PY_NUM_THREADS");
+    n = env && *env ? clamp_threads(strtol(env, NULL, 10)) : 1;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&active, &expected, n)) n = expected;
+  }
+  return n;
+}
+
+static void futex_wait(_Atomic uint32_t *w, uint32_t v) {
+  syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+}
+
+static void futex_wake_all(_Atomic uint32_t *w) {
+  syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void poke_config(void) {
+  atomic_fetch_add(&config, 1);
+  if (atomic_load(&sleepers) > 0) futex_wake_all(&config);
+}
+
+void omSetNumThreads(int n) {
+  atomic_store(&active, clamp_threads(n));
+  poke_config();
+}
+
+int omGetNumThreads(void) { return num_threads(); }
+
+/* Chunks of split loops since the library was loaded (run by a worker or by
+ * the caller): a loop that ran inline leaves it unchanged. */
+int64_t omGetPoolTaskCount(void) { return atomic_load(&pool_tasks); }
+
+static long spin_limit_ns(void) {
+  if (spin_ns < 0) {
+    const char *env = getenv("ONNX_MLIR_PY_SPIN_US");
+    long us = env && *env ? strtol(env, NULL, 10) : 200;
+    spin_ns = us > 0 ? us * 1000 : 0;
+  }
+  return spin_ns;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static long now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* ---- chunks --------------------------------------------------------------- */
+
+static void run_chunk(uint32_t c, uint32_t nchunks) {
+  int64_t n = job.n, q = n / nchunks, r = n % nchunks;
+  int64_t lo = (int64_t)c * q + (c < r ? c : r);
+  int64_t hi = lo + q + (c < r ? 1 : 0);
+  jmp_buf jb;
+  jmp_buf *saved = om_check_target;
+  int outer = in_loop;
+  in_loop = 1;
+  om_check_target = &jb;
+  om_alloc_site(job.site);
+  if (setjmp(jb) == 0) {
+    if (!atomic_load_explicit(&job.failed, memory_order_relaxed)) job.fn(job.ctx, lo, hi);
+  } else {
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&job.failed, &expected, 1))
+      om_error_get(job.msg, sizeof job.msg, &job.kind, &job.err);
+  }
+  om_check_target = saved;
+  in_loop = outer;
+  atomic_fetch_add_explicit(&job.done, 1, memory_order_release);
+}
+
+/* Claim and run chunks of loop `s` until none is left. */
+static void run_chunks(uint32_t s) {
+  uint64_t cur = atomic_load_explicit(&job.ctl, memory_order_acquire);
+  for (;;) {
+    uint32_t next = (uint32_t)(cur & 0xffff), nchunks = (uint32_t)((cur >> 16) & 0xffff);
+    if ((uint32_t)(cur >> 32) != s || next >= nchunks) return;
+    if (atomic_compare_exchange_weak_explicit(&job.ctl, &cur, cur + 1, memory_order_acq_rel,
+                                              memory_order_acquire))
+      run_chunk(next, nchunks);
+  }
+}
+
+/* ---- workers --------------------------------------------------------------- */
+
+/* Spin until the loop counter moves from `seen` (true), while a run is in
+ * progress and for the spin time after it, or until this worker is retired. */
+static bool spin_for_loop(uint32_t seen, long index) {
+  long limit = spin_limit_ns();
+  long start = now_ns(), yielded = start;
+  for (;;) {
+    for (int i = 0; i < 64; i++) {
+      if (atomic_load_explicit(&seq, memory_order_acquire) != seen) return true;
+      cpu_relax();
+    }
+    if (index + 1 >= atomic_load_explicit(&active, memory_order_relaxed)) return false;
+    long t = now_ns();
+    if (atomic_load_explicit(&runs_active, memory_order_relaxed) > 0) {
+      start = t;
+      if (t - yielded > 50000) {
+        sched_yield();
+        yielded = t;
+      }
+    } else if (t - start >= limit) {
+      return false;
+    }
+  }
+}
+
+static void *worker_main(void *arg) {
+  long index = (long)arg; /* worker i serves thread counts > i + 1 */
+  in_loop = 1;            /* a loop started inside a chunk runs inline */
+  uint32_t seen = atomic_load(&seq);
+  for (;;) {
+    uint32_t s = atomic_load_explicit(&seq, memory_order_acquire);
+    if (s != seen) {
+      seen = s;
+      if (index + 1 < atomic_load_explicit(&active, memory_order_relaxed)) run_chunks(s);
+      continue;
+    }
+    if (index + 1 < atomic_load(&active) && spin_for_loop(seen, index)) continue;
+    /* sleep until a loop (that serves this worker) or a change of setting */
+    uint32_t c = atomic_load(&config);
+    atomic_fetch_add(&sleepers, 1);
+    if (index + 1 < atomic_load(&active)) {
+      if (atomic_load(&seq) == seen) futex_wait(&seq, seen);
+    } else {
+      futex_wait(&config, c);
+    }
+    atomic_fetch_sub(&sleepers, 1);
+  }
+  return NULL;
+}
+
+static void start_workers(int n) {
+  if (__atomic_load_n(&started, __ATOMIC_ACQUIRE) >= n - 1) return;
+  pthread_mutex_lock(&start_mu);
+  while (started < n - 1) {
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 8 << 20);
+    int rc = pthread_create(&th, &attr, worker_main, (void *)(long)started);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) break; /* fewer workers: the caller claims their chunks */
+    __atomic_store_n(&started, started + 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&start_mu);
+}
+
+/* A model run starts / ends (called by the entry wrapper, om_runtime.c):
+ * workers spin through a run; its start wakes sleeping ones, so their
+ * wake-up overlaps the model's first serial code. */
+void omPoolRunBegin(void) {
+  atomic_fetch_add(&runs_active, 1);
+  int n = num_threads();
+  if (n <= 1) return;
+  start_workers(n);
+  if (atomic_load(&sleepers) > 0) {
+    atomic_fetch_add(&seq, 0);
+    futex_wake_all(&seq);
+  }
+}
+
+void omPoolRunEnd(void) { atomic_fetch_sub(&runs_active, 1); }
+
+/* ---- the parallel loop -------------------------------------------------------- */
+
+OM_HIDDEN void om_parallel_for(int64_t n, OmBody fn, void *ctx) {
+  if (n <= 0) return;
+  int threads = num_threads();
+  if (threads <= 1 || n == 1 || in_loop || pthread_mutex_trylock(&job_mu) != 0) {
+    fn(ctx, 0, n);
+    return;
+  }
+  start_workers(threads);
+  uint32_t nchunks = (uint32_t)(n < threads ? n : threads);
+  job.fn = fn;
+  job.ctx = ctx;
+  job.n = n;
+  job.site = om_alloc_site_get();
+  atomic_store_explicit(&job.done, 0, memory_order_relaxed);
+  atomic_store_explicit(&job.failed, 0, memory_order_relaxed);
+  uint32_t s = atomic_load_explicit(&seq, memory_order_relaxed) + 1;
+  atomic_store_explicit(&job.ctl, (uint64_t)s << 32 | (uint64_t)nchunks << 16,
+                        memory_order_release);
+  atomic_store_explicit(&seq, s, memory_order_seq_cst);
+  if (atomic_load(&sleepers) > 0) futex_wake_all(&seq);
+  atomic_fetch_add_explicit(&pool_tasks, nchunks, memory_order_relaxed);
+  run_chunks(s);
+  long spins = 0;
+  while (atomic_load_explicit(&job.done, memory_order_acquire) < (int)nchunks) {
+    cpu_relax();
+    if (++spins % 4096 == 0) sched_yield();   /* a descheduled worker holds a chunk */
+  }
+  bool failed = atomic_load(&job.failed);
+  char msg[sizeof job.msg];
+  int64_t kind = job.kind;
+  int err = job.err;
+  if (failed) __builtin_memcpy(msg, job.msg, sizeof msg);
+  pthread_mutex_unlock(&job_mu);
+  if (failed) om_error_raise(msg, kind, err);
+}
