@@ -102,6 +102,8 @@ def _as_node(v: OnnxOp) -> tuple[onnx.NodeProto, dict, dict] | None:
             tp = _type_proto(x.type)
             if tp is not None:
                 types[n] = tp
+    while names and names[-1] == "":   # absent trailing inputs: not written (a function
+        names.pop()                    # body binds only the inputs it declares)
     outs = []
     for group in v.result_groups():
         if not group:

@@ -308,3 +308,19 @@ def test_static_sequences_become_tensors(tmp_path, opset):
     rng = np.random.default_rng(2)
     for n in (1, 3):
         _check(m, sess, {"x": rng.random((n, 4), np.float32)}, "onnxruntime")
+
+
+def test_sequence_map_one_sequence(tmp_path):
+    """SequenceMap through its function body (a Loop over the elements). With
+    no additional inputs the node was written with an empty trailing input,
+    which onnx's inliner refused (an internal error)."""
+    body = h.make_graph([h.make_node("Shape", ["x"], ["y"])], "body",
+                        [_vi("x", ["a", "b"])], [_vi("y", [2], T.INT64)])
+    m = _model([h.make_node("SequenceMap", ["s"], ["shapes"], body=body)],
+               [h.make_value_info("s", _seq_t(F, ["a", "b"]))],
+               [h.make_value_info("shapes", _seq_t(T.INT64, [2]))])
+    sess = _session(m, tmp_path)
+    rng = np.random.default_rng(4)
+    for shapes in ([(1, 2)], [(3, 1), (2, 5), (4, 4)]):
+        _check(m, sess, {"s": [rng.random(sh, np.float32) for sh in shapes]}, "onnxruntime")
+    _same(sess.run([[]]), [[]])
