@@ -344,26 +344,34 @@ def _reassoc(rank: int, drop: int) -> ir.ArrayAttr:
 @lowering("Optional", 15, 28)
 def _optional(op: OnnxOp, b: LoweringContext):
     x = op.input(0)
-    if x is None:
-        return [_call(b, "om_seq_new", [_c64(0)], _ptr())]
-    box = _call(b, "om_seq_new", [_c64(1)], _ptr())
-    if str(x.type) == "!llvm.ptr":
-        _call(b, "om_seq_push_seq", [box, x])
-    else:
+    of_seq = seq_elem(opt_elem(op.op.results[0].type)) is not None
+    if of_seq:                              # optional(seq): the pointer, or NULL
+        return [x if x is not None else _call(b, "om_seq_null", [], _ptr())]
+    box = _call(b, "om_seq_new", [_c64(0 if x is None else 1)], _ptr())
+    if x is not None:
         put(op, b, x, _code(op, b.onnx_elem(x)))
         _call(b, "om_seq_push", [box])
     return [box]
+
+
+def _present(op: OnnxOp, b: LoweringContext, x: ir.Value, inner: ir.Type) -> ir.Value:
+    """i1: optional ``x`` (of ``inner``) holds a value."""
+    if seq_elem(inner) is not None:
+        p = _call(b, "om_seq_present", [x], _i64())
+    else:
+        p = _call(b, "om_seq_len", [x], _i64())
+    return arith.cmpi(arith.CmpIPredicate.sgt, p, _c64(0))
 
 
 @lowering("OptionalHasElement", 15, 18, 28)
 def _has_element(op: OnnxOp, b: LoweringContext):
     x = op.input(0)
     i1 = ir.IntegerType.get_signless(1)
+    inner = opt_elem(_onnx_type(op, b, x)) if x is not None else None
     if x is None:
         has = arith.constant(i1, 0)
-    elif str(x.type) == "!llvm.ptr" and opt_elem(_onnx_type(op, b, x)) is not None:
-        n = _call(b, "om_seq_len", [x], _i64())
-        has = arith.cmpi(arith.CmpIPredicate.sgt, n, _c64(0))
+    elif inner is not None:
+        has = _present(op, b, x, inner)
     else:
         has = arith.constant(i1, 1)         # a tensor or a sequence: present
     return [tensor.from_elements(ir.RankedTensorType.get([], i1), [has])]
@@ -375,11 +383,10 @@ def _get_element(op: OnnxOp, b: LoweringContext):
     inner = opt_elem(_onnx_type(op, b, x))
     if inner is None:                       # a tensor or a sequence (opset 18): itself
         return [x]
-    n = _call(b, "om_seq_len", [x], _i64())
-    b.require(arith.cmpi(arith.CmpIPredicate.sgt, n, _c64(0)),
+    b.require(_present(op, b, x, inner),
               f"node '{op.name}' ({op.op_type}): the optional is empty")
     if seq_elem(inner) is not None:
-        return [_call(b, "om_seq_get_seq", [x], _ptr())]
+        return [x]
     return [get(op, b, x, _c64(0), b.result_type(op))]
 
 

@@ -80,6 +80,11 @@ def merge(a: ir.Type | None, b: ir.Type | None) -> ir.Type | None:
     if ea is not None and eb is not None:
         m = merge(ea, eb)
         return opt_of(m) if m is not None else None
+    if (ea is None) != (eb is None):      # a sequence is a present optional sequence
+        inner, other = (ea, b) if ea is not None else (eb, a)
+        if seq_elem(inner) is not None and seq_elem(other) is not None:
+            m = merge(inner, other)
+            return opt_of(m) if m is not None else None
     return None
 
 
@@ -132,8 +137,15 @@ def _kind(t: ir.Type) -> str | None:
 
 def _same_kind(op: OnnxOp, a: ir.Type, b: ir.Type, what: str) -> None:
     ka, kb = _kind(a), _kind(b)
-    if ka is not None and kb is not None and ka != kb:
+    if ka is not None and kb is not None and ka != kb and not _present(ka, kb) and \
+            not _present(kb, ka):
         op.fail(f"{what}: {ka} vs {kb}; the element types must agree")
+
+
+def _present(opt: str, value: str) -> bool:
+    """A sequence standing for an optional sequence (a Loop-carried optional
+    the body fills, test_loop16_seq_none; lowered alike: a nullable pointer)."""
+    return value.startswith("sequence") and opt == f"optional of {value}"
 
 
 @verifier("If", *IF)

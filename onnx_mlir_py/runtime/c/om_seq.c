@@ -7,8 +7,8 @@
  *
  * Model side (passes/onnx_to_linalg/sequence.py calls these): a value is a
  * pointer to an om_seq {len, elems[]}; an element is an om_val (a contiguous
- * row-major tensor, or rank -1: a sequence, for optional(seq)). An optional
- * is an om_seq of 0 or 1 elements. Records are immutable once built (Insert
+ * row-major tensor). An optional tensor is an om_seq of 0 or 1 elements, an
+ * optional sequence the sequence pointer or NULL. Records are immutable once built (Insert
  * and Erase make new ones that share the elements), so values can be shared
  * freely; each is allocated in this thread's run arena and freed once, by
  * om_seq_run_end after the outputs were copied out (also after a failed
@@ -30,8 +30,8 @@
 #define OM_SEQ_MAX_RANK 64
 
 typedef struct om_val {
-  void *data;    /* tensor data, or (rank -1) the om_seq */
-  int64_t rank;  /* -1: the element is a sequence */
+  void *data;    /* contiguous row-major */
+  int64_t rank;
   int64_t dtype;
   int64_t shape[];
 } om_val;
@@ -127,16 +127,10 @@ OM_HIDDEN void om_seq_push(void *s) {
   if (q->len < q->cap) q->elems[q->len++] = om_pending_val();
 }
 
-/* Append sequence `seq` as an element of `box` (optional(seq)). */
-OM_HIDDEN void om_seq_push_seq(void *box, void *seq) {
-  om_seq *q = box;
-  if (q->len >= q->cap) return;
-  om_val *v = om_arena_alloc(sizeof(om_val));
-  v->data = seq;
-  v->rank = -1;
-  v->dtype = 0;
-  q->elems[q->len++] = v;
-}
+/* optional(seq) is a nullable sequence pointer: NULL when empty. */
+OM_HIDDEN void *om_seq_null(void) { return NULL; }
+
+OM_HIDDEN int64_t om_seq_present(void *s) { return s != NULL; }
 
 /* A new sequence: `s` with the pending tensor inserted at `pos` (0..len,
  * checked by the model code). */
@@ -171,9 +165,6 @@ OM_HIDDEN void om_seq_read(void *s, int64_t pos, int64_t dst) {
   for (int64_t k = 0; k < v->rank; ++k) n *= v->shape[k];
   if (n) memcpy((void *)(intptr_t)dst, v->data, (size_t)n);
 }
-
-/* The sequence held by element 0 of `box` (optional(seq), checked non-empty). */
-OM_HIDDEN void *om_seq_get_seq(void *box) { return ((om_seq *)box)->elems[0]->data; }
 
 /* ---- public API: sequence / None values in OMTensorLists ---------------- */
 OMTensor *omTensorCreateSeq(OMTensorList *elements) {
@@ -277,17 +268,9 @@ static om_seq *om_seq_borrow(const OMTensorList *l) {
 
 void *om_seq_from_input(const OMTensor *t, const om_arg_spec *s) {
   if (s->kind == OM_KIND_SEQ) return om_seq_borrow(t->seq);
+  if (s->kind == OM_KIND_OPT_SEQ) return t->none ? NULL : om_seq_borrow(t->seq);
   om_seq *box = om_seq_alloc(1);
-  if (t->none) return box;
-  if (s->kind == OM_KIND_OPT) {
-    box->elems[box->len++] = om_val_borrow(t);
-  } else {
-    om_val *v = om_arena_alloc(sizeof(om_val));
-    v->data = om_seq_borrow(t->seq);
-    v->rank = -1;
-    v->dtype = 0;
-    box->elems[box->len++] = v;
-  }
+  if (!t->none) box->elems[box->len++] = om_val_borrow(t);
   return box;
 }
 
@@ -316,7 +299,6 @@ static OMTensor *om_seq_out(const om_seq *q) {
 OMTensor *om_seq_to_output(void *v, const om_arg_spec *s) {
   const om_seq *q = v;
   if (s->kind == OM_KIND_SEQ) return om_seq_out(q);
-  if (q->len == 0) return omTensorCreateNone();
-  const om_val *e = q->elems[0];
-  return e->rank < 0 ? om_seq_out(e->data) : om_val_out(e);
+  if (s->kind == OM_KIND_OPT_SEQ) return q ? om_seq_out(q) : omTensorCreateNone();
+  return q->len ? om_val_out(q->elems[0]) : omTensorCreateNone();
 }

@@ -324,3 +324,21 @@ def test_sequence_map_one_sequence(tmp_path):
     for shapes in ([(1, 2)], [(3, 1), (2, 5), (4, 4)]):
         _check(m, sess, {"s": [rng.random(sh, np.float32) for sh in shapes]}, "onnxruntime")
     _same(sess.run([[]]), [[]])
+
+
+def test_optional_sequence(tmp_path):
+    """optional(seq): None or a list in and out; has / get element."""
+    opt_t = h.make_optional_type_proto(_seq_t(F, ["n"]))
+    nodes = [h.make_node("OptionalHasElement", ["o"], ["has"]),
+             h.make_node("Identity", ["o"], ["o2"]),
+             h.make_node("Optional", ["s"], ["o3"]),
+             h.make_node("OptionalGetElement", ["o3"], ["s3"]),
+             h.make_node("SequenceLength", ["s3"], ["n3"])]
+    m = _model(nodes, [h.make_value_info("o", opt_t), h.make_value_info("s", _seq_t(F, ["n"]))],
+               [_vi("has", [], T.BOOL), h.make_value_info("o2", opt_t),
+                _vi("n3", [], T.INT64)])
+    sess = _session(m, tmp_path)
+    assert '"kind": "opt_seq"' in sess.input_signature()
+    a, b = np.ones(2, np.float32), np.zeros(3, np.float32)
+    _same(sess.run([None, [a]]), [np.array(False), None, np.array(1)])
+    _same(sess.run([[a, b], []]), [np.array(True), [a, b], np.array(0)])
