@@ -63,6 +63,9 @@ class TensorSpec:
     # an output that was a ZipMap (ai.onnx.ml) of this [N, C] tensor: its C
     # class labels; the Python runtime returns a list of {label: score} dicts
     zipmap: tuple = ()
+    # an int64 output of indices into these (string) class labels; the Python
+    # runtime returns the labels (a string class-label output of ai.onnx.ml)
+    labels: tuple = ()
 
     @property
     def sig_type(self) -> str:
@@ -100,6 +103,8 @@ class TensorSpec:
             d["kind"] = self.kind
         if self.zipmap:
             d["zipmap"] = list(self.zipmap)
+        if self.labels:
+            d["labels"] = list(self.labels)
         return d
 
 
@@ -151,7 +156,8 @@ def _attr_dict(arr_attr, i: int) -> dict[str, str]:
     if not isinstance(d, ir.DictAttr):
         return {}
     out = {}
-    for key in ("onnx.name", "onnx.dtype", "onnx.dim_params", "onnx.type", "onnx.zipmap"):
+    for key in ("onnx.name", "onnx.dtype", "onnx.dim_params", "onnx.type", "onnx.zipmap",
+                "onnx.labels"):
         if key in d:
             a = d[key]
             if not isinstance(a, ir.StringAttr):
@@ -213,9 +219,10 @@ def _spec(kind: str, i: int, ty: ir.Type, attrs: dict[str, str]) -> TensorSpec:
                            f"the element type {elem}")
     dims = tuple(-1 if rt.is_dynamic_dim(k) else rt.shape[k] for k in range(rt.rank))
     zipmap = tuple(json.loads(attrs["onnx.zipmap"])) if "onnx.zipmap" in attrs else ()
+    labels = tuple(json.loads(attrs["onnx.labels"])) if "onnx.labels" in attrs else ()
     return TensorSpec(name, onnx_type, dims, elem,
                       _parse_dim_params(what, attrs.get("onnx.dim_params", ""), dims),
-                      zipmap=zipmap)
+                      zipmap=zipmap, labels=labels)
 
 
 def _parse_dim_params(what: str, text: str, dims: tuple[int, ...]) -> tuple:

@@ -86,6 +86,7 @@ class TensorSig:
     dims: tuple[int, ...] | None
     kind: str = "tensor"
     zipmap: tuple = ()      # class labels of an output that was a ZipMap
+    labels: tuple = ()      # string class labels an int64 output indexes
 
     @property
     def dtype(self) -> np.dtype:
@@ -100,7 +101,8 @@ class TensorSig:
 def _parse_sig(text: str) -> list[TensorSig]:
     return [TensorSig(e.get("name", f"#{i}"), e["type"],
                       None if e["dims"] is None else tuple(int(d) for d in e["dims"]),
-                      e.get("kind", "tensor"), tuple(e.get("zipmap", ())))
+                      e.get("kind", "tensor"), tuple(e.get("zipmap", ())),
+                      tuple(e.get("labels", ())))
             for i, e in enumerate(json.loads(text))]
 
 
@@ -210,6 +212,8 @@ class ExecutionSession:
             self._values = ValueAPI(lib, _bind)
         self._zipmaps = [(i, s.zipmap, s.name) for i, s in enumerate(self.output_specs)
                          if s.zipmap]
+        self._labels = [(i, np.array(s.labels, dtype=object), s.name)
+                        for i, s in enumerate(self.output_specs) if s.labels]
         # fast path (one call in, one call for the outputs' metadata); older
         # libraries without the helpers use the per-tensor API
         self._run_arrays = getattr(lib, "omRunArrays", None)
@@ -329,7 +333,8 @@ class ExecutionSession:
         """Run the model on ``inputs`` (a list of numpy arrays, in signature
         order); returns the outputs as numpy arrays owning their memory. A
         sequence is a list of arrays, an empty optional None; an output that
-        was a ZipMap a list of {label: score} dicts."""
+        was a ZipMap a list of {label: score} dicts, string class labels an
+        array of str objects."""
         if self._values is not None:
             from onnx_mlir_py.runtime.values import run_values
             outs = run_values(self, inputs)
@@ -337,6 +342,8 @@ class ExecutionSession:
             outs = self._run_tensors(inputs)
         for i, labels, name in self._zipmaps:
             outs[i] = zipmap_rows(outs[i], labels, name)
+        for i, labels, name in self._labels:
+            outs[i] = labels[outs[i]]           # class indices -> string labels
         return outs
 
     def _run_tensors(self, inputs) -> list[np.ndarray]:

@@ -17,6 +17,7 @@ from onnx_mlir_py.dialects.onnx.ops.ml_linear import ML, linear_params, n_classe
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
 from onnx_mlir_py.passes.onnx_to_linalg.ml_post import (argmax_labels, col0_map, dense_const,
                                                         logistic, post_transform, to_float)
+from onnx_mlir_py.passes.onnx_to_linalg.ml_outputs import label_table
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import loop_index
 
 
@@ -55,11 +56,10 @@ def lower_linear_regressor(op: OnnxOp, b: LoweringContext):
 
 @lowering("LinearClassifier", 1, domain=ML)
 def lower_linear_classifier(op: OnnxOp, b: LoweringContext):
-    if op.attrs.classlabels_strings:
-        op.fail("string class labels need the string tensor ABI (not supported yet); "
-                "export with integer labels")
-    labels = list(op.attrs.classlabels_ints)
+    labels = label_table(op)        # string labels: their indices (ml_outputs.py)
     e, cols = n_classes_out(op)
+    if e == 1 and len(labels) != 2 and op.attrs.classlabels_strings:
+        op.fail("one score column with string labels needs exactly two labels")
     s, dims = scores(op, b, e)
     post = op.attrs.post_transform
     f32 = ir.F32Type.get()

@@ -27,6 +27,7 @@ from onnx_mlir_py.dialects.onnx.ops.ml_tree import CLASSIFIER, ML, REGRESSOR, Fo
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
 from onnx_mlir_py.passes.onnx_to_linalg.ml_post import (argmax_labels, col0_map, dense_const,
                                                         post_transform, rowwise, to_float)
+from onnx_mlir_py.passes.onnx_to_linalg.ml_outputs import label_table
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (extract_slice, imin, insert_slice,
                                                             isub, loop_index)
 
@@ -191,9 +192,7 @@ def lower_tree_classifier(op: OnnxOp, b: LoweringContext):
     NONE/PROBIT, -s otherwise); then post_transform; the label is the class
     of the first largest final score."""
     f = forest(op)
-    if op.attrs.classlabels_strings:
-        op.fail("string class labels need the string tensor ABI (not supported yet); "
-                "export with integer labels")
+    labels = label_table(op)        # string labels: their indices (ml_outputs.py)
     x = _input(b, op)
     k = f.n_targets
     binary = len(f.class_ids) == 1
@@ -218,5 +217,5 @@ def lower_tree_classifier(op: OnnxOp, b: LoweringContext):
                       lambda v0, _v, _o: bin_body(v0, _v))[0]
     s = post_transform(b, s, dims, f.post)
     s = to_float(b, s, ir.F32Type.get())
-    return [argmax_labels(b, s, dims, f.labels), s]
+    return [argmax_labels(b, s, dims, labels), s]
 
