@@ -342,3 +342,21 @@ def test_optional_sequence(tmp_path):
     a, b = np.ones(2, np.float32), np.zeros(3, np.float32)
     _same(sess.run([None, [a]]), [np.array(False), None, np.array(1)])
     _same(sess.run([[a, b], []]), [np.array(True), [a, b], np.array(0)])
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int64, np.float16])
+def test_element_types(tmp_path, dtype):
+    """Elements of 1, 2 and 8 bytes (bool as one byte) in and out, and read by SequenceAt."""
+    from onnx import helper as oh
+    et = oh.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    m = _model([h.make_node("SequenceInsert", ["s", "x"], ["o"]),
+                h.make_node("SequenceAt", ["o", "i"], ["a"])],
+               [h.make_value_info("s", _seq_t(et, ["n", 2])), _vi("x", ["n", 2], et),
+                _vi("i", [], T.INT64)],
+               [h.make_value_info("o", _seq_t(et, ["n", 2])), _vi("a", ["n", 2], et)])
+    sess = _session(m, tmp_path)
+    rng = np.random.default_rng(5)
+    s = [(rng.random((3, 2)) * 100).astype(dtype) for _ in range(2)]
+    x = (rng.random((3, 2)) * 100).astype(dtype)
+    for i in (0, 2, -2):
+        _same(sess.run([s, x, np.array(i, np.int64)]), [s + [x], (s + [x])[i]])
