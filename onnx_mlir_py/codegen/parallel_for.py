@@ -15,8 +15,8 @@ per task, ~9 us per loop). Two steps:
    variables recovered by div/rem; a 2-D loop is one range of n0 * n1
    iterations); the loop is replaced by a call ``__om_pfor_<k>(0, n, ...)``.
    Constants used inside are cloned into the function (LLVM folds them),
-   other values defined outside become its arguments. Loops nested in an
-   outlined one stay sequential.
+   other values defined outside become its arguments. Nested loops are
+   outlined in turn (the runtime runs a loop inside a chunk inline).
 2. :func:`lower_parallel_calls` (LLVM dialect): for each ``__om_pfor_<k>``
    (its memrefs now expanded into pointers and integers) a trampoline
    ``fn(ctx, lo, hi)`` that loads the captured values from a struct and calls
@@ -164,18 +164,23 @@ def _outline(loop: ir.Operation, k: int, module: ir.Module, parent_fn: ir.Operat
 
 def outline_parallel_loops(module: ir.Module) -> int:
     """Step 1 (see the module docstring); returns how many loops became
-    calls. Nested parallel loops become sequential (convert-scf-to-cf)."""
+    calls. A loop nested in another one is outlined too, from the outlined
+    function: at run time it splits when the outer loop runs inline (a
+    single iteration, e.g. a batch of one image) and runs inline inside an
+    outer loop's chunk."""
     if not walk_ops(module, "scf.forall"):
         return 0
     run_pipeline(module, "scf-forall-to-parallel", "parallel loops")
-    loops = _outermost_parallels(module)
+    k = 0
     with module.context:
-        for k, loop in enumerate(loops):
-            fn = loop.parent
-            while fn.name != "func.func":
-                fn = fn.parent
-            _outline(loop, k, module, fn)
-    return len(loops)
+        while loops := _outermost_parallels(module):
+            for loop in loops:
+                fn = loop.parent
+                while fn.name != "func.func":
+                    fn = fn.parent
+                _outline(loop, k, module, fn)
+                k += 1
+    return k
 
 
 # ---- step 2: LLVM dialect ----------------------------------------------------------

@@ -8,7 +8,8 @@ dynamic -- a conv of ``tensor<?x64x56x56xf32>`` -- runs as
 
 where ``kernel`` is the batch-1 static kernel (im2col + packed matmul,
 depthwise row kernel) exactly as the static model gets it: a dynamic batch
-costs one loop trip per image, not a slower kernel. The per-image output is
+costs one loop trip per image, not a slower kernel. With threads the loop
+is an ``scf.forall``: the images split across threads. The per-image output is
 an ``extract_slice`` of the loop-carried destination and is written back with
 ``insert_slice``; the kernel writes into the slice it receives (destination
 passing), so bufferization keeps everything in place.
@@ -34,7 +35,7 @@ def add_functions(module: ir.Module, *texts: str) -> None:
 
 
 def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
-                        dest: int) -> str:
+                        dest: int, parallel: bool = False) -> str:
     """``func.func private @name(args...) -> args[dest]`` calling ``@inner``
     once per image. ``args``: (shape, kind) per argument, shapes with
     ``None`` for the dynamic batch and other dynamic dims (``[]``: an f32
@@ -42,7 +43,10 @@ def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
     (passed as its static ``[n : n+1]`` slice) and SHARED (passed as is).
     ``args[dest]`` (batched) is the destination: the loop carries it, and
     each call gets its slice and returns the slice's new value, which is
-    inserted back (in place after bufferization)."""
+    inserted back (in place after bufferization). ``parallel``: the loop is
+    an ``scf.forall`` (the images split across threads; the kernel's own
+    parallel loops then run inline in each image's chunk, or split when
+    there is a single image, see runtime/c/om_parallel.c)."""
     if args[dest][1] != BATCHED:
         raise ValueError("the destination must be batched")
     sig, inner_types = [], []
@@ -66,7 +70,10 @@ def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
         return f"%a{i}_d{k}"
     sizes_of = [[size(i, k, s) for k, s in enumerate(shape) if k] if kind == BATCHED else []
                 for i, (shape, kind) in enumerate(args)]
-    lines.append(f"    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a{dest}) -> ({dt}) {{")
+    if parallel:
+        lines.append(f"    %r = scf.forall (%i) in (%n) shared_outs(%acc = %a{dest}) -> ({dt}) {{")
+    else:
+        lines.append(f"    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a{dest}) -> ({dt}) {{")
     operands = []
     for i, (shape, kind) in enumerate(args):
         if kind == SHARED:
@@ -84,8 +91,12 @@ def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
     zeros = ", ".join(["%i"] + ["0"] * (rank - 1))
     sizes = ", ".join(["1"] + sizes_of[dest])
     ones = ", ".join(["1"] * rank)
-    lines.append(f"      %u = tensor.insert_slice %y into %acc[{zeros}] [{sizes}] [{ones}] "
-                 f": {dt1} into {dt}")
-    lines.append(f"      scf.yield %u : {dt}\n    }}")
+    ins = f"%y into %acc[{zeros}] [{sizes}] [{ones}] : {dt1} into {dt}"
+    if parallel:
+        lines += ["      scf.forall.in_parallel {", f"        tensor.parallel_insert_slice {ins}",
+                  "      }", "    }"]
+    else:
+        lines.append(f"      %u = tensor.insert_slice {ins}")
+        lines.append(f"      scf.yield %u : {dt}\n    }}")
     lines.append(f"    return %r : {dt}\n  }}")
     return "\n".join(lines)

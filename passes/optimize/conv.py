@@ -19,8 +19,11 @@ batch-1 kernel once per image (:mod:`.batch_loop`).
 """
 from __future__ import annotations
 
+import math
+
 import mlir.ir as ir
 
+from onnx_mlir_py.passes.optimize.matmul import THREAD_MIN_MACS
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.conv_strips import strip_functions, strip_rows
@@ -355,12 +358,15 @@ def _conv_functions(module: ir.Module, name: str, sig, bias: bool, threads: bool
                                              bias=bias))
         return name, False
     x1, o1 = [1] + xs[1:], [1] + os_[1:]
+    # images split across threads when one image is worth a parallel loop
+    macs = math.prod(o1) * math.prod(ws[1:]) if g == 1 else math.prod(o1) * math.prod(ws[2:])
     image = conv_function(name + "_image", x1, ws, o1, s, d, g, threads, blocks,
                           bias=bias, dest=bias)
     args = [(xs, BATCHED), (ws, SHARED), (os_, BATCHED)]
     if bias:
         args.append(([os_[1]], SHARED))
-    add_functions(module, image, batch_loop_function(name, name + "_image", args, dest=2))
+    add_functions(module, image, batch_loop_function(name, name + "_image", args, dest=2,
+                                                     parallel=threads and macs >= THREAD_MIN_MACS))
     return name, True
 
 

@@ -272,7 +272,8 @@ def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: boo
     args = [(list(xs), BATCHED), (list(ws), SHARED), (list(os_), BATCHED)]
     if bias:
         args.append(([os_[1]], SHARED))
-    add_functions(module, image, batch_loop_function(name, name + "_image", args, dest=2))
+    add_functions(module, image, batch_loop_function(name, name + "_image", args, dest=2,
+                                                            parallel=threads))
     return name
 
 

@@ -128,5 +128,5 @@ def strip_functions(name: str, conv_function, sig, bias: bool, threads: bool,
                                 s, d, r, bias, par_strips))
     if xs[0] != 1:
         args = [(xs, BATCHED), (ws, SHARED), (os_, BATCHED)] + ([([f], SHARED)] if bias else [])
-        texts.append(batch_loop_function(name, image, args, dest=2))
+        texts.append(batch_loop_function(name, image, args, dest=2, parallel=threads))
     return texts

@@ -614,7 +614,8 @@ def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, targ
                      for v in operands[3:]]
             add_functions(module,
                           kernel_function(name + "_image", image, target.vector_width, blocks),
-                          batch_loop_function(name, name + "_image", args, dest=2))
+                          batch_loop_function(name, name + "_image", args, dest=2,
+                                              parallel=blocks > 1))
         funcs[key] = name
     # before the last fused op: every operand dominates it; the call's location
     # names every fused node, the window op's first (erase[0]: errors, --profile)
