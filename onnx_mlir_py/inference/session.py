@@ -198,6 +198,9 @@ class InferenceSession:
         arrays = []
         for name, dtype, type_str, shape, rank in self._in_checks:
             x = input_feed[name]
+            if type_str.startswith(("seq(", "optional(")):
+                arrays.append(x)    # a list of arrays or None: runtime/values.py checks it
+                continue
             if not isinstance(x, np.ndarray):      # a list: made the input's type
                 x = np.asarray(x, dtype=dtype)
             if x.dtype != dtype:

@@ -360,3 +360,16 @@ def test_element_types(tmp_path, dtype):
     x = (rng.random((3, 2)) * 100).astype(dtype)
     for i in (0, 2, -2):
         _same(sess.run([s, x, np.array(i, np.int64)]), [s + [x], (s + [x])[i]])
+
+
+def test_inference_session_sequences():
+    """onnxruntime's API over the compiled model: lists in and out."""
+    from onnx_mlir_py.inference import InferenceSession
+    m = _model([h.make_node("SequenceInsert", ["s", "x"], ["o"])],
+               [h.make_value_info("s", _seq_t(F, ["n"])), _vi("x", ["n"])],
+               [h.make_value_info("o", _seq_t(F, ["n"]))])
+    sess = InferenceSession(m.SerializeToString())
+    assert sess.get_inputs()[0].type == "seq(tensor(float))"
+    a, x = np.ones(2, np.float32), np.arange(2, dtype=np.float32)
+    (got,) = sess.run(None, {"s": [a], "x": x})
+    _same(got, [a, x])
