@@ -31,8 +31,10 @@ from onnx_mlir_py.options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options  # noqa
 from onnx_mlir_py.timings import Timings
 
 # onnx-mlir's naming: emit level -> suffix added to the output base name.
-SUFFIX = {"EmitONNX": ".onnx", "EmitONNXBasic": ".onnx.mlir", "EmitONNXIR": ".onnx.mlir", "EmitMLIR": ".onnx.mlir",
-          "EmitLLVMIR": ".ll", "EmitObj": ".o", "EmitLib": ".so"}
+SUFFIX = {"EmitONNX": ".onnx", "EmitONNXBasic": ".onnx.mlir", "EmitONNXIR": ".onnx.mlir",
+          "EmitMLIR": ".onnx.mlir", "EmitLLVMIR": ".ll", "EmitObj": ".o", "EmitLib": ".so"}
+# the emit levels that stop before lowering (a TF input's sweep skips the lowering check)
+ONNX_LEVELS = ("EmitONNX", "EmitONNXBasic", "EmitONNXIR")
 
 
 def print_module(module: ir.Module, stream, elide: bool = True) -> None:
@@ -109,7 +111,7 @@ def source_model(model, opts: Options, timings: Timings, tf=None):
                                f"input; '{model}' is not a TensorFlow model")
         return model
     from onnx_mlir_py.frontends.tensorflow import load
-    return load(model, tf, lowering=EMIT_LEVELS.index(opts.emit) > 2, timings=timings)
+    return load(model, tf, lowering=opts.emit not in ONNX_LEVELS, timings=timings)
 
 
 def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = False,
