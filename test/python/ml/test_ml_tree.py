@@ -172,3 +172,91 @@ def test_malformed_tree_is_refused_naming_the_node(tmp_path):
     model.graph.node[0].name = "forest"
     with pytest.raises(OnnxMlirError, match="forest.*child"):
         compile_model(model, tmp_path / "m.so", 0)
+
+
+# -- random ensembles ---------------------------------------------------------------
+_MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
+
+
+def _random_ensemble(rng, classifier: bool):
+    """Random trees (depth <= 4, every mode, random missing-value tracks and
+    features; every leaf scores every target/class), random aggregate /
+    post_transform / base_values."""
+    nf, k = int(rng.integers(1, 5)), int(rng.integers(3, 5) if classifier else rng.integers(1, 4))
+    a = {n: [] for n in ("tids", "nids", "feat", "modes", "vals", "tn", "fn", "mt")}
+    w = {n: [] for n in ("t", "n", "id", "w")}
+    for t in range(int(rng.integers(1, 5))):
+        info, frontier, nid = {}, [(0, 0)], 1
+        while frontier:
+            node, d = frontier.pop()
+            if d < 4 and rng.random() < 0.7:
+                info[node], nid = (nid, nid + 1), nid + 2
+                frontier += [(info[node][0], d + 1), (info[node][1], d + 1)]
+            else:
+                info[node] = None
+        for node in sorted(info):
+            leaf = info[node] is None
+            a["tids"].append(t)
+            a["nids"].append(node)
+            a["feat"].append(0 if leaf else int(rng.integers(0, nf)))
+            a["modes"].append("LEAF" if leaf else _MODES[rng.integers(0, 6)])
+            a["vals"].append(0.0 if leaf else float(rng.choice([0.0, 0.5, -0.5, 1.0])))
+            a["tn"].append(0 if leaf else info[node][0])
+            a["fn"].append(0 if leaf else info[node][1])
+            a["mt"].append(int(rng.integers(0, 2)))
+            for c in range(k if leaf else 0):
+                for key, v in zip("t n id w".split(), (t, node, c, round(rng.normal(), 3))):
+                    w[key].append(v)
+    attrs = dict(nodes_treeids=a["tids"], nodes_nodeids=a["nids"], nodes_featureids=a["feat"],
+                 nodes_modes=a["modes"], nodes_values=a["vals"], nodes_truenodeids=a["tn"],
+                 nodes_falsenodeids=a["fn"], nodes_missing_value_tracks_true=a["mt"],
+                 post_transform=str(rng.choice(["NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO"]))
+                 if k > 1 else "NONE")
+    if rng.random() < 0.5:
+        attrs["base_values"] = [round(rng.normal(), 2) for _ in range(k)]
+    if classifier:
+        node = helper.make_node("TreeEnsembleClassifier", ["X"], ["Y", "Z"], domain="ai.onnx.ml",
+                                class_treeids=w["t"], class_nodeids=w["n"], class_ids=w["id"],
+                                class_weights=w["w"], classlabels_int64s=list(range(10, 10 + k)),
+                                **attrs)
+        outs = [helper.make_tensor_value_info("Y", TensorProto.INT64, ["N"]),
+                helper.make_tensor_value_info("Z", TensorProto.FLOAT, ["N", k])]
+    else:
+        node = helper.make_node("TreeEnsembleRegressor", ["X"], ["Y"], domain="ai.onnx.ml",
+                                target_treeids=w["t"], target_nodeids=w["n"], target_ids=w["id"],
+                                target_weights=w["w"], n_targets=k, **attrs,
+                                aggregate_function=str(rng.choice(["SUM", "AVERAGE", "MIN",
+                                                                   "MAX"])))
+        outs = [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", k])]
+    g = helper.make_graph([node], "r", [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                                      ["N", nf])], outs)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18),
+                                                helper.make_opsetid("ai.onnx.ml", 3)])
+    return model, nf
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_ensembles_match_onnxruntime(tmp_path, seed):
+    """Regressors (even seeds) and classifiers with 3-4 classes (odd seeds);
+    inputs on the thresholds and NaN. (With two classes onnxruntime returns
+    the labels 0/1 whatever classlabels_int64s says unless one class has the
+    weights; those follow onnx.reference: test_sklearn_tree_classifiers.)"""
+    rng = np.random.default_rng(seed)
+    model, nf = _random_ensemble(rng, classifier=bool(seed % 2))
+    x = rng.choice([0.0, 0.5, -0.5, 1.0, 0.25, np.nan, 2.0], size=(40, nf)).astype(np.float32)
+    got = compile_model(model, tmp_path / "m.so", seed % 4 == 3 and 3 or 0).run([x])
+    assert_like_ort(got, ort_run(model, {"X": x}), rtol=1e-5, atol=1e-5)
+
+
+def test_too_few_features_fail_at_run_time(tmp_path):
+    """X [N, ?]: a row shorter than the features the trees read makes the call
+    fail naming the node (a run-time check), never reading past the row."""
+    from onnx_mlir_py.runtime import RuntimeInputError
+    model = _tree_regressor(("BRANCH_LEQ",) * 3, (0.5, 0.25, 1.0))
+    model.graph.input[0].type.tensor_type.shape.dim[1].dim_param = "F"
+    model.graph.node[0].name = "forest"
+    sess = compile_model(model, tmp_path / "m.so")
+    x = _grid()
+    assert_like_ort(sess.run([x]), ort_run(model, {"X": x}))
+    with pytest.raises(RuntimeInputError, match="'forest'.*read feature 1 but X has 1 features"):
+        sess.run([np.zeros((3, 1), np.float32)])
