@@ -10,11 +10,57 @@ from __future__ import annotations
 import mlir.ir as ir
 import onnx
 
-from onnx_mlir_py.registry import shape_rule
+from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
 from onnx_mlir_py.dialects.onnx.ops.common import const_ints, i64, norm_axis
 from onnx_mlir_py.dialects.onnx.ops.control_flow import (known, merge, opt_elem, opt_of,
                                                          seq_elem, seq_of)
+
+
+# -- verifiers -----------------------------------------------------------------------
+
+def _elem_type(t: ir.Type | None) -> str | None:
+    """Element type of a (known) tensor type, as text."""
+    return str(t.element_type) if known(t) and isinstance(t, ir.ShapedType) else None
+
+
+def _check_position(op: OnnxOp, i: int) -> None:
+    """A position input is a scalar (onnxruntime also takes one element of
+    rank 1); anything else would read a value that is not there."""
+    p = op.input(i)
+    if p is None:
+        return
+    s = op.shape(p)
+    if s is not None and s not in ((), (1,)):
+        op.fail(f"position must be a scalar, got shape {list(s)}")
+
+
+@verifier("SequenceInsert", 11)
+def _seq_insert_verify(op: OnnxOp):
+    a, b = _elem_type(seq_elem(op.input(0).type)), _elem_type(op.input(1).type)
+    if a is not None and b is not None and a != b:
+        op.fail(f"inserts a tensor of {b} into a sequence of {a} tensors")
+    _check_position(op, 2)
+
+
+@verifier("SequenceAt", 11)
+def _seq_at_verify(op: OnnxOp):
+    _check_position(op, 1)
+
+
+@verifier("SequenceErase", 11)
+def _seq_erase_verify(op: OnnxOp):
+    _check_position(op, 1)
+
+
+@verifier("SplitToSequence", 11, 24)
+def _split_to_seq_verify(op: OnnxOp):
+    s = op.shape(op.input(0))
+    if s is not None:
+        norm_axis(op, op.attrs.axis, len(s))
+    split = op.input(1)
+    if split is not None and op.rank(split) is not None and op.rank(split) > 1:
+        op.fail(f"split must be a scalar or 1-D, got rank {op.rank(split)}")
 
 
 # -- Optional ------------------------------------------------------------------------
