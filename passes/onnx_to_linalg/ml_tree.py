@@ -150,6 +150,15 @@ def finish_sum(b: LoweringContext, f: Forest, acc: ir.Value, dims) -> ir.Value:
     return rowwise(b, acc, dims, body)
 
 
+def compute_type(f: Forest, x: ir.Value) -> ir.Type:
+    """f64 when the thresholds are doubles or X is (a double compared with a
+    float threshold in f64, as C++ promotes it: rounding X to f32 first could
+    move it onto the threshold), else f32."""
+    if f.double or str(x.type.element_type) == "f64":
+        return ir.F64Type.get()
+    return ir.F32Type.get()
+
+
 def _input(b: LoweringContext, op: OnnxOp) -> ir.Value:
     x = op.input(0)
     if b.ranked(op, x, "X").rank != 2:
@@ -161,7 +170,7 @@ def _input(b: LoweringContext, op: OnnxOp) -> ir.Value:
 def lower_tree_regressor(op: OnnxOp, b: LoweringContext):
     f = forest(op)
     x = _input(b, op)
-    ct = ir.F64Type.get() if f.double else ir.F32Type.get()
+    ct = compute_type(f, x)
     acc = traverse(b, op, to_float(b, x, ct), f, ct)
     dims = [b.dim(x, 0), f.n_targets]
     y = finish_sum(b, f, acc, dims)
@@ -200,7 +209,7 @@ def lower_tree_classifier(op: OnnxOp, b: LoweringContext):
         op.fail("a classifier with a single class label is not supported")
     if binary and k != 2:
         op.fail(f"weights for one class only, but {k} class labels")
-    ct = ir.F64Type.get() if f.double else ir.F32Type.get()
+    ct = compute_type(f, x)
     acc = traverse(b, op, to_float(b, x, ct), f, ct)
     dims = [b.dim(x, 0), k]
     s = finish_sum(b, f, acc, dims)

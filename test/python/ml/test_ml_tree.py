@@ -260,3 +260,14 @@ def test_too_few_features_fail_at_run_time(tmp_path):
     assert_like_ort(sess.run([x]), ort_run(model, {"X": x}))
     with pytest.raises(RuntimeInputError, match="'forest'.*read feature 1 but X has 1 features"):
         sess.run([np.zeros((3, 1), np.float32)])
+
+
+def test_double_input_compared_in_double(tmp_path):
+    """A double X against float thresholds is compared in f64, as onnxruntime
+    (C++ promotes the float): 0.300000015 > 0.3f = 0.30000001192..., but
+    rounded to f32 first it would equal the threshold and go left."""
+    model = _tree_regressor(("BRANCH_LEQ",) * 3, (0.3, 0.25, 1.0))
+    model.graph.input[0].type.tensor_type.elem_type = TensorProto.DOUBLE
+    x = np.array([[0.300000015, 0.0], [0.3000000119, 0.0], [0.29999, 2.0]], np.float64)
+    got = compile_model(model, tmp_path / "m.so").run([x])
+    assert_like_ort(got, ort_run(model, {"X": x}))
