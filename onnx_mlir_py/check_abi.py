@@ -11,6 +11,9 @@ CHECK_VALUES = 4
 CHECKS_ATTR = "onnx_mlir_py.checks"
 # UNSAFE: bad inputs then read out of bounds
 NO_CHECKS_ATTR = "onnx_mlir_py.no_runtime_checks"
+# On the module of a multi-threaded (-O3) build: lowerings may emit
+# scf.forall loops (codegen runs them on the library's thread pool)
+THREADS_ATTR = "onnx_mlir_py.threads"
 
 # Allocation failures name the node (codegen/alloc_sites.py): lowering lists
 # node name -> op type in NODE_TYPES_ATTR; codegen calls ALLOC_SITE_FN(id)

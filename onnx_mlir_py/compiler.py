@@ -60,10 +60,20 @@ def lower(module: ir.Module, opts: Options, timings: Timings) -> None:
         from onnx_mlir_py.check_abi import NO_CHECKS_ATTR
         with module.context:
             module.operation.attributes[NO_CHECKS_ATTR] = ir.UnitAttr.get()
+    if opts.opt_level == 3 and o3_threads():
+        # lowerings may emit parallel loops (bidirectional RNNs' directions)
+        from onnx_mlir_py.check_abi import THREADS_ATTR
+        with module.context:
+            module.operation.attributes[THREADS_ATTR] = ir.UnitAttr.get()
     rewrites = ["optimize-onnx"] if opts.opt_level >= 2 else []    # ONNX graph rewrites
     profile = ["profile-nodes"] if opts.profile else []             # per-node time hooks
     run_passes(module, ["sequence-to-tensors"] + rewrites + profile +
                ["lower-to-linalg", "verify-mlir"], timings)
+
+
+def o3_threads() -> bool:
+    """-O3 builds multi-threaded code unless ONNX_MLIR_PY_O3_THREADS=0."""
+    return os.environ.get("ONNX_MLIR_PY_O3_THREADS", "1") != "0"
 
 
 def optimize_tensors(module: ir.Module, opts: Options, timings: Timings) -> None:
@@ -73,7 +83,7 @@ def optimize_tensors(module: ir.Module, opts: Options, timings: Timings) -> None
     builds single-threaded code (else the thread count is chosen at run time)."""
     from onnx_mlir_py.passes.optimize import optimize
     from onnx_mlir_py.passes.optimize.target import target_for
-    threads = os.environ.get("ONNX_MLIR_PY_O3_THREADS", "1") != "0"
+    threads = o3_threads()
     target = target_for(opts.mcpu) if opts.march is None else target_for(None)
     with timings.phase("optimize (tensor -O3)"):
         optimize(module, target, threads=threads)

@@ -7,11 +7,18 @@ the loop (recurrent_cells.py), as onnxruntime's deep_cpu_lstm/gru do.
 
 sequence_lens: rows past their length keep their state and output zeros;
 reverse passes run forward over per-row reversed inputs (recurrent_cells.py).
+
+Bidirectional ops: the two directions (input projection and time loop each)
+are the two iterations of an ``scf.forall`` (an ``scf.index_switch`` on the
+iteration picks the direction's code) in multi-threaded -O3 builds
+(``THREADS_ATTR`` on the module), so they run on two threads.
 """
 from __future__ import annotations
 
-from mlir.dialects import arith, linalg
+import mlir.ir as ir
+from mlir.dialects import arith, linalg, scf, tensor
 
+from onnx_mlir_py.check_abi import THREADS_ATTR
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, val
@@ -20,7 +27,8 @@ from onnx_mlir_py.passes.onnx_to_linalg.recurrent_cells import (Rec, amap, assem
                                                            initial_state, parse, project,
                                                            recurrence_t, reverse_time, step_slice,
                                                            transpose, vec)
-from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import extract_slice, insert_slice, to_index
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (_split_mixed, extract_slice,
+                                                            insert_slice, to_index)
 
 
 def _direction(b: LoweringContext, rec: Rec, d: int, states0: list, fold_limit: int, cell):
@@ -42,6 +50,39 @@ def _direction(b: LoweringContext, rec: Rec, d: int, states0: list, fold_limit: 
     if rec.reverse[d]:
         y = reverse_time(b, rec, y)
     return res[:-1], y
+
+
+def _all_directions(b: LoweringContext, rec: Rec, nstates: int, run) -> tuple[list, list]:
+    """(ys, finals) of every direction; run(d) emits direction d and returns
+    (states, y). Two directions: an scf.forall over them (module docstring)
+    writing Y [S, 2, B, H] and each final state [2, B, H]; ys / finals are
+    slices of those ([S, 1, B, H], [1, B, H]: what assemble inserts)."""
+    S, B, H = b.dim(rec.x, 0), b.dim(rec.x, 1), rec.hidden
+    threads = b.module is not None and THREADS_ATTR in b.module.operation.attributes
+    if rec.dirs == 1 or not threads or 0 in (S, B, H):
+        res = [run(d) for d in range(rec.dirs)]
+        return [y for _, y in res], [st for st, _ in res]
+    yt, stt = b.type_of([S, B, H], rec.et), b.type_of([B, H], rec.et)
+    outs = [b.empty([S, 2, B, H], rec.et)] + [b.empty([2, B, H], rec.et) for _ in range(nstates)]
+    loop = scf.ForallOp([0], [2], [1], outs)
+    with ir.InsertionPoint(loop.body):
+        d = loop.induction_variables[0]
+        sw = scf.IndexSwitchOp([yt] + [stt] * nstates, d, [0])
+        for blk, dd in ((sw.case_block(0), 0), (sw.default_block, 1)):
+            with ir.InsertionPoint(blk):
+                st, y = run(dd)
+                scf.YieldOp([tensor.cast(yt, y)] + [tensor.cast(stt, v) for v in st])
+        term = loop.terminator()
+    with ir.InsertionPoint(term.region.blocks[0]):
+        for k, (v, dst) in enumerate(zip(sw.results, loop.inner_iter_args)):
+            offs, sizes = ([0, d, 0, 0], [S, 1, B, H]) if k == 0 else ([d, 0, 0], [1, B, H])
+            (do, so), (dz, sz) = _split_mixed(offs), _split_mixed(sizes)
+            tensor.parallel_insert_slice(v, dst, do, dz, [], so, sz, [1] * len(sizes))
+    res = list(loop.results)
+    ys = [extract_slice(b, res[0], [0, d, 0, 0], [S, 1, B, H]) for d in range(2)]
+    finals = [[extract_slice(b, res[1 + k], [d, 0, 0], [1, B, H]) for k in range(nstates)]
+              for d in range(2)]
+    return ys, finals
 
 
 _MAPS = {1: [1], 2: [0, 1], 3: [("c", 0), 0, 1]}
@@ -91,16 +132,14 @@ def _outputs(op: OnnxOp, b: LoweringContext, rec: Rec, ys: list, finals: list[li
 def lower_rnn(op: OnnxOp, b: LoweringContext):
     rec = parse(op, b, 1, ["Tanh"])
     clip = clip_fn(rec)
-    ys, finals = [], []
-    for d in range(rec.dirs):
+    def run(d):
         (f,) = rec.acts[d]
 
         def cell(t, xw, hr, states, _rt, f=f):
             return _cell(b, rec, t, states, [xw, hr],
                          lambda h, x, r: [f(clip(arith.addf(x, r)))])
-        st, y = _direction(b, rec, d, [initial_state(b, rec, rec.h0, d)], rec.hidden, cell)
-        ys.append(y)
-        finals.append(st)
+        return _direction(b, rec, d, [initial_state(b, rec, rec.h0, d)], rec.hidden, cell)
+    ys, finals = _all_directions(b, rec, 1, run)
     return _outputs(op, b, rec, ys, finals)
 
 
@@ -114,8 +153,7 @@ def lower_gru(op: OnnxOp, b: LoweringContext):
     H, gh = rec.hidden, 3 * rec.hidden
     B = b.dim(rec.x, 1)
     one = lambda: arith.constant(rec.et, 1.0)  # noqa: E731
-    ys, finals = [], []
-    for d in range(rec.dirs):
+    def run(d):
         f, g = rec.acts[d]
         rbh = [vec(b, rec.bias, d, gh + 2 * H, H)] if rec.bias is not None else []
 
@@ -151,9 +189,8 @@ def lower_gru(op: OnnxOp, b: LoweringContext):
                 c = g(clip(arith.addf(xh, add_rbh(rr, rb))))
                 return [new_h(z, c, h)]
             return _cell(b, rec, t, states, [xz, xh, hz, rhr] + rbh, fn)
-        st, y = _direction(b, rec, d, [initial_state(b, rec, rec.h0, d)], 2 * H, cell)
-        ys.append(y)
-        finals.append(st)
+        return _direction(b, rec, d, [initial_state(b, rec, rec.h0, d)], 2 * H, cell)
+    ys, finals = _all_directions(b, rec, 1, run)
     return _outputs(op, b, rec, ys, finals)
 
 
@@ -167,8 +204,7 @@ def lower_lstm(op: OnnxOp, b: LoweringContext):
     coupled = bool(op.attrs.input_forget)
     clip = clip_fn(rec)
     H = rec.hidden
-    ys, finals = [], []
-    for d in range(rec.dirs):
+    def run(d):
         f, g, hf = rec.acts[d]
         peep = [vec(b, p, d, k * H, H) for k in range(3)] if p is not None else []
 
@@ -189,7 +225,6 @@ def lower_lstm(op: OnnxOp, b: LoweringContext):
             ins = [gate(b, xw, k, H) for k in range(4)] + [gate(b, hr, k, H) for k in range(4)]
             return _cell(b, rec, t, states, ins + peep, fn)
         states0 = [initial_state(b, rec, rec.h0, d), initial_state(b, rec, c0, d)]
-        st, y = _direction(b, rec, d, states0, 4 * H, cell)
-        ys.append(y)
-        finals.append(st)
+        return _direction(b, rec, d, states0, 4 * H, cell)
+    ys, finals = _all_directions(b, rec, 2, run)
     return _outputs(op, b, rec, ys, finals)

@@ -3,7 +3,8 @@ packed GEMM [S*B, I] x [I, G*H] (constant W[d]ᵀ relaid out at compile time),
 each step a packed matmul H·R[d]ᵀ and the fused gate generic. Constant
 weights (initializers), as exported models have them; sequence length and
 batch dynamic, each model compiled once and run at several (seq, batch)
-against onnxruntime (which honours sequence_lens, unlike onnx.reference)."""
+against onnxruntime (which honours sequence_lens, unlike onnx.reference), at 1
+and 2 threads (bidirectional ops run their directions on two threads)."""
 from __future__ import annotations
 
 import numpy as np
@@ -99,14 +100,18 @@ def check(tmp_path, layers: Layers, shapes=SHAPES, engine="onnxruntime", layout=
         ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     else:
         ref = ReferenceEvaluator(m)
-    for s, b in shapes:
-        feeds = layers.feeds(s, b, layout)
-        got = sess.run([feeds[spec.name] for spec in sess.input_specs])
-        want = ref.run(None, feeds)
-        for name, g, w in zip(layers.outs, got, want):
-            assert g.shape == w.shape, (name, s, b)
-            np.testing.assert_allclose(g, w, rtol=1e-4, atol=2e-5,
-                                       err_msg=f"{name} at seq {s}, batch {b}")
+    for threads in (1, 2):       # 2: the directions of bidirectional ops on two threads
+        sess.set_num_threads(threads)
+        for s, b in shapes:
+            feeds = layers.feeds(s, b, layout)
+            got = sess.run([feeds[spec.name] for spec in sess.input_specs])
+            want = ref.run(None, feeds)
+            for name, g, w in zip(layers.outs, got, want):
+                assert g.shape == w.shape, (name, s, b)
+                np.testing.assert_allclose(g, w, rtol=1e-4, atol=2e-5,
+                                           err_msg=f"{name} at seq {s}, batch {b}, "
+                                                   f"{threads} threads")
+    return sess
 
 
 def test_lstm_dynamic(tmp_path):
@@ -148,3 +153,20 @@ def test_layout_1_dynamic(tmp_path):
     layers.add("LSTM", 16, "bidirectional", h0=True, c0=True, layout=1)
     layers.add("GRU", 16, "reverse", h0=True, layout=1, linear_before_reset=1)
     check(tmp_path, layers, shapes=[(4, 2), (9, 5)], engine="reference", layout=1)
+
+
+@pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
+def test_bidirectional_directions_split(tmp_path, op):
+    """A bidirectional op's two directions are the two chunks of one
+    parallel loop: at 2 threads each run hands chunks to the pool."""
+    import ctypes
+    sess = check(tmp_path, Layers().add(op, 16, "bidirectional", seq_lens=True),
+                 shapes=[(6, 3)])
+    tasks = ctypes.CDLL(str(tmp_path / "m.so")).omGetPoolTaskCount
+    tasks.restype = ctypes.c_int64
+    feeds = Layers().add(op, 16, "bidirectional", seq_lens=True).feeds(6, 3)
+    for threads, split in ((2, True), (1, False)):
+        sess.set_num_threads(threads)
+        before = tasks()
+        sess.run([feeds[spec.name] for spec in sess.input_specs])
+        assert (tasks() - before >= 2) == split
