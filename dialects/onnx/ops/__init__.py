@@ -23,6 +23,7 @@ from onnx_mlir_py.dialects.onnx.ops import softmax  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import dropout  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import control_flow  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import sequence  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import reverse_sequence  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import loss  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import quantize  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import attention  # noqa: F401

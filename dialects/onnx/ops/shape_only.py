@@ -1,7 +1,7 @@
 """Ops that are verified and typed (--EmitONNXIR) but have no lowering yet:
 GridSample, AffineGrid, DeformConv, RoiAlign, MaxUnpool, DFT, STFT, Det,
-Bernoulli, Random*Like, TensorScatter, BitCast, ImageDecoder,
-ReverseSequence. An op that gets a lowering moves to its family's file.
+Bernoulli, Random*Like, TensorScatter, BitCast, ImageDecoder. An op that
+gets a lowering moves to its family's file.
 
 * GridSample: X [N, C, D1..Dr], grid [N, H1..Hr, r] -> [N, C, H1..Hr].
 * AffineGrid: theta [N, r, r+1], size (N, C, D1..Dr) -> [N, D1..Dr, r].
@@ -14,7 +14,6 @@ ReverseSequence. An op that gets a lowering moves to its family's file.
 * Bernoulli, RandomUniformLike, RandomNormalLike: the input's
   shape; type from ``dtype`` when set, else the input's.
 * TensorScatter: the past cache's type. BitCast: the input's shape, type ``to``.
-* ReverseSequence: the input's shape.
 """
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
 from onnx_mlir_py.dialects.onnx.ops.common import (const_ints, dtype_or_input, fmt, int_values,
-                                                   like_input, norm_axis, same_as_input,
+                                                   like_input, norm_axis,
                                                    single_result)
 from onnx_mlir_py.dialects.onnx.ops.conv import conv_shape
 
@@ -216,5 +215,3 @@ def _stft_shape(op: OnnxOp):
             frames = (s[1] - length) // step[0] + 1
     return [tensor((s[0], frames, bins, 2), et)]
 
-
-shape_rule("ReverseSequence", 10, 28)(same_as_input)
