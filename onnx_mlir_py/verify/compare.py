@@ -28,11 +28,26 @@ class Diff:
         return errs if self.ok else f"{errs} ({self.bad} of {self.size} elements differ)"
 
 
-def type_str(a: np.ndarray) -> str:
+def _maps(a) -> bool:
+    """A ZipMap output: a list of {label: score} dicts."""
+    return isinstance(a, list) and bool(a) and all(isinstance(d, dict) for d in a)
+
+
+def type_str(a) -> str:
+    if _maps(a):
+        return f"seq(map)[{len(a)}]"
+    a = np.asarray(a)
     return f"{a.dtype}[{', '.join(map(str, a.shape))}]"
 
 
 def compare(ours, ref, rtol: float, atol: float) -> Diff:
+    if _maps(ours) or _maps(ref):     # ZipMap: same labels per row, scores as a matrix
+        if not (_maps(ours) and _maps(ref)) or len(ours) != len(ref) or \
+                any(list(a) != list(b) for a, b in zip(ours, ref)):
+            return Diff(False, why=f"{type_str(ours)} with other labels or rows than the "
+                                   f"reference's {type_str(ref)}")
+        ours = np.array([list(d.values()) for d in ours], np.float32)
+        ref = np.array([list(d.values()) for d in ref], np.float32)
     ours, ref = np.asarray(ours), np.asarray(ref)
     if ours.shape != ref.shape:
         return Diff(False, why=f"shape {type_str(ours)}, the reference has {type_str(ref)}")

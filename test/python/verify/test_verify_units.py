@@ -41,6 +41,17 @@ def _model(inputs):
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
+def test_compare_zipmap_outputs():
+    """A ZipMap output (list of {label: score}) compares its labels exactly and
+    its scores with the tolerance (it crashed: a list has no dtype)."""
+    ref = [{0: 0.25, 1: 0.75}, {0: 1.0, 1: 0.0}]
+    assert compare([{0: 0.2500001, 1: 0.75}, {0: 1.0, 1: 0.0}], ref, 1e-3, 1e-4).ok
+    bad = compare([{0: 0.5, 1: 0.75}, {0: 1.0, 1: 0.0}], ref, 1e-3, 1e-4)
+    assert not bad.ok and bad.bad == 1
+    assert "other labels" in compare([{1: 0.25, 0: 0.75}, {0: 1.0, 1: 0.0}], ref, 1e-3,
+                                     1e-4).why
+
+
 def test_input_shapes_dim_params_follow_shape_option():
     m = _model([("a", ["n", 3]), ("b", ["n", None]), ("c", [2])])
     assert input_shapes(m, parse_shapes("a:5x3"), 1) == {"a": [5, 3], "b": [5, 1], "c": [2]}
