@@ -11,9 +11,11 @@
  *   env ONNX_MLIR_PY_SPIN_US: how long idle workers spin after a run (default 200)
  *
  * n threads = the calling thread + (n - 1) persistent workers. A loop is cut
- * into min(n, iterations) contiguous chunks (static chunking); the caller and
- * the workers claim chunks with one compare-and-swap each, so a worker that
- * is slow to wake costs nothing but its chunk, which the caller then runs.
+ * into min(4n, iterations) contiguous chunks of fixed bounds (static
+ * chunking); the caller and the workers claim them in order with one
+ * compare-and-swap each, so a worker that starts late (its core busy with
+ * another process) still finds work, and one descheduled in the middle of a
+ * chunk holds up an eighth of the loop rather than half of it.
  * The caller waits for the chunks in flight by spinning. Workers wait for
  * the next loop spinning while a model run is in progress (the entry
  * wrapper calls omPoolRunBegin/End; yielding the core every ~50 us), for
@@ -48,6 +50,9 @@
 
 #define OM_HIDDEN __attribute__((visibility("hidden")))
 #define OM_MAX_THREADS 256
+/* chunks per thread: a worker that starts late (its core busy) still finds
+ * work instead of the caller running the whole loop */
+#define OM_CHUNKS_PER_THREAD 4
 
 typedef void (*OmBody)(void *ctx, int64_t lo, int64_t hi);
 
@@ -283,7 +288,8 @@ OM_HIDDEN void om_parallel_for(int64_t n, OmBody fn, void *ctx) {
     return;
   }
   start_workers(threads);
-  uint32_t nchunks = (uint32_t)(n < threads ? n : threads);
+  int64_t want = (int64_t)threads * OM_CHUNKS_PER_THREAD;
+  uint32_t nchunks = (uint32_t)(n < want ? n : want);
   job.fn = fn;
   job.ctx = ctx;
   job.n = n;
