@@ -255,9 +255,10 @@ def check_supported(model: onnx.ModelProto) -> None:
 def _misinferred_values(model: onnx.ModelProto) -> set[str]:
     """Values whose ``onnx.shape_inference`` type may be wrong: the outputs of
     nodes whose onnx inference is known to differ from the spec and
-    onnxruntime (``pool.onnx_inference_differs``), and everything computed
+    onnxruntime (``pool.onnx_inference_differs``, ``einsum.onnx_einsum_inference_differs``), and everything computed
     from them. Our shape rules alone type those values."""
     from onnx_mlir_py.dialects.onnx.ops.pool import onnx_inference_differs
+    from onnx_mlir_py.dialects.onnx.ops.einsum import onnx_einsum_inference_differs
     table, opsets = spec_table(), opset_map(model)
     bad: set[str] = set()
     nodes = list(iter_nodes(model.graph))
@@ -267,7 +268,8 @@ def _misinferred_values(model: onnx.ModelProto) -> set[str]:
         if spec is not None and onnx_inference_differs(
                 n.op_type, spec.since_version,
                 {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute
-                 if a.type == onnx.AttributeProto.INT}):
+                 if a.type == onnx.AttributeProto.INT}) or \
+                (n.op_type == "Einsum" and onnx_einsum_inference_differs(n)):
             bad.update(o for o in n.output if o)
     if not bad:
         return bad

@@ -19,6 +19,7 @@ from onnx_mlir_py.dialects.onnx.ops import conv  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import pool  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import normalization  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import gemm  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import einsum  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import softmax  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import dropout  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import control_flow  # noqa: F401

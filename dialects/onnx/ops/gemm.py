@@ -1,4 +1,4 @@
-"""Matrix products: Gemm, MatMul, Einsum (MatMulInteger: integer_ops.py).
+"""Matrix products: Gemm, MatMul (MatMulInteger: integer_ops.py; Einsum: einsum.py).
 
 * Gemm (v7+): A [M, K] (transA: [K, M]), B [K, N] (transB: [N, K]), optional
   (v11+) C unidirectionally broadcastable to [M, N]; Y is [M, N]. Versions 1
@@ -6,7 +6,6 @@
 * MatMul: numpy.matmul -- a 1-D A is promoted to [1, K] and
   a 1-D B to [K, 1] (the added dim is removed from the result), batch dims
   broadcast.
-* Einsum: explicit (``->``) or implicit output, ``...`` broadcasting.
 """
 from __future__ import annotations
 
@@ -92,105 +91,3 @@ def _matmul_shape(op: OnnxOp):
     et = op.elem(op.input(0))
     shape = matmul_shape(op, op.shape(op.input(0)), op.shape(op.input(1)))
     return [tensor(shape, et) if et is not None else None]
-
-
-# -- Einsum ------------------------------------------------------------------------
-
-def _parse_term(op: OnnxOp, term: str) -> list[str]:
-    """'ab...c' -> ['a', 'b', '...', 'c']."""
-    term = term.strip().replace(" ", "")
-    if term.count("...") > 1:
-        op.fail(f"equation term '{term}' has more than one ellipsis")
-    out, i = [], 0
-    while i < len(term):
-        if term.startswith("...", i):
-            out.append("...")
-            i += 3
-        elif term[i].isalpha():
-            out.append(term[i])
-            i += 1
-        else:
-            op.fail(f"equation term '{term}': unexpected character '{term[i]}' "
-                    f"(expected letters or '...')")
-    return out
-
-
-def _einsum(op: OnnxOp):
-    eq = op.attrs.equation
-    ins = op.variadic()
-    if eq is None:
-        op.fail("attribute 'equation' is required")
-    lhs, arrow, rhs = eq.replace(" ", "").partition("->")
-    terms = [_parse_term(op, t) for t in lhs.split(",")]
-    if len(terms) != len(ins):
-        op.fail(f"equation '{eq}' has {len(terms)} input term(s), expected one per input "
-                f"({len(ins)})")
-    shapes = [op.shape(v) for v in ins]
-    letters: dict[str, int | None] = {}
-    ell_shapes = []
-    ell_rank = 0
-    known = True
-    for k, (term, s) in enumerate(zip(terms, shapes)):
-        n_letters = sum(t != "..." for t in term)
-        if s is None:
-            known = False
-            for t in term:
-                if t != "...":
-                    letters.setdefault(t, None)
-            continue
-        has_ell = "..." in term
-        if (not has_ell and len(s) != n_letters) or (has_ell and len(s) < n_letters):
-            op.fail(f"input {k} has shape {fmt(s)} (rank {len(s)}), but its equation term "
-                    f"'{''.join(term)}' expects rank {'>= ' if has_ell else ''}{n_letters}")
-        pos = 0
-        for t in term:
-            if t == "...":
-                r = len(s) - n_letters
-                ell_shapes.append(s[pos:pos + r])
-                ell_rank = max(ell_rank, r)
-                pos += r
-                continue
-            d = s[pos]
-            pos += 1
-            prev = letters.get(t)
-            if prev is not None and d is not None and prev != d and 1 not in (prev, d):
-                op.fail(f"label '{t}' has size {prev} in one input and {d} in input {k} "
-                        f"(equation '{eq}')")
-            if t not in letters or prev == 1 or (prev is None and d != 1):
-                letters[t] = d
-    ell = broadcast_shapes(op, ell_shapes) if known else None
-    if arrow:
-        out_terms = _parse_term(op, rhs)
-        for t in out_terms:
-            if t != "..." and t not in letters:
-                op.fail(f"output label '{t}' does not appear in any input of equation '{eq}'")
-    else:
-        counts: dict[str, int] = {}
-        for term in terms:
-            for t in term:
-                counts[t] = counts.get(t, 0) + 1
-        out_terms = (["..."] if any("..." in t for t in terms) else []) + \
-            sorted(t for t, c in counts.items() if c == 1 and t != "...")
-    if not known:
-        if "..." in out_terms:
-            return None
-        return tuple(letters.get(t) for t in out_terms)
-    out = []
-    for t in out_terms:
-        if t == "...":
-            out.extend(ell if ell is not None else ())
-        else:
-            out.append(letters[t])
-    return tuple(out)
-
-
-@verifier("Einsum", 12, 28)
-def _einsum_verify(op: OnnxOp):
-    _einsum(op)
-
-
-@shape_rule("Einsum", 12, 28)
-def _einsum_shape(op: OnnxOp):
-    ins = op.variadic()
-    et = op.elem(ins[0]) if ins else None
-    return [tensor(_einsum(op), et) if et is not None else None]
