@@ -118,7 +118,8 @@ def put(op: OnnxOp, b: LoweringContext, v: ir.Value, code: int) -> None:
 def get(op: OnnxOp, b: LoweringContext, seq: ir.Value, pos: ir.Value,
         rt: ir.RankedTensorType) -> ir.Value:
     """Element ``pos`` (i64, checked) of ``seq`` as a fresh tensor of type ``rt``
-    (its static dims checked against the element's)."""
+    (its rank and static dims checked against the element's)."""
+    _require_rank(op, b, seq, pos, rt.rank)
     dyn = []
     for k in range(rt.rank):
         d = _call(b, "om_seq_dim", [seq, pos, _c64(k)], _i64())
@@ -133,6 +134,14 @@ def get(op: OnnxOp, b: LoweringContext, seq: ir.Value, pos: ir.Value,
     ptr = memref.extract_aligned_pointer_as_index(m)
     _call(b, "om_seq_read", [seq, pos, _to_i64(ptr)])
     return bufferization.to_tensor(rt, m, restrict=True, writable=True)
+
+
+def _require_rank(op: OnnxOp, b: LoweringContext, seq: ir.Value, pos: ir.Value,
+                  rank: int) -> None:
+    r = _call(b, "om_seq_rank", [seq, pos], _i64())
+    b.require(arith.cmpi(arith.CmpIPredicate.eq, r, _c64(rank)),
+              f"node '{op.name}' ({op.op_type}): element {{0}} has rank {{1}}, expected {rank}",
+              pos, r)
 
 
 def position(op: OnnxOp, b: LoweringContext, n: ir.Value, pos: ir.Value | None,
@@ -218,6 +227,7 @@ def _concat(op: OnnxOp, b: LoweringContext):
     b.require(arith.cmpi(arith.CmpIPredicate.sgt, n, _c64(0)),
               f"node '{op.name}' ({op.op_type}): the sequence is empty")
     zero = _c64(0)
+    _require_rank(op, b, s, zero, r)
     first = [_call(b, "om_seq_dim", [s, zero, _c64(k)], _i64()) for k in range(r)]
     idx = ir.IndexType.get()
     c0, c1 = arith.constant(idx, 0), arith.constant(idx, 1)
@@ -227,6 +237,7 @@ def _concat(op: OnnxOp, b: LoweringContext):
     with ir.InsertionPoint(loop.body):
         i = _to_i64(loop.induction_variable)
         tot = loop.inner_iter_args[0]
+        _require_rank(op, b, s, i, r)
         for k in range(r):
             d = _call(b, "om_seq_dim", [s, i, _c64(k)], _i64())
             if k == a and not new_axis:

@@ -373,3 +373,18 @@ def test_inference_session_sequences():
     a, x = np.ones(2, np.float32), np.arange(2, dtype=np.float32)
     (got,) = sess.run(None, {"s": [a], "x": x})
     _same(got, [a, x])
+
+
+def test_element_of_another_rank_fails(tmp_path):
+    """A sequence of any rank read as rank 1: an element of rank 2 is a run-time
+    error naming the node (its dims would be garbage)."""
+    m = _model([h.make_node("SequenceAt", ["s", "i"], ["a"], name="at"),
+                h.make_node("ConcatFromSequence", ["s"], ["c"], axis=0, name="cat")],
+               [h.make_value_info("s", _seq_t(F, None)), _vi("i", [], T.INT64)],
+               [_vi("a", ["n"]), _vi("c", ["m"])])
+    sess = _session(m, tmp_path)
+    ok = [np.ones(2, np.float32), np.zeros(3, np.float32)]
+    _same(sess.run([ok, np.array(1, np.int64)]), [ok[1], np.concatenate(ok)])
+    with pytest.raises(RuntimeInputError, match=r"node 'at' \(SequenceAt\): element 1 has "
+                                                r"rank 2, expected 1"):
+        sess.run([[ok[0], np.ones((2, 2), np.float32)], np.array(1, np.int64)])
