@@ -12,6 +12,7 @@ shape_rule("CumSum", 11, 14)(same_as_input)
 
 
 @verifier("CumSum", 11, 14)
+@verifier("CumProd", 26)
 def _cumsum_verify(op: OnnxOp):
     check_flag(op, "exclusive")
     check_flag(op, "reverse")
