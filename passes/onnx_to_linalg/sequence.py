@@ -154,6 +154,12 @@ def position(op: OnnxOp, b: LoweringContext, n: ir.Value, pos: ir.Value | None,
             b.require(arith.cmpi(arith.CmpIPredicate.sgt, n, _c64(0)),
                       f"node '{op.name}' ({op.op_type}): the sequence is empty")
         return p
+    t = ir.RankedTensorType(pos.type)
+    if t.rank == 1 and t.is_dynamic_dim(0):      # one element (as onnxruntime takes)
+        d = tensor.dim(pos, arith.constant(ir.IndexType.get(), 0))
+        b.require(arith.cmpi(arith.CmpIPredicate.eq, d, arith.constant(ir.IndexType.get(), 1)),
+                  f"node '{op.name}' ({op.op_type}): position has {{0}} elements, expected 1",
+                  d)
     raw = _to_i64(_scalar(pos))
     neg = arith.cmpi(arith.CmpIPredicate.slt, raw, _c64(0))
     p = arith.select(neg, arith.addi(raw, n), raw)

@@ -31,7 +31,7 @@ def _check_position(op: OnnxOp, i: int) -> None:
     if p is None:
         return
     s = op.shape(p)
-    if s is not None and s not in ((), (1,)):
+    if s is not None and s not in ((), (1,), (None,)):     # [?]: checked at run time
         op.fail(f"position must be a scalar, got shape {list(s)}")
 
 

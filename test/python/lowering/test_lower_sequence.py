@@ -388,3 +388,17 @@ def test_element_of_another_rank_fails(tmp_path):
     with pytest.raises(RuntimeInputError, match=r"node 'at' \(SequenceAt\): element 1 has "
                                                 r"rank 2, expected 1"):
         sess.run([[ok[0], np.ones((2, 2), np.float32)], np.array(1, np.int64)])
+
+
+def test_position_of_one_element(tmp_path):
+    """A position of shape [?] (onnxruntime takes one element) is checked to
+    have one element at run time; an empty one is an error, not a stray read."""
+    m = _model([h.make_node("SequenceAt", ["s", "i"], ["a"], name="at")],
+               [h.make_value_info("s", _seq_t(F, [2])), _vi("i", ["k"], T.INT64)],
+               [_vi("a", [2])])
+    sess = _session(m, tmp_path)
+    s = [np.ones(2, np.float32), np.zeros(2, np.float32)]
+    _same(sess.run([s, np.array([1], np.int64)]), [s[1]])
+    with pytest.raises(RuntimeInputError, match=r"node 'at' \(SequenceAt\): position has 0 "
+                                                r"elements, expected 1"):
+        sess.run([s, np.zeros(0, np.int64)])
