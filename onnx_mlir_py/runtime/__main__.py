@@ -18,18 +18,27 @@ from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
 from onnx_mlir_py.runtime.session import ExecutionSession
 
 
-def random_inputs(sess: ExecutionSession, dynamic_dim: int, seed: int) -> list[np.ndarray]:
+def random_inputs(sess: ExecutionSession, dynamic_dim: int, seed: int) -> list:
+    """One array per tensor input; a list of 2 arrays per sequence (and
+    optional sequence) input, an array per optional tensor input."""
     rng = np.random.default_rng(seed)
-    out = []
-    for sig in sess.input_specs:
-        shape = [dynamic_dim if d is None else d for d in sig.shape]
+
+    def array(sig):
+        shape = [dynamic_dim if d is None else d for d in (sig.shape or (None,))]
         if sig.dtype == np.bool_:
-            out.append(rng.random(shape) < 0.5)
-        elif sig.dtype.kind in "iu":
-            out.append(rng.integers(0, 10, shape).astype(sig.dtype))
-        else:
-            out.append(rng.standard_normal(shape).astype(sig.dtype))
-    return out
+            return rng.random(shape) < 0.5
+        if sig.dtype.kind in "iu":
+            return rng.integers(0, 10, shape).astype(sig.dtype)
+        return rng.standard_normal(shape).astype(sig.dtype)
+    return [[array(s), array(s)] if s.kind in ("seq", "opt_seq") else array(s)
+            for s in sess.input_specs]
+
+
+def _arrays(value) -> list[np.ndarray]:
+    """The arrays of an output value (a sequence's elements; None: none)."""
+    if value is None:
+        return []
+    return [np.asarray(v) for v in value] if isinstance(value, list) else [value]
 
 
 def _reference(onnx_path: str, sess: ExecutionSession, inputs):
@@ -57,16 +66,27 @@ def main(argv=None) -> int:
     except (RuntimeInputError, ModelRunError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    for sig, o in zip(sess.output_specs, outputs):
-        flat = o.reshape(-1)[:6]
-        print(f"{sig.name}: {o.dtype}{list(o.shape)} = {np.array2string(flat, precision=5)}"
-              f"{' ...' if o.size > 6 else ''}")
+    for sig, value in zip(sess.output_specs, outputs):
+        if value is None or isinstance(value, list):
+            print(f"{sig.name}: {'None' if value is None else f'sequence of {len(value)}'}")
+        for o in _arrays(value):
+            flat = o.reshape(-1)[:6]
+            print(f"{sig.name}: {o.dtype}{list(o.shape)} = {np.array2string(flat, precision=5)}"
+                  f"{' ...' if o.size > 6 else ''}")
     if not args.reference:
         return 0
     ok = True
-    for sig, o, r in zip(sess.output_specs, outputs, _reference(args.reference, sess, inputs)):
-        diff = float(np.max(np.abs(o.astype(np.float64) - r.astype(np.float64)))) if o.size else 0.0
-        match = o.shape == r.shape and np.allclose(o, r, rtol=1e-3, atol=1e-4)
+    for sig, ours, ref in zip(sess.output_specs, outputs,
+                              _reference(args.reference, sess, inputs)):
+        os_, rs = _arrays(ours), _arrays(ref)
+        match = len(os_) == len(rs) and (ours is None) == (ref is None)
+        diff = 0.0
+        for o, r in zip(os_, rs):
+            same = o.shape == r.shape
+            match &= same and np.allclose(o, r, rtol=1e-3, atol=1e-4)
+            if same and o.size:
+                diff = max(diff, float(np.max(np.abs(o.astype(np.float64) -
+                                                      r.astype(np.float64)))))
         ok &= match
         print(f"{sig.name}: max |ours - onnxruntime| = {diff:.3g} ({'ok' if match else 'MISMATCH'})")
     return 0 if ok else 1

@@ -402,3 +402,16 @@ def test_position_of_one_element(tmp_path):
     with pytest.raises(RuntimeInputError, match=r"node 'at' \(SequenceAt\): position has 0 "
                                                 r"elements, expected 1"):
         sess.run([s, np.zeros(0, np.int64)])
+
+
+def test_runtime_cli_with_sequences(tmp_path):
+    """python -m onnx_mlir_py.runtime: random sequence inputs, outputs printed
+    and compared with onnxruntime element by element."""
+    from onnx_mlir_py.runtime.__main__ import main
+    m = _model([h.make_node("SequenceInsert", ["s", "x"], ["o"])],
+               [h.make_value_info("s", _seq_t(F, ["n"])), _vi("x", ["n"])],
+               [h.make_value_info("o", _seq_t(F, ["n"]))])
+    path = tmp_path / "m.onnx"
+    path.write_bytes(m.SerializeToString())
+    so = onnx_mlir_py.compile(str(path), tmp_path / "m.so", opt_level=0)
+    assert main([so, "--reference", str(path), "--dim", "3"]) == 0
