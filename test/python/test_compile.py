@@ -103,7 +103,7 @@ def test_timings_follow_the_pipeline(tmp_path, opt_level, emit):
     t = Timings()
     onnx_mlir_py.compile(str(EXAMPLE), tmp_path / "x", opt_level=opt_level, emit=emit, timings=t)
     stages = ["import", "expand-functions", "verify-mlir", "verify-onnx", "shape-inference",
-              "canonicalize-onnx"]
+              "canonicalize-onnx", "sequence-to-tensors"]
     stages += ["optimize-onnx"] if opt_level >= 2 else []
     stages += ["lower-to-linalg"] + (["optimize (tensor -O3)"] if opt_level == 3 else [])
     stages += ["codegen: mlir", "codegen: translate", "codegen: opt", "codegen: llc"]
