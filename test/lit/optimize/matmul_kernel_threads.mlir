@@ -1,7 +1,7 @@
 // RUN: %opt %s --o3-pack-matmul --o3-matmul-kernel-threads | FileCheck %s
 
 // Multi-threaded kernel: the outer block loop is an scf.forall (distributed
-// by async-parallel-for at codegen) -- here the 4 column blocks, outermost
+// by om_parallel_for at codegen) -- here the 4 column blocks, outermost
 // because A (64 KiB) stays in L2 -- the row-block and k loops stay scf.for.
 // CHECK-LABEL: func.func @matmul
 // CHECK: scf.forall (%{{.*}}) in (4)

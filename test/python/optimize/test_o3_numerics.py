@@ -214,9 +214,9 @@ def test_threads(tmp_path):
 
 
 def test_threads_split_work(tmp_path):
-    """With 2 threads a kernel's parallel loop is split into tasks that the
-    pool workers run (async-parallel-for's default minimum task size of 1000
-    iterations once kept every loop in one task: no speed-up at all)."""
+    """With 2 threads a kernel's parallel loop is split into chunks that the
+    pool's threads run (async-parallel-for, used before om_parallel_for, once
+    kept every loop in one task with its default minimum task size)."""
     import ctypes
     c = Cases()
     c.input("a", [256, 128], rand(256, 128))
