@@ -34,6 +34,9 @@ ONNX_DTYPES: dict[str, tuple[str, int, int]] = {
     "float8e5m2": ("f8E5M2", 19, 1), "float8e5m2fnuz": ("f8E5M2FNUZ", 20, 1),
     "uint4": ("ui4", 21, 1), "int4": ("i4", 22, 1), "float4e2m1": ("f4E2M1FN", 23, 1),
     "float8e8m0": ("f8E8M0FNU", 24, 1), "uint2": ("ui2", 25, 1), "int2": ("i2", 26, 1),
+    # char *[]: one pointer to a NUL-terminated UTF-8 string per element (as
+    # onnx-mlir); lowered as i64 + onnx.dtype "string" (docs/design.md)
+    "string": ("string", 8, 8),
 }
 # MLIR element type text -> ONNX type name (signless ints read as signed).
 MLIR_TO_ONNX: dict[str, str] = {

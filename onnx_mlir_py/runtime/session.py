@@ -22,6 +22,7 @@ import ml_dtypes
 import numpy as np
 
 from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
+from onnx_mlir_py.runtime.strings import STRING_CODE, as_object_array, from_pointers, to_pointers
 
 OM_ERROR_CHECK = 2          # omGetLastErrorKind(): a run-time check failed
 
@@ -43,9 +44,12 @@ SIG_TYPES: dict[str, tuple[np.dtype, int]] = {
     "f4E2M1FN": (np.dtype(ml_dtypes.float4_e2m1fn), 23),
     "f8E8M0FNU": (np.dtype(ml_dtypes.float8_e8m0fnu), 24),
     "ui2": (np.dtype(ml_dtypes.uint2), 25), "i2": (np.dtype(ml_dtypes.int2), 26),
+    # numpy object arrays of str; char*[] in the library (runtime/strings.py)
+    "string": (np.dtype(object), STRING_CODE),
 }
-CODE_TO_DTYPE = {code: dt for dt, code in SIG_TYPES.values()}
-_DTYPE_CODE = {dt: code for dt, code in SIG_TYPES.values()}
+CODE_TO_DTYPE = {code: dt for dt, code in SIG_TYPES.values() if code != STRING_CODE}
+CODE_TO_DTYPE[STRING_CODE] = np.dtype(np.int64)     # the pointers, decoded after the copy
+_DTYPE_CODE = {dt: code for dt, code in SIG_TYPES.values() if code != STRING_CODE}
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
@@ -212,6 +216,10 @@ class ExecutionSession:
             self._values = ValueAPI(lib, _bind)
         self._zipmaps = [(i, s.zipmap, s.name) for i, s in enumerate(self.output_specs)
                          if s.zipmap]
+        self._str_in = {i for i, s in enumerate(self.input_specs)
+                        if s.type == "string" and s.kind == "tensor"}
+        self._str_out = {i for i, s in enumerate(self.output_specs)
+                         if s.type == "string" and s.kind == "tensor"}
         self._labels = [(i, np.array(s.labels, dtype=object), s.name)
                         for i, s in enumerate(self.output_specs) if s.labels]
         # fast path (one call in, one call for the outputs' metadata); older
@@ -347,7 +355,21 @@ class ExecutionSession:
         return outs
 
     def _run_tensors(self, inputs) -> list[np.ndarray]:
+        if self._str_in and type(inputs) in (list, tuple):
+            inputs = [as_object_array(x, "") if i in self._str_in else x
+                      for i, x in enumerate(inputs)]
         arrays = self._check(inputs)
+        if self._str_in or self._str_out:
+            if self._run_arrays is None:
+                raise ModelRunError("string tensors need a library with omRunArrays")
+            keep, codes = [], [None] * len(arrays)
+            for i in self._str_in:
+                arrays[i], buf = to_pointers(arrays[i], f"input {i} ('{self.input_specs[i].name}')")
+                keep.append(buf)
+                codes[i] = STRING_CODE
+            outs = self._run_fast(arrays, codes)
+            del keep
+            return outs
         if self._run_arrays is not None:
             return self._run_fast(arrays)
         tensors = []
@@ -380,7 +402,7 @@ class ExecutionSession:
             for t in tensors:
                 self._destroy(t)
 
-    def _run_fast(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+    def _run_fast(self, arrays: list[np.ndarray], in_codes=None) -> list[np.ndarray]:
         # the arrays' own metadata (not the signature's): the library checks it
         PtrN, I64N, I32N, RankM, CodeM, PtrM, ShapeC, cap, m = self._fast_types
         flat = [d for a in arrays for d in a.shape]
@@ -389,7 +411,8 @@ class ExecutionSession:
             PtrN(*[_address(a) for a in arrays]),
             I64N(*[a.ndim for a in arrays]),
             (_I64 * max(1, len(flat)))(*flat),
-            I32N(*[_DTYPE_CODE.get(a.dtype, 0) for a in arrays]))
+            I32N(*[c or _DTYPE_CODE.get(a.dtype, 0) for a, c in
+                   zip(arrays, in_codes or [None] * len(arrays))]))
         if not out_list:
             raise self._run_failure()
         try:
@@ -409,7 +432,7 @@ class ExecutionSession:
                 out = np.empty(shape, dtype)
                 if out.nbytes:
                     ctypes.memmove(out.ctypes.data, datas[i], out.nbytes)
-                outs.append(out)
+                outs.append(from_pointers(out) if codes[i] == STRING_CODE else out)
             return outs
         finally:
             self._list_destroy(out_list)

@@ -42,6 +42,13 @@ STORAGE_TYPES = {"f8E4M3FN": "float8e4m3fn", "f8E4M3FNUZ": "float8e4m3fnuz",
                  "i2": "int2", "si2": "int2", "ui2": "uint2"}
 
 
+def is_string_type(t: ir.Type) -> bool:
+    """``!onnx.string`` (or a shaped type of it): lowered to ``i64`` elements,
+    each the address of a NUL-terminated UTF-8 buffer (docs/design.md)."""
+    et = t.element_type if isinstance(t, ir.ShapedType) else t
+    return str(et) == "!onnx.string"
+
+
 def is_storage_type(t: ir.Type) -> bool:
     """An element type lowered to an ``i8`` bit container (STORAGE_TYPES)."""
     return str(t) in STORAGE_TYPES
@@ -53,6 +60,8 @@ def to_signless(t: ir.Type) -> ir.Type:
     this conversion happens. STORAGE_TYPES (float8, float4, int4, int2) -> ``i8``."""
     if is_storage_type(t):
         return ir.IntegerType.get_signless(8)
+    if str(t) == "!onnx.string":
+        return ir.IntegerType.get_signless(64)
     if isinstance(t, ir.IntegerType):
         return t if t.is_signless else ir.IntegerType.get_signless(t.width)
     if isinstance(t, ir.RankedTensorType):
@@ -81,6 +90,8 @@ def lost_dtype(t: ir.Type) -> str | None:
     et = t.element_type if isinstance(t, ir.ShapedType) else t
     if is_storage_type(et):
         return STORAGE_TYPES[str(et)]
+    if str(et) == "!onnx.string":
+        return "string"
     if isinstance(et, ir.IntegerType) and not et.is_signless:
         return _ONNX_NAMES.get(str(et))
     return None
@@ -163,7 +174,8 @@ class LoweringContext:
         if is_value_type(onnx_type):
             self._value_types[v] = onnx_type
         et = elem_of(onnx_type)
-        if (isinstance(et, ir.IntegerType) and not et.is_signless) or is_storage_type(et):
+        if (isinstance(et, ir.IntegerType) and not et.is_signless) or is_storage_type(et) \
+                or is_string_type(et):
             self._orig_elem[v] = et
 
     def unsigned(self, v: ir.Value) -> bool:

@@ -21,7 +21,7 @@ from onnx_mlir_py.registry import lookup
 from onnx_mlir_py.check_abi import CHECKS_ATTR, NODE_TYPES_ATTR
 from onnx_mlir_py.passes.onnx_to_linalg.ml_outputs import prepare_ml_outputs
 from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, is_storage_type,
-                                                        is_value_type, lost_dtype, to_signless)
+                                                        is_string_type, is_value_type, lost_dtype, to_signless)
 
 
 def _funcs(module: ir.Module):
@@ -168,7 +168,19 @@ STORAGE_OPS = {"Cast", "CastLike", "Constant", "QuantizeLinear", "DequantizeLine
                "If", "Loop", "Scan", "Pad"}
 
 
+# Ops that may see string tensors (i64 pointer elements, docs/design.md):
+# they move elements, or are string ops that call the C runtime. Any other
+# op would compute on the addresses, so it is refused naming the node.
+STRING_OPS = {"Constant", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+              "Transpose", "Shape", "Size", "Gather", "Concat", "Slice", "Expand", "Where",
+              "StringConcat", "RegexFullMatch"}
+
+
 def _check_storage_types(v: OnnxOp, b: LoweringContext) -> None:
+    if v.op_type not in STRING_OPS and any(
+            is_string_type(t) for t in [b.onnx_elem(x) for x in v.op.operands] +
+            [r.type for r in v.op.results]):
+        v.fail(f"string tensors are not supported by {v.op_type}")
     if v.op_type in STORAGE_OPS:
         return
     types = [b.onnx_elem(x) for x in v.op.operands] + \

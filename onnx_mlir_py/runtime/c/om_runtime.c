@@ -174,7 +174,7 @@ int64_t omTensorGetElemSize(OM_DATA_TYPE t) {
   case ONNX_TYPE_BFLOAT16: return 2;
   case ONNX_TYPE_FLOAT: case ONNX_TYPE_INT32: case ONNX_TYPE_UINT32: return 4;
   case ONNX_TYPE_DOUBLE: case ONNX_TYPE_INT64: case ONNX_TYPE_UINT64:
-  case ONNX_TYPE_COMPLEX64: return 8;
+  case ONNX_TYPE_COMPLEX64: case ONNX_TYPE_STRING: return 8;
   case ONNX_TYPE_COMPLEX128: return 16;
   default: return 0;
   }
