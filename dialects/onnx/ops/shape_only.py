@@ -1,10 +1,8 @@
 """Ops that are verified and typed (--EmitONNXIR) but have no lowering yet:
-GridSample, AffineGrid, DeformConv, RoiAlign, MaxUnpool, DFT, STFT, Det,
+DeformConv, RoiAlign, MaxUnpool, DFT, STFT, Det,
 Bernoulli, Random*Like, TensorScatter, BitCast, ImageDecoder. An op that
 gets a lowering moves to its family's file.
 
-* GridSample: X [N, C, D1..Dr], grid [N, H1..Hr, r] -> [N, C, H1..Hr].
-* AffineGrid: theta [N, r, r+1], size (N, C, D1..Dr) -> [N, D1..Dr, r].
 * DeformConv: the Conv output shape of X and W.
 * RoiAlign: [num_rois, C, output_height, output_width].
 * MaxUnpool: output_shape when given, else (in - 1) * stride + kernel - pads.
@@ -28,38 +26,6 @@ from onnx_mlir_py.dialects.onnx.ops.conv import conv_shape
 
 def _dtype(op: OnnxOp, name: str = "dtype"):
     return dtype_or_input(op, name)
-
-
-def _grid_sample(op: OnnxOp):
-    x, g = op.shape(op.input(0)), op.shape(op.input(1))
-    if g is None:
-        return None if x is None else (x[0], x[1]) + (None,) * (len(x) - 2)
-    n = x[0] if x is not None and x[0] is not None else g[0]
-    return (n, x[1] if x is not None else None) + g[1:-1]
-
-
-shape_rule("GridSample", 16, 20, 22)(single_result(_grid_sample))
-
-
-@verifier("GridSample", 16, 20, 22)
-def _grid_sample_verify(op: OnnxOp):
-    x, g = op.shape(op.input(0)), op.shape(op.input(1))
-    if x is not None and g is not None:
-        if len(x) != len(g):
-            op.fail(f"grid {fmt(g)} must have the rank of X {fmt(x)}")
-        if g[-1] is not None and g[-1] != len(x) - 2:
-            op.fail(f"grid {fmt(g)}: last dim must be {len(x) - 2} (spatial rank of X)")
-
-
-@shape_rule("AffineGrid", 20)
-def _affine_grid_shape(op: OnnxOp):
-    et = op.elem(op.input(0))
-    size = int_values(op.input(1))
-    if et is None:
-        return [None]
-    if size is None:
-        return [tensor(None, et)]
-    return [tensor((size[0], *size[2:], len(size) - 2), et)]
 
 
 shape_rule("DeformConv", 19, 22)(single_result(lambda op: conv_shape(op, 0, 1, 3)))
