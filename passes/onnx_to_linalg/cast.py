@@ -1,4 +1,4 @@
-"""Cast / CastLike -> one elementwise linalg.generic converting each element
+"""Cast / CastLike / BitCast -> one elementwise linalg.generic converting each element
 (``builder.convert_scalar``: float <-> int, widths, signedness; the small
 types through cast_bits: bf16, float8, float4, int4/int2, with the
 ``saturate`` and ``round_mode`` rules of the spec)."""
@@ -99,3 +99,25 @@ def lower_cast(op: OnnxOp, b: LoweringContext):
 @lowering("CastLike", 15, 19, 21, 23, 24, 25)
 def lower_cast_like(op: OnnxOp, b: LoweringContext):
     return lower_cast(op, b)
+
+
+@lowering("BitCast", 26)
+def lower_bitcast(op: OnnxOp, b: LoweringContext):
+    """The same bits as another type of the width (arith.bitcast); a bool
+    is a byte 0/1 (a byte other than 0 or 1 read as bool is true); the
+    small types keep their storage byte (its bits are the value's)."""
+    x = op.input(0)
+    dst = to_signless(elem_of(op.op.results[0].type))
+    src = x.type.element_type
+    if not isinstance(src, (*_PLAIN, ir.BF16Type)) or not isinstance(dst, (*_PLAIN, ir.BF16Type)):
+        op.fail(f"bit-cast from {src} to {dst} is not supported")
+
+    def body(v):
+        if v.type == dst:
+            return v
+        if v.type.width == 1:
+            return arith.extui(dst, v)
+        if dst.width == 1:
+            return arith.cmpi(arith.CmpIPredicate.ne, v, arith.constant(v.type, 0))
+        return arith.bitcast(dst, v)
+    return [broadcast_generic(op, b, [x], body)]

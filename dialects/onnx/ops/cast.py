@@ -1,5 +1,6 @@
 """Cast (element type ``to``) and CastLike (the element type of input 1):
-the input's shape."""
+the input's shape. BitCast (v26): the input's shape, type ``to`` of the
+same bit width."""
 from __future__ import annotations
 
 from onnx_mlir_py.registry import shape_rule, verifier
@@ -30,3 +31,30 @@ def _cast_verify(op: OnnxOp):
 
 
 shape_rule("CastLike", *CAST_LIKE)(single_result(input_shape, elem_input=1))
+
+
+@shape_rule("BitCast", 26)
+def _bitcast_shape(op: OnnxOp):
+    return [tensor(op.shape(op.input(0)), elem_type(op.attrs.to))]
+
+
+@verifier("BitCast", 26)
+def _bitcast_verify(op: OnnxOp):
+    src = op.elem(op.input(0))
+    dst = elem_type(op.attrs.to)
+    width = _bit_width
+    if src is not None and width(src) and width(dst) and width(src) != width(dst):
+        op.fail(f"cannot bit-cast {src} ({width(src)} bits) to {dst} ({width(dst)} bits): "
+                f"the widths must be equal")
+
+
+def _bit_width(t) -> int | None:
+    import mlir.ir as ir
+    if isinstance(t, (ir.IntegerType,)):
+        return 8 if t.width == 1 else t.width  # bool is one byte
+    if isinstance(t, ir.FloatType):
+        return t.width
+    if isinstance(t, ir.ComplexType):
+        w = _bit_width(t.element_type)
+        return None if w is None else 2 * w
+    return None

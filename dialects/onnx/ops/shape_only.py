@@ -1,6 +1,6 @@
 """Ops that are verified and typed (--EmitONNXIR) but have no lowering yet:
 DeformConv, RoiAlign, MaxUnpool, DFT, STFT, Det,
-Bernoulli, Random*Like, TensorScatter, BitCast, ImageDecoder. An op that
+Bernoulli, Random*Like, TensorScatter, ImageDecoder. An op that
 gets a lowering moves to its family's file.
 
 * DeformConv: the Conv output shape of X and W.
@@ -11,7 +11,7 @@ gets a lowering moves to its family's file.
 * Det: [*, M, M] -> [*].
 * Bernoulli, RandomUniformLike, RandomNormalLike: the input's
   shape; type from ``dtype`` when set, else the input's.
-* TensorScatter: the past cache's type. BitCast: the input's shape, type ``to``.
+* TensorScatter: the past cache's type.
 """
 from __future__ import annotations
 
@@ -123,33 +123,6 @@ shape_rule("RandomNormalLike", 1, 22)(_like)
 def _tensor_scatter_shape(op: OnnxOp):
     t = op.input(0).type
     return [t if op.elem(op.input(0)) is not None else None]
-
-
-@shape_rule("BitCast", 26)
-def _bitcast_shape(op: OnnxOp):
-    return [tensor(op.shape(op.input(0)), elem_type(op.attrs.to))]
-
-
-@verifier("BitCast", 26)
-def _bitcast_verify(op: OnnxOp):
-    src = op.elem(op.input(0))
-    dst = elem_type(op.attrs.to)
-    width = _bit_width
-    if src is not None and width(src) and width(dst) and width(src) != width(dst):
-        op.fail(f"cannot bit-cast {src} ({width(src)} bits) to {dst} ({width(dst)} bits): "
-                f"the widths must be equal")
-
-
-def _bit_width(t) -> int | None:
-    import mlir.ir as ir
-    if isinstance(t, (ir.IntegerType,)):
-        return 8 if t.width == 1 else t.width  # bool is one byte
-    if isinstance(t, ir.FloatType):
-        return t.width
-    if isinstance(t, ir.ComplexType):
-        w = _bit_width(t.element_type)
-        return None if w is None else 2 * w
-    return None
 
 
 # -- data-dependent output sizes: rank and known dims only --------------------------

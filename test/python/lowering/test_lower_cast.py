@@ -186,3 +186,21 @@ def test_bf16_arithmetic_and_selects(opt_level):
         else:
             np.testing.assert_allclose(g.astype(np.float32), np.asarray(w).astype(np.float32),
                                        rtol=2 ** -7, atol=0)
+
+
+@pytest.mark.parametrize("src,dst,values", [
+    (TP.FLOAT, TP.INT32, np.array([1.5, -0.0, np.inf, np.nan, 3e-41])),
+    (TP.INT64, TP.DOUBLE, np.array([1, -1, 2 ** 62, -2 ** 63])),
+    (TP.UINT16, TP.INT16, np.array([0, 1, 0x7FFF, 0x8000, 0xFFFF])),
+    (TP.FLOAT16, TP.UINT16, np.array([1.0, -2.5, 65504, -np.inf])),
+    (TP.BOOL, TP.UINT8, np.array([True, False, True, True, False])),
+    (TP.DOUBLE, TP.UINT64, np.array([1.0, -0.0, np.nan, -np.inf, 5e-324])),
+])
+def test_bitcast_dynamic(tmp_path, src, dst, values):
+    """BitCast (v26) vs onnx.reference: the same bits (NaN, inf, -0, denormals,
+    sign bits), a dynamic dim at two run-time lengths."""
+    from dynamic_util import check_shapes, model
+    dt = helper.tensor_dtype_to_np_dtype(src)
+    m = model([helper.make_node("BitCast", ["x"], ["y"], to=dst)], [("x", src, ["n"])], opset=26)
+    feeds = [{"x": values.astype(dt)}, {"x": values[:2].astype(dt)}]
+    check_shapes(tmp_path, m, feeds, rtol=0, atol=0)
