@@ -181,10 +181,20 @@ def _loop_shape(op: OnnxOp):
             out.append(None)
         elif i < len(init):
             b = body[i].type
-            out.append(merge(init[i].type, b) if known(init[i].type) else None)
+            if _empty_sequence(init[i]) and seq_elem(b) is not None and \
+                    _kind(b) == _kind(init[i].type):
+                out.append(b)   # no element of its own: the body's elements' type
+            else:
+                out.append(merge(init[i].type, b) if known(init[i].type) else None)
         else:
             out.append(_with_dim(body[i].type, 0, None))
     return out
+
+
+def _empty_sequence(v: ir.Value) -> bool:
+    """``v`` is made by SequenceEmpty (its element shape constrains nothing)."""
+    owner = v.owner
+    return not isinstance(owner, ir.Block) and owner.name.startswith("onnx.sequence_empty")
 
 
 @verifier("Loop", *LOOP)

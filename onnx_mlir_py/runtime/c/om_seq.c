@@ -6,7 +6,7 @@
  * an optional one is its value, or omTensorCreateNone() when empty.
  *
  * Model side (passes/onnx_to_linalg/sequence.py calls these): a value is a
- * pointer to an om_seq {len, elems[]}; an element is an om_val (a contiguous
+ * pointer to an om_seq {len, arr}; an element is an om_val (a contiguous
  * row-major tensor). An optional tensor is an om_seq of 0 or 1 elements, an
  * optional sequence the sequence pointer or NULL. Records are immutable once built (Insert
  * and Erase make new ones that share the elements), so values can be shared
@@ -36,9 +36,17 @@ typedef struct om_val {
   int64_t shape[];
 } om_val;
 
-typedef struct om_seq {
-  int64_t len, cap;
+/* The element array of one or more records: each record sees elems[0, len);
+ * a record whose len == used may append in place (at `used`, which no
+ * record sees), so a Loop appending n elements is O(n), not O(n^2). */
+typedef struct om_arr {
+  int64_t used, cap;
   om_val *elems[];
+} om_arr;
+
+typedef struct om_seq {
+  int64_t len;
+  om_arr *arr;
 } om_seq;
 
 /* fails the call (longjmp, OM_ERROR_ALLOC) when malloc fails (om_runtime.c) */
@@ -69,11 +77,29 @@ void om_seq_run_end(void) {
   om_arena_n = om_arena_cap = 0;
 }
 
-static om_seq *om_seq_alloc(int64_t cap) {
-  om_seq *s = om_arena_alloc(sizeof(om_seq) + (uint64_t)(cap > 0 ? cap : 0) * sizeof(om_val *));
-  s->len = 0;
-  s->cap = cap;
+static om_arr *om_arr_alloc(int64_t cap) {
+  if (cap < 0) cap = 0;
+  om_arr *a = om_arena_alloc(sizeof(om_arr) + (uint64_t)cap * sizeof(om_val *));
+  a->used = 0;
+  a->cap = cap;
+  return a;
+}
+
+static om_seq *om_seq_of(om_arr *a, int64_t len) {
+  om_seq *s = om_arena_alloc(sizeof(om_seq));
+  s->len = len;
+  s->arr = a;
   return s;
+}
+
+static om_seq *om_seq_alloc(int64_t cap) { return om_seq_of(om_arr_alloc(cap), 0); }
+
+/* Append v to fresh (or longest) record q in place. */
+static void om_seq_append(om_seq *q, om_val *v) {
+  if (q->len == q->arr->used && q->arr->used < q->arr->cap) {
+    q->arr->elems[q->arr->used++] = v;
+    q->len++;
+  }
 }
 
 /* ---- tensors in: the pending strided view ------------------------------- */
@@ -122,9 +148,35 @@ OM_HIDDEN void *om_seq_new(int64_t cap) { return om_seq_alloc(cap); }
 OM_HIDDEN int64_t om_seq_len(void *s) { return ((om_seq *)s)->len; }
 
 /* Append the pending tensor to `s`, made by om_seq_new with room for it. */
-OM_HIDDEN void om_seq_push(void *s) {
+OM_HIDDEN void om_seq_push(void *s) { om_seq_append(s, om_pending_val()); }
+
+/* A new sequence: `s` with the pending tensor inserted at `pos` (0..len,
+ * checked by the model code). At the end of the longest record of its array
+ * it shares the array (grown by doubling when full). */
+OM_HIDDEN void *om_seq_insert(void *s, int64_t pos) {
   om_seq *q = s;
-  if (q->len < q->cap) q->elems[q->len++] = om_pending_val();
+  om_val *v = om_pending_val();
+  om_arr *a = q->arr;
+  if (pos == q->len && q->len == a->used && a->used < a->cap) {
+    a->elems[a->used++] = v;
+    return om_seq_of(a, q->len + 1);
+  }
+  om_arr *b = om_arr_alloc(pos == q->len ? 2 * q->len + 4 : q->len + 1);
+  for (int64_t i = 0, j = 0; i <= q->len; ++i)
+    b->elems[i] = i == pos ? v : q->arr->elems[j++];
+  b->used = q->len + 1;
+  return om_seq_of(b, q->len + 1);
+}
+
+/* A new sequence: `s` without element `pos` (0..len-1, checked); the last
+ * one goes by sharing the array. */
+OM_HIDDEN void *om_seq_erase(void *s, int64_t pos) {
+  om_seq *q = s;
+  if (pos == q->len - 1) return om_seq_of(q->arr, q->len - 1);
+  om_arr *b = om_arr_alloc(q->len);
+  for (int64_t i = 0; i < q->len; ++i)
+    if (i != pos) b->elems[b->used++] = q->arr->elems[i];
+  return om_seq_of(b, q->len - 1);
 }
 
 /* optional(seq) is a nullable sequence pointer: NULL when empty. */
@@ -132,35 +184,18 @@ OM_HIDDEN void *om_seq_null(void) { return NULL; }
 
 OM_HIDDEN int64_t om_seq_present(void *s) { return s != NULL; }
 
-/* A new sequence: `s` with the pending tensor inserted at `pos` (0..len,
- * checked by the model code). */
-OM_HIDDEN void *om_seq_insert(void *s, int64_t pos) {
-  om_seq *q = s, *r = om_seq_alloc(q->len + 1);
-  om_val *v = om_pending_val();
-  for (int64_t i = 0, j = 0; i <= q->len; ++i)
-    r->elems[i] = i == pos ? v : q->elems[j++];
-  r->len = q->len + 1;
-  return r;
-}
-
-/* A new sequence: `s` without element `pos` (0..len-1, checked). */
-OM_HIDDEN void *om_seq_erase(void *s, int64_t pos) {
-  om_seq *q = s, *r = om_seq_alloc(q->len);
-  for (int64_t i = 0; i < q->len; ++i)
-    if (i != pos) r->elems[r->len++] = q->elems[i];
-  return r;
-}
-
 OM_HIDDEN int64_t om_seq_dim(void *s, int64_t pos, int64_t k) {
-  om_val *v = ((om_seq *)s)->elems[pos];
+  om_val *v = ((om_seq *)s)->arr->elems[pos];
   return k >= 0 && k < v->rank ? v->shape[k] : -1;
 }
 
-OM_HIDDEN int64_t om_seq_rank(void *s, int64_t pos) { return ((om_seq *)s)->elems[pos]->rank; }
+OM_HIDDEN int64_t om_seq_rank(void *s, int64_t pos) {
+  return ((om_seq *)s)->arr->elems[pos]->rank;
+}
 
 /* Copy element `pos` (a tensor) into the contiguous buffer at `dst`. */
 OM_HIDDEN void om_seq_read(void *s, int64_t pos, int64_t dst) {
-  om_val *v = ((om_seq *)s)->elems[pos];
+  om_val *v = ((om_seq *)s)->arr->elems[pos];
   int64_t n = omTensorGetElemSize((OM_DATA_TYPE)v->dtype);
   for (int64_t k = 0; k < v->rank; ++k) n *= v->shape[k];
   if (n) memcpy((void *)(intptr_t)dst, v->data, (size_t)n);
@@ -262,7 +297,7 @@ static om_val *om_val_borrow(const OMTensor *e) {
 
 static om_seq *om_seq_borrow(const OMTensorList *l) {
   om_seq *q = om_seq_alloc(l->size);
-  for (int64_t j = 0; j < l->size; ++j) q->elems[q->len++] = om_val_borrow(l->omts[j]);
+  for (int64_t j = 0; j < l->size; ++j) om_seq_append(q, om_val_borrow(l->omts[j]));
   return q;
 }
 
@@ -270,7 +305,7 @@ void *om_seq_from_input(const OMTensor *t, const om_arg_spec *s) {
   if (s->kind == OM_KIND_SEQ) return om_seq_borrow(t->seq);
   if (s->kind == OM_KIND_OPT_SEQ) return t->none ? NULL : om_seq_borrow(t->seq);
   om_seq *box = om_seq_alloc(1);
-  if (!t->none) box->elems[box->len++] = om_val_borrow(t);
+  if (!t->none) om_seq_append(box, om_val_borrow(t));
   return box;
 }
 
@@ -285,7 +320,7 @@ static OMTensor *om_seq_out(const om_seq *q) {
   OMTensor **ts = calloc((size_t)(q->len ? q->len : 1), sizeof *ts);
   int failed = !ts;
   for (int64_t j = 0; !failed && j < q->len; ++j)
-    failed = (ts[j] = om_val_out(q->elems[j])) == NULL;
+    failed = (ts[j] = om_val_out(q->arr->elems[j])) == NULL;
   OMTensorList *l = failed ? NULL : omTensorListCreateWithOwnership(ts, q->len, 1);
   OMTensor *t = l ? omTensorCreateSeq(l) : NULL;
   if (!t) {
@@ -300,5 +335,5 @@ OMTensor *om_seq_to_output(void *v, const om_arg_spec *s) {
   const om_seq *q = v;
   if (s->kind == OM_KIND_SEQ) return om_seq_out(q);
   if (s->kind == OM_KIND_OPT_SEQ) return q ? om_seq_out(q) : omTensorCreateNone();
-  return q->len ? om_val_out(q->elems[0]) : omTensorCreateNone();
+  return q->len ? om_val_out(q->arr->elems[0]) : omTensorCreateNone();
 }

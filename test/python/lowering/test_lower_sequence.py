@@ -415,3 +415,41 @@ def test_runtime_cli_with_sequences(tmp_path):
     path.write_bytes(m.SerializeToString())
     so = onnx_mlir_py.compile(str(path), tmp_path / "m.so", opt_level=0)
     assert main([so, "--reference", str(path), "--dim", "3"]) == 0
+
+
+def test_appends_to_a_shared_array_do_not_alias(tmp_path):
+    """Records share element arrays (an append at the end of the longest one
+    is in place): appending twice to one sequence, or after erasing the
+    last element, must leave every other sequence as it was."""
+    seq = _seq_t(F, [2])
+    m = _model([h.make_node("SequenceInsert", ["s", "a"], ["s1"]),
+                h.make_node("SequenceInsert", ["s", "b"], ["s2"]),
+                h.make_node("SequenceErase", ["s1"], ["s3"]),
+                h.make_node("SequenceInsert", ["s3", "b"], ["s4"]),
+                h.make_node("SequenceInsert", ["s1", "b"], ["s5"])],
+               [h.make_value_info("s", seq), _vi("a", [2]), _vi("b", [2])],
+               [h.make_value_info(n, seq) for n in ("s1", "s2", "s3", "s4", "s5")])
+    sess = _session(m, tmp_path)
+    a, b = np.full(2, 1, np.float32), np.full(2, 2, np.float32)
+    for s in ([], [np.zeros(2, np.float32)], [np.zeros(2, np.float32)] * 5):
+        _same(sess.run([s, a, b]), [s + [a], s + [b], s, s + [b], s + [a, b]])
+
+
+def test_loop_building_a_sequence_then_concat(tmp_path):
+    """SequenceEmpty -> Loop appending [n] tensors -> ConcatFromSequence: the
+    empty start does not make the elements' rank unknown (it has none)."""
+    body = h.make_graph(
+        [h.make_node("Cast", ["i"], ["fi"], to=F), h.make_node("Mul", ["x", "fi"], ["xi"]),
+         h.make_node("SequenceInsert", ["s_in", "xi"], ["s_out"]),
+         h.make_node("Identity", ["cond"], ["c_out"])],
+        "body", [_vi("i", [], T.INT64), _vi("cond", [], T.BOOL),
+                 h.make_value_info("s_in", _seq_t(F, ["n"]))],
+        [_vi("c_out", [], T.BOOL), h.make_value_info("s_out", _seq_t(F, ["n"]))])
+    m = _model([h.make_node("SequenceEmpty", [], ["s0"], dtype=F),
+                h.make_node("Loop", ["M", "", "s0"], ["s"], body=body),
+                h.make_node("ConcatFromSequence", ["s"], ["cat"], axis=0, new_axis=1)],
+               [_vi("M", [], T.INT64), _vi("x", ["n"])], [_vi("cat", None)])
+    sess = _session(m, tmp_path, 3)
+    for trips, n in [(1, 2), (5, 3)]:
+        _check(m, sess, {"M": np.array(trips, np.int64), "x": np.arange(n, dtype=np.float32)},
+               "onnxruntime")
