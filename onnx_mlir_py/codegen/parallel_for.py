@@ -39,9 +39,10 @@ _CLONABLE = ("arith.constant", "ub.poison", "memref.get_global", "llvm.mlir.addr
              "llvm.mlir.constant", "llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison")
 
 
-def _outermost_parallels(module: ir.Module) -> list[ir.Operation]:
+def _outermost_parallels(root) -> list[ir.Operation]:
+    """The scf.parallel loops in ``root`` not nested in another one."""
     out = []
-    for op in walk_ops(module, "scf.parallel"):
+    for op in walk_ops(root, "scf.parallel"):
         p = op.parent
         while p is not None and p.name not in ("scf.parallel", "func.func"):
             p = p.parent
@@ -87,7 +88,9 @@ def _materialize(v: ir.Value, args: dict, ip: ir.InsertionPoint, cache: dict) ->
     return cache[v]
 
 
-def _outline(loop: ir.Operation, k: int, module: ir.Module, parent_fn: ir.Operation) -> None:
+def _outline(loop: ir.Operation, k: int, module: ir.Module,
+             parent_fn: ir.Operation) -> ir.Operation:
+    """Outline ``loop`` (see the module docstring); returns the new function."""
     ploop = loop.operation.opview
     lbs, ubs, steps = list(ploop.lowerBound), list(ploop.upperBound), list(ploop.step)
     body = ploop.region.blocks[0]
@@ -147,19 +150,17 @@ def _outline(loop: ir.Operation, k: int, module: ir.Module, parent_fn: ir.Operat
     for iv, niv in zip(ivs, new_ivs):
         iv.replace_all_uses_with(niv)
     fn_op = fn.operation
-    for v in caps:
-        nv = mat[v]
-        for use in list(v.uses):
-            owner = use.owner
-            p = owner
-            while p is not None and p.name != "func.func":
-                p = p.parent
-            if p is not None and p == fn_op:
-                owner.replace_uses_of_with(v, nv) if hasattr(owner, "replace_uses_of_with") \
-                    else owner.operation.replace_uses_of_with(v, nv)
+    # the moved ops' operands defined outside -> arguments / clones (one
+    # walk of the body: a constant may have thousands of uses elsewhere)
+    caps_set = set(caps)
+    for op in walk_ops(floop):
+        for i, v in enumerate(op.operands):
+            if v in caps_set:
+                op.operands[i] = mat[v]
     with ir.InsertionPoint(loop), loop.location:
         func.CallOp([], ir.FlatSymbolRefAttr.get(name), [zero, total] + passed)
     loop.erase()
+    return fn_op
 
 
 def outline_parallel_loops(module: ir.Module) -> int:
@@ -173,12 +174,14 @@ def outline_parallel_loops(module: ir.Module) -> int:
     run_pipeline(module, "scf-forall-to-parallel", "parallel loops")
     k = 0
     with module.context:
-        while loops := _outermost_parallels(module):
+        scope = [module]
+        while loops := [op for root in scope for op in _outermost_parallels(root)]:
+            scope = []
             for loop in loops:
                 fn = loop.parent
                 while fn.name != "func.func":
                     fn = fn.parent
-                _outline(loop, k, module, fn)
+                scope.append(_outline(loop, k, module, fn))
                 k += 1
     return k
 
@@ -230,7 +233,7 @@ def lower_parallel_calls(module: ir.Module) -> int:
         return 0
     ctx = module.context
     with ctx, ir.Location.unknown():
-        # calls -> launchers
+        # calls -> launchers (before the trampolines, which call the function)
         for call in walk_ops(module, "llvm.call"):
             if "callee" not in call.attributes:
                 continue
