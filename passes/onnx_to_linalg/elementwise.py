@@ -175,6 +175,9 @@ def _variadic_rule(name, fn):
 def _compare_rule(fp, sp, up):
     def rule(op: OnnxOp, b: LoweringContext):
         a, c = op.input(0), op.input(1)
+        if str(b.onnx_elem(a)) == "!onnx.string":           # Equal 19+ on strings
+            from onnx_mlir_py.passes.onnx_to_linalg.strings_ml import lower_string_equal
+            return lower_string_equal(op, b)
         uns = b.unsigned(a)
 
         def body(x, y):

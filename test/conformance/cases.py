@@ -196,6 +196,8 @@ def _check_data(values) -> str | None:
             continue
         if not isinstance(v, np.ndarray):
             return f"non-tensor value ({type(v).__name__})"
+        if v.dtype == object and all(isinstance(x, (str, bytes)) for x in v.reshape(-1)):
+            continue                            # a string tensor
         if v.dtype == object or v.dtype.kind in "SU" or v.dtype.name not in _RUNTIME_DTYPES:
             return f"element type {v.dtype.name} not supported by the runtime"
     return None

@@ -94,6 +94,8 @@ void *om_seq_from_input(const OMTensor *t, const om_arg_spec *s);
 OMTensor *om_seq_to_output(void *v, const om_arg_spec *s);
 /* Free every record of this thread's run (after the outputs are wrapped). */
 void om_seq_run_end(void);
+/* A string output tensor made to own its strings (om_string.c); `t` is consumed. */
+OMTensor *om_string_output(OMTensor *t);
 
 /* Around the model call: tells the thread pool, if any, that a run is in
  * progress (its idle threads spin instead of sleeping). */

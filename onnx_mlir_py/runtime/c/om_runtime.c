@@ -549,13 +549,15 @@ OMTensorList *om_wrap_results(int64_t *res, const om_arg_spec *specs, int64_t n,
     int first = mine && slot < 0;
     if (first && fresh) { slot = nfresh++; fresh[slot] = allocated; }
     if (failed) continue;
-    if (first && om_is_contiguous(sizes, strides, rank)) {
+    if (first && specs[i].dtype != ONNX_TYPE_STRING && om_is_contiguous(sizes, strides, rank)) {
       ts[i] = om_tensor_new(data, allocated, sizes, rank, specs[i].dtype, 1);
       if (ts[i]) adopted[slot] = 1;
     } else {
       ts[i] = omTensorCreateEmpty(sizes, rank, specs[i].dtype);
       if (ts[i]) om_strided_copy(ts[i]->data, data, sizes, strides, rank, esize);
     }
+    if (ts[i] && specs[i].dtype == ONNX_TYPE_STRING)   /* om_string.c */
+      ts[i] = om_string_output(ts[i]);
     failed |= ts[i] == NULL;
   }
   for (int64_t j = 0; fresh && j < nfresh; ++j)

@@ -56,7 +56,8 @@ void *_mlir_memref_to_llvm_alloc(uint64_t size);
 static __thread void **om_arena;
 static __thread int64_t om_arena_n, om_arena_cap;
 
-static void *om_arena_alloc(uint64_t bytes) {
+/* also used by om_string.c for the strings a call makes */
+void *om_arena_alloc(uint64_t bytes) {
   if (om_arena_n == om_arena_cap) {
     int64_t cap = om_arena_cap ? 2 * om_arena_cap : 64;
     void **a = _mlir_memref_to_llvm_alloc((uint64_t)cap * sizeof *a);

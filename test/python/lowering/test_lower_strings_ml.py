@@ -61,3 +61,68 @@ def test_string_refused_naming_node(tmp_path):
               [("x", S, [2]), ("r", T.INT64, [1])], opset=13)
     with pytest.raises(OnnxMlirError, match="tile_node.*string tensors are not supported by Tile"):
         onnx_mlir_py.compile(m, tmp_path / "m.so")
+
+
+def test_string_concat_equal_dynamic(tmp_path):
+    """StringConcat / Equal with broadcasting, at 3 run-time shapes (one empty):
+    the concatenations are made in the run arena and copied out."""
+    m = model([h.make_node("StringConcat", ["x", "y"], ["c"]),
+               h.make_node("Equal", ["x", "y"], ["e"]),
+               h.make_node("StringConcat", ["c", "c"], ["cc"])],
+              [("x", S, ["a", "b"]), ("y", S, ["b"])], ["c", "e", "cc"], opset=20)
+    rng = np.random.default_rng(1)
+    check_shapes(tmp_path, m, [{"x": strs(rng, (a, b)), "y": strs(rng, (b,))}
+                               for a, b in ((3, 4), (1, 9), (0, 2))])
+
+
+def test_string_scalar_and_many_calls(tmp_path):
+    """0-d string tensors; 200 calls (arena strings freed at each call's end,
+    outputs owned by the caller)."""
+    m = model([h.make_node("StringConcat", ["x", "y"], ["c"])],
+              [("x", S, []), ("y", S, [])], ["c"], opset=20)
+    from onnx_mlir_py.runtime import ExecutionSession
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so"))
+    outs = [sess.run([np.array(f"ä{i}", object), np.array("x" * i, object)])[0]
+            for i in range(200)]
+    assert [o.item() for o in outs] == [f"ä{i}" + "x" * i for i in range(200)]
+    assert all(o.shape == () and o.dtype == object for o in outs)
+
+
+REGEX_CASES = [
+    (r"www\.[\w.-]+\.\bcom\b", ["www.google.com", "www.facebook.com", "www.bbc.co.uk", ""]),
+    (r"(\W|^)[\w.\-]{0,25}@(yahoo|gmail)\.com(\W|$)",
+     ["account@gmail.com", "account@hotmail.com", "a.b@yahoo.com", " x@gmail.com!"]),
+    (r"a|b+\d*", ["a", "bbb12", "ab", "", "b"]),
+    (r"[^\s]+\s?[]x-]", ["ab ]", "ab x", "ab -", "a\tb", "ab"]),
+    (r"\S*\.txt", ["notes.txt", "a b.txt", ".txt", "x.txt\n"]),
+    (r"", ["", "a"]),
+]
+
+
+@pytest.mark.parametrize("pattern,words", REGEX_CASES)
+def test_regex_full_match(tmp_path, pattern, words):
+    m = model([h.make_node("RegexFullMatch", ["x"], ["y"], pattern=pattern)],
+              [("x", S, ["n"])], [("y", T.BOOL, None)], opset=20)
+    x = np.array(words, object)
+    check_shapes(tmp_path, m, [{"x": x}, {"x": x[:1]}, {"x": np.array([], object)}],
+                 engine="onnxruntime")
+
+
+@pytest.mark.parametrize("pattern", [r"(?i)abc", r"a+?", r"\p{L}", r"\Aab", "é+"])
+def test_regex_refuses_re2_only_syntax(tmp_path, pattern):
+    m = model([h.make_node("RegexFullMatch", ["x"], ["y"], name="rx", pattern=pattern)],
+              [("x", S, [2])], opset=20)
+    with pytest.raises(OnnxMlirError, match="rx.*regex pattern"):
+        onnx_mlir_py.compile(m, tmp_path / "m.so")
+
+
+def test_regex_dot_on_non_ascii_fails_the_call(tmp_path):
+    """'.' is one byte in POSIX, one code point in RE2: a non-ASCII input
+    fails naming the node (never a silently different answer); ASCII works."""
+    from onnx_mlir_py.runtime import ExecutionSession, RuntimeInputError
+    m = model([h.make_node("RegexFullMatch", ["x"], ["y"], name="rx", pattern="a.c")],
+              [("x", S, [2])], opset=20)
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so"))
+    assert sess.run([np.array(["abc", "a\nc"], object)])[0].tolist() == [True, False]
+    with pytest.raises(RuntimeInputError, match="rx.*not ASCII"):
+        sess.run([np.array(["abc", "aéc"], object)])
