@@ -1,13 +1,11 @@
 """Ops that are verified and typed (--EmitONNXIR) but have no lowering yet:
-DeformConv, RoiAlign, MaxUnpool, DFT, STFT, Det,
+DeformConv, RoiAlign, MaxUnpool, STFT, Det,
 Bernoulli, Random*Like, TensorScatter, ImageDecoder. An op that
 gets a lowering moves to its family's file.
 
 * DeformConv: the Conv output shape of X and W.
 * RoiAlign: [num_rois, C, output_height, output_width].
 * MaxUnpool: output_shape when given, else (in - 1) * stride + kernel - pads.
-* DFT: the signal's shape with a last dim of 2 (complex); the transformed
-  axis has dft_length (or its size) elements, n // 2 + 1 when onesided.
 * Det: [*, M, M] -> [*].
 * Bernoulli, RandomUniformLike, RandomNormalLike: the input's
   shape; type from ``dtype`` when set, else the input's.
@@ -61,38 +59,6 @@ def _max_unpool_shape(op: OnnxOp):
     out = [None if x[2 + i] is None or k[i] is None else
            (x[2 + i] - 1) * s[i] + k[i] - p[i] - p[i + n] for i in range(n)]
     return [tensor((x[0], x[1], *out), et)]
-
-
-@shape_rule("DFT", 17, 20)
-def _dft_shape(op: OnnxOp):
-    x = op.shape(op.input(0))
-    et = op.elem(op.input(0))
-    if et is None:
-        return [None]
-    if x is None:
-        return [tensor(None, et)]
-    onesided, inverse = op.attrs.onesided, op.attrs.inverse
-    real_out = bool(onesided and inverse)  # inverse of a one-sided spectrum: real
-    last = 1 if real_out else 2
-    length = op.input(1) is not None
-    if not onesided and not length:  # only the complex dim changes
-        return [tensor(x[:-1] + (2,), et)]
-    if op.version >= 20:
-        c = const_ints(op.input(2)) if op.input(2) is not None else [-2]
-    else:
-        c = [op.attrs.axis]
-    if c is None:
-        return [tensor((x[0],) + (None,) * (len(x) - 2) + (last,), et)]
-    a = norm_axis(op, c[0], len(x))
-    n = x[a]
-    if length:
-        d = const_ints(op.input(1))
-        n = d[0] if d else None
-        if real_out:
-            return [tensor(x[:a] + (n,) + x[a + 1:-1] + (last,), et)]
-    if n is not None:
-        n = 2 * (n - 1) if real_out else (n // 2 + 1 if onesided else n)
-    return [tensor(x[:a] + (n,) + x[a + 1:-1] + (last,), et)]
 
 
 @shape_rule("Det", 11, 22)
