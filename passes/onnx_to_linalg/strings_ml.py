@@ -2,6 +2,7 @@
 runtime (runtime/c/om_string.c) over ``i64`` char* elements.
 
 * StringConcat: broadcast, one arena buffer per result element.
+* StringSplit: a count pass, a max, then one call per (element, part).
 * Equal on strings: strcmp (hooked from elementwise.py's compare rule).
 * RegexFullMatch: the RE2 pattern is translated at compile time to an
   anchored POSIX ERE (glibc regcomp; ``\\b``/``\\B`` are glibc's GNU word
@@ -19,7 +20,7 @@ from mlir.dialects import arith, func
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.passes.onnx_to_linalg.broadcast import broadcast_generic
-from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
 
 _SPECIAL = set(".[]{}()\\*+?^$|")
 _CLASSES = {"d": "0-9", "w": "A-Za-z0-9_", "s": "\t\n\f\r "}
@@ -187,3 +188,37 @@ def lower_regex_full_match(op: OnnxOp, b: LoweringContext) -> list[ir.Value]:
         r = _call(b, "om_regex_full_match", [x, pat, flag, check])
         return arith.cmpi(arith.CmpIPredicate.ne, r, arith.constant(_i64(), 0))
     return [broadcast_generic(op, b, [op.input(0)], body)]
+
+
+@lowering("StringSplit", 20)
+def lower_string_split(op: OnnxOp, b: LoweringContext) -> list[ir.Value]:
+    """Z: the number of parts of each string; Y: [X's dims, max(Z)], the parts
+    padded with "" (onnx.reference's str.split semantics, om_str_split)."""
+    from mlir.dialects import linalg, tensor
+    x = op.input(0)
+    xt = b.ranked(op, x)
+    rank = xt.rank
+    delim = string_literal(b, op.attrs.delimiter or "")
+    ms = op.attrs.maxsplit
+    maxsplit = arith.constant(_i64(), -1 if ms is None else int(ms))
+    if ms is not None and int(ms) < 0:
+        op.fail(f"maxsplit must be >= 0, got {ms}")
+    dims = b.dims(x)
+    minus1 = arith.constant(_i64(), -1)
+    ident = affine_map(rank, list(range(rank)))
+    z = b.generic([x], [b.empty(dims, _i64())], [ident, ident], ["parallel"] * rank,
+                  lambda s, _o: _call(b, "om_str_split", [s, delim, maxsplit, minus1]))[0]
+    # the widest split (0 for an empty X)
+    zero = b.full([], _i64(), 0)
+    m = b.generic([z], [zero], [ident, affine_map(rank, [])], ["reduction"] * rank,
+                  lambda c, acc: arith.maxsi(c, acc))[0]
+    width = arith.index_cast(ir.IndexType.get(), tensor.extract(m, []))
+    y_dims = list(dims) + [width]
+
+    def part(s, _o):
+        k = arith.index_cast(_i64(), linalg.IndexOp(ir.IntegerAttr.get(_i64(), rank)).result)
+        return _call(b, "om_str_split", [s, delim, maxsplit, k])
+    y = b.generic([x], [b.empty(y_dims, _i64())],
+                  [affine_map(rank + 1, list(range(rank))), affine_map(rank + 1, list(range(rank + 1)))],
+                  ["parallel"] * (rank + 1), part)[0]
+    return [y, z]

@@ -56,6 +56,66 @@ int64_t om_regex_full_match(int64_t s, int64_t pat, int64_t ascii_only, int64_t 
   return regexec(om_regex(om_s(pat), check_id), x, 0, NULL, 0) == 0;
 }
 
+/* ---- StringSplit: Python's str.split(delim or None, maxsplit), as
+ * onnx.reference. Whitespace (no delimiter) is Python's str.isspace set. */
+static int om_ws(const unsigned char *p, int *len) {
+  unsigned c = p[0];
+  *len = 1;
+  if ((c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20)) return 1;
+  if (c < 0x80) return 0;
+  unsigned cp = 0;
+  int n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+  for (int i = 1; i < n; ++i) if ((p[i] & 0xc0) != 0x80) return 0;
+  cp = n == 2 ? ((c & 0x1f) << 6) | (p[1] & 0x3f)
+     : n == 3 ? ((c & 0x0f) << 12) | ((p[1] & 0x3f) << 6) | (p[2] & 0x3f) : 0;
+  *len = n;
+  return cp == 0x85 || cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) ||
+         cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
+}
+
+/* Number of parts; part `want` (if < the count) in [*b, *e). */
+static int64_t om_split_scan(const char *s, const char *d, int64_t maxsplit, int64_t want,
+                             const char **b, const char **e) {
+  int64_t n = 0, splits = 0;
+  size_t dl = strlen(d);
+  if (dl) {
+    const char *start = s, *hit;
+    while ((maxsplit < 0 || splits < maxsplit) && (hit = strstr(start, d))) {
+      if (n == want) { *b = start; *e = hit; }
+      ++n; ++splits;
+      start = hit + dl;
+    }
+    if (n == want) { *b = start; *e = start + strlen(start); }
+    return n + 1;
+  }
+  const unsigned char *p = (const unsigned char *)s;
+  int l;
+  for (;;) {
+    while (*p && om_ws(p, &l)) p += l;
+    if (!*p) return n;
+    const unsigned char *start = p;
+    if (maxsplit >= 0 && splits >= maxsplit) {   /* the rest, as it is */
+      if (n == want) { *b = (const char *)start; *e = (const char *)start + strlen((const char *)start); }
+      return n + 1;
+    }
+    while (*p && !om_ws(p, &l)) p += l;
+    if (n == want) { *b = (const char *)start; *e = (const char *)p; }
+    ++n; ++splits;
+  }
+}
+
+/* k < 0: the number of parts of `s`; else part k (an arena copy; "" past the end). */
+int64_t om_str_split(int64_t s, int64_t delim, int64_t maxsplit, int64_t k) {
+  const char *b = NULL, *e = NULL;
+  int64_t n = om_split_scan(om_s(s), om_s(delim), maxsplit, k, &b, &e);
+  if (k < 0) return n;
+  if (!b) return (int64_t)(intptr_t)"";
+  char *r = om_arena_alloc((uint64_t)(e - b) + 1);
+  memcpy(r, b, (size_t)(e - b));
+  r[e - b] = 0;
+  return (int64_t)(intptr_t)r;
+}
+
 /* A string output: the char* elements (and the bytes they point to, which
  * may live in the run arena or the caller's inputs) copied into one block
  * the returned tensor owns; `t` is destroyed. NULL when out of memory. */

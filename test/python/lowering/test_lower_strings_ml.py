@@ -126,3 +126,20 @@ def test_regex_dot_on_non_ascii_fails_the_call(tmp_path):
     assert sess.run([np.array(["abc", "a\nc"], object)])[0].tolist() == [True, False]
     with pytest.raises(RuntimeInputError, match="rx.*not ASCII"):
         sess.run([np.array(["abc", "aéc"], object)])
+
+
+SPLIT_WORDS = [" a  b\tc ", "", "x\u3000y\u00a0z", "日本 語", "   ", "a,,b", ",x,", "abab",
+               "xabyabz", "k"]
+
+
+@pytest.mark.parametrize("attrs", [{}, {"delimiter": ","}, {"delimiter": "ab", "maxsplit": 1},
+                                   {"maxsplit": 1}, {"delimiter": " ", "maxsplit": 0}])
+def test_string_split(tmp_path, attrs):
+    """Y padded with "" to the widest split, Z the counts: Python's str.split
+    (unicode whitespace, consecutive delimiters, maxsplit) as onnx.reference,
+    at 3 run-time shapes (one empty)."""
+    m = model([h.make_node("StringSplit", ["x"], ["y", "z"], **attrs)],
+              [("x", S, ["a", "b"])], [("y", S, None), ("z", T.INT64, None)], opset=20)
+    rng = np.random.default_rng(2)
+    pick = lambda shape: np.array(rng.choice(np.array(SPLIT_WORDS, object), size=shape), object)
+    check_shapes(tmp_path, m, [{"x": pick((2, 5))}, {"x": pick((4, 1))}, {"x": pick((0, 3))}])
