@@ -7,12 +7,11 @@
 * Momentum / Adagrad / Adam: each new tensor has the type of the tensor it
   updates (X, and V/H accumulators).
 * HannWindow / HammingWindow / BlackmanWindow: [size]; MelWeightMatrix:
-  [dft_length // 2 + 1, num_mel_bins]; Col2Im: [N, C / prod(block), image...];
+  [dft_length // 2 + 1, num_mel_bins];
   CenterCropPad: the input with the given dims replaced.
 """
 from __future__ import annotations
 
-import math
 
 import mlir.ir as ir
 import onnx
@@ -105,21 +104,6 @@ def _mel_shape(op: OnnxOp):
     et = elem_type(opt_attr(op, "output_datatype", onnx.TensorProto.FLOAT))
     rows = n[0] // 2 + 1 if n and n[0] is not None else None
     return [tensor((rows, bins[0] if bins else None), et)]
-
-
-@shape_rule("Col2Im", 18)
-def _col2im_shape(op: OnnxOp):
-    x = op.shape(op.input(0))
-    et = op.elem(op.input(0))
-    image, block = int_values(op.input(1)), int_values(op.input(2))
-    if et is None:
-        return [None]
-    if image is None:
-        return [tensor(None, et)]
-    c = None
-    if x is not None and x[1] is not None and block and None not in block:
-        c = x[1] // math.prod(block)
-    return [tensor((x[0] if x else None, c, *image), et)]
 
 
 @shape_rule("CenterCropPad", 18)
