@@ -11,6 +11,7 @@ from onnx_mlir_py.passes.onnx_to_linalg import einsum  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import grid_sample  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import dft  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import col2im  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import random  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import conv  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import pool  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import softmax  # noqa: F401

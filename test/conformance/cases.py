@@ -300,6 +300,10 @@ def classify_error(e: BaseException, task: dict) -> dict:
             "detail": f"{name}: {msg}"}
 
 
+RANDOM_OPS = {"Bernoulli", "RandomUniform", "RandomNormal", "RandomUniformLike",
+              "RandomNormalLike", "Multinomial"}
+
+
 def classify_mismatch(msg: str, task: dict) -> dict:
     text = " ".join(msg.split())
     if "incorrect shape" in text:
@@ -308,6 +312,11 @@ def classify_mismatch(msg: str, task: dict) -> dict:
         cat = "wrong dtype"
     elif "Items are not equal" in text:
         cat = "wrong output count"
+    elif RANDOM_OPS & set(task.get("ops", ())):
+        # the expected outputs are samples of numpy's generator: no
+        # implementation can reproduce them (onnxruntime skips these tests);
+        # test/python/lowering/test_lower_random.py checks the distributions
+        cat = "random samples (not comparable)"
     else:
         cat = "wrong numbers"
     m = re.search(r"Mismatched elements: [^\n]*", msg)

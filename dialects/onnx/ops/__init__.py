@@ -32,6 +32,7 @@ from onnx_mlir_py.dialects.onnx.ops import recurrent  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import grid_sample  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import dft  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import col2im  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import random  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import shape_only  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import unique  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import nms  # noqa: F401

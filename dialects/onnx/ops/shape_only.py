@@ -1,14 +1,12 @@
 """Ops that are verified and typed (--EmitONNXIR) but have no lowering yet:
 DeformConv, RoiAlign, MaxUnpool, STFT, Det,
-Bernoulli, Random*Like, TensorScatter, ImageDecoder. An op that
+TensorScatter, ImageDecoder. An op that
 gets a lowering moves to its family's file.
 
 * DeformConv: the Conv output shape of X and W.
 * RoiAlign: [num_rois, C, output_height, output_width].
 * MaxUnpool: output_shape when given, else (in - 1) * stride + kernel - pads.
 * Det: [*, M, M] -> [*].
-* Bernoulli, RandomUniformLike, RandomNormalLike: the input's
-  shape; type from ``dtype`` when set, else the input's.
 * TensorScatter: the past cache's type.
 """
 from __future__ import annotations
@@ -16,14 +14,9 @@ from __future__ import annotations
 from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
-from onnx_mlir_py.dialects.onnx.ops.common import (const_ints, dtype_or_input, fmt, int_values,
-                                                   like_input, norm_axis,
+from onnx_mlir_py.dialects.onnx.ops.common import (const_ints, fmt, int_values,
                                                    single_result)
 from onnx_mlir_py.dialects.onnx.ops.conv import conv_shape
-
-
-def _dtype(op: OnnxOp, name: str = "dtype"):
-    return dtype_or_input(op, name)
 
 
 shape_rule("DeformConv", 19, 22)(single_result(lambda op: conv_shape(op, 0, 1, 3)))
@@ -74,15 +67,6 @@ def _det_verify(op: OnnxOp):
     x = op.shape(op.input(0))
     if x is not None and (len(x) < 2 or None not in x[-2:] and x[-1] != x[-2]):
         op.fail(f"input has shape {fmt(x)}: expected [*, M, M]")
-
-
-def _like(op: OnnxOp):
-    return like_input(op, _dtype(op))
-
-
-shape_rule("Bernoulli", 15, 22)(_like)
-shape_rule("RandomUniformLike", 1, 22)(_like)
-shape_rule("RandomNormalLike", 1, 22)(_like)
 
 
 @shape_rule("TensorScatter", 24)
