@@ -117,7 +117,17 @@ def _branches(op: OnnxOp):
 @shape_rule("If", *IF)
 def _if_shape(op: OnnxOp):
     then, other = _branches(op)
-    return [merge(a.type, b.type) for a, b in zip(then, other)]
+    return [_merge_values(a, b) for a, b in zip(then, other)]
+
+
+def _merge_values(a: ir.Value, b: ir.Value) -> ir.Type | None:
+    """merge() of two values' types; an empty sequence (SequenceEmpty) takes
+    the other's element type (it has no element to constrain it)."""
+    for x, y in ((a, b), (b, a)):
+        if _empty_sequence(x) and seq_elem(y.type) is not None and \
+                _kind(x.type) == _kind(y.type):
+            return y.type
+    return merge(a.type, b.type)
 
 
 def _kind(t: ir.Type) -> str | None:
@@ -181,11 +191,7 @@ def _loop_shape(op: OnnxOp):
             out.append(None)
         elif i < len(init):
             b = body[i].type
-            if _empty_sequence(init[i]) and seq_elem(b) is not None and \
-                    _kind(b) == _kind(init[i].type):
-                out.append(b)   # no element of its own: the body's elements' type
-            else:
-                out.append(merge(init[i].type, b) if known(init[i].type) else None)
+            out.append(_merge_values(init[i], body[i]) if known(init[i].type) else None)
         else:
             out.append(_with_dim(body[i].type, 0, None))
     return out

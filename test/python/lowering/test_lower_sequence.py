@@ -453,3 +453,19 @@ def test_loop_building_a_sequence_then_concat(tmp_path):
     for trips, n in [(1, 2), (5, 3)]:
         _check(m, sess, {"M": np.array(trips, np.int64), "x": np.arange(n, dtype=np.float32)},
                "onnxruntime")
+
+
+def test_if_empty_or_built_sequence(tmp_path):
+    """If yielding SequenceEmpty in one branch and a sequence of [n] tensors in
+    the other: the result keeps rank 1, so ConcatFromSequence lowers."""
+    then = h.make_graph([h.make_node("SequenceConstruct", ["x", "x"], ["t"])], "then", [],
+                        [h.make_value_info("t", _seq_t(F, ["n"]))])
+    other = h.make_graph([h.make_node("SequenceEmpty", [], ["e"], dtype=F)], "else", [],
+                         [h.make_value_info("e", _seq_t(F, None))])
+    m = _model([h.make_node("If", ["c"], ["s"], then_branch=then, else_branch=other),
+                h.make_node("SequenceInsert", ["s", "x"], ["s2"]),
+                h.make_node("ConcatFromSequence", ["s2"], ["cat"], axis=0)],
+               [_vi("c", [], T.BOOL), _vi("x", ["n"])], [_vi("cat", None)])
+    sess = _session(m, tmp_path)
+    for c, n in [(True, 2), (False, 3)]:
+        _check(m, sess, {"c": np.array(c), "x": np.arange(n, dtype=np.float32)}, "onnxruntime")
