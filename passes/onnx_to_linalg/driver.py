@@ -173,7 +173,8 @@ STORAGE_OPS = {"Cast", "CastLike", "Constant", "QuantizeLinear", "DequantizeLine
 # op would compute on the addresses, so it is refused naming the node.
 STRING_OPS = {"Constant", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
               "Transpose", "Shape", "Size", "Gather", "Concat", "Slice", "Expand", "Where",
-              "Equal", "StringConcat", "RegexFullMatch", "StringSplit"}
+              "Equal", "StringConcat", "RegexFullMatch", "StringSplit",
+              "StringNormalizer"}
 
 
 def _check_storage_types(v: OnnxOp, b: LoweringContext) -> None:

@@ -3,6 +3,8 @@ runtime (runtime/c/om_string.c) over ``i64`` char* elements.
 
 * StringConcat: broadcast, one arena buffer per result element.
 * StringSplit: a count pass, a max, then one call per (element, part).
+* StringNormalizer: a keep mask, its sum, then an scf.for packing the kept
+  elements (case-changed by om_str_case) in order.
 * Equal on strings: strcmp (hooked from elementwise.py's compare rule).
 * RegexFullMatch: the RE2 pattern is translated at compile time to an
   anchored POSIX ERE (glibc regcomp; ``\\b``/``\\B`` are glibc's GNU word
@@ -20,7 +22,7 @@ from mlir.dialects import arith, func
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.passes.onnx_to_linalg.broadcast import broadcast_generic
-from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map
+from onnx_mlir_py.passes.onnx_to_linalg.builder import DYN, LoweringContext, affine_map
 
 _SPECIAL = set(".[]{}()\\*+?^$|")
 _CLASSES = {"d": "0-9", "w": "A-Za-z0-9_", "s": "\t\n\f\r "}
@@ -222,3 +224,81 @@ def lower_string_split(op: OnnxOp, b: LoweringContext) -> list[ir.Value]:
                   [affine_map(rank + 1, list(range(rank))), affine_map(rank + 1, list(range(rank + 1)))],
                   ["parallel"] * (rank + 1), part)[0]
     return [y, z]
+
+
+_CASE = {"NONE": 0, "LOWER": 1, "UPPER": 2}
+
+
+@lowering("StringNormalizer", 10)
+def lower_string_normalizer(op: OnnxOp, b: LoweringContext) -> list[ir.Value]:
+    """[C] or [1, C]: stopwords dropped (whole elements, compared lower-cased
+    when not case-sensitive, as onnxruntime), the rest case-changed and packed
+    in order; [""] when none is left."""
+    from mlir.dialects import scf, tensor
+    x = op.input(0)
+    xt = b.ranked(op, x)
+    action = op.attrs.case_change_action or "NONE"
+    if action not in _CASE:
+        op.fail(f"case_change_action must be NONE, LOWER or UPPER, got {action!r}")
+    loc = op.attrs.locale
+    if loc not in (None, "", "en_US"):
+        op.fail(f"locale {loc!r} is not supported (only en_US)")
+    sensitive = bool(op.attrs.is_case_sensitive)
+    stops = list(op.attrs.stopwords or [])
+    if not sensitive:
+        if any(ord(c) > 127 for w in stops for c in w):
+            op.fail("non-ASCII stopwords compared case-insensitively are not supported")
+        stops = [w.lower() for w in stops]
+    if xt.rank not in (1, 2):
+        op.fail(f"input must be [C] or [1, C], got rank {xt.rank}")
+    if xt.rank == 2:
+        n = b.dim(x, 0)
+        if isinstance(n, int):
+            if n != 1:
+                op.fail(f"input must be [C] or [1, C], got [{n}, C]")
+        else:
+            b.require(arith.cmpi(arith.CmpIPredicate.eq, n, b.index(1)),
+                      f"node '{op.name}' (StringNormalizer): input must be [C] or [1, C], "
+                      f"got [{{0}}, C]", n)
+        x = tensor.collapse_shape(ir.RankedTensorType.get([xt.shape[1]], _i64()), x, [[0, 1]])
+    cid = len(b.check_messages)
+    b.check_messages.append(f"node '{op.name}' (StringNormalizer): no UTF-8 case tables "
+                            "(glibc locale C.UTF-8) for a non-ASCII string")
+    check = arith.constant(_i64(), cid)
+    words = string_literal(b, "\0".join(stops))
+    nstops = arith.constant(_i64(), len(stops))
+    sens = arith.constant(_i64(), int(sensitive))
+    act = arith.constant(_i64(), _CASE[action])
+    idx = ir.IndexType.get()
+    c = b.dim(x, 0)
+    c_v = b.as_index(c)
+    ident = affine_map(1, [0])
+    keep = b.generic([x], [b.empty([c], _i64())], [ident, ident], ["parallel"],
+                     lambda s, _o: _call(b, "om_str_norm_keep", [s, words, nstops, sens, check])
+                     )[0]
+    total = b.generic([keep], [b.full([], _i64(), 0)], [ident, affine_map(1, [])],
+                      ["reduction"], lambda k, acc: arith.addi(k, acc))[0]
+    k = arith.index_cast(idx, tensor.extract(total, []))
+    width = arith.maxui(k, b.index(1))
+    out = b.full([width], _i64(), 0)
+    empty = string_literal(b, "")
+    out = b.generic([], [out], [ident], ["parallel"], lambda _o: empty)[0]
+    zero, one = b.index(0), b.index(1)
+    loop = scf.ForOp(zero, c_v, one, [out, zero])
+    with ir.InsertionPoint(loop.body):
+        i = loop.induction_variable
+        acc, pos = loop.inner_iter_args
+        kept = arith.cmpi(arith.CmpIPredicate.ne, tensor.extract(keep, [i]),
+                          arith.constant(_i64(), 0))
+        if_op = scf.IfOp(kept, [acc.type, idx], has_else=True)
+        with ir.InsertionPoint(if_op.then_block):
+            s = _call(b, "om_str_case", [tensor.extract(x, [i]), act, check])
+            scf.YieldOp([tensor.insert(s, acc, [pos]), arith.addi(pos, one)])
+        with ir.InsertionPoint(if_op.else_block):
+            scf.YieldOp([acc, pos])
+        scf.YieldOp(list(if_op.results))
+    y = loop.results[0]
+    if xt.rank == 2:
+        y = tensor.expand_shape(ir.RankedTensorType.get([1, DYN], _i64()), y, [[0, 1]],
+                                output_shape=[width], static_output_shape=[1, DYN])
+    return [y]

@@ -4,8 +4,11 @@
  * UTF-8 buffer (NULL reads as ""). Buffers made during a call come from the
  * run arena of om_seq.c (freed by om_seq_run_end); string outputs are copied
  * into one owning block per OMTensor (om_string_output) before that. */
+#define _GNU_SOURCE
+#include <locale.h>
 #include <regex.h>
 #include <stdint.h>
+#include <wctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +117,78 @@ int64_t om_str_split(int64_t s, int64_t delim, int64_t maxsplit, int64_t k) {
   memcpy(r, b, (size_t)(e - b));
   r[e - b] = 0;
   return (int64_t)(intptr_t)r;
+}
+
+/* ---- StringNormalizer (case change: towlower/towupper of glibc's C.UTF-8
+ * ctype tables, code point by code point, as onnxruntime's en_US). */
+static __thread locale_t om_utf8_loc;
+
+static size_t om_utf8_dec(const unsigned char *p, uint32_t *cp) {
+  unsigned c = p[0];
+  int n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+  for (int i = 1; i < n; ++i) if ((p[i] & 0xc0) != 0x80) n = 1;
+  if (n == 1) { *cp = c; return 1; }
+  uint32_t v = c & (0x3f >> (n - 1));
+  for (int i = 1; i < n; ++i) v = (v << 6) | (p[i] & 0x3f);
+  *cp = v;
+  return (size_t)n;
+}
+
+static size_t om_utf8_enc(uint32_t cp, char *o) {
+  if (cp < 0x80) { o[0] = (char)cp; return 1; }
+  if (cp < 0x800) { o[0] = (char)(0xc0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 0x3f)); return 2; }
+  if (cp < 0x10000) {
+    o[0] = (char)(0xe0 | (cp >> 12)); o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    o[2] = (char)(0x80 | (cp & 0x3f)); return 3;
+  }
+  o[0] = (char)(0xf0 | (cp >> 18)); o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+  o[2] = (char)(0x80 | ((cp >> 6) & 0x3f)); o[3] = (char)(0x80 | (cp & 0x3f)); return 4;
+}
+
+/* `s` lower- (action 1) or upper-cased (2) into `o` (4 * strlen + 1 bytes). */
+static void om_case(const char *s, int64_t action, char *o, int64_t check_id) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    if (*p < 0x80) {
+      *o++ = (char)(action == 1 ? (*p >= 'A' && *p <= 'Z' ? *p + 32 : *p)
+                                : (*p >= 'a' && *p <= 'z' ? *p - 32 : *p));
+      ++p;
+      continue;
+    }
+    if (!om_utf8_loc) om_utf8_loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    if (!om_utf8_loc) om_check_failed(check_id, 0, 0, 0, 0);
+    uint32_t cp;
+    p += om_utf8_dec(p, &cp);
+    cp = (uint32_t)(action == 1 ? towlower_l((wint_t)cp, om_utf8_loc)
+                                : towupper_l((wint_t)cp, om_utf8_loc));
+    o += om_utf8_enc(cp, o);
+  }
+  *o = 0;
+}
+
+int64_t om_str_case(int64_t s, int64_t action, int64_t check_id) {
+  const char *x = om_s(s);
+  if (action == 0) return s;
+  char *r = om_arena_alloc(4 * strlen(x) + 1);
+  om_case(x, action, r, check_id);
+  return (int64_t)(intptr_t)r;
+}
+
+/* 0 if `s` is one of the `n` stopwords (NUL-separated in `stops`), else 1;
+ * case-insensitive: both sides lower-cased first. */
+int64_t om_str_norm_keep(int64_t s, int64_t stops, int64_t n, int64_t case_sensitive,
+                         int64_t check_id) {
+  const char *x = om_s(s), *w = om_s(stops);
+  char buf[256], *lx = NULL;
+  if (!case_sensitive) {
+    size_t need = 4 * strlen(x) + 1;
+    lx = need <= sizeof buf ? buf : om_arena_alloc(need);
+    om_case(x, 1, lx, check_id);
+    x = lx;
+  }
+  for (int64_t i = 0; i < n; ++i, w += strlen(w) + 1)
+    if (strcmp(x, w) == 0) return 0;
+  return 1;
 }
 
 /* A string output: the char* elements (and the bytes they point to, which

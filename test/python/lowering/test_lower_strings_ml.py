@@ -143,3 +143,67 @@ def test_string_split(tmp_path, attrs):
     rng = np.random.default_rng(2)
     pick = lambda shape: np.array(rng.choice(np.array(SPLIT_WORDS, object), size=shape), object)
     check_shapes(tmp_path, m, [{"x": pick((2, 5))}, {"x": pick((4, 1))}, {"x": pick((0, 3))}])
+
+
+NORM_CASES = [
+    ({"case_change_action": "UPPER", "is_case_sensitive": 0, "stopwords": ["monday"]}, ["a", "b"]),
+    ({"case_change_action": "LOWER", "is_case_sensitive": 1, "stopwords": ["monday", "X"]}, ["c"]),
+    ({"case_change_action": "NONE", "is_case_sensitive": 0, "stopwords": ["MONDAY"]}, ["c"]),
+    ({"case_change_action": "NONE"}, [1, "c"]),
+]
+NORM_WORDS = ["monday", "Monday", "tuesday", "X", "x", "Wednesday", "a b"]
+
+
+def _normalize_oracle(x, attrs):
+    """onnxruntime's semantics: whole-element stopwords (compared lower-cased
+    when not case-sensitive), then the case change; [""] when none is left."""
+    sens = attrs.get("is_case_sensitive", 0)
+    stops = {w if sens else w.lower() for w in attrs.get("stopwords", [])}
+    act = attrs.get("case_change_action", "NONE")
+    out = [{"LOWER": w.lower(), "UPPER": w.upper()}.get(act, w) for w in x.reshape(-1)
+           if (w if sens else w.lower()) not in stops] or [""]
+    return np.array(out, object).reshape((1, -1) if x.ndim == 2 else (-1,))
+
+
+@pytest.mark.parametrize("attrs,dims", NORM_CASES)
+def test_string_normalizer(tmp_path, attrs, dims):
+    """Stopwords dropped, case changed, [""] when nothing is left, at 3
+    run-time lengths; ASCII words. Checked against onnxruntime's semantics
+    and, where it agrees (not NONE with case-insensitive stopwords, which it
+    compares case-sensitively), onnx.reference."""
+    from onnx_mlir_py.runtime import ExecutionSession
+    from onnx_mlir_py.testing.check import reference
+    m = model([h.make_node("StringNormalizer", ["x"], ["y"], **attrs)], [("x", S, dims)],
+              [("y", S, None)], opset=10)
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so"))
+    rng = np.random.default_rng(3)
+    shape = (lambda c: (1, c)) if len(dims) == 2 else (lambda c: (c,))
+    xs = [np.array(rng.choice(np.array(NORM_WORDS, object), size=shape(c)), object)
+          for c in (5, 9)] + [np.array(["monday", "Monday"], object).reshape(shape(2))]
+    for x in xs:
+        y = sess.run([x])[0]
+        want = _normalize_oracle(x, attrs)
+        assert y.dtype == object and y.shape == want.shape and y.tolist() == want.tolist(), x
+        if attrs.get("case_change_action") != "NONE" or attrs.get("is_case_sensitive", 1):
+            assert y.tolist() == reference(m, {"x": x})[0].tolist(), x
+
+
+def test_string_normalizer_unicode_case(tmp_path):
+    """Non-ASCII case change code point by code point (towlower/towupper of
+    glibc's C.UTF-8, as onnxruntime's en_US locale; no accent stripping)."""
+    from onnx_mlir_py.runtime import ExecutionSession
+    m = model([h.make_node("StringNormalizer", ["x"], ["y"], case_change_action="LOWER",
+                           is_case_sensitive=0, stopwords=["ecole"])],
+              [("x", S, ["c"])], [("y", S, None)], opset=10)
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so"))
+    y = sess.run([np.array(["ÉCOLE", "Straße", "ΣΊΣΥΦΟΣ", "ECOLE", ""], object)])[0]
+    assert y.tolist() == ["école", "straße", "σίσυφοσ", ""]
+
+
+@pytest.mark.parametrize("attrs,match", [({"locale": "fr_FR"}, "locale 'fr_FR'"),
+                                         ({"case_change_action": "TITLE"}, "case_change_action")])
+def test_string_normalizer_refusals(tmp_path, attrs, match):
+    m = model([h.make_node("StringNormalizer", ["x"], ["y"], name="sn", **attrs)],
+              [("x", S, [3])], [("y", S, None)], opset=10)
+    with pytest.raises(OnnxMlirError, match=f"sn.*{match}"):
+        onnx_mlir_py.compile(m, tmp_path / "m.so")
