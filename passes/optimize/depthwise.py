@@ -38,6 +38,13 @@ fused pad the kernel reads the input directly; a row then ends in whole
 vectors and one shorter vector (static sizes), and a strided read that
 would run past the row's end is shortened.
 
+Prologue: with a fused pad whose input is a unary elementwise generic used
+only by it (a 1x1 conv's ReLU6 / HardSwish before a depthwise conv, the
+MobileNet block), the kernel reads that generic's input and applies its ops
+to each vector it copies into the scratch plane (lanes of a row's masked
+last read are reset to the border's zero: the op need not map 0 to 0), so the
+activation is no separate pass through memory.
+
 Fused neighbours (each only when it is the single user): a per-channel bias
 add (``x + b[c]``, as produced by the Conv lowering) becomes the
 accumulator's initial value, and a following elementwise generic whose body
@@ -62,8 +69,10 @@ import mlir.ir as ir
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, epilogue_user,
-                                                 fill_scalar, static_f32, zero_fill, zero_pad)
+                                                 fill_scalar, prologue_producer, static_f32,
+                                                 zero_fill, zero_pad)
 from onnx_mlir_py.passes.optimize.matmul import THREAD_MIN_MACS
+from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.target import Target
 
@@ -103,6 +112,9 @@ class Conv:
     n_cap: int = 0
     combine: str = "fma"  # "fma": acc += x * w (conv); "max" / "add": pools (w unread)
     pad_value: float = 0.0  # the fused pad's value (the scratch border)
+    prologue: tuple = ()  # elementwise ops applied to the input as it is copied
+    pro_result: str = ""  # into the scratch plane (fused pad only), on %e_in / %e_cap<k>
+    n_pcap: int = 0
 
 
 # -- matching -------------------------------------------------------------------------
@@ -166,15 +178,25 @@ def _match(op: ir.Operation):
     x = op.operands[0]
     padded = zero_pad(x)
     pad: tuple = ()
+    pro = None
     if padded is not None:
         x, pad = padded
+        # the elementwise op before the pad (a 1x1 conv's ReLU6): applied in the plane copy
+        pro = prologue_producer(x)
+        if pro is not None:
+            x = pro[4]
         xs = batch_shape(x)
     fill = fill_scalar(op.operands[2])
     # the bias replaces the fill value as the start: only when that is 0.0
     bias = bias_add_user(op.results[0]) if zero_fill(op.operands[2]) else None
     init, operands, erase, last, kw = kernel_operands(op, x, fill, bias)
+    dead = []
+    if pro is not None:
+        kw.update(prologue=pro[1], pro_result=pro[2], n_pcap=len(pro[3]))
+        operands += list(pro[3])
+        dead = [owner_op(op.operands[0]), pro[0]]      # the pad, then the prologue generic
     cv = Conv(tuple(xs), tuple(pad), ws[1], ws[2], tuple(os_), tuple(s), tuple(d), init, **kw)
-    return cv, operands, erase, last
+    return cv, operands, erase, last, dead
 
 
 # -- kernel text ------------------------------------------------------------------------
@@ -308,6 +330,7 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
     elif cv.init == "bias":
         args.append(f"%bias: {_t([c])}")
     args += [f"%e_cap{k}: f32" for k in range(cv.n_cap)]
+    args += [f"%p_cap{k}: f32" for k in range(cv.n_pcap)]
 
     if blocks > 1:
         tt = _t([n, cb, oh, ow])
@@ -362,6 +385,12 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
         splat("%iv", init_scalar)
     for k in range(cv.n_cap):
         splat(f"%ecv{k}", f"%e_cap{k}")
+    for k in range(cv.n_pcap):
+        e(f"%pcv{k} = vector.broadcast %p_cap{k} : f32 to {_v(vw)}")
+    if cv.prologue and w % vw:
+        # a row's masked last read: the lanes past the row keep the border's zeros
+        e(f"%pmask = vector.constant_mask [{w % vw}] : vector<{vw}xi1>")
+        e(f"%pzero = vector.broadcast %padv : f32 to {_v(vw)}")
 
     carried = "%t1 = %t0" + (", %s1 = %s0" if fused else "")
     e(f"%nres:{2 if fused else 1} = scf.for %n = {e.idx(0)} to {e.idx(n)} step {e.idx(1)} "
@@ -381,6 +410,10 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
             inb = "true" if col + vw <= w else "false"
             v = e.val("cp", f"vector.transfer_read %x[%n, %c, %r, {e.idx(col)}], %padv "
                             f"{{in_bounds = [{inb}]}} : {xt}, {_v(vw)}")
+            if cv.prologue:
+                v = _emit_ops(e, cv.prologue, cv.pro_result, v, "%pcv{}", vw)
+                if inb == "false":
+                    v = e.val("cp", f"arith.select %pmask, {v}, %pzero : vector<{vw}xi1>, {_v(vw)}")
             cur = e.val("sc", f"vector.transfer_write {v}, {cur}[{rr}, {e.idx(col + pl)}] "
                               f"{{in_bounds = [true]}} : {_v(vw)}, {st}")
         e(f"scf.yield {cur} : {st}")
@@ -545,13 +578,20 @@ def _combine(cv: Conv, v: str, w: str, acc: str, lanes: int) -> str:
 def _emit_epilogue(e: _Emit, cv: Conv, val: str, lanes: int) -> str:
     if not cv.epilogue:
         return val
+    return _emit_ops(e, cv.epilogue, cv.epi_result, val, "%ecv{}_" + str(lanes), lanes)
+
+
+def _emit_ops(e: _Emit, ops: tuple, result: str, val: str, cap: str, lanes: int) -> str:
+    """The fused elementwise ``ops`` (see :class:`Conv`) on vector ``val``;
+    captured scalar k is the splat named ``cap.format(k)``."""
     names = {"%e_in": val}
-    for k in range(cv.n_cap):
-        names[f"%e_cap{k}"] = f"%ecv{k}_{lanes}"
-    for op_name, res, opnds, attrs in cv.epilogue:
+    for op_name, res, opnds, attrs in ops:
+        for a in opnds:
+            if a.startswith("%e_cap"):
+                names.setdefault(a, cap.format(int(a[len("%e_cap"):])))
         names[res] = e.val("ep", f"{op_name} {', '.join(names[a] for a in opnds)}{attrs} "
                                  f": {_v(lanes)}")
-    return names[cv.epi_result]
+    return names[result]
 
 
 # -- the rewrite ------------------------------------------------------------------------
@@ -597,7 +637,8 @@ def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, targ
     init..., captured...), ops to erase, op whose result is replaced)) by a
     call of its row kernel, added to ``module`` once per key in ``funcs``."""
     from mlir.dialects import func
-    cv, operands, erase, last = found
+    cv, operands, erase, last = found[:4]
+    dead = found[4] if len(found) > 4 else []    # unused once the call replaces the op
     dynamic = cv.xs[0] is None
     image = replace(cv, xs=(1,) + cv.xs[1:], os=(1,) + cv.os[1:]) if dynamic else cv
     blocks = channel_blocks(cv.os[1], threads and _macs(image) >= THREAD_MIN_MACS)
@@ -619,9 +660,11 @@ def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, targ
         funcs[key] = name
     # before the last fused op: every operand dominates it; the call's location
     # names every fused node, the window op's first (erase[0]: errors, --profile)
-    with ir.InsertionPoint(last), ir.Location.fused([o.location for o in erase]):
+    with ir.InsertionPoint(last), ir.Location.fused([o.location for o in erase + dead]):
         call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
                            operands)
     last.results[0].replace_all_uses_with(call.results[0])
     for o in reversed(erase):
+        o.erase()
+    for o in dead:
         o.erase()

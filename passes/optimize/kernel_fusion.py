@@ -9,6 +9,7 @@ never changes what the fused ops compute.
 from __future__ import annotations
 
 import math
+import struct
 
 import mlir.ir as ir
 
@@ -183,8 +184,8 @@ def attr_text(o: ir.Operation) -> str | None:
 
 def epilogue_user(v: ir.Value):
     """``(generic, ops, result, captured)`` when the single user of ``v`` is a
-    unary elementwise generic of :data:`VECTORIZABLE` ops on f32 values and
-    scalars defined outside it; ``ops`` are (name, result, operands, attrs)
+    unary elementwise generic of :data:`VECTORIZABLE` ops on f32 values,
+    f32 constants and scalars defined outside it; ``ops`` are (name, result, operands, attrs)
     text on ``%e_in`` (the element) and ``%e_cap<k>`` (captured[k])."""
     found = elementwise_user(v, 1)
     if found is None:
@@ -197,6 +198,13 @@ def epilogue_user(v: ir.Value):
     ops = [o.operation for o in body.operations]
     text = []
     for k, o in enumerate(ops[:-1]):
+        if o.name == "arith.constant" and str(o.results[0].type) == "f32" \
+                and isinstance(o.attributes["value"], ir.FloatAttr):
+            # a constant of the body (HardSwish's 1/6): a vector constant, same bits
+            bits = struct.unpack("<I", struct.pack("<f", ir.FloatAttr(o.attributes["value"]).value))
+            names[o.results[0]] = f"%e{k}"
+            text.append((f"arith.constant dense<0x{bits[0]:08X}>", f"%e{k}", (), ""))
+            continue
         if o.name not in VECTORIZABLE or len(o.results) != 1 or o.regions \
                 or str(o.results[0].type) != "f32":
             return None
@@ -220,3 +228,20 @@ def epilogue_user(v: ir.Value):
     if yld.name != "linalg.yield" or len(yld.operands) != 1 or yld.operands[0] not in names:
         return None
     return user, tuple(text), names[yld.operands[0]], captured
+
+
+def prologue_producer(v: ir.Value):
+    """``(generic, ops, result, captured, source)`` when ``v`` is the result of
+    a unary elementwise generic of the :func:`epilogue_user` kind whose input
+    ``source`` and result ``v`` each have a single user: a kernel reading ``v``
+    (the depthwise kernel's copy of its input plane, after a 1x1 conv's
+    ReLU6/HardSwish) may then read ``source`` and apply the ops itself,
+    instead of a separate pass writing ``v`` through memory."""
+    g = owner_op(v)
+    if g is None or g.name != "linalg.generic" or len(g.operands) != 2 \
+            or single_user(v) is None:
+        return None
+    found = epilogue_user(g.operands[0])
+    if found is None or found[0] != g:
+        return None
+    return found + (g.operands[0],)
