@@ -79,3 +79,13 @@ def test_einsum_size_mismatch_is_an_error(tmp_path):
               [("a", T.FLOAT, ["i", "j"]), ("b", T.FLOAT, ["j2", "k"])], opset=12)
     check_rejects(tmp_path, m, [{"a": _x(np.float32, (2, 3)), "b": _x(np.float32, (4, 2))}],
                   match=r"es.*label 'j' has size 3 in one input and 4 in input 1")
+
+
+@pytest.mark.parametrize("case", ["batch_matmul", "diagonal", "ellipsis_bcast"])
+def test_einsum_dynamic_O3(tmp_path, case):
+    eq, dims, shape_sets = CASES[case]
+    names = [f"x{i}" for i in range(len(dims))]
+    m = model([h.make_node("Einsum", names, ["y"], equation=eq)],
+              [(n, T.FLOAT, d) for n, d in zip(names, dims)], opset=12)
+    feeds = [{n: _x(np.float32, s) for n, s in zip(names, shapes)} for shapes in shape_sets]
+    check_shapes(tmp_path, m, feeds, opt_level=3, rtol=1e-5, atol=1e-5)
