@@ -2,8 +2,9 @@
 
 Many ONNX ops are defined by a function of simpler ops (SoftmaxCrossEntropyLoss,
 Celu, MeanVarianceNormalization, Range, the window functions, ...). An op
-whose version has no ``@lowering`` rule (``registry.has_lowering``) but has
-such a body is replaced by the body's ops, imported at the model's opsets
+whose version has no ``@lowering`` rule (``registry.has_lowering``), or whose
+rule does not take this form of it (the rule's ``unsupported(op)`` gives a
+reason, e.g. Attention with past key/value), but has such a body is replaced by the body's ops, imported at the model's opsets
 (``importer/functions.py::node_body`` builds the body, ``GraphImporter``
 imports it in place). Bodies may use ops that need expanding in turn, so
 this repeats up to ``MAX_ROUNDS`` times. Ops with a lowering, and ops with
@@ -30,7 +31,7 @@ from onnx_mlir_py.importer.nodes import GraphImporter
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.fold_constants import attr_proto
 from onnx_mlir_py.passes.shape_inference import update_function_types
-from onnx_mlir_py.registry import has_lowering
+from onnx_mlir_py.registry import lookup
 
 MAX_ROUNDS = 4
 
@@ -60,7 +61,9 @@ def unlowered(op: ir.Operation) -> bool:
     if op.name == "onnx.constant":
         return False
     v = OnnxOp(op)
-    return not has_lowering(v.spec.domain, v.op_type, v.version)
+    rule = lookup("lower", v.spec.domain, v.op_type, v.version)
+    # a rule may take only some forms of its op (``rule.unsupported(op)``: why not)
+    return rule is None or getattr(rule, "unsupported", lambda _v: None)(v) is not None
 
 
 def _type_proto(t: ir.Type) -> onnx.TypeProto | None:

@@ -15,6 +15,7 @@ from onnx_mlir_py.passes.onnx_to_linalg import random  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import conv  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import pool  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import softmax  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import attention  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import reshape  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import normalization  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import concat_split  # noqa: F401

@@ -2,6 +2,7 @@
 (``compiler.optimize_tensors``), run on lower-to-linalg's output before
 codegen bufferizes it.
 
+    attention           om.attention calls (onnx_to_linalg/attention.py) -> tiled vector kernel
     depthwise           depthwise_conv_2d_nchw_chw (+ its pad, bias, ReLU/Clip) -> vector row kernel
     pools               pooling_nchw_max / _sum (+ pad, fill, epilogue) -> the same row kernel
     conv_to_matmul      conv_2d_nchw_fchw / grouped conv -> im2col + (batch_)matmul
@@ -37,6 +38,7 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.passmanager import PassManager
 
+from onnx_mlir_py.passes.optimize.attention import attention_kernels
 from onnx_mlir_py.passes.optimize.matmul import pack_matmuls, tile_packed_contractions
 from onnx_mlir_py.passes.optimize.packs import PACK_LOWERING, fold_constant_relayouts
 from onnx_mlir_py.passes.optimize.conv import convs_to_matmul
@@ -86,6 +88,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
     """The whole -O3 tensor pipeline, in place."""
     target = target or target_for("native")
     with module.context, ir.Location.unknown():
+        attention_kernels(module, target, threads)
         depthwise_convs(module, target, threads)
         pools(module, target, threads)
         convs_to_matmul(module, threads, (target.matmul_tile[2], target.matmul_tile[1]))
@@ -107,6 +110,8 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
 # name -> module -> None, for passes/pipeline.py (the lit tests pin the AVX-512 target
 # through these names so their CHECK lines do not depend on the machine).
 PASSES = {
+    "o3-attention": lambda m: attention_kernels(m, target_for("x86-64-v4")),
+    "o3-attention-threads": lambda m: attention_kernels(m, target_for("x86-64-v4"), threads=True),
     "o3-depthwise": lambda m: depthwise_convs(m, target_for("x86-64-v4")),
     "o3-depthwise-threads": lambda m: depthwise_convs(m, target_for("x86-64-v4"), threads=True),
     "o3-pools": lambda m: pools(m, target_for("x86-64-v4")),

@@ -10,6 +10,7 @@ before lowering (``onnx_mlir_py.compiler.lower`` runs ``optimize-onnx`` at -O2 a
     remove-identity-like     Reshape/Expand/Cast/... to the same type removed
     pretranspose-gemm-weights  Gemm transA/transB on constants done at compile time
     fold-constant-transposes Transpose of a constant (any size) -> constant
+    fuse-attention           MatMul / scale / mask Add / Softmax / MatMul -> Attention
 
 Each pass is ``module -> number of rewrites``; ``optimize_onnx`` repeats them
 until nothing changes, then deletes dead ops (canonicalize-onnx).
@@ -19,6 +20,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.passes.canonicalize import canonicalize_onnx
+from onnx_mlir_py.passes.optimize_onnx.attention import fuse_attention
 from onnx_mlir_py.passes.optimize_onnx.conv_fold import (fold_affine_into_conv,
                                                          fold_batchnorm_into_conv)
 from onnx_mlir_py.passes.optimize_onnx.matmul_bias import fuse_matmul_bias
@@ -36,6 +38,7 @@ REWRITES = {
     "fuse-matmul-bias": fuse_matmul_bias,
     "pretranspose-gemm-weights": pretranspose_gemm_weights,
     "fold-constant-transposes": fold_constant_transposes,
+    "fuse-attention": fuse_attention,
 }
 MAX_ROUNDS = 8
 
