@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from onnx_mlir_py.dialects.onnx.attributes import is_string_tensor_attr
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_dense_resource, is_onnx_op
 from onnx_mlir_py.dialects.onnx.schema import VARIADIC
 from onnx_mlir_py.dialects.onnx.types import onnx_type_name
@@ -26,7 +27,8 @@ _KIND_CHECK = {
     "ints": lambda a: isinstance(a, ir.DenseI64ArrayAttr),
     "floats": lambda a: isinstance(a, ir.DenseF32ArrayAttr),
     "strings": lambda a: isinstance(a, ir.ArrayAttr),
-    "tensor": lambda a: isinstance(a, ir.DenseElementsAttr) or is_dense_resource(a),
+    "tensor": lambda a: isinstance(a, ir.DenseElementsAttr) or is_dense_resource(a) or
+    is_string_tensor_attr(a),
     "type": lambda a: isinstance(a, ir.TypeAttr),
 }
 

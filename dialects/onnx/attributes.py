@@ -71,12 +71,57 @@ def from_value(kind: str, v) -> ir.Attribute:
 _resource_counter = [0]
 
 
+def _mlir_str(b: bytes) -> str:
+    return '"' + "".join(chr(c) if 32 <= c < 127 and c not in (34, 92) else f"\\{c:02X}"
+                         for c in b) + '"'
+
+
+def string_tensor_attr(t: onnx.TensorProto) -> ir.Attribute:
+    """A STRING TensorProto -> ``dense<[...]> : tensor<..x!onnx.string>`` (MLIR's
+    DenseStringElementsAttr; read back by strings_of)."""
+    shape = list(t.dims)
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    data = list(t.string_data)
+    if len(data) != n:
+        raise ValueError(f"string tensor of shape {shape} has {len(data)} values")
+
+    def nest(flat, dims):
+        if not dims:
+            return _mlir_str(flat[0])
+        step = len(flat) // dims[0] if dims[0] else 0
+        return "[" + ", ".join(nest(flat[i * step:(i + 1) * step], dims[1:])
+                               for i in range(dims[0])) + "]"
+    body = nest(data, shape) if n else ""
+    ty = "x".join([str(d) for d in shape] + ["!onnx.string"])
+    return ir.Attribute.parse(f"dense<{body}> : tensor<{ty}>")
+
+
+def is_string_tensor_attr(attr: ir.Attribute) -> bool:
+    """A string_tensor_attr (DenseStringElementsAttr of !onnx.string)."""
+    t = getattr(attr, "type", None)
+    return isinstance(t, ir.ShapedType) and str(t.element_type) == "!onnx.string" and \
+        str(attr).startswith("dense<")
+
+
+def strings_of(attr: ir.Attribute) -> list[str]:
+    """The flat element strings of a string_tensor_attr (a splat repeated)."""
+    import re
+    text = str(attr)
+    body = text[text.index("<") + 1:text.rindex("> :")]
+    vals = [bytes(92 if m == "\\\\" else int(m[1:], 16) if m.startswith("\\") else ord(m)
+                  for m in re.findall(r"\\\\|\\[0-9A-Fa-f]{2}|[^\\]", q)
+                  ).decode("utf-8", errors="replace")
+            for q in re.findall(r'"((?:[^"\\]|\\\\|\\[0-9A-Fa-f]{2})*)"', body)]
+    n = int(np.prod(attr.type.shape, dtype=np.int64)) if attr.type.rank else 1
+    return vals * n if len(vals) == 1 and n != 1 else vals
+
+
 def tensor_attr(t: onnx.TensorProto, name_hint: str = "") -> ir.Attribute:
     """TensorProto -> DenseElementsAttr (small) or DenseResourceElementsAttr."""
     from onnx import numpy_helper
     et = elem_type(t.data_type)
     if t.data_type == onnx.TensorProto.STRING:
-        raise ValueError("string tensors are not supported as constants")
+        return string_tensor_attr(t)
     check_payload(t)
     arr = numpy_helper.to_array(t)
     shape = list(arr.shape)

@@ -56,6 +56,8 @@ def _scalar_attr(op: OnnxOp, t: ir.RankedTensorType) -> ir.Attribute:
 @lowering("Constant", 9, 11, 12, 13, 19, 21, 23, 24, 25)
 def lower_constant(op: OnnxOp, b: LoweringContext) -> list[ir.Value]:
     t = op.op.results[0].type
+    if str(getattr(t, "element_type", "")) == "!onnx.string":
+        return [_string_constant(op, b, t)]
     if "value" in op.op.attributes:
         attr = op.op.attributes["value"]
         if not (isinstance(attr, ir.DenseElementsAttr) or is_dense_resource(attr)):
@@ -67,3 +69,23 @@ def lower_constant(op: OnnxOp, b: LoweringContext) -> list[ir.Value]:
     if bitcast:
         c = tensor.bitcast(to_signless(t), c)
     return [c]
+
+
+def _string_constant(op: OnnxOp, b: LoweringContext, t: ir.RankedTensorType) -> ir.Value:
+    """A string tensor constant: an i64 tensor of char* to literals (strings_ml.py)."""
+    from onnx_mlir_py.dialects.onnx.attributes import strings_of
+    from onnx_mlir_py.passes.onnx_to_linalg.strings_ml import string_literal
+    a = op.op.attributes
+    if "value" in a:
+        vals = strings_of(a["value"])
+    elif "value_string" in a:
+        vals = [ir.StringAttr(a["value_string"]).value]
+    elif "value_strings" in a:
+        arr = a["value_strings"]
+        vals = [ir.StringAttr(arr[i]).value for i in range(len(arr))]
+    else:
+        op.fail("string Constant without a value")
+    st = to_signless(t)
+    if not vals:
+        return tensor.empty(list(st.shape), st.element_type)
+    return tensor.from_elements(st, [string_literal(b, v) for v in vals])

@@ -207,3 +207,19 @@ def test_string_normalizer_refusals(tmp_path, attrs, match):
               [("x", S, [3])], [("y", S, None)], opset=10)
     with pytest.raises(OnnxMlirError, match=f"sn.*{match}"):
         onnx_mlir_py.compile(m, tmp_path / "m.so")
+
+
+def test_string_constants(tmp_path):
+    """String initializers (any rank; quotes, backslashes, unicode, empty) and
+    Constant value_string / value_strings, at 2 run-time shapes, vs onnxruntime."""
+    from onnx import helper as hh
+    init = hh.make_tensor("k", S, [2, 2], [b"a\"\\q", "日本".encode(), b"", b"x\n"])
+    m = model([h.make_node("StringConcat", ["x", "k"], ["y"]),
+               h.make_node("Constant", [], ["c"], value_strings=["p", "q"]),
+               h.make_node("StringConcat", ["x", "c"], ["z"]),
+               h.make_node("Constant", [], ["d"], value_string="só"),
+               h.make_node("Equal", ["x", "d"], ["e"])],
+              [("x", S, ["a", 2])], [("y", S, None), ("z", S, None), ("e", T.BOOL, None)],
+              opset=20, inits=[init])
+    check_shapes(tmp_path, m, [{"x": np.array([["só", "b"], ["c", ""]], object)},
+                               {"x": np.array([["só", "é"]], object)}], engine="onnxruntime")
