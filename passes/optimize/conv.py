@@ -26,6 +26,7 @@ import mlir.ir as ir
 from onnx_mlir_py.passes.optimize.matmul import THREAD_MIN_MACS
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
+from onnx_mlir_py.passes.optimize.conv_row import row_conv_function
 from onnx_mlir_py.passes.optimize.conv_strips import strip_functions, strip_rows
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, call_in_place,
                                                         fill_scalar, static_f32, zero_fill)
@@ -196,6 +197,8 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     read its init gets a fresh one from the elementwise fusion, and the
     result would be copied into the caller's slice."""
     kb, nb = blocks
+    if groups == 1 and list(xs[:1] + xs[2:]) == [1, 1, 1] and tuple(ws[2:]) == (1, 1):
+        return row_conv_function(name, xs, ws, os_, bias, dest)
     if groups == 1:
         n, c, h, w = xs
         f, _, kh_, kw_ = ws
