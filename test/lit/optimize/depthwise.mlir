@@ -195,3 +195,48 @@ func.func @dw_big(%x: tensor<1x64x64x64xf32>, %w: tensor<64x3x3xf32>) -> tensor<
        ins(%p, %w : tensor<1x64x66x66xf32>, tensor<64x3x3xf32>) outs(%z : tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32>
   return %c : tensor<1x64x64x64xf32>
 }
+
+// The activation before the pad (a 1x1 conv's HardSigmoid, with constants
+// in its body) is applied as the plane is copied into the scratch: no
+// generic left; 20 columns at 16 lanes, so the row's second read is masked
+// and its lanes past the row are reset to the border's zero (HardSigmoid(0)
+// is 0.5) before the write.
+// CHECK-LABEL: func.func @dw_prologue
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: tensor.pad
+// CHECK: vector.constant_mask [4] : vector<16xi1>
+// CHECK: vector.transfer_read %arg0{{.*}} {in_bounds = [true]} : tensor<1x4x20x20xf32>, vector<16xf32>
+// CHECK: arith.mulf {{.*}} : vector<16xf32>
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: arith.minimumf {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<22x34xf32>
+// CHECK: vector.transfer_read %arg0[{{.*}}], %{{[a-z_0-9]+}} : tensor<1x4x20x20xf32>, vector<16xf32>
+// CHECK: arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<22x34xf32>
+// CHECK-COUNT-18: vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT: linalg.generic
+func.func @dw_prologue(%x: tensor<1x4x20x20xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x20x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e0 = tensor.empty() : tensor<1x4x20x20xf32>
+  %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%x : tensor<1x4x20x20xf32>) outs(%e0 : tensor<1x4x20x20xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %alpha = arith.constant 0.2 : f32
+    %beta = arith.constant 0.5 : f32
+    %m = arith.mulf %in, %alpha : f32
+    %a = arith.addf %m, %beta : f32
+    %lo = arith.maximumf %a, %zero : f32
+    %hi = arith.minimumf %lo, %one : f32
+    linalg.yield %hi : f32
+  } -> tensor<1x4x20x20xf32>
+  %p = tensor.pad %h low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x20x20xf32> to tensor<1x4x22x22xf32>
+  %e = tensor.empty() : tensor<1x4x20x20xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x20x20xf32>) -> tensor<1x4x20x20xf32>
+  %c = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x4x22x22xf32>, tensor<4x3x3xf32>) outs(%z : tensor<1x4x20x20xf32>) -> tensor<1x4x20x20xf32>
+  return %c : tensor<1x4x20x20xf32>
+}

@@ -53,6 +53,7 @@ CASES = [   # tag, (C in, H, W), C out, activation, second user, depthwise attrs
     ("hsig_w13", (4, 9, 13), 8, "hardsigmoid", False, {}),
     ("hsig_w20", (4, 7, 20), 8, "hardsigmoid", False, dict(strides=[2, 2])),
     ("shared", (4, 10, 10), 8, "clip", True, {}),
+    ("threaded", (16, 56, 56), 96, "hardswish", False, {}),   # > 2^21 MACs: channel blocks
 ]
 
 
