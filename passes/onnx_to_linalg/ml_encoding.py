@@ -8,8 +8,9 @@
   branch-free binary search of fixed depth (ceil(log2(keys + 1)) selects),
   then matched exactly (NaN keys: a NaN input maps to the NaN key's value).
 
-String categories, keys or values need the string tensor ABI: refused,
-naming the node.
+String keys and/or values (v2, v4): the same search comparing with strcmp
+(om_str_cmp), string values a constant tensor of literals. OneHotEncoder's
+string categories and LabelEncoder v1 are refused, naming the node.
 """
 from __future__ import annotations
 
@@ -85,12 +86,14 @@ def _search(b: LoweringContext, keys: ir.Value, n: int, v: ir.Value, less) -> ir
 def lower_label_encoder(op: OnnxOp, b: LoweringContext):
     t = label_table(op)
     if t is None:
-        op.fail(f"string keys or values: {STRINGS}")
+        op.fail(f"LabelEncoder v1 (classes_strings): {STRINGS}")
     keys, vals, default = t
     x = op.input(0)
     et = x.type.element_type
     out_t = b.result_type(op)
     ot = out_t.element_type
+    if keys.dtype == object or vals.dtype == object:
+        return [_string_label_encoder(op, b, x, keys, vals, default)]
     if is_float(et) != (keys.dtype.kind == "f"):
         op.fail(f"keys of kind {keys.dtype} for X of type {et}")
     nan_val = None
@@ -122,3 +125,41 @@ def lower_label_encoder(op: OnnxOp, b: LoweringContext):
             out = arith.select(arith.cmpf(F.UNO, v, v), b.const(nan_val, ot), out)
         return out
     return [b.map_elementwise([x], b.dims(x), ot, body)]
+
+
+def _string_label_encoder(op: OnnxOp, b: LoweringContext, x: ir.Value, keys, vals, default):
+    """String keys and/or values (docs/design.md "Strings"): the same binary
+    search, comparing with strcmp (keys sorted by their UTF-8 bytes); string
+    values are a constant tensor of literals."""
+    from onnx_mlir_py.passes.onnx_to_linalg.strings_ml import (call_i64, string_literal,
+                                                               string_tensor)
+    ot = b.result_type(op).element_type
+    str_keys, str_vals = keys.dtype == object, vals.dtype == object
+    if str_keys != (str(b.onnx_elem(x)) == "!onnx.string"):
+        op.fail(f"keys of kind {'string' if str_keys else keys.dtype} for X of type "
+                f"{b.onnx_elem(x)}")
+    if not str_keys and keys.dtype.kind == "f":
+        op.fail("float keys with string values are not supported")
+    order = sorted(range(len(keys)), key=lambda i: keys[i].encode() if str_keys else keys[i])
+    keys, vals = keys[order], vals[order]
+    n = len(keys)
+    kc = string_tensor(b, list(keys) or [""]) if str_keys else \
+        dense_const(keys.astype(np.int64) if n else np.zeros(1, np.int64), x.type.element_type)
+    vc = string_tensor(b, list(vals) or [""]) if str_vals else \
+        dense_const(vals if n else np.zeros(1, vals.dtype), ot)
+    dflt = string_literal(b, str(default)) if str_vals else b.const(default, ot)
+    if str_keys:
+        zero = arith.constant(ir.IntegerType.get_signless(64), 0)
+        less = lambda k, v: arith.cmpi(I.slt, call_i64(b, "om_str_cmp", [k, v]), zero)  # noqa: E731
+        eq = lambda k, v: arith.cmpi(I.eq, call_i64(b, "om_str_cmp", [k, v]), zero)  # noqa: E731
+    else:
+        less = lambda k, v: arith.cmpi(I.slt, k, v)  # noqa: E731
+        eq = lambda k, v: arith.cmpi(I.eq, k, v)  # noqa: E731
+
+    def body(v):
+        pos = _search(b, kc, n, v, less)
+        inside = arith.cmpi(I.ult, pos, b.index(n))
+        at = arith.select(inside, pos, b.index(0))
+        hit = arith.andi(inside, eq(tensor.extract(kc, [at]), v))
+        return arith.select(hit, tensor.extract(vc, [at]), dflt)
+    return b.map_elementwise([x], b.dims(x), ot, body)

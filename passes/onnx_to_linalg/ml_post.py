@@ -28,7 +28,7 @@ def dense_const(arr: np.ndarray, et: ir.Type) -> ir.Value:
     """A constant tensor of numpy values (converted to ``et``)."""
     t = ir.RankedTensorType.get(list(arr.shape), et)
     np_t = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64,
-            "i32": np.int32, "i8": np.int8, "i1": np.bool_}[str(et)]
+            "i32": np.int32, "i16": np.int16, "i8": np.int8, "i1": np.bool_}[str(et)]
     a = np.ascontiguousarray(arr, dtype=np_t)
     if np_t is np.bool_:
         a = np.packbits(a, bitorder="little")

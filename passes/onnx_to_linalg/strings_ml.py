@@ -44,6 +44,16 @@ def _call(b: LoweringContext, name: str, args: list) -> ir.Value:
     return func.CallOp([_i64()], ir.FlatSymbolRefAttr.get(name), args).results[0]
 
 
+call_i64 = _call
+
+
+def string_tensor(b: LoweringContext, values: list) -> ir.Value:
+    """A 1-D constant string tensor (i64 char* to literals)."""
+    from mlir.dialects import tensor
+    t = ir.RankedTensorType.get([len(values)], _i64())
+    return tensor.from_elements(t, [string_literal(b, str(v)) for v in values])
+
+
 def string_literal(b: LoweringContext, text: str) -> ir.Value:
     """An i64 char* to a NUL-terminated constant (an llvm.mlir.global)."""
     lits = b.__dict__.setdefault("_om_string_lits", {})

@@ -17,6 +17,7 @@ from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
 from onnx_mlir_py.dialects.onnx.ops.common import i64
+from onnx_mlir_py.dialects.onnx.attributes import is_string_tensor_attr, strings_of
 
 ML = "ai.onnx.ml"
 LABEL_ENCODER = (1, 2, 4)
@@ -46,15 +47,15 @@ _KEY_ATTRS = ("keys_strings", "keys_int64s", "keys_floats")
 
 
 def label_table(op: OnnxOp) -> tuple[np.ndarray, np.ndarray, object] | None:
-    """(keys, values, default) as numpy arrays for numeric keys and values;
-    None when keys or values are strings (or v1, string <-> int64)."""
+    """(keys, values, default) as numpy arrays (object arrays of str for
+    string keys / values); None for v1 (string <-> int64 by classes_strings)."""
     if op.version == 1:
         return None
     keys = vals = None
     if op.version >= 4 and op.attrs.has("keys_tensor"):
-        keys = np.asarray(op.attrs.keys_tensor).reshape(-1)
+        keys = _tensor_values(op, "keys_tensor")
     if op.version >= 4 and op.attrs.has("values_tensor"):
-        vals = np.asarray(op.attrs.values_tensor).reshape(-1)
+        vals = _tensor_values(op, "values_tensor")
     for name in _KEY_ATTRS:
         if keys is None and op.attrs.has(name):
             keys = np.asarray(getattr(op.attrs, name))
@@ -65,15 +66,26 @@ def label_table(op: OnnxOp) -> tuple[np.ndarray, np.ndarray, object] | None:
         op.fail("keys and values must be given")
     if len(keys) != len(vals):
         op.fail(f"{len(keys)} keys for {len(vals)} values")
-    if keys.dtype.kind in "USO" or vals.dtype.kind in "USO":
-        return None
-    if vals.dtype.kind == "f":
+    if vals.dtype.kind in "USO":
+        default = op.attrs.default_string
+        default = "_Unused" if default is None else default
+        vals = vals.astype(object)
+    elif vals.dtype.kind == "f":
         default = op.attrs.default_float
     else:
         default = op.attrs.default_int64
     if op.version >= 4 and op.attrs.has("default_tensor"):
-        default = np.asarray(op.attrs.default_tensor).reshape(-1)[0]
+        default = _tensor_values(op, "default_tensor")[0]
+    if keys.dtype.kind in "USO":
+        keys = keys.astype(object)
     return keys, vals, default
+
+
+def _tensor_values(op: OnnxOp, name: str) -> np.ndarray:
+    a = op.op.attributes[name]
+    if is_string_tensor_attr(a):
+        return np.array(strings_of(a), dtype=object)
+    return np.asarray(getattr(op.attrs, name)).reshape(-1)
 
 
 @shape_rule("LabelEncoder", *LABEL_ENCODER, domain=ML)
@@ -81,7 +93,7 @@ def _label_encoder_shape(op: OnnxOp):
     et = None
     if "values_tensor" in op.spec.attributes and op.attrs.has("values_tensor"):
         a = op.op.attributes["values_tensor"]
-        if isinstance(a, ir.DenseElementsAttr):
+        if isinstance(a, ir.DenseElementsAttr) or is_string_tensor_attr(a):
             et = a.type.element_type
     for name, code in _VALUE_TYPES:
         if et is None and name in op.spec.attributes and op.attrs.has(name):

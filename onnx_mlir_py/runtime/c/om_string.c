@@ -21,6 +21,12 @@ static const char *om_s(int64_t p) { return p ? (const char *)(intptr_t)p : ""; 
 
 int64_t om_str_eq(int64_t a, int64_t b) { return strcmp(om_s(a), om_s(b)) == 0; }
 
+/* <0, 0, >0 as strcmp (byte order = code point order for UTF-8) */
+int64_t om_str_cmp(int64_t a, int64_t b) {
+  int c = strcmp(om_s(a), om_s(b));
+  return c < 0 ? -1 : c > 0;
+}
+
 int64_t om_str_concat(int64_t a, int64_t b) {
   const char *x = om_s(a), *y = om_s(b);
   size_t n = strlen(x), m = strlen(y);

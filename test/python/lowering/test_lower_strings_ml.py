@@ -223,3 +223,21 @@ def test_string_constants(tmp_path):
               opset=20, inits=[init])
     check_shapes(tmp_path, m, [{"x": np.array([["só", "b"], ["c", ""]], object)},
                                {"x": np.array([["só", "é"]], object)}], engine="onnxruntime")
+
+
+@pytest.mark.parametrize("attrs,in_t,out_t,vals", [
+    ({"keys_strings": ["b", "a", "日本", ""], "values_int64s": [1, 2, 3, 4],
+      "default_int64": -7}, S, T.INT64, ["a", "b", "c", "日本", "", "aa"]),
+    ({"keys_int64s": [5, 1, 3], "values_strings": ["five", "one", "трі"],
+      "default_string": "?"}, T.INT64, S, [1, 2, 3, 5, -1, 0]),
+    ({"keys_strings": ["x", "y"], "values_strings": ["X", ""]}, S, S, ["x", "y", "z", ""]),
+])
+def test_label_encoder_strings(tmp_path, attrs, in_t, out_t, vals):
+    """ai.onnx.ml LabelEncoder with string keys and/or values (binary search
+    with strcmp), vs onnxruntime at 2 run-time lengths."""
+    m = model([h.make_node("LabelEncoder", ["x"], ["y"], domain="ai.onnx.ml", **attrs)],
+              [("x", in_t, ["n"])], [("y", out_t, None)], opset=17)
+    m.opset_import.append(h.make_opsetid("ai.onnx.ml", 2))
+    dt = object if in_t == S else np.int64
+    check_shapes(tmp_path, m, [{"x": np.array(vals, dt)}, {"x": np.array(vals[:2], dt)}],
+                 engine="onnxruntime")

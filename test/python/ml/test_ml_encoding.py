@@ -74,12 +74,15 @@ def test_label_encoder_v4_tensors(tmp_path):
     assert_like_ort(got, ort_run(model, {"X": x}))
 
 
-def test_string_label_encoder_is_refused_naming_the_node(tmp_path):
-    from onnx_mlir_py.errors import OnnxMlirError
+def test_string_label_encoder(tmp_path):
+    """String values (string tensors: docs/design.md "Strings"; more cases in
+    test/python/lowering/test_lower_strings_ml.py)."""
     model = _model("LabelEncoder", TensorProto.INT64, TensorProto.STRING, ["N"], ["N"], 2,
                    keys_int64s=[1, 2], values_strings=["a", "b"])
-    with pytest.raises(OnnxMlirError, match="'enc'.*string"):
-        compile_model(model, tmp_path / "m.so")
+    x = np.array([2, 1, 3], np.int64)
+    got = compile_model(model, tmp_path / "m.so").run([x])
+    assert got[0].tolist() == ["b", "a", "_Unused"]
+    assert_like_ort(got, ort_run(model, {"X": x}))
 
 
 def test_column_transformer_pipeline(tmp_path):
