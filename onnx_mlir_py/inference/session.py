@@ -201,7 +201,11 @@ class InferenceSession:
             if type_str.startswith(("seq(", "optional(")):
                 arrays.append(x)    # a list of arrays or None: runtime/values.py checks it
                 continue
-            if not isinstance(x, np.ndarray):      # a list: made the input's type
+            if type_str == "tensor(string)":         # str objects, '<U' or bytes arrays
+                x = np.asarray(x, dtype=object) if not isinstance(x, np.ndarray) or \
+                    x.dtype.kind in "US" else x
+                dtype = x.dtype if x.dtype == object else dtype
+            elif not isinstance(x, np.ndarray):      # a list: made the input's type
                 x = np.asarray(x, dtype=dtype)
             if x.dtype != dtype:
                 raise InvalidArgument(f"Unexpected input data type for input: {name}. Actual: "

@@ -241,3 +241,18 @@ def test_label_encoder_strings(tmp_path, attrs, in_t, out_t, vals):
     dt = object if in_t == S else np.int64
     check_shapes(tmp_path, m, [{"x": np.array(vals, dt)}, {"x": np.array(vals[:2], dt)}],
                  engine="onnxruntime")
+
+
+def test_inference_session_strings():
+    """InferenceSession (onnxruntime's API) takes object, str and list inputs
+    for a tensor(string) input and returns object arrays of str."""
+    from onnx_mlir_py import InferenceSession, InvalidArgument
+    m = model([h.make_node("StringConcat", ["x", "x"], ["y"])], [("x", S, ["n"])],
+              [("y", S, ["n"])], opset=20)
+    s = InferenceSession(m.SerializeToString())
+    assert s.get_inputs()[0].type == "tensor(string)"
+    for x in (np.array(["a", "é"], object), np.array(["a", "é"]), ["a", "é"]):
+        y = s.run(None, {"x": x})[0]
+        assert y.dtype == object and y.tolist() == ["aa", "éé"]
+    with pytest.raises(InvalidArgument, match="data type"):
+        s.run(None, {"x": np.array([1, 2], np.int64)})
