@@ -66,10 +66,9 @@ def build_run_model(d: str) -> str:
 def expressible(inputs, n_inputs: int) -> bool:
     """Whether run_model can pass these inputs: one numpy array (or scalar)
     of a signature element type per model input."""
-    # strings (object arrays) have no raw-file form in run_model
     return isinstance(inputs, (list, tuple)) and len(inputs) == n_inputs and all(
-        isinstance(x, (np.ndarray, np.generic)) and np.asarray(x).dtype != object
-        and np.asarray(x).dtype in _TYPE_NAME for x in inputs)
+        isinstance(x, (np.ndarray, np.generic)) and np.asarray(x).dtype in _TYPE_NAME
+        for x in inputs)
 
 
 def c_args(inputs, d: str, k: int) -> list[str]:
