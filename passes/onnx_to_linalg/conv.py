@@ -33,6 +33,7 @@ from onnx_mlir_py.dialects.onnx.ops.conv import conv_dims, conv_transpose_dims, 
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, pad
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of, wrap
 from onnx_mlir_py.passes.onnx_to_linalg.reshape import collapse, expand
+from onnx_mlir_py.passes.onnx_to_linalg.gemm import is_half, narrow, widen
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import extract_slice, insert_slice, loop_index
 
@@ -161,6 +162,9 @@ def lower_conv(op: OnnxOp, b: LoweringContext):
     et = b.result_type(op).element_type
     if not is_float(et):
         op.fail("only float convolution is supported")
+    if is_half(et):  # f32 accumulation, rounded once (gemm.is_half)
+        x, w, bias = (widen(b, op.input(i)) for i in range(3))
+        return [narrow(b, convolve(op, b, x, w, bias, ir.F32Type.get()), et)]
     return [convolve(op, b, op.input(0), op.input(1), op.input(2), et)]
 
 

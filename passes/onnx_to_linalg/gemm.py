@@ -32,6 +32,25 @@ def _add(x, y):
     return arith.addf(x, y) if is_float(x.type) else arith.addi(x, y)
 
 
+def is_half(et) -> bool:
+    """f16 / bf16: contractions read it as f32, accumulate in f32 and round
+    once at the end, as numpy (onnx.reference) and onnxruntime do; in f16 an
+    attention's Q.K^T lost several ulp (test_attention_4d_fp16)."""
+    return is_float(et) and et.width < 32
+
+
+def widen(b: LoweringContext, v):
+    """v as f32 (None stays None)."""
+    if v is None:
+        return None
+    f32 = ir.F32Type.get()
+    return b.map_elementwise([v], b.dims(v), f32, lambda x: arith.extf(f32, x))
+
+
+def narrow(b: LoweringContext, y, et: ir.Type):
+    return b.map_elementwise([y], b.dims(y), et, lambda x: arith.truncf(et, x))
+
+
 def transpose2d(b: LoweringContext, x: ir.Value) -> ir.Value:
     d = b.dims(x)
     return val(linalg.transpose(x, outs=[b.empty([d[1], d[0]], x.type.element_type)],
@@ -46,11 +65,18 @@ def matmul2d(b: LoweringContext, a: ir.Value, w: ir.Value, et: ir.Type) -> ir.Va
 
 @lowering("Gemm", 7, 9, 11, 13)
 def lower_gemm(op: OnnxOp, b: LoweringContext):
-    a, w, c = op.input(0), op.input(1), op.input(2)
+    et = b.result_type(op).element_type
+    if is_half(et):  # the epilogue (in f32) rounds: broadcast_generic yields et
+        y = _gemm(op, b, *(widen(b, op.input(i)) for i in range(3)), ir.F32Type.get(),
+                  lambda v: arith.truncf(et, v))
+        return [y if y.type.element_type == et else narrow(b, y, et)]
+    return [_gemm(op, b, op.input(0), op.input(1), op.input(2), et, lambda v: v)]
+
+
+def _gemm(op: OnnxOp, b: LoweringContext, a, w, c, et, down) -> ir.Value:
     for v in (a, w):
         if b.ranked(op, v).rank != 2:
             op.fail("A and B must be 2-D")
-    et = b.result_type(op).element_type
     # the contraction (K) dims: A's dim 1 (0 with transA), B's dim 0 (1 with transB)
     require_same_dim(op, b, a, 0 if op.attrs.transA else 1, w, 1 if op.attrs.transB else 0,
                      "A", "B")
@@ -62,8 +88,8 @@ def lower_gemm(op: OnnxOp, b: LoweringContext):
     alpha, beta = op.attrs.alpha, op.attrs.beta
     if c is None or beta == 0.0:
         if alpha == 1.0:
-            return [y]
-        return [broadcast_generic(op, b, [y], lambda s: _mul(s, b.const(alpha, et)))]
+            return y
+        return broadcast_generic(op, b, [y], lambda s: down(_mul(s, b.const(alpha, et))))
     if c.type.rank > 2:
         op.fail("C must be broadcastable to (M, N)")
 
@@ -72,8 +98,8 @@ def lower_gemm(op: OnnxOp, b: LoweringContext):
             s = _mul(s, b.const(alpha, et))
         if beta != 1.0:
             cs = _mul(cs, b.const(beta, et))
-        return _add(s, cs)
-    return [broadcast_generic(op, b, [y, c], epilogue)]
+        return down(_add(s, cs))
+    return broadcast_generic(op, b, [y, c], epilogue)
 
 
 def _batch_out_dims(op: OnnxOp, b: LoweringContext, a: ir.Value, w: ir.Value,
@@ -169,19 +195,29 @@ def _collapsed_type(x: ir.Value, groups, et) -> ir.Type:
 @lowering("MatMul", 1, 9, 13)
 def lower_matmul(op: OnnxOp, b: LoweringContext):
     a, w = op.input(0), op.input(1)
-    ra, rw = b.ranked(op, a).rank, b.ranked(op, w).rank
+    b.ranked(op, a), b.ranked(op, w)
     out_t = b.result_type(op)
+    et = out_t.element_type
+    if is_half(et):
+        f32 = ir.F32Type.get()
+        wide = ir.RankedTensorType.get(list(out_t.shape), f32)
+        return [narrow(b, _matmul(op, b, widen(b, a), widen(b, w), wide), et)]
+    return [_matmul(op, b, a, w, out_t)]
+
+
+def _matmul(op: OnnxOp, b: LoweringContext, a, w, out_t) -> ir.Value:
+    ra, rw = a.type.rank, w.type.rank
     et = out_t.element_type
     _check_k(op, b, a, w)
     if ra == 2 and rw == 2:
-        return [matmul2d(b, a, w, et)]
+        return matmul2d(b, a, w, et)
     if ra > 2 and rw == 2:
         # (..., M, K) x (K, N): collapse leading dims into M
         g = [list(range(ra - 1)), [ra - 1]]
         a2 = collapse(a, g, _collapsed_type(a, g, a.type.element_type))
         y = matmul2d(b, a2, w, et)
         out_dims = b.dims(a)[:-1] + [b.dim(w, 1)]
-        return [expand(b, y, [list(range(ra - 1)), [ra - 1]], out_dims)]
+        return expand(b, y, [list(range(ra - 1)), [ra - 1]], out_dims)
     if ra == rw and ra >= 3 and _batch_matmul_ok(a, w, ra - 2):
         nb = ra - 2
         out_batch, sole = _batch_out_dims(op, b, a, w, nb)
@@ -196,10 +232,10 @@ def lower_matmul(op: OnnxOp, b: LoweringContext):
         dims = [b.dim(a3, 0), b.dim(a3, 1), b.dim(w3, 2)]
         y = linalg.batch_matmul(a3, w3, outs=[b.full(dims, et, _zero(et))])
         if nb == 1:
-            return [y]
+            return y
         out_dims = out_batch + [b.dim(a, ra - 2), b.dim(w, ra - 1)]
-        return [expand(b, y, ga, out_dims)]
-    return [_matmul_generic(op, b, a, w, out_t)]
+        return expand(b, y, ga, out_dims)
+    return _matmul_generic(op, b, a, w, out_t)
 
 
 def _matmul_generic(op: OnnxOp, b: LoweringContext, a, w, out_t) -> ir.Value:

@@ -233,3 +233,22 @@ def test_qlinear_conv_dynamic(tmp_path):
     feeds = [{"x": u8(1, 3, 5, 6), "w": u8(2, 3, 3, 3), "b": R.integers(-99, 99, 2).astype(np.int32)},
              {"x": u8(2, 3, 7, 4), "w": u8(4, 3, 2, 2), "b": R.integers(-99, 99, 4).astype(np.int32)}]
     run_dynamic(tmp_path, m, feeds, 0, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_f16_conv_accumulates_in_f32(tmp_path, opt_level):
+    """f16 Conv summed in f16 (test_causal_conv_with_state_silu_fp16: 9 of 64
+    wrong); now read as f32, summed in f32, rounded once. 1-D and 2-D with a
+    bias, C * k = 384, 2 run-time shapes, vs onnx.reference."""
+    from dynamic_util import check_shapes, model
+    m = model([N("Conv", ["x", "w", "bias"], ["y"], pads=[1, 1]),
+               N("Conv", ["x2", "w2"], ["y2"], group=2)],
+              [("x", 10, ["n", 128, "l"]), ("w", 10, [4, 128, 3]), ("bias", 10, [4]),
+               ("x2", 10, ["n", 64, 5, 5]), ("w2", 10, [4, 32, 3, 3])],
+              [("y", 10, None), ("y2", 10, None)])
+    rng = np.random.default_rng(3)
+    f = lambda *s: rng.uniform(0.0, 1.0, s).astype(np.float16)  # noqa: E731
+    w, bias, w2 = f(4, 128, 3), f(4), f(4, 32, 3, 3)
+    sets = [{"x": f(n, 128, ln), "w": w, "bias": bias, "x2": f(n, 64, 5, 5), "w2": w2}
+            for n, ln in ((1, 6), (2, 9))]
+    check_shapes(tmp_path, m, sets, opt_level, rtol=2e-3, atol=0)

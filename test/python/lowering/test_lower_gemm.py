@@ -101,3 +101,26 @@ def test_matmul_static_batch_broadcast(tmp_path, opt_level, sa, sb):
     m = model([h.make_node("MatMul", ["a", "b"], ["y"])],
               [("a", T.FLOAT, list(sa)), ("b", T.FLOAT, list(sb))])
     check_shapes(tmp_path, m, [{"a": _f(*sa), "b": _f(*sb)}], opt_level=opt_level)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_f16_accumulates_in_f32(tmp_path, opt_level):
+    """f16 MatMul / Gemm summed in f16 (several ulp off numpy, which sums in
+    f32: test_attention_4d_fp16 gave wrong numbers); now read as f32, summed
+    in f32, rounded once. K = 512 (f16 sums lose ~1e-2 there); 2-D, batched
+    and broadcast MatMul and Gemm, 2 run-time shapes, vs onnx.reference."""
+    m = model([h.make_node("MatMul", ["a", "b"], ["y"]),
+               h.make_node("MatMul", ["a4", "b4"], ["y4"]),
+               h.make_node("MatMul", ["a4", "b"], ["y3"]),
+               h.make_node("Gemm", ["a", "b", "c"], ["g"], alpha=0.5, beta=2.0, transB=0)],
+              [("a", T.FLOAT16, ["m", 512]), ("b", T.FLOAT16, [512, 3]),
+               ("a4", T.FLOAT16, ["p", 2, "m", 512]), ("b4", T.FLOAT16, ["p", 2, 512, 3]),
+               ("c", T.FLOAT16, [3])],
+              [(o, T.FLOAT16, None) for o in ("y", "y4", "y3", "g")], opset=13)
+    rng = np.random.default_rng(7)
+
+    def feeds(p, mm):
+        f = lambda *s: rng.uniform(0.0, 1.0, s).astype(np.float16)  # noqa: E731
+        return {"a": f(mm, 512), "b": f(512, 3), "a4": f(p, 2, mm, 512),
+                "b4": f(p, 2, 512, 3), "c": f(3)}
+    check_shapes(tmp_path, m, [feeds(1, 4), feeds(2, 3)], opt_level, rtol=2e-3, atol=0)
