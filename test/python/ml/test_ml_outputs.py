@@ -58,5 +58,5 @@ def test_string_labels_feeding_another_node_are_refused(tmp_path):
                           [helper.make_tensor_value_info("Y", TensorProto.INT64, ["N"])])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18),
                                                 helper.make_opsetid("ai.onnx.ml", 2)])
-    with pytest.raises(OnnxMlirError, match="'clf'.*string class labels used by another node"):
+    with pytest.raises(OnnxMlirError, match="'clf'.*string"):
         compile_model(model, tmp_path / "m.so")
