@@ -5,13 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from onnx_mlir_py.frontends.tensorflow.errors import missing_packages
-
-MISSING = missing_packages()
-SKIP_REASON = ("the [tf] extra is absent (pip install -e '.[tf]'): not installed: "
-               + ", ".join(MISSING))
-requires_tf = pytest.mark.skipif(bool(MISSING), reason=SKIP_REASON)
-
 
 @pytest.fixture(scope="session")
 def zoo(tmp_path_factory):

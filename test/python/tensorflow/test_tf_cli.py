@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import requires_tf
+from tf_skip import requires_tf
 
 pytestmark = requires_tf
 

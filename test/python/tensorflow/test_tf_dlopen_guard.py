@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from conftest import requires_tf
+from tf_skip import requires_tf
 
 pytestmark = requires_tf
 

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import requires_tf
+from tf_skip import requires_tf
 
 pytestmark = requires_tf
 

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import requires_tf
+from tf_skip import requires_tf
 
 pytestmark = requires_tf
 

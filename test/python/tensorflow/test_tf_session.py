@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import requires_tf
+from tf_skip import requires_tf
 
 pytestmark = requires_tf
 

@@ -5,7 +5,7 @@ list, MatrixLogarithm), a failed conversion, ONNX ops without a lowering
 from __future__ import annotations
 
 import pytest
-from conftest import requires_tf
+from tf_skip import requires_tf
 
 pytestmark = requires_tf
 
