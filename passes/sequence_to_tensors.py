@@ -26,7 +26,7 @@ from onnx_mlir_py.dialects.onnx.opview import OnnxOp, is_onnx_op
 from onnx_mlir_py.dialects.onnx.schema import needs_segments, segment_sizes, spec_table
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize_onnx.ir_util import (lowerable_spec, make_constant,
-                                                         module_opset)
+                                                         module_opset, schema_attributes)
 
 
 def _const_int(v: ir.Value | None) -> int | None:
@@ -51,12 +51,7 @@ def _create(op_type: str, opset: int, operands: list, result_types: list, attrs:
     spec = lowerable_spec(op_type, opset)
     if spec is None:
         return None
-    attributes = {}
-    for name, a in spec.attributes.items():
-        if name in attrs:
-            attributes[name] = attrs[name]
-        elif a.has_default:
-            attributes[name] = from_value(a.kind, a.default)
+    attributes = schema_attributes(spec, attrs)
     if needs_segments(spec.inputs):
         counts = [len(operands) if i == 0 else 0 for i in range(len(spec.inputs))]
         if len(spec.inputs) > 1 and op_type in ("Split", "Squeeze", "Unsqueeze"):

@@ -134,16 +134,23 @@ def lowerable_spec(op_type: str, opset: int):
     return spec
 
 
-def create_op(spec, inputs: list[ir.Value | None], result_types: list[ir.Type],
-              attrs: dict, loc: ir.Location) -> ir.Operation:
-    """An ONNX op from per-input-position values (None = absent optional);
-    schema defaults fill the attributes not given (IRDL requires them all)."""
+def schema_attributes(spec, attrs: dict) -> dict:
+    """``attrs`` plus the schema defaults of the attributes not given (IRDL
+    requires them all)."""
     attributes = {}
     for name, a in spec.attributes.items():
         if name in attrs:
             attributes[name] = attrs[name]
         elif a.has_default:
             attributes[name] = from_value(a.kind, a.default)
+    return attributes
+
+
+def create_op(spec, inputs: list[ir.Value | None], result_types: list[ir.Type],
+              attrs: dict, loc: ir.Location) -> ir.Operation:
+    """An ONNX op from per-input-position values (None = absent optional);
+    schema defaults fill the attributes not given (IRDL requires them all)."""
+    attributes = schema_attributes(spec, attrs)
     operands, counts = [], []
     for k, vs in enumerate(spec.inputs):
         x = inputs[k] if k < len(inputs) else None
