@@ -20,6 +20,7 @@ def main() -> None:
     tick = float(sys.argv[1])
     t0 = time.monotonic()
     state = {"phase": "starting", "pt0": t0, "count": None}
+    drawn = [True]          # the state on screen is the newest one
 
     def out(s: str) -> None:
         os.write(1, s.encode())
@@ -35,6 +36,7 @@ def main() -> None:
         except OSError:
             cols = 0
         out("\r" + text[:(cols if cols >= 20 else 80) - 1] + "\x1b[K")
+        drawn[0] = True
 
     buf = b""
     while True:
@@ -48,9 +50,12 @@ def main() -> None:
             for line in lines:
                 msg = json.loads(line)
                 if msg[0] == "P":
+                    if not drawn[0] and state["count"]:
+                        draw()      # a phase's last count is shown, however fast it was
                     state.update(phase=msg[2], pt0=msg[1], count=None)
                 elif msg[0] == "C":
                     state["count"] = msg[1:]
+                    drawn[0] = False
                 elif msg[0] == "W":
                     out("\r\x1b[K" + msg[1] + "\n")
         draw()

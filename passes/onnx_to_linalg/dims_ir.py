@@ -200,6 +200,29 @@ def int_elements(op, b, v, n: int, what: str) -> list:
     return ix_elems(b, v, n)
 
 
+def _is_select(v: ir.Value) -> bool:
+    owner = v.owner
+    if isinstance(owner, ir.OpView):
+        owner = owner.operation
+    return isinstance(owner, ir.Operation) and owner.name == "arith.select"
+
+
+def opaque_dim(d):
+    """A run-time dim chosen by ``arith.select`` (Reshape's 0 and -1, a
+    broadcast of 1) hidden from MLIR's value-bounds analysis: an index ->
+    i64 -> index cast pair it does not look through (and canonicalize does
+    not fold, index_cast then index_castui). The one-shot bufferization
+    analysis compares slice sizes with that analysis, which splits on every
+    select it meets, recursively: a chain of a few Reshapes of run-time
+    shapes took it minutes (LinearAttention fp16 at dynamic dims: > 300 s,
+    0.9 s with the barrier). Dims are >= 0 here (checked), so the casts are
+    the identity."""
+    if not isinstance(d, IxVal) or not _is_select(d.value):
+        return d
+    i64 = ir.IntegerType.get_signless(64)
+    return IxVal(arith.index_castui(ir.IndexType.get(), arith.index_cast(i64, d.value)))
+
+
 def fit_result(op, b, out: list, k_result: int = 0) -> list:
     """Computed result dims against the result type: a dim the type fixes
     must agree (a compile-time error, or a run-time check) and is used as
@@ -211,7 +234,7 @@ def fit_result(op, b, out: list, k_result: int = 0) -> list:
     fitted = []
     for k, d in enumerate(out):
         if t.is_dynamic_dim(k):
-            fitted.append(d)
+            fitted.append(opaque_dim(d))
             continue
         s = int(t.shape[k])
         if D.is_static(d):
