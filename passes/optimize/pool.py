@@ -1,4 +1,4 @@
-"""Max / sum pooling -> the depthwise row kernel (:mod:`.depthwise`).
+"""Max / sum pooling -> the depthwise row kernel (:mod:`.row_kernel`).
 
 ``linalg.pooling_nchw_max`` / ``linalg.pooling_nchw_sum`` (f32, static but
 for a dynamic batch; MaxPool / AveragePool's lowering, 1-D pools as 2-D ones
@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from onnx_mlir_py.passes.optimize.depthwise import (Conv, kernel_operands, rewrite_all,
-                                                    window_fits)
+from onnx_mlir_py.passes.optimize.depthwise import kernel_operands, window_fits
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, const_pad, fill_scalar,
                                                         static_f32)
+from onnx_mlir_py.passes.optimize.row_plan import Conv
 from onnx_mlir_py.passes.optimize.target import Target
+from onnx_mlir_py.passes.optimize.window_rewrite import rewrite_all
 
 KINDS = {"linalg.pooling_nchw_max": "max", "linalg.pooling_nchw_sum": "add"}
 

@@ -1,4 +1,4 @@
-"""-O3 depthwise convolutions (``passes/optimize/depthwise.py``): the vector
+"""-O3 depthwise convolutions (``passes/optimize/depthwise.py``, ``row_kernel.py``): the vector
 row kernel with its fused zero pad, bias and elementwise epilogue, compared
 with ``onnx.reference.ReferenceEvaluator`` at 1 and 2 threads.
 
@@ -166,7 +166,8 @@ def test_kernel_text_parses_for_every_vector_width(vw):
     in-lane order only applies to 8 lanes) parses and verifies."""
     import mlir.ir as ir
     from onnx_mlir_py.context import make_context
-    from onnx_mlir_py.passes.optimize.depthwise import Conv, kernel_function
+    from onnx_mlir_py.passes.optimize.row_kernel import kernel_function
+    from onnx_mlir_py.passes.optimize.row_plan import Conv
     cv = Conv((2, 6, 29, 70), (1, 1, 1, 1), 3, 3, (2, 6, 15, 35), (2, 2), (1, 1), "bias")
     with make_context():
         mod = ir.Module.parse("module {\n" + kernel_function("k", cv, vw, blocks=3) + "\n}")
@@ -177,7 +178,7 @@ def test_row_plan_stores_stay_in_the_row():
     """Every output row is covered exactly once and no store passes its end
     (a whole-vector store past the row once clobbered the next channel block
     of another task), for every vector width, with and without a fused pad."""
-    from onnx_mlir_py.passes.optimize.depthwise import UNROLL, Conv, row_plan
+    from onnx_mlir_py.passes.optimize.row_plan import UNROLL, Conv, row_plan
     for vw in (4, 8, 16):
         for ow in list(range(1, 70)) + [112, 150]:
             for s, pad, init in [(1, (1, 1, 1, 1), "bias"), (2, (1, 1, 1, 1), "scalar"),

@@ -1,0 +1,85 @@
+"""Matched 2-D window ops (depthwise convs, :mod:`.depthwise`; pools,
+:mod:`.pool`) -> calls of their row kernel (:mod:`.row_kernel`), one private
+function per distinct kernel, inlined.
+
+A dynamic batch runs the batch-1 kernel once per image (:mod:`.batch_loop`).
+Threads: with ``threads`` and at least ``THREAD_MIN_MACS`` multiply-adds the
+channel loop is split into about ``THREAD_TASKS`` blocks of an
+``scf.forall`` (tasks on the library's thread pool, see the package
+docstring).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import mlir.ir as ir
+
+from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
+                                                     batch_loop_function)
+from onnx_mlir_py.passes.optimize.kernel_fusion import static_f32
+from onnx_mlir_py.passes.optimize.matmul import THREAD_MIN_MACS
+from onnx_mlir_py.passes.optimize.row_kernel import kernel_function
+from onnx_mlir_py.passes.optimize.row_plan import channel_blocks, macs
+from onnx_mlir_py.passes.optimize.target import Target
+
+
+def rewrite_all(module: ir.Module, select, match, prefix: str, target: Target,
+                threads: bool) -> int:
+    """Every op ``select`` names that ``match`` accepts -> a call of its row
+    kernel (one private function per distinct kernel, ``prefix``), inlined;
+    returns how many were rewritten."""
+    funcs: dict[tuple, str] = {}
+    count = 0
+    for op in walk_ops(module.operation, select):
+        found = match(op)
+        if found is not None:
+            replace_with_kernel(module, funcs, prefix, found, target, threads)
+            count += 1
+    inline_kernels(module, funcs)
+    return count
+
+
+def inline_kernels(module: ir.Module, funcs: dict) -> None:
+    from mlir.passmanager import PassManager
+    if funcs:
+        PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
+
+
+def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, target: Target,
+                        threads: bool) -> None:
+    """Replace a matched window op (``found``: (Conv, operands (x, w, out,
+    init..., captured...), ops to erase, op whose result is replaced)) by a
+    call of its row kernel, added to ``module`` once per key in ``funcs``."""
+    from mlir.dialects import func
+    cv, operands, erase, last = found[:4]
+    dead = found[4] if len(found) > 4 else []    # unused once the call replaces the op
+    dynamic = cv.xs[0] is None
+    image = replace(cv, xs=(1,) + cv.xs[1:], os=(1,) + cv.os[1:]) if dynamic else cv
+    blocks = channel_blocks(cv.os[1], threads and macs(image) >= THREAD_MIN_MACS)
+    key = (cv, blocks, target.vector_width)
+    if key not in funcs:
+        name = f"{prefix}_{len(funcs)}"
+        if not dynamic:
+            add_functions(module, kernel_function(name, cv, target.vector_width, blocks))
+        else:
+            # the batch-1 kernel, once per image (its args: x, w, out, init..., captured...)
+            args = [(list(cv.xs), BATCHED), (list(static_f32(operands[1])), SHARED),
+                    (list(cv.os), BATCHED)]
+            args += [([] if str(v.type) == "f32" else list(static_f32(v)), SHARED)
+                     for v in operands[3:]]
+            add_functions(module,
+                          kernel_function(name + "_image", image, target.vector_width, blocks),
+                          batch_loop_function(name, name + "_image", args, dest=2,
+                                              parallel=blocks > 1))
+        funcs[key] = name
+    # before the last fused op: every operand dominates it; the call's location
+    # names every fused node, the window op's first (erase[0]: errors, --profile)
+    with ir.InsertionPoint(last), ir.Location.fused([o.location for o in erase + dead]):
+        call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
+                           operands)
+    last.results[0].replace_all_uses_with(call.results[0])
+    for o in reversed(erase):
+        o.erase()
+    for o in dead:
+        o.erase()
