@@ -14,140 +14,22 @@ released).
 from __future__ import annotations
 
 import ctypes
-import json
 import os
-from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
+from onnx_mlir_py.runtime.arguments import address, check_inputs
 from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
+from onnx_mlir_py.runtime.library import bind, check_target, loadable_path
+from onnx_mlir_py.runtime.signature import (CODE_TO_DTYPE, DTYPE_CODE, SIG_TYPES, TensorSig,
+                                            parse_sig, sig_type, zipmap_rows)
 from onnx_mlir_py.runtime.strings import STRING_CODE, as_object_array, from_pointers, to_pointers
+
+__all__ = ["ExecutionSession", "OMExecutionSession", "TensorSig"]
 
 OM_ERROR_CHECK = 2          # omGetLastErrorKind(): a run-time check failed
 
-# Signature type string -> numpy dtype, and ONNX_TYPE_* code.
-SIG_TYPES: dict[str, tuple[np.dtype, int]] = {
-    "f32": (np.dtype(np.float32), 1), "ui8": (np.dtype(np.uint8), 2),
-    "i8": (np.dtype(np.int8), 3), "ui16": (np.dtype(np.uint16), 4),
-    "i16": (np.dtype(np.int16), 5), "i32": (np.dtype(np.int32), 6),
-    "i64": (np.dtype(np.int64), 7), "i1": (np.dtype(np.bool_), 9),
-    "f16": (np.dtype(np.float16), 10), "f64": (np.dtype(np.float64), 11),
-    "ui32": (np.dtype(np.uint32), 12), "ui64": (np.dtype(np.uint64), 13),
-    # ml_dtypes (an onnx dependency): one element per byte for the 8/4/2-bit types
-    "bf16": (np.dtype(ml_dtypes.bfloat16), 16),
-    "f8E4M3FN": (np.dtype(ml_dtypes.float8_e4m3fn), 17),
-    "f8E4M3FNUZ": (np.dtype(ml_dtypes.float8_e4m3fnuz), 18),
-    "f8E5M2": (np.dtype(ml_dtypes.float8_e5m2), 19),
-    "f8E5M2FNUZ": (np.dtype(ml_dtypes.float8_e5m2fnuz), 20),
-    "ui4": (np.dtype(ml_dtypes.uint4), 21), "i4": (np.dtype(ml_dtypes.int4), 22),
-    "f4E2M1FN": (np.dtype(ml_dtypes.float4_e2m1fn), 23),
-    "f8E8M0FNU": (np.dtype(ml_dtypes.float8_e8m0fnu), 24),
-    "ui2": (np.dtype(ml_dtypes.uint2), 25), "i2": (np.dtype(ml_dtypes.int2), 26),
-    # numpy object arrays of str; char*[] in the library (runtime/strings.py)
-    "string": (np.dtype(object), STRING_CODE),
-}
-CODE_TO_DTYPE = {code: dt for dt, code in SIG_TYPES.values() if code != STRING_CODE}
-CODE_TO_DTYPE[STRING_CODE] = np.dtype(np.int64)     # the pointers, decoded after the copy
-_DTYPE_CODE = {dt: code for dt, code in SIG_TYPES.values() if code != STRING_CODE}
-
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
-
-
-# abspath -> identity of the file first loaded from it. dlopen returns the
-# already-loaded library for a path it has seen, so a model recompiled to the
-# same path would silently run the old code: such a file is loaded from a
-# private copy instead.
-_LOADED: dict[str, tuple[int, int, int]] = {}
-_COPIES: list[str] = []
-
-
-def _loadable_path(path: str) -> str:
-    st = os.stat(path)
-    ident = (st.st_dev, st.st_ino, st.st_mtime_ns)
-    first = _LOADED.setdefault(path, ident)
-    if first == ident:
-        return path
-    import atexit
-    import shutil
-    import tempfile
-    fd, copy = tempfile.mkstemp(suffix=".so", prefix="omp-reload-")
-    os.close(fd)
-    shutil.copyfile(path, copy)
-    if not _COPIES:
-        atexit.register(lambda: [os.unlink(c) for c in _COPIES if os.path.exists(c)])
-    _COPIES.append(copy)
-    return copy
-
-
-@dataclass(frozen=True)
-class TensorSig:
-    """One entry of a parsed signature; ``dims`` uses -1 for dynamic. A
-    sequence / optional (``kind`` "seq", "opt", "opt_seq") describes its
-    elements (``dims`` None: any rank)."""
-    name: str
-    type: str
-    dims: tuple[int, ...] | None
-    kind: str = "tensor"
-    zipmap: tuple = ()      # class labels of an output that was a ZipMap
-    labels: tuple = ()      # string class labels an int64 output indexes
-
-    @property
-    def dtype(self) -> np.dtype:
-        return SIG_TYPES[self.type][0]
-
-    @property
-    def shape(self) -> tuple:
-        """Dims with None for dynamic ones."""
-        return None if self.dims is None else tuple(None if d < 0 else d for d in self.dims)
-
-
-def _parse_sig(text: str) -> list[TensorSig]:
-    return [TensorSig(e.get("name", f"#{i}"), e["type"],
-                      None if e["dims"] is None else tuple(int(d) for d in e["dims"]),
-                      e.get("kind", "tensor"), tuple(e.get("zipmap", ())),
-                      tuple(e.get("labels", ())))
-            for i, e in enumerate(json.loads(text))]
-
-
-def zipmap_rows(scores: np.ndarray, labels: tuple, name: str) -> list[dict]:
-    """A ZipMap output as onnxruntime returns it: one {label: score} per row."""
-    if scores.ndim != 2 or scores.shape[1] != len(labels):
-        raise ModelRunError(f"output '{name}' (ZipMap): scores of shape {list(scores.shape)} "
-                            f"for {len(labels)} class labels")
-    return [dict(zip(labels, row)) for row in scores.tolist()]
-
-
-def _check_target(lib, path: str) -> dict | None:
-    """The library's target record ({"cpu", "features"}); ModelRunError when
-    this CPU lacks a feature it was compiled for (its code would die of
-    SIGILL). Libraries from before the record have none: None."""
-    info = getattr(lib, "omTargetInfo", None)
-    if info is None:
-        return None
-    info.restype, info.argtypes = ctypes.c_char_p, []
-    check = _bind(lib, "omCheckTarget", ctypes.c_char_p, [])
-    missing = check()
-    if missing:
-        raise ModelRunError(f"cannot run {path}: {missing.decode(errors='replace')}")
-    return json.loads(info().decode())
-
-
-def _bind(lib, name, restype, argtypes):
-    fn = getattr(lib, name)
-    fn.restype, fn.argtypes = restype, argtypes
-    return fn
-
-
-def _address(a: np.ndarray) -> int | None:
-    """Data address of a C-contiguous array (None when empty). A writable
-    array's comes from the buffer protocol, about 4x cheaper than
-    ``a.ctypes.data``."""
-    if not a.size:
-        return None
-    if a.flags.writeable and a.dtype.isbuiltin == 1:  # ml_dtypes: no buffer format
-        return ctypes.addressof(ctypes.c_char.from_buffer(a))
-    return a.ctypes.data
 
 
 class ExecutionSession:
@@ -164,30 +46,30 @@ class ExecutionSession:
         if not os.path.isfile(path):
             raise ModelRunError(f"model library not found: {path}")
         try:
-            self._lib = lib = ctypes.CDLL(_loadable_path(os.path.abspath(path)))
+            self._lib = lib = ctypes.CDLL(loadable_path(os.path.abspath(path)))
         except OSError as e:
             raise ModelRunError(f"cannot load model library {path}: {e}") from None
         try:
-            self._query = _bind(lib, "omQueryEntryPoints", ctypes.POINTER(ctypes.c_char_p),
+            self._query = bind(lib, "omQueryEntryPoints", ctypes.POINTER(ctypes.c_char_p),
                                 [ctypes.POINTER(_I64)])
-            self._in_sig = _bind(lib, "omInputSignature", ctypes.c_char_p, [ctypes.c_char_p])
-            self._out_sig = _bind(lib, "omOutputSignature", ctypes.c_char_p, [ctypes.c_char_p])
-            self._create = _bind(lib, "omTensorCreate", _P, [_P, ctypes.POINTER(_I64), _I64,
+            self._in_sig = bind(lib, "omInputSignature", ctypes.c_char_p, [ctypes.c_char_p])
+            self._out_sig = bind(lib, "omOutputSignature", ctypes.c_char_p, [ctypes.c_char_p])
+            self._create = bind(lib, "omTensorCreate", _P, [_P, ctypes.POINTER(_I64), _I64,
                                                              ctypes.c_int])
-            self._destroy = _bind(lib, "omTensorDestroy", None, [_P])
-            self._list_create = _bind(lib, "omTensorListCreate", _P,
+            self._destroy = bind(lib, "omTensorDestroy", None, [_P])
+            self._list_create = bind(lib, "omTensorListCreate", _P,
                                       [ctypes.POINTER(_P), _I64])
-            self._list_destroy = _bind(lib, "omTensorListDestroy", None, [_P])
-            self._list_size = _bind(lib, "omTensorListGetSize", _I64, [_P])
-            self._list_get = _bind(lib, "omTensorListGetOmtByIndex", _P, [_P, _I64])
-            self._data = _bind(lib, "omTensorGetDataPtr", _P, [_P])
-            self._shape = _bind(lib, "omTensorGetShape", ctypes.POINTER(_I64), [_P])
-            self._rank = _bind(lib, "omTensorGetRank", _I64, [_P])
-            self._dtype = _bind(lib, "omTensorGetDataType", ctypes.c_int, [_P])
-            self._last_error = _bind(lib, "omGetLastError", ctypes.c_char_p, [])
+            self._list_destroy = bind(lib, "omTensorListDestroy", None, [_P])
+            self._list_size = bind(lib, "omTensorListGetSize", _I64, [_P])
+            self._list_get = bind(lib, "omTensorListGetOmtByIndex", _P, [_P, _I64])
+            self._data = bind(lib, "omTensorGetDataPtr", _P, [_P])
+            self._shape = bind(lib, "omTensorGetShape", ctypes.POINTER(_I64), [_P])
+            self._rank = bind(lib, "omTensorGetRank", _I64, [_P])
+            self._dtype = bind(lib, "omTensorGetDataType", ctypes.c_int, [_P])
+            self._last_error = bind(lib, "omGetLastError", ctypes.c_char_p, [])
         except AttributeError as e:
             raise ModelRunError(f"{path} is not an onnx-mlir-py model library: {e}") from None
-        self.target = _check_target(lib, path)
+        self.target = check_target(lib, path)
         self._error_kind = getattr(lib, "omGetLastErrorKind", None)
         if self._error_kind is not None:
             self._error_kind.restype, self._error_kind.argtypes = _I64, []
@@ -201,19 +83,19 @@ class ExecutionSession:
         self._prof_write = getattr(lib, "omProfileWrite", None)    # --profile builds only
         if self._prof_write is not None:
             self._prof_write.restype, self._prof_write.argtypes = ctypes.c_int, [ctypes.c_char_p]
-            self._prof_reset = _bind(lib, "omProfileReset", None, [])
+            self._prof_reset = bind(lib, "omProfileReset", None, [])
         self._entries = self.entry_points()
         self._entry = entry or self._entries[0]
         if self._entry not in self._entries:
             raise ModelRunError(f"entry point '{self._entry}' not in {self._entries}")
-        self._run = _bind(lib, self._entry, _P, [_P])
-        self.input_specs = _parse_sig(self.input_signature())
-        self.output_specs = _parse_sig(self.output_signature())
+        self._run = bind(lib, self._entry, _P, [_P])
+        self.input_specs = parse_sig(self.input_signature())
+        self.output_specs = parse_sig(self.output_signature())
         # sequences / optionals: lists and None in and out (runtime/values.py)
         self._values = None
         if any(s.kind != "tensor" for s in self.input_specs + self.output_specs):
             from onnx_mlir_py.runtime.values import ValueAPI
-            self._values = ValueAPI(lib, _bind)
+            self._values = ValueAPI(lib, bind)
         self._zipmaps = [(i, s.zipmap, s.name) for i, s in enumerate(self.output_specs)
                          if s.zipmap]
         self._str_in = {i for i, s in enumerate(self.input_specs)
@@ -228,7 +110,7 @@ class ExecutionSession:
         if self._run_arrays is not None:
             self._run_arrays.restype = _P
             self._run_arrays.argtypes = [_P, _I64, _P, _P, _P, _P]
-            self._list_info = _bind(lib, "omTensorListInfo", _I64, [_P, _I64, _P, _P, _P, _P])
+            self._list_info = bind(lib, "omTensorListInfo", _I64, [_P, _I64, _P, _P, _P, _P])
             self._entry_addr = ctypes.cast(self._run, _P).value
         # per input: (dtype, rank, static shape or None when a dim is dynamic, ONNX code)
         self._in_fast = [(s.dtype, len(s.dims or ()), None if min(s.dims or (-1,), default=0) < 0
@@ -296,46 +178,7 @@ class ExecutionSession:
 
     # -- running ------------------------------------------------------------
     def _check(self, inputs) -> list[np.ndarray]:
-        # common case first: C-contiguous arrays of the expected dtype and static shape
-        if type(inputs) in (list, tuple) and len(inputs) == len(self._in_fast):
-            ok = True
-            for x, (dt, _, shape, _) in zip(inputs, self._in_fast):
-                if type(x) is not np.ndarray or x.dtype != dt or shape is None or \
-                        x.shape != shape or not x.flags.c_contiguous:
-                    ok = False
-                    break
-            if ok:
-                return list(inputs)
-        if isinstance(inputs, np.ndarray) or not hasattr(inputs, "__len__"):
-            raise RuntimeInputError("run() takes a list of numpy arrays, got "
-                                    f"{type(inputs).__name__}")
-        specs = self.input_specs
-        if len(inputs) != len(specs):
-            names = ", ".join(f"'{s.name}'" for s in specs)
-            raise RuntimeInputError(f"expected {len(specs)} input(s) ({names}), "
-                                    f"got {len(inputs)}")
-        arrays = []
-        for i, (x, s) in enumerate(zip(inputs, specs)):
-            what = f"input {i} ('{s.name}')"
-            if isinstance(x, np.generic):        # a numpy scalar is a 0-d array
-                x = np.asarray(x)
-            if not isinstance(x, np.ndarray):
-                raise RuntimeInputError(f"{what}: expected a numpy array, got "
-                                        f"{type(x).__name__}")
-            if x.dtype != s.dtype:
-                raise RuntimeInputError(f"{what}: expected dtype {s.dtype} ({s.type}), "
-                                        f"got {x.dtype}")
-            if x.ndim != len(s.dims):
-                raise RuntimeInputError(f"{what}: expected rank {len(s.dims)} "
-                                        f"(shape {list(s.shape)}), got rank {x.ndim} "
-                                        f"(shape {list(x.shape)})")
-            for k, (want, got) in enumerate(zip(s.dims, x.shape)):
-                if want >= 0 and want != got:
-                    raise RuntimeInputError(f"{what}: dimension {k}: expected {want}, got "
-                                            f"{got} (expected shape {list(s.shape)}, got "
-                                            f"{list(x.shape)})")
-            arrays.append(x if x.flags.c_contiguous else np.array(x, order="C"))
-        return arrays
+        return check_inputs(inputs, self._in_fast, self.input_specs)
 
     def run(self, inputs) -> list[np.ndarray]:
         """Run the model on ``inputs`` (a list of numpy arrays, in signature
@@ -375,12 +218,7 @@ class ExecutionSession:
         tensors = []
         try:
             for a in arrays:
-                shape = (_I64 * max(1, a.ndim))(*a.shape)
-                t = self._create(a.ctypes.data if a.size else None, shape, a.ndim,
-                                 SIG_TYPES[_sig_type(a.dtype)][1])
-                if not t:
-                    raise ModelRunError(f"omTensorCreate failed: {self._error()}")
-                tensors.append(t)
+                tensors.append(self._new_tensor(a))
             arr = (_P * max(1, len(tensors)))(*tensors)
             in_list = self._list_create(arr, len(tensors))
             if not in_list:
@@ -408,10 +246,10 @@ class ExecutionSession:
         flat = [d for a in arrays for d in a.shape]
         out_list = self._run_arrays(
             self._entry_addr, len(arrays),
-            PtrN(*[_address(a) for a in arrays]),
+            PtrN(*[address(a) for a in arrays]),
             I64N(*[a.ndim for a in arrays]),
             (_I64 * max(1, len(flat)))(*flat),
-            I32N(*[c or _DTYPE_CODE.get(a.dtype, 0) for a, c in
+            I32N(*[c or DTYPE_CODE.get(a.dtype, 0) for a, c in
                    zip(arrays, in_codes or [None] * len(arrays))]))
         if not out_list:
             raise self._run_failure()
@@ -436,6 +274,15 @@ class ExecutionSession:
             return outs
         finally:
             self._list_destroy(out_list)
+
+    def _new_tensor(self, a: np.ndarray) -> int:
+        """An OMTensor over ``a``'s data (not copied: keep ``a`` alive)."""
+        shape = (_I64 * max(1, a.ndim))(*a.shape)
+        t = self._create(a.ctypes.data if a.size else None, shape, a.ndim,
+                         SIG_TYPES[sig_type(a.dtype)][1])
+        if not t:
+            raise ModelRunError(f"omTensorCreate failed: {self._error()}")
+        return t
 
     def _to_numpy(self, t) -> np.ndarray:
         rank = self._rank(t)
@@ -466,13 +313,6 @@ class ExecutionSession:
 
     def __repr__(self) -> str:
         return f"ExecutionSession({self._lib._name!r}, entry={self._entry!r})"
-
-
-def _sig_type(dtype: np.dtype) -> str:
-    for k, (dt, _) in SIG_TYPES.items():
-        if dt == dtype:
-            return k
-    raise RuntimeInputError(f"unsupported numpy dtype {dtype}")
 
 
 OMExecutionSession = ExecutionSession

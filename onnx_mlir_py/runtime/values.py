@@ -65,14 +65,8 @@ def make_input(sess, x, spec, keep: list) -> int:
 
 
 def _tensor(sess, a: np.ndarray, keep: list) -> int:
-    from onnx_mlir_py.runtime.session import SIG_TYPES, _sig_type
     keep.append(a)
-    shape = (_I64 * max(1, a.ndim))(*a.shape)
-    t = sess._create(a.ctypes.data if a.size else None, shape, a.ndim,
-                     SIG_TYPES[_sig_type(a.dtype)][1])
-    if not t:
-        raise ModelRunError(f"omTensorCreate failed: {sess._error()}")
-    return t
+    return sess._new_tensor(a)
 
 
 def read_output(sess, t, spec) -> object:

@@ -4,7 +4,7 @@
 It is a presentation op (skl2onnx puts it only on graph outputs): the
 compiled library returns the score tensor, the output signature lists the
 labels, and the Python runtime builds the dicts (``passes/onnx_to_linalg/
-ml_zipmap.py``; runtime/session.py ``zipmap_rows``).
+ml_zipmap.py``; runtime/signature.py ``zipmap_rows``).
 """
 from __future__ import annotations
 

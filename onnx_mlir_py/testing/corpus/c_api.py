@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from onnx_mlir_py.runtime.session import CODE_TO_DTYPE, SIG_TYPES
+from onnx_mlir_py.runtime.signature import CODE_TO_DTYPE, SIG_TYPES
 from onnx_mlir_py.testing.corpus.case import Case
 from onnx_mlir_py.testing.corpus.runner import TIMEOUT, run_case
 
