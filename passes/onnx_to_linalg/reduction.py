@@ -21,7 +21,8 @@ from mlir.dialects import arith, math
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.ops.reduction import REDUCE
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
-from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, lowest
+from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
+                                                        is_float, lowest)
 from onnx_mlir_py.passes.onnx_to_linalg.reshape import reshape_to
 from onnx_mlir_py.passes.onnx_to_linalg import dims_ir
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (const_ints, const_np, imul, is_empty,
@@ -171,19 +172,45 @@ def _combines(et: ir.Type, uns: bool) -> dict:
             "Prod": (1.0 if is_float(et) else 1, _mul)}
 
 
-def _half(et: ir.Type, kind: str) -> bool:
-    """f16 / bf16 sums and products accumulate in f32 (as onnxruntime does):
-    in f16 a sum of [60000, 10000, -60000] overflowed to inf (fuzz s2000-575)."""
-    return is_float(et) and et.width < 32 and kind not in ("Max", "Min")
+def _compute_type(et: ir.Type, kind: str):
+    """The element type the reduction computes in, or None for ``et`` itself.
+    f16 / bf16 sums and products accumulate in f32 (as onnxruntime does):
+    in f16 a sum of [60000, 10000, -60000] overflowed to inf (fuzz s2000-575).
+    Integer L2 / LogSum / LogSumExp compute in f64, as onnxruntime does for
+    int32/int64 (a sum of squares past 2^31 does not wrap) and the opset-18
+    function body of ReduceLogSumExp does (Cast to double); ``_narrow``
+    truncates toward zero and saturates (docstring of ``_to_int``)."""
+    if is_float(et):
+        return ir.F32Type.get() if et.width < 32 and kind not in ("Max", "Min") else None
+    return ir.F64Type.get() if kind in ("L2", "LogSum", "LogSumExp") else None
 
 
-def _widen(b: LoweringContext, x):
-    f32 = ir.F32Type.get()
-    return b.map_elementwise([x], b.dims(x), f32, lambda v: arith.extf(f32, v))
+def _widen(b: LoweringContext, x, wt: ir.Type):
+    uns = b.unsigned(x)
+    return b.map_elementwise([x], b.dims(x), wt, lambda v: convert_scalar(v, uns, wt))
 
 
-def _narrow(b: LoweringContext, y, et: ir.Type):
-    return b.map_elementwise([y], b.dims(y), et, lambda v: arith.truncf(et, v))
+def _to_int(v, et: ir.Type, uns: bool):
+    """f64 -> integer ``et`` as onnxruntime's integer L2/LogSum/LogSumExp
+    (1.32, x86): truncation toward zero, saturation at the type's range, NaN
+    (log of a negative sum) the type's lowest value like -inf (log 0); for
+    unsigned types that lowest value is 0."""
+    f = v.type
+    w = et.width
+    lo, top = (0, 1 << w) if uns else (-(1 << (w - 1)), 1 << (w - 1))
+    small = arith.cmpf(F.ULT, v, arith.constant(f, float(lo)))   # below range or NaN
+    big = arith.cmpf(F.OGE, v, arith.constant(f, float(top)))
+    safe = arith.select(arith.ori(small, big), arith.constant(f, 0.0), v)
+    y = arith.fptoui(et, safe) if uns else arith.fptosi(et, safe)
+    y = arith.select(small, arith.constant(et, lo), y)
+    # all ones is the unsigned maximum (2^64 - 1 does not fit an i64 attribute)
+    return arith.select(big, arith.constant(et, -1 if uns else top - 1), y)
+
+
+def _narrow(b: LoweringContext, y, et: ir.Type, uns: bool = False):
+    if is_float(et):
+        return b.map_elementwise([y], b.dims(y), et, lambda v: arith.truncf(et, v))
+    return b.map_elementwise([y], b.dims(y), et, lambda v: _to_int(v, et, uns))
 
 
 def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
@@ -193,8 +220,9 @@ def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
     et = x.type.element_type
     mask = RA.axes_mask(op, b, op.input(1), r)
     uns = b.unsigned(x)
-    if _half(et, kind):
-        x, et = _widen(b, x), ir.F32Type.get()
+    wt = _compute_type(et, kind)
+    if wt is not None:
+        x, et = _widen(b, x, wt), wt
     if kind in _pre(uns):
         x = map_scalar(b, x, _pre(uns)[kind])
     if kind == "LogSumExp":
@@ -212,8 +240,8 @@ def _reduce_run_time_axes(op: OnnxOp, b: LoweringContext, x, kind: str):
         y = map_scalar(b, y, math.log)
     elif kind == "Mean":
         y = _div_count(b, y, RA.count(b, x, mask), uns)
-    if _half(op.input(0).type.element_type, kind):
-        y = _narrow(b, y, op.input(0).type.element_type)
+    if wt is not None:
+        y = _narrow(b, y, op.input(0).type.element_type, uns)
     if not op.attrs.keepdims:
         return RA.drop_reduced(op, b, y, mask)
     t = b.result_type(op)
@@ -228,19 +256,21 @@ def _reduce(op: OnnxOp, b: LoweringContext, axes_input: bool):
     r = b.ranked(op, x).rank
     et = x.type.element_type
     kind = op.op_type[len("Reduce"):]
-    fl = is_float(et)
-    if kind in ("Mean", "L2", "LogSum", "LogSumExp") and not fl and kind != "Mean":
-        op.fail(f"{op.op_type} on integer tensors is not supported")
     if axes_input and op.input(1) is not None and not is_empty(op.input(1)) and \
             const_np(op.input(1)) is None:
         return [_reduce_run_time_axes(op, b, x, kind)]
     uns = b.unsigned(x)
     red = _axes(op, axes_input, r)
+    wt = _compute_type(et, kind)
     if red is None:  # reduction over no axes: the elementwise steps only
         noop = _noop(uns)
-        return [map_scalar(b, x, noop[kind]) if kind in noop else x]
-    if _half(et, kind):
-        x = _widen(b, x)
+        if kind not in noop:
+            return [x]
+        if wt is None or is_float(et):
+            return [map_scalar(b, x, noop[kind])]
+        return [_narrow(b, map_scalar(b, _widen(b, x, wt), noop[kind]), et, uns)]
+    if wt is not None:
+        x = _widen(b, x, wt)
     if kind == "Sum":
         y = reduce_dims(op, b, x, red, 0, _add)
     elif kind == "SumSquare":
@@ -260,8 +290,8 @@ def _reduce(op: OnnxOp, b: LoweringContext, axes_input: bool):
         y = _div_count(b, reduce_dims(op, b, x, red, 0, _add), _count(b, x, red), uns)
     else:  # pragma: no cover - table above is exhaustive
         op.fail(f"unknown reduction {op.op_type}")
-    if _half(et, kind):
-        y = _narrow(b, y, et)
+    if wt is not None:
+        y = _narrow(b, y, et, uns)
     if op.attrs.keepdims:
         t = b.result_type(op)
         dims = b.dims(x)

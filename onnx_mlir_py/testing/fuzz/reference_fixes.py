@@ -156,7 +156,45 @@ def fixed_ops() -> list:
             c = value if constant_value is None else constant_value
             return (_spec_pad(data, pads, axes, mode or "constant", 0 if c is None else c),)
     return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, Pad, Mean, Softmax, LogSoftmax,
-            Hardmax, ReduceMean, *_nan_pools()]
+            Hardmax, ReduceMean, *_int_log_reductions(), *_nan_pools()]
+
+
+def _int_log_reductions() -> list:
+    """Integer ReduceLogSum / ReduceLogSumExp, which onnx.reference (1.23)
+    refuses (opset 28 dropped the integer types): the opset-18 function body,
+    log(sum) and log(sum(exp)) in double (max-shifted), truncated toward zero
+    and saturated, NaN and -inf the type's lowest value. onnxruntime agrees
+    except for int32/int64 LogSumExp, which truncates each exp(x - max) term.
+    Float inputs go to onnx.reference's own kernel."""
+    from onnx.reference.op_run import OpRun
+    from onnx.reference.ops import load_op
+
+    def run(self, data, axes=None, **_):
+        if data.dtype.kind not in "iu":
+            own = load_op("", self.onnx_node.op_type, self.run_params["opsets"][""])
+            ins = [data, axes] if len(self.onnx_node.input) > 1 else [data]
+            return own(self.onnx_node, self.run_params).run(*ins)
+        at = {a.name: onnx.helper.get_attribute_value(a) for a in self.onnx_node.attribute}
+        axes = None if axes is None else [int(a) for a in np.asarray(axes).ravel()]
+        d = data.astype(np.float64)
+        exp = self.onnx_node.op_type == "ReduceLogSumExp"
+        with np.errstate(all="ignore"):
+            if not axes and at.get("noop_with_empty_axes", 0):
+                y = d if exp else np.log(d)
+            else:
+                ax = tuple(a % data.ndim for a in axes) if axes else None
+                m = d.max(axis=ax, keepdims=True, initial=-np.inf) if exp else 0.0
+                m = np.where(np.isfinite(m), m, 0.0)
+                s = np.sum(np.exp(d - m) if exp else d, axis=ax, keepdims=True)
+                y = np.log(s) + m
+                if not at.get("keepdims", 1):
+                    y = np.squeeze(y, axis=ax)
+            info = np.iinfo(data.dtype)
+            small, big = ~(y >= float(info.min)), y >= float(info.max) + 1   # NaN: small
+            y = np.where(small | big, 0, np.trunc(y)).astype(data.dtype)
+            return (np.where(big, info.max, np.where(small, info.min, y)).astype(data.dtype),)
+    return [type(op, (OpRun,), {"op_domain": "", "_run": run})
+            for op in ("ReduceLogSum", "ReduceLogSumExp")]
 
 
 def _reduce_mean(data: np.ndarray, axes, keepdims, noop_with_empty_axes) -> np.ndarray:

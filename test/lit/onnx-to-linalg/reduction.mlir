@@ -21,6 +21,20 @@ func.func @reduce_log_sum_exp(%x: tensor<2x5xf32>) -> tensor<2xf32> {
   return %0 : tensor<2xf32>
 }
 
+// Integer ReduceL2 computes in f64 (sitofp), then truncates and saturates
+// (fptosi of a value selected into range, the type's max / min selected).
+// CHECK-LABEL: func.func @reduce_l2_int
+// CHECK: arith.sitofp %{{.*}} : i32 to f64
+// CHECK: arith.mulf
+// CHECK: math.sqrt
+// CHECK: arith.cmpf ult
+// CHECK: arith.cmpf oge
+// CHECK: arith.fptosi %{{.*}} : f64 to i32
+func.func @reduce_l2_int(%x: tensor<2x5xi32>) -> tensor<2xi32> {
+  %0 = "onnx.reduce_l2_v13"(%x) {axes = [1], keepdims = 0 : si64} : (tensor<2x5xi32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
 // ArgMax: one reduction with two outputs (value, index); select_last_index -> oge.
 // CHECK-LABEL: func.func @argmax_last
 // CHECK: linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<?x3xf32>, tensor<?x3xi64>)

@@ -216,3 +216,82 @@ def test_reduce_f16_accumulates_in_f32(tmp_path, op, runtime_axes, opt_level):
         assert np.isfinite(want).all()
         got = sess.run([feeds[i.name] for i in m.graph.input])[0]
         np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3)
+
+
+def _int_rows(dt, n):
+    """Rows of 5 integers that overflow a sum of squares or a sum in ``dt``
+    (L2 2^31 saturates to the int32 max), sum to 0 or below (log: the type's
+    lowest value in onnxruntime), or are small, then random ones."""
+    big = 50000 if dt == np.int32 else 3037000500   # squares past the type's max
+    lo = np.iinfo(dt).min
+    fixed = [[big, big, 1, 0, -big], [lo, 0, 0, 0, 0], [3, -3, 0, 0, 0], [-7, 1, 2, 0, 0],
+             [np.iinfo(dt).max] * 5, [1, 2, 3, 4, 5]]
+    return np.concatenate([fixed, R.integers(-40, 40, (n, 5))]).astype(dt)[:n]
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("dt,et", [(np.int32, 6), (np.int64, 7)])
+@pytest.mark.parametrize("runtime_axes", [False, True])
+def test_reduce_l2_logsum_int_like_onnxruntime(tmp_path, dt, et, runtime_axes, opt_level):
+    """Integer ReduceL2 / ReduceLogSum were refused (the fuzzer's only
+    refusals, s2000). onnxruntime (1.32) computes them in double: no wrap of a
+    sum of squares past 2^31, truncation toward zero, saturation, log of a sum
+    <= 0 the type's lowest value; onnx.reference wraps the squares instead.
+    Compared with onnxruntime at two run-time shapes, constant or run-time axes,
+    and the no-axes (noop_with_empty_axes) elementwise form."""
+    from dynamic_util import check_shapes, model
+    ax = [helper.make_tensor("a", 7, [1], [1])] if not runtime_axes else []
+    ins = [("x", et, ["n", 5])] + ([("a", 7, [1])] if runtime_axes else [])
+    nodes = [N(op, ["x", "a"], [f"y{i}"], keepdims=i) for i, op in
+             enumerate(["ReduceL2", "ReduceLogSum"])]
+    nodes += [N(op, ["x"], [f"z{i}"], noop_with_empty_axes=1) for i, op in
+              enumerate(["ReduceL2", "ReduceLogSum", "ReduceLogSumExp"])]
+    outs = [(n.output[0], et, None) for n in nodes]
+    m = model(nodes, ins, outs, opset=18, inits=ax)
+    feeds = [{"x": _int_rows(dt, n), **({"a": np.array([1])} if runtime_axes else {})}
+             for n in (6, 11)]
+    with np.errstate(all="ignore"):
+        check_shapes(tmp_path, m, feeds, opt_level=opt_level, engine="onnxruntime")
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("dt,et", [(np.int32, 6), (np.int64, 7), (np.uint32, 12),
+                                   (np.uint64, 13)])
+def test_reduce_logsumexp_int(tmp_path, dt, et, opt_level):
+    """Integer ReduceLogSumExp is the opset-18 function body's: log(sum(exp(x)))
+    in double (max-shifted here, so large values do not overflow), truncated
+    toward zero. That is onnxruntime's uint32/uint64 kernel, compared with here;
+    its int32/int64 kernel truncates each exp(x - max) term to an integer
+    (only the maxima count: [3, 3, 2, 2, 2, 2, 2, 2] gives 3, not 4), so the
+    signed types are compared with onnxruntime running that function body.
+    Two run-time shapes, keepdims 0 and 1, one and all axes."""
+    from onnx import TensorProto as T
+    from dynamic_util import model
+    from onnx_mlir_py.runtime import ExecutionSession
+    from onnx_mlir_py.testing.check import reference
+    import onnx_mlir_py
+    ax = helper.make_tensor("a", 7, [1], [1])
+    nodes = [N("ReduceLogSumExp", ["x", "a"], ["y0"], keepdims=0),
+             N("ReduceLogSumExp", ["x"], ["y1"], keepdims=1)]
+    m = model(nodes, [("x", et, ["n", 8])], [("y0", et, None), ("y1", et, None)], opset=18,
+              inits=[ax])
+    if dt in (np.uint32, np.uint64):
+        ref = m
+    else:   # the function body, on onnxruntime
+        body = [N("Cast", ["x"], ["d"], to=T.DOUBLE),
+                N("ReduceLogSumExp", ["d", "a"], ["e0"], keepdims=0),
+                N("ReduceLogSumExp", ["d"], ["e1"], keepdims=1),
+                N("Cast", ["e0"], ["y0"], to=et), N("Cast", ["e1"], ["y1"], to=et)]
+        ref = model(body, [("x", et, ["n", 8])], [("y0", et, None), ("y1", et, None)],
+                    opset=18, inits=[ax])
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=opt_level))
+    off = 0 if dt in (np.uint32, np.uint64) else -20
+    for n in (2, 5):
+        x = np.concatenate([[[3, 3, 2, 2, 2, 2, 2, 2], [40, 0, 1, 39, 39, 2, 1, 0]],
+                            R.integers(0, 12, (n, 8)) + off]).astype(dt)[:n]
+        want = reference(ref, {"x": x}, "onnxruntime")
+        got = sess.run([x])
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w, err_msg=str(x.shape))
+    assert got[0][0] == 4  # 3 + log(2 + 6 / e) = 4.44
