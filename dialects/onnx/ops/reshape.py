@@ -197,9 +197,7 @@ def _squeeze(op: OnnxOp, check: bool):
         return None
     r = len(data)
     ctx = D.inference_checks(op) if check else D.ShapeChecks(lambda m: None)
-    if not given:
-        if None in data:
-            return None
+    if not given:  # a dynamic dim is taken as not 1 (the lowering checks it at run time)
         flags = [d == 1 for d in data]
     elif axes is None:  # axes not constant: rank known only if their count is
         n = op.shape(op.input(1))

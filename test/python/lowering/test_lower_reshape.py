@@ -60,6 +60,19 @@ def test_squeeze_no_axes(tmp_path):
     check_rejects(tmp_path, m, [{"x": _f(1, 1, 3)}], r"node 'sq' \(Squeeze\).*rank 2")
 
 
+def test_squeeze_no_axes_rank_inferred(tmp_path):
+    """Squeeze without axes of [a, 1, 3] (nothing declaring the result) had no
+    rank, so a graph using it failed to compile (the AffineGrid function body:
+    test_affine_grid_2d_expanded); a dynamic dim is taken as not 1, as the
+    lowering checks at run time."""
+    nodes = [h.make_node("Squeeze", ["x"], ["s"], name="sq"),
+             h.make_node("Add", ["s", "b"], ["y"])]
+    m = model(nodes, [("x", T.FLOAT, ["a", 1, 3]), ("b", T.FLOAT, [3])], ["y"])
+    b = _f(3)
+    check_shapes(tmp_path, m, [{"x": _f(2, 1, 3), "b": b}, {"x": _f(5, 1, 3), "b": b}])
+    check_rejects(tmp_path, m, [{"x": _f(1, 1, 3), "b": b}], r"node 'sq' \(Squeeze\).*rank 2")
+
+
 def test_squeeze_checks(tmp_path):
     check_rejects(tmp_path, _sq("Squeeze", X4, 3), [
         {"x": _f(2, 3, 4, 5), "axes": _i(0)},      # dim 0 is 2
