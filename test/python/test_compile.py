@@ -112,22 +112,18 @@ def test_timings_follow_the_pipeline(tmp_path, opt_level, emit):
     assert all(s >= 0 for s in t.values())
 
 
-# StringNormalizer is in the dialect (so import works) but strings have no
-# lowering.
 def _unlowerable_model():
-    """Two nodes of an op with no lowering (TfIdfVectorizer) beside a lowerable one."""
-    def tfidf(name, out):
-        return h.make_node("TfIdfVectorizer", ["s"], [out], name=name, mode="TF",
-                           min_gram_length=1, max_gram_length=1, max_skip_count=0,
-                           ngram_counts=[0], ngram_indexes=[0, 1], pool_int64s=[2, 3])
-    nodes = [h.make_node("Relu", ["x"], ["a"], name="ok"), tfidf("tfidf1", "t"),
-             tfidf("tfidf2", "u")]
+    """Two nodes of an op with no lowering (ImageDecoder) beside a lowerable one."""
+    def decoder(name, out):
+        return h.make_node("ImageDecoder", ["s"], [out], name=name)
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="ok"), decoder("dec1", "t"),
+             decoder("dec2", "u")]
     g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [2]),
-                                  h.make_tensor_value_info("s", T.INT64, [4])],
+                                  h.make_tensor_value_info("s", T.UINT8, [4])],
                      [h.make_tensor_value_info("a", T.FLOAT, [2]),
-                      h.make_tensor_value_info("t", T.FLOAT, [2]),
-                      h.make_tensor_value_info("u", T.FLOAT, [2])])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+                      h.make_tensor_value_info("t", T.UINT8, None),
+                      h.make_tensor_value_info("u", T.UINT8, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 20)])
     m.ir_version = 10
     return m
 
@@ -135,10 +131,10 @@ def _unlowerable_model():
 def test_unsupported_lowering_reported_all_at_once(tmp_path):
     path = tmp_path / "s.onnx"
     onnx.save(_unlowerable_model(), str(path))
-    assert_one_line_error(cli(path), "TfIdfVectorizer", "'tfidf1'", "'tfidf2'")
+    assert_one_line_error(cli(path), "ImageDecoder", "'dec1'", "'dec2'")
     with pytest.raises(UnsupportedOpsError) as e:
         onnx_mlir_py.compile(str(path), tmp_path / "s.so")
-    assert [n for _, n in e.value.nodes] == ["tfidf1", "tfidf2"]
+    assert [n for _, n in e.value.nodes] == ["dec1", "dec2"]
     assert not (tmp_path / "s.so").exists()
 
 

@@ -37,6 +37,7 @@ from onnx_mlir_py.dialects.onnx.ops import shape_only  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import unique  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import nms  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import strings_ml  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import tfidf  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import constant  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import cast  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import one_hot  # noqa: F401

@@ -3,7 +3,6 @@
 * StringSplit: Y is X's shape plus a (dynamic) last dim; Z (int64) is X's shape.
 * StringConcat: broadcast of X and Y. RegexFullMatch: bool, X's shape.
 * StringNormalizer: [C] -> [?], [1, C] -> [1, ?] (stopwords may drop items).
-* TfIdfVectorizer: [C] -> [K], [N, C] -> [N, K], K = max(ngram_indexes) + 1.
 * Momentum / Adagrad / Adam: each new tensor has the type of the tensor it
   updates (X, and V/H accumulators).
 * HannWindow / HammingWindow / BlackmanWindow: [size]; MelWeightMatrix:
@@ -53,17 +52,6 @@ def _string_normalizer_shape(op: OnnxOp):
     if s is None:
         return [tensor(None, string())]
     return [tensor(s[:-1] + (None,), string())]
-
-
-@shape_rule("TfIdfVectorizer", 9)
-def _tfidf_shape(op: OnnxOp):
-    s = op.shape(op.input(0))
-    idx = op.attrs.ngram_indexes
-    k = max(idx) + 1 if idx else None
-    f32 = ir.F32Type.get()
-    if s is None:
-        return [tensor(None, f32)]
-    return [tensor((k,) if len(s) <= 1 else (s[0], k), f32)]
 
 
 def _optimizer(groups: int):

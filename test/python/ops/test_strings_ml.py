@@ -21,14 +21,6 @@ def test_string_ops():
     infer_and_compare(make_model(nodes, [("s", S, [2, 3])], ["parts", "n", "cat", "m"], 20))
 
 
-def test_tfidf():
-    node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="t", mode="TF",
-                            min_gram_length=1, max_gram_length=1, max_skip_count=0,
-                            ngram_counts=[0], ngram_indexes=[0, 1, 2, 3],
-                            pool_int64s=[2, 3, 5, 4])
-    infer_and_compare(make_model([node], [("x", TP.INT64, [2, 6])], ["y"], 9))
-
-
 @pytest.mark.parametrize("values", [{"values_int64s": [1, 2]},
                                     {"values_strings": ["a", "b"]},
                                     {"values_floats": [1.0, 2.0]}])
