@@ -205,6 +205,13 @@ def lower_conv_transpose(op: OnnxOp, b: LoweringContext):
     et = x.type.element_type
     if not is_float(et):
         op.fail("only float ConvTranspose is supported")
+    if is_half(et):  # f32 accumulation and bias, rounded once (gemm.is_half)
+        wide = [widen(b, v) for v in (x, w, bias)]
+        return [narrow(b, _conv_transpose(op, b, *wide, r, ir.F32Type.get()), et)]
+    return [_conv_transpose(op, b, x, w, bias, r, et)]
+
+
+def _conv_transpose(op: OnnxOp, b: LoweringContext, x, w, bias, r: int, et: ir.Type):
     ns = r - 2
     g = op.attrs.group
     win = window(op, ns, None, require_kernel=False)
@@ -235,7 +242,7 @@ def lower_conv_transpose(op: OnnxOp, b: LoweringContext):
     wt = _flip_swap(b, w, g)
     y = conv_nd(b, xdl, wt, g, [1] * ns, win.dilations, out_dims, et)
     if bias is None:
-        return [y]
+        return y
     full_map = affine_map(r, list(range(r)))
     return b.generic([y, bias], [b.empty(out_dims, et)], [full_map, affine_map(r, [1]), full_map],
-                     ["parallel"] * r, lambda v, bb, _o: arith.addf(v, bb))
+                     ["parallel"] * r, lambda v, bb, _o: arith.addf(v, bb))[0]

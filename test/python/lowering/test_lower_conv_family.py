@@ -252,3 +252,45 @@ def test_f16_conv_accumulates_in_f32(tmp_path, opt_level):
     sets = [{"x": f(n, 128, ln), "w": w, "bias": bias, "x2": f(n, 64, 5, 5), "w2": w2}
             for n, ln in ((1, 6), (2, 9))]
     check_shapes(tmp_path, m, sets, opt_level, rtol=2e-3, atol=0)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_f16_conv_transpose_accumulates_in_f32(tmp_path, opt_level):
+    """f16 ConvTranspose summed in f16: 16 channels of 2048 + 15 ones gave
+    2048 (each + 1 rounded away), onnx.reference and onnxruntime 2064; now read
+    as f32, summed (and the bias added) in f32, rounded once, as Conv. Integer
+    values (exact in f32, so any order of the sum rounds alike). vs
+    onnx.reference without a bias and with strides = kernel (it rounds each
+    input position's contribution, then the sum of overlapping ones, and the
+    sum before adding the bias: 2063 + 3 gives 2068 there, 2066 here and in
+    onnxruntime); vs onnxruntime with a bias, overlaps and groups (which
+    onnx.reference fails on). 1-D and 2-D, 2 run-time shapes."""
+    from dynamic_util import check_shapes, model
+    rng = np.random.default_rng(5)
+    w = rng.integers(0, 3, (16, 2, 3)).astype(np.float16)
+    w[0] = 2048
+    w2 = rng.integers(-2, 3, (16, 3, 2, 2)).astype(np.float16)
+    w2[0] = 1024
+    bias = np.array([0.5, 3], np.float16)
+
+    def x(*s):
+        a = rng.integers(0, 3, s).astype(np.float16)
+        a[:, 0] = 1
+        return a
+    plain = model([N("ConvTranspose", ["x", "w"], ["y"], strides=[3]),
+                   N("ConvTranspose", ["x2", "w2"], ["y2"], strides=[2, 2])],
+                  [("x", 10, ["n", 16, "l"]), ("w", 10, [16, 2, 3]),
+                   ("x2", 10, ["n", 16, 3, "h"]), ("w2", 10, [16, 3, 2, 2])],
+                  [("y", 10, None), ("y2", 10, None)])
+    sets = [{"x": x(n, 16, ln), "w": w, "x2": x(n, 16, 3, ln), "w2": w2}
+            for n, ln in ((1, 3), (2, 5))]
+    check_shapes(tmp_path, plain, sets, opt_level, rtol=0, atol=0)
+    biased = model([N("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2]),
+                    N("ConvTranspose", ["x2", "w2"], ["y2"], group=2, strides=[2, 1])],
+                   [("x", 10, ["n", 16, "l"]), ("w", 10, [16, 2, 3]), ("b", 10, [2]),
+                    ("x2", 10, ["n", 16, 3, "h"]), ("w2", 10, [16, 3, 2, 2])],
+                   [("y", 10, None), ("y2", 10, None)])
+    sets = [{"x": x(n, 16, ln), "w": w, "b": bias, "x2": x(n, 16, 3, ln), "w2": w2}
+            for n, ln in ((1, 3), (2, 5))]
+    (tmp_path / "b").mkdir()
+    check_shapes(tmp_path / "b", biased, sets, opt_level, rtol=0, atol=0, engine="onnxruntime")
