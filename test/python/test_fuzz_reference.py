@@ -349,3 +349,19 @@ def test_reference_int_log_reductions_like_onnxruntime(op, dt, opset, axes, keep
     got, want = reference_outputs(m, feeds)[0], _ort_session(m).run(None, feeds)[0]
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+def test_reference_softsign_of_a_scalar():
+    """onnx.reference's Softsign raised on a 0-d input (np.divide into a numpy
+    scalar), so s2000-143 (an integer ReduceLogSumExp where onnxruntime
+    deviates, next to a scalar Softsign) had no second opinion."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.fuzz.oracle import _ort_session, reference_outputs
+    g = h.make_graph([h.make_node("Softsign", ["x"], ["y"])], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    feeds = {"x": np.array(1.8041934, np.float32)}
+    got, want = reference_outputs(m, feeds)[0], _ort_session(m).run(None, feeds)[0]
+    assert got.shape == () and got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-6)

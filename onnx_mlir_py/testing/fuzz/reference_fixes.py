@@ -77,7 +77,8 @@ def fixed_ops() -> list:
     negative pad fails (numpy.pad; ``_spec_pad``); Mean does not broadcast its
     first input (``+=``: [3] and [5, 5, 3] raised, s2000-615); Softmax,
     LogSoftmax, Hardmax skip the 2-D coercion before opset 13 and LogSoftmax
-    underflows in f16 (``_softmax``); an integer ReduceMean over no element
+    underflows in f16 (``_softmax``); Softsign of a 0-d input raises (s2000-143);
+    an integer ReduceMean over no element
     is -2**63 (``_reduce_mean``); Loop stacks
     its scan outputs with ``np.vstack`` (per-iteration [1, 2] values give
     (T, 2), not (T, 1, 2)) and fails on zero iterations (``_loop``)."""
@@ -120,6 +121,12 @@ def fixed_ops() -> list:
         def _run(self, data, starts=None, ends=None, axes=None, steps=None):
             return (_spec_slice(data, starts, ends, axes, steps),)
 
+    class Softsign(OpRun):   # onnx.reference's np.divide(out=) raised on a 0-d input
+        op_domain = ""
+
+        def _run(self, x):
+            return (np.asarray(x / (1 + np.abs(x))).astype(x.dtype),)
+
     class Mean(OpRun):
         op_domain = ""
 
@@ -156,7 +163,7 @@ def fixed_ops() -> list:
             c = value if constant_value is None else constant_value
             return (_spec_pad(data, pads, axes, mode or "constant", 0 if c is None else c),)
     return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, Pad, Mean, Softmax, LogSoftmax,
-            Hardmax, ReduceMean, *_int_log_reductions(), *_nan_pools()]
+            Hardmax, ReduceMean, Softsign, *_int_log_reductions(), *_nan_pools()]
 
 
 def _int_log_reductions() -> list:
