@@ -201,27 +201,15 @@ def _block(c: dict, R: int, i0: str, ya: str, sa: str) -> tuple[str, str]:
             left = e.v("left", f"arith.subi {c['Skv']}, {j} : index")
             lm = e.v("lm", f"vector.create_mask {left} : {B1}")
         cols = [j] + [e.v("col", f"arith.addi {j}, %c{k * vw} : index") for k in range(1, nv)]
-        acc = [[f"%{tag}a{r}_{k}" for k in range(nv)] for r in range(R)]
-        init = ", ".join(f"{acc[r][k]} = %zv" for r in range(R) for k in range(nv))
-        e(f"%{tag}acc:{R * nv} = scf.for %{tag}d = %c0 to %c{c['d']} step %c1 iter_args({init}) "
-          f"-> ({', '.join([V] * (R * nv))}) {{")
         dd = f"%{tag}d"
-        kv = []
-        for k in range(nv):
-            if full:
-                kv.append(e.v("kv", f"vector.transfer_read %kt[{b}, {hk}, {dd}, {cols[k]}], %zero "
-                                    f"{{in_bounds = [true]}} : {tkt}, {V}"))
-            else:
-                kv.append(e.v("kv", f"vector.transfer_read %kt[{b}, {hk}, {dd}, {cols[k]}], %zero, "
-                                    f"{lm} : {tkt}, {V}"))
-        outs = []
-        for r in range(R):
-            qsc = e.v("q", f"tensor.extract %q[{b}, {h}, {qi[r]}, {dd}] : {tq}")
-            qb = e.v("qb", f"vector.broadcast {qsc} : f32 to {V}")
-            for k in range(nv):
-                outs.append(e.v("f", f"vector.fma {qb}, {kv[k]}, {acc[r][k]} : {V}"))
-        e(f"scf.yield {', '.join(outs)} : {', '.join([V] * (R * nv))}")
-        e("}")
+        tail = " {in_bounds = [true]}" if lm is None else f", {lm}"     # full / masked
+
+        def kt_read(k):
+            return e.v("kv", f"vector.transfer_read %kt[{b}, {hk}, {dd}, {cols[k]}], %zero{tail} "
+                             f": {tkt}, {V}")
+
+        _fma_loop(e, V, f"%{tag}acc", dd, f"%c{c['d']}", f"%{tag}a", R, nv, kt_read, "q",
+                  lambda r: f"tensor.extract %q[{b}, {h}, {qi[r]}, {dd}] : {tq}")
         cur, newmx = f"%{tag}s", []
         for r in range(R):
             m = f"%{tag}m{r}"
@@ -275,24 +263,15 @@ def _block(c: dict, R: int, i0: str, ya: str, sa: str) -> tuple[str, str]:
     for g0 in range(0, nvec, NC):
         nv = min(NC, nvec - g0)
         tag = f"o{R}_{e.k}"
-        acc = [[f"%{tag}a{r}_{k}" for k in range(nv)] for r in range(R)]
-        init = ", ".join(f"{acc[r][k]} = %zv" for r in range(R) for k in range(nv))
-        e(f"%{tag}:{R * nv} = scf.for %{tag}j = %c0 to {c['Skv']} step %c1 iter_args({init}) "
-          f"-> ({', '.join([V] * (R * nv))}) {{")
-        vv = []
-        for k in range(nv):
-            col = (g0 + k) * vw
-            ci = e.v("ci", f"arith.constant {col} : index")
-            vv.append(e.v("vv", f"vector.transfer_read %v[{b}, {hk}, %{tag}j, {ci}], %zero "
-                                f"{{in_bounds = [true]}} : {tv}, {V}"))
-        outs = []
-        for r in range(R):
-            p = e.v("p", f"tensor.extract {s}[%c{r}, %{tag}j] : {tsc}")
-            pb = e.v("pb", f"vector.broadcast {p} : f32 to {V}")
-            for k in range(nv):
-                outs.append(e.v("f", f"vector.fma {pb}, {vv[k]}, {acc[r][k]} : {V}"))
-        e(f"scf.yield {', '.join(outs)} : {', '.join([V] * (R * nv))}")
-        e("}")
+        j = f"%{tag}j"
+
+        def v_read(k):
+            ci = e.v("ci", f"arith.constant {(g0 + k) * vw} : index")
+            return e.v("vv", f"vector.transfer_read %v[{b}, {hk}, {j}, {ci}], %zero "
+                             f"{{in_bounds = [true]}} : {tv}, {V}")
+
+        _fma_loop(e, V, f"%{tag}", j, c["Skv"], f"%{tag}a", R, nv, v_read, "p",
+                  lambda r: f"tensor.extract {s}[%c{r}, {j}] : {tsc}")
         for r in range(R):
             for k in range(nv):
                 o = e.v("o", f"arith.mulf %{tag}#{r * nv + k}, {inv[r]} : {V}")
@@ -302,6 +281,27 @@ def _block(c: dict, R: int, i0: str, ya: str, sa: str) -> tuple[str, str]:
                 y = e.v("y", f"vector.transfer_write {o}, {y}[%c0, %c0, {qi[r]}, {ci}] "
                              f"{{in_bounds = [true]}} : {V}, {tys}")
     return y, s
+
+
+def _fma_loop(e: _E, V: str, res: str, iv: str, hi: str, acc: str, R: int, nv: int,
+              read, name: str, scalar) -> None:
+    """``res:R*nv = scf.for iv = 0 to hi``: R x nv vector accumulators
+    (``acc<r>_<k>``, from zero) += broadcast(scalar r) * vector k, where
+    ``read(k)`` emits vector k and ``scalar(r)`` is the text of scalar r
+    (named ``name``), both at ``iv``."""
+    accs = [[f"{acc}{r}_{k}" for k in range(nv)] for r in range(R)]
+    init = ", ".join(f"{accs[r][k]} = %zv" for r in range(R) for k in range(nv))
+    e(f"{res}:{R * nv} = scf.for {iv} = %c0 to {hi} step %c1 iter_args({init}) "
+      f"-> ({', '.join([V] * (R * nv))}) {{")
+    vecs = [read(k) for k in range(nv)]
+    outs = []
+    for r in range(R):
+        sc = e.v(name, scalar(r))
+        bc = e.v(name + "b", f"vector.broadcast {sc} : f32 to {V}")
+        for k in range(nv):
+            outs.append(e.v("f", f"vector.fma {bc}, {vecs[k]}, {accs[r][k]} : {V}"))
+    e(f"scf.yield {', '.join(outs)} : {', '.join([V] * (R * nv))}")
+    e("}")
 
 
 def _params(call: ir.Operation) -> dict:
