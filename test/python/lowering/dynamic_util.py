@@ -1,9 +1,10 @@
 """Compile an ONNX model with dynamic input dims ONCE and compare it with
 onnx.reference at several run-time shapes (a dynamic dim is only tested
-when more than one value of it is run)."""
+when more than one value of it is run); model builders and sessions."""
 from __future__ import annotations
 
 import numpy as np
+from onnx import TensorProto as T
 from onnx import helper as h
 
 import onnx_mlir_py
@@ -21,6 +22,25 @@ def model(nodes, inputs, outputs=("y",), opset=17, inits=()):
     m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
     m.ir_version = 8
     return m
+
+
+def vi(name, shape, elem=T.FLOAT):
+    return h.make_tensor_value_info(name, elem, shape)
+
+
+def vi_model(nodes, inputs, outputs, opset=17):
+    """A model of ``nodes`` whose inputs and outputs are given as value infos
+    (:func:`vi`, sequence / optional types)."""
+    m = h.make_model(h.make_graph(nodes, "g", inputs, outputs),
+                     opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def session(model, tmp_path, opt_level=0):
+    """``model`` compiled at ``opt_level`` (a file per level in ``tmp_path``)."""
+    return ExecutionSession(onnx_mlir_py.compile(model, tmp_path / f"m{opt_level}.so",
+                                                 opt_level=opt_level))
 
 
 def check_shapes(tmp_path, m, feed_sets, opt_level=0, rtol=1e-5, atol=1e-6,

@@ -13,25 +13,11 @@ from onnx import helper as h
 
 import onnx_mlir_py
 from onnx_mlir_py.errors import CompileError, OnnxMlirError
-from onnx_mlir_py.runtime import ExecutionSession, RuntimeInputError
+from onnx_mlir_py.runtime import RuntimeInputError
+
+from dynamic_util import session, vi, vi_model
 
 F = T.FLOAT
-
-
-def _model(nodes, inputs, outputs):
-    m = h.make_model(h.make_graph(nodes, "g", inputs, outputs),
-                     opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m
-
-
-def _vi(name, shape, elem=F):
-    return h.make_tensor_value_info(name, elem, shape)
-
-
-def _session(model, tmp_path, opt_level=0):
-    return ExecutionSession(onnx_mlir_py.compile(model, tmp_path / f"m{opt_level}.so",
-                                                 opt_level=opt_level))
 
 
 def _compare(model, sess, feeds):
@@ -43,19 +29,19 @@ def _compare(model, sess, feeds):
 
 
 def _branch(name, node):
-    return h.make_graph([node], name, [], [_vi(node.output[0], None)])
+    return h.make_graph([node], name, [], [vi(node.output[0], None)])
 
 
 def test_if_branches_of_different_static_shapes(tmp_path):
     """then: Concat(x, x) [2n, 3]; else: Neg(x) [n, 3]: the result is [?, 3]."""
-    m = _model([h.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+    m = vi_model([h.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
                 h.make_node("Greater", ["s", "zero"], ["c"]),
                 h.make_node("If", ["c"], ["y"], name="if",
                             then_branch=_branch("t", h.make_node("Concat", ["x", "x"], ["t"],
                                                                  axis=0)),
                             else_branch=_branch("e", h.make_node("Neg", ["x"], ["e"])))],
-               [_vi("x", ["n", 3]), _vi("zero", [])], [_vi("y", None)])
-    sess = _session(m, tmp_path)
+               [vi("x", ["n", 3]), vi("zero", [])], [vi("y", None)])
+    sess = session(m, tmp_path)
     for n in (2, 5):
         for sign in (1, -1):       # both branches
             x = sign * np.arange(1, 3 * n + 1, dtype=np.float32).reshape(n, 3)
@@ -63,12 +49,12 @@ def test_if_branches_of_different_static_shapes(tmp_path):
 
 
 def test_if_branches_of_different_ranks_are_a_clear_error(tmp_path):
-    m = _model([h.make_node("If", ["c"], ["y0"], name="the_if",
+    m = vi_model([h.make_node("If", ["c"], ["y0"], name="the_if",
                             then_branch=_branch("t", h.make_node("Neg", ["x"], ["t"])),
                             else_branch=_branch("e", h.make_node("ReduceSum", ["x"], ["e"],
                                                                  keepdims=0))),
                 h.make_node("Relu", ["y0"], ["y"])],
-               [_vi("x", [2, 3]), _vi("c", [], T.BOOL)], [_vi("y", None)])
+               [vi("x", [2, 3]), vi("c", [], T.BOOL)], [vi("y", None)])
     with pytest.raises(CompileError, match=r"node 'the_if' \(If\).*then_branch yields "
                                            r"tensor<2x3xf32> and else_branch tensor<f32>"):
         onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=0)
@@ -89,12 +75,12 @@ def _growing_loop(scan_of: str):
          h.make_node("Cast", ["i"], ["fi"], to=F),
          h.make_node("Mul", ["x", "fi"], ["xi"]),
          h.make_node("Identity", [scan_of], ["scan"])],
-        "body", [_vi("i", [], T.INT64), _vi("c_in", [], T.BOOL), _vi("s_in", None)],
-        [_vi("c_out", [], T.BOOL), _vi("s_out", None), _vi("scan", None)])
-    return _model([h.make_node("Loop", ["M", "", "s0"], ["s", "scans"], body=body,
+        "body", [vi("i", [], T.INT64), vi("c_in", [], T.BOOL), vi("s_in", None)],
+        [vi("c_out", [], T.BOOL), vi("s_out", None), vi("scan", None)])
+    return vi_model([h.make_node("Loop", ["M", "", "s0"], ["s", "scans"], body=body,
                                name="the_loop")],
-                  [_vi("M", [], T.INT64), _vi("s0", ["k", 3]), _vi("x", ["n", 3])],
-                  [_vi("s", None), _vi("scans", None)])
+                  [vi("M", [], T.INT64), vi("s0", ["k", 3]), vi("x", ["n", 3])],
+                  [vi("s", None), vi("scans", None)])
 
 
 def _loop_feeds(trips, k, n):
@@ -106,7 +92,7 @@ def _loop_feeds(trips, k, n):
 @pytest.mark.parametrize("opt_level", [0, 3])
 def test_loop_carried_value_that_grows_and_dynamic_scan_output(tmp_path, opt_level):
     m = _growing_loop("xi")
-    sess = _session(m, tmp_path, opt_level)
+    sess = session(m, tmp_path, opt_level)
     for trips, k, n in ((1, 1, 2), (3, 2, 4), (4, 0, 1)):
         _compare(m, sess, _loop_feeds(trips, k, n))
 
@@ -121,12 +107,12 @@ def test_loop_carried_type_is_dynamic_in_the_body(tmp_path):
         [h.make_node("Concat", ["s_in", "s_in"], ["s_out"], axis=0),
          h.make_node("Identity", ["c_in"], ["c_out"]),
          h.make_node("Shape", ["s_out"], ["shp"])],
-        "body", [_vi("i", [], T.INT64), _vi("c_in", [], T.BOOL), _vi("s_in", [1, 3])],
-        [_vi("c_out", [], T.BOOL), _vi("s_out", [2, 3]), _vi("shp", [2], T.INT64)])
-    m = _model([h.make_node("Loop", ["M", "", "s0"], ["s", "shapes"], body=body)],
-               [_vi("M", [], T.INT64), _vi("s0", [1, 3])],
-               [_vi("s", None), _vi("shapes", None, T.INT64)])
-    sess = _session(m, tmp_path)
+        "body", [vi("i", [], T.INT64), vi("c_in", [], T.BOOL), vi("s_in", [1, 3])],
+        [vi("c_out", [], T.BOOL), vi("s_out", [2, 3]), vi("shp", [2], T.INT64)])
+    m = vi_model([h.make_node("Loop", ["M", "", "s0"], ["s", "shapes"], body=body)],
+               [vi("M", [], T.INT64), vi("s0", [1, 3])],
+               [vi("s", None), vi("shapes", None, T.INT64)])
+    sess = session(m, tmp_path)
     s0 = np.arange(3, dtype=np.float32).reshape(1, 3)
     for trips in (1, 3):
         s, shapes = sess.run([np.array(trips, np.int64), s0])
@@ -136,7 +122,7 @@ def test_loop_carried_type_is_dynamic_in_the_body(tmp_path):
 
 def test_scan_output_whose_iterations_differ_is_a_run_time_error(tmp_path):
     m = _growing_loop("s_out")
-    sess = _session(m, tmp_path)
+    sess = session(m, tmp_path)
     _compare(m, sess, _loop_feeds(1, 1, 2))        # one iteration: fine
     feeds = _loop_feeds(3, 2, 4)
     with pytest.raises(Exception, match="Inconsistent shape"):
@@ -155,14 +141,14 @@ def test_scan_with_dynamic_per_iteration_dims(tmp_path, out_axis):
         [h.make_node("ReduceSum", ["x_t", "ax"], ["r"], keepdims=0),
          h.make_node("Add", ["acc_in", "r"], ["acc_out"]),
          h.make_node("Add", ["x_t", "x_t"], ["y_t"])],
-        "body", [_vi("acc_in", [3]), _vi("x_t", ["n", 3])],
-        [_vi("acc_out", [3]), _vi("y_t", ["n", 3])])
+        "body", [vi("acc_in", [3]), vi("x_t", ["n", 3])],
+        [vi("acc_out", [3]), vi("y_t", ["n", 3])])
     ax = onnx.numpy_helper.from_array(np.array([0], np.int64), "ax")
     body.initializer.append(ax)
-    m = _model([h.make_node("Scan", ["acc0", "x"], ["acc", "ys"], body=body, num_scan_inputs=1,
+    m = vi_model([h.make_node("Scan", ["acc0", "x"], ["acc", "ys"], body=body, num_scan_inputs=1,
                             scan_output_axes=[out_axis])],
-               [_vi("acc0", [3]), _vi("x", ["T", "n", 3])], [_vi("acc", [3]), _vi("ys", None)])
-    sess = _session(m, tmp_path)
+               [vi("acc0", [3]), vi("x", ["T", "n", 3])], [vi("acc", [3]), vi("ys", None)])
+    sess = session(m, tmp_path)
     rng = np.random.default_rng(0)
     for t, n in ((2, 3), (4, 1)):
         _compare(m, sess, {"acc0": rng.standard_normal(3).astype(np.float32),

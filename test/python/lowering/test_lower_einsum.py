@@ -41,14 +41,19 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_einsum_dynamic(tmp_path, case):
+def _check_case(tmp_path, case, opt_level):
+    """CASES[case] compiled once at ``opt_level``, run at each of its shape sets."""
     eq, dims, shape_sets = CASES[case]
     names = [f"x{i}" for i in range(len(dims))]
     m = model([h.make_node("Einsum", names, ["y"], equation=eq)],
               [(n, T.FLOAT, d) for n, d in zip(names, dims)], opset=12)
     feeds = [{n: _x(np.float32, s) for n, s in zip(names, shapes)} for shapes in shape_sets]
-    check_shapes(tmp_path, m, feeds, rtol=1e-5, atol=1e-5)
+    check_shapes(tmp_path, m, feeds, opt_level=opt_level, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_einsum_dynamic(tmp_path, case):
+    _check_case(tmp_path, case, opt_level=0)
 
 
 @pytest.mark.parametrize("elem,dtype,tol", [(T.INT32, np.int32, 0), (T.INT64, np.int64, 0),
@@ -83,9 +88,4 @@ def test_einsum_size_mismatch_is_an_error(tmp_path):
 
 @pytest.mark.parametrize("case", ["batch_matmul", "diagonal", "ellipsis_bcast"])
 def test_einsum_dynamic_O3(tmp_path, case):
-    eq, dims, shape_sets = CASES[case]
-    names = [f"x{i}" for i in range(len(dims))]
-    m = model([h.make_node("Einsum", names, ["y"], equation=eq)],
-              [(n, T.FLOAT, d) for n, d in zip(names, dims)], opset=12)
-    feeds = [{n: _x(np.float32, s) for n, s in zip(names, shapes)} for shapes in shape_sets]
-    check_shapes(tmp_path, m, feeds, opt_level=3, rtol=1e-5, atol=1e-5)
+    _check_case(tmp_path, case, opt_level=3)

@@ -13,7 +13,9 @@ from onnx import helper as h
 from onnx.reference import ReferenceEvaluator
 
 import onnx_mlir_py
-from onnx_mlir_py.runtime import ExecutionSession, RuntimeInputError
+from onnx_mlir_py.runtime import RuntimeInputError
+
+from dynamic_util import session, vi, vi_model
 
 F = T.FLOAT
 
@@ -23,19 +25,7 @@ def _seq_t(elem=F, shape=None):
 
 
 def _model(nodes, inputs, outputs, opset=18):
-    m = h.make_model(h.make_graph(nodes, "g", inputs, outputs),
-                     opset_imports=[h.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
-
-
-def _vi(name, shape, elem=F):
-    return h.make_tensor_value_info(name, elem, shape)
-
-
-def _session(model, tmp_path, opt_level=0):
-    return ExecutionSession(onnx_mlir_py.compile(model, tmp_path / f"m{opt_level}.so",
-                                                 opt_level=opt_level))
+    return vi_model(nodes, inputs, outputs, opset)
 
 
 def _same(got, want):
@@ -70,9 +60,9 @@ def _ops_model():
              h.make_node("ConcatFromSequence", ["s2"], ["c"], axis=0),
              h.make_node("ConcatFromSequence", ["s"], ["c2"], axis=-1, new_axis=1),
              h.make_node("SequenceErase", ["s2", "q"], ["s3"], name="erase")]
-    return _model(nodes, [_vi("x", ["n", 3]), _vi("y", ["m", 3]), _vi("p", [], T.INT64),
-                          _vi("q", [], T.INT32)],
-                  [_vi("a", None), _vi("n", None, T.INT64), _vi("c", None),
+    return _model(nodes, [vi("x", ["n", 3]), vi("y", ["m", 3]), vi("p", [], T.INT64),
+                          vi("q", [], T.INT32)],
+                  [vi("a", None), vi("n", None, T.INT64), vi("c", None),
                    h.make_value_info("c2", h.make_tensor_type_proto(F, None)),
                    h.make_value_info("s3", _seq_t())])
 
@@ -80,7 +70,7 @@ def _ops_model():
 @pytest.mark.parametrize("opt_level", [0, 3])
 def test_sequence_ops_match_reference(tmp_path, opt_level):
     m = _ops_model()
-    sess = _session(m, tmp_path, opt_level)
+    sess = session(m, tmp_path, opt_level)
     rng = np.random.default_rng(0)
     for (n, k), p, q in [((2, 2), 1, -1), ((4, 4), 0, 2), ((1, 1), -2, 0)]:
         feeds = {"x": rng.random((n, 3), np.float32), "y": rng.random((k, 3), np.float32),
@@ -94,8 +84,8 @@ def test_concat_from_sequence_at_run_time(tmp_path, new_axis, axis):
     axis are a run-time error naming the node, not garbage."""
     m = _model([h.make_node("ConcatFromSequence", ["s"], ["c"], axis=axis, new_axis=new_axis,
                             name="cat")],
-               [h.make_value_info("s", _seq_t(F, ["a", "b"]))], [_vi("c", None)])
-    sess = _session(m, tmp_path)
+               [h.make_value_info("s", _seq_t(F, ["a", "b"]))], [vi("c", None)])
+    sess = session(m, tmp_path)
     rng = np.random.default_rng(3)
     for shapes in ([(2, 3)], [(2, 3), (2, 3), (2, 3)]):
         _check(m, sess, {"s": [rng.random(sh, np.float32) for sh in shapes]}, "onnxruntime")
@@ -114,7 +104,7 @@ def test_concat_from_sequence_at_run_time(tmp_path, new_axis, axis):
 @pytest.mark.parametrize("q, node", [(3, "at"), (-4, "at")])
 def test_position_out_of_range_names_the_node(tmp_path, q, node):
     m = _ops_model()
-    sess = _session(m, tmp_path)
+    sess = session(m, tmp_path)
     x = np.ones((2, 3), np.float32)
     with pytest.raises(RuntimeInputError, match=rf"node '{node}' \(SequenceAt\): position "
                                                 rf"{q} is out of range \[-3, 2\]"):
@@ -123,9 +113,9 @@ def test_position_out_of_range_names_the_node(tmp_path, q, node):
 
 def test_insert_position_out_of_range(tmp_path):
     m = _model([h.make_node("SequenceInsert", ["s", "x", "p"], ["o"], name="ins")],
-               [h.make_value_info("s", _seq_t(F, ["n"])), _vi("x", ["n"]),
-                _vi("p", [], T.INT64)], [h.make_value_info("o", _seq_t(F, ["n"]))])
-    sess = _session(m, tmp_path)
+               [h.make_value_info("s", _seq_t(F, ["n"])), vi("x", ["n"]),
+                vi("p", [], T.INT64)], [h.make_value_info("o", _seq_t(F, ["n"]))])
+    sess = session(m, tmp_path)
     s = [np.arange(3, dtype=np.float32), np.arange(3, dtype=np.float32) + 5]
     x = np.full(3, 9, np.float32)
     # at the end (position n) is allowed; onnx.reference inserts at the front
@@ -143,7 +133,7 @@ def test_erase_from_empty_sequence_fails(tmp_path):
     m = _model([h.make_node("SequenceErase", ["s"], ["o"], name="er")],
                [h.make_value_info("s", _seq_t(F, [2]))],
                [h.make_value_info("o", _seq_t(F, [2]))])
-    sess = _session(m, tmp_path)
+    sess = session(m, tmp_path)
     _check(m, sess, {"s": [np.ones(2, np.float32), np.zeros(2, np.float32)]})
     with pytest.raises(RuntimeInputError, match=r"node 'er' \(SequenceErase\): the sequence "
                                                 r"is empty"):
@@ -152,8 +142,8 @@ def test_erase_from_empty_sequence_fails(tmp_path):
 
 def test_sequence_input_elements_are_checked(tmp_path):
     m = _model([h.make_node("SequenceLength", ["s"], ["n"])],
-               [h.make_value_info("s", _seq_t(F, ["a", 2]))], [_vi("n", [], T.INT64)])
-    sess = _session(m, tmp_path)
+               [h.make_value_info("s", _seq_t(F, ["a", 2]))], [vi("n", [], T.INT64)])
+    sess = session(m, tmp_path)
     assert '"kind": "seq"' in sess.input_signature()
     _check(m, sess, {"s": [np.ones((1, 2), np.float32), np.ones((4, 2), np.float32)]})
     with pytest.raises(RuntimeInputError, match=r"element 1: dimension 1: expected 2, got 3"):
@@ -164,19 +154,19 @@ def test_sequence_input_elements_are_checked(tmp_path):
 
 @pytest.mark.parametrize("split, keepdims", [(None, 1), (None, 0), ("scalar", 1), ("list", 1)])
 def test_split_to_sequence(tmp_path, split, keepdims):
-    ins = [_vi("x", ["n", 4])]
+    ins = [vi("x", ["n", 4])]
     names = ["x"]
     if split == "scalar":
-        ins.append(_vi("sp", [], T.INT64))
+        ins.append(vi("sp", [], T.INT64))
         names.append("sp")
     elif split == "list":
-        ins.append(_vi("sp", [2], T.INT64))
+        ins.append(vi("sp", [2], T.INT64))
         names.append("sp")
     nodes = [h.make_node("SplitToSequence", names, ["s"], axis=0, keepdims=keepdims),
              h.make_node("SequenceLength", ["s"], ["n"])]
     m = _model(nodes, ins, [h.make_value_info("s", _seq_t(F, None)),
-                            _vi("n", [], T.INT64)])
-    sess = _session(m, tmp_path)
+                            vi("n", [], T.INT64)])
+    sess = session(m, tmp_path)
     rng = np.random.default_rng(1)
     for rows in (3, 5):
         feeds = {"x": rng.random((rows, 4), np.float32)}
@@ -197,10 +187,10 @@ def test_optional_values(tmp_path):
              h.make_node("OptionalGetElement", ["o2"], ["x2"]),
              h.make_node("Optional", [], ["none"], type=h.make_tensor_type_proto(F, ["n"])),
              h.make_node("OptionalHasElement", ["none"], ["has_none"])]
-    m = _model(nodes, [h.make_value_info("o", opt_t), _vi("x", ["n"])],
-               [_vi("has", [], T.BOOL), _vi("x2", ["n"]), _vi("has_none", [], T.BOOL),
+    m = _model(nodes, [h.make_value_info("o", opt_t), vi("x", ["n"])],
+               [vi("has", [], T.BOOL), vi("x2", ["n"]), vi("has_none", [], T.BOOL),
                 h.make_value_info("o2", opt_t)])
-    sess = _session(m, tmp_path)
+    sess = session(m, tmp_path)
     x = np.arange(4, dtype=np.float32)
     for o in (None, np.ones(2, np.float32)):
         got = sess.run([o, x])
@@ -210,8 +200,8 @@ def test_optional_values(tmp_path):
 def test_optional_get_element_of_empty_fails(tmp_path):
     opt_t = h.make_optional_type_proto(h.make_tensor_type_proto(F, [2]))
     m = _model([h.make_node("OptionalGetElement", ["o"], ["y"], name="get")],
-               [h.make_value_info("o", opt_t)], [_vi("y", [2])])
-    sess = _session(m, tmp_path)
+               [h.make_value_info("o", opt_t)], [vi("y", [2])])
+    sess = session(m, tmp_path)
     _same(sess.run([np.ones(2, np.float32)]), [np.ones(2, np.float32)])
     with pytest.raises(RuntimeInputError, match=r"node 'get' \(OptionalGetElement\): the "
                                                 r"optional is empty"):
@@ -225,15 +215,15 @@ def test_loop_carrying_a_sequence(tmp_path):
          h.make_node("Mul", ["x", "fi"], ["xi"]),
          h.make_node("SequenceInsert", ["s_in", "xi"], ["s_out"]),
          h.make_node("Identity", ["cond"], ["c_out"])],
-        "body", [_vi("i", [], T.INT64), _vi("cond", [], T.BOOL),
+        "body", [vi("i", [], T.INT64), vi("cond", [], T.BOOL),
                  h.make_value_info("s_in", _seq_t(F, ["n"]))],
-        [_vi("c_out", [], T.BOOL), h.make_value_info("s_out", _seq_t(F, ["n"]))])
+        [vi("c_out", [], T.BOOL), h.make_value_info("s_out", _seq_t(F, ["n"]))])
     nodes = [h.make_node("SequenceEmpty", [], ["s0"], dtype=F),
              h.make_node("Loop", ["M", "", "s0"], ["s"], body=body),
              h.make_node("SequenceLength", ["s"], ["len"])]
-    m = _model(nodes, [_vi("M", [], T.INT64), _vi("x", ["n"])],
-               [h.make_value_info("s", _seq_t(F, ["n"])), _vi("len", [], T.INT64)])
-    sess = _session(m, tmp_path)
+    m = _model(nodes, [vi("M", [], T.INT64), vi("x", ["n"])],
+               [h.make_value_info("s", _seq_t(F, ["n"])), vi("len", [], T.INT64)])
+    sess = session(m, tmp_path)
     for trips, n in [(0, 3), (1, 2), (4, 5)]:
         _check(m, sess, {"M": np.array(trips, np.int64),
                          "x": np.arange(n, dtype=np.float32)}, "onnxruntime")
@@ -255,7 +245,7 @@ def test_runs_free_every_element(tmp_path):
     a double free), also when a check fails half-way: 300 runs of 1 MB
     sequences leave the heap where it was."""
     m = _ops_model()
-    sess = _session(m, tmp_path)
+    sess = session(m, tmp_path)
     x = np.ones((20000, 3), np.float32)
     good = [x, x, np.array(0, np.int64), np.array(1, np.int32)]
     bad = [x, x, np.array(0, np.int64), np.array(9, np.int32)]
@@ -286,8 +276,8 @@ def _torch_split_model(opset):
     inits = [numpy_helper.from_array(np.array([1, 3], np.int64), "sp"),
              numpy_helper.from_array(np.array(0, np.int64), "i0"),
              numpy_helper.from_array(np.array(-1, np.int64), "i1")]
-    m = h.make_model(h.make_graph(nodes, "g", [_vi("x", ["n", 4])],
-                                  [_vi("y", None), _vi("n", None, T.INT64), _vi("c", None)],
+    m = h.make_model(h.make_graph(nodes, "g", [vi("x", ["n", 4])],
+                                  [vi("y", None), vi("n", None, T.INT64), vi("c", None)],
                                   initializer=inits),
                      opset_imports=[h.make_opsetid("", opset)])
     m.ir_version = 8
@@ -304,7 +294,7 @@ def test_static_sequences_become_tensors(tmp_path, opset):
     mlir = onnx_mlir_py.compile(str(path), tmp_path / "m.mlir", emit="EmitMLIR", opt_level=0)
     text = open(mlir).read()
     assert "om_seq" not in text and "llvm.ptr" not in text
-    sess = _session(m, tmp_path)
+    sess = session(m, tmp_path)
     rng = np.random.default_rng(2)
     for n in (1, 3):
         _check(m, sess, {"x": rng.random((n, 4), np.float32)}, "onnxruntime")
@@ -315,11 +305,11 @@ def test_sequence_map_one_sequence(tmp_path):
     no additional inputs the node was written with an empty trailing input,
     which onnx's inliner refused (an internal error)."""
     body = h.make_graph([h.make_node("Shape", ["x"], ["y"])], "body",
-                        [_vi("x", ["a", "b"])], [_vi("y", [2], T.INT64)])
+                        [vi("x", ["a", "b"])], [vi("y", [2], T.INT64)])
     m = _model([h.make_node("SequenceMap", ["s"], ["shapes"], body=body)],
                [h.make_value_info("s", _seq_t(F, ["a", "b"]))],
                [h.make_value_info("shapes", _seq_t(T.INT64, [2]))])
-    sess = _session(m, tmp_path)
+    sess = session(m, tmp_path)
     rng = np.random.default_rng(4)
     for shapes in ([(1, 2)], [(3, 1), (2, 5), (4, 4)]):
         _check(m, sess, {"s": [rng.random(sh, np.float32) for sh in shapes]}, "onnxruntime")
@@ -335,9 +325,9 @@ def test_optional_sequence(tmp_path):
              h.make_node("OptionalGetElement", ["o3"], ["s3"]),
              h.make_node("SequenceLength", ["s3"], ["n3"])]
     m = _model(nodes, [h.make_value_info("o", opt_t), h.make_value_info("s", _seq_t(F, ["n"]))],
-               [_vi("has", [], T.BOOL), h.make_value_info("o2", opt_t),
-                _vi("n3", [], T.INT64)])
-    sess = _session(m, tmp_path)
+               [vi("has", [], T.BOOL), h.make_value_info("o2", opt_t),
+                vi("n3", [], T.INT64)])
+    sess = session(m, tmp_path)
     assert '"kind": "opt_seq"' in sess.input_signature()
     a, b = np.ones(2, np.float32), np.zeros(3, np.float32)
     _same(sess.run([None, [a]]), [np.array(False), None, np.array(1)])
@@ -351,10 +341,10 @@ def test_element_types(tmp_path, dtype):
     et = oh.np_dtype_to_tensor_dtype(np.dtype(dtype))
     m = _model([h.make_node("SequenceInsert", ["s", "x"], ["o"]),
                 h.make_node("SequenceAt", ["o", "i"], ["a"])],
-               [h.make_value_info("s", _seq_t(et, ["n", 2])), _vi("x", ["n", 2], et),
-                _vi("i", [], T.INT64)],
-               [h.make_value_info("o", _seq_t(et, ["n", 2])), _vi("a", ["n", 2], et)])
-    sess = _session(m, tmp_path)
+               [h.make_value_info("s", _seq_t(et, ["n", 2])), vi("x", ["n", 2], et),
+                vi("i", [], T.INT64)],
+               [h.make_value_info("o", _seq_t(et, ["n", 2])), vi("a", ["n", 2], et)])
+    sess = session(m, tmp_path)
     rng = np.random.default_rng(5)
     s = [(rng.random((3, 2)) * 100).astype(dtype) for _ in range(2)]
     x = (rng.random((3, 2)) * 100).astype(dtype)
@@ -366,7 +356,7 @@ def test_inference_session_sequences():
     """onnxruntime's API over the compiled model: lists in and out."""
     from onnx_mlir_py.inference import InferenceSession
     m = _model([h.make_node("SequenceInsert", ["s", "x"], ["o"])],
-               [h.make_value_info("s", _seq_t(F, ["n"])), _vi("x", ["n"])],
+               [h.make_value_info("s", _seq_t(F, ["n"])), vi("x", ["n"])],
                [h.make_value_info("o", _seq_t(F, ["n"]))])
     sess = InferenceSession(m.SerializeToString())
     assert sess.get_inputs()[0].type == "seq(tensor(float))"
@@ -380,9 +370,9 @@ def test_element_of_another_rank_fails(tmp_path):
     error naming the node (its dims would be garbage)."""
     m = _model([h.make_node("SequenceAt", ["s", "i"], ["a"], name="at"),
                 h.make_node("ConcatFromSequence", ["s"], ["c"], axis=0, name="cat")],
-               [h.make_value_info("s", _seq_t(F, None)), _vi("i", [], T.INT64)],
-               [_vi("a", ["n"]), _vi("c", ["m"])])
-    sess = _session(m, tmp_path)
+               [h.make_value_info("s", _seq_t(F, None)), vi("i", [], T.INT64)],
+               [vi("a", ["n"]), vi("c", ["m"])])
+    sess = session(m, tmp_path)
     ok = [np.ones(2, np.float32), np.zeros(3, np.float32)]
     _same(sess.run([ok, np.array(1, np.int64)]), [ok[1], np.concatenate(ok)])
     with pytest.raises(RuntimeInputError, match=r"node 'at' \(SequenceAt\): element 1 has "
@@ -394,9 +384,9 @@ def test_position_of_one_element(tmp_path):
     """A position of shape [?] (onnxruntime takes one element) is checked to
     have one element at run time; an empty one is an error, not a stray read."""
     m = _model([h.make_node("SequenceAt", ["s", "i"], ["a"], name="at")],
-               [h.make_value_info("s", _seq_t(F, [2])), _vi("i", ["k"], T.INT64)],
-               [_vi("a", [2])])
-    sess = _session(m, tmp_path)
+               [h.make_value_info("s", _seq_t(F, [2])), vi("i", ["k"], T.INT64)],
+               [vi("a", [2])])
+    sess = session(m, tmp_path)
     s = [np.ones(2, np.float32), np.zeros(2, np.float32)]
     _same(sess.run([s, np.array([1], np.int64)]), [s[1]])
     with pytest.raises(RuntimeInputError, match=r"node 'at' \(SequenceAt\): position has 0 "
@@ -409,7 +399,7 @@ def test_runtime_cli_with_sequences(tmp_path):
     and compared with onnxruntime element by element."""
     from onnx_mlir_py.runtime.__main__ import main
     m = _model([h.make_node("SequenceInsert", ["s", "x"], ["o"])],
-               [h.make_value_info("s", _seq_t(F, ["n"])), _vi("x", ["n"])],
+               [h.make_value_info("s", _seq_t(F, ["n"])), vi("x", ["n"])],
                [h.make_value_info("o", _seq_t(F, ["n"]))])
     path = tmp_path / "m.onnx"
     path.write_bytes(m.SerializeToString())
@@ -427,9 +417,9 @@ def test_appends_to_a_shared_array_do_not_alias(tmp_path):
                 h.make_node("SequenceErase", ["s1"], ["s3"]),
                 h.make_node("SequenceInsert", ["s3", "b"], ["s4"]),
                 h.make_node("SequenceInsert", ["s1", "b"], ["s5"])],
-               [h.make_value_info("s", seq), _vi("a", [2]), _vi("b", [2])],
+               [h.make_value_info("s", seq), vi("a", [2]), vi("b", [2])],
                [h.make_value_info(n, seq) for n in ("s1", "s2", "s3", "s4", "s5")])
-    sess = _session(m, tmp_path)
+    sess = session(m, tmp_path)
     a, b = np.full(2, 1, np.float32), np.full(2, 2, np.float32)
     for s in ([], [np.zeros(2, np.float32)], [np.zeros(2, np.float32)] * 5):
         _same(sess.run([s, a, b]), [s + [a], s + [b], s, s + [b], s + [a, b]])
@@ -442,14 +432,14 @@ def test_loop_building_a_sequence_then_concat(tmp_path):
         [h.make_node("Cast", ["i"], ["fi"], to=F), h.make_node("Mul", ["x", "fi"], ["xi"]),
          h.make_node("SequenceInsert", ["s_in", "xi"], ["s_out"]),
          h.make_node("Identity", ["cond"], ["c_out"])],
-        "body", [_vi("i", [], T.INT64), _vi("cond", [], T.BOOL),
+        "body", [vi("i", [], T.INT64), vi("cond", [], T.BOOL),
                  h.make_value_info("s_in", _seq_t(F, ["n"]))],
-        [_vi("c_out", [], T.BOOL), h.make_value_info("s_out", _seq_t(F, ["n"]))])
+        [vi("c_out", [], T.BOOL), h.make_value_info("s_out", _seq_t(F, ["n"]))])
     m = _model([h.make_node("SequenceEmpty", [], ["s0"], dtype=F),
                 h.make_node("Loop", ["M", "", "s0"], ["s"], body=body),
                 h.make_node("ConcatFromSequence", ["s"], ["cat"], axis=0, new_axis=1)],
-               [_vi("M", [], T.INT64), _vi("x", ["n"])], [_vi("cat", None)])
-    sess = _session(m, tmp_path, 3)
+               [vi("M", [], T.INT64), vi("x", ["n"])], [vi("cat", None)])
+    sess = session(m, tmp_path, 3)
     for trips, n in [(1, 2), (5, 3)]:
         _check(m, sess, {"M": np.array(trips, np.int64), "x": np.arange(n, dtype=np.float32)},
                "onnxruntime")
@@ -465,7 +455,7 @@ def test_if_empty_or_built_sequence(tmp_path):
     m = _model([h.make_node("If", ["c"], ["s"], then_branch=then, else_branch=other),
                 h.make_node("SequenceInsert", ["s", "x"], ["s2"]),
                 h.make_node("ConcatFromSequence", ["s2"], ["cat"], axis=0)],
-               [_vi("c", [], T.BOOL), _vi("x", ["n"])], [_vi("cat", None)])
-    sess = _session(m, tmp_path)
+               [vi("c", [], T.BOOL), vi("x", ["n"])], [vi("cat", None)])
+    sess = session(m, tmp_path)
     for c, n in [(True, 2), (False, 3)]:
         _check(m, sess, {"c": np.array(c), "x": np.arange(n, dtype=np.float32)}, "onnxruntime")

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import mlir.ir as ir
 import numpy as np
-import onnx
 import pytest
 
 import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession
-from test_o3_numerics import N, Cases, rand
+from test_o3_numerics import Cases, compile_with_ort, rand
 
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 
 # (C, F, kernel, stride, (pad begin, pad end), dilation, group, bias, relu after)
 CONVS = [(8, 16, 7, 1, (3, 3), 1, 1, True, True),     # text-CNN style
@@ -35,23 +34,15 @@ def _model(length):
                           f"L{i}" if isinstance(length, str) else length])
         c.weight(f"w{i}", rand(f, ci // g, k))
         c.weight(f"b{i}", rand(f))
-        out = f"y{i}"
-        c.nodes.append(N("Conv", [f"x{i}", f"w{i}"] + ([f"b{i}"] if bias else []),
-                         [out + "_c" if relu else out], kernel_shape=[k], strides=[s],
-                         pads=[p0, p1], dilations=[d], group=g))
-        if relu:
-            c.nodes.append(N("Relu", [out + "_c"], [out]))
-        c.outputs.append(out)
+        c.conv(i, bias, relu, kernel_shape=[k], strides=[s], pads=[p0, p1], dilations=[d],
+               group=g)
     m = c.model()
     m.ir_version = 10
     return m
 
 
 def _check(tmp_path, m, shapes, threads=(1,)):
-    path = tmp_path / "m.onnx"
-    onnx.save(m, path)
-    so = onnx_mlir_py.compile(str(path), output=tmp_path / "m.so", opt_level=3)
-    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    so, ref = compile_with_ort(tmp_path, m)
     for t in threads:
         sess = ExecutionSession(so, num_threads=t)
         for n, length in shapes:

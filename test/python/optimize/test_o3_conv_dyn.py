@@ -7,14 +7,13 @@ compared with onnxruntime at 1 and 2 threads."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
 
 import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession
-from test_o3_numerics import N, Cases, rand
+from test_o3_numerics import Cases, compile_with_ort, rand
 
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 
 # (C, F, kernel, stride, pad, dilation, bias, relu after)
 CONVS = [(3, 8, 7, 2, 3, 1, True, False), (4, 13, 3, 1, 1, 1, False, True),
@@ -30,13 +29,8 @@ def _model():
         c.input(f"x{i}", ["N", ci, f"H{i}", f"W{i}"])
         c.weight(f"w{i}", rand(f, ci, k, k))
         c.weight(f"b{i}", rand(f))
-        out = f"y{i}"
-        c.nodes.append(N("Conv", [f"x{i}", f"w{i}"] + ([f"b{i}"] if bias else []),
-                         [out + "_c" if relu else out], kernel_shape=[k, k], strides=[s, s],
-                         pads=[p] * 4, dilations=[d, d]))
-        if relu:
-            c.nodes.append(N("Relu", [out + "_c"], [out]))
-        c.outputs.append(out)
+        c.conv(i, bias, relu, kernel_shape=[k, k], strides=[s, s], pads=[p] * 4,
+               dilations=[d, d])
     m = c.model()
     m.ir_version = 10
     return m
@@ -53,10 +47,7 @@ def _feeds(n, hh, ww):
 
 def test_convs_dynamic_batch_and_spatial_dims(tmp_path):
     m = _model()
-    path = tmp_path / "m.onnx"
-    onnx.save(m, path)
-    so = onnx_mlir_py.compile(str(path), output=tmp_path / "m.so", opt_level=3)
-    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    so, ref = compile_with_ort(tmp_path, m)
     for t in (1, 2):
         sess = ExecutionSession(so, num_threads=t)
         for shape in SHAPES:

@@ -6,19 +6,15 @@ row's end, a tail). Compared with onnxruntime at 1 and 2 threads (the
 strips split across the pool)."""
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
-import onnx
 import pytest
 
-import onnx_mlir_py
 from onnx_mlir_py.passes.optimize.conv_strips import strip_rows
 from onnx_mlir_py.passes.optimize.target import target_for
 from onnx_mlir_py.runtime import ExecutionSession
-from test_o3_numerics import N, Cases, rand
+from test_o3_numerics import N, Cases, compile_with_ort, pool_task_count, rand
 
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 
 # (C, F, kernel, stride, pad, dilation, bias, SiLU after, H = W, cut in strips)
 CONVS = [(3, 8, 3, 2, 1, 1, True, True, 420, True),     # 210 rows: strips of 19, 1 left
@@ -63,13 +59,9 @@ def test_the_big_convs_are_cut():
 @pytest.mark.parametrize("batch,runs", [(1, [1]), (2, [2]), ("N", [1, 2])])
 def test_convs_in_strips_match_onnxruntime(tmp_path, batch, runs):
     m = _model(batch)
-    path = tmp_path / "m.onnx"
-    onnx.save(m, path)
-    so = onnx_mlir_py.compile(str(path), output=tmp_path / "m.so", opt_level=3)
-    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    so, ref = compile_with_ort(tmp_path, m)
     sess = ExecutionSession(so)
-    tasks = ctypes.CDLL(str(so)).omGetPoolTaskCount
-    tasks.restype = ctypes.c_int64
+    tasks = pool_task_count(so)
     for threads in (1, 2):          # 2: the strips split across the pool
         sess.set_num_threads(threads)
         for n in runs:

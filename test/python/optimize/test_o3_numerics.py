@@ -38,6 +38,16 @@ class Cases:
     def weight(self, name, value):
         self.inits.append(nh.from_array(value, name))
 
+    def conv(self, i, bias, relu, **attrs):
+        """Output ``y<i>``: Conv(``x<i>``, ``w<i>``[, ``b<i>``]) with ``attrs``,
+        then a Relu when ``relu``."""
+        out = f"y{i}"
+        self.nodes.append(N("Conv", [f"x{i}", f"w{i}"] + ([f"b{i}"] if bias else []),
+                            [out + "_c" if relu else out], **attrs))
+        if relu:
+            self.nodes.append(N("Relu", [out + "_c"], [out]))
+        self.outputs.append(out)
+
     def model(self):
         g = h.make_graph(self.nodes, "g", self.inputs,
                          [h.make_tensor_value_info(o, T.FLOAT, None) for o in self.outputs],
@@ -47,6 +57,25 @@ class Cases:
 
 def compile_o3(tmp_path, m):
     return ExecutionSession(onnx_mlir_py.compile(m, output=tmp_path / "m.so", opt_level=3))
+
+
+def compile_with_ort(tmp_path, m, stem="m"):
+    """``m`` saved as ``<stem>.onnx`` and compiled at -O3: (the library's
+    path, an onnxruntime session on the same file)."""
+    import onnx
+    import onnxruntime as ort
+    path = tmp_path / f"{stem}.onnx"
+    onnx.save(m, path)
+    so = onnx_mlir_py.compile(str(path), output=tmp_path / f"{stem}.so", opt_level=3)
+    return so, ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+def pool_task_count(so):
+    """The library's ``omGetPoolTaskCount`` (tasks its thread pool has run)."""
+    import ctypes
+    tasks = ctypes.CDLL(str(so)).omGetPoolTaskCount
+    tasks.restype = ctypes.c_int64
+    return tasks
 
 
 def check(tmp_path, c: Cases, rtol=1e-4, atol=1e-4):

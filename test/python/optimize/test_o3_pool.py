@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import mlir.ir as ir
 import numpy as np
-import onnx
 import pytest
 
 import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession
-from test_o3_numerics import N, Cases, rand
+from test_o3_numerics import N, Cases, compile_with_ort, rand
 
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 
 # (op, kernel, strides, pads (begins + ends), dilations, extra attributes)
 POOLS2 = [("MaxPool", [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], {}),       # ResNet stem
@@ -47,10 +46,7 @@ def _model(n, hw):
 
 
 def _check(tmp_path, m, shapes):
-    path = tmp_path / "m.onnx"
-    onnx.save(m, path)
-    so = onnx_mlir_py.compile(str(path), output=tmp_path / "m.so", opt_level=3)
-    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    so, ref = compile_with_ort(tmp_path, m)
     sess = ExecutionSession(so)
     for n, hw in shapes:
         feeds = {f"x{i}": rand(n, 6, *(hw if len(k) == 2 else hw[1:]))

@@ -23,6 +23,7 @@ from onnx import numpy_helper as nh
 
 import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession
+from test_o3_numerics import compile_with_ort, pool_task_count
 
 R = np.random.default_rng(11)
 
@@ -136,17 +137,10 @@ def _cnn(batch):
 def test_cnn_kernels_split_match_onnxruntime(tmp_path, batch, runs):
     """Convs (strips), depthwise convs, pools and elementwise passes at 1 and
     2 threads against onnxruntime; at 2 the pool runs chunks."""
-    import ctypes
-    ort = pytest.importorskip("onnxruntime")
-    m = _cnn(batch)
-    path = tmp_path / "cnn.onnx"
-    import onnx
-    onnx.save(m, path)
-    so = onnx_mlir_py.compile(str(path), output=tmp_path / "cnn.so", opt_level=3)
-    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    pytest.importorskip("onnxruntime")
+    so, ref = compile_with_ort(tmp_path, _cnn(batch), "cnn")
     sess = ExecutionSession(so)
-    tasks = ctypes.CDLL(str(so)).omGetPoolTaskCount
-    tasks.restype = ctypes.c_int64
+    tasks = pool_task_count(so)
     for threads in (2, 1, 2):
         sess.set_num_threads(threads)
         for n in runs:

@@ -70,18 +70,13 @@ def test_tensorflow_is_loaded_only_for_tensorflow_inputs(tmp_path):
     """The frontend's detection loads neither onnx, MLIR nor TensorFlow
     (InferenceSession starts on a cached model without them); compiling an
     ONNX model never imports TensorFlow."""
-    import os
-    import subprocess
-    import sys
-    example = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples",
-                           "mnist_small.onnx")
+    from tf_process import EXAMPLE, run_code
     code = ("import sys, onnx_mlir_py.frontends.tensorflow.detect as d\n"
             "print([m in sys.modules for m in ('onnx', 'mlir', 'tensorflow')])\n"
             "import onnx_mlir_py\n"
-            f"onnx_mlir_py.compile({example!r}, {str(tmp_path / 'm.mlir')!r}, "
+            f"onnx_mlir_py.compile({EXAMPLE!r}, {str(tmp_path / 'm.mlir')!r}, "
             "emit='EmitONNXIR')\n"
             "print('tensorflow' in sys.modules, 'tf2onnx' in sys.modules)\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=300)
+    r = run_code(code, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:2] == ["[False, False, False]", "False False"]
