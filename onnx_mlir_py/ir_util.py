@@ -83,6 +83,15 @@ def child_blocks(op) -> list[ir.Block]:
     return [b for r in as_operation(op).regions for b in r.blocks]
 
 
+def module_strings(module: ir.Module, name: str) -> tuple[str, ...] | None:
+    """The strings of ``module``'s array attribute ``name`` (None when absent)."""
+    attrs = module.operation.attributes
+    if name not in attrs:
+        return None
+    arr = attrs[name]
+    return tuple(ir.StringAttr(arr[i]).value for i in range(len(arr)))
+
+
 def loc_name(loc: ir.Location) -> str | None:
     """The node name in ``loc`` (the importer gives each ONNX op
     ``loc("<node name>")``; fused locations hold it inside; for code inlined

@@ -34,7 +34,7 @@ from mlir.dialects import arith, func
 from onnx_mlir_py.check_abi import (PROF_BEGIN_FN, PROF_END_FN, PROFILE_EVENTS_ATTR,
                                     PROFILE_NODES_ATTR)
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, is_onnx_op
-from onnx_mlir_py.ir_util import loc_names, walk_ops
+from onnx_mlir_py.ir_util import loc_names, module_strings, walk_ops
 
 # ops that are no work of their own: a bracket holding only these (and
 # scalar arithmetic) is empty: e.g. the output placeholder a conv leaves
@@ -191,8 +191,5 @@ def resolve_profile(module: ir.Module) -> list[dict]:
 def profile_events(module: ir.Module) -> list[dict] | None:
     """The event table :func:`resolve_profile` left on ``module`` (None:
     the module is not profiled)."""
-    attrs = module.operation.attributes
-    if PROFILE_EVENTS_ATTR not in attrs:
-        return None
-    arr = attrs[PROFILE_EVENTS_ATTR]
-    return [json.loads(ir.StringAttr(arr[i]).value) for i in range(len(arr))]
+    events = module_strings(module, PROFILE_EVENTS_ATTR)
+    return None if events is None else [json.loads(e) for e in events]

@@ -22,7 +22,7 @@ import mlir.ir as ir
 from mlir.dialects import arith, func
 
 from onnx_mlir_py.check_abi import ALLOC_SITE_FN, ALLOC_SITES_ATTR, NODE_TYPES_ATTR
-from onnx_mlir_py.ir_util import loc_name, walk_ops
+from onnx_mlir_py.ir_util import loc_name, module_strings, walk_ops
 
 _ALLOCS = ("memref.alloc", "memref.realloc")
 
@@ -101,8 +101,4 @@ def mark_alloc_sites(module: ir.Module) -> tuple[str, ...]:
 
 def alloc_sites(module: ir.Module) -> tuple[str, ...]:
     """The table :func:`mark_alloc_sites` left on ``module`` (empty if none)."""
-    attrs = module.operation.attributes
-    if ALLOC_SITES_ATTR not in attrs:
-        return ()
-    arr = attrs[ALLOC_SITES_ATTR]
-    return tuple(ir.StringAttr(arr[i]).value for i in range(len(arr)))
+    return module_strings(module, ALLOC_SITES_ATTR) or ()

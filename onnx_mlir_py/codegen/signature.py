@@ -16,6 +16,7 @@ import mlir.ir as ir
 from onnx_mlir_py.errors import CompileError
 # set by LoweringContext.require
 from onnx_mlir_py.check_abi import CHECKS_ATTR
+from onnx_mlir_py.ir_util import module_strings
 
 ENTRY_NAME = "main_graph"
 # TensorSpec.kind, in the order of the C runtime's OM_KIND_* codes
@@ -260,8 +261,4 @@ def extract_signature(module: ir.Module, entry: str = ENTRY_NAME) -> EntrySignat
 
 
 def check_messages(module: ir.Module) -> tuple[str, ...]:
-    attrs = module.operation.attributes
-    if CHECKS_ATTR not in attrs:
-        return ()
-    arr = attrs[CHECKS_ATTR]
-    return tuple(ir.StringAttr(arr[i]).value for i in range(len(arr)))
+    return module_strings(module, CHECKS_ATTR) or ()

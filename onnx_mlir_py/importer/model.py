@@ -156,7 +156,7 @@ def _inference_copy(model: onnx.ModelProto) -> onnx.ModelProto:
 
 def _drop_declarations(model: onnx.ModelProto) -> None:
     """Remove declared value_info and output types (every graph), in place."""
-    for g in _all_graphs(model.graph):
+    for g in all_graphs(model.graph):
         del g.value_info[:]
         for o in g.output:
             o.ClearField("type")
@@ -166,7 +166,7 @@ def declared_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
     """Types the model states for values computed by nodes (value_info and
     graph outputs, subgraphs included)."""
     out = {}
-    for g in _all_graphs(model.graph):
+    for g in all_graphs(model.graph):
         for vi in list(g.value_info) + list(g.output):
             if vi.HasField("type"):
                 out[vi.name] = vi.type
@@ -213,23 +213,19 @@ def opset_map(model: onnx.ModelProto) -> dict[str, int]:
 
 
 def iter_nodes(graph: onnx.GraphProto):
-    """Every node, subgraphs included."""
+    """Every node, subgraphs included (each node before its subgraphs')."""
     for n in graph.node:
         yield n
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from iter_nodes(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    yield from iter_nodes(g)
+        for g in subgraphs(n):
+            yield from iter_nodes(g)
 
 
-def _all_graphs(graph: onnx.GraphProto):
+def all_graphs(graph: onnx.GraphProto):
+    """``graph`` and every subgraph in it, at any depth."""
     yield graph
     for n in graph.node:
-        for a in n.attribute:
-            for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
-                yield from _all_graphs(g)
+        for g in subgraphs(n):
+            yield from all_graphs(g)
 
 
 def check_supported(model: onnx.ModelProto) -> None:
@@ -277,7 +273,7 @@ def _misinferred_values(model: onnx.ModelProto) -> set[str]:
     while changed:      # forward closure; a node with a tainted subgraph value is tainted
         changed = False
         for n in nodes:
-            reads = set(n.input) | {v for sub in _subgraphs(n) for m in iter_nodes(sub)
+            reads = set(n.input) | {v for sub in subgraphs(n) for m in iter_nodes(sub)
                                     for v in list(m.input) + list(m.output)}
             if reads & bad and not set(o for o in n.output if o) <= bad:
                 bad.update(o for o in n.output if o)
@@ -285,7 +281,8 @@ def _misinferred_values(model: onnx.ModelProto) -> set[str]:
     return bad
 
 
-def _subgraphs(node: onnx.NodeProto):
+def subgraphs(node: onnx.NodeProto):
+    """The node's graph attributes, in attribute order."""
     for a in node.attribute:
         if a.type == onnx.AttributeProto.GRAPH:
             yield a.g
@@ -322,7 +319,7 @@ def prepare_model(src, shape_information: dict | None = None,
     types: dict[str, onnx.TypeProto] = {}
     source = infer_onnx_types(model) if onnx_shape_inference else None
     untrusted = _misinferred_values(model) if source else set()
-    for g in _all_graphs((source or model).graph):
+    for g in all_graphs((source or model).graph):
         for vi in list(g.input) + (list(g.value_info) + list(g.output) if source else []):
             if vi.HasField("type") and vi.name not in untrusted:
                 types[vi.name] = vi.type

@@ -188,29 +188,30 @@ def _construct(op: OnnxOp, b: LoweringContext):
     return [s]
 
 
+def _seq_position(op: OnnxOp, b: LoweringContext, k: int, insert: bool = False):
+    """(the sequence input 0, its position input ``k`` checked by :func:`position`)."""
+    s = op.input(0)
+    n = _call(b, "om_seq_len", [s], _i64())
+    return s, position(op, b, n, op.input(k), insert=insert)
+
+
 @lowering("SequenceInsert", 11)
 def _insert(op: OnnxOp, b: LoweringContext):
-    s, x = op.input(0), op.input(1)
     code = _code(op, _elem_tensor(op, op.op.results[0].type).element_type)
-    n = _call(b, "om_seq_len", [s], _i64())
-    p = position(op, b, n, op.input(2), insert=True)
-    put(op, b, x, code)
+    s, p = _seq_position(op, b, 2, insert=True)
+    put(op, b, op.input(1), code)
     return [_call(b, "om_seq_insert", [s, p], _ptr())]
 
 
 @lowering("SequenceErase", 11)
 def _erase(op: OnnxOp, b: LoweringContext):
-    s = op.input(0)
-    n = _call(b, "om_seq_len", [s], _i64())
-    p = position(op, b, n, op.input(1))
+    s, p = _seq_position(op, b, 1)
     return [_call(b, "om_seq_erase", [s, p], _ptr())]
 
 
 @lowering("SequenceAt", 11)
 def _at(op: OnnxOp, b: LoweringContext):
-    s = op.input(0)
-    n = _call(b, "om_seq_len", [s], _i64())
-    p = position(op, b, n, op.input(1))
+    s, p = _seq_position(op, b, 1)
     return [get(op, b, s, p, b.result_type(op))]
 
 

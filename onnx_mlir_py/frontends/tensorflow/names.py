@@ -7,21 +7,12 @@ from __future__ import annotations
 
 import onnx
 
-
-def _graphs(g: onnx.GraphProto):
-    yield g
-    for n in g.node:
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sub in a.graphs:
-                    yield from _graphs(sub)
+from onnx_mlir_py.importer.model import all_graphs
 
 
 def _all_names(model: onnx.ModelProto) -> set[str]:
     out = set()
-    for g in _graphs(model.graph):
+    for g in all_graphs(model.graph):
         out.update(v.name for v in list(g.input) + list(g.output) + list(g.value_info))
         out.update(t.name for t in g.initializer)
         for n in g.node:
@@ -35,7 +26,7 @@ def rename_values(model: onnx.ModelProto, mapping: dict[str, str]) -> None:
     mapping = {k: v for k, v in mapping.items() if k != v}
     if not mapping:
         return
-    for g in _graphs(model.graph):
+    for g in all_graphs(model.graph):
         for v in list(g.input) + list(g.output) + list(g.value_info):
             v.name = mapping.get(v.name, v.name)
         for t in g.initializer:
