@@ -20,6 +20,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.dialects.onnx.ops.control_flow import (carried_values, relaxed_carried_types,
                                               type_body_arguments)
+from onnx_mlir_py.dialects.onnx.ops.control_flow_rank import rank_if_results
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
 from onnx_mlir_py import progress
 from onnx_mlir_py.errors import DeclaredTypeWarning, ShapeInferenceError, node_error
@@ -190,4 +191,6 @@ def infer_shapes(module: ir.Module) -> None:
         for f in module.body.operations:
             for b in child_blocks(f):
                 _infer_block(b, report=True)
+                if rank_if_results(b.owner):   # then what follows gets types too
+                    _infer_block(b)
         update_function_types(module)

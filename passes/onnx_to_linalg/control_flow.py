@@ -128,9 +128,21 @@ def lower_if(op: OnnxOp, b: LoweringContext):
             op.fail(f"{'then' if k == 0 else 'else'}_branch yields {len(term.operands)} values "
                     f"for {len(res_types)} results")
         with ir.InsertionPoint(term), term.location:
-            scf.YieldOp([_cast(v, t) for v, t in zip(term.operands, res_types)])
+            scf.YieldOp([_cast(_unit_prefix(b, v, t), t) for v, t in zip(term.operands, res_types)])
         term.erase()
     return list(if_op.results)
+
+
+def _unit_prefix(b: LoweringContext, v: ir.Value, t: ir.Type) -> ir.Value:
+    """A branch value of lower rank than the If result (dialects/onnx/ops/
+    control_flow_rank.py: they differ by leading unit dims) with those dims."""
+    if not isinstance(v.type, ir.RankedTensorType) or not isinstance(t, ir.RankedTensorType) \
+            or v.type.rank >= t.rank:
+        return v
+    from onnx_mlir_py.passes.onnx_to_linalg.reshape import expand
+    k, r = t.rank - v.type.rank, v.type.rank
+    groups = [list(range(k + 1))] + [[k + i] for i in range(1, r)] if r else []
+    return expand(b, v, groups, [1] * k + b.dims(v))
 
 
 def _erase_block(block: ir.Block) -> None:

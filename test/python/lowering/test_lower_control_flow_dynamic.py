@@ -66,6 +66,31 @@ def test_if_branches_of_different_ranks_are_a_clear_error(tmp_path):
         onnx_mlir_py.compile(m, tmp_path / "m2.so", opt_level=0)
 
 
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_if_scalar_or_one_element_into_broadcasts(tmp_path, opt_level):
+    """then: a scalar, else: a [1] (AffineGrid's function body, step_d: test_
+    affine_grid_3d_align_corners_expanded was refused): used only by a Mul with
+    a rank-1 tensor and as CastLike's type, the rank cannot show, so the result
+    is [1] and the scalar branch gets the unit dim. Both branches, 2 run-time
+    lengths, vs onnxruntime; the same If as a graph output stays refused."""
+    ifn = h.make_node("If", ["c"], ["s"], name="the_if",
+                      then_branch=_branch("t", h.make_node("Identity", ["k"], ["t"])),
+                      else_branch=_branch("e", h.make_node("Div", ["two", "d"], ["e"])))
+    tail = [h.make_node("CastLike", ["x", "s"], ["xs"]), h.make_node("Mul", ["xs", "s"], ["y"])]
+    ins = [_vi("x", ["n"]), _vi("c", [], T.BOOL), _vi("k", []), _vi("two", []), _vi("d", [1])]
+    m = _model([ifn] + tail, ins, [_vi("y", None)])
+    sess = _session(m, tmp_path, opt_level)
+    for n in (3, 6):
+        for c in (True, False):
+            _compare(m, sess, {"x": np.arange(n, dtype=np.float32), "c": np.array(c),
+                               "k": np.array(0.5, np.float32), "two": np.array(2, np.float32),
+                               "d": np.array([4], np.float32)})
+    out = _model([ifn], ins[1:], [_vi("s", None)])
+    with pytest.raises(OnnxMlirError, match=r"node 'the_if' \(If\).*then_branch yields "
+                                            r"tensor<f32> and else_branch tensor<1xf32>"):
+        onnx_mlir_py.compile(out, tmp_path / "out.so", opt_level=0)
+
+
 def _growing_loop(scan_of: str):
     """s <- Concat(s, x) (grows by x's rows every iteration); scan output:
     ``scan_of`` ('xi' = x * i, of one dynamic shape; 's_out' = the growing s)."""
