@@ -77,15 +77,15 @@ def test_if_scalar_or_one_element_into_broadcasts(tmp_path, opt_level):
                       then_branch=_branch("t", h.make_node("Identity", ["k"], ["t"])),
                       else_branch=_branch("e", h.make_node("Div", ["two", "d"], ["e"])))
     tail = [h.make_node("CastLike", ["x", "s"], ["xs"]), h.make_node("Mul", ["xs", "s"], ["y"])]
-    ins = [_vi("x", ["n"]), _vi("c", [], T.BOOL), _vi("k", []), _vi("two", []), _vi("d", [1])]
-    m = _model([ifn] + tail, ins, [_vi("y", None)])
-    sess = _session(m, tmp_path, opt_level)
+    ins = [vi("x", ["n"]), vi("c", [], T.BOOL), vi("k", []), vi("two", []), vi("d", [1])]
+    m = vi_model([ifn] + tail, ins, [vi("y", None)])
+    sess = session(m, tmp_path, opt_level)
     for n in (3, 6):
         for c in (True, False):
             _compare(m, sess, {"x": np.arange(n, dtype=np.float32), "c": np.array(c),
                                "k": np.array(0.5, np.float32), "two": np.array(2, np.float32),
                                "d": np.array([4], np.float32)})
-    out = _model([ifn], ins[1:], [_vi("s", None)])
+    out = vi_model([ifn], ins[1:], [vi("s", None)])
     with pytest.raises(OnnxMlirError, match=r"node 'the_if' \(If\).*then_branch yields "
                                             r"tensor<f32> and else_branch tensor<1xf32>"):
         onnx_mlir_py.compile(out, tmp_path / "out.so", opt_level=0)
