@@ -174,7 +174,7 @@ STORAGE_OPS = {"Cast", "CastLike", "Constant", "QuantizeLinear", "DequantizeLine
 STRING_OPS = {"Constant", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
               "Transpose", "Shape", "Size", "Gather", "Concat", "Slice", "Expand", "Where",
               "Equal", "StringConcat", "RegexFullMatch", "StringSplit",
-              "StringNormalizer", "LabelEncoder", "TfIdfVectorizer"}
+              "StringNormalizer", "LabelEncoder", "TfIdfVectorizer", "Cast", "CastLike"}
 
 
 def _check_storage_types(v: OnnxOp, b: LoweringContext) -> None:

@@ -5,7 +5,10 @@
  * run arena of om_seq.c (freed by om_seq_run_end); string outputs are copied
  * into one owning block per OMTensor (om_string_output) before that. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <locale.h>
+#include <math.h>
+#include <stdio.h>
 #include <regex.h>
 #include <stdint.h>
 #include <wctype.h>
@@ -195,6 +198,63 @@ int64_t om_str_norm_keep(int64_t s, int64_t stops, int64_t n, int64_t case_sensi
   for (int64_t i = 0; i < n; ++i, w += strlen(w) + 1)
     if (strcmp(x, w) == 0) return 0;
   return 1;
+}
+
+/* ---- Cast between strings and numbers, as onnxruntime's Cast kernel:
+ * numbers to text with "%.8g" (floats, widened to double exactly; "NaN",
+ * "INF", "-INF") or as decimal integers; text to numbers with std::stod /
+ * std::stoll / std::stoull / std::stoi semantics (strtod / strtoll / strtoull
+ * / strtol base 10: leading blanks, the longest numeric prefix, "inf",
+ * "nan", hex floats), failing the call (check `check_id`) where those throw:
+ * code 0 = no number at the start of the string, 1 = out of range (ERANGE,
+ * which glibc's strtod also sets on underflow; or outside int for stoi). */
+static int64_t om_str_dup(const char *b) {
+  size_t n = strlen(b) + 1;
+  char *r = om_arena_alloc(n);
+  memcpy(r, b, n);
+  return (int64_t)(intptr_t)r;
+}
+
+int64_t om_str_from_f64(int64_t bits) {
+  double v;
+  memcpy(&v, &bits, sizeof v);
+  if (isnan(v)) return om_str_dup("NaN");
+  if (isinf(v)) return om_str_dup(v < 0 ? "-INF" : "INF");
+  char buf[40];
+  snprintf(buf, sizeof buf, "%.8g", v);
+  return om_str_dup(buf);
+}
+
+int64_t om_str_from_int(int64_t v, int64_t is_unsigned) {
+  char buf[24];
+  if (is_unsigned) snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+  else snprintf(buf, sizeof buf, "%lld", (long long)v);
+  return om_str_dup(buf);
+}
+
+/* The double's bits. */
+int64_t om_str_to_f64(int64_t s, int64_t check_id) {
+  const char *x = om_s(s);
+  char *end;
+  errno = 0;
+  double v = strtod(x, &end);
+  if (end == x) om_check_failed(check_id, 0, 0, 0, 0);
+  if (errno == ERANGE) om_check_failed(check_id, 1, 0, 0, 0);
+  int64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+/* mode 0: stoll, 1: stoull (the bits), 2: stoi. */
+int64_t om_str_to_int(int64_t s, int64_t mode, int64_t check_id) {
+  const char *x = om_s(s);
+  char *end;
+  errno = 0;
+  int64_t v = mode == 1 ? (int64_t)strtoull(x, &end, 10) : (int64_t)strtoll(x, &end, 10);
+  if (end == x) om_check_failed(check_id, 0, 0, 0, 0);
+  if (errno == ERANGE || (mode == 2 && (v < INT32_MIN || v > INT32_MAX)))
+    om_check_failed(check_id, 1, 0, 0, 0);
+  return v;
 }
 
 /* A string output: the char* elements (and the bytes they point to, which

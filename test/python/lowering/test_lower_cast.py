@@ -204,3 +204,139 @@ def test_bitcast_dynamic(tmp_path, src, dst, values):
     m = model([helper.make_node("BitCast", ["x"], ["y"], to=dst)], [("x", src, ["n"])], opset=26)
     feeds = [{"x": values.astype(dt)}, {"x": values[:2].astype(dt)}]
     check_shapes(tmp_path, m, feeds, rtol=0, atol=0)
+
+
+# -- strings <-> numbers (onnxruntime's Cast kernel; onnx.reference prints with
+# numpy's str() instead: '1.0', 'nan', 'True', so it is compared only where the
+# two agree) -----------------------------------------------------------------
+STRING_FLOATS = np.array([0.1, 1 / 3, 1e10, 1e-10, -0.0, np.nan, np.inf, -np.inf, 123456789.0,
+                          1.0, 3.4028235e38, 1e-45, 100.0, 1e16, 2 ** 24, -2.5e-7], np.float32)
+STRING_NUMBERS = ["0.1", "1e-5", "1E8", "NaN", "nan", "inf", "-INF", "+INF", "+inf", "Infinity",
+                  "  12", " 1.5", "3.14", "0x10", "16777217", "1e39", "-1e39", "1e-46", "-0",
+                  "100.5", "12abc", "1.5x", "300", "-129", "0", "2", "0.5", "65504", "70000",
+                  "1e-8", "-7"]
+# stoll / stoull take no inf / nan
+STRING_INTS = [t for t in STRING_NUMBERS if not any(c in t.lower() for c in "in")]
+with np.errstate(over="ignore"):
+    STRING_HALFS = STRING_FLOATS.astype(np.float16)
+
+
+def _string_model(src, dst, dims, name="cast"):
+    from dynamic_util import model
+    return model([helper.make_node("Cast", ["x"], ["y"], to=dst, name=name)],
+                 [("x", src, dims)], [("y", dst, None)], opset=21)
+
+
+def _check_ort(tmp_path, m, xs, bits=False):
+    import onnxruntime as ort
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so"))
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for x in xs:
+        got, want = sess.run([x])[0], ref.run(None, {"x": x})[0]
+        assert got.shape == want.shape, x.shape
+        if bits:                     # float8: onnxruntime returns the bytes as uint8
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+        elif want.dtype == object:
+            assert got.tolist() == want.tolist()
+        else:
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("src,values", [
+    (TP.FLOAT, STRING_FLOATS), (TP.DOUBLE, STRING_FLOATS.astype(np.float64) * 1.0000001),
+    (TP.FLOAT16, STRING_HALFS),
+    (TP.INT64, np.array([1, -5, 2 ** 62, -2 ** 63, 0], np.int64)),
+    (TP.UINT64, np.array([0, 2 ** 64 - 1, 7], np.uint64)), (TP.INT8, np.array([-128, 127, 0], np.int8)),
+    (TP.UINT8, np.array([255, 1, 0], np.uint8)), (TP.INT32, np.array([-2 ** 31, 5, 9], np.int32)),
+    (TP.BOOL, np.array([True, False, True]))])
+def test_cast_numbers_to_string(tmp_path, src, values):
+    """'%.8g' / 'NaN' / 'INF' / '-INF' / decimal, at 2 run-time sizes and empty."""
+    _check_ort(tmp_path, _string_model(src, TP.STRING, ["n"]), [values, values[1:3], values[:0]])
+
+
+@pytest.mark.parametrize("src", [TP.BFLOAT16, TP.FLOAT8E4M3FN, TP.INT4])
+def test_small_types_to_string(tmp_path, src):
+    """Types onnxruntime's Python API cannot feed: as its kernel, via float
+    ('%.8g') or the integer value."""
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    dt = helper.tensor_dtype_to_np_dtype(src)
+    x = np.array([0.1, -3, 7, 1 / 3, 0], np.float32).astype(dt)
+    got = ExecutionSession(onnx_mlir_py.compile(_string_model(src, TP.STRING, ["n"]),
+                                                tmp_path / "m.so")).run([x])[0]
+    want = [str(int(v)) if src == TP.INT4 else "%.8g" % float(v) for v in x.astype(np.float32)]
+    assert got.tolist() == want
+
+
+@pytest.mark.parametrize("dst", [TP.FLOAT, TP.DOUBLE, TP.FLOAT16, TP.INT8, TP.UINT8, TP.INT16,
+                                 TP.UINT16, TP.INT32, TP.UINT32, TP.INT64, TP.UINT64, TP.BOOL,
+                                 TP.FLOAT8E4M3FN])
+def test_cast_string_to_numbers(tmp_path, dst):
+    """std::stod / stoll / stoull then narrowed (wrapping ints, rounding
+    floats via f32), [n, m] dynamic at 2 shapes and empty."""
+    floats = dst in (TP.FLOAT, TP.DOUBLE, TP.FLOAT16, TP.FLOAT8E4M3FN)
+    x = np.array((STRING_NUMBERS + ["1"] if floats else STRING_INTS)[:24], object).reshape(4, 6)
+    _check_ort(tmp_path, _string_model(TP.STRING, dst, ["n", "m"]), [x, x[1:3, 2:7], x[:0]],
+               bits=dst == TP.FLOAT8E4M3FN)
+
+
+def test_cast_string_to_int4(tmp_path):
+    """std::stoi, then the low 4 bits (onnxruntime's int4 caster)."""
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    x = np.array(["7", "8", "-9", "300", " 2", "-2147483648"], object)
+    got = ExecutionSession(onnx_mlir_py.compile(_string_model(TP.STRING, TP.INT4, ["n"]),
+                                                tmp_path / "m.so")).run([x])[0]
+    assert got.astype(np.int64).tolist() == [7, -8, 7, -4, 2, 0]
+
+
+def test_cast_strings_agree_with_reference_on_plain_literals(tmp_path):
+    """Where onnx.reference and onnxruntime agree (whole numeric literals,
+    integers to text, CastLike both ways, string to string): the same answer
+    as both, at 2 run-time sizes."""
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    from onnx_mlir_py.testing.check import reference
+    from dynamic_util import model
+    m = model([helper.make_node("Cast", ["s"], ["f"], to=TP.DOUBLE),
+               helper.make_node("Cast", ["s"], ["g"], to=TP.FLOAT),
+               helper.make_node("Cast", ["i"], ["t"], to=TP.STRING),
+               helper.make_node("CastLike", ["i", "s"], ["u"]),
+               helper.make_node("CastLike", ["s", "like"], ["v"]),
+               helper.make_node("Cast", ["s"], ["w"], to=TP.STRING)],
+              [("s", TP.STRING, ["n"]), ("i", TP.INT64, ["k"]), ("like", TP.FLOAT, [1])],
+              [("f", TP.DOUBLE, None), ("g", TP.FLOAT, None), ("t", TP.STRING, None),
+               ("u", TP.STRING, None), ("v", TP.FLOAT, None), ("w", TP.STRING, None)], opset=21)
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so"))
+    s = np.array(["1.5", "-2e3", "0.1", "7", "1e-3", " 42", "-0.0"], object)
+    i = np.array([3, -2 ** 63, 0, 12345678901], np.int64)
+    like = np.ones(1, np.float32)
+    for feeds in ({"s": s, "i": i, "like": like}, {"s": s[:2], "i": i[:0], "like": like}):
+        got = sess.run([feeds["s"], feeds["i"], like])
+        for engine in ("reference", "onnxruntime"):
+            for g, w in zip(got, reference(m, feeds, engine)):
+                w = np.asarray(w)
+                if w.dtype.kind in "OU":
+                    assert g.dtype == object and g.tolist() == w.astype(object).tolist(), engine
+                else:
+                    assert g.dtype == w.dtype, engine
+                    np.testing.assert_array_equal(_bits(g), _bits(w), engine)
+
+
+@pytest.mark.parametrize("dst,text,code", [
+    (TP.FLOAT, "hello", 0), (TP.FLOAT, "", 0), (TP.DOUBLE, "1e400", 1), (TP.FLOAT, "é1", 0),
+    (TP.INT64, "99999999999999999999", 1), (TP.INT32, "abc", 0), (TP.BOOL, "true", 0),
+    (TP.UINT8, "--1", 0), (TP.INT4, "3000000000", 1)])
+def test_cast_string_not_a_number_fails_the_call(tmp_path, dst, text, code):
+    """Where std::stod / stoll / stoull / stoi throw (onnxruntime fails the
+    run), the call fails naming the node; the same session then still works."""
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession, RuntimeInputError
+    sess = ExecutionSession(onnx_mlir_py.compile(_string_model(TP.STRING, dst, ["n"], "cst"),
+                                                 tmp_path / "m.so"))
+    with pytest.raises(RuntimeInputError, match=f"cst.*not a number.*code {code}"):
+        sess.run([np.array(["1", text], object)])
+    assert sess.run([np.array(["1"], object)])[0].astype(np.float64).tolist() == [1.0]
