@@ -52,8 +52,10 @@ def _tokens(op: OnnxOp, b: LoweringContext, x: ir.Value, t, strings: bool) -> ir
     n = len(t.vocab)
     if strings:
         keys = string_tensor(b, t.vocab)
-        less = lambda k, v: arith.cmpi(I.slt, call_i64(b, "om_str_cmp", [k, v]), _c(0))  # noqa: E731
-        eq = lambda k, v: arith.cmpi(I.eq, call_i64(b, "om_str_cmp", [k, v]), _c(0))  # noqa: E731
+        def cmp(pred):
+            return lambda k, v: arith.cmpi(pred, call_i64(b, "om_str_cmp", [k, v]), _c(0))
+
+        less, eq = cmp(I.slt), cmp(I.eq)
     else:
         keys = dense_const(np.asarray(t.vocab, np.int64), _i64())
         less = lambda k, v: arith.cmpi(I.slt, k, v)  # noqa: E731
@@ -121,8 +123,6 @@ def _count(b: LoweringContext, tok: ir.Value, t, n_rows, c_len) -> ir.Value:
             if n >= t.min_gram:
                 f = add(f, r, node, hit)
         return [f]
-    if v == 0:
-        return freq
     return for_nest(b, [n_rows, distances + 1, c_len], [freq], body, lower=[0, 1, 0])[0]
 
 
@@ -168,8 +168,11 @@ def lower_tfidf(op: OnnxOp, b: LoweringContext) -> list[ir.Value]:
         b.require(arith.cmpi(I.sgt, n_rows, b.index(0)),
                   f"node '{op.name}' (TfIdfVectorizer): input must be [C] or [N, C] with "
                   "N > 0, got N = {0}", n_rows)
-    tok = _tokens(op, b, x, t, strings)
-    y = _weigh(b, _count(b, tok, t, n_rows, c_len), t, n_rows)
+    if t.vocab:
+        freq = _count(b, _tokens(op, b, x, t, strings), t, n_rows, c_len)
+    else:                       # no n-gram of a counted size: all zeros
+        freq = b.full([n_rows, t.k], _i64(), 0)
+    y = _weigh(b, freq, t, n_rows)
     if xt.rank == 1:
         y = tensor.collapse_shape(ir.RankedTensorType.get([t.k], y.type.element_type), y,
                                   [[0, 1]])

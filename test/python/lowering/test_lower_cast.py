@@ -249,7 +249,8 @@ def _check_ort(tmp_path, m, xs, bits=False):
     (TP.FLOAT, STRING_FLOATS), (TP.DOUBLE, STRING_FLOATS.astype(np.float64) * 1.0000001),
     (TP.FLOAT16, STRING_HALFS),
     (TP.INT64, np.array([1, -5, 2 ** 62, -2 ** 63, 0], np.int64)),
-    (TP.UINT64, np.array([0, 2 ** 64 - 1, 7], np.uint64)), (TP.INT8, np.array([-128, 127, 0], np.int8)),
+    (TP.UINT64, np.array([0, 2 ** 64 - 1, 7], np.uint64)),
+    (TP.INT8, np.array([-128, 127, 0], np.int8)),
     (TP.UINT8, np.array([255, 1, 0], np.uint8)), (TP.INT32, np.array([-2 ** 31, 5, 9], np.int32)),
     (TP.BOOL, np.array([True, False, True]))])
 def test_cast_numbers_to_string(tmp_path, src, values):

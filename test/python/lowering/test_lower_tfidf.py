@@ -79,6 +79,16 @@ def test_idf(tmp_path, weights):
           engines=("onnxruntime",) if weights is None else ("onnxruntime", "reference"))
 
 
+@pytest.mark.parametrize("x_type", [T.INT64, T.STRING])
+def test_no_ngram_of_a_counted_size(tmp_path, x_type):
+    """Only unigrams pooled, min_gram_length 2: nothing counts (zeros)."""
+    pool = {"pool_strings": ["a", "b"]} if x_type == T.STRING else {"pool_int64s": [1, 2]}
+    m = tfidf(x_type, ["c"], mode="TF", min_gram_length=2, max_gram_length=2,
+              max_skip_count=0, ngram_counts=[0, 2], ngram_indexes=[0, 1], **pool)
+    x = np.array(["a", "b", "a"], object) if x_type == T.STRING else np.array([1, 2, 1])
+    check(tmp_path, m, [x, x[:0]])
+
+
 def random_config(rng):
     ngroups = int(rng.integers(1, 4))
     hi = int(rng.integers(1, ngroups + 1))
