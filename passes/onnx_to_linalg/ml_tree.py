@@ -166,16 +166,22 @@ def _input(b: LoweringContext, op: OnnxOp) -> ir.Value:
     return x
 
 
-@lowering("TreeEnsembleRegressor", *REGRESSOR, domain=ML)
-def lower_tree_regressor(op: OnnxOp, b: LoweringContext):
-    f = forest(op)
-    x = _input(b, op)
-    ct = compute_type(f, x)
+def _regress(b: LoweringContext, op: OnnxOp, f, x: ir.Value, ct: ir.Type) -> ir.Value:
+    """The forest's summed targets for the rows of ``x``, computed in ``ct``,
+    with the post transform (PROBIT, or any one over several targets)."""
     acc = traverse(b, op, to_float(b, x, ct), f, ct)
     dims = [b.dim(x, 0), f.n_targets]
     y = finish_sum(b, f, acc, dims)
     if f.n_targets > 1 or f.post == "PROBIT":
         y = post_transform(b, y, dims, f.post)
+    return y
+
+
+@lowering("TreeEnsembleRegressor", *REGRESSOR, domain=ML)
+def lower_tree_regressor(op: OnnxOp, b: LoweringContext):
+    f = forest(op)
+    x = _input(b, op)
+    y = _regress(b, op, f, x, compute_type(f, x))
     return [to_float(b, y, ir.F32Type.get())]
 
 
@@ -185,12 +191,7 @@ def lower_tree_ensemble(op: OnnxOp, b: LoweringContext):
     x = _input(b, op)
     et = x.type.element_type
     ct = ir.F64Type.get() if str(et) == "f64" else ir.F32Type.get()
-    acc = traverse(b, op, to_float(b, x, ct), f, ct)
-    dims = [b.dim(x, 0), f.n_targets]
-    y = finish_sum(b, f, acc, dims)
-    if f.n_targets > 1 or f.post == "PROBIT":
-        y = post_transform(b, y, dims, f.post)
-    return [to_float(b, y, et)]
+    return [to_float(b, _regress(b, op, f, x, ct), et)]
 
 
 @lowering("TreeEnsembleClassifier", *CLASSIFIER, domain=ML)

@@ -48,12 +48,17 @@ def _is_packed_contraction(op: ir.Operation) -> bool:
     return all(s is not None and s.name == "linalg.pack" for s in srcs)
 
 
+def _default_matmul(op: ir.Operation) -> bool:
+    """A matmul / batch_matmul (3 operands, 1 result) with the default indexing maps."""
+    if op.name not in _DEFAULT_MAPS or len(op.operands) != 3 or len(op.results) != 1:
+        return False
+    return "indexing_maps" not in op.attributes or \
+        str(op.attributes["indexing_maps"]) == _DEFAULT_MAPS[op.name]
+
+
 def _kernel_shape(op: ir.Operation):
     """(batch|None, M, K, N) of a static f32 matmul/batch_matmul with default maps."""
-    if op.name not in _DEFAULT_MAPS or len(op.operands) != 3 or len(op.results) != 1:
-        return None
-    if "indexing_maps" in op.attributes and \
-            str(op.attributes["indexing_maps"]) != _DEFAULT_MAPS[op.name]:
+    if not _default_matmul(op):
         return None
     shapes = [static_f32(v) for v in op.operands]
     if any(s is None for s in shapes) or 0 in sum(shapes, []):
@@ -69,10 +74,7 @@ def _kernel_shape(op: ir.Operation):
 def _dynamic_kernel_shape(op: ir.Operation):
     """(batch, M, K, N) of an f32 matmul/batch_matmul with default maps and
     some dynamic dims (None); batch is False for a matmul. Else None."""
-    if op.name not in _DEFAULT_MAPS or len(op.operands) != 3 or len(op.results) != 1:
-        return None
-    if "indexing_maps" in op.attributes and \
-            str(op.attributes["indexing_maps"]) != _DEFAULT_MAPS[op.name]:
+    if not _default_matmul(op):
         return None
     dyn = ir.ShapedType.get_dynamic_size()
     shapes = []
