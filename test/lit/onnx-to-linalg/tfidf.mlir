@@ -1,19 +1,25 @@
 // RUN: %opt %s --lower-to-linalg | FileCheck %s
 
-// TfIdfVectorizer: tokens by binary search of the sorted vocabulary (strings:
-// om_str_cmp), then scf.for rows x skip distances x starts walking the trie
-// (root children dense, deeper edges by parent * V + token), then the weights.
+// TfIdfVectorizer: tokens by a table over the pool's value range (strings: binary
+// search with om_str_cmp), then scf.for rows x skip distances x starts walking
+// the trie (root children dense; deeper, a search in the parent's run of the
+// edges sorted by parent, token: first[node] CSR), i32 counts, then the weights.
 // CHECK-LABEL: func.func @tfidf
 // CHECK: tensor.expand_shape %arg0 {{\[}}[0, 1]] output_shape [1, %{{.*}}] : tensor<?xi64> into tensor<1x?xi64>
+// CHECK: arith.constant dense<[0, 1, 2]> : tensor<3xi64>
 // CHECK: linalg.generic
+// root children, first[node], edge tokens, children, columns
 // CHECK: arith.constant dense<[1, 2, 3]> : tensor<3xi64>
-// CHECK: arith.constant dense<[4, 8]> : tensor<2xi64>
+// CHECK: arith.constant dense<[0, 0, 1, 2, 2, 2, 2]> : tensor<7xi64>
+// CHECK: arith.constant dense<[1, 2]> : tensor<2xi64>
 // CHECK: arith.constant dense<[4, 5]> : tensor<2xi64>
 // CHECK: arith.constant dense<[-1, 0, 1, 2, 3, 4]> : tensor<6xi64>
+// distances: [1, max(1, min(2, C - 1))]
+// CHECK: arith.minsi %c2, %{{.*}} : index
 // CHECK: scf.for
-// CHECK: scf.for %{{.*}} = %c1{{.*}} to %c3
+// CHECK: scf.for %{{.*}} = %c1{{.*}} to %{{.*}} step
 // CHECK: scf.for
-// CHECK: tensor.insert
+// CHECK: tensor.insert %{{.*}} : tensor<1x5xi32>
 // CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<1x5xf32> into tensor<5xf32>
 // The string input: N = 2 static, no N > 0 check; IDF picks the weight when the count is > 0.
 // CHECK: func.call @om_str_cmp

@@ -89,6 +89,18 @@ def test_no_ngram_of_a_counted_size(tmp_path, x_type):
     check(tmp_path, m, [x, x[:0]])
 
 
+@pytest.mark.parametrize("pool", [[2 ** 63 - 1, 2 ** 63 - 3, 7], [-2 ** 63, -2 ** 63 + 2],
+                                  [5, 10 ** 9, -7]])
+def test_extreme_pool_values(tmp_path, pool):
+    """Table lookup (narrow range) and search (wide): inputs at the int64
+    limits never wrap into a match."""
+    m = tfidf(T.INT64, ["c"], mode="TF", min_gram_length=1, max_gram_length=1,
+              max_skip_count=0, ngram_counts=[0], ngram_indexes=list(range(len(pool))),
+              pool_int64s=pool)
+    edge = [-2 ** 63, 2 ** 63 - 1, 2 ** 63 - 2, -2 ** 63 + 1, 0, 6, 7, 8]
+    check(tmp_path, m, [np.array(pool + edge, np.int64), np.array(edge[:3], np.int64)])
+
+
 def random_config(rng):
     ngroups = int(rng.integers(1, 4))
     hi = int(rng.integers(1, ngroups + 1))
@@ -166,3 +178,18 @@ def test_refused_naming_the_node(tmp_path, change, match):
         return
     with pytest.raises(OnnxMlirError, match=f"vec.*{match}"):
         onnx_mlir_py.compile(m, tmp_path / "m.so")
+
+
+def test_rows_that_could_overflow_the_counts(tmp_path):
+    """Counts are i32: a row of C items counts at most C * (max_skip_count + 1)
+    * max_gram_length n-grams; where that can reach 2**31 the node is refused
+    (static C) or the call fails naming it (dynamic C)."""
+    attrs = dict(mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=2 ** 28,
+                 ngram_counts=[0, 1], ngram_indexes=[0, 1], pool_int64s=[1, 1, 1])
+    with pytest.raises(OnnxMlirError, match="big.*rows of 8 items could count 2\\*\\*31"):
+        onnx_mlir_py.compile(tfidf(T.INT64, [8], name="big", **attrs), tmp_path / "s.so")
+    m = tfidf(T.INT64, ["c"], name="big", **attrs)
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "d.so"))
+    assert sess.run([np.array([1, 1], np.int64)])[0].tolist() == [2.0, 1.0]
+    with pytest.raises(RuntimeInputError, match="big.*rows of 8 items"):
+        sess.run([np.ones(8, np.int64)])
