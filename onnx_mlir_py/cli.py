@@ -56,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(e.g. 0:1x3x224x224,1:-1x10)")
     ap.add_argument("--mcpu", help="target CPU for codegen, an llc -mcpu name (see --march)")
     ap.add_argument("--march", help="target ISA: x86-64-v3 (portable, any AVX2 machine), "
-                                    "x86-64-v4 (AVX-512), native; or an architecture "
-                                    "(default at -O3: the build machine's ISA level)")
+                                    "x86-64-v4 (AVX-512), native; x86-64-v3+x86-64-v4: one "
+                                    "library with both, chosen by the CPU at load time; or an "
+                                    "architecture (default at -O3: the build machine's ISA level)")
     ap.add_argument("--no-runtime-checks", dest="runtime_checks", action="store_false",
                     help="UNSAFE: leave out the run-time checks of the compiled code (index "
                          "values, dims that must agree, allocation sizes); a bad input then "

@@ -151,6 +151,9 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
             run_passes(module, ["profile-resolve"], timings)
         return _write_text(module, output, print_ir)
     opts = resolve_target(opts)
+    from onnx_mlir_py.isa import fat_levels
+    if fat_levels(opts.march):
+        return _variants_library(module, opts, output, timings)
     if opts.opt_level == 3:
         optimize_tensors(module, opts, timings)
     if opts.profile:          # the code each node kept after the kernels -> events
@@ -167,6 +170,23 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     if opts.emit == "EmitObj":
         return codegen.to_object(module, output, opts, timings)
     return codegen.to_library(module, output, opts, timings)
+
+
+def _variants_library(module: ir.Module, opts: Options, output: str, timings: Timings) -> str:
+    """``march="x86-64-v3+x86-64-v4"``: the -O3 stages once per level, each
+    on its own copy of the lowered module (cloning shares the constants),
+    then one library with a variant per level (codegen/fat.py)."""
+    from onnx_mlir_py.codegen.fat import to_fat_library
+    from onnx_mlir_py.codegen.llvm import clone_module
+    from onnx_mlir_py.isa import fat_levels
+    levels = fat_levels(opts.march)
+    variants = []
+    for i, level in enumerate(levels):
+        copy = module if i == len(levels) - 1 else clone_module(module)
+        if opts.opt_level == 3:
+            optimize_tensors(copy, replace(opts, mcpu=level, march=None), timings)
+        variants.append((level, copy))
+    return to_fat_library(variants, output, opts, timings)
 
 
 def _write_text(module: ir.Module, out: str | None, print_ir: bool) -> str | None:
@@ -213,8 +233,10 @@ def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = 
     ``shape_information``: ``{input_index: [dims]}`` (``-1`` = dynamic) or the
     CLI's string form ``"0:1x3x224x224"``. A ModelProto needs ``output``.
     ``march``: ``"x86-64-v3"`` (portable: any AVX2 + FMA machine),
-    ``"x86-64-v4"`` (AVX-512), ``"native"``, or an architecture/triple to
-    cross-compile for; the -O3 default is the build machine's ISA level.
+    ``"x86-64-v4"`` (AVX-512), ``"native"``, ``"x86-64-v3+x86-64-v4"`` (one
+    library with both, the best one the CPU has chosen at load time; see
+    ``codegen/fat.py``), or an architecture/triple to cross-compile for; the
+    -O3 default is the build machine's ISA level.
     ``timings``: a :class:`~onnx_mlir_py.timings.Timings` that receives the
     seconds spent in each stage. ``runtime_checks=False``: UNSAFE, see
     :class:`~onnx_mlir_py.options.Options`. ``profile=True``: the library

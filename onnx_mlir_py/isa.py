@@ -5,6 +5,9 @@ Choices (``compile(march=...)``, ``--march``): the ISA levels
 ``x86-64-v2`` (SSE4.2/POPCNT), ``x86-64-v3`` (AVX2 + FMA, the portable
 choice: any x86-64 CPU since ~2015), ``x86-64-v4`` (AVX-512 F/BW/CD/DQ/VL)
 and ``native`` (every feature of the build machine, LLVM's ``-mcpu=native``).
+Two or more levels joined by ``+`` (``x86-64-v3+x86-64-v4``) build one
+library with a variant of the model code per level, chosen once per process
+by the CPU (:func:`fat_levels`, ``codegen/fat.py``).
 Without a choice, ``-O3`` takes the highest level the build machine has
 (:func:`host_level`) and ``-O0..-O2`` ``x86-64-v2``.
 
@@ -40,6 +43,9 @@ _CPUINFO = {"sse3": "pni", "sse4.1": "sse4_1", "sse4.2": "sse4_2", "bmi": "bmi1"
             "avxvnni": "avx_vnni"}
 # a test-only override, also read by om_cpu.c: features to treat as absent
 HIDE_ENV = "ONNX_MLIR_PY_TEST_HIDE_CPU_FEATURES"
+# a library with ISA variants runs this one (a level it has) instead of the
+# best one the CPU has (read by om_cpu.c)
+FORCE_ENV = "ONNX_MLIR_PY_FORCE_ISA"
 
 
 def is_x86_host() -> bool:
@@ -109,3 +115,20 @@ def required_features(mcpu: str | None, march: str | None) -> tuple[str, ...]:
     if mcpu == "native":
         return LEVELS[level_of_cpu(mcpu)] + tuple(f for f in _EXTRAS if host_has(f))
     return LEVELS[level_of_cpu(mcpu)]
+
+
+def fat_levels(march: str | None) -> tuple[str, ...] | None:
+    """The ISA levels of a ``march`` that names several (``x86-64-v3+x86-64-v4``),
+    lowest first; None for any other ``march``. Raises ValueError for a
+    ``+`` list that is not two or more distinct levels of :data:`LEVELS`."""
+    if not isinstance(march, str) or "+" not in march:
+        return None
+    parts = march.split("+")
+    bad = [p for p in parts if p not in LEVELS]
+    if bad or len(set(parts)) != len(parts):
+        raise ValueError(f"march {march!r}: a library with ISA variants takes two or more "
+                         f"distinct levels of {', '.join(LEVELS)} joined by '+' "
+                         f"(e.g. x86-64-v3+x86-64-v4)"
+                         + (f"; {', '.join(repr(b) for b in bad)} is not one" if bad else ""))
+    order = list(LEVELS)
+    return tuple(sorted(parts, key=order.index))

@@ -39,6 +39,27 @@ class Options:
     runtime_checks: bool = True
     profile: bool = False
 
+    def _check_variants(self) -> None:
+        """``march="x86-64-v3+x86-64-v4"``: one library, a variant per level
+        (codegen/fat.py); only for x86-64 hosts and whole libraries."""
+        from onnx_mlir_py.isa import fat_levels, is_x86_host
+        try:
+            levels = fat_levels(self.march)
+        except ValueError as e:
+            raise CompileError(str(e)) from None
+        if levels is None:
+            return
+        if not is_x86_host():
+            raise CompileError(f"march={self.march!r}: ISA variants are for x86-64 hosts only")
+        if self.mcpu is not None:
+            raise CompileError(f"march={self.march!r} chooses the CPUs: give it or "
+                               f"mcpu={self.mcpu!r}, not both")
+        if self.emit in ("EmitLLVMIR", "EmitObj"):
+            raise CompileError(f"march={self.march!r} builds a library with one variant per "
+                               f"level; --{self.emit} writes one: give one level")
+        if self.profile:
+            raise CompileError(f"march={self.march!r}: --profile builds take one level")
+
     def __post_init__(self):
         if self.emit not in EMIT_LEVELS:
             raise CompileError(f"emit must be one of {', '.join(EMIT_LEVELS)}, got {self.emit!r}")
@@ -49,8 +70,9 @@ class Options:
         if self.march in CHOICES and self.mcpu is not None:
             raise CompileError(f"march={self.march!r} is a CPU choice: give it or "
                                f"mcpu={self.mcpu!r}, not both")
+        self._check_variants()
         if isinstance(self.march, str) and self.march.startswith("x86-64-v") \
-                and self.march not in CHOICES:
+                and "+" not in self.march and self.march not in CHOICES:
             raise CompileError(f"march must be one of {', '.join(CHOICES)} or an "
                                f"architecture, got {self.march!r}")
         if isinstance(self.shape_information, str):   # the CLI form; "" = none

@@ -63,15 +63,16 @@ def _allocating_functions(module: ir.Module, allocs: list) -> set[str]:
     return out
 
 
-def mark_alloc_sites(module: ir.Module) -> tuple[str, ...]:
+def mark_alloc_sites(module: ir.Module, seed: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Put ``om_alloc_site(id)`` before every allocation of ``module`` (see
     the module docstring) and before every call from a node's code of a
     function that allocates (the -O3 kernels: their own allocations, with
     the kernel's locations, keep the caller's id); returns the table (also
-    set as ALLOC_SITES_ATTR)."""
+    set as ALLOC_SITES_ATTR). ``seed``: a table to extend (ids kept), so
+    that variants of one model linked into one library share it."""
     allocs = walk_ops(module, _ALLOCS)
     types = node_types(module)
-    sites: dict[str, int] = {}
+    sites: dict[str, int] = {s: i for i, s in enumerate(seed)}
     with module.context:
         alloc_fns = _allocating_functions(module, allocs)
         called = {ir.FlatSymbolRefAttr(c.attributes["callee"]).value

@@ -109,15 +109,43 @@ def _target_table(target: str) -> list[str]:
             + "".join(f"{_c_string(f)}, " for f in t["features"]) + "0};"]
 
 
+def variant_symbol(entry: str, level: str) -> str:
+    """The C-interface entry of a library's ``level`` variant (codegen/fat.py)."""
+    return f"_mlir_ciface_{entry}__{level.replace('-', '_')}"
+
+
+def _variant_table(entry: str, variants, ret: str, params: str) -> list[str]:
+    """The variants of a library with ISA variants (``(level, features)``,
+    lowest first), their entries, and ``omTargetVariant()``: the level this
+    process runs (om_pick_variant in om_cpu.c), NULL with the last error set
+    when ONNX_MLIR_PY_FORCE_ISA names none it can run."""
+    lines = [f"extern {ret}{variant_symbol(entry, lv)}({params});" for lv, _ in variants]
+    for i, (_, feats) in enumerate(variants):
+        lines.append(f"static const char *const om_var_features{i}[] = {{"
+                     + "".join(f"{_c_string(f)}, " for f in feats) + "0};")
+    lines.append("static const om_variant om_variants[] = {"
+                 + ", ".join(f"{{{_c_string(lv)}, om_var_features{i}}}"
+                             for i, (lv, _) in enumerate(variants)) + "};")
+    lines.append(f"static {ret}(*const om_variant_fns[])({params}) = {{"
+                 + ", ".join(variant_symbol(entry, lv) for lv, _ in variants) + "};")
+    lines += ["const char *omTargetVariant(void) {",
+              f'  int v = om_pick_variant(om_variants, {len(variants)}, "omTargetVariant");',
+              "  return v < 0 ? 0 : om_variants[v].name;", "}"]
+    return lines
+
+
 def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features": []}',
                      alloc_sites: tuple[str, ...] = (),
-                     profile_events: list[dict] | None = None) -> str:
+                     profile_events: list[dict] | None = None,
+                     variants: tuple[tuple[str, tuple[str, ...]], ...] | None = None) -> str:
     """C source of the entry wrapper for ``sig`` (one entry point); ``target``
     is the JSON of ``codegen.link.target_json`` (the CPU features checked
     before the model code runs); ``alloc_sites`` the nodes an allocation
     failure names (``codegen.alloc_sites``); ``profile_events`` (a --profile
     build: ``passes/instrument.profile_events``) the node events, and the
-    entry call is then timed as a whole too."""
+    entry call is then timed as a whole too. ``variants``: a library with
+    ISA variants (codegen/fat.py): ``(level, features)`` lowest first; the
+    call goes to the one om_pick_variant chooses."""
     entry = sig.entry
     nin, nout = len(sig.inputs), len(sig.outputs)
     words = sum(t.words for t in sig.outputs)
@@ -133,7 +161,9 @@ def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features":
         '#include "OnnxMlirRuntime.h"',
         '#include "om_entry.h"',
         "",
-        f"extern {'void *' if by_value else 'void '}_mlir_ciface_{entry}({params});",
+        *([f"extern {'void *' if by_value else 'void '}_mlir_ciface_{entry}({params});"]
+          if variants is None else
+          _variant_table(entry, variants, 'void *' if by_value else 'void ', params)),
         "",
         *_spec_table("om_in", sig.inputs),
         *_spec_table("om_out", sig.outputs),
@@ -152,6 +182,10 @@ def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features":
         f'  if (!om_check_target_cpu("run_{entry}")) return 0;',
         f'  if (!om_check_inputs(inputs, om_in_specs, {nin}, "run_{entry}")) return 0;',
     ]
+    if variants is not None:
+        lines.append(f'  int om_v = om_pick_variant(om_variants, {len(variants)}, "run_{entry}");')
+        lines.append("  if (om_v < 0) return 0;")
+    call = f"_mlir_ciface_{entry}" if variants is None else "om_variant_fns[om_v]"
     if sig.dim_ties():
         lines.append(f"  if (!om_check_dim_ties(inputs, om_in_specs, om_in_ties, "
                      f'{len(sig.dim_ties())}, "run_{entry}")) return 0;')
@@ -175,7 +209,7 @@ def generate_entry_c(sig: EntrySignature, target: str = '{"cpu": "", "features":
         "  om_check_target = &on_check_failure;",
         *(f"  in{i} = om_seq_from_input(omTensorListGetOmtByIndex(inputs, {i}), &om_in_specs[{i}]);"
           for i, t in enumerate(sig.inputs) if t.kind != "tensor"),
-        f"  {'res[0] = (int64_t)(intptr_t)' if by_value else ''}_mlir_ciface_{entry}({args});",
+        f"  {'res[0] = (int64_t)(intptr_t)' if by_value else ''}{call}({args});",
         "  om_check_target = 0;",
         "  om_run_end();",
         f"  OMTensorList *outs = om_wrap_results(res, om_out_specs, {nout}, inputs);",

@@ -24,11 +24,14 @@ import os
 import platform
 import shutil
 import tempfile
+from contextlib import contextmanager
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
 import mlir.ir as ir
 
+from onnx_mlir_py.errors import CompileError
 from onnx_mlir_py.isa import required_features
 from onnx_mlir_py.options import Options
 from onnx_mlir_py.timings import Timings
@@ -105,8 +108,12 @@ def _target_args(opts: Options) -> list[str]:
     return [f"-mtriple={target_triple(opts.march)}"] + ([f"-mcpu={mcpu}"] if mcpu else [])
 
 
-def to_llvm_ir(module: ir.Module, opts: Options, timings: Timings) -> bytes:
-    """Optimised LLVM IR of ``module`` (tensor-level or LLVM dialect)."""
+def to_llvm_ir(module: ir.Module, opts: Options, timings: Timings,
+               public: str | None = None) -> bytes:
+    """Optimised LLVM IR of ``module`` (tensor-level or LLVM dialect).
+    ``public``: the one symbol to keep global; every other definition
+    becomes internal (LLVM's internalize pass: an ISA variant of a library
+    with several, codegen/fat.py)."""
     if not _is_llvm_dialect(module):
         with timings.phase("codegen: mlir"):
             module = emit_mlir_llvm(module)
@@ -116,13 +123,18 @@ def to_llvm_ir(module: ir.Module, opts: Options, timings: Timings) -> bytes:
         ll = run([tool("mlir-translate"), "--mlir-to-llvmir"], stdin=text.encode(),
                  what="mlir-translate --mlir-to-llvmir")
     with timings.phase("codegen: opt"):
-        return run([tool("opt"), f"-O{opts.opt_level}", "-S", *_target_args(opts)], stdin=ll,
+        passes = [f"-O{opts.opt_level}"] if public is None else \
+            [f"-passes=internalize,default<O{opts.opt_level}>",
+             f"-internalize-public-api-list={public}"]
+        return run([tool("opt"), *passes, "-S", *_target_args(opts)], stdin=ll,
                    what=f"opt -O{opts.opt_level}")
 
 
-def to_object(module: ir.Module, path, opts: Options, timings: Timings) -> str:
-    """``module`` (tensor-level or LLVM dialect) as the PIC object file ``path``."""
-    ll = to_llvm_ir(module, opts, timings)
+def to_object(module: ir.Module, path, opts: Options, timings: Timings,
+              public: str | None = None) -> str:
+    """``module`` (tensor-level or LLVM dialect) as the PIC object file
+    ``path`` (``public``: see :func:`to_llvm_ir`)."""
+    ll = to_llvm_ir(module, opts, timings, public)
     with timings.phase("codegen: llc"):
         run([tool("llc"), f"-O{opts.opt_level}", "-relocation-model=pic", "-filetype=obj",
              *_target_args(opts), "-o", str(path)], stdin=ll, what="llc")
@@ -141,48 +153,82 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
         events = profile_events(module)
         store = WeightStore()
         llvm_mod = emit_mlir_llvm(module, weights=store)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(keep_temps) if keep_temps else Path(tempfile.mkdtemp(prefix="omp-"))
-    tmp.mkdir(parents=True, exist_ok=True)
-    try:
+    with temp_dir(keep_temps) as tmp:
         obj = tmp / "model.o"
         to_object(llvm_mod, obj, opts, timings)
-        with timings.phase("codegen: link"):
-            entry_c = tmp / "entry.c"
-            entry_c.write_text(generate_entry_c(sig, target_json(_mcpu(opts), opts.march),
-                                                  alloc_sites(llvm_mod), events))
-            sources = [str(obj), str(entry_c)] + [str(RUNTIME_DIR / s) for s in RUNTIME_SOURCES]
-            if events is not None:
-                sources.append(str(RUNTIME_DIR / PROFILE_RUNTIME_SOURCE))
-            if uses_parallel_for(llvm_mod):        # -O3 multi-threaded kernels
-                sources.append(str(RUNTIME_DIR / PARALLEL_RUNTIME_SOURCE))
-            wasm = store.write_assembly(tmp)
-            if wasm is not None:
-                sources.append(str(wasm))
-            out_tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-            run([tool("gcc"), "-shared", "-fPIC", "-O2", "-std=gnu11", f"-I{RUNTIME_DIR}",
-                 "-fvisibility=default", "-o", str(out_tmp), *sources,
-                 "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,--no-undefined", "-lm",
-                 "-lpthread"], what="linking the shared object (gcc -shared)")
-            os.replace(out_tmp, path)     # atomic: a loaded old .so is not clobbered
+        entry_c = generate_entry_c(sig, target_json(_mcpu(opts), opts.march),
+                                   alloc_sites(llvm_mod), events)
+        return link_library(path, [obj], entry_c, store, tmp, timings,
+                            profiled=events is not None, parallel=uses_parallel_for(llvm_mod))
+
+
+@contextmanager
+def temp_dir(keep: str | None):
+    """A directory for the intermediate files, removed after unless ``keep``."""
+    tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="omp-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    try:
+        yield tmp
     finally:
-        if not keep_temps:
+        if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Path,
+                 timings: Timings, *, profiled: bool, parallel: bool) -> str:
+    """Link the model ``objects``, the entry wrapper source ``entry_c``, the
+    weights of ``store`` and the C runtime (with the profiler hooks /
+    thread pool when ``profiled`` / ``parallel``) into the shared object ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with timings.phase("codegen: link"):
+        entry = tmp / "entry.c"
+        entry.write_text(entry_c)
+        sources = [str(o) for o in objects] + [str(entry)] + \
+            [str(RUNTIME_DIR / s) for s in RUNTIME_SOURCES]
+        if profiled:
+            sources.append(str(RUNTIME_DIR / PROFILE_RUNTIME_SOURCE))
+        if parallel:        # -O3 multi-threaded kernels
+            sources.append(str(RUNTIME_DIR / PARALLEL_RUNTIME_SOURCE))
+        wasm = store.write_assembly(tmp)
+        if wasm is not None:
+            sources.append(str(wasm))
+        out_tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+        run([tool("gcc"), "-shared", "-fPIC", "-O2", "-std=gnu11", f"-I{RUNTIME_DIR}",
+             "-fvisibility=default", "-o", str(out_tmp), *sources,
+             "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,--no-undefined", "-lm",
+             "-lpthread"], what="linking the shared object (gcc -shared)")
+        os.replace(out_tmp, path)     # atomic: a loaded old .so is not clobbered
     return str(path)
+
+
+def _api_options(opt_level: int, mcpu: str | None, march: str | None) -> Options:
+    """The options of the ``emit_*`` calls: an ISA level as ``march`` is the
+    CPU (as in the compiler); ISA variants need the compiler's -O3 stages
+    per level, so only ``compile()`` / the CLI build them."""
+    from onnx_mlir_py.isa import CHOICES, fat_levels
+    try:
+        fat = fat_levels(march)
+    except ValueError as e:
+        raise CompileError(str(e)) from None
+    if fat:
+        raise CompileError(f"march={march!r}: a library with ISA variants is built by "
+                           f"onnx_mlir_py.compile() or the CLI, not by codegen.emit_*")
+    opts = Options(opt_level=opt_level, mcpu=mcpu, march=march)
+    return replace(opts, mcpu=march, march=None) if march in CHOICES else opts
 
 
 def emit_llvm_ir(module: ir.Module, opt_level: int = 3, mcpu: str | None = None,
                  march: str | None = None, *, timings: Timings | None = None) -> str:
     """Optimised LLVM IR text of ``module`` (tensor-level or LLVM dialect)."""
-    opts = Options(opt_level=opt_level, mcpu=mcpu, march=march)
+    opts = _api_options(opt_level, mcpu, march)
     return to_llvm_ir(module, opts, Timings() if timings is None else timings).decode()
 
 
 def emit_object(module: ir.Module, path, opt_level: int = 3, mcpu: str | None = None,
                 march: str | None = None, *, timings: Timings | None = None) -> str:
     """Compile ``module`` (tensor-level or LLVM dialect) to a PIC object file."""
-    opts = Options(opt_level=opt_level, mcpu=mcpu, march=march)
+    opts = _api_options(opt_level, mcpu, march)
     return to_object(module, path, opts, Timings() if timings is None else timings)
 
 
@@ -191,6 +237,6 @@ def emit_library(module: ir.Module, path, opt_level: int = 3, mcpu: str | None =
                  timings: Timings | None = None) -> str:
     """Compile the tensor-level ``module`` into the shared object ``path``
     (see :func:`to_library`)."""
-    opts = Options(opt_level=opt_level, mcpu=mcpu, march=march)
+    opts = _api_options(opt_level, mcpu, march)
     return to_library(module, path, opts, Timings() if timings is None else timings,
                       keep_temps)

@@ -92,13 +92,14 @@ def _request_c_interface(module: ir.Module, entry: str) -> None:
 
 def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
                    weights: WeightStore | None = None,
-                   in_place: bool = False) -> ir.Module:
+                   in_place: bool = False, alloc_seed: tuple[str, ...] = ()) -> ir.Module:
     """Lower a tensor-level ``module`` to the LLVM dialect and return it.
 
     ``module`` is validated first (:func:`extract_signature`) and, unless
     ``in_place``, left untouched (a clone is lowered). ``weights``: a
     :class:`WeightStore` that receives the large constants (the returned
     module then only declares them); None keeps every constant inline.
+    ``alloc_seed``: an allocation-site table to extend (see ``mark_alloc_sites``).
     """
     if not isinstance(module, ir.Module):
         raise CompileError(f"expected an mlir.ir.Module, got {type(module).__name__}")
@@ -116,7 +117,7 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     _request_c_interface(mod, entry)
     run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")
     rewrite_bool_memory_accesses(mod)
-    mark_alloc_sites(mod)
+    mark_alloc_sites(mod, alloc_seed)
     run_pipeline(mod, LOWER_PIPELINE, "LLVM dialect lowering")
     lower_parallel_calls(mod)
     return mod

@@ -6,7 +6,10 @@ print every element as text (hundreds of MB through ``opt`` and ``llc``), so
 globals larger than a threshold are turned into *external declarations*
 (renamed ``__om_weight_<n>``) and their bytes are written to ``.bin`` files,
 which an assembler stub pulls into ``.rodata`` of the shared object with
-``.incbin``. The result is still one self-contained ``.so``.
+``.incbin``. The result is still one self-contained ``.so``. Constants with
+the same bytes get one symbol (one copy in the library), also across the
+modules of one store: the ISA variants of a model (``codegen/fat.py``)
+share the weights that their kernels do not pack differently.
 
 ``dense_resource`` initializers are read back from the printed module's
 ``{-# dialect_resources #-}`` section (the Python bindings have no accessor for
@@ -15,6 +18,7 @@ mlir-translate/opt/llc time, with it well under a second.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +43,21 @@ class WeightStore:
     """Constants taken out of a module by :func:`externalize_weights`."""
     threshold: int = DEFAULT_THRESHOLD
     weights: list[Weight] = field(default_factory=list)
+    # (bytes digest, memref type) -> index in weights
+    by_content: dict[tuple[bytes, str], int] = field(default_factory=dict)
+
+    def add(self, data: bytes, alignment: int, type_: str = "") -> str:
+        """The symbol of a weight with these bytes and memref type (one
+        declaration per symbol in a module): an existing one (its alignment
+        raised to ``alignment`` if lower) or a new one."""
+        key = (hashlib.sha256(data).digest(), type_)
+        i = self.by_content.get(key)
+        if i is None:
+            i = self.by_content[key] = len(self.weights)
+            self.weights.append(Weight(f"__om_weight_{i}", data, alignment))
+        w = self.weights[i]
+        w.alignment = max(w.alignment, alignment)
+        return w.symbol
 
     @property
     def nbytes(self) -> int:
@@ -99,6 +118,7 @@ def externalize_weights(module: ir.Module, store: WeightStore) -> WeightStore:
                 chosen.append(op)
         blobs = resource_blobs([op for op in chosen
                                  if resource_name(op.attributes["initial_value"])])
+        declared: set[str] = set()
         for op in chosen:
             init = op.attributes["initial_value"]
             rname = resource_name(init)
@@ -106,13 +126,16 @@ def externalize_weights(module: ir.Module, store: WeightStore) -> WeightStore:
             if data is None or (rname and str(op.attributes["type"].value.element_type) == "i1"):
                 continue
             old = op.attributes["sym_name"].value
-            new = f"__om_weight_{len(store.weights)}"
             align = int(op.attributes["alignment"].value) \
                 if "alignment" in op.attributes else 64
+            new = store.add(data, max(64, align), str(op.attributes["type"]))
             ir.SymbolTable.replace_all_symbol_uses(old, new, module.operation)
+            if new in declared:           # same bytes as an earlier constant: its symbol
+                op.erase()
+                continue
+            declared.add(new)
             op.attributes["sym_name"] = ir.StringAttr.get(new)
             del op.attributes["initial_value"]
             if "sym_visibility" in op.attributes:
                 del op.attributes["sym_visibility"]   # a declaration must be public
-            store.weights.append(Weight(new, data, max(64, align)))
     return store

@@ -137,6 +137,11 @@ int64_t omGetLastErrorKind(void);
  * the missing ones (onnx-mlir-py extensions; the entry points check too). */
 const char *omTargetInfo(void);
 const char *omCheckTarget(void);
+/* Only in a library with ISA variants (--march x86-64-v3+x86-64-v4): the
+ * level this process runs ("x86-64-v4": the best one the CPU has, or the one
+ * ONNX_MLIR_PY_FORCE_ISA names), NULL with the last error set when that
+ * variable names one it cannot run. Chosen at the first call, then fixed. */
+const char *omTargetVariant(void);
 
 /* Per-node profile of a library built with --profile (onnx-mlir-py
  * extensions, absent from other libraries: look them up with dlsym). Every

@@ -82,3 +82,56 @@ int om_check_target_cpu(const char *entry) {
   om_set_error(ENOTSUP, "%s: %s", entry, msg);
   return 0;
 }
+
+#define OM_FORCE_ENV "ONNX_MLIR_PY_FORCE_ISA"
+
+static int om_cpu_has_all(const char *const *features, const char **missing) {
+  for (const char *const *f = features; *f; ++f) {
+    if (!om_cpu_has(*f) || om_hidden(*f)) {
+      if (missing) *missing = *f;
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int om_variant_choice = -1;   /* cached index, -1 not chosen yet */
+
+int om_pick_variant(const om_variant *variants, int n, const char *entry) {
+  int chosen = __atomic_load_n(&om_variant_choice, __ATOMIC_ACQUIRE);
+  if (chosen >= 0) return chosen;
+  const char *force = getenv(OM_FORCE_ENV);
+  if (force && *force) {
+    for (int i = 0; i < n; ++i) {
+      if (strcmp(force, variants[i].name) != 0) continue;
+      const char *missing = "";
+      if (!om_cpu_has_all(variants[i].features, &missing)) {
+        om_set_error(ENOTSUP, "%s: %s=%s: this CPU lacks %s", entry, OM_FORCE_ENV, force,
+                     missing);
+        return -1;
+      }
+      chosen = i;
+      break;
+    }
+    if (chosen < 0) {
+      char names[256] = "";
+      size_t used = 0;
+      for (int i = 0; i < n; ++i) {
+        int k = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                         variants[i].name);
+        if (k < 0 || (size_t)k >= sizeof names - used) break;
+        used += (size_t)k;
+      }
+      om_set_error(EINVAL, "%s: %s=%s names no variant of this library (it has %s)", entry,
+                   OM_FORCE_ENV, force, names);
+      return -1;
+    }
+  } else {
+    chosen = 0;       /* the lowest: om_check_target_cpu has checked its features */
+    for (int i = n - 1; i > 0; --i) {
+      if (om_cpu_has_all(variants[i].features, 0)) { chosen = i; break; }
+    }
+  }
+  __atomic_store_n(&om_variant_choice, chosen, __ATOMIC_RELEASE);
+  return chosen;
+}

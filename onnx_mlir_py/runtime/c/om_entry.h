@@ -138,4 +138,16 @@ extern const char om_target_info[];
  * last error set (naming `entry` and the missing features). Cached. */
 int om_check_target_cpu(const char *entry);
 
+/* A library with ISA variants (--march x86-64-v3+x86-64-v4, codegen/fat.py)
+ * has one model entry per variant, lowest level first; om_target_features
+ * are the lowest one's. om_pick_variant returns the index of the one to run:
+ * the one ONNX_MLIR_PY_FORCE_ISA names, else the highest whose features
+ * this CPU has; -1 with the last error set (naming `entry`) when the forced
+ * one is not in the library or not supported by this CPU. Chosen once. */
+typedef struct {
+  const char *name;               /* the ISA level, e.g. "x86-64-v4" */
+  const char *const *features;    /* NULL-terminated */
+} om_variant;
+int om_pick_variant(const om_variant *variants, int n, const char *entry);
+
 #endif

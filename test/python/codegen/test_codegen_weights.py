@@ -52,3 +52,58 @@ def test_50mb_weight(tmp_path, kind):
     np.testing.assert_array_equal(k, [1, 2, 3, 4])
     size = (tmp_path / "big.so").stat().st_size
     assert w.nbytes <= size < w.nbytes + 4 * 2**20
+
+
+SAME_BYTES = """
+func.func private @helper(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %w = arith.constant dense<2.5> : tensor<64x64xf32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %y = linalg.add ins(%x, %w : tensor<64x64xf32>, tensor<64x64xf32>)
+                  outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %y : tensor<64x64xf32>
+}
+func.func @main_graph(%x: tensor<64x64xf32> {onnx.name = "x"})
+    -> (tensor<64x64xf32> {onnx.name = "y"}, tensor<64x64xi32> {onnx.name = "z"}) {
+  %w = arith.constant dense<2.5> : tensor<64x64xf32>
+  %i = arith.constant dense<1075838976> : tensor<64x64xi32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %a = linalg.add ins(%x, %w : tensor<64x64xf32>, tensor<64x64xf32>)
+                  outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %y = func.call @helper(%a) : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %y, %i : tensor<64x64xf32>, tensor<64x64xi32>
+}
+"""
+
+
+TWINS = """
+memref.global "private" constant @a : memref<64x64xf32> = dense<1.5>
+memref.global "private" constant @b : memref<64x64xf32> = dense<1.5>
+func.func @main_graph() -> (memref<64x64xf32>, memref<64x64xf32>) {
+  %a = memref.get_global @a : memref<64x64xf32>
+  %b = memref.get_global @b : memref<64x64xf32>
+  return %a, %b : memref<64x64xf32>, memref<64x64xf32>
+}
+"""
+
+
+def test_equal_constants_one_copy(tmp_path):
+    """Constants with the same bytes and type are one weight symbol (the ISA
+    variants of codegen/fat.py share weights this way); the same bytes as
+    another type (2.5f == 1075838976) stay a symbol of their own."""
+    from onnx_mlir_py.codegen.llvm import emit_mlir_llvm
+    from onnx_mlir_py.codegen.weights import WeightStore, externalize_weights
+    with ir.Context():
+        twins = ir.Module.parse(TWINS)          # two globals with the same bytes
+        store = externalize_weights(twins, WeightStore())
+        assert twins.operation.verify() and len(store.weights) == 1
+        assert str(twins).count("memref.global") == 1 and str(twins).count("@__om_weight_0") == 3
+        store = WeightStore()
+        emit_mlir_llvm(ir.Module.parse(SAME_BYTES), weights=store)
+        assert len(store.weights) == 2 and store.weights[0].data == store.weights[1].data
+        emit_mlir_llvm(ir.Module.parse(SAME_BYTES), weights=store)      # a second module
+        assert len(store.weights) == 2
+        so = emit_library(ir.Module.parse(SAME_BYTES), tmp_path / "same.so")
+    x = np.random.default_rng(0).standard_normal((64, 64), dtype=np.float32)
+    y, z = ExecutionSession(so).run([x])
+    np.testing.assert_allclose(y, x + 5.0, rtol=1e-6)
+    assert (z == 1075838976).all()
