@@ -1,6 +1,7 @@
 """What the ISA level is worth: each benchmark model compiled at -O3 for two
-``march`` choices (default ``x86-64-v3`` against ``x86-64-v4``) and timed
-against each other:
+``march`` choices (default ``x86-64-v3`` against ``x86-64-v4``; either may be
+a library with ISA variants, ``x86-64-v3+x86-64-v4``) and timed against each
+other:
 
     python benchmarks/march.py [--models resnet18,'lstm*'] [--a x86-64-v3] [--b x86-64-v4]
                                [--threads 1] [--rounds 3] [--quick] [--out rows.json]
