@@ -104,7 +104,8 @@ def _axes(op: OnnxOp, axes_input: bool, r: int):
     """Normalised axes to reduce, or None for the identity (noop)."""
     if axes_input:
         v = op.input(1)
-        axes = [] if v is None else const_ints(op, v, "axes")
+        # a statically empty 'axes' (shape [0]) is empty whether or not it is a constant
+        axes = [] if v is None or is_empty(v) else const_ints(op, v, "axes")
         if not axes and op.attrs.noop_with_empty_axes:
             return None
     else:

@@ -66,3 +66,15 @@ def test_bad_axes_rejected(tmp_path):
                       r"node 'red' \(ReduceSum\).*out of range \[-3, 2\]")
     dyn.check_rejects(tmp_path, m, [{"x": x, "a": np.array([1, -2], np.int64)}],
                       r"node 'red' \(ReduceSum\).*duplicates")
+
+
+@pytest.mark.parametrize("noop", [0, 1])
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceL2", "ReduceLogSumExp"])
+def test_axes_input_declared_empty(tmp_path, op, noop):
+    # 'axes' is a graph input declared [0] (not a constant): empty, so all axes are
+    # reduced, or none with noop_with_empty_axes (was refused: "must be a constant")
+    m = dyn.model([N(op, ["x", "a"], ["y"], keepdims=1, noop_with_empty_axes=noop,
+                     name="red")],
+                  [("x", T.FLOAT, ["n", "m", "k"]), ("a", T.INT64, [0])],
+                  [("y", T.FLOAT, None)], opset=opset(op))
+    dyn.check_shapes(tmp_path, m, feeds([[], []]), rtol=1e-5, atol=1e-5)
