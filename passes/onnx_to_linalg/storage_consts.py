@@ -56,6 +56,8 @@ def storage_bits(attr: ir.Attribute, t: ir.RankedTensorType) -> np.ndarray:
     """The elements of ``attr`` (type ``t``) as uint8 bits, in ``t``'s shape."""
     et = str(t.element_type)
     n = int(np.prod(list(t.shape), dtype=np.int64))
+    if n == 0:                            # printed as dense<>: no tokens to read
+        return np.zeros(list(t.shape), np.uint8)
     if resource_name(attr) is not None:
         data = np.frombuffer(_resource_bytes(attr, t), np.uint8)
         if data.size != n:

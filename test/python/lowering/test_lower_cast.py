@@ -341,3 +341,18 @@ def test_cast_string_not_a_number_fails_the_call(tmp_path, dst, text, code):
     with pytest.raises(RuntimeInputError, match=f"cst.*not a number.*code {code}"):
         sess.run([np.array(["1", text], object)])
     assert sess.run([np.array(["1"], object)])[0].astype(np.float64).tolist() == [1.0]
+
+
+@pytest.mark.parametrize("t", [TP.FLOAT4E2M1, TP.FLOAT8E4M3FN, TP.INT4, TP.UINT2])
+def test_castlike_empty_small_type_constant(t):
+    # an empty 'like' constant of a one-byte storage type prints as dense<>: it was
+    # an internal error (float('')) in constant mode of test_castlike_*_to_FLOAT4E2M1
+    like = np.zeros((0,), helper.tensor_dtype_to_np_dtype(t))
+    m = _model([helper.make_node("CastLike", ["x", "like"], ["y"])],
+               [helper.make_tensor_value_info("x", TP.FLOAT16, [3, 5])],
+               [helper.make_tensor_value_info("y", t, [3, 5])])
+    m.graph.initializer.append(onnx.numpy_helper.from_array(like, "like"))
+    x = (np.random.default_rng(3).standard_normal((3, 5)) * 2).astype(np.float16)
+    got = run_compiled(m, {"x": x})
+    want = ReferenceEvaluator(m).run(None, {"x": x})
+    assert_same_bits(got[0], np.asarray(want[0]), "castlike")
