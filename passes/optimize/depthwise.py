@@ -46,9 +46,18 @@ def _ints(op, name) -> list[int]:
     return [int(x) for x in ir.DenseIntElementsAttr(op.attributes[name])]
 
 
+# The row kernel unrolls every tap of the window: beyond this many the kernel
+# text explodes (a 1x200 MaxPool gave 7.4 MB and the inliner ran for minutes,
+# test_MaxPool1d_stride_padding_dilation); such windows keep the generic code.
+MAX_TAPS = 81
+
+
 def window_fits(op: ir.Operation, xs, kernel, os_) -> tuple[list, list] | None:
     """(strides, dilations) of a 2-D window op whose every output window
-    (``kernel`` taps, NCHW ``xs`` -> ``os_``) lies in the input; else None."""
+    (``kernel`` taps, NCHW ``xs`` -> ``os_``) lies in the input, and that has
+    at most MAX_TAPS taps; else None."""
+    if kernel[0] * kernel[1] > MAX_TAPS:
+        return None
     s, d = _ints(op, "strides"), _ints(op, "dilations")
     if len(s) != 2 or len(d) != 2 or min(s + d) < 1:
         return None

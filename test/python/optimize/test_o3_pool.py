@@ -85,3 +85,30 @@ def test_pools_take_the_row_kernel(tmp_path):
         # the one generic left: the division of the pool with a per-position divisor
         assert text.count("linalg.generic") == 1
         assert "0xFF800000" in text                 # the scratch filled with -inf
+
+
+def test_wide_window_keeps_the_generic_code(tmp_path):
+    """A window of more than MAX_TAPS taps is not given the row kernel (it
+    unrolls every tap: a 1x200 MaxPool made 7.4 MB of kernel text and the
+    inliner ran for minutes, test_MaxPool1d_stride_padding_dilation) and still
+    matches onnxruntime."""
+    from onnx_mlir_py.passes.optimize.depthwise import MAX_TAPS
+    from onnx_mlir_py.passes.optimize.pool import pools
+    from onnx_mlir_py.passes.optimize.target import target_for
+    c = Cases()
+    c.input("x", [1, 2, 2600])
+    c.nodes.append(N("MaxPool", ["x"], ["y"], kernel_shape=[200], strides=[10],
+                     pads=[100, 100], dilations=[10]))
+    c.outputs.append("y")
+    m = c.model()
+    m.ir_version = 10
+    assert 200 > MAX_TAPS
+    path = tmp_path / "m.mlir"
+    onnx_mlir_py.compile(m, output=path, opt_level=3, emit="EmitMLIR")
+    with ir.Context() as ctx, ir.Location.unknown():
+        ctx.allow_unregistered_dialects = True
+        assert pools(ir.Module.parse(path.read_text()), target_for("x86-64-v4")) == 0
+    so, ref = compile_with_ort(tmp_path, m)
+    x = rand(1, 2, 2600)
+    got = ExecutionSession(so).run([x])[0]
+    np.testing.assert_allclose(got, ref.run(None, {"x": x})[0], rtol=1e-6, atol=0)
