@@ -17,6 +17,7 @@ import mlir.ir as ir
 from mlir.dialects import arith
 
 from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import owner_op
 
 _P = arith.CmpIPredicate
 _PRED = {"eq": _P.eq, "ne": _P.ne, "lt": _P.slt, "le": _P.sle, "gt": _P.sgt, "ge": _P.sge}
@@ -200,13 +201,6 @@ def int_elements(op, b, v, n: int, what: str) -> list:
     return ix_elems(b, v, n)
 
 
-def _is_select(v: ir.Value) -> bool:
-    owner = v.owner
-    if isinstance(owner, ir.OpView):
-        owner = owner.operation
-    return isinstance(owner, ir.Operation) and owner.name == "arith.select"
-
-
 def opaque_dim(d):
     """A run-time dim chosen by ``arith.select`` (Reshape's 0 and -1, a
     broadcast of 1) hidden from MLIR's value-bounds analysis: an index ->
@@ -215,9 +209,12 @@ def opaque_dim(d):
     analysis compares slice sizes with that analysis, which splits on every
     select it meets, recursively: a chain of a few Reshapes of run-time
     shapes took it minutes (LinearAttention fp16 at dynamic dims: > 300 s,
-    0.9 s with the barrier). Dims are >= 0 here (checked), so the casts are
-    the identity."""
-    if not isinstance(d, IxVal) or not _is_select(d.value):
+    16 s for the whole compile with the barrier). Dims are >= 0 here
+    (checked), so the casts are the identity."""
+    if not isinstance(d, IxVal):
+        return d
+    o = owner_op(d.value)
+    if o is None or o.name != "arith.select":
         return d
     i64 = ir.IntegerType.get_signless(64)
     return IxVal(arith.index_castui(ir.IndexType.get(), arith.index_cast(i64, d.value)))
