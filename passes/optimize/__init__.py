@@ -25,8 +25,9 @@ ISA level (``x86-64-v4`` with AVX-512, ``x86-64-v3`` with AVX2), unless
 
 Threads (on at -O3; ``ONNX_MLIR_PY_O3_THREADS=0`` at compile time turns them
 off): the kernels' first outer block loop (of kernels with at least
-2^21 multiply-adds), large im2col copies, depthwise convs and big
-elementwise ops become ``scf.forall`` loops; codegen outlines each into a
+2^21 multiply-adds), large im2col copies, depthwise convs and pools (from
+2^17 multiply-adds) and elementwise ops (from 2^16 units of work) become
+``scf.forall`` loops; codegen outlines each into a
 call of the library's ``om_parallel_for`` (``codegen/parallel_for.py``,
 ``runtime/c/om_parallel.c``), whose thread count is set at run time:
 ``ExecutionSession(num_threads=)`` or ``ONNX_MLIR_PY_NUM_THREADS`` (default 1:

@@ -47,19 +47,16 @@ WHOLE_ROW_MAX = 256   # innermost extent vectorized at once (parallel or reducti
 # least THREAD_MIN_WORK units, one unit ~ one element of a vectorized add
 # (memory-bound, ~0.15-0.4 ns on the 2-core test machine). Math functions
 # are polynomials by now (exp: 37 arith ops, erf: 48), ~3 body ops per unit.
-# Dispatching a loop to the pool costs ~30-50 us there (waking the workers,
-# then the caller), so 2 threads only win on ops taking >~150 us serially.
-# Measured, chains of 8 ops, 1 -> 2 threads: Add 2^19 elements (0.7M units)
-# 0.78x, 2^20 (1.4M) 1.27x, 2^21 1.57x; Exp 2^15 (0.44M) 0.5-0.9x, 2^16
-# (0.87M) 1.0-1.2x; Tanh 2^16 (0.8M, but a divf) 1.5x; the forall costs
-# ~1 us per op at 1 thread. In whole models the threshold is 2^22: with
-# 2^20, the memory-bound passes between two kernels (bias, ReLU/Clip,
-# residual adds on 112x112 and 56x56 maps) ran slower in parallel, their
-# data coming out of both cores' caches (2 threads, ours / onnxruntime in
-# interleaved runs: MobileNetV2 2.46 -> 2.18, 2.56 -> 2.06, 1.65 -> 1.58;
-# ResNet-18 1.95 -> 1.85; the encoder and BERT layers unchanged). Lower
-# thresholds (2^18, 2^17) were slower still.
-THREAD_MIN_WORK = 1 << 22
+# The threshold was 2^22 while a parallel loop woke sleeping workers (~30-50
+# us per loop). Since the pool's workers spin between the loops of a run
+# (om_parallel_for ~0.16 us at 2 threads), the serial passes between the
+# kernels (bias inits, ReLU/Clip, residual adds) were what kept 2 threads
+# from paying: at 2^16 (with window ops from 2^17 MACs, window_rewrite),
+# measured A/B at 2 threads (new / old, same process, alternating blocks):
+# MobileNetV2 0.91, YOLO 0.92, text CNN 0.955, ResNet-18 0.98, BERT layer
+# 0.98, ViT-tiny and MobileNetV3 1.00; 1 thread unchanged (0.99-1.00).
+# 2^14 (with window ops from 2^15) measured no better than 2^16.
+THREAD_MIN_WORK = 1 << 16
 # body ops worth more than one: divisions, roots, and math functions not
 # expanded into polynomials (weighted like their expansion)
 _SLOW_OPS = {"arith.divf": 4, "math.sqrt": 4, "math.rsqrt": 4, "math.powf": 80,

@@ -3,7 +3,7 @@
 function per distinct kernel, inlined.
 
 A dynamic batch runs the batch-1 kernel once per image (:mod:`.batch_loop`).
-Threads: with ``threads`` and at least ``THREAD_MIN_MACS`` multiply-adds the
+Threads: with ``threads`` and at least ``WINDOW_THREAD_MIN_MACS`` multiply-adds the
 channel loop is split into about ``THREAD_TASKS`` blocks of an
 ``scf.forall`` (tasks on the library's thread pool, see the package
 docstring).
@@ -18,10 +18,16 @@ from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.kernel_fusion import static_f32
-from onnx_mlir_py.passes.optimize.matmul import THREAD_MIN_MACS
 from onnx_mlir_py.passes.optimize.row_kernel import kernel_function
 from onnx_mlir_py.passes.optimize.row_plan import channel_blocks, macs
 from onnx_mlir_py.passes.optimize.target import Target
+
+# Window ops from this many multiply-adds split their channels across
+# threads: lower than the matmuls' THREAD_MIN_MACS (2^21), as a depthwise
+# conv or pool takes ~5-10x longer per multiply-add than a matmul kernel; at
+# 2^21 most of MobileNetV2's depthwise convs (e.g. 144 x 28 x 28 x 9 = 1.0M)
+# ran on one thread (see elementwise.THREAD_MIN_WORK for the measurements).
+WINDOW_THREAD_MIN_MACS = 1 << 17
 
 
 def rewrite_all(module: ir.Module, select, match, prefix: str, target: Target,
@@ -56,7 +62,7 @@ def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, targ
     dead = found[4] if len(found) > 4 else []    # unused once the call replaces the op
     dynamic = cv.xs[0] is None
     image = replace(cv, xs=(1,) + cv.xs[1:], os=(1,) + cv.os[1:]) if dynamic else cv
-    blocks = channel_blocks(cv.os[1], threads and macs(image) >= THREAD_MIN_MACS)
+    blocks = channel_blocks(cv.os[1], threads and macs(image) >= WINDOW_THREAD_MIN_MACS)
     key = (cv, blocks, target.vector_width)
     if key not in funcs:
         name = f"{prefix}_{len(funcs)}"

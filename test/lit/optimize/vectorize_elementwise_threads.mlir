@@ -1,6 +1,6 @@
 // RUN: %opt %s --o3-vectorize-elementwise-threads | FileCheck %s
 
-// A big elementwise op (2^22 elements, over THREAD_MIN_WORK): the outermost loop is an scf.forall
+// A big elementwise op (2^22 elements, over THREAD_MIN_WORK = 2^16): the outermost loop is an scf.forall
 // (run on the thread pool at codegen), the row is vectorized as without threads.
 // CHECK-LABEL: func.func @big_bias_relu
 // CHECK: scf.forall (%{{.*}}) in (16384)
@@ -111,12 +111,12 @@ func.func @transpose_rows(%x: tensor<64x16x32x128xf32>) -> tensor<16x64x32x128xf
 }
 
 // Dynamic rows (batch x sequence): the work is known at run time only, so
-// the op is cloned under an scf.if on (rows x work of one row) >= 2^22:
+// the op is cloned under an scf.if on (rows x work of one row) >= 2^16:
 // the threaded copy is an scf.forall with a run-time bound, the other copy
 // stays on the calling thread.
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK: %[[W:.*]] = arith.muli %{{.*}}, %{{.*}} : index
-// CHECK: %[[BIG:.*]] = arith.cmpi uge, %[[W]], %c4194304
+// CHECK: %[[BIG:.*]] = arith.cmpi uge, %[[W]], %c65536
 // CHECK: scf.if %[[BIG]]
 // CHECK: scf.forall (%{{.*}}) in (%{{.*}})
 // CHECK: arith.maximumf {{.*}} : vector<1x256xf32>
