@@ -49,6 +49,7 @@ from onnx_mlir_py.passes.optimize.pool import pools
 from onnx_mlir_py.passes.optimize.elementwise import vectorize_elementwise
 from onnx_mlir_py.passes.optimize.fuse_elementwise import fuse_elementwise
 from onnx_mlir_py.passes.optimize.math_approx import approximate_math
+from onnx_mlir_py.passes.optimize.reductions import reassociate_reductions
 from onnx_mlir_py.passes.optimize.schedule import apply_to_funcs
 from onnx_mlir_py.passes.optimize.target import Target, target_for
 
@@ -105,6 +106,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         approximate_math(module)
         vectorize_elementwise(module, target, threads)
         cleanup_vectors(module)
+        reassociate_reductions(module)
         _canonicalize(module)
 
 

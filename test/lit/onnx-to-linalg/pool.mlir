@@ -22,8 +22,12 @@ func.func @avg_pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   return %0 : tensor<1x2x4x4xf32>
 }
 
+// The spatial dims become one (a tensor.reshape, which elementwise fusion
+// does not fold back into two reduction dims), reduced as a row of 20.
 // CHECK-LABEL: func.func @global_avg
-// CHECK: iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// CHECK: tensor.reshape %{{.*}} : (tensor<?x3x4x5xf32>, tensor<3xindex>) -> tensor<?x3x20xf32>
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: tensor.expand_shape {{.*}} into tensor<?x3x1x1xf32>
 // CHECK: arith.constant 2.000000e+01 : f32
 func.func @global_avg(%x: tensor<?x3x4x5xf32>) -> tensor<?x3x1x1xf32> {
   %0 = "onnx.global_average_pool"(%x) : (tensor<?x3x4x5xf32>) -> tensor<?x3x1x1xf32>
