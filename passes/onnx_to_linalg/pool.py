@@ -13,7 +13,7 @@ else computed per output position from index arithmetic (``_divisor``).
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, math, tensor
+from mlir.dialects import arith, linalg, math
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
@@ -24,7 +24,7 @@ from onnx_mlir_py.dialects.onnx.ops.conv import window, window_axes
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of, wrap
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import loop_index
 from onnx_mlir_py.passes.onnx_to_linalg.conv import collapse_to, view_2d
-from onnx_mlir_py.passes.onnx_to_linalg.reshape import expand
+from onnx_mlir_py.passes.onnx_to_linalg.reshape import dims_product, expand, reshape_with_shape
 
 
 def _has(op: OnnxOp, name: str) -> bool:
@@ -223,22 +223,6 @@ def lower_global_lp_pool(op: OnnxOp, b: LoweringContext):
     return [b.map_elementwise([red], out_dims, et, lambda v: _root_p(v, p))]
 
 
-def _prod(b: LoweringContext, dims: list) -> ir.Value:
-    n = None
-    for d in dims:
-        d = b.as_index(d)
-        n = d if n is None else arith.muli(n, d)
-    return n
-
-
-def _reshape_to(b: LoweringContext, x: ir.Value, out_dims: list) -> ir.Value:
-    """A ``tensor.reshape`` (not a collapse_shape: elementwise fusion folds
-    that back into the reduction's iteration space as two reduction dims)."""
-    shp = tensor.from_elements(ir.RankedTensorType.get([len(out_dims)], ir.IndexType.get()),
-                               [b.as_index(d) for d in out_dims])
-    return tensor.reshape(b.type_of(out_dims, x.type.element_type), x, shp)
-
-
 def _global(op: OnnxOp, b: LoweringContext, kind: str):
     x = op.input(0)
     r = b.ranked(op, x).rank
@@ -249,14 +233,13 @@ def _global(op: OnnxOp, b: LoweringContext, kind: str):
         op.fail("only float global pooling is supported")
     dims = b.dims(x)
     out_dims = dims[:2] + [1] * (r - 2)
-    # the spatial dims collapsed into one: [N, C, H*W...] reduced over its
-    # last dim into [N, C], a row reduction the -O3 elementwise step
-    # vectorizes (over two or more trailing reduction dims the sum stayed
-    # one scalar add chain: MobileNetV3's squeeze-excite pools)
-    hw = 1
-    for d in dims[2:]:
-        hw = d * hw if isinstance(d, int) and isinstance(hw, int) else None
-    xc = _reshape_to(b, x, dims[:2] + [hw if hw is not None else _prod(b, dims[2:])])
+    # the spatial dims made one: [N, C, H*W...] reduced over its last dim
+    # into [N, C], a row reduction the -O3 elementwise step vectorizes (over
+    # two or more trailing reduction dims the sum stayed one scalar add
+    # chain: MobileNetV3's squeeze-excite pools). A tensor.reshape, as
+    # elementwise fusion folds a collapse_shape back into the reduction.
+    hw = dims_product(b, dims[2:])
+    xc = reshape_with_shape(b, x, dims[:2] + [hw])
     init = b.full(dims[:2], et, 0.0 if kind == "avg" else float("-inf"))
     red = b.generic([xc], [init], [affine_map(3, [0, 1, 2]), affine_map(3, [0, 1])],
                     ["parallel", "parallel", "reduction"],
@@ -265,19 +248,10 @@ def _global(op: OnnxOp, b: LoweringContext, kind: str):
     red = expand(b, red, [[0], [1, *range(2, r)]], out_dims)
     if kind == "max":
         return [red]
-    n = None
-    static = 1
-    for d in dims[2:]:
-        if isinstance(d, int):
-            static *= d
-        else:
-            n = d if n is None else arith.muli(n, d)
-    if n is None:
-        cnt = b.const(float(static), et)
+    if isinstance(hw, int):
+        cnt = b.const(float(hw), et)
     else:
-        if static != 1:
-            n = arith.muli(n, b.index(static))
-        cnt = arith.uitofp(et, arith.index_cast(ir.IntegerType.get_signless(64), n))
+        cnt = arith.uitofp(et, arith.index_cast(ir.IntegerType.get_signless(64), hw))
     return [b.map_elementwise([red], out_dims, et, lambda v: arith.divf(v, cnt))]
 
 

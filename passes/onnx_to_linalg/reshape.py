@@ -144,7 +144,14 @@ def reshape_to(op: OnnxOp, b: LoweringContext, x: ir.Value, out_dims: list,
             if not g:  # rank 0 -> all-ones shape
                 dims = list(out_dims)
             return expand(b, x, g, dims)
-    # general case: tensor.reshape with a shape tensor
+    return reshape_with_shape(b, x, out_dims)
+
+
+def reshape_with_shape(b: LoweringContext, x: ir.Value, out_dims: list) -> ir.Value:
+    """``tensor.reshape`` of x to out_dims (int | index Value) with a shape
+    tensor: the general case, and what elementwise fusion does not fold into
+    a consumer's iteration space as an expand/collapse_shape would be."""
+    out_t = b.type_of(out_dims, x.type.element_type)
     if all(isinstance(d, int) for d in out_dims):
         i64 = ir.IntegerType.get_signless(64)
         shp = arith.constant(ir.RankedTensorType.get([len(out_dims)], i64),
@@ -156,9 +163,15 @@ def reshape_to(op: OnnxOp, b: LoweringContext, x: ir.Value, out_dims: list,
 
 
 def _numel(b: LoweringContext, x: ir.Value):
+    return dims_product(b, b.dims(x))
+
+
+def dims_product(b: LoweringContext, dims: list):
+    """The product of dims (int | index Value): an int when all are static,
+    else an index Value (the dynamic ones multiplied, then the static part)."""
     n = 1
     dyn = None
-    for d in b.dims(x):
+    for d in dims:
         if isinstance(d, int):
             n *= d
         else:
