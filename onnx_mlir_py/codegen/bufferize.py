@@ -19,6 +19,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.codegen.passes import run_pipeline
 from onnx_mlir_py.codegen.empty_slices import fold_empty_slices
+from onnx_mlir_py.codegen.partial_writes import mark_partial_writes
 from onnx_mlir_py.codegen.resolve_dims import resolve_dims
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, find_entry
 
@@ -70,5 +71,7 @@ def bufferize(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
     run_pipeline(module, PRE_BUFFERIZE_PIPELINE, "bufferization")
     if fold_empty_slices(module):
         run_pipeline(module, "canonicalize", "bufferization")
+    # last step before the analysis: canonicalize would fold the marks away
+    mark_partial_writes(module)
     run_pipeline(module, BUFFERIZE_PIPELINE, "bufferization")
     return module
