@@ -23,15 +23,25 @@ def reassociate_reductions(module: ir.Module) -> int:
     """Mark float add/mul ``vector.reduction`` ops ``fastmath<reassoc>``;
     returns how many were marked."""
     n = 0
-    reassoc = ir.Attribute.parse("#arith.fastmath<reassoc>")
     for op in walk_ops(module.operation, "vector.reduction"):
         kind = str(op.attributes["kind"])
         if not any(f"<{k}>" in kind for k in _KINDS):
             continue
         if not isinstance(op.results[0].type, ir.FloatType):
             continue
-        if "fastmath" in op.attributes and "reassoc" in str(op.attributes["fastmath"]):
+        flags = _flags(op)
+        if "reassoc" in flags or "fast" in flags:
             continue
-        op.attributes["fastmath"] = reassoc
+        op.attributes["fastmath"] = ir.Attribute.parse(
+            f"#arith.fastmath<{','.join(flags + ['reassoc'])}>")
         n += 1
     return n
+
+
+def _flags(op) -> list[str]:
+    """The op's fastmath flags (kept when ``reassoc`` is added)."""
+    if "fastmath" not in op.attributes:
+        return []
+    text = str(op.attributes["fastmath"])             # #arith.fastmath<nnan,ninf>
+    inner = text[text.index("<") + 1:text.rindex(">")]
+    return [f.strip() for f in inner.split(",") if f.strip() not in ("", "none")]

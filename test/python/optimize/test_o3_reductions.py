@@ -98,3 +98,20 @@ func.func @f(%v: vector<16xf32>, %i: vector<16xi32>) -> (f32, f32, i32) {
         assert reductions.reassociate_reductions(m) == 1
         assert reductions.reassociate_reductions(m) == 0      # already marked
         assert str(m).count("fastmath<reassoc>") == 1
+
+
+def test_pass_keeps_existing_flags():
+    import mlir.ir as ir
+    with ir.Context(), ir.Location.unknown():
+        m = ir.Module.parse("""
+func.func @f(%v: vector<16xf32>) -> (f32, f32, f32) {
+  %a = vector.reduction <add>, %v fastmath<nnan,ninf> : vector<16xf32> into f32
+  %b = vector.reduction <mul>, %v fastmath<fast> : vector<16xf32> into f32
+  %c = vector.reduction <add>, %v fastmath<none> : vector<16xf32> into f32
+  return %a, %b, %c : f32, f32, f32
+}""")
+        assert reductions.reassociate_reductions(m) == 2
+        text = str(m)
+        assert "fastmath<reassoc,nnan,ninf>" in text          # kept, printed in MLIR's order
+        assert "fastmath<fast>" in text
+        assert "fastmath<reassoc>" in text                      # none -> reassoc
