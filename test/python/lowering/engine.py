@@ -37,15 +37,37 @@ PIPELINE = ("builtin.module(inline, symbol-dce, convert-elementwise-to-linalg, l
 FRONT = ["verify-mlir", "shape-inference", "canonicalize-onnx", "verify-mlir",
          "lower-to-linalg", "verify-mlir"]
 
-_LIBS = []
+# The runner-utils library (memrefCopy, ...) is opened here with ctypes, i.e.
+# RTLD_LOCAL, and its functions are handed to each engine by address. Given
+# as ``shared_libs``, the engine would dlopen it RTLD_GLOBAL, and with it
+# libLLVM.so and libMLIR.so: a TensorFlow imported later in the same pytest
+# worker then binds its own LLVM's static initializers to them and aborts
+# (SmallPtrSet assertion in cl::Option::addArgument), which CI saw.
+_RUNNER_UTILS = None
 try:
     import mlir as _m
-    _lib = os.path.join(os.path.dirname(_m.__path__[0]), "mlir", "lib")
-    for n in ("libmlir_c_runner_utils.so",):
-        if os.path.exists(os.path.join(_lib, n)):
-            _LIBS.append(os.path.join(_lib, n))
+    _path = os.path.join(os.path.dirname(_m.__path__[0]), "mlir", "lib",
+                         "libmlir_c_runner_utils.so")
+    if os.path.exists(_path):
+        _RUNNER_UTILS = ctypes.CDLL(_path)
 except Exception:  # pragma: no cover
     pass
+
+
+def _register_runner_utils(ee: ExecutionEngine, module: ir.Module) -> None:
+    """Register every external function of ``module`` that the runner-utils
+    library defines (the rest, libm's, resolve in the process)."""
+    if _RUNNER_UTILS is None:
+        return
+    for op in module.body.operations:
+        if op.operation.name != "llvm.func" or len(op.regions[0].blocks) > 0:
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        try:
+            fn = _RUNNER_UTILS[name]
+        except AttributeError:
+            continue
+        ee.raw_register_runtime(name, ctypes.cast(fn, ctypes.c_void_p))
 
 
 def lower_model(model: onnx.ModelProto | str) -> ir.Module:
@@ -109,7 +131,8 @@ def run(module: ir.Module, inputs: list[np.ndarray], out_specs: list[tuple]) -> 
     _add_entry(m)
     with m.context:
         PassManager.parse(PIPELINE).run(m.operation)
-    ee = ExecutionEngine(m, opt_level=2, shared_libs=_LIBS)
+    ee = ExecutionEngine(m, opt_level=2)
+    _register_runner_utils(ee, m)
     # run-time checks (LoweringContext.require) call om_check_failed: record
     # the failure (the C runtime's version longjmps out; tests here feed
     # valid inputs, so a call is a test failure)
