@@ -1,13 +1,21 @@
-"""Lowered modules run with mlir.execution_engine vs onnx.reference."""
+"""Lowered modules run with mlir.execution_engine vs onnx.reference; and the
+engine harness keeps LLVM out of the process's global symbol scope (with
+libmlir_c_runner_utils.so given to the engine as a shared lib, it was
+dlopened RTLD_GLOBAL with libLLVM.so, and a TensorFlow imported later in
+the same pytest worker bound its own LLVM's static initializers to that copy
+and aborted: CI, 2 TensorFlow tests)."""
 from __future__ import annotations
+
+import ctypes
 
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from onnx import TensorProto as T
 from onnx.reference import ReferenceEvaluator
 
-from engine import lower_model, run
+from engine import lower_model, run, run_model
 from lowering_util import check
 
 R = np.random.default_rng(0)
@@ -199,3 +207,32 @@ def test_f64_activations_with_float_constants(tmp_path):
               [(f"y{i}", TensorProto.DOUBLE, None) for i in range(len(ops))], opset=22)
     x = np.linspace(-4, 4, 7 * 9).reshape(9, 7)
     check_shapes(tmp_path, m, [{"x": x}, {"x": x[3:5] * 0.7}], rtol=1e-13, atol=1e-15)
+
+
+LLVM_SYMBOL = "_ZN4llvm2cl6Option11addArgumentEv"     # llvm::cl::Option::addArgument()
+
+
+def _global(symbol: str) -> bool:
+    try:
+        ctypes.CDLL(None)[symbol]
+        return True
+    except AttributeError:
+        return False
+
+
+def test_engine_run_keeps_llvm_local():
+    # a strided slice of a transpose: bufferizes to a memref.copy between
+    # non-identity layouts, i.e. a call to the runner utils' memrefCopy
+    g = helper.make_graph(
+        [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+         helper.make_node("Slice", ["t", "s", "e", "a", "st"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", T.FLOAT, [4, 6])],
+        [helper.make_tensor_value_info("y", T.FLOAT, [3, 2])],
+        [helper.make_tensor("s", T.INT64, [2], [0, 1]), helper.make_tensor("e", T.INT64, [2], [6, 4]),
+         helper.make_tensor("a", T.INT64, [2], [0, 1]), helper.make_tensor("st", T.INT64, [2], [2, 2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    want = x.T[0:6:2, 1:4:2]
+    (y,) = run_model(m, {"x": x}, [want])
+    np.testing.assert_array_equal(y, want)
+    assert not _global(LLVM_SYMBOL)
