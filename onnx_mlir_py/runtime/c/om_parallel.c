@@ -12,10 +12,15 @@
  *
  * n threads = the calling thread + (n - 1) persistent workers. A loop is cut
  * into min(4n, iterations) contiguous chunks of fixed bounds (static
- * chunking); the caller and the workers claim them in order with one
- * compare-and-swap each, so a worker that starts late (its core busy with
- * another process) still finds work, and one descheduled in the middle of a
- * chunk holds up an eighth of the loop rather than half of it.
+ * chunking), and each thread owns a contiguous share of them: the caller the
+ * first, worker i the (i + 2)-th. A thread runs its own chunks first, then
+ * takes the ones left in the other shares, each claim one compare-and-swap,
+ * so a worker that starts late (its core busy with another process) still
+ * finds its work done by others, and one descheduled in the middle of a
+ * chunk holds up an eighth of the loop rather than half of it. Owning a
+ * share keeps a thread on the same part of the data from run to run (the
+ * column panels of a layer's weights stay in its core's L2; claiming chunks
+ * in order instead handed them to whichever thread came first).
  * The caller waits for the chunks in flight by spinning. Workers wait for
  * the next loop spinning while a model run is in progress (the entry
  * wrapper calls omPoolRunBegin/End; yielding the core every ~50 us), for
@@ -62,16 +67,21 @@ OM_HIDDEN void om_error_raise(const char *msg, int64_t kind, int err);
 OM_HIDDEN void om_alloc_site(int64_t id);
 OM_HIDDEN int64_t om_alloc_site_get(void);
 
-/* The current loop. ctl = seq << 32 | nchunks << 16 | next chunk: a chunk
- * is claimed by a CAS that also checks the loop's sequence number, so a
- * worker that wakes late can never take a chunk of the next loop by mistake. */
+/* The current loop. share[t] = seq << 32 | end << 16 | next: the chunks
+ * [next, end) of thread t's share not claimed yet. A chunk is claimed by a
+ * CAS that also checks the loop's sequence number, so a worker that wakes
+ * late can never take a chunk of the next loop by mistake. */
+typedef struct { _Alignas(64) _Atomic uint64_t v; } OmShare;
+
 static struct {
-  _Alignas(64) _Atomic uint64_t ctl;
+  OmShare share[OM_MAX_THREADS];
+  int nshares;                    /* threads of the current loop */
   _Alignas(64) atomic_int done;   /* chunks finished */
   atomic_int failed;              /* some chunk failed */
   OmBody fn;
   void *ctx;
   int64_t n;
+  uint32_t nchunks;
   int64_t site;                   /* the caller's allocation site (node) */
   char msg[1024];                 /* the first failure (set by its thread) */
   int64_t kind;
@@ -182,16 +192,27 @@ static void run_chunk(uint32_t c, uint32_t nchunks) {
   atomic_fetch_add_explicit(&job.done, 1, memory_order_release);
 }
 
-/* Claim and run chunks of loop `s` until none is left. */
-static void run_chunks(uint32_t s) {
-  uint64_t cur = atomic_load_explicit(&job.ctl, memory_order_acquire);
+/* Claim and run the chunks left in share t of loop `s`; false when the
+ * share belongs to another loop. */
+static bool run_share(uint32_t s, int t) {
+  _Atomic uint64_t *w = &job.share[t].v;
+  uint64_t cur = atomic_load_explicit(w, memory_order_acquire);
   for (;;) {
-    uint32_t next = (uint32_t)(cur & 0xffff), nchunks = (uint32_t)((cur >> 16) & 0xffff);
-    if ((uint32_t)(cur >> 32) != s || next >= nchunks) return;
-    if (atomic_compare_exchange_weak_explicit(&job.ctl, &cur, cur + 1, memory_order_acq_rel,
+    uint32_t next = (uint32_t)(cur & 0xffff), end = (uint32_t)((cur >> 16) & 0xffff);
+    if ((uint32_t)(cur >> 32) != s) return false;
+    if (next >= end) return true;
+    if (atomic_compare_exchange_weak_explicit(w, &cur, cur + 1, memory_order_acq_rel,
                                               memory_order_acquire))
-      run_chunk(next, nchunks);
+      run_chunk(next, job.nchunks);
   }
+}
+
+/* Thread `self`'s chunks of loop `s`, then those left in the other shares. */
+static void run_chunks(uint32_t s, int self) {
+  int n = job.nshares;
+  if (self >= n || !run_share(s, self)) return;
+  for (int k = 1; k < n; k++)
+    if (!run_share(s, (self + k) % n)) return;
 }
 
 /* ---- workers --------------------------------------------------------------- */
@@ -228,7 +249,8 @@ static void *worker_main(void *arg) {
     uint32_t s = atomic_load_explicit(&seq, memory_order_acquire);
     if (s != seen) {
       seen = s;
-      if (index + 1 < atomic_load_explicit(&active, memory_order_relaxed)) run_chunks(s);
+      if (index + 1 < atomic_load_explicit(&active, memory_order_relaxed))
+        run_chunks(s, (int)index + 1);
       continue;
     }
     if (index + 1 < atomic_load(&active) && spin_for_loop(seen, index)) continue;
@@ -297,12 +319,17 @@ OM_HIDDEN void om_parallel_for(int64_t n, OmBody fn, void *ctx) {
   atomic_store_explicit(&job.done, 0, memory_order_relaxed);
   atomic_store_explicit(&job.failed, 0, memory_order_relaxed);
   uint32_t s = atomic_load_explicit(&seq, memory_order_relaxed) + 1;
-  atomic_store_explicit(&job.ctl, (uint64_t)s << 32 | (uint64_t)nchunks << 16,
-                        memory_order_release);
+  job.nchunks = nchunks;
+  job.nshares = threads;
+  for (int t = 0; t < threads; t++) {
+    uint64_t lo = (uint64_t)nchunks * t / threads, hi = (uint64_t)nchunks * (t + 1) / threads;
+    atomic_store_explicit(&job.share[t].v, (uint64_t)s << 32 | hi << 16 | lo,
+                          memory_order_release);
+  }
   atomic_store_explicit(&seq, s, memory_order_seq_cst);
   if (atomic_load(&sleepers) > 0) futex_wake_all(&seq);
   atomic_fetch_add_explicit(&pool_tasks, nchunks, memory_order_relaxed);
-  run_chunks(s);
+  run_chunks(s, 0);
   long spins = 0;
   while (atomic_load_explicit(&job.done, memory_order_acquire) < (int)nchunks) {
     cpu_relax();
