@@ -23,22 +23,26 @@ def lower_concat(op: OnnxOp, b: LoweringContext):
     # skip inputs statically empty along axis
     live = [v for v in ins if v.type.is_dynamic_dim(axis) or v.type.shape[axis] != 0]
     t = b.result_type(op)
-    if not live:
-        return [b.empty(list(t.shape), t.element_type)]
     if len(live) == 1:
         return [live[0]]
+    # the output's other dims from the live inputs, or from all of them when
+    # every input is empty along the axis (fuzz case s3113-35: [1, 0, n, 1]
+    # twice, whose dynamic n the empty result must still be given)
+    srcs = live or ins
 
     def dyn(k):
         if k == axis:
             tot = 0
             for v in live:
                 tot = iadd(b, tot, b.dim(v, axis))
-            return b.as_index(tot)
-        for v in live:
+            return b.as_index(tot) if live else 0
+        for v in srcs:
             if not v.type.is_dynamic_dim(k):
                 return int(v.type.shape[k])
-        return b.dim(live[0], k)
+        return b.dim(srcs[0], k)
     out_dims = b.out_dims(op, 0, dyn)
+    if not live:
+        return [b.empty(out_dims, t.element_type)]
     _check_concat(op, b, ins, live, axis, out_dims)
     acc = b.empty(out_dims, t.element_type)
     off = 0

@@ -138,3 +138,25 @@ def test_concat_of_empty_tensors(tmp_path, dims, axis, shapes):
                   [(n, T.FLOAT, d) for n, d in zip(names, dims)])
     dyn.check_shapes(tmp_path, m, [{n: np.zeros(s, np.float32) for n, s in zip(names, ss)}
                                    for ss in shapes])
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_concat_of_inputs_all_empty_along_the_axis(opt_level):
+    """Fuzz case s3113-35: every input empty along the axis and a dynamic
+    other dim; the empty result was built without that dim's size
+    ('tensor.empty' op incorrect number of dynamic sizes)."""
+    from onnx import TensorProto as T
+    from onnx import numpy_helper as nh
+
+    from onnx_mlir_py.testing.check import assert_match, reference, run_compiled
+    g = helper.make_graph(
+        [N("Clip", ["x", "lo", "hi"], ["c"]), N("Concat", ["x", "c"], ["y"], axis=1)], "g",
+        [helper.make_tensor_value_info("x", T.INT8, [1, 0, "n", 1])],
+        [helper.make_tensor_value_info("y", T.INT8, None)],
+        [nh.from_array(np.array(-2, np.int8), "lo"), nh.from_array(np.array(4, np.int8), "hi")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    for n in (3, 0):
+        feeds = {"x": np.zeros((1, 0, n, 1), np.int8)}
+        got = run_compiled(m, feeds, opt_level)
+        assert got[0].shape == (1, 0, n, 1)
+        assert_match(got, reference(m, feeds, "onnxruntime"))
