@@ -3,10 +3,11 @@
 An op whose operands are all small dense ``onnx.constant`` values is
 evaluated with ``onnx.reference`` (the ONNX reference implementation) and
 replaced by ``onnx.constant`` ops. ``Shape``/``Size`` of a statically shaped
-tensor fold without data. ``Slice`` folds with the shape rule's own
-``slice_axis``: onnx.reference slices with numpy, which gives nothing for a
-negative step and a start below -dim where the spec clamps the start to 0
-(a folded ReduceSum of such a slice was 0 instead of the element).
+tensor fold without data. ``Slice`` folds with its family's ``fold_slice``
+(the shape rule's parameters and ``slice_axis``): onnx.reference slices with
+numpy, which gives nothing for a negative step and a start below -dim where
+the spec clamps the start to 0 (a folded ReduceSum of such a slice was 0
+instead of the element).
 """
 from __future__ import annotations
 
@@ -78,36 +79,11 @@ def _evaluate(v: OnnxOp, inputs: list[np.ndarray | None]) -> list[np.ndarray] | 
     return sess.run(None, {n: x for n, x in zip(names, inputs) if x is not None})
 
 
-class _Checks:
-    """The ``ctx`` of :func:`slice_axis` on ints: a failed check stops folding."""
-
-    def require(self, ok, msg):
-        if not ok:
-            raise ValueError(msg)
-
-
 def _fold_slice(v: OnnxOp, inputs: list) -> list[np.ndarray] | None:
-    """Slice of a constant as the spec says (see the module docstring)."""
-    from onnx_mlir_py.dialects.onnx.ops.slice import slice_axis
-    data = inputs[0]
-    if v.version == 1:
-        starts, ends, axes, steps = list(v.attrs.starts), list(v.attrs.ends), v.attrs.axes, None
-    else:
-        starts, ends = [int(x) for x in inputs[1]], [int(x) for x in inputs[2]]
-        axes = inputs[3] if len(inputs) > 3 else None
-        steps = inputs[4] if len(inputs) > 4 else None
-    n = len(starts)
-    axes = list(range(n)) if axes is None else [int(a) for a in np.ravel(axes)]
-    steps = [1] * n if steps is None else [int(x) for x in np.ravel(steps)]
-    norm = [a + data.ndim if a < 0 else a for a in axes]
-    if len(ends) != n or len(axes) != n or len(steps) != n or len(set(norm)) != n or \
-            any(not 0 <= a < data.ndim for a in norm):
-        return None                     # invalid: left to the verifier
-    out = data
-    for a, s, e, st in zip(norm, starts, ends, steps):
-        first, count = slice_axis(_Checks(), data.shape[a], s, e, st)
-        out = np.take(out, first + np.arange(count, dtype=np.int64) * st, axis=a)
-    return [out]
+    """Slice with the Slice family's own rule (see the module docstring)."""
+    from onnx_mlir_py.dialects.onnx.ops.slice import fold_slice
+    out = fold_slice(v, inputs[0])
+    return None if out is None else [out]
 
 
 def try_fold(op: ir.Operation) -> bool:

@@ -8,6 +8,8 @@ rank is always the input's).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
@@ -94,6 +96,26 @@ def _slice(op: OnnxOp):
 
 
 shape_rule("Slice", *SLICE)(single_result(_slice))
+
+
+def fold_slice(op: OnnxOp, data: np.ndarray) -> np.ndarray | None:
+    """Slice of the constant ``data`` with constant parameters, as the spec
+    clamps (constant folding: onnx.reference slices with numpy, which gives
+    nothing for a negative step and a start below -dim). None when a
+    parameter is not known; invalid ones fail as in the shape rule."""
+    starts, ends, axes, steps = _params(op)
+    n = _lengths(op, starts, ends, axes, steps)
+    if n is None or None in starts + ends or (steps is not None and None in steps) or \
+            (op.version > 1 and op.input(3) is not None and axes is None):
+        return None
+    ax = norm_axes(op, list(range(n)) if axes is None else axes, data.ndim)
+    ctx = D.inference_checks(op)
+    out = data
+    for j, a in enumerate(ax):
+        step = 1 if steps is None else steps[j]
+        first, count = slice_axis(ctx, data.shape[a], starts[j], ends[j], step)
+        out = np.take(out, first + np.arange(count, dtype=np.int64) * step, axis=a)
+    return out
 
 
 @verifier("Slice", *SLICE)
