@@ -273,3 +273,20 @@ def test_softmax_layernorm_rows_of_dynamic_length(tmp_path):
         got = sess.run([feeds[spec.name] for spec in sess.input_specs])
         for name, gv, w in zip(c.outputs, got, ref.run(None, feeds)):
             np.testing.assert_allclose(gv, w, rtol=1e-5, atol=1e-5, err_msg=f"{name}, S={s}")
+
+
+def test_matmul_cache_blocks_dynamic_rows(tmp_path):
+    """matmul.cache_blocks with a dynamic M: rows outermost (K = 1100, a
+    packed B of 1.1 MiB) in groups of 8 row blocks over a run-time block
+    count, K in 4 slabs; columns outermost (K = 600) in groups of 4 column
+    blocks; row counts that leave a partial group, a remainder block, or
+    only the remainder; 1 and 2 threads."""
+    c = Cases()
+    c.input("x", ["S", 1100])
+    c.input("y", ["S", 600])
+    c.weight("w", rand(1100, 256) * 0.1)
+    c.weight("v", rand(600, 520) * 0.1)
+    c.nodes += [N("MatMul", ["x", "w"], ["rows"]), N("MatMul", ["y", "v"], ["cols"])]
+    c.outputs += ["rows", "cols"]
+    run_shapes(tmp_path, c, lambda n, s: {"x": rand(s, 1100), "y": rand(s, 600)},
+               threads=(1, 2), shapes=[(1, s) for s in (1, 7, 64, 70, 203)])
