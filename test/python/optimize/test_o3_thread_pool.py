@@ -113,6 +113,60 @@ def test_spin_setting(chain, spin):
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
 
 
+_COLOCATED = """
+import glob, os, sys, threading
+import numpy as np
+from onnx_mlir_py.runtime import ExecutionSession
+
+def tids():
+    return {int(os.path.basename(t)) for t in glob.glob("/proc/self/task/*")}
+
+def cpu_of(tid):    # the CPU the thread last ran on (/proc stat field 39)
+    return int(open(f"/proc/self/task/{tid}/stat").read().rsplit(")", 1)[1].split()[36])
+
+x, want = np.load(sys.argv[2]), np.load(sys.argv[3])
+before = tids()
+s = ExecutionSession(sys.argv[1], num_threads=2)
+for _ in range(3):
+    s.run([x])
+(worker,) = tids() - before
+me = threading.get_native_id()
+mask = os.sched_getaffinity(worker)
+for trial in range(5):
+    s.run([x])
+    # the worker spins after the run: move it onto the caller's CPU
+    os.sched_setaffinity(worker, {cpu_of(me)})
+    os.sched_setaffinity(worker, mask)
+    for _ in range(30):
+        np.testing.assert_allclose(s.run([x])[0], want, rtol=1e-4, atol=1e-4)
+        if cpu_of(worker) != cpu_of(me):
+            break
+    else:
+        raise AssertionError(f"trial {trial}: the worker stayed on the caller's CPU for 30 runs")
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs Linux and 2 CPUs to run on")
+def test_worker_leaves_the_callers_cpu(chain):
+    """A worker that finds itself on the caller's CPU moves off it (the
+    kernel had left both threads on one CPU for hundreds of runs after a
+    pause: the model ran at its 1-thread speed). Forced here by moving the
+    spinning worker onto the caller's CPU, 5 times; each time it must be
+    seen on another CPU within 30 runs (without the move-off the two stayed
+    together for all 30 in about half of the trials; another process
+    loading the machine may move it back later, so the end state is not
+    checked). Own process: a clean thread list."""
+    so, x, want = chain
+    d = os.path.dirname(str(so))
+    np.save(os.path.join(d, "x.npy"), x)
+    np.save(os.path.join(d, "want.npy"), want)
+    p = subprocess.run([sys.executable, "-c", _COLOCATED, str(so), os.path.join(d, "x.npy"),
+                        os.path.join(d, "want.npy")], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
+
+
 def _cnn(batch):
     """A strip-cut conv (+ bias, ReLU), a depthwise conv, a max pool and a
     big elementwise add: each kernel a parallel loop of its own kind."""
