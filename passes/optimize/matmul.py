@@ -260,51 +260,63 @@ SLAB_K = 256            # a slab's B column panel (SLAB_K x nb floats) stays in 
 GROUP_BLOCKS = 8        # outer blocks that share each panel (read once per group)
 # Column-block groups (columns outermost): their B panels, all of K, in L2
 GROUP_PANEL_BYTES = 512 * 1024
+# Rows outermost with fewer row blocks than this: the groups are column
+# blocks, about COLUMN_GROUPS of them (the threads' share of the work)
+SMALL_M_BLOCKS = 32
+COLUMN_GROUPS = 8
 
 
-def cache_blocks(sizes, outer_is_rows: bool) -> tuple[int, int] | None:
-    """(pt, kcb) for a non-batched packed contraction with static K blocks
-    (loop sizes ``sizes`` = P, Q, KO, mb, nb, kb; None where dynamic), or
-    None for the plain schedule. The schedule is then
+def cache_blocks(sizes, outer_is_rows: bool) -> tuple[int, int, int] | None:
+    """(par, tile, kcb) for a non-batched packed contraction with static K
+    blocks (loop sizes ``sizes`` = P, Q, KO, mb, nb, kb; None where
+    dynamic), or None for the plain schedule. The schedule is then
 
-        for p0 in P step pt       (the scf.forall with threads)
-          for k0 in KO step kcb   (when kcb < KO)
-            for q in Q
-              for p in [p0, p0 + pt)
+        for g in (P or Q: ``par`` 0 or 1) step tile   (the scf.forall with threads)
+          for k0 in KO step kcb                        (when kcb < KO)
+            for q in Q (those of group g when par = 1)
+              for p in P (those of group g when par = 0)
                 for ko in [k0, k0 + kcb)     the register-tiled block
 
-    so a B panel (kcb x kb x nb) is read once per group and reused by its pt
-    blocks from L1. Rows outermost (``outer_is_rows``): applied when packed
-    B is larger than STREAMED_B_BYTES; A (an mb x kcb block) stays in L1
-    across the panels. Columns outermost: groups of column blocks whose B
-    panels (all of K) fit GROUP_PANEL_BYTES, K not cut; each A row block is
-    then read once per group instead of once per column block."""
+    so a B panel (kcb x kb x nb) is read once per group and reused by the
+    group's blocks from L1.
+    - Rows outermost (``outer_is_rows``), packed B larger than
+      STREAMED_B_BYTES: K in slabs of about SLAB_K. With many row blocks,
+      groups of up to GROUP_BLOCKS row blocks (B read once per group; A, an
+      mb x kcb block, stays in L1 across the panels). With fewer than
+      SMALL_M_BLOCKS (a linear layer on 64 tokens), the threads split the
+      column blocks instead and every row block is under each panel: B read
+      once in all, each slab of A (M x kcb) re-read from L2 per panel.
+    - Columns outermost: groups of column blocks whose B panels (all of K)
+      fit GROUP_PANEL_BYTES, K not cut; each A row block is then read once
+      per group instead of once per column block."""
     if sizes is None or len(sizes) != 6 or sizes[2] is None or sizes[2] <= 1 \
             or sizes[4] is None or sizes[5] is None:
         return None
     p, q, ko, nb, kb = sizes[0], sizes[1], sizes[2], sizes[4], sizes[5]
     cap = GROUP_BLOCKS if p is None else min(GROUP_BLOCKS, p // 4)   # >= 4 groups
     if outer_is_rows:
-        if q is None or 4 * ko * kb * q * nb <= STREAMED_B_BYTES or cap < 2:
+        if q is None or 4 * ko * kb * q * nb <= STREAMED_B_BYTES:
             return None
-        slabs = max(1, round(ko * kb / SLAB_K))
-        return cap, _cdiv(ko, slabs)
+        kcb = _cdiv(ko, max(1, round(ko * kb / SLAB_K)))
+        if p is not None and p < SMALL_M_BLOCKS:
+            return 1, max(1, q // COLUMN_GROUPS), kcb
+        return (0, cap, kcb) if cap >= 2 else None
     pt = min(cap, GROUP_PANEL_BYTES // (4 * ko * kb * nb))
-    return (pt, ko) if pt >= 2 else None
+    return (0, pt, ko) if pt >= 2 else None
 
 
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _grouped_tiling(n: int, pt: int, kcb: int, ko: int, threads: bool) -> str:
+def _grouped_tiling(n: int, par: int, tile: int, kcb: int, ko: int, threads: bool) -> str:
     """Transform text of the loops of :func:`cache_blocks`, ending in ``%t``
     (the tile of one block pair and all its k blocks)."""
     def sizes(d: int, v: int) -> list[int]:
         return [v if i == d else 0 for i in range(n)]
     one = "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
     how = "tile_using_forall" if threads else "tile_using_for"
-    text = f"    %tg, %lg = transform.structured.{how} %op tile_sizes {sizes(0, pt)}\n" + one
+    text = f"    %tg, %lg = transform.structured.{how} %op tile_sizes {sizes(par, tile)}\n" + one
     src = "%tg"
     if kcb < ko:
         text += f"    %ts, %ls = transform.structured.tile_using_for %tg tile_sizes {sizes(2, kcb)}\n" + one
@@ -333,7 +345,7 @@ def kernel_schedule(op: ir.Operation, threads: bool = False) -> str | None:
     sizes = loop_sizes(op, maps)
     blocks = cache_blocks(sizes, _outer_is_rows(op)) if outer == 3 and k == 2 else None
     if blocks:
-        first = _grouped_tiling(n, blocks[0], blocks[1], sizes[k], threads)
+        first = _grouped_tiling(n, *blocks, sizes[k], threads)
     elif threads:
         # the first outer parallel loop is distributed, the others stay loops
         p0 = par.index(1)

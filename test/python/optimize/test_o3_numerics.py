@@ -289,16 +289,17 @@ def test_conv_threads(tmp_path):
 def test_matmul_cache_blocks_choice():
     """matmul.cache_blocks: K cut into slabs when rows are outermost and
     packed B is larger than STREAMED_B_BYTES (matmul1024: 4 MiB of B), not
-    when B fits; column blocks grouped when their panels fit together; the
-    group keeps at least 4 groups of a small outer loop."""
+    when B fits; with few row blocks the column blocks are the groups;
+    column blocks grouped when their panels fit together."""
     from onnx_mlir_py.passes.optimize import matmul as mm
     # loop sizes: P, Q, KO, mb, nb, kb
-    assert mm.cache_blocks([128, 32, 128, 8, 32, 8], True) == (8, 32)        # 1024^3
+    assert mm.cache_blocks([128, 32, 128, 8, 32, 8], True) == (0, 8, 32)     # 1024^3
     assert mm.cache_blocks([128, 8, 32, 8, 32, 8], True) is None             # B of 256 KiB
-    assert mm.cache_blocks([None, 32, 128, 8, 32, 8], True) == (8, 32)       # dynamic M
-    assert mm.cache_blocks([25, 17, 75, 8, 32, 8], True) == (6, 38)          # 2 slabs, 6 blocks
-    assert mm.cache_blocks([4, 32, 128, 8, 32, 8], True) is None             # 1 group only
-    assert mm.cache_blocks([32, 5, 12, 8, 32, 8], False) == (8, 12)          # K = 96
+    assert mm.cache_blocks([None, 32, 128, 8, 32, 8], True) == (0, 8, 32)    # dynamic M
+    assert mm.cache_blocks([35, 17, 75, 8, 32, 8], True) == (0, 8, 38)       # 2 slabs
+    assert mm.cache_blocks([25, 17, 75, 8, 32, 8], True) == (1, 2, 38)       # few row blocks:
+    assert mm.cache_blocks([8, 24, 384, 8, 32, 8], True) == (1, 3, 32)       # column groups
+    assert mm.cache_blocks([32, 5, 12, 8, 32, 8], False) == (0, 8, 12)       # K = 96
     assert mm.cache_blocks([32, 5, 600, 8, 32, 8], False) is None            # panels of 600 KiB
     assert mm.cache_blocks([32, 5, 1, 8, 32, 8], True) is None               # one k block
 
@@ -308,15 +309,20 @@ def test_matmul_cache_blocked_schedules(tmp_path, caplog):
     schedule logged as not applied) and give the reference's numbers, with
     partial groups and slabs, at 1 and 2 threads: rows outermost with B of
     1.3 MiB and A of 562 KiB (30 row blocks in groups of 7, K = 600 in slabs
-    of 38 + 37 k blocks), columns outermost (32 column blocks in groups of 8)."""
+    of 38 + 37 k blocks); 25 row blocks with B of 1.4 MiB (the 10 column
+    blocks the groups, K = 1100 in 4 slabs); columns outermost (32 column
+    blocks in groups of 8)."""
     import logging
     c = Cases()
     c.input("a", [240, 600], rand(240, 600))
     c.weight("w", rand(600, 520) * 0.1)
     c.input("s", [40, 96], rand(40, 96))
     c.weight("sw", rand(96, 1010))
-    c.nodes += [N("MatMul", ["a", "w"], ["rows"]), N("MatMul", ["s", "sw"], ["cols"])]
-    c.outputs += ["rows", "cols"]
+    c.input("f", [200, 1100], rand(200, 1100))
+    c.weight("fw", rand(1100, 300) * 0.1)
+    c.nodes += [N("MatMul", ["a", "w"], ["rows"]), N("MatMul", ["s", "sw"], ["cols"]),
+                N("MatMul", ["f", "fw"], ["few"])]
+    c.outputs += ["rows", "cols", "few"]
     m = c.model()
     with caplog.at_level(logging.DEBUG, logger="onnx_mlir_py.optimize"):
         so = onnx_mlir_py.compile(m, output=tmp_path / "m.so", opt_level=3)
@@ -324,5 +330,6 @@ def test_matmul_cache_blocked_schedules(tmp_path, caplog):
     want = ReferenceEvaluator(m).run(None, c.feeds)
     for t in (1, 2):
         sess = ExecutionSession(so, num_threads=t)
-        for name, g, w in zip(c.outputs, sess.run([c.feeds["a"], c.feeds["s"]]), want):
+        got = sess.run([c.feeds[i.name] for i in sess.input_specs])
+        for name, g, w in zip(c.outputs, got, want):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-3, err_msg=f"{name}, {t} threads")
