@@ -333,3 +333,36 @@ def test_matmul_cache_blocked_schedules(tmp_path, caplog):
         got = sess.run([c.feeds[i.name] for i in sess.input_specs])
         for name, g, w in zip(c.outputs, got, want):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-3, err_msg=f"{name}, {t} threads")
+
+
+@pytest.mark.parametrize("m,k,n,split", [
+    (2, 256, 1024, True),      # 524K MACs, 1 MiB of B: memory-bound, split
+    (64, 100, 98, False),      # 627K MACs in 90 KB: on the calling thread
+    (128, 128, 128, True),     # 2^21 MACs: split
+])
+def test_threads_for_memory_bound_kernels(tmp_path, m, k, n, split):
+    """matmul.threaded_kernel: a kernel under THREAD_MIN_MACS is split across
+    the pool when its operands take THREAD_MIN_BYTES (a recurrent step's
+    H x R^T), not when they are small (MNIST's conv); checked through the
+    pool's task count at 2 threads, with the numbers."""
+    import ctypes
+    from onnx_mlir_py.passes.optimize import matmul as mm
+    assert mm.threaded_kernel(m * k * n, 4 * (m * k + k * n + m * n)) == split
+    c = Cases()
+    c.input("a", [m, k], rand(m, k))
+    w = rand(k, n)
+    c.weight("w", w)
+    c.nodes += [N("MatMul", ["a", "w"], ["mm"])]
+    c.outputs += ["mm"]
+    so = onnx_mlir_py.compile(c.model(), output=tmp_path / "m.so", opt_level=3)
+    sess = ExecutionSession(so, num_threads=2)
+    # a library with no parallel loop has no pool (and no task count)
+    count = getattr(ctypes.CDLL(str(so)), "omGetPoolTaskCount", None)
+    assert (count is not None) == split == sess.multithreaded
+    if split:
+        count.restype = ctypes.c_int64
+    before = count() if split else 0
+    np.testing.assert_allclose(sess.run([c.feeds["a"]])[0], c.feeds["a"] @ w,
+                               rtol=1e-4, atol=1e-4)
+    if split:
+        assert count() - before >= 2
