@@ -414,7 +414,7 @@ def operand_bytes(op: ir.Operation) -> int | None:
         t = v.type
         if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
             return None
-        total += math.prod(t.shape) * max(1, ir.ShapedType(t).element_type.width // 8)
+        total += math.prod(t.shape) * max(1, getattr(t.element_type, "width", 32) // 8)
     return total
 
 
