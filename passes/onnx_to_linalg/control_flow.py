@@ -251,7 +251,9 @@ def _scan_slot(op: OnnxOp, b: LoweringContext, k: int, elem: ir.Value, acc: ir.V
         with ir.InsertionPoint(fresh.then_block):
             dims = [tensor.dim(elem, arith.constant(idx, j)) if et.is_dynamic_dim(j) else d
                     for j, d in enumerate(et.shape)]
-            buf = tensor.empty(dims[:axis] + [steps] + dims[axis:], et.element_type)
+            # the accumulator's element type: elem may still carry the ONNX
+            # one (ui8) when the body is lowered after the op
+            buf = tensor.empty(dims[:axis] + [steps] + dims[axis:], at.element_type)
             scf.YieldOp([_cast(buf, at)])
         with ir.InsertionPoint(fresh.else_block):
             scf.YieldOp([acc])

@@ -178,3 +178,26 @@ def test_scan_with_dynamic_per_iteration_dims(tmp_path, out_axis):
     for t, n in ((2, 3), (4, 1)):
         _compare(m, sess, {"acc0": rng.standard_normal(3).astype(np.float32),
                            "x": rng.standard_normal((t, n, 3)).astype(np.float32)})
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_loop_scan_output_of_unsigned_elements_with_a_dynamic_dim(tmp_path, opt_level):
+    """A uint8 loop-carried value of a dynamic dim, also the scan output
+    (fuzz case s3120-2): the scan buffer made at the first iteration took
+    the body value's ONNX element type (ui8), not the accumulator's (i8),
+    and the compile failed with "'tensor.cast' op ... cast incompatible"."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["c_in"], ["c_out"]),
+         h.make_node("Cast", ["i"], ["iu"], to=T.UINT8),
+         h.make_node("Add", ["v_in", "iu"], ["v_out"]),
+         h.make_node("Identity", ["v_out"], ["scan"])],
+        "body", [vi("i", [], T.INT64), vi("c_in", [], T.BOOL), vi("v_in", None, T.UINT8)],
+        [vi("c_out", [], T.BOOL), vi("v_out", None, T.UINT8), vi("scan", None, T.UINT8)])
+    m = vi_model([h.make_node("Flatten", ["x"], ["f"], axis=0),
+                  h.make_node("Loop", ["M", "", "f"], ["v", "scans"], body=body, name="loop")],
+                 [vi("M", [], T.INT64), vi("x", [2, "n", 3], T.UINT8)],
+                 [vi("v", None, T.UINT8), vi("scans", None, T.UINT8)])
+    sess = session(m, tmp_path, opt_level)
+    for trips, n in ((3, 1), (2, 4), (1, 0)):
+        x = (np.arange(6 * n) % 250).astype(np.uint8).reshape(2, n, 3)
+        _compare(m, sess, {"M": np.array(trips, np.int64), "x": x})
