@@ -28,7 +28,7 @@ from onnx_mlir_py.passes.optimize.target import Target
 
 from onnx_mlir_py.passes.optimize.kernel_fusion import static_f32
 from onnx_mlir_py.passes.optimize.matmul_attrs import PACKED_ATTR
-from onnx_mlir_py.passes.optimize.matmul_text import kernel_function
+from onnx_mlir_py.passes.optimize.matmul_text import _cdiv, kernel_function
 from onnx_mlir_py.passes.optimize.matmul_dyn_text import kernel_function_dynamic
 
 _DEFAULT_MAPS = {
@@ -303,10 +303,6 @@ def cache_blocks(sizes, outer_is_rows: bool) -> tuple[int, int, int] | None:
         return (0, cap, kcb) if cap >= 2 else None
     pt = min(cap, GROUP_PANEL_BYTES // (4 * ko * kb * nb))
     return (0, pt, ko) if pt >= 2 else None
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def _grouped_tiling(n: int, par: int, tile: int, kcb: int, ko: int, threads: bool) -> str:
