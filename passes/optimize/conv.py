@@ -27,6 +27,7 @@ from onnx_mlir_py.passes.optimize.matmul import THREAD_MIN_MACS
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.conv_row import row_conv_function
+from onnx_mlir_py.passes.optimize.im2col_packed import packed_im2col
 from onnx_mlir_py.passes.optimize.conv_strips import strip_functions, strip_rows
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, call_in_place,
                                                         fill_scalar, static_f32, zero_fill)
@@ -183,6 +184,18 @@ def _strided_rows(lines, consts: set, x: str, xs, one, cur: str, kh_: int, kw_: 
     return cur
 
 
+# Fewer output channels than this get a narrower register tile (matmul.small_m_tile,
+# a row block of 8 on AVX-512 and 6 on AVX2), whose packing would not fold away
+PACKED_MIN_FILTERS = 8
+
+
+def packed_col(bsz: int, f: int, s, blocks: tuple[int, int]) -> bool:
+    """Whether the im2col is written in the kernel's packed B layout
+    (:mod:`.im2col_packed`): one image, stride 1, real kernel blocks, at
+    least PACKED_MIN_FILTERS filters."""
+    return bsz == 1 and f >= PACKED_MIN_FILTERS and list(s) == [1, 1] and min(blocks) > 1
+
+
 def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = False,
                   blocks: tuple[int, int] = (1, 1), bias: bool = False,
                   dest: bool = False) -> str:
@@ -228,10 +241,15 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     lines = [f"  func.func private @{name}(%x: {_t(xs)}, %w: {_t(ws)}, {third}) "
              f"-> {_t(os_)} {{"] + pre
     lines.append("    %zero = arith.constant 0.0 : f32")
+    packed = False
     if (kh_, kw_) == (1, 1) and s == [1, 1] and (h, w) == (oh, ow):
         kp, mp = k, m                      # col is a view of x; the kernel pads if needed
         lines.append(f"    %col = tensor.collapse_shape {x} [[0], [1], [2, 3]] : {_t(xb)} into {_t([bsz, k, m])}")
         col = "%col"
+    elif packed := packed_col(bsz, fg, s, blocks):
+        kp, mp = _cdiv(k, kb) * kb, _cdiv(m, nb) * nb
+        col = packed_im2col(lines, x, xb, kh_, kw_, oh, ow, d, kp, mp, kb, nb, threads,
+                            IM2COL_THREAD_MIN)
     else:
         kp, mp = _cdiv(k, kb) * kb, _cdiv(m, nb) * nb
         col = _im2col(lines, x, xb, kh_, kw_, oh, ow, s, d, kp, mp, threads)
@@ -269,10 +287,12 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
                   f"    }} : {_t([bsz, fg, m])} to {_t([bsz, fg, mp])}"]
         acc = "%acc"
     if bsz == 1:
-        lines += [f"    %w2 = tensor.collapse_shape {wv} [[0, 1], [2]] : {_t(wsh)} into {_t([fg, kp])}",
-                  f"    %col2 = tensor.collapse_shape {col} [[0, 1], [2]] : {_t([1, kp, mp])} into {_t([kp, mp])}",
-                  f"    %a2 = tensor.collapse_shape {acc} [[0, 1], [2]] : {_t([1, fg, mp])} into {_t([fg, mp])}",
-                  f"    %r2 = linalg.matmul ins(%w2, %col2 : {_t([fg, kp])}, {_t([kp, mp])}) "
+        lines.append(f"    %w2 = tensor.collapse_shape {wv} [[0, 1], [2]] : {_t(wsh)} into {_t([fg, kp])}")
+        if not packed:        # the packed im2col is [kp, mp] already
+            lines.append(f"    %pcol2 = tensor.collapse_shape {col} [[0, 1], [2]] "
+                         f": {_t([1, kp, mp])} into {_t([kp, mp])}")
+        lines += [f"    %a2 = tensor.collapse_shape {acc} [[0, 1], [2]] : {_t([1, fg, mp])} into {_t([fg, mp])}",
+                  f"    %r2 = linalg.matmul ins(%w2, %pcol2 : {_t([fg, kp])}, {_t([kp, mp])}) "
                   f"outs(%a2 : {_t([fg, mp])}) -> {_t([fg, mp])}",
                   f"    %r3 = tensor.expand_shape %r2 [[0, 1], [2]] output_shape [1, {fg}, {mp}] "
                   f": {_t([fg, mp])} into {_t([1, fg, mp])}"]

@@ -126,8 +126,13 @@ def _constant_derived(v: ir.Value) -> bool:
 def _pack_b(op: ir.Operation) -> bool:
     """Relay B out (see :mod:`.matmul_text`) unless A is constant and B is
     computed: a convolution's weights times its im2col matrix, where the
-    kernel reads B in place, one column panel at a time."""
+    kernel reads B in place, one column panel at a time. An im2col already
+    written in the packed layout (an unpack of it) is "packed" again, which
+    the canonicalizer folds to the packed matrix itself."""
     a, b = list(op.operands)[:2]
+    src = owner_op(b)
+    if src is not None and src.name == "linalg.unpack":
+        return True       # packed already (.im2col_packed): pack(unpack) folds away
     return not (_constant_derived(a) and not _constant_derived(b))
 
 
