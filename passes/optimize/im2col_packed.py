@@ -12,9 +12,9 @@ cost more than it saved. Here the im2col itself writes that layout:
 
 For each channel (an ``scf.forall`` with threads), output row and tap, the
 input row (contiguous at stride 1) is split where it crosses a panel
-boundary. Where a row's pieces start repeats every P = nb / gcd(OW, nb)
-output rows, so the rows run in groups of P with the pieces unrolled (static
-offsets) and the OH % P rows left over after them.
+boundary, into at most :func:`max_pieces` masked nb-lane transfers whose
+offsets and lengths are computed per row (pieces unrolled per row with
+static offsets made ResNet-50 compile in 24 s instead of 13).
 
 The result is ``linalg.unpack``-ed to ``[kp, mp]`` for the ``linalg.matmul``;
 :func:`.matmul.pack_matmuls` packs that B with the same tiles and the
