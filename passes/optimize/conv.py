@@ -11,8 +11,10 @@ and dilations d:
     out[n] = W2[F, C*KH*KW] @ col[n][C*KH*KW, OH*OW]     (NCHW output as is)
 
 N = 1 becomes a ``linalg.matmul``, N > 1 a ``linalg.batch_matmul`` with the
-(small) weight matrix broadcast over the batch. A 1x1 stride-1 conv needs no
-im2col copy (col is a view of x). ``linalg.conv_2d_ngchw_gfchw`` (grouped)
+(small) weight matrix broadcast over the batch. At stride 1 the im2col is
+written in the kernel's packed layout (:mod:`.im2col_packed`). A 1x1
+stride-1 conv needs no im2col copy (col is a view of x) unless it pays to
+pack it (:func:`pack_one_by_one`). ``linalg.conv_2d_ngchw_gfchw`` (grouped)
 is the same per group, batched over N*G. Weight reshapes/broadcasts of
 constants are folded at compile time afterwards. A dynamic batch runs the
 batch-1 kernel once per image (:mod:`.batch_loop`).
@@ -184,6 +186,21 @@ def _strided_rows(lines, consts: set, x: str, xs, one, cur: str, kh_: int, kw_: 
     return cur
 
 
+# A 1x1 stride-1 conv's input is its im2col matrix as it is; it is packed
+# (:mod:`.im2col_packed`) when its pixels are not whole column blocks (the
+# kernel would copy it into a padded matrix anyway) or when this many
+# filters share each packed value. A/B, packed / in place, 1 thread: 128->512
+# at 28x28 0.84, 1024->256 at 14x14 0.92, 2048->512 at 7x7 0.91, 64->256 at
+# 56x56 0.97, but 256->64 at 56x56 1.05 (the copy is not paid back by 64
+# filters); MobileNetV2 1.02 with every 1x1 conv packed, 0.92 with this rule.
+PACK1_MIN_FILTERS = 128
+
+
+def pack_one_by_one(f: int, m: int, nb: int) -> bool:
+    """Whether a 1x1 stride-1 conv of ``f`` filters over ``m`` pixels packs its input."""
+    return m % nb != 0 or f >= PACK1_MIN_FILTERS
+
+
 # Fewer output channels than this get a narrower register tile (matmul.small_m_tile,
 # a row block of 8 on AVX-512 and 6 on AVX2), whose packing would not fold away
 PACKED_MIN_FILTERS = 8
@@ -242,7 +259,8 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
              f"-> {_t(os_)} {{"] + pre
     lines.append("    %zero = arith.constant 0.0 : f32")
     packed = False
-    if (kh_, kw_) == (1, 1) and s == [1, 1] and (h, w) == (oh, ow):
+    one_by_one = (kh_, kw_) == (1, 1) and s == [1, 1] and (h, w) == (oh, ow)
+    if one_by_one and not (packed_col(bsz, fg, s, blocks) and pack_one_by_one(fg, m, nb)):
         kp, mp = k, m                      # col is a view of x; the kernel pads if needed
         lines.append(f"    %col = tensor.collapse_shape {x} [[0], [1], [2, 3]] : {_t(xb)} into {_t([bsz, k, m])}")
         col = "%col"

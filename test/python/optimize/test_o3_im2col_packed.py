@@ -36,13 +36,17 @@ def test_row_pieces():
 
 # (x shape, w shape, attrs): OW of 40 (rows of up to 3 pieces), 32 (whole
 # panels), 7 (several rows per panel, M = 49 padded to 64); K of 45 (padded
-# to 48 rows); dilation 2; 12 filters (A padded to whole row blocks); a 1xK
-# kernel on a long row
+# to 48 rows); dilation 2; 12 filters (A padded to whole row blocks); 1x1
+# convs whose input is packed (M = 196, padded to 224, K = 20 to 24; and 128
+# filters over whole column blocks, see conv.pack_one_by_one); a 1xK kernel
+# on a long row
 CONVS = [
     ((1, 5, 12, 40), (16, 5, 3, 3), dict(pads=[1, 1, 1, 1])),
     ((1, 8, 34, 34), (8, 8, 3, 3), dict()),
     ((1, 6, 11, 11), (12, 6, 5, 5), dict(pads=[1, 1, 1, 1])),
     ((1, 4, 20, 20), (8, 4, 3, 3), dict(dilations=[2, 2], pads=[2, 2, 2, 2])),
+    ((1, 20, 14, 14), (24, 20, 1, 1), dict()),
+    ((1, 16, 8, 8), (128, 16, 1, 1), dict()),
     ((1, 3, 1, 300), (8, 3, 1, 7), dict(pads=[0, 3, 0, 3])),
 ]
 
@@ -93,7 +97,7 @@ def test_packed_im2col_threads_and_dynamic_batch(tmp_path):
                 np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("xs, ws, attrs", CONVS[:4])
+@pytest.mark.parametrize("xs, ws, attrs", CONVS[:6])
 def test_packing_folds_away(tmp_path, xs, ws, attrs):
     """After the conv rewrite and the matmul packing, the packed kernel reads
     the im2col panels directly: no linalg.pack / unpack is left to copy them."""
