@@ -30,6 +30,7 @@ from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functi
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.conv_row import row_conv_function
 from onnx_mlir_py.passes.optimize.im2col_packed import packed_im2col
+from onnx_mlir_py.passes.optimize.im2col_text import end_channel_loop, zero_regions
 from onnx_mlir_py.passes.optimize.conv_strips import strip_functions, strip_rows
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, call_in_place,
                                                         fill_scalar, static_f32, zero_fill)
@@ -81,15 +82,8 @@ def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
     lines += [f"    %i2c_h{i} = arith.constant {i * d[0]} : index" for i in range(kh_)]
     lines += [f"    %i2c_taps = arith.constant {taps} : index", f"    %i2c_ow = arith.constant {ow} : index",
               f"    %i2c_s0 = arith.constant {s[0]} : index"]
-    init = "%ce"
-    for nm, off, size in (("rows", [0, k, 0], [b, kp - k, mp]), ("cols", [0, 0, m], [b, k, mp - m])):
-        if 0 in size:
-            continue
-        lines += [f"    %{nm}_s = tensor.extract_slice {init}{off} {size} [1, 1, 1] : {_t(full)} to {_t(size)}",
-                  f"    %{nm}_z = linalg.fill ins(%i2c_pad : f32) outs(%{nm}_s : {_t(size)}) -> {_t(size)}",
-                  f"    %{nm}_i = tensor.insert_slice %{nm}_z into {init}{off} {size} [1, 1, 1] "
-                  f": {_t(size)} into {_t(full)}"]
-        init = f"%{nm}_i"
+    init = zero_regions(lines, "%ce", full, (("rows", [0, k, 0], [b, kp - k, mp]),
+                                             ("cols", [0, 0, m], [b, k, mp - m])), "%i2c_pad")
     if par:
         lines.append(f"    %colt = scf.forall (%ch) in ({c}) shared_outs(%co = {init}) -> ({_t(full)}) {{")
     else:
@@ -124,14 +118,7 @@ def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
     # the strided chunks' column constants, declared before the loops
     at = lines.index(f"    %i2c_taps = arith.constant {taps} : index")
     lines[at:at] = [f"    %i2c_c{v} = arith.constant {v} : index" for v in sorted(consts)]
-    if par:
-        lines.append("      scf.forall.in_parallel {")
-        lines.append(f"        tensor.parallel_insert_slice %cb into %co[0, %row0, 0] {one} [1, 1, 1] "
-                     f": {_t(one)} into {_t(full)}\n      }}\n    }}")
-    else:
-        lines.append(f"      %ci = tensor.insert_slice %cb into %co[0, %row0, 0] {one} [1, 1, 1] "
-                     f": {_t(one)} into {_t(full)}")
-        lines.append(f"      scf.yield %ci : {_t(full)}\n    }}")
+    end_channel_loop(lines, par, "%cb", "%co", "%row0", one, full, "%ci")
     return "%colt"
 
 

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import math
 
-
-def _t(shape) -> str:
-    return "tensor<" + "x".join(str(s) for s in shape) + "xf32>"
+from onnx_mlir_py.passes.optimize.im2col_text import _t, end_channel_loop, zero_regions
 
 
 def row_pieces(r: int, ow: int, nb: int) -> list[tuple[int, int, int, int]]:
@@ -63,16 +61,9 @@ def packed_im2col(lines: list[str], x: str, xs, kh_: int, kw_: int, oh: int, ow:
     consts: set[int] = {0, 1, oh, ow, nb, nq - 1, ow - 1, taps}
     lines.append(f"    %pce = tensor.empty() : {_t(full)}")
     lines.append("    %pc_pad = arith.constant 0.0 : f32")
-    init = "%pce"
     jl = m - (nq - 1) * nb
-    for nm, off, size in (("prow", [0, k, 0], [nq, kp - k, nb]), ("pcol", [nq - 1, 0, jl], [1, k, nb - jl])):
-        if 0 in size:
-            continue
-        lines += [f"    %{nm}_s = tensor.extract_slice {init}{off} {size} [1, 1, 1] : {_t(full)} to {_t(size)}",
-                  f"    %{nm}_z = linalg.fill ins(%pc_pad : f32) outs(%{nm}_s : {_t(size)}) -> {_t(size)}",
-                  f"    %{nm}_i = tensor.insert_slice %{nm}_z into {init}{off} {size} [1, 1, 1] "
-                  f": {_t(size)} into {_t(full)}"]
-        init = f"%{nm}_i"
+    init = zero_regions(lines, "%pce", full, (("prow", [0, k, 0], [nq, kp - k, nb]),
+                                              ("pcol", [nq - 1, 0, jl], [1, k, nb - jl])), "%pc_pad")
     at_consts = len(lines)
     if par:
         lines.append(f"    %pcolt = scf.forall (%pch) in ({c}) shared_outs(%pco = {init}) -> ({_t(full)}) {{")
@@ -124,14 +115,7 @@ def packed_im2col(lines: list[str], x: str, xs, kh_: int, kw_: int, oh: int, ow:
                              f": {vt}, {_t(one)}")
                 cur = w
     lines.append(f"{ind}scf.yield {cur} : {_t(one)}\n      }}")
-    if par:
-        lines.append("      scf.forall.in_parallel {")
-        lines.append(f"        tensor.parallel_insert_slice %prl into %pco[0, %prow0, 0] {one} [1, 1, 1] "
-                     f": {_t(one)} into {_t(full)}\n      }}\n    }}")
-    else:
-        lines.append(f"      %pci = tensor.insert_slice %prl into %pco[0, %prow0, 0] {one} [1, 1, 1] "
-                     f": {_t(one)} into {_t(full)}")
-        lines.append(f"      scf.yield %pci : {_t(full)}\n    }}")
+    end_channel_loop(lines, par, "%prl", "%pco", "%prow0", one, full, "%pci")
     lines[at_consts:at_consts] = [f"    %pc_c{v} = arith.constant {v} : index" for v in sorted(consts)]
     p4 = [nq, ko, kb, nb]
     lines += [f"    %pcol4 = tensor.expand_shape %pcolt [[0], [1, 2], [3]] output_shape {p4} "
