@@ -6,6 +6,7 @@ codegen bufferizes it.
     depthwise           depthwise_conv_2d_nchw_chw (+ its pad, bias, ReLU/Clip) -> vector row kernel
     pools               pooling_nchw_max / _sum (+ pad, fill, epilogue) -> the same row kernel
     conv_to_matmul      conv_2d_nchw_fchw / grouped conv -> im2col + (batch_)matmul
+                        (few pixels: outᵀ = colᵀ @ Wᵀ, conv_pixel_rows.py)
     conv_dyn            conv_2d_nchw_fchw with dynamic H/W -> im2col + packed contraction
     pack_matmuls        matmul / batch_matmul -> linalg.pack + packed contraction + unpack
     fold relayouts      packs/transposes/reshapes of constants evaluated at compile time
@@ -79,6 +80,9 @@ VECTOR_CLEANUP = """
     transform.apply_patterns to %func {
       transform.apply_patterns.vector.lower_broadcast
     } : !transform.any_op
+    transform.apply_patterns to %func {
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_16x16"
+    } : !transform.any_op
 """
 
 
@@ -93,7 +97,8 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         attention_kernels(module, target, threads)
         depthwise_convs(module, target, threads)
         pools(module, target, threads)
-        convs_to_matmul(module, threads, (target.matmul_tile[2], target.matmul_tile[1]))
+        convs_to_matmul(module, threads, (target.matmul_tile[2], target.matmul_tile[1]),
+                        row_block=target.matmul_tile[0])
         dynamic_convs_to_matmul(module, target, threads)
         pack_matmuls(module, target)
         fold_constant_relayouts(module)
@@ -120,6 +125,7 @@ PASSES = {
     "o3-pools": lambda m: pools(m, target_for("x86-64-v4")),
     "o3-conv-to-matmul": convs_to_matmul,
     "o3-conv-to-matmul-blocked": lambda m: convs_to_matmul(m, blocks=(8, 32)),   # x86-64-v4 (kb, nb)
+    "o3-conv-to-matmul-pixel-rows": lambda m: convs_to_matmul(m, blocks=(8, 32), row_block=8),
     "o3-conv-dyn": lambda m: dynamic_convs_to_matmul(m, target_for("x86-64-v4")),
     "o3-pack-matmul": lambda m: pack_matmuls(m, target_for("x86-64-v4")),
     "o3-fold-constant-relayouts": fold_constant_relayouts,

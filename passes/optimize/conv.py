@@ -14,7 +14,8 @@ N = 1 becomes a ``linalg.matmul``, N > 1 a ``linalg.batch_matmul`` with the
 (small) weight matrix broadcast over the batch. At stride 1 the im2col is
 written in the kernel's packed layout (:mod:`.im2col_packed`). A 1x1
 stride-1 conv needs no im2col copy (col is a view of x) unless it pays to
-pack it (:func:`pack_one_by_one`). ``linalg.conv_2d_ngchw_gfchw`` (grouped)
+pack it (:func:`pack_one_by_one`). A conv whose pixels are not whole column
+panels computes ``outᵀ = colᵀ @ Wᵀ`` instead (:mod:`.conv_pixel_rows`). ``linalg.conv_2d_ngchw_gfchw`` (grouped)
 is the same per group, batched over N*G. Weight reshapes/broadcasts of
 constants are folded at compile time afterwards. A dynamic batch runs the
 batch-1 kernel once per image (:mod:`.batch_loop`).
@@ -29,6 +30,7 @@ from onnx_mlir_py.passes.optimize.matmul import THREAD_MIN_MACS
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.conv_row import row_conv_function
+from onnx_mlir_py.passes.optimize.conv_pixel_rows import pixel_rows, pixel_rows_product
 from onnx_mlir_py.passes.optimize.im2col_packed import packed_im2col
 from onnx_mlir_py.passes.optimize.im2col_text import end_channel_loop, zero_regions
 from onnx_mlir_py.passes.optimize.conv_strips import strip_functions, strip_rows
@@ -202,7 +204,7 @@ def packed_col(bsz: int, f: int, s, blocks: tuple[int, int]) -> bool:
 
 def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = False,
                   blocks: tuple[int, int] = (1, 1), bias: bool = False,
-                  dest: bool = False) -> str:
+                  dest: bool = False, row_block: int = 0) -> str:
     """``func.func private @name(x, w, init) -> out`` (NCHW / [G, F/G, C/G, KH, KW]
     for groups > 1) as im2col + (batch_)matmul. ``blocks`` = (kb, nb), the
     kernel's k and column blocks: col is built padded to them. ``bias``
@@ -212,7 +214,9 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     broadcast into ``out`` itself (a slice of the caller's result, see
     :mod:`.batch_loop`) by vector code: a ``linalg.generic`` that does not
     read its init gets a fresh one from the elementwise fusion, and the
-    result would be copied into the caller's slice."""
+    result would be copied into the caller's slice. ``row_block``: the
+    kernel's register tile rows (0: never the pixel-row form of
+    :mod:`.conv_pixel_rows`)."""
     kb, nb = blocks
     if groups == 1 and list(xs[:1] + xs[2:]) == [1, 1, 1] and tuple(ws[2:]) == (1, 1):
         return row_conv_function(name, xs, ws, os_, bias, dest)
@@ -247,7 +251,17 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     lines.append("    %zero = arith.constant 0.0 : f32")
     packed = False
     one_by_one = (kh_, kw_) == (1, 1) and s == [1, 1] and (h, w) == (oh, ow)
-    if one_by_one and not (packed_col(bsz, fg, s, blocks) and pack_one_by_one(fg, m, nb)):
+    mr = pixel_rows(bsz, groups, bias, fg, m, nb, row_block) if min(blocks) > 1 else 0
+    if mr and one_by_one:
+        kp, mp = k, m
+        col = "%x"
+        lines.append(f"    %pr_col = tensor.collapse_shape %x [[0, 1], [2, 3]] : {_t(xs)} into {_t([k, m])}")
+    elif mr:
+        kp, mp = _cdiv(k, kb) * kb, _cdiv(m, mr) * mr
+        col = _im2col(lines, x, xb, kh_, kw_, oh, ow, s, d, kp, mp, threads)
+        lines.append(f"    %pr_col = tensor.collapse_shape {col} [[0, 1], [2]] "
+                     f": {_t([1, kp, mp])} into {_t([kp, mp])}")
+    elif one_by_one and not (packed_col(bsz, fg, s, blocks) and pack_one_by_one(fg, m, nb)):
         kp, mp = k, m                      # col is a view of x; the kernel pads if needed
         lines.append(f"    %col = tensor.collapse_shape {x} [[0], [1], [2, 3]] : {_t(xb)} into {_t([bsz, k, m])}")
         col = "%col"
@@ -268,6 +282,10 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
         wv = "%wp"
     else:
         wv = "%wk"
+    if mr:
+        pixel_rows_product(lines, "%pr_col", kp, mp, m, fg, wv, os_, dest, nb // 2)
+        lines.append(f"    return %r : {_t(os_)}\n  }}")
+        return "\n".join(lines)
     # the result [B, F', mp] accumulates into the conv's init: the broadcast
     # bias, or the init itself (or a copy padded to whole column blocks)
     if bias and dest and mp == m and groups == 1 and n == 1:
@@ -371,7 +389,7 @@ def _conv_signature(op: ir.Operation):
 
 
 def _conv_functions(module: ir.Module, name: str, sig, bias: bool, threads: bool,
-                    blocks: tuple[int, int]) -> tuple[str, bool]:
+                    blocks: tuple[int, int], row_block: int = 0) -> tuple[str, bool]:
     """Add the kernel for ``sig`` to ``module``; returns the function to call
     and whether it takes the output (``(x, w, out, bias)`` with a bias). A
     dynamic batch gets the batch-1 kernel and a loop over the images around
@@ -383,13 +401,13 @@ def _conv_functions(module: ir.Module, name: str, sig, bias: bool, threads: bool
         return name, True
     if xs[0] is not None:
         add_functions(module, conv_function(name, xs, ws, os_, s, d, g, threads, blocks,
-                                             bias=bias))
+                                             bias=bias, row_block=row_block))
         return name, False
     x1, o1 = [1] + xs[1:], [1] + os_[1:]
     # images split across threads when one image is worth a parallel loop
     macs = math.prod(o1) * math.prod(ws[1:]) if g == 1 else math.prod(o1) * math.prod(ws[2:])
     image = conv_function(name + "_image", x1, ws, o1, s, d, g, threads, blocks,
-                          bias=bias, dest=bias)
+                          bias=bias, dest=bias, row_block=row_block)
     args = [(xs, BATCHED), (ws, SHARED), (os_, BATCHED)]
     if bias:
         args.append(([os_[1]], SHARED))
@@ -399,9 +417,11 @@ def _conv_functions(module: ir.Module, name: str, sig, bias: bool, threads: bool
 
 
 def convs_to_matmul(module: ir.Module, threads: bool = False,
-                    blocks: tuple[int, int] = (1, 1)) -> int:
+                    blocks: tuple[int, int] = (1, 1), row_block: int = 0) -> int:
     """Rewrite every static f32 NCHW conv (plain or grouped) as im2col +
-    matmul (inlined private functions). Returns how many were rewritten."""
+    matmul (inlined private functions); ``row_block`` (the kernel's tile
+    rows) allows the pixel-row form of :mod:`.conv_pixel_rows`. Returns how
+    many were rewritten."""
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     count = 0
@@ -415,7 +435,7 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
         key = sig + (fused is not None,)
         if key not in funcs:
             funcs[key] = _conv_functions(module, f"__om_conv_{len(funcs)}", sig,
-                                         fused is not None, threads, blocks)
+                                         fused is not None, threads, blocks, row_block)
         fn, takes_out = funcs[key]
         args = list(op.operands)
         if fused is not None and takes_out:

@@ -40,6 +40,25 @@ _DEFAULT_MAPS = {
 }
 
 
+# linalg.matmul reading A transposed: A given as [K, M] (a conv's im2col
+# matrix with its pixels as the rows of A, see .conv_pixel_rows)
+_A_COLS_MAPS = ("[affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, "
+                "affine_map<(d0, d1, d2) -> (d0, d1)>]")
+
+
+def _a_cols_matmul(op: ir.Operation) -> bool:
+    return op.name == "linalg.matmul" and len(op.operands) == 3 and len(op.results) == 1 \
+        and "indexing_maps" in op.attributes \
+        and str(op.attributes["indexing_maps"]) == _A_COLS_MAPS
+
+
+def row_tile(m: int, mb: int) -> int:
+    """Rows of the register tile for M rows of a transposed A (pixels): of
+    mb - 2 .. mb, the one that pads M least (the larger on a tie). 49
+    pixels (a 7x7 map) take 7 rows instead of 56 padded rows of 8."""
+    return min(range(max(1, mb - 2), mb + 1), key=lambda r: (_cdiv(m, r) * r, -r))
+
+
 def _is_packed_contraction(op: ir.Operation) -> bool:
     """The contraction ``linalg-block-pack-matmul`` produced (both inputs packed)."""
     if op.name != "linalg.generic" or len(op.operands) != 3:
@@ -57,13 +76,17 @@ def _default_matmul(op: ir.Operation) -> bool:
 
 
 def _kernel_shape(op: ir.Operation):
-    """(batch|None, M, K, N) of a static f32 matmul/batch_matmul with default maps."""
-    if not _default_matmul(op):
+    """(batch|None, M, K, N) of a static f32 matmul/batch_matmul with default
+    maps, or of a matmul with A transposed (:func:`_a_cols_matmul`)."""
+    a_cols = _a_cols_matmul(op)
+    if not (_default_matmul(op) or a_cols):
         return None
     shapes = [static_f32(v) for v in op.operands]
     if any(s is None for s in shapes) or 0 in sum(shapes, []):
         return None
     a, b, c = shapes
+    if a_cols:
+        return None, a[1], a[0], b[1]
     if op.name == "linalg.matmul":
         return None, a[0], a[1], b[1]
     if a[0] != b[0]:
@@ -199,19 +222,23 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
     count = _drop_empty_contractions(module)
     for op in walk_ops(module.operation):
         shape, dynamic = _kernel_shape(op), False
-        if shape is None:
+        a_cols = shape is not None and _a_cols_matmul(op)
+        if shape is None and not _a_cols_matmul(op):
             shape, dynamic = _dynamic_kernel_shape(op), True
         if shape is None:
             continue
         # dynamic: only constant B (weights, packed at compile time) is relaid out
         pack_b = _constant_derived(op.operands[1]) if dynamic else _pack_b(op)
-        key = shape + (pack_b,)
+        key = shape + (pack_b, a_cols)
         if key not in funcs:
             bt, m, k, n = shape
             name = f"__om_matmul_{len(funcs)}"
             if dynamic:
                 text = kernel_function_dynamic(name, bt, m, k, n, mb, nb, kb,
                                                n_outer=_n_outer_dynamic(m, k), pack_b=pack_b)
+            elif a_cols:
+                text = kernel_function(name, None, m, k, n, row_tile(m, mb), nb, kb, pack_b,
+                                       n_outer=_n_outer(m, k), a_cols=True)
             else:
                 tm, tn = small_m_tile(m, n, mb, nb, target.vector_width) if pack_b else (mb, nb)
                 text = kernel_function(name, bt, m, k, n, tm, tn, kb, pack_b,
@@ -250,9 +277,10 @@ def packed_contractions(module: ir.Module) -> list[ir.Operation]:
 
 def _outer_is_rows(op: ir.Operation) -> bool:
     """The outer block loop (d0) of a packed contraction walks A's row
-    blocks (B streamed for each), not B's column blocks (``n_outer``)."""
-    m0 = ir.AffineMapAttr(op.attributes["indexing_maps"][0]).value
-    return str(m0.results[0]) == "d0"
+    blocks (B streamed for each), not B's column blocks (``n_outer``): C's
+    row-block dim is d0."""
+    m2 = ir.AffineMapAttr(op.attributes["indexing_maps"][2]).value
+    return str(list(m2.results)[-4]) == "d0"
 
 
 # Cache blocking of the packed contraction (loops P, Q, KO over blocks: P the

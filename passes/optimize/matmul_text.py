@@ -78,19 +78,21 @@ def _pad(name: str, src: str, shape, padded) -> tuple[str, str]:
 
 
 def contraction(res: str, a4: str, bp: str, c4: str, a4s, bps, c4s, batched: bool,
-                pack_b: bool, n_outer: bool, contract: bool = False) -> str:
+                pack_b: bool, n_outer: bool, contract: bool = False, a_cols: bool = False) -> str:
     """The packed contraction ``res = c4 + a4 . bp`` (a generic tagged
     PACKED_ATTR) on the block views: a4 [batch,] [MO, mb, KO, kb], bp
     [batch,] [NO, KO, kb, nb] (packed B) or [KO, kb, NO, nb] (B viewed), c4
     [batch,] [MO, mb, NO, nb]; shapes a4s/bps/c4s (None: dynamic). Loops:
     [batch,] MO, NO, KO, mi, ni, ki (MO and NO swapped when ``n_outer``).
     ``contract``: the multiply and add may fuse (k blocks of 1 vectorize to
-    a multiply and an add, not to a contraction lowered to FMAs)."""
+    a multiply and an add, not to a contraction lowered to FMAs).
+    ``a_cols``: a4 is Aᵀ in blocks, [KO, kb, MO, mb] (see kernel_function)."""
     loops = [f"d{i}" for i in range(7 if batched else 6)]
     lead, (mo_, no_, ko_, mi, ni, ki) = loops[:-6], loops[-6:]
     if n_outer:
         mo_, no_ = no_, mo_
-    operands = [(mo_, mi, ko_, ki), (no_, ko_, ki, ni) if pack_b else (ko_, ki, no_, ni),
+    operands = [(ko_, ki, mo_, mi) if a_cols else (mo_, mi, ko_, ki),
+                (no_, ko_, ki, ni) if pack_b else (ko_, ki, no_, ni),
                 (mo_, mi, no_, ni)]
     d = ", ".join(loops)
     maps = [f"({d}) -> ({', '.join(lead + list(x))})" for x in operands]
@@ -108,28 +110,36 @@ def contraction(res: str, a4: str, bp: str, c4: str, a4s, bps, c4s, batched: boo
 
 def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
                     mb: int, nb: int, kb: int, pack_b: bool = True,
-                    n_outer: bool | None = None) -> str:
+                    n_outer: bool | None = None, a_cols: bool = False) -> str:
     """A private ``func.func @name(A, B, C) -> C`` computing C + A @ B.
     ``n_outer``: the N-block loop outside the M-block loop (default: when B
-    is not packed)."""
+    is not packed). ``a_cols`` (no batch): the first argument is Aᵀ,
+    ``[K, M]`` (a convolution's im2col matrix, whose pixels are the rows of
+    A), read in place in blocks ``[K/kb, kb, M/mb, mb]``: the kb x mb block
+    of one k step is kb rows of mb contiguous values."""
     if n_outer is None:
         n_outer = not pack_b
     bt = [] if batch is None else [batch]
     mp, kp, np_ = _cdiv(m, mb) * mb, _cdiv(k, kb) * kb, _cdiv(n, nb) * nb
     mo, ko, no = mp // mb, kp // kb, np_ // nb
     lines = []
-    pa, a = _pad("ap", "%a", bt + [m, k], bt + [mp, kp])
+    if a_cols:
+        assert not bt, "a_cols: no batch"
+        pa, a = _pad("ap", "%a", [k, m], [kp, mp])
+    else:
+        pa, a = _pad("ap", "%a", bt + [m, k], bt + [mp, kp])
     pc, c = _pad("cp", "%c", bt + [m, n], bt + [mp, np_])
     o = len(bt)
     reass = ([[0]] if bt else []) + [[o, o + 1], [o + 2, o + 3]]
     rtext = bracket(bracket(r) for r in reass)
-    a4 = bt + [mo, mb, ko, kb]
+    a4 = [ko, kb, mo, mb] if a_cols else bt + [mo, mb, ko, kb]
     c4 = bt + [mo, mb, no, nb]
     bp = bt + [no, ko, kb, nb] if pack_b else bt + [ko, kb, no, nb]
     perm = "[0, 2, 1]" if bt else "[1, 0]"
     dims = "[1, 2]" if bt else "[0, 1]"
     pad_b = " padding_value(%zero : f32)" if (kp != k or np_ != n) else ""
-    lines.append(f"  func.func private @{name}(%a: {_t(bt + [m, k])}, %b: {_t(bt + [k, n])}, "
+    ash = [k, m] if a_cols else bt + [m, k]
+    lines.append(f"  func.func private @{name}(%a: {_t(ash)}, %b: {_t(bt + [k, n])}, "
                  f"%c: {_t(bt + [m, n])}) -> {_t(bt + [m, n])} {{")
     lines.append("    %zero = arith.constant 0.0 : f32")
     if pack_b:
@@ -140,9 +150,10 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
         pb, b = _pad("bpad", "%b", bt + [k, n], bt + [kp, np_])
         lines.append(pa + pc + pb)
         lines.append(reshape_text("%bp", "expand", b, rtext, bt + [kp, np_], bp))
-    lines.append(reshape_text("%a4", "expand", a, rtext, bt + [mp, kp], a4))
+    lines.append(reshape_text("%a4", "expand", a, rtext, [kp, mp] if a_cols else bt + [mp, kp], a4))
     lines.append(reshape_text("%c4", "expand", c, rtext, bt + [mp, np_], c4))
-    lines.append(contraction("%r4", "%a4", "%bp", "%c4", a4, bp, c4, bool(bt), pack_b, n_outer))
+    lines.append(contraction("%r4", "%a4", "%bp", "%c4", a4, bp, c4, bool(bt), pack_b, n_outer,
+                             a_cols=a_cols))
     lines.append(reshape_text("%r", "collapse", "%r4", rtext, c4, bt + [mp, np_]))
     res = "%r"
     if (mp, np_) != (m, n):
