@@ -33,11 +33,12 @@ func.func @odd(%a: tensor<5x13xf32>, %b: tensor<13x7xf32>) -> tensor<5x7xf32> {
   return %m : tensor<5x7xf32>
 }
 
-// M = 2 (a recurrent step at batch 2): a 2 x 128 register tile, as many
-// accumulators as 8 x 32, instead of 8 rows of which 6 are padding
+// M = 2 (a recurrent step at batch 2): a 2 x 64 register tile (B streams
+// in panels of at most 128 floats a k step, matmul.SMALL_M_ROW_FLOATS),
+// instead of 8 rows of which 6 are padding
 // CHECK-LABEL: func.func @small_m
 // CHECK-NOT: tensor.pad
-// CHECK: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [0, 1] inner_tiles = [8, 128] {{.*}} -> tensor<2x4x8x128xf32>
+// CHECK: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [0, 1] inner_tiles = [8, 64] {{.*}} -> tensor<4x4x8x64xf32>
 // CHECK: tensor.expand_shape %arg0 {{.*}} into tensor<1x2x4x8xf32>
 // CHECK: onnx_mlir_py.packed_contraction
 func.func @small_m(%a: tensor<2x32xf32>, %b: tensor<32x256xf32>) -> tensor<2x256xf32> {
