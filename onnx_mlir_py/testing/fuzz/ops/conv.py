@@ -90,6 +90,9 @@ def conv(g):
     groups = [d for d in range(1, c + 1) if c % d == 0]
     grp = r.choice(groups) if r.random() < 0.4 else 1
     m = grp * r.randint(1, 3)
+    if grp == 1 and r.random() < 0.2:
+        # whole vectors of filters: -O3's pixel-row form (passes/optimize/conv_pixel_rows.py)
+        m = r.choice([32, 48, 64, 96])
     if grp > 1:
         attrs["group"] = grp
     w = g.operand(x.dtype, (g.static_dim(m), g.static_dim(c // grp))
