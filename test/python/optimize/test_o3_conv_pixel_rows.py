@@ -79,10 +79,11 @@ def _model(convs):
     return c
 
 
-@pytest.mark.parametrize("march", [None, "x86-64-v3"])
+@pytest.mark.parametrize("march", [None, "x86-64-v3", "x86-64-v2"])
 def test_pixel_rows_numerics(tmp_path, march):
     """The host's target (AVX-512 here: 7..8-row tiles of 32 filters, 16x16
-    transposes) and the portable AVX2 one (6-row tiles of 16, 8x8 blocks)."""
+    transposes), the portable AVX2 one (6-row tiles of 16, 8x8 blocks) and
+    SSE (4-lane vectors: 4x4 blocks)."""
     from onnx_mlir_py.isa import is_x86_host
     if march is not None and not is_x86_host():
         pytest.skip("an x86 ISA level")
