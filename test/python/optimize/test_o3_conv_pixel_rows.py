@@ -100,9 +100,12 @@ def test_pixel_rows_numerics(tmp_path, march):
 
 
 def test_pixel_rows_threads_and_dynamic_batch(tmp_path):
-    """A kernel big enough for the pool (256 -> 256 over 14x14), at 1 and 2
-    threads; a dynamic batch runs the one-image kernel per image, writing
-    its transposed result into the batch's output; against onnxruntime."""
+    """Kernels big enough for the pool, at 1 and 2 threads: 256 -> 256 over
+    14x14 (28 row blocks of 7: the threads split column groups, K in slabs)
+    and 128 -> 256 over 28x28 (98 row blocks of 8, packed Wᵀ of 1.2 MB:
+    groups of row blocks under K slabs, matmul.cache_blocks); a dynamic
+    batch runs the one-image kernel per image, writing its transposed
+    result into the batch's output; against onnxruntime."""
     c = Cases()
     c.input("x", [1, 256, 14, 14])
     c.weight("w", rand(256, 256, 3, 3) * 0.05)
@@ -110,20 +113,24 @@ def test_pixel_rows_threads_and_dynamic_batch(tmp_path):
     c.input("xd", ["N", 32, 7, 7])
     c.weight("wd", rand(64, 32, 3, 3) * 0.2)
     c.weight("bd", rand(64))
+    c.input("x2", [1, 128, 28, 28])
+    c.weight("w2", rand(256, 128, 3, 3) * 0.05)
+    c.weight("b2", rand(256))
     c.nodes += [N("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1]),
+                N("Conv", ["x2", "w2", "b2"], ["y2"], pads=[1, 1, 1, 1]),
                 N("Conv", ["xd", "wd", "bd"], ["yd_c"], pads=[1, 1, 1, 1]),
                 N("Relu", ["yd_c"], ["yd"])]
-    c.outputs += ["y", "yd"]
+    c.outputs += ["y", "y2", "yd"]
     so, ort = compile_with_ort(tmp_path, c.model())
     sess = ExecutionSession(so)
     assert sess.multithreaded
-    x = rand(1, 256, 14, 14)
+    x, x2 = rand(1, 256, 14, 14), rand(1, 128, 28, 28)
     for n in (1, 2):
         sess.set_num_threads(n)
         for batch in (3, 1, 2):
             xd = rand(batch, 32, 7, 7)
-            got = sess.run([x, xd])
-            want = ort.run(None, {"x": x, "xd": xd})
+            got = sess.run([x, xd, x2])      # the inputs in signature order
+            want = ort.run(None, {"x": x, "x2": x2, "xd": xd})
             for g, w in zip(got, want):
                 assert g.shape == w.shape
                 np.testing.assert_allclose(g, w, rtol=1e-4, atol=2e-4)
