@@ -15,8 +15,8 @@ N = 1 becomes a ``linalg.matmul``, N > 1 a ``linalg.batch_matmul`` with the
 written in the kernel's packed layout (:mod:`.im2col_packed`). A 1x1
 stride-1 conv needs no im2col copy (col is a view of x) unless it pays to
 pack it (:func:`pack_one_by_one`). A conv whose pixels are not whole column
-panels computes ``outᵀ = colᵀ @ Wᵀ`` instead (:mod:`.conv_pixel_rows`). ``linalg.conv_2d_ngchw_gfchw`` (grouped)
-is the same per group, batched over N*G. Weight reshapes/broadcasts of
+panels computes ``outᵀ = colᵀ @ Wᵀ`` instead (:mod:`.conv_pixel_rows`).
+``linalg.conv_2d_ngchw_gfchw`` (grouped) is the same per group, batched over N*G. Weight reshapes/broadcasts of
 constants are folded at compile time afterwards. A dynamic batch runs the
 batch-1 kernel once per image (:mod:`.batch_loop`).
 """
@@ -252,9 +252,8 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     packed = False
     one_by_one = (kh_, kw_) == (1, 1) and s == [1, 1] and (h, w) == (oh, ow)
     mr = pixel_rows(bsz, groups, bias, fg, m, nb, row_block) if min(blocks) > 1 else 0
-    if mr and one_by_one:
+    if mr and one_by_one:              # the input itself, read in place
         kp, mp = k, m
-        col = "%x"
         lines.append(f"    %pr_col = tensor.collapse_shape %x [[0, 1], [2, 3]] : {_t(xs)} into {_t([k, m])}")
     elif mr:
         kp, mp = _cdiv(k, kb) * kb, _cdiv(m, mr) * mr
