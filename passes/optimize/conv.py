@@ -16,9 +16,10 @@ written in the kernel's packed layout (:mod:`.im2col_packed`). A 1x1
 stride-1 conv needs no im2col copy (col is a view of x) unless it pays to
 pack it (:func:`pack_one_by_one`). A conv whose pixels are not whole column
 panels computes ``outᵀ = colᵀ @ Wᵀ`` instead (:mod:`.conv_pixel_rows`).
-``linalg.conv_2d_ngchw_gfchw`` (grouped) is the same per group, batched over N*G. Weight reshapes/broadcasts of
-constants are folded at compile time afterwards. A dynamic batch runs the
-batch-1 kernel once per image (:mod:`.batch_loop`).
+``linalg.conv_2d_ngchw_gfchw`` (grouped) is the same per group, batched over
+N*G. Weight reshapes/broadcasts of constants are folded at compile time
+afterwards. A dynamic batch runs the batch-1 kernel once per image
+(:mod:`.batch_loop`).
 """
 from __future__ import annotations
 

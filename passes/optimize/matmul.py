@@ -231,9 +231,8 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
     funcs: dict[tuple, str] = {}
     count = _drop_empty_contractions(module)
     for op in walk_ops(module.operation):
-        shape, dynamic = _kernel_shape(op), False
-        a_cols = shape is not None and _a_cols_matmul(op)
-        if shape is None and not _a_cols_matmul(op):
+        shape, dynamic, a_cols = _kernel_shape(op), False, _a_cols_matmul(op)
+        if shape is None and not a_cols:
             shape, dynamic = _dynamic_kernel_shape(op), True
         if shape is None:
             continue

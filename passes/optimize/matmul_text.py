@@ -123,11 +123,9 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     mp, kp, np_ = _cdiv(m, mb) * mb, _cdiv(k, kb) * kb, _cdiv(n, nb) * nb
     mo, ko, no = mp // mb, kp // kb, np_ // nb
     lines = []
-    if a_cols:
-        assert not bt, "a_cols: no batch"
-        pa, a = _pad("ap", "%a", [k, m], [kp, mp])
-    else:
-        pa, a = _pad("ap", "%a", bt + [m, k], bt + [mp, kp])
+    assert not (a_cols and bt), "a_cols: no batch"
+    ash, apad = ([k, m], [kp, mp]) if a_cols else (bt + [m, k], bt + [mp, kp])
+    pa, a = _pad("ap", "%a", ash, apad)
     pc, c = _pad("cp", "%c", bt + [m, n], bt + [mp, np_])
     o = len(bt)
     reass = ([[0]] if bt else []) + [[o, o + 1], [o + 2, o + 3]]
@@ -138,7 +136,6 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     perm = "[0, 2, 1]" if bt else "[1, 0]"
     dims = "[1, 2]" if bt else "[0, 1]"
     pad_b = " padding_value(%zero : f32)" if (kp != k or np_ != n) else ""
-    ash = [k, m] if a_cols else bt + [m, k]
     lines.append(f"  func.func private @{name}(%a: {_t(ash)}, %b: {_t(bt + [k, n])}, "
                  f"%c: {_t(bt + [m, n])}) -> {_t(bt + [m, n])} {{")
     lines.append("    %zero = arith.constant 0.0 : f32")
@@ -150,7 +147,7 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
         pb, b = _pad("bpad", "%b", bt + [k, n], bt + [kp, np_])
         lines.append(pa + pc + pb)
         lines.append(reshape_text("%bp", "expand", b, rtext, bt + [kp, np_], bp))
-    lines.append(reshape_text("%a4", "expand", a, rtext, [kp, mp] if a_cols else bt + [mp, kp], a4))
+    lines.append(reshape_text("%a4", "expand", a, rtext, apad, a4))
     lines.append(reshape_text("%c4", "expand", c, rtext, bt + [mp, np_], c4))
     lines.append(contraction("%r4", "%a4", "%bp", "%c4", a4, bp, c4, bool(bt), pack_b, n_outer,
                              a_cols=a_cols))
