@@ -20,6 +20,7 @@ import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession
 from onnx_mlir_py.passes.optimize.conv_pixel_rows import pixel_rows
 from onnx_mlir_py.passes.optimize.matmul import row_tile
+from test_o3_im2col_packed import _model       # convs with biases, every other one + Relu
 from test_o3_numerics import N, Cases, compile_with_ort, rand
 
 
@@ -67,16 +68,6 @@ CONVS = [
     ((1, 3, 17, 17), (32, 3, 3, 3), dict(pads=[0, 1, 2, 1])),
     ((1, 24, 14, 14), (64, 24, 3, 3), dict(pads=[1, 1, 1, 1])),
 ]
-
-
-def _model(convs):
-    c = Cases()
-    for i, (xs, ws, attrs) in enumerate(convs):
-        c.input(f"x{i}", list(xs), rand(*xs))
-        c.weight(f"w{i}", rand(*ws) * 0.2)
-        c.weight(f"b{i}", rand(ws[0]))
-        c.conv(i, True, relu=i % 2 == 0, **attrs)
-    return c
 
 
 @pytest.mark.parametrize("march", [None, "x86-64-v3", "x86-64-v2"])
