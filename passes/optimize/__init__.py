@@ -2,6 +2,7 @@
 (``compiler.optimize_tensors``), run on lower-to-linalg's output before
 codegen bufferizes it.
 
+    resolve dims        tensor.dim of results -> dims of the arguments (frees fusion)
     attention           om.attention calls (onnx_to_linalg/attention.py) -> tiled vector kernel
     depthwise           depthwise_conv_2d_nchw_chw (+ its pad, bias, ReLU/Clip) -> vector row kernel
     pools               pooling_nchw_max / _sum (+ pad, fill, epilogue) -> the same row kernel
@@ -59,6 +60,16 @@ def _canonicalize(module: ir.Module) -> None:
     PassManager.parse("builtin.module(canonicalize, cse)", module.context).run(module.operation)
 
 
+def resolve_dims(module: ir.Module) -> None:
+    """``tensor.dim`` of an op's result -> the same dim of its operands (down to
+    the function's arguments). The lowering reads a dynamic batch off each
+    op's result for its allocation check; those reads are second users that
+    would keep a kernel from fusing its neighbours (the 1x1 conv's ReLU6 into
+    the depthwise conv after it, MobileNet with a dynamic batch)."""
+    PassManager.parse("builtin.module(func.func(resolve-ranked-shaped-type-result-dims))",
+                      module.context).run(module.operation)
+
+
 def lower_packs(module: ir.Module) -> None:
     apply_to_funcs(module, PACK_LOWERING)
 
@@ -94,6 +105,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
     """The whole -O3 tensor pipeline, in place."""
     target = target or target_for("native")
     with module.context, ir.Location.unknown():
+        resolve_dims(module)
         attention_kernels(module, target, threads)
         depthwise_convs(module, target, threads)
         pools(module, target, threads)
@@ -118,6 +130,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
 # name -> module -> None, for passes/pipeline.py (the lit tests pin the AVX-512 target
 # through these names so their CHECK lines do not depend on the machine).
 PASSES = {
+    "o3-resolve-dims": resolve_dims,
     "o3-attention": lambda m: attention_kernels(m, target_for("x86-64-v4")),
     "o3-attention-threads": lambda m: attention_kernels(m, target_for("x86-64-v4"), threads=True),
     "o3-depthwise": lambda m: depthwise_convs(m, target_for("x86-64-v4")),
