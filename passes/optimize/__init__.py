@@ -6,6 +6,7 @@ codegen bufferizes it.
     attention           om.attention calls (onnx_to_linalg/attention.py) -> tiled vector kernel
     depthwise           depthwise_conv_2d_nchw_chw (+ its pad, bias, ReLU/Clip) -> vector row kernel
     pools               pooling_nchw_max / _sum (+ pad, fill, epilogue) -> the same row kernel
+    direct convs        conv_2d_nchw_fchw over <= 4 channels (stems) -> direct register-tiled kernel
     conv_to_matmul      conv_2d_nchw_fchw / grouped conv -> im2col + (batch_)matmul
                         (few pixels: outᵀ = colᵀ @ Wᵀ, conv_pixel_rows.py)
     conv_dyn            conv_2d_nchw_fchw with dynamic H/W -> im2col + packed contraction
@@ -45,6 +46,7 @@ from onnx_mlir_py.passes.optimize.attention import attention_kernels
 from onnx_mlir_py.passes.optimize.matmul import pack_matmuls, tile_packed_contractions
 from onnx_mlir_py.passes.optimize.packs import PACK_LOWERING, fold_constant_relayouts
 from onnx_mlir_py.passes.optimize.conv import convs_to_matmul
+from onnx_mlir_py.passes.optimize.conv_direct import direct_convs
 from onnx_mlir_py.passes.optimize.conv_dyn import dynamic_convs_to_matmul
 from onnx_mlir_py.passes.optimize.depthwise import depthwise_convs
 from onnx_mlir_py.passes.optimize.pool import pools
@@ -109,6 +111,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         attention_kernels(module, target, threads)
         depthwise_convs(module, target, threads)
         pools(module, target, threads)
+        direct_convs(module, target, threads)
         convs_to_matmul(module, threads, (target.matmul_tile[2], target.matmul_tile[1]),
                         row_block=target.matmul_tile[0])
         dynamic_convs_to_matmul(module, target, threads)
@@ -136,6 +139,8 @@ PASSES = {
     "o3-depthwise": lambda m: depthwise_convs(m, target_for("x86-64-v4")),
     "o3-depthwise-threads": lambda m: depthwise_convs(m, target_for("x86-64-v4"), threads=True),
     "o3-pools": lambda m: pools(m, target_for("x86-64-v4")),
+    "o3-conv-direct": lambda m: direct_convs(m, target_for("x86-64-v4")),
+    "o3-conv-direct-threads": lambda m: direct_convs(m, target_for("x86-64-v4"), threads=True),
     "o3-conv-to-matmul": convs_to_matmul,
     "o3-conv-to-matmul-blocked": lambda m: convs_to_matmul(m, blocks=(8, 32)),   # x86-64-v4 (kb, nb)
     "o3-conv-to-matmul-pixel-rows": lambda m: convs_to_matmul(m, blocks=(8, 32), row_block=8),
