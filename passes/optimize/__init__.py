@@ -62,14 +62,33 @@ def _canonicalize(module: ir.Module) -> None:
     PassManager.parse("builtin.module(canonicalize, cse)", module.context).run(module.operation)
 
 
+def _batch_only(fn) -> bool:
+    """Whether every dynamic dim of ``fn``'s arguments is a leading (batch) dim."""
+    for arg in fn.regions[0].blocks[0].arguments:
+        t = arg.type
+        if isinstance(t, ir.RankedTensorType) and any(t.is_dynamic_dim(i) for i in range(1, t.rank)):
+            return False
+    return True
+
+
 def resolve_dims(module: ir.Module) -> None:
     """``tensor.dim`` of an op's result -> the same dim of its operands (down to
     the function's arguments). The lowering reads a dynamic batch off each
     op's result for its allocation check; those reads are second users that
     would keep a kernel from fusing its neighbours (the 1x1 conv's ReLU6 into
-    the depthwise conv after it, MobileNet with a dynamic batch)."""
-    PassManager.parse("builtin.module(func.func(resolve-ranked-shaped-type-result-dims))",
-                      module.context).run(module.operation)
+    the depthwise conv after it, MobileNet with a dynamic batch).
+
+    Only in functions whose arguments are dynamic in their batch dim alone.
+    With a dynamic channel dim, the resolved sizes let
+    ``linalg-fuse-elementwise-ops`` move a grouped conv's ``expand_shape``
+    of a padded tensor above the pad, and the size it computes for the split
+    channel group is then used before it is defined (invalid IR; fuzz
+    s4201-15/16, ``test_o3_dynamic.py``)."""
+    from mlir.dialects import func
+    for op in module.body.operations:
+        if isinstance(op, func.FuncOp) and not op.is_external and _batch_only(op):
+            PassManager.parse("func.func(resolve-ranked-shaped-type-result-dims)",
+                              module.context).run(op.operation)
 
 
 def lower_packs(module: ir.Module) -> None:

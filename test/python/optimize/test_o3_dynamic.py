@@ -63,6 +63,23 @@ def test_convs_dynamic_batch(tmp_path):
                threads=(1, 2))
 
 
+def test_grouped_padded_conv_dynamic_channels(tmp_path):
+    """Fuzz s4201-15 (and -16, a dynamic H): a grouped conv over a padded
+    input whose channels, H and W are dynamic. With its result dims resolved
+    to the input's (``optimize.resolve_dims``), elementwise fusion moved the
+    group split's ``expand_shape`` above the pad, before the size it uses
+    (invalid IR, an internal error); such functions keep their dims."""
+    c = Cases()
+    c.input("x", [5, "C", "H", "W"])
+    c.weight("w", rand(2, 3, 1, 3))
+    c.weight("b", rand(2))
+    c.nodes += [N("Conv", ["x", "w", "b"], ["y"], group=2, kernel_shape=[1, 3],
+                  pads=[0, 2, 0, 2], strides=[2, 2])]
+    c.outputs += ["y"]
+    run_shapes(tmp_path, c, lambda n, s: {"x": rand(5, 6, 3 + n, 4 + s % 7)},
+               shapes=[(1, 5), (4, 9)])
+
+
 def test_elementwise_and_rows_dynamic(tmp_path):
     """Dynamic outer dims with a static row (bias add), dynamic rows
     (peeled main loop + masked tail), row reductions over a dynamic length
