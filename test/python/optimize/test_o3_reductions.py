@@ -85,6 +85,36 @@ def test_against_onnxruntime_dynamic(tmp_path, opt):
                                            err_msg=f"{name} at {shape}, {threads} threads")
 
 
+@pytest.mark.parametrize("hw", [(28, 28), (56, 56), (17, 19), (40, 25)])
+def test_long_static_rows(tmp_path, hw):
+    """Static rows longer than WHOLE_ROW_MAX (256): 784 and 3136 in whole
+    chunks of vectors, 323 and 1000 with a scalar remainder (peeled). Were a
+    scalar loop: a GlobalAveragePool over 96x28x28 took 70 us, one dependent
+    add per element. Rows of -inf check that no padding lane reaches the
+    max (the remainder must not be masked); GlobalMaxPool is checked against
+    numpy there (onnxruntime gives -FLT_MAX for a row of -inf)."""
+    model = _model([2, 24, *hw])
+    text = _o3_ir(model)
+    # no whole row left to a scalar loop (only a peeled remainder, < 4 vectors)
+    generics = [ln for ln in text.splitlines() if "linalg.generic" in ln]
+    assert not any(f"x{hw[0] * hw[1]}xf32>" in ln for ln in generics), generics
+    assert "vector.reduction <add>" in text
+    path = str(tmp_path / "m.onnx")
+    import onnx
+    onnx.save(model, path)
+    lib = onnx_mlir_py.compile(path, opt_level=3)
+    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    x = (np.random.default_rng(4).standard_normal((2, 24, *hw)) * 3 + 1).astype(np.float32)
+    x[1, 5] = -np.inf
+    for threads in (1, 2):
+        got = ExecutionSession(lib, num_threads=threads).run([x])
+        want = ref.run(None, {"x": x})
+        want[1] = x.max(axis=(2, 3), keepdims=True)
+        for g, w, name in zip(got, want, ("gap", "gmp", "rsum", "sm")):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5,
+                                       err_msg=f"{name} at {hw}, {threads} threads")
+
+
 def test_pass_counts_only_float_sums():
     import mlir.ir as ir
     with ir.Context(), ir.Location.unknown():
