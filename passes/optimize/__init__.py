@@ -40,6 +40,8 @@ single-threaded build).
 from __future__ import annotations
 
 import mlir.ir as ir
+
+from onnx_mlir_py.ir_util import walk_ops
 from mlir.passmanager import PassManager
 
 from onnx_mlir_py.passes.optimize.attention import attention_kernels
@@ -62,33 +64,39 @@ def _canonicalize(module: ir.Module) -> None:
     PassManager.parse("builtin.module(canonicalize, cse)", module.context).run(module.operation)
 
 
-def _batch_only(fn) -> bool:
-    """Whether every dynamic dim of ``fn``'s arguments is a leading (batch) dim."""
-    for arg in fn.regions[0].blocks[0].arguments:
-        t = arg.type
-        if isinstance(t, ir.RankedTensorType) and any(t.is_dynamic_dim(i) for i in range(1, t.rank)):
-            return False
-    return True
+def resolve_dims(module: ir.Module) -> int:
+    """``tensor.dim`` of a linalg op's result -> the same dim of its init
+    (destination) operand, which has the result's shape and is defined
+    before the op. The lowering reads dynamic sizes off each op's result for
+    its allocation check; those reads were second users that kept a kernel
+    from fusing its neighbours (the 1x1 conv's ReLU6 into the depthwise conv
+    after it, MobileNet with a dynamic batch; a conv's ReLU into the dynamic
+    H/W conv's copy out). Returns how many dims were moved.
 
-
-def resolve_dims(module: ir.Module) -> None:
-    """``tensor.dim`` of an op's result -> the same dim of its operands (down to
-    the function's arguments). The lowering reads a dynamic batch off each
-    op's result for its allocation check; those reads are second users that
-    would keep a kernel from fusing its neighbours (the 1x1 conv's ReLU6 into
-    the depthwise conv after it, MobileNet with a dynamic batch).
-
-    Only in functions whose arguments are dynamic in their batch dim alone.
-    With a dynamic channel dim, the resolved sizes let
-    ``linalg-fuse-elementwise-ops`` move a grouped conv's ``expand_shape``
-    of a padded tensor above the pad, and the size it computes for the split
-    channel group is then used before it is defined (invalid IR; fuzz
-    s4201-15/16, ``test_o3_dynamic.py``)."""
-    from mlir.dialects import func
-    for op in module.body.operations:
-        if isinstance(op, func.FuncOp) and not op.is_external and _batch_only(op):
-            PassManager.parse("func.func(resolve-ranked-shaped-type-result-dims)",
-                              module.context).run(op.operation)
+    Not upstream's ``resolve-ranked-shaped-type-result-dims``: it also
+    resolves reshapes and pads into size arithmetic, after which
+    ``linalg-fuse-elementwise-ops`` moved a grouped conv's ``expand_shape``
+    of a padded tensor above the pad, before a size it uses (invalid IR;
+    fuzz s4201-15/16, ``test_o3_dynamic.py``)."""
+    moved = 0
+    for op in walk_ops(module.operation, "tensor.dim"):
+        src = op.operands[0]
+        while True:     # through chains of inits (a conv's init is a fill's result)
+            owner = src.owner
+            if not isinstance(owner, ir.OpView) or not owner.name.startswith("linalg.") \
+                    or not hasattr(owner, "outputs"):
+                break
+            results, outs = list(owner.results), list(owner.outputs)
+            if len(results) != len(outs) or src not in results:
+                break
+            init = outs[results.index(src)]
+            if init.type != src.type:
+                break
+            src = init
+        if src != op.operands[0]:
+            op.operands[0] = src
+            moved += 1
+    return moved
 
 
 def lower_packs(module: ir.Module) -> None:

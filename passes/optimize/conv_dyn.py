@@ -30,8 +30,9 @@ import mlir.ir as ir
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
-from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, call_in_place, fill_scalar,
-                                                        static_f32, zero_fill)
+from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, call_in_place,
+                                                        epilogue_user, fill_scalar, static_f32,
+                                                        zero_fill)
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.target import Target
 
@@ -98,7 +99,7 @@ class _Emit:
 
 
 def _row_copy(e: _Emit, tag: str, dst: str, dst_t: str, dst_idx, src: str, src_t: str,
-              src_idx, length: str, lanes: int, stride: int, ind: str) -> str:
+              src_idx, length: str, lanes: int, stride: int, ind: str, post=None) -> str:
     """Copy ``length`` (run-time) values ``src[..., s0 + q*stride]`` ->
     ``dst[..., d0 + q]``: ``src_idx``/``dst_idx`` are index lists whose last
     entry (s0, d0) is the row start. Whole chunks of ``lanes`` in a loop,
@@ -129,6 +130,8 @@ def _row_copy(e: _Emit, tag: str, dst: str, dst_t: str, dst_idx, src: str, src_t
     e(f"{ind}{p}l = scf.for {p}q = {e.c(0)} to {p}full step {e.c(lanes)} "
       f"iter_args({p}u = {dst}) -> ({dst_t}) {{")
     v = read(f"{p}q", None, "", ind + "  ")
+    if post is not None:
+        v = post(v, f"{p}pm", ind + "  ")
     e(f"{ind}  {p}da = arith.addi {p}q, {d0} : index")
     e(f"{ind}  {p}w = vector.transfer_write {v}, {p}u[{', '.join(dpre + [f'{p}da'])}] "
       f"{{in_bounds = [true]}} : {vt}, {dst_t}")
@@ -143,16 +146,39 @@ def _row_copy(e: _Emit, tag: str, dst: str, dst_t: str, dst_idx, src: str, src_t
         e(f"{ind}{p}ms = vector.create_mask {p}rs2 : vector<{span}xi1>")
         smask = f"{p}ms"
     v = read(f"{p}full", smask, "t", ind)
+    if post is not None:
+        v = post(v, f"{p}pt", ind)
     e(f"{ind}{p}dt = arith.addi {p}full, {d0} : index")
     e(f"{ind}{p}wt = vector.transfer_write {v}, {p}l[{', '.join(dpre + [f'{p}dt'])}], "
       f"{p}m {{in_bounds = [true]}} : {vt}, {dst_t}")
     return f"{p}wt"
 
 
+def _epilogue_post(epilogue: tuple, result: str, e: _Emit, lanes: int):
+    """The fused elementwise ops (:func:`.kernel_fusion.epilogue_user`) as a
+    ``post`` of :func:`_row_copy`: applied to each chunk before its write;
+    captured scalar k is the splat ``%ecv<k>``."""
+    vt = f"vector<{lanes}xf32>"
+
+    def post(v: str, tag: str, ind: str) -> str:
+        names = {"%e_in": v}
+        for i, (op_name, res, opnds, attrs) in enumerate(epilogue):
+            for a in opnds:
+                if a.startswith("%e_cap"):
+                    names.setdefault(a, "%ecv" + a[len("%e_cap"):])
+            names[res] = f"{tag}{i}"
+            e(f"{ind}{tag}{i} = {op_name} {', '.join(names[a] for a in opnds)}{attrs} : {vt}")
+        return names[result]
+    return post
+
+
 def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
-                   bias: bool, threads: bool) -> str:
-    """``func.func private @name(x [1, C, H, W], w, out [1, F, OH, OW][, bias [F]])
-    -> out``: one image (H, W, OH, OW may be dynamic), written into ``out``."""
+                   bias: bool, threads: bool, epilogue: tuple = (), epi_result: str = "",
+                   n_cap: int = 0) -> str:
+    """``func.func private @name(x [1, C, H, W], w, out [1, F, OH, OW][, bias [F]],
+    captured f32...) -> out``: one image (H, W, OH, OW may be dynamic), written
+    into ``out``; ``epilogue`` (an elementwise op after the conv and its
+    bias, on ``n_cap`` captured scalars) applied as the result is copied out."""
     mb, nb, kb = tile
     _, c, _, _ = xs
     f, _, kh_, kw_ = ws
@@ -162,9 +188,12 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     xt, ot, wt = _t(x1), _t(o1), _t(ws)
     ct, acct = _t([kp, None]), _t([fp, None])
     e = _Emit()
+    caps = "".join(f", %e_cap{k}: f32" for k in range(n_cap))
     e(f"  func.func private @{name}(%xin: {xt}, %wgt: {wt}, %dst: {ot}"
-      + (f", %b: {_t([f])}" if bias else "") + f") -> {ot} {{")
+      + (f", %b: {_t([f])}" if bias else "") + f"{caps}) -> {ot} {{")
     e("    %zero = arith.constant 0.0 : f32")
+    for k in range(n_cap):
+        e(f"    %ecv{k} = vector.broadcast %e_cap{k} : f32 to vector<{nb}xf32>")
     e(f"    %oh = tensor.dim %dst, {e.c(2)} : {ot}")
     e(f"    %ow = tensor.dim %dst, {e.c(3)} : {ot}")
     e("    %m = arith.muli %oh, %ow : index")
@@ -255,23 +284,42 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     e(contraction("%r4", "%a4", "%b4", "%c4", a4, b4, c4, False, False, True))
     e(f"    %res = tensor.collapse_shape %r4 [[0, 1], [2, 3]] : {_t(c4)} into {acct}")
     # the copy out: row oh of channel f is res[f, oh*OW : oh*OW + OW]
-    e(f"    %out = scf.for %f = {e.c(0)} to {e.c(f)} step {e.c(1)} iter_args(%of = %dst) -> ({ot}) {{")
-    e(f"      %orow = scf.for %r = {e.c(0)} to %oh step {e.c(1)} iter_args(%or = %of) -> ({ot}) {{")
+    # (with threads the channels split across them: one plane each)
+    post = _epilogue_post(epilogue, epi_result, e, nb) if epilogue else None
+    if threads:
+        pt = _t([1, 1, None, None])
+        e(f"    %out = scf.forall (%f) in ({f}) shared_outs(%of = %dst) -> ({ot}) {{")
+        e(f"      %opl = tensor.extract_slice %of[0, %f, 0, 0] [1, 1, %oh, %ow] [1, 1, 1, 1] "
+          f": {ot} to {pt}")
+        dst, dt, didx = "%opl", pt, [e.c(0), e.c(0), "%r", e.c(0)]
+    else:
+        e(f"    %out = scf.for %f = {e.c(0)} to {e.c(f)} step {e.c(1)} iter_args(%of = %dst) "
+          f"-> ({ot}) {{")
+        dst, dt, didx = "%of", ot, [e.c(0), "%f", "%r", e.c(0)]
+    e(f"      %orow = scf.for %r = {e.c(0)} to %oh step {e.c(1)} iter_args(%or = {dst}) -> ({dt}) {{")
     e("        %o0 = arith.muli %r, %ow : index")
-    cur = _row_copy(e, "o", "%or", ot, [e.c(0), "%f", "%r", e.c(0)], "%res", acct,
-                    ["%f", "%o0"], "%ow", nb, 1, "        ")
-    e(f"        scf.yield {cur} : {ot}\n      }}")
-    e(f"      scf.yield %orow : {ot}\n    }}")
+    cur = _row_copy(e, "o", "%or", dt, didx, "%res", acct,
+                    ["%f", "%o0"], "%ow", nb, 1, "        ", post=post)
+    e(f"        scf.yield {cur} : {dt}\n      }}")
+    if threads:
+        e("      scf.forall.in_parallel {")
+        e(f"        tensor.parallel_insert_slice %orow into %of[0, %f, 0, 0] [1, 1, %oh, %ow] "
+          f"[1, 1, 1, 1] : {pt} into {ot}\n      }}\n    }}")
+    else:
+        e(f"      scf.yield %orow : {ot}\n    }}")
     e(f"    return %out : {ot}\n  }}")
     return e.text()
 
 
-def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: bool) -> str:
+def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: bool,
+               epi=None) -> str:
     xs, ws, os_, s, d = sig
-    image = image_function(name + "_image", xs, ws, os_, s, d, tile, bias, threads)
+    kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3])) if epi else {}
+    image = image_function(name + "_image", xs, ws, os_, s, d, tile, bias, threads, **kw)
     args = [(list(xs), BATCHED), (list(ws), SHARED), (list(os_), BATCHED)]
     if bias:
         args.append(([os_[1]], SHARED))
+    args += [([], SHARED)] * kw.get("n_cap", 0)
     add_functions(module, image, batch_loop_function(name, name + "_image", args, dest=2,
                                                             parallel=threads))
     return name
@@ -279,22 +327,39 @@ def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: boo
 
 def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = False) -> int:
     """Rewrite every plain f32 NCHW conv with dynamic spatial dims (see
-    :func:`signature`) as im2col + the packed contraction, per image.
+    :func:`signature`) as im2col + the packed contraction, per image; its
+    bias add and an elementwise op after it (ReLU, Clip, ...) are fused.
     Returns how many were rewritten."""
+    from mlir.dialects import func
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     convs = [(op, sig) for op in walk_ops(module.operation) if (sig := signature(op)) is not None]
     for op, sig in convs:
         fused = bias_add_user(op.results[0])
-        key = sig + (fused is not None,)
+        last = fused[0] if fused is not None else op
+        epi = epilogue_user(last.results[0])
+        key = sig + (fused is not None, epi[1:3] if epi else None, len(epi[3]) if epi else 0)
         if key not in funcs:
             funcs[key] = _functions(module, f"__om_dconv_{len(funcs)}", sig, target.matmul_tile,
-                                    fused is not None, threads)
-        # (x, w, out[, bias]): the fill's destination; every element is written
+                                    fused is not None, threads, epi)
+        # (x, w, out[, bias], captured...): the fill's destination; every element is written
         args = list(op.operands[:2]) + [fill_scalar(op.operands[2])[1]]
         if fused is not None:
             args.append(fused[1])
-        call_in_place(op, fused, funcs[key], args)
+        if epi is None:
+            call_in_place(op, fused, funcs[key], args)
+            continue
+        args += list(epi[3])
+        # at the epilogue: its captured scalars may be defined after the conv
+        locs = [op.location] + ([fused[0].location] if fused is not None else []) \
+            + [epi[0].location]
+        with ir.InsertionPoint(epi[0]), ir.Location.fused(locs):
+            call = func.CallOp([epi[0].results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
+                               args)
+        epi[0].results[0].replace_all_uses_with(call.results[0])
+        for o in (epi[0], fused[0] if fused is not None else None, op):
+            if o is not None:
+                o.erase()
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
     return len(convs)

@@ -8,10 +8,19 @@
 // A dynamic batch: the lowering reads each result's batch dim for its
 // allocation check, so the ReLU6 before the pad has a second user (the
 // tensor.dim) and the depthwise kernel could not take it as its prologue.
-// Resolved, every dim is read off %arg0 and the ReLU6 is fused into the
-// kernel's plane copy (only the 1x1 conv's bias add before it is left).
+// Resolved, every dim is read off the op's init (a tensor.empty) and the
+// ReLU6 is fused into the kernel's plane copy (only the 1x1 conv's bias add
+// before it is left).
 // CHECK-LABEL: func.func @dw_dyn_prologue
-// CHECK-COUNT-4: tensor.dim %arg0, %c0
+// CHECK: tensor.dim %arg0, %c0
+// CHECK-NEXT: %[[E0:.*]] = tensor.empty
+// CHECK: %[[D1:.*]] = tensor.dim %[[E0]], %c0
+// CHECK-NEXT: %[[E1:.*]] = tensor.empty(%[[D1]])
+// CHECK: %[[D2:.*]] = tensor.dim %[[E1]], %c0
+// CHECK: tensor.pad
+// CHECK: %[[E2:.*]] = tensor.empty(%[[D2]])
+// CHECK: linalg.depthwise_conv_2d_nchw_chw
+// CHECK-NEXT: tensor.dim %[[E2]], %c0
 // CHECK-NOT: tensor.dim
 // FUSED-LABEL: func.func @dw_dyn_prologue
 // FUSED: linalg.generic

@@ -77,3 +77,27 @@ def test_dynamic_spatial_conv_uses_the_packed_kernel(tmp_path):
         assert "linalg.conv_2d_nchw_fchw" not in str(module)
         assert len(packed_contractions(module)) == len(CONVS)
         assert tile_packed_contractions(module) == len(CONVS)
+
+
+def test_dynamic_spatial_conv_fuses_bias_and_relu(tmp_path):
+    """With the result dims read off the inits (``optimize.resolve_dims``),
+    each conv's bias add and ReLU are fused into its kernel (the ReLU applied
+    in the copy out on vectors): no scalar ReLU generic is left. Without it, the
+    allocation checks' dim reads were second users and the ReLUs stayed
+    separate passes through memory."""
+    import mlir.ir as ir
+    from onnx_mlir_py.passes.optimize import resolve_dims
+    from onnx_mlir_py.passes.optimize.conv_dyn import dynamic_convs_to_matmul
+    from onnx_mlir_py.passes.optimize.target import target_for
+    path = tmp_path / "m.mlir"
+    onnx_mlir_py.compile(_model(), output=path, opt_level=3, emit="EmitMLIR")
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(path.read_text())
+        assert resolve_dims(module) > 0
+        assert dynamic_convs_to_matmul(module, target_for("x86-64-v4")) == len(CONVS)
+        lines = str(module).splitlines()
+        relus = sum(1 for cv in CONVS if cv[-1])
+        assert not [ln for ln in lines if "arith.maximumf" in ln and ": f32" in ln]
+        # two copies of the epilogue per conv: the whole chunks and the masked one
+        assert sum("arith.maximumf" in ln and "vector<" in ln for ln in lines) == 2 * relus

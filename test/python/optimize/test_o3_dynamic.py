@@ -65,10 +65,11 @@ def test_convs_dynamic_batch(tmp_path):
 
 def test_grouped_padded_conv_dynamic_channels(tmp_path):
     """Fuzz s4201-15 (and -16, a dynamic H): a grouped conv over a padded
-    input whose channels, H and W are dynamic. With its result dims resolved
-    to the input's (``optimize.resolve_dims``), elementwise fusion moved the
-    group split's ``expand_shape`` above the pad, before the size it uses
-    (invalid IR, an internal error); such functions keep their dims."""
+    input whose channels, H and W are dynamic. With upstream's
+    ``resolve-ranked-shaped-type-result-dims`` (the first form of
+    ``optimize.resolve_dims``), elementwise fusion moved the group split's
+    ``expand_shape`` above the pad, before the size it uses (invalid IR, an
+    internal error)."""
     c = Cases()
     c.input("x", [5, "C", "H", "W"])
     c.weight("w", rand(2, 3, 1, 3))
