@@ -192,8 +192,8 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     e(f"  func.func private @{name}(%xin: {xt}, %wgt: {wt}, %dst: {ot}"
       + (f", %b: {_t([f])}" if bias else "") + f"{caps}) -> {ot} {{")
     e("    %zero = arith.constant 0.0 : f32")
-    for k in range(n_cap):
-        e(f"    %ecv{k} = vector.broadcast %e_cap{k} : f32 to vector<{nb}xf32>")
+    for i in range(n_cap):      # (not k: the im2col's K below)
+        e(f"    %ecv{i} = vector.broadcast %e_cap{i} : f32 to vector<{nb}xf32>")
     e(f"    %oh = tensor.dim %dst, {e.c(2)} : {ot}")
     e(f"    %ow = tensor.dim %dst, {e.c(3)} : {ot}")
     e("    %m = arith.muli %oh, %ow : index")

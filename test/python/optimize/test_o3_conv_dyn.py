@@ -11,7 +11,7 @@ import pytest
 
 import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession
-from test_o3_numerics import Cases, compile_with_ort, rand
+from test_o3_numerics import N, Cases, compile_with_ort, rand
 
 pytest.importorskip("onnxruntime")
 
@@ -101,3 +101,35 @@ def test_dynamic_spatial_conv_fuses_bias_and_relu(tmp_path):
         assert not [ln for ln in lines if "arith.maximumf" in ln and ": f32" in ln]
         # two copies of the epilogue per conv: the whole chunks and the masked one
         assert sum("arith.maximumf" in ln and "vector<" in ln for ln in lines) == 2 * relus
+
+
+def test_dynamic_spatial_conv_clip_epilogue(tmp_path):
+    """A Clip whose bounds are captured scalars (initializers read outside
+    the elementwise body) fused into the dynamic-H/W conv's copy out, with
+    and without a bias, a 7x7/2 stem among them: the captured splats once
+    shadowed the im2col's K in the kernel text (K = 0: a parse error, an
+    internal error on ResNet-18 with dynamic H/W)."""
+    c = Cases()
+    c.weight("lo", np.array(-0.5, np.float32))
+    c.weight("hi", np.array(0.75, np.float32))
+    for i, (ci, f, k, s, p, bias) in enumerate([(3, 16, 7, 2, 3, True), (4, 8, 3, 1, 1, False)]):
+        c.input(f"x{i}", [1, ci, f"H{i}", f"W{i}"])
+        c.weight(f"w{i}", rand(f, ci, k, k))
+        if bias:
+            c.weight(f"b{i}", rand(f))
+        c.nodes.append(N("Conv", [f"x{i}", f"w{i}"] + ([f"b{i}"] if bias else []), [f"c{i}"],
+                         kernel_shape=[k, k], strides=[s, s], pads=[p] * 4))
+        c.nodes.append(N("Clip", [f"c{i}", "lo", "hi"], [f"y{i}"]))
+        c.outputs.append(f"y{i}")
+    m = c.model()
+    m.ir_version = 10
+    so, ref = compile_with_ort(tmp_path, m)
+    for t in (1, 2):
+        sess = ExecutionSession(so, num_threads=t)
+        for hh, ww in ((9, 16), (30, 41)):
+            feeds = {"x0": rand(1, 3, hh, ww), "x1": rand(1, 4, hh, ww)}
+            got = sess.run([feeds[s.name] for s in sess.input_specs])
+            want = ref.run(None, feeds)
+            for name, g, w in zip(c.outputs, got, want):
+                np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4,
+                                           err_msg=f"{name} at {hh}x{ww}, {t} threads")
