@@ -6,6 +6,7 @@ codegen bufferizes it.
     attention           om.attention calls (onnx_to_linalg/attention.py) -> tiled vector kernel
     depthwise           depthwise_conv_2d_nchw_chw (+ its pad, bias, ReLU/Clip) -> vector row kernel
     pools               pooling_nchw_max / _sum (+ pad, fill, epilogue) -> the same row kernel
+    dynamic pools       the same pools with dynamic H/W -> per-image vector rows (pool_dyn.py)
     direct convs        conv_2d_nchw_fchw over <= 4 channels (stems) -> direct register-tiled kernel
     conv_to_matmul      conv_2d_nchw_fchw / grouped conv -> im2col + (batch_)matmul
                         (few pixels: outᵀ = colᵀ @ Wᵀ, conv_pixel_rows.py)
@@ -52,6 +53,7 @@ from onnx_mlir_py.passes.optimize.conv_direct import direct_convs
 from onnx_mlir_py.passes.optimize.conv_dyn import dynamic_convs_to_matmul
 from onnx_mlir_py.passes.optimize.depthwise import depthwise_convs
 from onnx_mlir_py.passes.optimize.pool import pools
+from onnx_mlir_py.passes.optimize.pool_dyn import dynamic_pools
 from onnx_mlir_py.passes.optimize.elementwise import vectorize_elementwise
 from onnx_mlir_py.passes.optimize.fuse_elementwise import fuse_elementwise
 from onnx_mlir_py.passes.optimize.math_approx import approximate_math
@@ -138,6 +140,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         attention_kernels(module, target, threads)
         depthwise_convs(module, target, threads)
         pools(module, target, threads)
+        dynamic_pools(module, target, threads)
         direct_convs(module, target, threads)
         convs_to_matmul(module, threads, (target.matmul_tile[2], target.matmul_tile[1]),
                         row_block=target.matmul_tile[0])
@@ -166,6 +169,8 @@ PASSES = {
     "o3-depthwise": lambda m: depthwise_convs(m, target_for("x86-64-v4")),
     "o3-depthwise-threads": lambda m: depthwise_convs(m, target_for("x86-64-v4"), threads=True),
     "o3-pools": lambda m: pools(m, target_for("x86-64-v4")),
+    "o3-pool-dyn": lambda m: dynamic_pools(m, target_for("x86-64-v4")),
+    "o3-pool-dyn-threads": lambda m: dynamic_pools(m, target_for("x86-64-v4"), threads=True),
     "o3-conv-direct": lambda m: direct_convs(m, target_for("x86-64-v4")),
     "o3-conv-direct-threads": lambda m: direct_convs(m, target_for("x86-64-v4"), threads=True),
     "o3-conv-to-matmul": convs_to_matmul,

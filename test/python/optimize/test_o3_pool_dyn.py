@@ -1,0 +1,70 @@
+"""-O3 max / average pools with dynamic H/W (passes/optimize/pool_dyn.py):
+per-image vector rows, whole chunks then one masked chunk, strided reads
+kept by shuffles, the output's fill as the start and AveragePool's division
+(a unary user) fused. Compiled once, run at several batch/H/W (output
+widths of 1, below, at and above a vector; a 2x2 image) at 1 and 2
+threads, against onnxruntime."""
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import onnx_mlir_py
+from onnx_mlir_py.runtime import ExecutionSession
+
+POOLS = [  # output, op, attributes
+    ("m3s2", "MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+    ("m2s1", "MaxPool", dict(kernel_shape=[2, 2])),
+    ("m5s1", "MaxPool", dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2])),
+    ("m3d2", "MaxPool", dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2])),
+    ("a3s2", "AveragePool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                                 count_include_pad=1)),
+    ("a2s2", "AveragePool", dict(kernel_shape=[2, 2], strides=[2, 2])),
+]
+
+
+def _model():
+    nodes = [h.make_node(op, ["x"], [out], **attrs) for out, op, attrs in POOLS]
+    nodes.append(h.make_node("Relu", ["m3s2"], ["relu"]))
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["N", 8, "H", "W"])],
+                     [h.make_tensor_value_info(o, T.FLOAT, None)
+                      for o in [p[0] for p in POOLS] + ["relu"]])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_dynamic_pools_against_onnxruntime(tmp_path):
+    m = _model()
+    so = onnx_mlir_py.compile(m, output=tmp_path / "m.so", opt_level=3)
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(7)
+    for shape in [(1, 8, 5, 7), (2, 8, 33, 40), (1, 8, 2, 2), (3, 8, 17, 100), (1, 8, 9, 34)]:
+        x = (rng.standard_normal(shape) * 2).astype(np.float32)
+        want = ref.run(None, {"x": x})
+        for t in (1, 2):
+            got = ExecutionSession(so, num_threads=t).run([x])
+            for name, g, w in zip([o.name for o in m.graph.output], got, want):
+                assert g.shape == w.shape, (name, shape)
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5,
+                                           err_msg=f"{name} at {shape}, {t} threads")
+
+
+def test_dynamic_pools_become_vector_rows(tmp_path):
+    """Every pool is rewritten (none left for linalg's scalar loop nest) and
+    the AveragePools' divisions are fused (no elementwise generic left but
+    the Relu after the first max pool, which is its user too)."""
+    import mlir.ir as ir
+
+    from onnx_mlir_py.context import make_context
+    from onnx_mlir_py.passes.optimize import dynamic_pools, resolve_dims
+    from onnx_mlir_py.passes.optimize.target import target_for
+    path = onnx_mlir_py.compile(_model(), output=tmp_path / "m.mlir", emit="EmitMLIR")
+    with make_context(), ir.Location.unknown():
+        module = ir.Module.parse(open(path).read())
+        resolve_dims(module)
+        assert dynamic_pools(module, target_for("x86-64-v4"), threads=True) == len(POOLS)
+        text = str(module)
+        assert "linalg.pooling" not in text
+        assert "scf.forall" in text
+        assert "arith.divf" in text and "vector<16xf32>" in text
