@@ -12,8 +12,10 @@ input vectors are read straight from the (zero-padded) image:
         for each group of U vectors of V output columns:
           acc[f][u] = bias[fo*FB + f] (or the fill scalar)
           for c:                                  (scf.for, accumulators carried)
-            for kh, kw:                           (unrolled)
-              x_u = x[c, oh*s + kh*d, (ow_u + q)*s + kw*d  for q < V]
+            for kh, kw:                           (unrolled; kh a loop over the
+                                                   row's kernel rows in the image
+                                                   when the pad has rows)
+              x_u = x[c, oh*s + kh*d - top, (ow_u + q)*s + kw*d - left  for q < V]
                     (one contiguous read of s*V values per column phase,
                      every s-th lane kept by a vector.shuffle)
               acc[f][u] += x_u * broadcast(w[fo, c, kh, kw, f])
@@ -22,10 +24,12 @@ input vectors are read straight from the (zero-padded) image:
 The weights are repacked at compile time to [F/FB, C, KH, KW, FB] (one
 contiguous run of FB scalars per tap). The register tile is FB x U
 accumulators: 8 x 3 with 32 vector registers (AVX-512), 4 x 2 with 16.
-Groups of U vectors whose reads all lie in the row run in a loop; the rest
-of the row is static code, the last vector storing only the lanes of the
-row (its reads shortened to the row's end). The conv's zero pad stays a
-separate op (the kernel reads the padded image). A per-channel bias add
+The conv's zero pad is fused: the kernel reads the unpadded image. Groups of
+U vectors whose reads all lie in the row run in a loop; the rest of the row
+(the left pad's vectors, the right end) is static code whose reads cover
+only the lanes in the image (the pad's lanes come from a zero vector in the
+shuffle, the last vector stores only the row's lanes); the pad's rows are
+left out of each output row's loop over kernel rows. A per-channel bias add
 after the conv is the accumulators' start and an elementwise op after that
 (ReLU, HardSwish, Clip, ...) their epilogue, as in the depthwise kernel.
 """
@@ -56,6 +60,7 @@ class Direct:
     s: tuple
     d: tuple
     init: str            # "bias" | "scalar"
+    pad: tuple = (0, 0, 0, 0)  # the fused zero pad (top, left, bottom, right); xs unpadded
     epilogue: tuple = ()
     epi_result: str = ""
     n_cap: int = 0
@@ -78,7 +83,8 @@ def _ints(op, name) -> list[int]:
 def _match(op: ir.Operation, target: Target):
     """``(Direct, operands, ops to erase, op whose result is replaced)`` or None."""
     from onnx_mlir_py.passes.optimize.depthwise import kernel_operands
-    from onnx_mlir_py.passes.optimize.kernel_fusion import bias_add_user, zero_fill
+    from onnx_mlir_py.dialects.onnx.opview import owner_op
+    from onnx_mlir_py.passes.optimize.kernel_fusion import bias_add_user, zero_fill, zero_pad
     if op.name != "linalg.conv_2d_nchw_fchw" or len(op.operands) != 3 or len(op.results) != 1:
         return None
     xs, ws, os_ = batch_shape(op.operands[0]), static_f32(op.operands[1]), \
@@ -99,10 +105,18 @@ def _match(op: ir.Operation, target: Target):
     fill = fill_scalar(op.operands[2])
     if fill is None:
         return None
+    x, pad = op.operands[0], (0, 0, 0, 0)
+    padded = zero_pad(x)
+    if padded is not None:                 # read the unpadded image, the border skipped
+        x, pad = padded[0], tuple(padded[1])
+        xs = batch_shape(x)
+        if xs is None or 0 in xs[1:]:
+            return None
     bias = bias_add_user(op.results[0]) if zero_fill(op.operands[2]) else None
-    init, operands, erase, last, kw_ = kernel_operands(op, op.operands[0], fill, bias)
-    dv = Direct(tuple(xs), tuple(ws), tuple(os_), tuple(s), tuple(d), init, **kw_)
-    return dv, operands, erase, last
+    init, operands, erase, last, kw_ = kernel_operands(op, x, fill, bias)
+    dv = Direct(tuple(xs), tuple(ws), tuple(os_), tuple(s), tuple(d), init, pad, **kw_)
+    dead = [owner_op(op.operands[0])] if padded is not None else []
+    return dv, operands, erase, last, dead
 
 
 class _Row:
@@ -112,6 +126,58 @@ class _Row:
         self.e, self.dv, self.vw, self.fb = e, dv, vw, fb
         self.xt, self.rt, self.wpt = xt, rt, wpt
 
+    def read(self, row: str, j: int, xcol: str, u: int, static_ow0: int | None,
+             keep: int | None) -> str | None:
+        """Input vector of tap column ``j`` for the output vector ``u``: lane q
+        is x[row, (ow_u + q)*s + j*d - left]; lanes in the pad (or past the
+        output row, the last vector's ``keep``) are 0 (None: all of them)."""
+        e, dv, vw = self.e, self.dv, self.vw
+        s, w = dv.s[1], dv.xs[3]
+        off = j * dv.d[1] - dv.pad[1]
+        span = (vw - 1) * s + 1
+        if static_ow0 is None:             # a loop group: every read lies in the row
+            start = xcol if off == 0 else e.val(
+                "ix", f"arith.{'addi' if off > 0 else 'subi'} {xcol}, {e.idx(abs(off))} : index")
+            r = e.val("x", f"vector.transfer_read %x[%n, %c, {row}, {start}], %zero "
+                           f"{{in_bounds = [true]}} : {self.xt}, {vtype(span)}")
+            if s == 1:
+                return r
+            keep_idx = ", ".join(str(s * q) for q in range(vw))
+            return e.val("sh", f"vector.shuffle {r}, {r} [{keep_idx}] : {vtype(span)}, "
+                               f"{vtype(span)}")
+        cols = [(static_ow0 + u * vw + q) * s + off for q in range(vw)]
+        lanes = vw if keep is None else keep
+        valid = [q for q in range(lanes) if 0 <= cols[q] < w]
+        if not valid:
+            return None
+        lo, hi = cols[valid[0]], cols[valid[-1]]
+        length = hi - lo + 1
+        r = e.val("x", f"vector.transfer_read %x[%n, %c, {row}, {e.idx(lo)}], %zero "
+                       f"{{in_bounds = [true]}} : {self.xt}, {vtype(length)}")
+        idx = [cols[q] - lo if q in valid else length for q in range(vw)]
+        if length == vw and idx == list(range(vw)):
+            return r
+        z = e.val("zv", f"arith.constant dense<0.0> : {vtype(length)}")
+        return e.val("sh", f"vector.shuffle {r}, {z} [{', '.join(map(str, idx))}] "
+                           f": {vtype(length)}, {vtype(length)}")
+
+    def tap(self, row: str, i: str, j: int, xcols: list, count: int,
+            static_ow0: int | None, keep: int | None, accs: list) -> None:
+        """accs[f * count + u] += x_u * w[f, c, i, j] for the tap (in place)."""
+        e, fb, vt = self.e, self.fb, vtype(self.vw)
+        xs_ = [self.read(row, j, xcols[u], u, static_ow0,
+                         keep if u == count - 1 else None) for u in range(count)]
+        if all(v is None for v in xs_):
+            return
+        for f in range(fb):
+            w = e.val("ws", f"tensor.extract %wp[%fo, %c, {i}, {e.idx(j)}, {e.idx(f)}] "
+                            f": {self.wpt}")
+            wv = e.val("wb", f"vector.broadcast {w} : f32 to {vt}")
+            for u in range(count):
+                if xs_[u] is not None:
+                    k = f * count + u
+                    accs[k] = e.val("fma", f"vector.fma {xs_[u]}, {wv}, {accs[k]} : {vt}")
+
     def group(self, ow0: str, count: int, tin: str, static_ow0: int | None,
               keep: int | None) -> str:
         """``count`` vectors of output columns from ``ow0`` for the filter
@@ -119,8 +185,7 @@ class _Row:
         returns the updated row tensor."""
         e, dv, vw, fb = self.e, self.dv, self.vw, self.fb
         _f, c, kh, kw = dv.ws
-        s, d1 = dv.s[1], dv.d[1]
-        wp = dv.xs[3]
+        s = dv.s[1]
         cols = [e.add(ow0, u * vw) for u in range(count)]
         xcols = [e.mul(col, s) for col in cols]
         inits = [f"%iv{f}" for f in range(fb)]
@@ -133,32 +198,29 @@ class _Row:
           f"iter_args({carried}) -> ({', '.join([vt] * n_acc)}) {{")
         e.ind += 1
         accs = [f"%a{k}" for k in range(n_acc)]
-        for i in range(kh):
+        if dv.pad[0] or dv.pad[2]:
+            # rows of the pad: the row's valid kernel rows [%khlo, %khhi) (run time)
+            e.k += 1
+            g = e.k
+            kres = f"%kr{g}"
+            ty = ", ".join([vt] * n_acc)
+            e(f"{kres}:{n_acc} = scf.for %kh{g} = %khlo to %khhi step {e.idx(1)} "
+              f"iter_args({', '.join(f'%ka{g}_{k} = {a}' for k, a in enumerate(accs))}) "
+              f"-> ({ty}) {{")
+            e.ind += 1
+            e(f"%khd{g} = arith.muli %kh{g}, {e.idx(dv.d[0])} : index")
+            e(f"%xrow{g} = arith.addi %ohs_p, %khd{g} : index")
+            accs = [f"%ka{g}_{k}" for k in range(n_acc)]
             for j in range(kw):
-                off = j * d1
-                base, phase = off - off % s, off % s
-                xs_ = []
-                for u in range(count):
-                    # read per tap (not kept across taps: fewer live registers)
-                    length = vw if s == 1 else s * vw
-                    if static_ow0 is not None:
-                        length = min(length, wp - ((static_ow0 + u * vw) * s + base))
-                    xcol = e.add(xcols[u], base)
-                    r = e.val("x", f"vector.transfer_read %x[%n, %c, %row{i}, {xcol}], %zero "
-                                   f"{{in_bounds = [true]}} : {self.xt}, {vtype(length)}")
-                    if s == 1 and length == vw:
-                        xs_.append(r)
-                        continue
-                    idx = [min(phase + s * q, length - 1) for q in range(vw)]
-                    xs_.append(e.val("sh", f"vector.shuffle {r}, {r} [{', '.join(map(str, idx))}] "
-                                           f": {vtype(length)}, {vtype(length)}"))
-                for f in range(fb):
-                    w = e.val("ws", f"tensor.extract %wp[%fo, %c, {e.idx(i)}, {e.idx(j)}, "
-                                   f"{e.idx(f)}] : {self.wpt}")
-                    wv = e.val("wb", f"vector.broadcast {w} : f32 to {vt}")
-                    for u in range(count):
-                        k = f * count + u
-                        accs[k] = e.val("fma", f"vector.fma {xs_[u]}, {wv}, {accs[k]} : {vt}")
+                self.tap(f"%xrow{g}", f"%kh{g}", j, xcols, count, static_ow0, keep, accs)
+            e(f"scf.yield {', '.join(accs)} : {ty}")
+            e.ind -= 1
+            e("}")
+            accs = [f"{kres}#{k}" for k in range(n_acc)]
+        else:
+            for i in range(kh):
+                for j in range(kw):
+                    self.tap(f"%row{i}", e.idx(i), j, xcols, count, static_ow0, keep, accs)
         e(f"scf.yield {', '.join(accs)} : {', '.join([vt] * n_acc)}")
         e.ind -= 1
         e("}")
@@ -181,28 +243,44 @@ class _Row:
         return cur
 
 
-def row_groups(dv: Direct, vw: int, u: int) -> tuple[int, list[tuple[int, int, int | None]]]:
-    """(groups of ``u`` whole vectors run in the loop, then the static groups
-    (first vector, count, lanes kept by the last one or None))."""
-    ow, wp, s = dv.os[3], dv.xs[3], dv.s[1]
-    kw, d1 = dv.ws[3], dv.d[1]
-    top = (kw - 1) * d1
-    base_max = top - top % s
-    length = vw if s == 1 else s * vw
+def _static_groups(first: int, end: int, u: int, ow: int, vw: int) -> list:
+    """Vectors [first, end) in static groups of at most ``u``: (first vector,
+    count, lanes kept by the last one or None)."""
+    out, j = [], first
+    while j < end:
+        cnt = min(u, end - j)
+        last = ow - (j + cnt - 1) * vw
+        out.append((j, cnt, last if last < vw else None))
+        j += cnt
+    return out
+
+
+def row_groups(dv: Direct, vw: int, u: int) -> tuple[list, int, int, list]:
+    """(static head groups, first vector of the loop, loop groups of ``u``
+    vectors, static tail groups) of an output row. The loop takes whole
+    vectors whose every read lies in the row (no left or right pad lane);
+    the vectors before it (the left pad) and after it are static code."""
+    ow, w, s = dv.os[3], dv.xs[3], dv.s[1]
+    kw, d1, left = dv.ws[3], dv.d[1], dv.pad[1]
+    span = (vw - 1) * s + 1
     nv = -(-ow // vw)
 
-    def safe(j: int) -> bool:     # whole vector, every read in the row
-        return (j + 1) * vw <= ow and j * vw * s + base_max + length <= wp
-    main = 0
-    while (main + 1) * u <= nv and all(safe(j) for j in range(main * u, main * u + u)):
-        main += 1
-    rest, j = [], main * u
-    while j < nv:
-        cnt = min(u, nv - j)
-        last = ow - (j + cnt - 1) * vw
-        rest.append((j, cnt, last if last < vw else None))
-        j += cnt
-    return main, rest
+    def safe(j: int) -> bool:
+        if (j + 1) * vw > ow:
+            return False
+        return all(0 <= j * vw * s + t * d1 - left and j * vw * s + t * d1 - left + span <= w
+                   for t in range(kw))
+    first = 0
+    while first < nv and not safe(first):
+        first += 1
+    loops = 0
+    while first + (loops + 1) * u <= nv and \
+            all(safe(j) for j in range(first + loops * u, first + loops * u + u)):
+        loops += 1
+    if loops == 0:
+        return _static_groups(0, nv, u, ow, vw), 0, 0, []
+    return (_static_groups(0, first, u, ow, vw), first, loops,
+            _static_groups(first + loops * u, nv, u, ow, vw))
 
 
 def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str:
@@ -241,8 +319,21 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     e(f"%orow = tensor.extract_slice %oo[%n, 0, %oh, 0] [1, {f}, 1, {ow}] [1, 1, 1, 1] "
       f": {ot} to {rt}")
     ohs = e.mul("%oh", dv.s[0])
-    for i in range(kh):
-        e(f"%row{i} = arith.addi {ohs}, {e.idx(i * dv.d[0])} : index")
+    top, bottom = dv.pad[0], dv.pad[2]
+    if top or bottom:
+        # kernel rows in the image: kh*d in [top - oh*s, H - 1 + top - oh*s]
+        hgt, d0 = dv.xs[2], dv.d[0]
+        e(f"%ohs_p = arith.subi {ohs}, {e.idx(top)} : index")
+        e(f"%lo_t = arith.subi {e.idx(top)}, {ohs} : index")
+        e(f"%lo_d = arith.ceildivsi %lo_t, {e.idx(d0)} : index")
+        e(f"%khlo = arith.maxsi %lo_d, {e.idx(0)} : index")
+        e(f"%hi_t = arith.subi {e.idx(hgt - 1 + top)}, {ohs} : index")
+        e(f"%hi_d = arith.floordivsi %hi_t, {e.idx(d0)} : index")
+        e(f"%hi_1 = arith.addi %hi_d, {e.idx(1)} : index")
+        e(f"%khhi = arith.minsi %hi_1, {e.idx(kh)} : index")
+    else:
+        for i in range(kh):
+            e(f"%row{i} = arith.addi {ohs}, {e.idx(i * dv.d[0])} : index")
     e(f"%rres = scf.for %fo = {e.idx(0)} to {e.idx(f // fb)} step {e.idx(1)} "
       f"iter_args(%rt0 = %orow) -> ({rt}) {{")
     e.ind += 1
@@ -255,19 +346,21 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
         else:
             e(f"%iv{k} = vector.broadcast %init : f32 to {vtype(vw)}")
     row = _Row(e, dv, vw, fb, xt, rt, wpt)
-    main, rest = row_groups(dv, vw, u)
+    head, first, loops, tail = row_groups(dv, vw, u)
     cur = "%rt0"
-    if main:
+    for j, cnt, keep in head:
+        cur = row.group(e.idx(j * vw), cnt, cur, j * vw, keep)
+    if loops:
         step = u * vw
-        e(f"%gres = scf.for %owb = {e.idx(0)} to {e.idx(main * step)} step {e.idx(step)} "
-          f"iter_args(%rt1 = %rt0) -> ({rt}) {{")
+        e(f"%gres = scf.for %owb = {e.idx(first * vw)} to {e.idx((first + loops * u) * vw)} "
+          f"step {e.idx(step)} iter_args(%rt1 = {cur}) -> ({rt}) {{")
         e.ind += 1
         r = row.group("%owb", u, "%rt1", None, None)
         e(f"scf.yield {r} : {rt}")
         e.ind -= 1
         e("}")
         cur = "%gres"
-    for j, cnt, keep in rest:
+    for j, cnt, keep in tail:
         cur = row.group(e.idx(j * vw), cnt, cur, j * vw, keep)
     e(f"scf.yield {cur} : {rt}")
     e.ind -= 1
@@ -303,7 +396,7 @@ def direct_convs(module: ir.Module, target: Target, threads: bool = False) -> in
     count = 0
     found_all = [m for op in walk_ops(module.operation, "linalg.conv_2d_nchw_fchw")
                  if (m := _match(op, target)) is not None]
-    for dv, operands, erase, last in found_all:
+    for dv, operands, erase, last, dead in found_all:
         dynamic = dv.xs[0] is None
         key = (dv, target, threads)
         if key not in funcs:
@@ -318,11 +411,13 @@ def direct_convs(module: ir.Module, target: Target, threads: bool = False) -> in
                 add_functions(module, kernel_function(name + "_image", image, target, threads),
                               batch_loop_function(name, name + "_image", args, dest=2))
             funcs[key] = name
-        with ir.InsertionPoint(last), ir.Location.fused([o.location for o in erase]):
+        with ir.InsertionPoint(last), ir.Location.fused([o.location for o in erase + dead]):
             call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
                                operands)
         last.results[0].replace_all_uses_with(call.results[0])
         for o in reversed(erase):
+            o.erase()
+        for o in dead:                     # the pad, read through by the kernel
             o.erase()
         count += 1
     inline_kernels(module, funcs)

@@ -5,21 +5,28 @@
 #ch = affine_map<(d0, d1, d2, d3) -> (d1)>
 
 // A 3 -> 16 3x3 stride-2 stem conv (x86-64-v4: 16 lanes, tiles of 8 filters
-// x 3 vectors), its bias add and ReLU fused. 40 padded columns -> 19 output
-// columns: one static group of 2 vectors, the second storing 3 lanes; the
-// second vector's reads are shortened to the row's end (40 - 34 = 6 values).
-// Weights repacked to [2, 3, 3, 3, 8]; the channel loop carries the 16
-// accumulators; each tap reads 32 values and keeps every other lane.
+// x 3 vectors), its zero pad, bias add and ReLU fused: the kernel reads the
+// unpadded 34x38 image. 19 output columns: one static group of 2 vectors,
+// the second storing 3 lanes. Per output row the kernel rows inside the
+// image are a loop [khlo, khhi) (the top pad row skipped at oh = 0); in a
+// column, lane 0 of the first vector is the left pad (a shuffle with a zero
+// vector: 29 values read from column 1, kept every other lane) and the
+// second vector reads only the 5 values left in the row. Weights repacked
+// to [2, 3, 3, 3, 8]; the channel loop carries the 16 accumulators.
 // CHECK-LABEL: func.func @stem
+// CHECK-NOT: tensor.pad
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
 // CHECK: linalg.transpose ins({{.*}} : tensor<2x8x3x3x3xf32>) outs({{.*}} : tensor<2x3x3x3x8xf32>) permutation = [0, 2, 3, 4, 1]
 // CHECK: scf.for {{.*}} -> (tensor<1x16x17x19xf32>)
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
 // CHECK: scf.for {{.*}} -> (tensor<1x16x1x19xf32>)
 // CHECK-COUNT-8: tensor.extract %{{.*}} : tensor<16xf32>
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK: vector.transfer_read {{.*}} : tensor<1x3x36x40xf32>, vector<32xf32>
-// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xf32>, vector<32xf32>
-// CHECK: vector.transfer_read {{.*}} : tensor<1x3x36x40xf32>, vector<6xf32>
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 iter_args
+// CHECK: vector.transfer_read %arg0[{{.*}}, %c1], %{{.*}} {in_bounds = [true]} : tensor<1x3x34x38xf32>, vector<29xf32>
+// CHECK: vector.shuffle {{.*}} [29, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28] : vector<29xf32>, vector<29xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<1x3x34x38xf32>, vector<5xf32>
 // CHECK: vector.fma
 // CHECK: arith.maximumf {{.*}} : vector<16xf32>
 // CHECK: vector.extract_strided_slice {{.*}} {offsets = [0], sizes = [3], strides = [1]} : vector<16xf32> to vector<3xf32>

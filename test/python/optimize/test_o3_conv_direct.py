@@ -97,7 +97,7 @@ def test_direct_other_targets(tmp_path, march):
 
 def test_direct_form_is_taken(tmp_path):
     """Every case becomes the direct kernel on AVX-512 and AVX2 (filters in
-    whole blocks of 8 / 4), its epilogue fused; a conv over 5 channels or
+    whole blocks of 8 / 4), its zero pad and epilogue fused; a conv over 5 channels or
     with 12 filters (not whole blocks of 8) does not."""
     import mlir.ir as ir
 
@@ -113,6 +113,7 @@ def test_direct_form_is_taken(tmp_path):
             text = str(module)
             assert "linalg.conv_2d_nchw_fchw" not in text
             assert "linalg.generic" not in text        # bias adds and activations fused
+            assert "tensor.pad" not in text            # the zero pads read through
     for c, f in ((5, 16), (3, 12)):
         g = h.make_graph([h.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3])], "g",
                          [h.make_tensor_value_info("x", T.FLOAT, [1, c, 20, 40])],
