@@ -2,6 +2,7 @@
 groups, auto_pad, ceil_mode)."""
 from __future__ import annotations
 
+from onnx_mlir_py.testing.fuzz.graph import F32
 from onnx_mlir_py.testing.fuzz.ops import FLOATS, Reject, allowed, first, spec
 
 
@@ -73,8 +74,26 @@ def _out_spatial(attrs, sizes, ceil_mode=False, opset=22):
 
 def _image(g, op):
     types = allowed(op, g.opset) & set(FLOATS)
+    if F32 in types and g.rng.random() < 0.15:
+        return _wide_image(g)
     return first(g, op, dtypes=types, rank=(3, 4),
                  pred=lambda v: v.static(1) and all(d[0] >= 1 for d in v.dims[2:]))
+
+
+def _wide_image(g):
+    """A new f32 image of a network's stem: 1 to 4 channels, rows of 17 to 48
+    (whole vectors of output columns, then a partial one: -O3's direct stem
+    conv, passes/optimize/conv_direct.py, and the dynamic pools' loop of
+    whole chunks, pool_dyn.py); H and W dynamic 30% of the time (each
+    binding its own size)."""
+    r = g.rng
+
+    def dim(lo, hi):
+        if r.random() < 0.3:
+            return tuple(r.randint(lo, hi) for _ in range(g.nb))
+        return g.static_dim(r.randint(lo, hi))
+    return g.operand(F32, (g.static_dim(1), g.static_dim(r.randint(1, 4)), dim(4, 12),
+                           dim(17, 48)))
 
 
 @spec("conv", weight=2.5)
@@ -90,9 +109,11 @@ def conv(g):
     groups = [d for d in range(1, c + 1) if c % d == 0]
     grp = r.choice(groups) if r.random() < 0.4 else 1
     m = grp * r.randint(1, 3)
-    if grp == 1 and r.random() < 0.2:
-        # whole vectors of filters: -O3's pixel-row form (passes/optimize/conv_pixel_rows.py)
-        m = r.choice([32, 48, 64, 96])
+    wide = x.rank == 4 and x.dims[3][0] >= 17
+    if grp == 1 and r.random() < (0.6 if wide else 0.2):
+        # whole vectors of filters: -O3's pixel-row form (passes/optimize/conv_pixel_rows.py),
+        # and on a wide image of few channels the direct stem conv (conv_direct.py)
+        m = r.choice([8, 16, 32, 64] if wide else [32, 48, 64, 96])
     if grp > 1:
         attrs["group"] = grp
     w = g.operand(x.dtype, (g.static_dim(m), g.static_dim(c // grp))
