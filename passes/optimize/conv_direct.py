@@ -42,7 +42,8 @@ import mlir.ir as ir
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
-from onnx_mlir_py.passes.optimize.kernel_fusion import batch_shape, fill_scalar, static_f32
+from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, fill_scalar,
+                                                        replace_with_call, static_f32)
 from onnx_mlir_py.passes.optimize.row_emit import Emit, emit_ops, ttype, vtype
 from onnx_mlir_py.passes.optimize.target import Target
 
@@ -389,8 +390,6 @@ def direct_convs(module: ir.Module, target: Target, threads: bool = False) -> in
     functions). Returns how many were rewritten."""
     from dataclasses import replace
 
-    from mlir.dialects import func
-
     from onnx_mlir_py.passes.optimize.window_rewrite import inline_kernels
     funcs: dict[tuple, str] = {}
     count = 0
@@ -411,14 +410,7 @@ def direct_convs(module: ir.Module, target: Target, threads: bool = False) -> in
                 add_functions(module, kernel_function(name + "_image", image, target, threads),
                               batch_loop_function(name, name + "_image", args, dest=2))
             funcs[key] = name
-        with ir.InsertionPoint(last), ir.Location.fused([o.location for o in erase + dead]):
-            call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
-                               operands)
-        last.results[0].replace_all_uses_with(call.results[0])
-        for o in reversed(erase):
-            o.erase()
-        for o in dead:                     # the pad, read through by the kernel
-            o.erase()
+        replace_with_call(funcs[key], operands, erase, last, dead)   # dead: the pad
         count += 1
     inline_kernels(module, funcs)
     return count

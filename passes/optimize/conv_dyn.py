@@ -31,7 +31,8 @@ from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, call_in_place,
-                                                        epilogue_user, fill_scalar, static_f32,
+                                                        epilogue_user, fill_scalar,
+                                                        replace_with_call, static_f32,
                                                         zero_fill)
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.target import Target
@@ -330,7 +331,6 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
     :func:`signature`) as im2col + the packed contraction, per image; its
     bias add and an elementwise op after it (ReLU, Clip, ...) are fused.
     Returns how many were rewritten."""
-    from mlir.dialects import func
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     convs = [(op, sig) for op in walk_ops(module.operation) if (sig := signature(op)) is not None]
@@ -349,17 +349,9 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
         if epi is None:
             call_in_place(op, fused, funcs[key], args)
             continue
-        args += list(epi[3])
         # at the epilogue: its captured scalars may be defined after the conv
-        locs = [op.location] + ([fused[0].location] if fused is not None else []) \
-            + [epi[0].location]
-        with ir.InsertionPoint(epi[0]), ir.Location.fused(locs):
-            call = func.CallOp([epi[0].results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
-                               args)
-        epi[0].results[0].replace_all_uses_with(call.results[0])
-        for o in (epi[0], fused[0] if fused is not None else None, op):
-            if o is not None:
-                o.erase()
+        replace_with_call(funcs[key], args + list(epi[3]),
+                          [op] + ([fused[0]] if fused is not None else []) + [epi[0]], epi[0])
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
     return len(convs)

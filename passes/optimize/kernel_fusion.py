@@ -169,6 +169,26 @@ def call_in_place(op: ir.Operation, fused, fn: str, args: list) -> None:
     op.erase()
 
 
+def replace_with_call(fn: str, operands: list, erase: list, last: ir.Operation,
+                      dead: list = ()) -> ir.Operation:
+    """Replace ``last``'s result by a call of kernel function ``fn`` on
+    ``operands``, inserted before ``last`` (every operand of a fused chain
+    dominates its last op: a fused epilogue's captured scalars may be defined
+    after the kernel op), then erase the fused ops ``erase`` (the kernel op
+    first, ``last`` among them; erased in reverse) and ``dead`` (ops the
+    kernel reads through: a pad, a prologue). The call's location names every
+    fused node, the kernel op's first (errors, --profile)."""
+    from mlir.dialects import func
+    with ir.InsertionPoint(last), ir.Location.fused([o.location for o in list(erase) + list(dead)]):
+        call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(fn), operands)
+    last.results[0].replace_all_uses_with(call.results[0])
+    for o in reversed(erase):
+        o.erase()
+    for o in dead:
+        o.erase()
+    return call
+
+
 def attr_text(o: ir.Operation) -> str | None:
     """The op's attributes as text after its operands (None: unsupported)."""
     names = [o.attributes[i].name for i in range(len(o.attributes))]

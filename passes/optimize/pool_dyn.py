@@ -28,7 +28,8 @@ from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.conv_dyn import _Emit, _dyn_shape, _epilogue_post, _ints, _t
-from onnx_mlir_py.passes.optimize.kernel_fusion import epilogue_user, fill_scalar, static_f32
+from onnx_mlir_py.passes.optimize.kernel_fusion import (epilogue_user, fill_scalar,
+                                                        replace_with_call, static_f32)
 from onnx_mlir_py.passes.optimize.target import Target
 
 KINDS = {"linalg.pooling_nchw_max": "arith.maximumf", "linalg.pooling_nchw_sum": "arith.addf"}
@@ -151,7 +152,6 @@ def dynamic_pools(module: ir.Module, target: Target, threads: bool = False) -> i
     """Rewrite every f32 NCHW max / sum pool with dynamic spatial dims (see
     :func:`signature`) as the per-image vector kernel, its fill and unary
     elementwise user fused. Returns how many were rewritten."""
-    from mlir.dialects import func
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     pools = [(op, sig) for op in walk_ops(module.operation, set(KINDS))
@@ -172,14 +172,8 @@ def dynamic_pools(module: ir.Module, target: Target, threads: bool = False) -> i
             funcs[key] = name
         value, dest = fill_scalar(op.operands[2])
         args = [op.operands[0], op.operands[1], dest, value] + (list(epi[3]) if epi else [])
-        last = epi[0] if epi else op
-        with ir.InsertionPoint(last), ir.Location.fused([op.location, last.location]):
-            call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
-                               args)
-        last.results[0].replace_all_uses_with(call.results[0])
-        if epi:
-            epi[0].erase()
-        op.erase()
+        replace_with_call(funcs[key], args, [op] + ([epi[0]] if epi else []),
+                          epi[0] if epi else op)
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
     return len(pools)

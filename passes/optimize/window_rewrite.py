@@ -17,7 +17,7 @@ import mlir.ir as ir
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
-from onnx_mlir_py.passes.optimize.kernel_fusion import static_f32
+from onnx_mlir_py.passes.optimize.kernel_fusion import replace_with_call, static_f32
 from onnx_mlir_py.passes.optimize.row_kernel import kernel_function
 from onnx_mlir_py.passes.optimize.row_plan import channel_blocks, macs
 from onnx_mlir_py.passes.optimize.target import Target
@@ -57,7 +57,6 @@ def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, targ
     """Replace a matched window op (``found``: (Conv, operands (x, w, out,
     init..., captured...), ops to erase, op whose result is replaced)) by a
     call of its row kernel, added to ``module`` once per key in ``funcs``."""
-    from mlir.dialects import func
     cv, operands, erase, last = found[:4]
     dead = found[4] if len(found) > 4 else []    # unused once the call replaces the op
     dynamic = cv.xs[0] is None
@@ -79,13 +78,4 @@ def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, targ
                           batch_loop_function(name, name + "_image", args, dest=2,
                                               parallel=blocks > 1))
         funcs[key] = name
-    # before the last fused op: every operand dominates it; the call's location
-    # names every fused node, the window op's first (erase[0]: errors, --profile)
-    with ir.InsertionPoint(last), ir.Location.fused([o.location for o in erase + dead]):
-        call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(funcs[key]),
-                           operands)
-    last.results[0].replace_all_uses_with(call.results[0])
-    for o in reversed(erase):
-        o.erase()
-    for o in dead:
-        o.erase()
+    replace_with_call(funcs[key], operands, erase, last, dead)
