@@ -36,18 +36,13 @@ from onnx_mlir_py.passes.optimize.im2col_packed import packed_im2col
 from onnx_mlir_py.passes.optimize.im2col_text import end_channel_loop, zero_regions
 from onnx_mlir_py.passes.optimize.conv_strips import strip_functions, strip_rows
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, call_in_place,
-                                                        fill_scalar, static_f32, zero_fill)
+                                                        fill_scalar, static_f32, window_ints,
+                                                        zero_fill)
 from onnx_mlir_py.ir_util import walk_ops
 
 
 def _t(shape) -> str:
     return "tensor<" + "x".join(str(s) for s in shape) + "xf32>"
-
-
-def _ints(op, name) -> list[int]:
-    if name not in op.attributes:
-        return [1, 1]
-    return [int(x) for x in ir.DenseIntElementsAttr(op.attributes[name])]
 
 
 # im2col copies of at least this many elements are split across threads
@@ -385,7 +380,7 @@ def _conv_signature(op: ir.Operation):
         return None
     groups = 1 if op.name == "linalg.conv_2d_nchw_fchw" else shapes[0][1]
     return (tuple(shapes[0]), tuple(shapes[1]), tuple(shapes[2]),
-            tuple(_ints(op, "strides")), tuple(_ints(op, "dilations")), groups)
+            tuple(window_ints(op, "strides")), tuple(window_ints(op, "dilations")), groups)
 
 
 def _conv_functions(module: ir.Module, name: str, sig, bias: bool, threads: bool,

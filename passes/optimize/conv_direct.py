@@ -5,7 +5,7 @@ The im2col form (:mod:`.conv`) spends most of a stem conv on the im2col
 copy (a strided gather of 27 to 147 short rows) and on padding K = C*KH*KW
 to whole blocks, for a matmul of only 16 to 64 rows: MobileNetV3's
 3 -> 16 3x3/2 stem ran at 34 GFLOPS against onnxruntime's 62. Here the
-input vectors are read straight from the (zero-padded) image:
+input vectors are read straight from the image:
 
     for each output row oh (an scf.forall over the rows when threaded):
       for each block of FB filters fo:
@@ -16,7 +16,7 @@ input vectors are read straight from the (zero-padded) image:
                                                    row's kernel rows in the image
                                                    when the pad has rows)
               x_u = x[c, oh*s + kh*d - top, (ow_u + q)*s + kw*d - left  for q < V]
-                    (one contiguous read of s*V values per column phase,
+                    (one contiguous read of (V-1)*s+1 values per tap,
                      every s-th lane kept by a vector.shuffle)
               acc[f][u] += x_u * broadcast(w[fo, c, kh, kw, f])
           out[fo*FB + f, oh, ow_u ...] = epilogue(acc[f][u])
@@ -43,7 +43,8 @@ from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, fill_scalar,
-                                                        replace_with_call, static_f32)
+                                                        replace_with_call, static_f32,
+                                                        window_ints)
 from onnx_mlir_py.passes.optimize.row_emit import Emit, emit_ops, ttype, vtype
 from onnx_mlir_py.passes.optimize.target import Target
 
@@ -55,7 +56,7 @@ THREAD_MIN_MACS = 1 << 20  # the row loop is an scf.forall from this many multip
 @dataclass(frozen=True)
 class Direct:
     """What the kernel text depends on (the key of its function)."""
-    xs: tuple            # the (padded) input [N, C, Hp, Wp]
+    xs: tuple            # the input the kernel reads [N, C, H, W] (unpadded when pad is fused)
     ws: tuple            # weights [F, C, KH, KW]
     os: tuple            # output [N, F, OH, OW]
     s: tuple
@@ -67,18 +68,9 @@ class Direct:
     n_cap: int = 0
 
 
-TILE_512 = (8, 3)
-
-
 def tile(target: Target) -> tuple[int, int]:
     """(FB filters, U vectors) of the register tile."""
-    return TILE_512 if target.num_registers >= 32 else (4, 2)
-
-
-def _ints(op, name) -> list[int]:
-    if name not in op.attributes:
-        return [1, 1]
-    return [int(x) for x in ir.DenseIntElementsAttr(op.attributes[name])]
+    return (8, 3) if target.num_registers >= 32 else (4, 2)
 
 
 def _match(op: ir.Operation, target: Target):
@@ -95,7 +87,7 @@ def _match(op: ir.Operation, target: Target):
     if len(xs) != 4 or len(ws) != 4 or (xs[0] is None) != (os_[0] is None):
         return None
     f, c, kh, kw = ws
-    s, d = _ints(op, "strides"), _ints(op, "dilations")
+    s, d = window_ints(op, "strides"), window_ints(op, "dilations")
     fb, _u = tile(target)
     if c > MAX_CHANNELS or c * kh * kw > MAX_TAPS or f % fb or os_[3] < target.vector_width \
             or s[0] != s[1] or s[0] not in (1, 2) or min(d) < 1:

@@ -30,11 +30,11 @@ import mlir.ir as ir
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
-from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, call_in_place,
-                                                        epilogue_user, fill_scalar,
-                                                        replace_with_call, static_f32,
-                                                        zero_fill)
+from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, epilogue_user,
+                                                        fill_scalar, replace_with_call,
+                                                        static_f32, window_ints, zero_fill)
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
+from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.passes.optimize.target import Target
 
 
@@ -44,12 +44,6 @@ def _t(shape) -> str:
 
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
-
-
-def _ints(op, name) -> list[int]:
-    if name not in op.attributes:
-        return [1, 1]
-    return [int(x) for x in ir.DenseIntElementsAttr(op.attributes[name])]
 
 
 def _dyn_shape(v: ir.Value) -> list[int | None] | None:
@@ -74,8 +68,8 @@ def signature(op: ir.Operation):
         return None           # dynamic channels: not handled; static H/W: conv.py
     if not zero_fill(o):
         return None
-    return (tuple(xs), tuple(ws), tuple(os_), tuple(_ints(op, "strides")),
-            tuple(_ints(op, "dilations")))
+    return (tuple(xs), tuple(ws), tuple(os_), tuple(window_ints(op, "strides")),
+            tuple(window_ints(op, "dilations")))
 
 
 class _Emit:
@@ -85,9 +79,17 @@ class _Emit:
     def __init__(self):
         self.lines: list[str] = []
         self.consts: dict[int, str] = {}
+        self.k = 0
 
     def __call__(self, text: str) -> None:
         self.lines.append(text)
+
+    def val(self, base: str, text: str) -> str:
+        """``%v_<base><k> = text`` (fresh); for :func:`.row_emit.emit_ops`."""
+        self.k += 1
+        nm = f"%v_{base}{self.k}"
+        self.lines.append(f"        {nm} = {text}")
+        return nm
 
     def c(self, v: int) -> str:
         if v not in self.consts:
@@ -132,7 +134,7 @@ def _row_copy(e: _Emit, tag: str, dst: str, dst_t: str, dst_idx, src: str, src_t
       f"iter_args({p}u = {dst}) -> ({dst_t}) {{")
     v = read(f"{p}q", None, "", ind + "  ")
     if post is not None:
-        v = post(v, f"{p}pm", ind + "  ")
+        v = post(v)
     e(f"{ind}  {p}da = arith.addi {p}q, {d0} : index")
     e(f"{ind}  {p}w = vector.transfer_write {v}, {p}u[{', '.join(dpre + [f'{p}da'])}] "
       f"{{in_bounds = [true]}} : {vt}, {dst_t}")
@@ -148,29 +150,11 @@ def _row_copy(e: _Emit, tag: str, dst: str, dst_t: str, dst_idx, src: str, src_t
         smask = f"{p}ms"
     v = read(f"{p}full", smask, "t", ind)
     if post is not None:
-        v = post(v, f"{p}pt", ind)
+        v = post(v)
     e(f"{ind}{p}dt = arith.addi {p}full, {d0} : index")
     e(f"{ind}{p}wt = vector.transfer_write {v}, {p}l[{', '.join(dpre + [f'{p}dt'])}], "
       f"{p}m {{in_bounds = [true]}} : {vt}, {dst_t}")
     return f"{p}wt"
-
-
-def _epilogue_post(epilogue: tuple, result: str, e: _Emit, lanes: int):
-    """The fused elementwise ops (:func:`.kernel_fusion.epilogue_user`) as a
-    ``post`` of :func:`_row_copy`: applied to each chunk before its write;
-    captured scalar k is the splat ``%ecv<k>``."""
-    vt = f"vector<{lanes}xf32>"
-
-    def post(v: str, tag: str, ind: str) -> str:
-        names = {"%e_in": v}
-        for i, (op_name, res, opnds, attrs) in enumerate(epilogue):
-            for a in opnds:
-                if a.startswith("%e_cap"):
-                    names.setdefault(a, "%ecv" + a[len("%e_cap"):])
-            names[res] = f"{tag}{i}"
-            e(f"{ind}{tag}{i} = {op_name} {', '.join(names[a] for a in opnds)}{attrs} : {vt}")
-        return names[result]
-    return post
 
 
 def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
@@ -286,7 +270,7 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     e(f"    %res = tensor.collapse_shape %r4 [[0, 1], [2, 3]] : {_t(c4)} into {acct}")
     # the copy out: row oh of channel f is res[f, oh*OW : oh*OW + OW]
     # (with threads the channels split across them: one plane each)
-    post = _epilogue_post(epilogue, epi_result, e, nb) if epilogue else None
+    post = (lambda v: emit_ops(e, epilogue, epi_result, v, "%ecv{}", nb)) if epilogue else None
     if threads:
         pt = _t([1, 1, None, None])
         e(f"    %out = scf.forall (%f) in ({f}) shared_outs(%of = %dst) -> ({ot}) {{")
@@ -346,12 +330,9 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
         args = list(op.operands[:2]) + [fill_scalar(op.operands[2])[1]]
         if fused is not None:
             args.append(fused[1])
-        if epi is None:
-            call_in_place(op, fused, funcs[key], args)
-            continue
-        # at the epilogue: its captured scalars may be defined after the conv
-        replace_with_call(funcs[key], args + list(epi[3]),
-                          [op] + ([fused[0]] if fused is not None else []) + [epi[0]], epi[0])
+        # at the chain's last op: the epilogue's captured scalars may be defined after the conv
+        chain = [op] + ([fused[0]] if fused is not None else []) + ([epi[0]] if epi else [])
+        replace_with_call(funcs[key], args + (list(epi[3]) if epi else []), chain, chain[-1])
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
     return len(convs)

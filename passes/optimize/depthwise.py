@@ -34,16 +34,11 @@ import mlir.ir as ir
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, epilogue_user,
                                                         fill_scalar, prologue_producer,
-                                                        static_f32, zero_fill, zero_pad)
+                                                        static_f32, window_ints, zero_fill,
+                                                        zero_pad)
 from onnx_mlir_py.passes.optimize.row_plan import Conv
 from onnx_mlir_py.passes.optimize.target import Target
 from onnx_mlir_py.passes.optimize.window_rewrite import rewrite_all
-
-
-def _ints(op, name) -> list[int]:
-    if name not in op.attributes:
-        return [1, 1]
-    return [int(x) for x in ir.DenseIntElementsAttr(op.attributes[name])]
 
 
 # The row kernel unrolls every tap of the window: beyond this many the kernel
@@ -58,7 +53,7 @@ def window_fits(op: ir.Operation, xs, kernel, os_) -> tuple[list, list] | None:
     at most MAX_TAPS taps; else None."""
     if kernel[0] * kernel[1] > MAX_TAPS:
         return None
-    s, d = _ints(op, "strides"), _ints(op, "dilations")
+    s, d = window_ints(op, "strides"), window_ints(op, "dilations")
     if len(s) != 2 or len(d) != 2 or min(s + d) < 1:
         return None
     if any((os_[2 + i] - 1) * s[i] + (kernel[i] - 1) * d[i] + 1 > xs[2 + i] for i in range(2)):

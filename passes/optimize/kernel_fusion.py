@@ -108,6 +108,13 @@ def const_pad(v: ir.Value):
     return o.operands[0], (lo[2], lo[3], hi[2], hi[3]), value
 
 
+def window_ints(op: ir.Operation, name: str) -> list[int]:
+    """A linalg conv / pool's ``strides`` or ``dilations`` (default 1, 1)."""
+    if name not in op.attributes:
+        return [1, 1]
+    return [int(x) for x in ir.DenseIntElementsAttr(op.attributes[name])]
+
+
 _ID4 = "(d0, d1, d2, d3) -> (d0, d1, d2, d3)"
 _CH4 = "(d0, d1, d2, d3) -> (d1)"
 
@@ -154,19 +161,11 @@ def bias_add_user(v: ir.Value):
 
 def call_in_place(op: ir.Operation, fused, fn: str, args: list) -> None:
     """Replace ``op`` (and its fused bias add ``fused`` from ``bias_add_user``,
-    if any) by a call of kernel function ``fn`` on ``args``."""
-    from mlir.dialects import func
-    loc = op.location if fused is None else ir.Location.fused([op.location, fused[0].location])
-    # at the bias add when fused: its bias may be computed between the two ops
-    # (a run-time broadcast of a dynamic bias input; fuzz s2001-2)
-    with ir.InsertionPoint(op if fused is None else fused[0]), loc:
-        call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(fn), args)
-    if fused is not None:
-        fused[0].results[0].replace_all_uses_with(call.results[0])
-        fused[0].erase()
-    else:
-        op.results[0].replace_all_uses_with(call.results[0])
-    op.erase()
+    if any) by a call of kernel function ``fn`` on ``args``: at the bias add
+    when fused (its bias may be computed between the two ops, a run-time
+    broadcast of a dynamic bias input; fuzz s2001-2)."""
+    chain = [op] + ([fused[0]] if fused is not None else [])
+    replace_with_call(fn, args, chain, chain[-1])
 
 
 def replace_with_call(fn: str, operands: list, erase: list, last: ir.Operation,

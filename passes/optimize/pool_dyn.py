@@ -27,9 +27,11 @@ import mlir.ir as ir
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
-from onnx_mlir_py.passes.optimize.conv_dyn import _Emit, _dyn_shape, _epilogue_post, _ints, _t
+from onnx_mlir_py.passes.optimize.conv_dyn import _Emit, _dyn_shape, _t
 from onnx_mlir_py.passes.optimize.kernel_fusion import (epilogue_user, fill_scalar,
-                                                        replace_with_call, static_f32)
+                                                        replace_with_call, static_f32,
+                                                        window_ints)
+from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.passes.optimize.target import Target
 
 KINDS = {"linalg.pooling_nchw_max": "arith.maximumf", "linalg.pooling_nchw_sum": "arith.addf"}
@@ -49,7 +51,7 @@ def signature(op: ir.Operation):
         return None           # dynamic channels: not handled; static H/W: pool.py
     if (xs[0] is None) != (os_[0] is None) or (xs[0] is not None and xs[0] != 1):
         return None
-    s, d = _ints(op, "strides"), _ints(op, "dilations")
+    s, d = window_ints(op, "strides"), window_ints(op, "dilations")
     if len(s) != 2 or len(d) != 2 or min(s + d) < 1 or fill_scalar(op.operands[2]) is None:
         return None
     return tuple(xs), tuple(ws), tuple(os_), tuple(s), tuple(d)
@@ -121,18 +123,18 @@ def image_function(name: str, kind: str, xs, ws, os_, s, d, lanes: int, threads:
     e(f"        %rbase = arith.muli %r, {e.c(s[0])} : index")
     for i in range(kh):
         e(f"        %hrow{i} = arith.addi %rbase, {e.c(i * d[0])} : index")
-    post = _epilogue_post(epilogue, epi_result, e, lanes) if epilogue else None
+    post = (lambda v: emit_ops(e, epilogue, epi_result, v, "%ecv{}", lanes)) if epilogue else None
     e(f"        %l = scf.for %q = {e.c(0)} to %full step {e.c(lanes)} iter_args(%u = %t) "
       f"-> ({pt}) {{")
     acc = _chunk(e, combine, xt, kh, kw, s, d, "%q", None, lanes, "m", "          ")
     if post is not None:
-        acc = post(acc, "%epm", "          ")
+        acc = post(acc)
     e(f"          %w = vector.transfer_write {acc}, %u[{e.c(0)}, {e.c(0)}, %r, %q] "
       f"{{in_bounds = [true]}} : {vt}, {pt}")
     e(f"          scf.yield %w : {pt}\n        }}")
     acc = _chunk(e, combine, xt, kh, kw, s, d, "%full", smask, lanes, "t", "        ")
     if post is not None:
-        acc = post(acc, "%ept", "        ")
+        acc = post(acc)
     e(f"        %wt = vector.transfer_write {acc}, %l[{e.c(0)}, {e.c(0)}, %r, %full], %m "
       f"{{in_bounds = [true]}} : {vt}, {pt}")
     e(f"        scf.yield %wt : {pt}\n      }}")
