@@ -2,7 +2,7 @@
 (``compiler.optimize_tensors``), run on lower-to-linalg's output before
 codegen bufferizes it.
 
-    resolve dims        tensor.dim of results -> dims of the arguments (frees fusion)
+    resolve dims        tensor.dim of a linalg result -> of its init (frees fusion)
     attention           om.attention calls (onnx_to_linalg/attention.py) -> tiled vector kernel
     depthwise           depthwise_conv_2d_nchw_chw (+ its pad, bias, ReLU/Clip) -> vector row kernel
     pools               pooling_nchw_max / _sum (+ pad, fill, epilogue) -> the same row kernel
