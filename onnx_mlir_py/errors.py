@@ -52,13 +52,36 @@ class CompileError(OnnxMlirError):
     """Lowering or native code generation failed."""
 
 
+class EnvironmentFailure(CompileError):
+    """A compile failed because of the machine, not the model: a full disk or
+    quota, a tool killed by a signal (the out-of-memory killer's SIGKILL),
+    out of memory, a directory that cannot be written. Never cached: the same
+    compile succeeds once the cause is gone."""
+
+
+class UnsafeCacheError(OnnxMlirError):
+    """A compile cache directory or entry that another user could have written
+    (not owned by this user, or writable by group or others): not loaded."""
+
+
 class OnnxMlirWarning(UserWarning):
     """Base class of the warnings; the CLI prints them as ``warning: <message>``."""
+
+
+class CacheEntryWarning(OnnxMlirWarning):
+    """A compile cache entry failed its check (truncated, not an ELF file, a
+    content hash or key that differs from its record, unreadable JSON): it
+    is removed and rebuilt (a shared cache's entry is skipped)."""
 
 
 class DeclaredTypeWarning(OnnxMlirWarning):
     """A type the model declares (graph output, ``value_info``) contradicts the
     inferred one; the inferred type is used (as onnxruntime does)."""
+
+
+class NegativeDimWarning(OnnxMlirWarning):
+    """A declared dim is negative (Paddle2ONNX writes ``-1`` for a dynamic
+    dim): it is read as a dynamic dim, as onnxruntime does."""
 
 
 def node_error(cls, node_name: str, op_type: str, message: str) -> OnnxMlirError:

@@ -17,7 +17,9 @@ ambiguous):
 - an IR version or an opset of a domain ``onnx`` knows that is newer than the
   installed ``onnx`` (or below 1); conflicting imports of one domain; no
   import of the default domain;
-- a declared dim below 0 (dim 0 is legal: an empty tensor);
+- (not refused: a declared dim below 0, which exporters such as Paddle2ONNX
+  write for a dynamic dim; onnxruntime reads every negative ``dim_value`` as
+  unknown, and so do we, with one :class:`NegativeDimWarning` per value);
 - malformed subgraphs: a missing required branch/body, a graph attribute the
   op does not take, a body whose input/output counts do not fit its node, a
   subgraph output that is only a value of the enclosing graph.
@@ -33,7 +35,9 @@ import heapq
 import onnx
 from onnx import defs
 
-from onnx_mlir_py.errors import InvalidModelError
+import warnings
+
+from onnx_mlir_py.errors import InvalidModelError, NegativeDimWarning
 
 GRAPH_KINDS = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 
@@ -94,25 +98,64 @@ def _check_ir_version(model: onnx.ModelProto) -> None:
 
 
 # -- declared types -------------------------------------------------------------
-def _check_type(tp: onnx.TypeProto, what: str, where: str) -> None:
+def _negative_dims(tp: onnx.TypeProto) -> list:
+    """The dim protos of ``tp`` (through sequences, optionals and maps) that
+    declare a negative ``dim_value``."""
     kind = tp.WhichOneof("value")
     if kind in ("tensor_type", "sparse_tensor_type"):
         t = getattr(tp, kind)
-        if t.HasField("shape"):
-            for k, d in enumerate(t.shape.dim):
-                if d.HasField("dim_value") and d.dim_value < 0:
-                    _fail(where, f"{what} declares dim {k} as {d.dim_value}; a dim must be "
-                                 ">= 0 (leave it unset or give it a name for a dynamic dim)")
-    elif kind in ("sequence_type", "optional_type"):
-        _check_type(getattr(tp, kind).elem_type, what, where)
-    elif kind == "map_type":
-        _check_type(tp.map_type.value_type, what, where)
+        return [d for d in t.shape.dim if d.HasField("dim_value") and d.dim_value < 0] \
+            if t.HasField("shape") else []
+    if kind in ("sequence_type", "optional_type"):
+        return _negative_dims(getattr(tp, kind).elem_type)
+    if kind == "map_type":
+        return _negative_dims(tp.map_type.value_type)
+    return []
 
 
-def _check_types(value_infos, what: str, where: str) -> None:
-    for vi in value_infos:
-        if vi.HasField("type"):
-            _check_type(vi.type, f"{what} '{vi.name}'", where)
+def _value_infos(g: onnx.GraphProto, where: str):
+    """(what, value_info, where) of every declared type of ``g`` and of the
+    subgraphs of its nodes."""
+    for what, vis in (("graph input", g.input), ("graph output", g.output),
+                      ("value_info", g.value_info)):
+        for vi in vis:
+            yield what, vi, where
+    for node in g.node:
+        for a in node.attribute:
+            if a.type in GRAPH_KINDS:
+                for sg in ([a.g] if a.type == onnx.AttributeProto.GRAPH else a.graphs):
+                    yield from _value_infos(sg, f"{where}{_at(node)}, subgraph '{sg.name}': ")
+
+
+def _all_value_infos(model: onnx.ModelProto):
+    yield from _value_infos(model.graph, "")
+    for f in model.functions:
+        where = f"function '{f.domain + '.' if f.domain else ''}{f.name}': "
+        for vi in getattr(f, "value_info", []):
+            yield "value_info", vi, where
+
+
+def _negative_dims_as_dynamic(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model``, or a copy whose negative declared dims are unknown dims,
+    with one NegativeDimWarning per declared value (Paddle2ONNX writes
+    ``dim_value: -1`` for a dynamic dim; onnxruntime reads any negative
+    value as unknown)."""
+    if not any(vi.HasField("type") and _negative_dims(vi.type)
+               for _, vi, _ in _all_value_infos(model)):
+        return model
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for what, vi, where in _all_value_infos(copy):
+        dims = _negative_dims(vi.type) if vi.HasField("type") else []
+        if not dims:
+            continue
+        shown = ", ".join(str(d.dim_value) for d in dims)
+        warnings.warn(NegativeDimWarning(
+            f"{where}{what} '{vi.name}' declares a negative dim ({shown}): read as a "
+            f"dynamic dim, as onnxruntime does"), stacklevel=2)
+        for d in dims:
+            d.ClearField("dim_value")
+    return copy
 
 
 # -- subgraph arities ------------------------------------------------------------
@@ -271,9 +314,6 @@ class _Validator:
 
     def graph(self, g: onnx.GraphProto, parent: _Scope | None, where: str,
               sortable: bool = False, subgraph: bool = False) -> list[int] | None:
-        _check_types(g.input, "graph input", where)
-        _check_types(g.output, "graph output", where)
-        _check_types(g.value_info, "value_info", where)
         inits = [t.name for t in g.initializer] + [t.values.name for t in g.sparse_initializer]
         for t in g.initializer:
             if any(d < 0 for d in t.dims):
@@ -357,6 +397,7 @@ def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:
     """Raise InvalidModelError naming what is wrong; return the model (a copy
     with the main graph's nodes sorted when they were listed out of order)."""
     _check_ir_version(model)
+    model = _negative_dims_as_dynamic(model)
     known = _known_versions()
     opsets = _opsets(model.opset_import, "", known)
     seen = set()
@@ -367,7 +408,6 @@ def validate_model(model: onnx.ModelProto) -> onnx.ModelProto:
             _fail("", f"{where[:-2]} is defined twice")
         seen.add(key)
         f_opsets = _opsets(f.opset_import, where, known)
-        _check_types(getattr(f, "value_info", []), "value_info", where)
         _Validator(f_opsets).body(f.node, list(f.input), [], list(f.output), None, where)
     order = _Validator(opsets).graph(model.graph, None, "", sortable=True)
     if order is None:
