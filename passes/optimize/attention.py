@@ -29,14 +29,11 @@ import mlir.ir as ir
 
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.math_approx import _exp_body
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 from onnx_mlir_py.passes.optimize.target import Target
 
 CALL_ATTR = "om.attention"
 THREAD_MIN_MACS = 1 << 21
-
-
-def _t(shape) -> str:
-    return "tensor<" + "".join(("?" if s is None else str(s)) + "x" for s in shape) + "f32>"
 
 
 def _shape(v) -> list:
@@ -87,11 +84,11 @@ def kernel_text(name: str, qs, kts, vs, ms, ys, scale: float, group: int, nan_ro
     """The kernel function: the reference's arguments but the scores."""
     e = _E()
     V = f"vector<{vw}xf32>"
-    tq, tkt, tv, ty = _t(qs), _t(kts), _t(vs), _t(ys)
+    tq, tkt, tv, ty = tensor_type(qs), tensor_type(kts), tensor_type(vs), tensor_type(ys)
     sq_s, dv, d = qs[2], vs[3], qs[3]
-    tys = _t([1, 1, sq_s, dv])
-    tsc = _t([rows, None])
-    m_arg = f", %m: {_t(ms)}" if ms is not None else ""
+    tys = tensor_type([1, 1, sq_s, dv])
+    tsc = tensor_type([rows, None])
+    m_arg = f", %m: {tensor_type(ms)}" if ms is not None else ""
     e.lines.append(f"func.func private @{name}(%q: {tq}, %kt: {tkt}, %v: {tv}{m_arg}, "
                    f"%y: {ty}) -> {ty} {{")
     e("%zero = arith.constant 0.0 : f32")
@@ -164,7 +161,7 @@ def _block(c: dict, R: int, i0: str, ya: str, sa: str) -> tuple[str, str]:
     qi = [e.v("qi", f"arith.addi {i0}, %c{r} : index") if r else i0 for r in range(R)]
     mi, mvec = [], []
     if ms is not None:
-        tm = _t(ms)
+        tm = tensor_type(ms)
         for r in range(R):
             mi.append("%c0" if ms[2] == 1 else qi[r])
             if ms[3] == 1:

@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-
-
-def _t(shape, et="f32") -> str:
-    return "tensor<" + "x".join("?" if s is None else str(s) for s in shape) + f"x{et}>"
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 
 
 BATCHED, SHARED = "batched", "shared"
@@ -51,11 +48,11 @@ def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
         raise ValueError("the destination must be batched")
     sig, inner_types = [], []
     for i, (shape, kind) in enumerate(args):
-        ty = "f32" if not shape else _t(shape)
+        ty = "f32" if not shape else tensor_type(shape)
         sig.append(f"%a{i}: {ty}")
-        inner_types.append(ty if kind == SHARED else _t([1] + list(shape[1:])))
+        inner_types.append(ty if kind == SHARED else tensor_type([1] + list(shape[1:])))
     dshape = args[dest][0]
-    dt, dt1 = _t(dshape), _t([1] + list(dshape[1:]))
+    dt, dt1 = tensor_type(dshape), tensor_type([1] + list(dshape[1:]))
     rank = len(dshape)
     lines = [f"  func.func private @{name}({', '.join(sig)}) -> {dt} {{",
              "    %c0 = arith.constant 0 : index", "    %c1 = arith.constant 1 : index",
@@ -65,7 +62,7 @@ def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
         """Dim k of argument i: static, or read before the loop."""
         if s is not None:
             return str(s)
-        lines.insert(3, f"    %a{i}_d{k} = tensor.dim %a{i}, %c{i}_{k} : {_t(args[i][0])}")
+        lines.insert(3, f"    %a{i}_d{k} = tensor.dim %a{i}, %c{i}_{k} : {tensor_type(args[i][0])}")
         lines.insert(3, f"    %c{i}_{k} = arith.constant {k} : index")
         return f"%a{i}_d{k}"
     sizes_of = [[size(i, k, s) for k, s in enumerate(shape) if k] if kind == BATCHED else []
@@ -79,7 +76,7 @@ def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
         if kind == SHARED:
             operands.append(f"%a{i}")
             continue
-        src, ty = ("%acc", dt) if i == dest else (f"%a{i}", _t(shape))
+        src, ty = ("%acc", dt) if i == dest else (f"%a{i}", tensor_type(shape))
         z = ", ".join(["%i"] + ["0"] * (len(shape) - 1))
         sizes = ", ".join(["1"] + sizes_of[i])
         ones = ", ".join(["1"] * len(shape))

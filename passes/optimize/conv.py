@@ -34,15 +34,12 @@ from onnx_mlir_py.passes.optimize.conv_row import row_conv_function
 from onnx_mlir_py.passes.optimize.conv_pixel_rows import pixel_rows, pixel_rows_product
 from onnx_mlir_py.passes.optimize.im2col_packed import packed_im2col
 from onnx_mlir_py.passes.optimize.im2col_text import end_channel_loop, zero_regions
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 from onnx_mlir_py.passes.optimize.conv_strips import strip_functions, strip_rows
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, call_in_place,
                                                         fill_scalar, static_f32, window_ints,
                                                         zero_fill)
 from onnx_mlir_py.ir_util import walk_ops
-
-
-def _t(shape) -> str:
-    return "tensor<" + "x".join(str(s) for s in shape) + "xf32>"
 
 
 # im2col copies of at least this many elements are split across threads
@@ -71,7 +68,7 @@ def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
     k, m, taps = c * kh_ * kw_, oh * ow, kh_ * kw_
     full, one = [b, kp, mp], [b, taps, mp]
     par = threads and b * k * m >= IM2COL_THREAD_MIN
-    lines += [f"    %ce = tensor.empty() : {_t(full)}",
+    lines += [f"    %ce = tensor.empty() : {tensor_type(full)}",
               "    %i2c_0 = arith.constant 0 : index", "    %i2c_1 = arith.constant 1 : index",
               f"    %i2c_b = arith.constant {b} : index", f"    %i2c_oh = arith.constant {oh} : index",
               f"    %i2c_c = arith.constant {c} : index", "    %i2c_pad = arith.constant 0.0 : f32"]
@@ -83,17 +80,17 @@ def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
     init = zero_regions(lines, "%ce", full, (("rows", [0, k, 0], [b, kp - k, mp]),
                                              ("cols", [0, 0, m], [b, k, mp - m])), "%i2c_pad")
     if par:
-        lines.append(f"    %colt = scf.forall (%ch) in ({c}) shared_outs(%co = {init}) -> ({_t(full)}) {{")
+        lines.append(f"    %colt = scf.forall (%ch) in ({c}) shared_outs(%co = {init}) -> ({tensor_type(full)}) {{")
     else:
         lines.append(f"    %colt = scf.for %ch = %i2c_0 to %i2c_c step %i2c_1 "
-                     f"iter_args(%co = {init}) -> ({_t(full)}) {{")
+                     f"iter_args(%co = {init}) -> ({tensor_type(full)}) {{")
     # index arithmetic in arith, not affine.apply: affine ops may not be
     # inlined into an scf.for (the batch loop of batch_loop.py)
     lines.append(f"      %row0 = arith.muli %ch, %i2c_taps : index")
     lines.append(f"      %cs = tensor.extract_slice %co[0, %row0, 0] {one} [1, 1, 1] "
-                 f": {_t(full)} to {_t(one)}")
-    lines.append(f"      %cb = scf.for %ib = %i2c_0 to %i2c_b step %i2c_1 iter_args(%ab = %cs) -> ({_t(one)}) {{")
-    lines.append(f"      %cr = scf.for %r = %i2c_0 to %i2c_oh step %i2c_1 iter_args(%ar = %ab) -> ({_t(one)}) {{")
+                 f": {tensor_type(full)} to {tensor_type(one)}")
+    lines.append(f"      %cb = scf.for %ib = %i2c_0 to %i2c_b step %i2c_1 iter_args(%ab = %cs) -> ({tensor_type(one)}) {{")
+    lines.append(f"      %cr = scf.for %r = %i2c_0 to %i2c_oh step %i2c_1 iter_args(%ar = %ab) -> ({tensor_type(one)}) {{")
     lines.append("        %dcol = arith.muli %r, %i2c_ow : index")
     lines.append(f"        %rs = arith.muli %r, %i2c_s0 : index")
     cur = "%ar"
@@ -106,13 +103,13 @@ def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
         for j in range(kw_):
             v = f"%v{i}_{j}"
             lines.append(f"        {v} = vector.transfer_read {x}[%ib, %ch, %row{i}_, %i2c_w{j}], "
-                         f"%i2c_pad {{in_bounds = [true]}} : {_t(xs)}, vector<{ow}xf32>")
+                         f"%i2c_pad {{in_bounds = [true]}} : {tensor_type(xs)}, vector<{ow}xf32>")
             nxt = f"%t{i}_{j}"
             lines.append(f"        {nxt} = vector.transfer_write {v}, {cur}[%ib, %i2c_t{i * kw_ + j}, %dcol] "
-                         f"{{in_bounds = [true]}} : vector<{ow}xf32>, {_t(one)}")
+                         f"{{in_bounds = [true]}} : vector<{ow}xf32>, {tensor_type(one)}")
             cur = nxt
-    lines.append(f"        scf.yield {cur} : {_t(one)}\n      }}")
-    lines.append(f"        scf.yield %cr : {_t(one)}\n      }}")
+    lines.append(f"        scf.yield {cur} : {tensor_type(one)}\n      }}")
+    lines.append(f"        scf.yield %cr : {tensor_type(one)}\n      }}")
     # the strided chunks' column constants, declared before the loops
     at = lines.index(f"    %i2c_taps = arith.constant {taps} : index")
     lines[at:at] = [f"    %i2c_c{v} = arith.constant {v} : index" for v in sorted(consts)]
@@ -141,23 +138,23 @@ def _strided_rows(lines, consts: set, x: str, xs, one, cur: str, kh_: int, kw_: 
                 consts.add(j * d)
                 lines.append(f"{ind}{p}c = arith.addi {col0}, %i2c_c{j * d} : index")
                 lines.append(f"{ind}{p}r = vector.transfer_read {x}[%ib, %ch, %row{i}_, {p}c], "
-                             f"%i2c_pad {{in_bounds = [true]}} : {_t(xs)}, vector<{span}xf32>")
+                             f"%i2c_pad {{in_bounds = [true]}} : {tensor_type(xs)}, vector<{span}xf32>")
                 lines.append(f"{ind}{p}v = vector.shuffle {p}r, {p}r "
                              f"[{', '.join(str(q * s) for q in range(lanes))}] "
                              f": vector<{span}xf32>, vector<{span}xf32>")
                 lines.append(f"{ind}{p}w = vector.transfer_write {p}v, {c}[%ib, %i2c_t{i * kw_ + j}, "
-                             f"{dst}] {{in_bounds = [true]}} : vector<{lanes}xf32>, {_t(one)}")
+                             f"{dst}] {{in_bounds = [true]}} : vector<{lanes}xf32>, {tensor_type(one)}")
                 c = f"{p}w"
         return c
 
     if nsafe:
         lines += [f"        %sl = scf.for %q = %i2c_0 to %i2c_c{nsafe} step %i2c_1 "
-                  f"iter_args(%su = {cur}) -> ({_t(one)}) {{",
+                  f"iter_args(%su = {cur}) -> ({tensor_type(one)}) {{",
                   f"          %sq = arith.muli %q, %i2c_c{V * s} : index",
                   f"          %so = arith.muli %q, %i2c_c{V} : index",
                   "          %sd = arith.addi %dcol, %so : index"]
         c = chunk("          ", "%sq", "%sd", V, lambda j: V * s, "", "%su")
-        lines += [f"          scf.yield {c} : {_t(one)}", "        }"]
+        lines += [f"          scf.yield {c} : {tensor_type(one)}", "        }"]
         cur = "%sl"
     for q0 in range(nsafe * V, ow, V):
         lanes = min(V, ow - q0)
@@ -222,10 +219,10 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
         oh, ow = os_[2], os_[3]
         g, fg, xb = 1, f, list(xs)
         kk = c * kh_ * kw_
-        wk = (f"    %wk0 = tensor.collapse_shape %w [[0], [1, 2, 3]] : {_t(ws)} into {_t([f, kk])}\n"
+        wk = (f"    %wk0 = tensor.collapse_shape %w [[0], [1, 2, 3]] : {tensor_type(ws)} into {tensor_type([f, kk])}\n"
               f"    %wk = tensor.expand_shape %wk0 [[0, 1], [2]] output_shape [1, {f}, {kk}] "
-              f": {_t([f, kk])} into {_t([1, f, kk])}")
-        o3 = f"    %o3 = tensor.collapse_shape %o [[0], [1], [2, 3]] : {_t(os_)} into {_t([n, f, oh * ow])}"
+              f": {tensor_type([f, kk])} into {tensor_type([1, f, kk])}")
+        o3 = f"    %o3 = tensor.collapse_shape %o [[0], [1], [2, 3]] : {tensor_type(os_)} into {tensor_type([n, f, oh * ow])}"
         x = "%x"
         pre = []
     else:
@@ -233,32 +230,32 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
         _, fg, _, kh_, kw_ = ws
         oh, ow = os_[3], os_[4]
         c, xb = cg, [n * g, cg, h, w]
-        wk = f"    %wk = tensor.collapse_shape %w [[0], [1], [2, 3, 4]] : {_t(ws)} into {_t([g, fg, cg * kh_ * kw_])}"
-        o3 = (f"    %o3 = tensor.collapse_shape %o [[0, 1], [2], [3, 4]] : {_t(os_)} "
-              f"into {_t([n * g, fg, oh * ow])}")
+        wk = f"    %wk = tensor.collapse_shape %w [[0], [1], [2, 3, 4]] : {tensor_type(ws)} into {tensor_type([g, fg, cg * kh_ * kw_])}"
+        o3 = (f"    %o3 = tensor.collapse_shape %o [[0, 1], [2], [3, 4]] : {tensor_type(os_)} "
+              f"into {tensor_type([n * g, fg, oh * ow])}")
         x = "%x4"
-        pre = [f"    %x4 = tensor.collapse_shape %x [[0, 1], [2], [3], [4]] : {_t(xs)} into {_t(xb)}"]
+        pre = [f"    %x4 = tensor.collapse_shape %x [[0, 1], [2], [3], [4]] : {tensor_type(xs)} into {tensor_type(xb)}"]
     bsz, k, m = xb[0], c * kh_ * kw_, oh * ow
-    third = f"%b: {_t([os_[1]])}" if bias else f"%o: {_t(os_)}"
+    third = f"%b: {tensor_type([os_[1]])}" if bias else f"%o: {tensor_type(os_)}"
     if bias and dest:
-        third = f"%o: {_t(os_)}, {third}"
-    lines = [f"  func.func private @{name}(%x: {_t(xs)}, %w: {_t(ws)}, {third}) "
-             f"-> {_t(os_)} {{"] + pre
+        third = f"%o: {tensor_type(os_)}, {third}"
+    lines = [f"  func.func private @{name}(%x: {tensor_type(xs)}, %w: {tensor_type(ws)}, {third}) "
+             f"-> {tensor_type(os_)} {{"] + pre
     lines.append("    %zero = arith.constant 0.0 : f32")
     packed = False
     one_by_one = (kh_, kw_) == (1, 1) and s == [1, 1] and (h, w) == (oh, ow)
     mr = pixel_rows(bsz, groups, bias, fg, m, nb, row_block) if min(blocks) > 1 else 0
     if mr and one_by_one:              # the input itself, read in place
         kp, mp = k, m
-        lines.append(f"    %pr_col = tensor.collapse_shape %x [[0, 1], [2, 3]] : {_t(xs)} into {_t([k, m])}")
+        lines.append(f"    %pr_col = tensor.collapse_shape %x [[0, 1], [2, 3]] : {tensor_type(xs)} into {tensor_type([k, m])}")
     elif mr:
         kp, mp = _cdiv(k, kb) * kb, _cdiv(m, mr) * mr
         col = _im2col(lines, x, xb, kh_, kw_, oh, ow, s, d, kp, mp, threads)
         lines.append(f"    %pr_col = tensor.collapse_shape {col} [[0, 1], [2]] "
-                     f": {_t([1, kp, mp])} into {_t([kp, mp])}")
+                     f": {tensor_type([1, kp, mp])} into {tensor_type([kp, mp])}")
     elif one_by_one and not (packed_col(bsz, fg, s, blocks) and pack_one_by_one(fg, m, nb)):
         kp, mp = k, m                      # col is a view of x; the kernel pads if needed
-        lines.append(f"    %col = tensor.collapse_shape {x} [[0], [1], [2, 3]] : {_t(xb)} into {_t([bsz, k, m])}")
+        lines.append(f"    %col = tensor.collapse_shape {x} [[0], [1], [2, 3]] : {tensor_type(xb)} into {tensor_type([bsz, k, m])}")
         col = "%col"
     elif packed := packed_col(bsz, fg, s, blocks):
         kp, mp = _cdiv(k, kb) * kb, _cdiv(m, nb) * nb
@@ -273,13 +270,13 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     if kp != k:
         lines += [f"    %wp = tensor.pad %wk low[0, 0, 0] high[0, 0, {kp - k}] {{",
                   "    ^bb0(%p0: index, %p1: index, %p2: index):\n      tensor.yield %zero : f32",
-                  f"    }} : {_t([g, fg, k])} to {_t(wsh)}"]
+                  f"    }} : {tensor_type([g, fg, k])} to {tensor_type(wsh)}"]
         wv = "%wp"
     else:
         wv = "%wk"
     if mr:
         pixel_rows_product(lines, "%pr_col", kp, mp, m, fg, wv, os_, dest, nb // 2)
-        lines.append(f"    return %r : {_t(os_)}\n  }}")
+        lines.append(f"    return %r : {tensor_type(os_)}\n  }}")
         return "\n".join(lines)
     # the result [B, F', mp] accumulates into the conv's init: the broadcast
     # bias, or the init itself (or a copy padded to whole column blocks)
@@ -287,11 +284,11 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
         _bias_into(lines, os_)
         acc = "%o3"
     elif bias:
-        at = _t([bsz, fg, mp])
+        at = tensor_type([bsz, fg, mp])
         lines += [f"    %be = tensor.empty() : {at}",
                   f"    %o3 = linalg.generic {{indexing_maps = [affine_map<(a, f, p) -> (f)>, "
                   f"affine_map<(a, f, p) -> (a, f, p)>], iterator_types = "
-                  f'["parallel", "parallel", "parallel"]}} ins(%b : {_t([fg])}) outs(%be : {at}) {{',
+                  f'["parallel", "parallel", "parallel"]}} ins(%b : {tensor_type([fg])}) outs(%be : {at}) {{',
                   "    ^bb0(%bv: f32, %bo: f32):\n      linalg.yield %bv : f32",
                   f"    }} -> {at}"]
         acc = "%o3"
@@ -302,36 +299,36 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
         lines.append(o3)
         lines += [f"    %acc = tensor.pad %o3 low[0, 0, 0] high[0, 0, {mp - m}] {{",
                   "    ^bb0(%q0: index, %q1: index, %q2: index):\n      tensor.yield %zero : f32",
-                  f"    }} : {_t([bsz, fg, m])} to {_t([bsz, fg, mp])}"]
+                  f"    }} : {tensor_type([bsz, fg, m])} to {tensor_type([bsz, fg, mp])}"]
         acc = "%acc"
     if bsz == 1:
-        lines.append(f"    %w2 = tensor.collapse_shape {wv} [[0, 1], [2]] : {_t(wsh)} into {_t([fg, kp])}")
+        lines.append(f"    %w2 = tensor.collapse_shape {wv} [[0, 1], [2]] : {tensor_type(wsh)} into {tensor_type([fg, kp])}")
         if not packed:        # the packed im2col is [kp, mp] already
             lines.append(f"    %pcol2 = tensor.collapse_shape {col} [[0, 1], [2]] "
-                         f": {_t([1, kp, mp])} into {_t([kp, mp])}")
-        lines += [f"    %a2 = tensor.collapse_shape {acc} [[0, 1], [2]] : {_t([1, fg, mp])} into {_t([fg, mp])}",
-                  f"    %r2 = linalg.matmul ins(%w2, %pcol2 : {_t([fg, kp])}, {_t([kp, mp])}) "
-                  f"outs(%a2 : {_t([fg, mp])}) -> {_t([fg, mp])}",
+                         f": {tensor_type([1, kp, mp])} into {tensor_type([kp, mp])}")
+        lines += [f"    %a2 = tensor.collapse_shape {acc} [[0, 1], [2]] : {tensor_type([1, fg, mp])} into {tensor_type([fg, mp])}",
+                  f"    %r2 = linalg.matmul ins(%w2, %pcol2 : {tensor_type([fg, kp])}, {tensor_type([kp, mp])}) "
+                  f"outs(%a2 : {tensor_type([fg, mp])}) -> {tensor_type([fg, mp])}",
                   f"    %r3 = tensor.expand_shape %r2 [[0, 1], [2]] output_shape [1, {fg}, {mp}] "
-                  f": {_t([fg, mp])} into {_t([1, fg, mp])}"]
+                  f": {tensor_type([fg, mp])} into {tensor_type([1, fg, mp])}"]
     else:
-        lines += [f"    %wbe = tensor.empty() : {_t([n, g, fg, kp])}",
-                  f"    %wb4 = linalg.broadcast ins({wv} : {_t(wsh)}) outs(%wbe : {_t([n, g, fg, kp])}) dimensions = [0]",
-                  f"    %wb = tensor.collapse_shape %wb4 [[0, 1], [2], [3]] : {_t([n, g, fg, kp])} into {_t([bsz, fg, kp])}",
-                  f"    %r3 = linalg.batch_matmul ins(%wb, {col} : {_t([bsz, fg, kp])}, {_t([bsz, kp, mp])}) "
-                  f"outs({acc} : {_t([bsz, fg, mp])}) -> {_t([bsz, fg, mp])}"]
+        lines += [f"    %wbe = tensor.empty() : {tensor_type([n, g, fg, kp])}",
+                  f"    %wb4 = linalg.broadcast ins({wv} : {tensor_type(wsh)}) outs(%wbe : {tensor_type([n, g, fg, kp])}) dimensions = [0]",
+                  f"    %wb = tensor.collapse_shape %wb4 [[0, 1], [2], [3]] : {tensor_type([n, g, fg, kp])} into {tensor_type([bsz, fg, kp])}",
+                  f"    %r3 = linalg.batch_matmul ins(%wb, {col} : {tensor_type([bsz, fg, kp])}, {tensor_type([bsz, kp, mp])}) "
+                  f"outs({acc} : {tensor_type([bsz, fg, mp])}) -> {tensor_type([bsz, fg, mp])}"]
     res = "%r3"
     if mp != m:
         lines.append(f"    %rs = tensor.extract_slice %r3[0, 0, 0] [{bsz}, {fg}, {m}] [1, 1, 1] "
-                     f": {_t([bsz, fg, mp])} to {_t([bsz, fg, m])}")
+                     f": {tensor_type([bsz, fg, mp])} to {tensor_type([bsz, fg, m])}")
         res = "%rs"
     if groups == 1:
         lines.append(f"    %r = tensor.expand_shape {res} [[0], [1], [2, 3]] output_shape {list(os_)} "
-                     f": {_t([n, fg, m])} into {_t(os_)}")
+                     f": {tensor_type([n, fg, m])} into {tensor_type(os_)}")
     else:
         lines.append(f"    %r = tensor.expand_shape {res} [[0, 1], [2], [3, 4]] output_shape {list(os_)} "
-                     f": {_t([bsz, fg, m])} into {_t(os_)}")
-    lines.append(f"    return %r : {_t(os_)}\n  }}")
+                     f": {tensor_type([bsz, fg, m])} into {tensor_type(os_)}")
+    lines.append(f"    return %r : {tensor_type(os_)}\n  }}")
     return "\n".join(lines)
 
 
@@ -343,13 +340,13 @@ def _bias_into(lines, os_) -> None:
     into ``%o`` (``os_`` = [1, F, OH, OW]) as vector code."""
     f, m = os_[1], os_[2] * os_[3]
     main, tail = m - m % BIAS_LANES, m % BIAS_LANES
-    ot = _t([1, f, m])
-    lines += [f"    %bo = tensor.collapse_shape %o [[0], [1], [2, 3]] : {_t(os_)} into {ot}",
+    ot = tensor_type([1, f, m])
+    lines += [f"    %bo = tensor.collapse_shape %o [[0], [1], [2, 3]] : {tensor_type(os_)} into {ot}",
               f"    %b_f = arith.constant {f} : index", f"    %b_main = arith.constant {main} : index",
               f"    %b_step = arith.constant {BIAS_LANES} : index",
               "    %b_0 = arith.constant 0 : index", "    %b_1 = arith.constant 1 : index",
               f"    %o3 = scf.for %bf = %b_0 to %b_f step %b_1 iter_args(%bt = %bo) -> ({ot}) {{",
-              f"      %bs = tensor.extract %b[%bf] : {_t([f])}"]
+              f"      %bs = tensor.extract %b[%bf] : {tensor_type([f])}"]
     cur = "%bt"
     if main:
         lines += [f"      %bw = vector.broadcast %bs : f32 to vector<{BIAS_LANES}xf32>",

@@ -33,13 +33,10 @@ from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functi
 from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, epilogue_user,
                                                         fill_scalar, replace_with_call,
                                                         static_f32, window_ints, zero_fill)
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.passes.optimize.target import Target
-
-
-def _t(shape) -> str:
-    return "tensor<" + "x".join("?" if s is None else str(s) for s in shape) + "xf32>"
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -170,12 +167,12 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     taps, k = kh_ * kw_, c * kh_ * kw_
     kp, fp = _cdiv(k, kb) * kb, _cdiv(f, mb) * mb
     x1, o1 = [1] + list(xs[1:]), [1] + list(os_[1:])
-    xt, ot, wt = _t(x1), _t(o1), _t(ws)
-    ct, acct = _t([kp, None]), _t([fp, None])
+    xt, ot, wt = tensor_type(x1), tensor_type(o1), tensor_type(ws)
+    ct, acct = tensor_type([kp, None]), tensor_type([fp, None])
     e = _Emit()
     caps = "".join(f", %e_cap{k}: f32" for k in range(n_cap))
     e(f"  func.func private @{name}(%xin: {xt}, %wgt: {wt}, %dst: {ot}"
-      + (f", %b: {_t([f])}" if bias else "") + f"{caps}) -> {ot} {{")
+      + (f", %b: {tensor_type([f])}" if bias else "") + f"{caps}) -> {ot} {{")
     e("    %zero = arith.constant 0.0 : f32")
     for i in range(n_cap):      # (not k: the im2col's K below)
         e(f"    %ecv{i} = vector.broadcast %e_cap{i} : f32 to vector<{nb}xf32>")
@@ -189,18 +186,18 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     e(f"    %ce = tensor.empty(%mp) : {ct}")
     init = "%ce"
     if kp != k:
-        rt = _t([kp - k, None])
+        rt = tensor_type([kp - k, None])
         e(f"    %zr_s = tensor.extract_slice {init}[{k}, 0] [{kp - k}, %mp] [1, 1] : {ct} to {rt}")
         e(f"    %zr_f = linalg.fill ins(%zero : f32) outs(%zr_s : {rt}) -> {rt}")
         e(f"    %zr = tensor.insert_slice %zr_f into {init}[{k}, 0] [{kp - k}, %mp] [1, 1] "
           f": {rt} into {ct}")
         init = "%zr"
-    zt = _t([k, None])
+    zt = tensor_type([k, None])
     e(f"    %zc_s = tensor.extract_slice {init}[0, %m] [{k}, %mpad] [1, 1] : {ct} to {zt}")
     e(f"    %zc_f = linalg.fill ins(%zero : f32) outs(%zc_s : {zt}) -> {zt}")
     e(f"    %zc = tensor.insert_slice %zc_f into {init}[0, %m] [{k}, %mpad] [1, 1] "
       f": {zt} into {ct}")
-    tt = _t([taps, None])
+    tt = tensor_type([taps, None])
     if threads:
         e(f"    %col = scf.forall (%ch) in ({c}) shared_outs(%co = %zc) -> ({ct}) {{")
     else:
@@ -236,43 +233,43 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
           f": {tt} into {ct}")
         e(f"      scf.yield %ci : {ct}\n    }}")
     # weights [Fp, kp] (a constant after inlining: folded at compile time)
-    e(f"    %wk = tensor.collapse_shape %wgt [[0], [1, 2, 3]] : {wt} into {_t([f, k])}")
+    e(f"    %wk = tensor.collapse_shape %wgt [[0], [1, 2, 3]] : {wt} into {tensor_type([f, k])}")
     wv = "%wk"
     if (fp, kp) != (f, k):
         e(f"    %wp = tensor.pad %wk low[0, 0] high[{fp - f}, {kp - k}] {{\n"
           "    ^bb0(%p0: index, %p1: index):\n      tensor.yield %zero : f32\n"
-          f"    }} : {_t([f, k])} to {_t([fp, kp])}")
+          f"    }} : {tensor_type([f, k])} to {tensor_type([fp, kp])}")
         wv = "%wp"
     a4 = [fp // mb, mb, kp // kb, kb]
     e(f"    %a4 = tensor.expand_shape {wv} [[0, 1], [2, 3]] output_shape {a4} "
-      f": {_t([fp, kp])} into {_t(a4)}")
+      f": {tensor_type([fp, kp])} into {tensor_type(a4)}")
     b4 = [kp // kb, kb, None, nb]
     e(f"    %b4 = tensor.expand_shape %col [[0, 1], [2, 3]] output_shape "
-      f"[{kp // kb}, {kb}, %no, {nb}] : {ct} into {_t(b4)}")
+      f"[{kp // kb}, {kb}, %no, {nb}] : {ct} into {tensor_type(b4)}")
     # accumulators: the bias (zero-padded to Fp rows) broadcast along the columns, or 0
     e(f"    %acce = tensor.empty(%mp) : {acct}")
     if bias:
         bv = "%b"
         if fp != f:
             e(f"    %bp = tensor.pad %b low[0] high[{fp - f}] {{\n    ^bb0(%p2: index):\n"
-              f"      tensor.yield %zero : f32\n    }} : {_t([f])} to {_t([fp])}")
+              f"      tensor.yield %zero : f32\n    }} : {tensor_type([f])} to {tensor_type([fp])}")
             bv = "%bp"
         e("    %accum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, "
           "affine_map<(i, j) -> (i, j)>], iterator_types = [\"parallel\", \"parallel\"]} "
-          f"ins({bv} : {_t([fp])}) outs(%acce : {acct}) {{\n"
+          f"ins({bv} : {tensor_type([fp])}) outs(%acce : {acct}) {{\n"
           f"    ^bb0(%bv: f32, %bo: f32):\n      linalg.yield %bv : f32\n    }} -> {acct}")
     else:
         e(f"    %accum = linalg.fill ins(%zero : f32) outs(%acce : {acct}) -> {acct}")
     c4 = [fp // mb, mb, None, nb]
     e(f"    %c4 = tensor.expand_shape %accum [[0, 1], [2, 3]] output_shape "
-      f"[{fp // mb}, {mb}, %no, {nb}] : {acct} into {_t(c4)}")
+      f"[{fp // mb}, {mb}, %no, {nb}] : {acct} into {tensor_type(c4)}")
     e(contraction("%r4", "%a4", "%b4", "%c4", a4, b4, c4, False, False, True))
-    e(f"    %res = tensor.collapse_shape %r4 [[0, 1], [2, 3]] : {_t(c4)} into {acct}")
+    e(f"    %res = tensor.collapse_shape %r4 [[0, 1], [2, 3]] : {tensor_type(c4)} into {acct}")
     # the copy out: row oh of channel f is res[f, oh*OW : oh*OW + OW]
     # (with threads the channels split across them: one plane each)
     post = (lambda v: emit_ops(e, epilogue, epi_result, v, "%ecv{}", nb)) if epilogue else None
     if threads:
-        pt = _t([1, 1, None, None])
+        pt = tensor_type([1, 1, None, None])
         e(f"    %out = scf.forall (%f) in ({f}) shared_outs(%of = %dst) -> ({ot}) {{")
         e(f"      %opl = tensor.extract_slice %of[0, %f, 0, 0] [1, 1, %oh, %ow] [1, 1, 1, 1] "
           f": {ot} to {pt}")

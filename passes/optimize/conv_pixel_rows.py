@@ -24,7 +24,8 @@ Here the product is transposed, ``outᵀ [M, F] = colᵀ [M, K] @ Wᵀ [K, F]``:
 from __future__ import annotations
 
 from onnx_mlir_py.passes.optimize.matmul import row_tile
-from onnx_mlir_py.passes.optimize.matmul_text import _cdiv, tensor_t as _t
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.matmul_text import _cdiv
 
 # The pixel-row form is used when the pixel panels pad the work by more than
 # this factor: any padding. Measured on Zen 4 (AVX-512, 1 thread), pixel rows
@@ -60,27 +61,27 @@ def pixel_rows_product(lines: list[str], col: str, kp: int, mp: int, m: int, f: 
     written into ``%o`` (the caller's output slice). ``blk``: the side of
     the transpose's blocks (the vector width)."""
     lines += [
-        f"    %pr_w2 = tensor.collapse_shape {w} [[0, 1], [2]] : {_t([1, f, kp])} into {_t([f, kp])}",
-        f"    %pr_wte = tensor.empty() : {_t([kp, f])}",
-        f"    %pr_wt = linalg.transpose ins(%pr_w2 : {_t([f, kp])}) outs(%pr_wte : {_t([kp, f])}) "
+        f"    %pr_w2 = tensor.collapse_shape {w} [[0, 1], [2]] : {tensor_type([1, f, kp])} into {tensor_type([f, kp])}",
+        f"    %pr_wte = tensor.empty() : {tensor_type([kp, f])}",
+        f"    %pr_wt = linalg.transpose ins(%pr_w2 : {tensor_type([f, kp])}) outs(%pr_wte : {tensor_type([kp, f])}) "
         f"permutation = [1, 0]",
-        f"    %pr_be = tensor.empty() : {_t([mp, f])}",
+        f"    %pr_be = tensor.empty() : {tensor_type([mp, f])}",
         f"    %pr_init = linalg.generic {{indexing_maps = [affine_map<(p, q) -> (q)>, "
         f"affine_map<(p, q) -> (p, q)>], iterator_types = [\"parallel\", \"parallel\"]}} "
-        f"ins(%b : {_t([f])}) outs(%pr_be : {_t([mp, f])}) {{",
+        f"ins(%b : {tensor_type([f])}) outs(%pr_be : {tensor_type([mp, f])}) {{",
         "    ^bb0(%pr_bv: f32, %pr_bo: f32):\n      linalg.yield %pr_bv : f32",
-        f"    }} -> {_t([mp, f])}",
+        f"    }} -> {tensor_type([mp, f])}",
         f"    %pr_rt = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, "
         f"affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>] "
-        f"ins({col}, %pr_wt : {_t([kp, mp])}, {_t([kp, f])}) outs(%pr_init : {_t([mp, f])}) "
-        f"-> {_t([mp, f])}"]
+        f"ins({col}, %pr_wt : {tensor_type([kp, mp])}, {tensor_type([kp, f])}) outs(%pr_init : {tensor_type([mp, f])}) "
+        f"-> {tensor_type([mp, f])}"]
     if dest:
-        lines.append(f"    %pr_oe = tensor.collapse_shape %o [[0, 1], [2, 3]] : {_t(os_)} into {_t([f, m])}")
+        lines.append(f"    %pr_oe = tensor.collapse_shape %o [[0, 1], [2, 3]] : {tensor_type(os_)} into {tensor_type([f, m])}")
     else:
-        lines.append(f"    %pr_oe = tensor.empty() : {_t([f, m])}")
+        lines.append(f"    %pr_oe = tensor.empty() : {tensor_type([f, m])}")
     transpose_blocks(lines, "%pr_o", "%pr_rt", [mp, f], "%pr_oe", m, blk)
     lines.append(f"    %r = tensor.expand_shape %pr_o [[0, 1], [2, 3]] output_shape {list(os_)} "
-                 f": {_t([f, m])} into {_t(os_)}")
+                 f": {tensor_type([f, m])} into {tensor_type(os_)}")
 
 
 def transpose_blocks(lines: list[str], res: str, src: str, src_shape, dest: str, m: int,
@@ -94,7 +95,7 @@ def transpose_blocks(lines: list[str], res: str, src: str, src_shape, dest: str,
     mp, f = src_shape
     whole, tail = m // blk, m % blk
     vt = f"vector<{blk}x{blk}xf32>"
-    dt = _t([f, m])
+    dt = tensor_type([f, m])
     lines += [f"    %tb_0 = arith.constant 0 : index", f"    %tb_b = arith.constant {blk} : index",
               f"    %tb_f = arith.constant {f} : index", f"    %tb_m = arith.constant {whole * blk} : index",
               "    %tb_pad = arith.constant 0.0 : f32",
@@ -103,7 +104,7 @@ def transpose_blocks(lines: list[str], res: str, src: str, src_shape, dest: str,
     if whole:
         lines += [f"      %tb_w = scf.for %tb_p = %tb_0 to %tb_m step %tb_b iter_args(%tb_c = {cur}) -> ({dt}) {{",
                   f"        %tb_v = vector.transfer_read {src}[%tb_p, %tb_q], %tb_pad {{in_bounds = [true, true]}} "
-                  f": {_t(src_shape)}, {vt}",
+                  f": {tensor_type(src_shape)}, {vt}",
                   f"        %tb_t = vector.transpose %tb_v, [1, 0] : {vt} to {vt}",
                   f"        %tb_x = vector.transfer_write %tb_t, %tb_c[%tb_q, %tb_p] {{in_bounds = [true, true]}} "
                   f": {vt}, {dt}",
@@ -114,7 +115,7 @@ def transpose_blocks(lines: list[str], res: str, src: str, src_shape, dest: str,
         # [blk, tail] write, both static
         rt, wt = f"vector<{tail}x{blk}xf32>", f"vector<{blk}x{tail}xf32>"
         lines += [f"      %tb_vt = vector.transfer_read {src}[%tb_m, %tb_q], %tb_pad {{in_bounds = [true, true]}} "
-                  f": {_t(src_shape)}, {rt}",
+                  f": {tensor_type(src_shape)}, {rt}",
                   f"      %tb_tt = vector.transpose %tb_vt, [1, 0] : {rt} to {wt}",
                   f"      %tb_xt = vector.transfer_write %tb_tt, {cur}[%tb_q, %tb_m] {{in_bounds = [true, true]}} "
                   f": {wt}, {dt}"]

@@ -11,10 +11,7 @@ compile time, and the single row gets the 1-row register tile of
 """
 from __future__ import annotations
 
-
-def _t(shape) -> str:
-    return "tensor<" + "x".join(str(s) for s in shape) + "xf32>"
-
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 
 def row_conv_function(name: str, xs, ws, os_, bias: bool, dest: bool) -> str:
     """A 1x1 conv of one 1x1 image (squeeze-excite's FC layers after a
@@ -25,23 +22,23 @@ def row_conv_function(name: str, xs, ws, os_, bias: bool, dest: bool) -> str:
     columns (the column block's worth of multiply-adds, and copies, per call).
     Same signatures as :func:`.conv.conv_function`."""
     f, c = ws[0], ws[1]
-    third = f"%b: {_t([f])}" if bias else f"%o: {_t(os_)}"
+    third = f"%b: {tensor_type([f])}" if bias else f"%o: {tensor_type(os_)}"
     if bias and dest:
-        third = f"%o: {_t(os_)}, {third}"
-    lines = [f"  func.func private @{name}(%x: {_t(xs)}, %w: {_t(ws)}, {third}) -> {_t(os_)} {{",
-             f"    %xr = tensor.collapse_shape %x [[0], [1, 2, 3]] : {_t(xs)} into {_t([1, c])}",
-             f"    %wk = tensor.collapse_shape %w [[0], [1, 2, 3]] : {_t(ws)} into {_t([f, c])}",
-             f"    %wte = tensor.empty() : {_t([c, f])}",
-             f"    %wt = linalg.transpose ins(%wk : {_t([f, c])}) outs(%wte : {_t([c, f])}) "
+        third = f"%o: {tensor_type(os_)}, {third}"
+    lines = [f"  func.func private @{name}(%x: {tensor_type(xs)}, %w: {tensor_type(ws)}, {third}) -> {tensor_type(os_)} {{",
+             f"    %xr = tensor.collapse_shape %x [[0], [1, 2, 3]] : {tensor_type(xs)} into {tensor_type([1, c])}",
+             f"    %wk = tensor.collapse_shape %w [[0], [1, 2, 3]] : {tensor_type(ws)} into {tensor_type([f, c])}",
+             f"    %wte = tensor.empty() : {tensor_type([c, f])}",
+             f"    %wt = linalg.transpose ins(%wk : {tensor_type([f, c])}) outs(%wte : {tensor_type([c, f])}) "
              "permutation = [1, 0]"]
     if bias:
         lines.append(f"    %acc = tensor.expand_shape %b [[0, 1]] output_shape [1, {f}] "
-                     f": {_t([f])} into {_t([1, f])}")
+                     f": {tensor_type([f])} into {tensor_type([1, f])}")
     else:
-        lines.append(f"    %acc = tensor.collapse_shape %o [[0], [1, 2, 3]] : {_t(os_)} into {_t([1, f])}")
-    lines += [f"    %r2 = linalg.matmul ins(%xr, %wt : {_t([1, c])}, {_t([c, f])}) "
-              f"outs(%acc : {_t([1, f])}) -> {_t([1, f])}",
+        lines.append(f"    %acc = tensor.collapse_shape %o [[0], [1, 2, 3]] : {tensor_type(os_)} into {tensor_type([1, f])}")
+    lines += [f"    %r2 = linalg.matmul ins(%xr, %wt : {tensor_type([1, c])}, {tensor_type([c, f])}) "
+              f"outs(%acc : {tensor_type([1, f])}) -> {tensor_type([1, f])}",
               f"    %r = tensor.expand_shape %r2 [[0], [1, 2, 3]] output_shape {list(os_)} "
-              f": {_t([1, f])} into {_t(os_)}",
-              f"    return %r : {_t(os_)}\n  }}"]
+              f": {tensor_type([1, f])} into {tensor_type(os_)}",
+              f"    return %r : {tensor_type(os_)}\n  }}"]
     return "\n".join(lines)

@@ -21,12 +21,10 @@ static batch > 1 runs the strip function once per image (:mod:`.batch_loop`).
 """
 from __future__ import annotations
 
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+
 STRIP_COLS = 1 << 17      # im2col floats of one strip (512 KB)
 STRIP_MIN = 1 << 20       # convs whose whole im2col has more floats are cut
-
-
-def _t(shape) -> str:
-    return "tensor<" + "x".join("?" if s is None else str(s) for s in shape) + "xf32>"
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -58,19 +56,19 @@ def strip_function(name: str, inner: str, inner_last: str | None, xs, ws, os_, s
     ``scf.forall`` (each thread its own strips, ``@inner`` single-threaded)."""
     _, c, _h, w = xs
     f, oh, ow = os_[1], os_[2], os_[3]
-    xt, ot, wt = _t(xs), _t(os_), _t(ws)
+    xt, ot, wt = tensor_type(xs), tensor_type(os_), tensor_type(ws)
     full, rem = oh // r, oh % r
-    extra = f", %b: {_t([f])}" if bias else ""
+    extra = f", %b: {tensor_type([f])}" if bias else ""
     lines = [f"  func.func private @{name}(%x: {xt}, %w: {wt}, %o: {ot}{extra}) -> {ot} {{",
              "    %c0 = arith.constant 0 : index", "    %c1 = arith.constant 1 : index",
              f"    %cn = arith.constant {full} : index", f"    %cr = arith.constant {r} : index",
              f"    %crs = arith.constant {r * s[0]} : index"]
 
     def call(callee: str, rows: int, h0: str, oh0: str, dst: str, ind: str) -> str:
-        xst, ost = _t([1, c, strip_input_rows(rows, ws, s, d), w]), _t([1, f, rows, ow])
+        xst, ost = tensor_type([1, c, strip_input_rows(rows, ws, s, d), w]), tensor_type([1, f, rows, ow])
         hr = strip_input_rows(rows, ws, s, d)
         b = ", %b" if bias else ""
-        bt = f", {_t([f])}" if bias else ""
+        bt = f", {tensor_type([f])}" if bias else ""
         lines.extend([
             f"{ind}%xs_{callee} = tensor.extract_slice %x[0, 0, {h0}, 0] [1, {c}, {hr}, {w}] "
             f"[1, 1, 1, 1] : {xt} to {xst}",
@@ -87,7 +85,7 @@ def strip_function(name: str, inner: str, inner_last: str | None, xs, ws, os_, s
         lines.append(f"    %r = scf.for %i = %c0 to %cn step %c1 iter_args(%acc = %o) -> ({ot}) {{")
     lines += ["      %h0 = arith.muli %i, %crs : index", "      %oh0 = arith.muli %i, %cr : index"]
     y = call(inner, r, "%h0", "%oh0", "%acc", "      ")
-    ins = f"{y} into %acc[0, 0, %oh0, 0] [1, {f}, {r}, {ow}] [1, 1, 1, 1] : {_t([1, f, r, ow])} into {ot}"
+    ins = f"{y} into %acc[0, 0, %oh0, 0] [1, {f}, {r}, {ow}] [1, 1, 1, 1] : {tensor_type([1, f, r, ow])} into {ot}"
     if par:
         lines += ["      scf.forall.in_parallel {", f"        tensor.parallel_insert_slice {ins}",
                   "      }", "    }"]
@@ -97,7 +95,7 @@ def strip_function(name: str, inner: str, inner_last: str | None, xs, ws, os_, s
     if rem:
         y = call(inner_last, rem, str(full * r * s[0]), str(full * r), "%r", "    ")
         lines.append(f"    %rl = tensor.insert_slice {y} into %r[0, 0, {full * r}, 0] "
-                     f"[1, {f}, {rem}, {ow}] [1, 1, 1, 1] : {_t([1, f, rem, ow])} into {ot}")
+                     f"[1, {f}, {rem}, {ow}] [1, 1, 1, 1] : {tensor_type([1, f, rem, ow])} into {ot}")
         res = "%rl"
     lines.append(f"    return {res} : {ot}\n  }}")
     return "\n".join(lines)

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import math
 
-from onnx_mlir_py.passes.optimize.im2col_text import _t, end_channel_loop, zero_regions
+from onnx_mlir_py.passes.optimize.im2col_text import end_channel_loop, zero_regions
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 
 
 def row_pieces(r: int, ow: int, nb: int) -> list[tuple[int, int, int, int]]:
@@ -59,24 +60,24 @@ def packed_im2col(lines: list[str], x: str, xs, kh_: int, kw_: int, oh: int, ow:
     par = threads and k * m >= thread_min
     vt, mt = f"vector<{nb}xf32>", f"vector<{nb}xi1>"
     consts: set[int] = {0, 1, oh, ow, nb, nq - 1, ow - 1, taps}
-    lines.append(f"    %pce = tensor.empty() : {_t(full)}")
+    lines.append(f"    %pce = tensor.empty() : {tensor_type(full)}")
     lines.append("    %pc_pad = arith.constant 0.0 : f32")
     jl = m - (nq - 1) * nb
     init = zero_regions(lines, "%pce", full, (("prow", [0, k, 0], [nq, kp - k, nb]),
                                               ("pcol", [nq - 1, 0, jl], [1, k, nb - jl])), "%pc_pad")
     at_consts = len(lines)
     if par:
-        lines.append(f"    %pcolt = scf.forall (%pch) in ({c}) shared_outs(%pco = {init}) -> ({_t(full)}) {{")
+        lines.append(f"    %pcolt = scf.forall (%pch) in ({c}) shared_outs(%pco = {init}) -> ({tensor_type(full)}) {{")
     else:
         lines.append(f"    %pcolt = scf.for %pch = %pc_c0 to %pc_c{c} step %pc_c1 "
-                     f"iter_args(%pco = {init}) -> ({_t(full)}) {{")
+                     f"iter_args(%pco = {init}) -> ({tensor_type(full)}) {{")
         consts.add(c)
     lines.append(f"      %prow0 = arith.muli %pch, %pc_c{taps} : index")
     lines.append(f"      %pcs = tensor.extract_slice %pco[0, %prow0, 0] {one} [1, 1, 1] "
-                 f": {_t(full)} to {_t(one)}")
+                 f": {tensor_type(full)} to {tensor_type(one)}")
     ind = "        "
     lines += [f"      %prl = scf.for %pr = %pc_c0 to %pc_c{oh} step %pc_c1 "
-              f"iter_args(%pra = %pcs) -> ({_t(one)}) {{",
+              f"iter_args(%pra = %pcs) -> ({tensor_type(one)}) {{",
               f"{ind}%pbase = arith.muli %pr, %pc_c{ow} : index",
               f"{ind}%pq0 = arith.divui %pbase, %pc_c{nb} : index",
               f"{ind}%pj0 = arith.remui %pbase, %pc_c{nb} : index",
@@ -110,19 +111,19 @@ def packed_im2col(lines: list[str], x: str, xs, kh_: int, kw_: int, oh: int, ow:
                     lines.append(f"{ind}{col} = arith.addi {o}, %pc_c{j * d[1]} : index")
                 v, w = f"%pv{t}_{p}", f"%pw{t}_{p}"
                 lines.append(f"{ind}{v} = vector.transfer_read {x}[%pc_c0, %pch, %ph{i}, {col}], %pc_pad, "
-                             f"%pm{p} : {_t(xs)}, {vt}")
+                             f"%pm{p} : {tensor_type(xs)}, {vt}")
                 lines.append(f"{ind}{w} = vector.transfer_write {v}, {cur}[{q}, %pc_c{t}, {j0}], %pm{p} "
-                             f": {vt}, {_t(one)}")
+                             f": {vt}, {tensor_type(one)}")
                 cur = w
-    lines.append(f"{ind}scf.yield {cur} : {_t(one)}\n      }}")
+    lines.append(f"{ind}scf.yield {cur} : {tensor_type(one)}\n      }}")
     end_channel_loop(lines, par, "%prl", "%pco", "%prow0", one, full, "%pci")
     lines[at_consts:at_consts] = [f"    %pc_c{v} = arith.constant {v} : index" for v in sorted(consts)]
     p4 = [nq, ko, kb, nb]
     lines += [f"    %pcol4 = tensor.expand_shape %pcolt [[0], [1, 2], [3]] output_shape {p4} "
-              f": {_t(full)} into {_t(p4)}",
-              f"    %pue = tensor.empty() : {_t([kp, mp])}",
+              f": {tensor_type(full)} into {tensor_type(p4)}",
+              f"    %pue = tensor.empty() : {tensor_type([kp, mp])}",
               f"    %pcol2 = linalg.unpack %pcol4 outer_dims_perm = [1, 0] inner_dims_pos = [0, 1] "
-              f"inner_tiles = [{kb}, {nb}] into %pue : {_t(p4)} -> {_t([kp, mp])}"]
+              f"inner_tiles = [{kb}, {nb}] into %pue : {tensor_type(p4)} -> {tensor_type([kp, mp])}"]
     return "%pcol2"
 
 

@@ -3,10 +3,7 @@
 fill of the padding regions and the end of the per-channel loop."""
 from __future__ import annotations
 
-
-def _t(shape) -> str:
-    return "tensor<" + "x".join(str(s) for s in shape) + "xf32>"
-
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 
 def zero_regions(lines: list[str], init: str, full, regions, pad: str) -> str:
     """Append a zero fill (``pad``, an f32 zero) of each ``(name, offsets,
@@ -15,10 +12,10 @@ def zero_regions(lines: list[str], init: str, full, regions, pad: str) -> str:
     for nm, off, size in regions:
         if 0 in size:
             continue
-        lines += [f"    %{nm}_s = tensor.extract_slice {init}{off} {size} [1, 1, 1] : {_t(full)} to {_t(size)}",
-                  f"    %{nm}_z = linalg.fill ins({pad} : f32) outs(%{nm}_s : {_t(size)}) -> {_t(size)}",
+        lines += [f"    %{nm}_s = tensor.extract_slice {init}{off} {size} [1, 1, 1] : {tensor_type(full)} to {tensor_type(size)}",
+                  f"    %{nm}_z = linalg.fill ins({pad} : f32) outs(%{nm}_s : {tensor_type(size)}) -> {tensor_type(size)}",
                   f"    %{nm}_i = tensor.insert_slice %{nm}_z into {init}{off} {size} [1, 1, 1] "
-                  f": {_t(size)} into {_t(full)}"]
+                  f": {tensor_type(size)} into {tensor_type(full)}"]
         init = f"%{nm}_i"
     return init
 
@@ -28,10 +25,10 @@ def end_channel_loop(lines: list[str], par: bool, value: str, dest: str, row0: s
     """Close the per-channel loop (an ``scf.forall`` when ``par``, else an
     ``scf.for``): ``value`` (the channel's ``one``-shaped rows) goes into
     ``dest`` at ``[0, row0, 0]``; ``name`` names the insert of the scf.for."""
-    ins = f"{value} into {dest}[0, {row0}, 0] {one} [1, 1, 1] : {_t(one)} into {_t(full)}"
+    ins = f"{value} into {dest}[0, {row0}, 0] {one} [1, 1, 1] : {tensor_type(one)} into {tensor_type(full)}"
     if par:
         lines.append("      scf.forall.in_parallel {")
         lines.append(f"        tensor.parallel_insert_slice {ins}\n      }}\n    }}")
     else:
         lines.append(f"      {name} = tensor.insert_slice {ins}")
-        lines.append(f"      scf.yield {name} : {_t(full)}\n    }}")
+        lines.append(f"      scf.yield {name} : {tensor_type(full)}\n    }}")

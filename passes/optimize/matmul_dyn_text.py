@@ -24,8 +24,8 @@ N is padded to whole column blocks (B when packed, C). Only packed B
 """
 from __future__ import annotations
 
-from onnx_mlir_py.passes.optimize.matmul_text import (contraction, pad_text, reshape_text,
-                                                      slice_text, tensor_t)
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.matmul_text import contraction, pad_text, reshape_text, slice_text
 
 Dim = "int | str"          # a static size or the SSA name of an index value
 
@@ -104,7 +104,7 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
         return name_
 
     bs = [batch] if batched else []
-    sig = {"%a": tensor_t(bs + [m, k]), "%b": tensor_t(bs + [k, n]), "%c": tensor_t(bs + [m, n])}
+    sig = {"%a": tensor_type(bs + [m, k]), "%b": tensor_type(bs + [k, n]), "%c": tensor_type(bs + [m, n])}
     lines.append(f"  func.func private @{name}(%a: {sig['%a']}, %b: {sig['%b']}, "
                  f"%c: {sig['%c']}) -> {sig['%c']} {{")
     lines.append("    %zero = arith.constant 0.0 : f32")
@@ -124,10 +124,10 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
         bp = bt + [no, ko, kb, nb]
         perm, dims = ("[0, 2, 1]", "[1, 2]") if batched else ("[1, 0]", "[0, 1]")
         dyn = [d for d in bt + [no, ko] if isinstance(d, str)]
-        lines.append(f"    %bpe = tensor.empty({', '.join(dyn)}) : {tensor_t(bp)}")
+        lines.append(f"    %bpe = tensor.empty({', '.join(dyn)}) : {tensor_type(bp)}")
         lines.append(f"    %bp = linalg.pack %b padding_value(%zero : f32) outer_dims_perm = {perm} "
                      f"inner_dims_pos = {dims} inner_tiles = [{kb}, {nb}] into %bpe "
-                     f": {sig['%b']} -> {tensor_t(bp)}")
+                     f": {sig['%b']} -> {tensor_type(bp)}")
     else:
         b, b_shape = "%b", bt + [K, N]
         if kp != K or np_ != N:
@@ -220,7 +220,7 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
             lines.extend(ln for ln in new if ln.lstrip().startswith(("%ix", "%ci")))
             body.extend("  " + ln for ln in new if not ln.lstrip().startswith(("%ix", "%ci")))
             return res
-        ct = tensor_t(c_shape)
+        ct = tensor_type(c_shape)
 
         def choose(i: int) -> str:
             """Blocks small[i:] then mb, by the remainder's size."""

@@ -22,6 +22,7 @@ zeros, which do not change the sums, and is sliced off the result.
 """
 from __future__ import annotations
 
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 from onnx_mlir_py.passes.optimize.matmul_attrs import PACKED_ATTR
 
 
@@ -31,14 +32,6 @@ def _cdiv(a: int, b: int) -> int:
 
 # -- text of the ops, shared with matmul_dyn_text (a dim: an int, or None
 #    or the SSA name of an index value for a dynamic one) ----------------------
-def tensor_t(shape, et="f32") -> str:
-    """Tensor type text."""
-    return "tensor<" + "x".join(str(s) if isinstance(s, int) else "?" for s in shape) + f"x{et}>"
-
-
-_t = tensor_t
-
-
 def bracket(xs) -> str:
     return "[" + ", ".join(str(x) for x in xs) + "]"
 
@@ -48,7 +41,7 @@ def slice_text(res: str, op: str, src: str, offs, sizes, src_shape, dst_shape,
     """``res = tensor.extract_slice`` (op "extract") or ``insert_slice``
     (into ``dest``)."""
     where = f"{bracket(offs)} {bracket(sizes)} {bracket([1] * len(sizes))}"
-    types = f"{_t(src_shape)} {'to' if op == 'extract' else 'into'} {_t(dst_shape)}"
+    types = f"{tensor_type(src_shape)} {'to' if op == 'extract' else 'into'} {tensor_type(dst_shape)}"
     if op == "extract":
         return f"    {res} = tensor.extract_slice {src}{where} : {types}"
     return f"    {res} = tensor.insert_slice {src} into {dest}{where} : {types}"
@@ -59,15 +52,15 @@ def pad_text(res: str, src: str, src_shape, highs, dst_shape) -> str:
     idx = ", ".join(f"%{res[1:]}_i{k}: index" for k in range(len(highs)))
     return (f"    {res} = tensor.pad {src} low{bracket([0] * len(highs))} high{bracket(highs)} {{\n"
             f"    ^bb0({idx}):\n      tensor.yield %zero : f32\n"
-            f"    }} : {_t(src_shape)} to {_t(dst_shape)}")
+            f"    }} : {tensor_type(src_shape)} to {tensor_type(dst_shape)}")
 
 
 def reshape_text(res: str, op: str, src: str, rt: str, src_shape, dst_shape) -> str:
     """``res = tensor.expand_shape`` (op "expand") or ``collapse_shape``."""
     if op == "expand":
         return (f"    {res} = tensor.expand_shape {src} {rt} output_shape {bracket(dst_shape)} "
-                f": {_t(src_shape)} into {_t(dst_shape)}")
-    return f"    {res} = tensor.collapse_shape {src} {rt} : {_t(src_shape)} into {_t(dst_shape)}"
+                f": {tensor_type(src_shape)} into {tensor_type(dst_shape)}")
+    return f"    {res} = tensor.collapse_shape {src} {rt} : {tensor_type(src_shape)} into {tensor_type(dst_shape)}"
 
 
 def _pad(name: str, src: str, shape, padded) -> tuple[str, str]:
@@ -102,10 +95,10 @@ def contraction(res: str, a4: str, bp: str, c4: str, a4s, bps, c4s, batched: boo
     return (f"    {res} = linalg.generic {{indexing_maps = [affine_map<{maps[0]}>, "
             f"affine_map<{maps[1]}>, affine_map<{maps[2]}>], iterator_types = [{iters}], "
             f"{PACKED_ATTR}}}\n"
-            f"        ins({a4}, {bp} : {_t(a4s)}, {_t(bps)}) outs({c4} : {_t(c4s)}) {{\n"
+            f"        ins({a4}, {bp} : {tensor_type(a4s)}, {tensor_type(bps)}) outs({c4} : {tensor_type(c4s)}) {{\n"
             f"    ^bb0(%x: f32, %y: f32, %acc: f32):\n      %p = arith.mulf %x, %y{fm} : f32\n"
             f"      %s = arith.addf %acc, %p{fm} : f32\n      linalg.yield %s : f32\n"
-            f"    }} -> {_t(c4s)}")
+            f"    }} -> {tensor_type(c4s)}")
 
 
 def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
@@ -136,13 +129,13 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     perm = "[0, 2, 1]" if bt else "[1, 0]"
     dims = "[1, 2]" if bt else "[0, 1]"
     pad_b = " padding_value(%zero : f32)" if (kp != k or np_ != n) else ""
-    lines.append(f"  func.func private @{name}(%a: {_t(ash)}, %b: {_t(bt + [k, n])}, "
-                 f"%c: {_t(bt + [m, n])}) -> {_t(bt + [m, n])} {{")
+    lines.append(f"  func.func private @{name}(%a: {tensor_type(ash)}, %b: {tensor_type(bt + [k, n])}, "
+                 f"%c: {tensor_type(bt + [m, n])}) -> {tensor_type(bt + [m, n])} {{")
     lines.append("    %zero = arith.constant 0.0 : f32")
     if pack_b:
-        lines.append(pa + pc + f"    %bpe = tensor.empty() : {_t(bp)}")
+        lines.append(pa + pc + f"    %bpe = tensor.empty() : {tensor_type(bp)}")
         lines.append(f"    %bp = linalg.pack %b{pad_b} outer_dims_perm = {perm} inner_dims_pos = {dims} "
-                     f"inner_tiles = [{kb}, {nb}] into %bpe : {_t(bt + [k, n])} -> {_t(bp)}")
+                     f"inner_tiles = [{kb}, {nb}] into %bpe : {tensor_type(bt + [k, n])} -> {tensor_type(bp)}")
     else:
         pb, b = _pad("bpad", "%b", bt + [k, n], bt + [kp, np_])
         lines.append(pa + pc + pb)
@@ -158,5 +151,5 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
         lines.append(slice_text("%rs", "extract", "%r", [0] * len(full), full,
                                 bt + [mp, np_], full))
         res = "%rs"
-    lines.append(f"    return {res} : {_t(bt + [m, n])}\n  }}")
+    lines.append(f"    return {res} : {tensor_type(bt + [m, n])}\n  }}")
     return "\n".join(lines)

@@ -27,7 +27,8 @@ import mlir.ir as ir
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
-from onnx_mlir_py.passes.optimize.conv_dyn import _Emit, _dyn_shape, _t
+from onnx_mlir_py.passes.optimize.conv_dyn import _Emit, _dyn_shape
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 from onnx_mlir_py.passes.optimize.kernel_fusion import (epilogue_user, fill_scalar,
                                                         replace_with_call, static_f32,
                                                         window_ints)
@@ -88,12 +89,12 @@ def image_function(name: str, kind: str, xs, ws, os_, s, d, lanes: int, threads:
     c = xs[1]
     kh, kw = ws
     x1, o1 = [1] + list(xs[1:]), [1] + list(os_[1:])
-    xt, ot, pt = _t(x1), _t(o1), _t([1, 1, None, None])
+    xt, ot, pt = tensor_type(x1), tensor_type(o1), tensor_type([1, 1, None, None])
     vt = f"vector<{lanes}xf32>"
     combine = KINDS[kind]
     e = _Emit()
     caps = "".join(f", %e_cap{k}: f32" for k in range(n_cap))
-    e(f"  func.func private @{name}(%xin: {xt}, %win: {_t(ws)}, %dst: {ot}, %init: f32{caps}) "
+    e(f"  func.func private @{name}(%xin: {xt}, %win: {tensor_type(ws)}, %dst: {ot}, %init: f32{caps}) "
       f"-> {ot} {{")
     e(f"    %initv = vector.broadcast %init : f32 to {vt}")
     e("    %padv = arith.constant 0.0 : f32")

@@ -1,0 +1,250 @@
+"""The typed emitter of the -O3 kernels' MLIR text (every kernel function of
+``passes/optimize/`` is written through it).
+
+Types are values, not text: a :class:`Type` is a scalar, vector or tensor of
+an :class:`Elem` with a shape (``None``: a dynamic dim), rendered once by
+:func:`type_text`; kernels compare ``Type`` objects, never type strings.
+A :class:`Value` is an SSA name with its type (``str(value)`` is the name,
+so values go straight into op text).
+
+:class:`Emitter` holds a function body's lines and hands out fresh names
+(``op``), caches index constants (``index``: declared once at the
+function's top by ``const_lines``, so they dominate every use) and does
+index arithmetic on ``int | Value`` (``add``, ``sub``, ``mul``, ``div``,
+``cdiv``, ``rem``): two static sizes fold to an int, a right-hand 0 or 1
+that changes nothing folds away, anything else is one ``arith`` op. The op
+methods (``read``, ``write``, ``broadcast``, ``shuffle``, ``binary``,
+``fma``, ...) take the operand and result types from the values.
+
+A kernel::
+
+    e = Emitter()
+    x = Value("%x", tensor([1, c, None, None]))        # a function argument
+    oh = e.dim(x, 2)                                    # %dim1 = tensor.dim ... : index
+    v = e.read(x, [0, ch, row, col], zero, vector(16))  # vector.transfer_read
+    acc = e.binary("arith.maximumf", acc, v)            # types from the operands
+    text = "\\n".join([head] + e.const_lines() + e.lines + ["  }"])
+"""
+from __future__ import annotations
+
+import enum
+import struct
+from dataclasses import dataclass
+
+
+class Elem(enum.Enum):
+    """Element types of kernel values."""
+    F32 = "f32"
+    I32 = "i32"
+    I1 = "i1"
+    INDEX = "index"
+
+
+class Kind(enum.Enum):
+    SCALAR = "scalar"
+    VECTOR = "vector"
+    TENSOR = "tensor"
+
+
+@dataclass(frozen=True)
+class Type:
+    """A scalar, vector or tensor type; ``shape`` dims are ints or None (dynamic)."""
+    kind: Kind
+    elem: Elem = Elem.F32
+    shape: tuple = ()
+
+    def __str__(self) -> str:
+        return type_text(self)
+
+    @property
+    def scalar(self) -> "Type":
+        """The element type as a scalar type."""
+        return Type(Kind.SCALAR, self.elem)
+
+
+INDEX = Type(Kind.SCALAR, Elem.INDEX)
+F32 = Type(Kind.SCALAR, Elem.F32)
+I1 = Type(Kind.SCALAR, Elem.I1)
+
+
+def _dims(shape) -> tuple:
+    """Static dims stay ints; anything else (None, a Value, an SSA name) is dynamic."""
+    return tuple(s if isinstance(s, int) else None for s in shape)
+
+
+def tensor(shape, elem: Elem = Elem.F32) -> Type:
+    return Type(Kind.TENSOR, elem, _dims(shape))
+
+
+def vector(n, elem: Elem = Elem.F32) -> Type:
+    """A 1-D vector of ``n`` lanes (or of shape ``n`` when a sequence)."""
+    return Type(Kind.VECTOR, elem, (n,) if isinstance(n, int) else tuple(n))
+
+
+def mask(n: int) -> Type:
+    return vector(n, Elem.I1)
+
+
+def type_text(t: Type) -> str:
+    if t.kind is Kind.SCALAR:
+        return t.elem.value
+    dims = "".join(("?" if s is None else str(s)) + "x" for s in t.shape)
+    return f"{t.kind.value}<{dims}{t.elem.value}>"
+
+
+def tensor_type(shape, elem: Elem = Elem.F32) -> str:
+    """A tensor type's text (dims: int, or None / a value for a dynamic one)."""
+    return type_text(tensor(shape, elem))
+
+
+def vector_type(n: int, elem: Elem = Elem.F32) -> str:
+    return type_text(vector(n, elem))
+
+
+def f32_hex(v: float) -> str:
+    """An f32 constant's exact text (-inf, -0.0 included)."""
+    return f"0x{struct.unpack('<I', struct.pack('<f', v))[0]:08X}"
+
+
+@dataclass(frozen=True)
+class Value:
+    """An SSA value: its name and its type."""
+    name: str
+    type: Type
+
+    def __str__(self) -> str:
+        return self.name
+
+    def result(self, i: int, t: Type) -> "Value":
+        """Result ``i`` (of type ``t``) of the multi-result op named by this value."""
+        return Value(f"{self.name}#{i}", t)
+
+
+Dim = "int | Value"         # a static size or an index value
+
+
+def _bracket(xs) -> str:
+    return "[" + ", ".join(str(x) for x in xs) + "]"
+
+
+class Emitter:
+    """Lines of a function body at indentation ``ind`` (two spaces each)."""
+
+    def __init__(self, ind: int = 2):
+        self.lines: list[str] = []
+        self.consts: dict[int, Value] = {}
+        self.k = 0
+        self.ind = ind
+
+    def __call__(self, text: str) -> None:
+        self.lines.append("  " * self.ind + text)
+
+    def fresh(self, base: str) -> str:
+        self.k += 1
+        return f"%{base}{self.k}"
+
+    def op(self, base: str, text: str, t: Type) -> Value:
+        """Emit ``%<fresh> = text``; returns the value (of type ``t``)."""
+        v = Value(self.fresh(base), t)
+        self(f"{v} = {text}")
+        return v
+
+    # -- index values ------------------------------------------------------
+    def index(self, v: int) -> Value:
+        """The index constant ``v`` (declared by :meth:`const_lines`)."""
+        if v not in self.consts:
+            self.consts[v] = Value(f"%k{v}", INDEX)
+        return self.consts[v]
+
+    def ix(self, d) -> Value:
+        """An index operand: an int becomes its constant."""
+        return self.index(d) if isinstance(d, int) else d
+
+    def const_lines(self, ind: int = 2) -> list[str]:
+        return ["  " * ind + f"{nm} = arith.constant {v} : index"
+                for v, nm in sorted(self.consts.items())]
+
+    def _arith(self, name: str, a, b, fold, unit: int | None):
+        if isinstance(a, int) and isinstance(b, int):
+            return fold(a, b)
+        if isinstance(b, int) and b == unit:
+            return a
+        return self.op("ix", f"arith.{name} {self.ix(a)}, {self.ix(b)} : index", INDEX)
+
+    def add(self, a, b):
+        return self._arith("addi", a, b, lambda x, y: x + y, 0)
+
+    def sub(self, a, b):
+        return self._arith("subi", a, b, lambda x, y: x - y, 0)
+
+    def mul(self, a, b):
+        return self._arith("muli", a, b, lambda x, y: x * y, 1)
+
+    def div(self, a, b):
+        return self._arith("divui", a, b, lambda x, y: x // y, 1)
+
+    def cdiv(self, a, b):
+        return self._arith("ceildivui", a, b, lambda x, y: -(-x // y), 1)
+
+    def rem(self, a, b):
+        return self._arith("remui", a, b, lambda x, y: x % y, None)
+
+    def maxs(self, a, b):
+        return self._arith("maxsi", a, b, max, None)
+
+    def cmpi(self, pred: str, a, b) -> Value:
+        return self.op("cmp", f"arith.cmpi {pred}, {self.ix(a)}, {self.ix(b)} : index", I1)
+
+    # -- ops on typed values -----------------------------------------------
+    def dim(self, t: Value, i: int) -> Value:
+        return self.op("dim", f"tensor.dim {t}, {self.index(i)} : {t.type}", INDEX)
+
+    def extract(self, t: Value, idx) -> Value:
+        """``tensor.extract t[idx]``: a scalar of t's element type."""
+        ix = ", ".join(str(self.ix(i)) for i in idx)
+        return self.op("ex", f"tensor.extract {t}[{ix}] : {t.type}", t.type.scalar)
+
+    def read(self, src: Value, idx, pad: Value, vt: Type, mask_: Value | None = None,
+             in_bounds: bool | None = True, base: str = "x") -> Value:
+        """``vector.transfer_read`` of ``vt`` from ``src`` at ``idx``."""
+        ix = ", ".join(str(self.ix(i)) for i in idx)
+        m = f", {mask_}" if mask_ is not None else ""
+        ib = "" if in_bounds is None else f" {{in_bounds = [{str(in_bounds).lower()}]}}"
+        return self.op(base, f"vector.transfer_read {src}[{ix}], {pad}{m}{ib} : {src.type}, {vt}",
+                       vt)
+
+    def write(self, v: Value, dst: Value, idx, mask_: Value | None = None,
+              base: str = "t") -> Value:
+        """``vector.transfer_write v`` into ``dst`` at ``idx`` (in bounds)."""
+        ix = ", ".join(str(self.ix(i)) for i in idx)
+        m = f", {mask_}" if mask_ is not None else ""
+        return self.op(base, f"vector.transfer_write {v}, {dst}[{ix}]{m} {{in_bounds = [true]}} "
+                             f": {v.type}, {dst.type}", dst.type)
+
+    def broadcast(self, s: Value, vt: Type, base: str = "bc") -> Value:
+        return self.op(base, f"vector.broadcast {s} : {s.type} to {vt}", vt)
+
+    def shuffle(self, a: Value, b: Value, idx, base: str = "sh") -> Value:
+        t = vector(len(idx), a.type.elem)
+        return self.op(base, f"vector.shuffle {a}, {b} {_bracket(idx)} : {a.type}, {b.type}", t)
+
+    def prefix(self, v: Value, n: int, base: str = "part") -> Value:
+        """The first ``n`` lanes of vector ``v``."""
+        t = vector(n, v.type.elem)
+        return self.op(base, f"vector.extract_strided_slice {v} {{offsets = [0], sizes = [{n}], "
+                             f"strides = [1]}} : {v.type} to {t}", t)
+
+    def binary(self, name: str, a: Value, b: Value, base: str = "acc") -> Value:
+        """``name a, b`` of a's type (arith.addf, arith.maximumf, ...)."""
+        return self.op(base, f"{name} {a}, {b} : {a.type}", a.type)
+
+    def fma(self, a: Value, b: Value, c: Value, base: str = "acc") -> Value:
+        return self.op(base, f"vector.fma {a}, {b}, {c} : {a.type}", a.type)
+
+    def select(self, cond: Value, a: Value, b: Value, base: str = "sel") -> Value:
+        types = f"{cond.type}, {a.type}" if cond.type.kind is Kind.VECTOR else f"{a.type}"
+        return self.op(base, f"arith.select {cond}, {a}, {b} : {types}", a.type)
+
+    def create_mask(self, n, lanes: int, base: str = "m") -> Value:
+        t = mask(lanes)
+        return self.op(base, f"vector.create_mask {self.ix(n)} : {t}", t)
