@@ -4,7 +4,9 @@ Lowered here (other forms are expanded into the op's ONNX function body by
 ``expand-functions``, see :func:`unsupported`): 4-D f32 Q [B, Hq, Sq, D],
 K [B, Hkv, Skv, D], V [B, Hkv, Skv, Dv] with static D, Dv and heads (Hq a
 multiple of Hkv: grouped-query heads), an optional f32 additive mask of
-rank <= 4 whose dims are 1 (statically) or the score dim, no past key/value,
+rank <= 4 whose dims are 1 or the score dim (a dynamic mask dim that is 1 at
+run time broadcasts: the mask is expanded first, in a run-time branch, as
+for any elementwise operand: ``broadcast.runtime_broadcast``), no past key/value,
 no causal flag, no softcap, only the output Y.
 
     KT  = transpose(K, [0, 1, 3, 2])        (merges with the transpose before)
@@ -18,7 +20,7 @@ kernel instead (the scores then never exist as a whole). The call carries
 :data:`CALL_ATTR` (scale, head group, NaN rows) for it.
 
 Run-time checks (a failing model call naming the node): Q, K, V batch sizes
-agree, K and V sequence lengths agree, each dynamic mask dim equals its
+agree, K and V sequence lengths agree, each dynamic mask dim is 1 or its
 score dim. A row whose scores are all -inf gives a zero row (Attention's
 rule) unless the op came from the fused softmax pattern
 (``optimize_onnx/attention.py``, :data:`NAN_ROWS_ATTR`): then NaN, as the
@@ -34,6 +36,9 @@ from mlir.dialects import arith, func, linalg, tensor
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx.ops.normalization import result_slots
+from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.passes.onnx_to_linalg.broadcast import runtime_broadcast
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, wrap
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, val
 
 NAN_ROWS_ATTR = "om.softmax_nan_rows"
@@ -221,15 +226,11 @@ def lower_attention(op: OnnxOp, b: LoweringContext):
         op.fail(why)
     q, k, v, m = (op.input(i) for i in range(4))
     qd, kd, vd = b.dims(q), b.dims(k), b.dims(v)
-    idx = b.as_index
+    chk = checks(op, b)         # failures name the node, at compile or at run time
 
     def require_eq(x, y, what: str):
-        if isinstance(x, int) and isinstance(y, int):
-            if x != y:
-                op.fail(f"{what}: {x} != {y}")
-            return
-        b.require(arith.cmpi(arith.CmpIPredicate.eq, idx(x), idx(y)),
-                  f"{what}: {{0}} != {{1}}", idx(x), idx(y))
+        x, y = wrap(x), wrap(y)
+        chk.require(D.eq(x, y), f"{what}: {{0}} != {{1}}", x, y)
     require_eq(kd[0], qd[0], "K batch size != Q batch size")
     require_eq(vd[0], qd[0], "V batch size != Q batch size")
     require_eq(vd[2], kd[2], "V sequence length != K sequence length")
@@ -239,8 +240,13 @@ def lower_attention(op: OnnxOp, b: LoweringContext):
         m4, ms = _mask4(b, m)
         md = b.dims(m4)
         for kk in range(4):
-            if ms[kk] != 1:
-                require_eq(md[kk], sdims[kk], f"attn_mask dim {kk} must be 1 or the score dim")
+            what = f"attn_mask dim {kk} must be 1 or the score dim"
+            if ms[kk] is None:      # 1 at run time broadcasts, like any elementwise operand
+                x, y = wrap(md[kk]), wrap(sdims[kk])
+                chk.require(D.either(D.eq(x, 1), D.eq(x, y)), f"{what}: {{0}} != {{1}}", x, y)
+            elif ms[kk] != 1:
+                require_eq(md[kk], sdims[kk], what)
+        m4 = runtime_broadcast(b, m4, sdims, 4, {})
     kt_dims = [kd[0], kd[1], kd[3], kd[2]]
     kt = val(linalg.transpose(k, outs=[b.empty(kt_dims, k.type.element_type)],
                               permutation=[0, 1, 3, 2]))
