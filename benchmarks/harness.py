@@ -23,6 +23,9 @@ TORCH_MODELS = (["resnet50", "text_cnn"]
                 + ["vit_tiny", "bert_base", "gpt2_small", "yolo"])
 # scikit-learn models exported by skl2onnx (ai.onnx.ml tree ensembles; sklearn_zoo.py)
 SKLEARN_MODELS = ["rf100_10k", "gbdt100_10k"]
+# one LLM decode step with a KV cache, built with onnx.helper (decode_zoo.py); run.py
+# shows tokens/s and the weights' GB/s for these rows
+DECODE_MODELS = ["gpt2_decode"]
 # dynamic-axes copies of zoo models (name -> (static model, axis -> dim_param)),
 # run at the static model's shape and timed against it as well
 DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
@@ -30,7 +33,8 @@ DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
            "mobilenetv2_dyn": ("mobilenetv2", {0: "N"}),
            "mobilenetv3_dyn": ("mobilenetv3", {0: "N"}),
            "bert_layer_dyn": ("bert_layer", {0: "N", 1: "S"})}
-ALL_MODELS = ZOO_MODELS + [MATMUL] + TORCH_MODELS + SKLEARN_MODELS + list(DYNAMIC)
+ALL_MODELS = (ZOO_MODELS + [MATMUL] + TORCH_MODELS + DECODE_MODELS + SKLEARN_MODELS
+              + list(DYNAMIC))
 
 
 def matmul_model(n: int = 1024, seed: int = 0) -> onnx.ModelProto:
@@ -59,6 +63,9 @@ def build(name: str) -> onnx.ModelProto:
     if name in SKLEARN_MODELS:
         import sklearn_zoo
         return sklearn_zoo.build(name)
+    if name in DECODE_MODELS:
+        import decode_zoo
+        return decode_zoo.build(name)
     from onnx_mlir_py.testing import models
     if name in DYNAMIC:
         base, names = DYNAMIC[name]
@@ -81,6 +88,9 @@ def feeds(name: str, model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndar
     if name in SKLEARN_MODELS:
         import sklearn_zoo
         return sklearn_zoo.feeds(name)
+    if name in DECODE_MODELS:
+        import decode_zoo
+        return decode_zoo.feeds(name, model, seed)
     return random_feeds(model, seed)
 
 
@@ -232,6 +242,18 @@ def time_interleaved(run_a, run_b, warmup: int, min_reps: int, max_reps: int,
     return ta, tb
 
 
+def time_engines(run_ours, run_ort, threads: int, cfg: dict) -> dict:
+    """Ours against onnxruntime in alternating blocks (:func:`time_interleaved`;
+    with several threads each block starts after a 0.1 s pause, so the other
+    engine's pool threads have gone idle): medians, ratio, runs, spreads."""
+    t_ours, t_ort = time_interleaved(run_ours, run_ort, settle_s=0.1 if threads > 1 else 0.0,
+                                     **cfg)
+    ours_ms, ort_ms = median_ms(t_ours), median_ms(t_ort)
+    return {"ours_ms": ours_ms, "ort_ms": ort_ms, "ratio": ours_ms / ort_ms,
+            "reps": len(t_ours), "ours_spread_pct": spread_pct(t_ours),
+            "ort_spread_pct": spread_pct(t_ort)}
+
+
 def median_ms(ts: list[float]) -> float:
     return statistics.median(ts) * 1e3
 
@@ -242,6 +264,18 @@ def spread_pct(ts: list[float]) -> float | None:
         return None
     q = statistics.quantiles(ts, n=4)
     return 100 * (q[2] - q[0]) / statistics.median(ts)
+
+
+def write_result(out_dir: str, stem: str, result: dict, md: str) -> tuple[str, str]:
+    """``<out_dir>/<stem>.json`` (the result) and ``<stem>.md`` (the table); their paths."""
+    import json
+    os.makedirs(out_dir, exist_ok=True)
+    paths = os.path.join(out_dir, f"{stem}.json"), os.path.join(out_dir, f"{stem}.md")
+    with open(paths[0], "w") as f:
+        json.dump(result, f, indent=1)
+    with open(paths[1], "w") as f:
+        f.write(md)
+    return paths
 
 
 # -- numpy single-thread GFLOPS ----------------------------------------------------

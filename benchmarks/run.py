@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import json
 import math
 import os
 import platform
@@ -51,6 +50,9 @@ def _measure(name, model, tmp, threads, quick, res) -> None:
     import onnx_mlir_py
     path = os.path.join(tmp, f"{name}.onnx")
     onnx.save(model, path)
+    if name in harness.DECODE_MODELS:
+        import decode_zoo
+        res["weight_gb"] = decode_zoo.weight_bytes(model) / 1e9
     twin = harness.static_twin(name)
     # a dynamic model runs at its static twin's shape
     feeds = harness.feeds(name, twin if twin is not None else model)
@@ -84,19 +86,16 @@ def _measure(name, model, tmp, threads, quick, res) -> None:
     for t in threads:
         s_ours = harness.ours_session(so, t)
         s_ort = harness.ort_session(path, t)
-        # with several threads, a pause before each block lets the other
-        # engine's pool threads go idle (see harness.time_interleaved)
-        t_ours, t_ort = harness.time_interleaved(lambda: s_ours.run(args),
-                                                 lambda: s_ort.run(None, feeds),
-                                                 settle_s=0.1 if t > 1 else 0.0, **cfg)
-        ours_ms, ort_ms = harness.median_ms(t_ours), harness.median_ms(t_ort)
+        tm = harness.time_engines(lambda: s_ours.run(args), lambda: s_ort.run(None, feeds), t,
+                                  cfg)
         gf = res["gflop"]
-        res["timings"][str(t)] = {
-            "ours_ms": ours_ms, "ort_ms": ort_ms, "ratio": ours_ms / ort_ms,
-            "ours_gflops": gf / (ours_ms / 1e3) if gf else None,
-            "ort_gflops": gf / (ort_ms / 1e3) if gf else None, "reps": len(t_ours),
-            "ours_spread_pct": harness.spread_pct(t_ours),
-            "ort_spread_pct": harness.spread_pct(t_ort)}
+        tm.update(ours_gflops=gf / (tm["ours_ms"] / 1e3) if gf else None,
+                  ort_gflops=gf / (tm["ort_ms"] / 1e3) if gf else None)
+        if "weight_gb" in res:  # a decode step: one token per run, the weights read once
+            for e in ("ours", "ort"):
+                tm[f"{e}_tokens_s"] = 1e3 / tm[f"{e}_ms"]
+                tm[f"{e}_weights_gb_s"] = res["weight_gb"] / (tm[f"{e}_ms"] / 1e3)
+        res["timings"][str(t)] = tm
         if so_static is not None:
             # dynamic / static, ours against ours, in a pairing of their own
             s_static = harness.ours_session(so_static, t)
@@ -136,6 +135,9 @@ def print_row(r: dict, threads: list[int], peak: float) -> None:
         tm = r["timings"][str(t)]
         dyn = (f"   dynamic/static {tm['dyn_vs_static']:.2f} ({tm['dyn_ms']:.3f} / "
                f"{tm['static_ms']:.3f} ms)") if "dyn_vs_static" in tm else ""
+        if "ours_tokens_s" in tm:
+            dyn = (f"   tokens/s {tm['ours_tokens_s']:.1f} / {tm['ort_tokens_s']:.1f}, weights "
+                   f"GB/s {tm['ours_weights_gb_s']:.1f} / {tm['ort_weights_gb_s']:.1f}")
         print(f"{r['name']:<14} {t:>3} {tm['ours_ms']:>10.3f} {tm['ort_ms']:>10.3f} "
               f"{tm['ratio']:>7.2f} {_fmt(tm['ours_gflops'], '8.1f'):>8} "
               f"{_fmt(tm['ort_gflops'], '8.1f'):>8} {_fmt(_pct_peak(tm, t, peak), '5.1f'):>5} "
@@ -165,16 +167,19 @@ def markdown(result: dict) -> str:
     for t in threads:
         lines.append(f"| **geomean** | {t} | | | **{_fmt(result['geomean'][str(t)], '.2f')}** "
                      "| | | | |")
-    dyn = [r for r in result["models"] if r["status"] == "ok"
-           and "dyn_vs_static" in r["timings"][str(threads[0])]]
-    if dyn:
-        lines += ["", "| dynamic model | threads | dynamic ms | static ms | dynamic / static |",
-                  "| --- | ---: | ---: | ---: | ---: |"]
-        for r in dyn:
-            for t in threads:
-                tm = r["timings"][str(t)]
-                lines.append(f"| {r['name']} | {t} | {tm['dyn_ms']:.3f} | {tm['static_ms']:.3f} | "
-                             f"{tm['dyn_vs_static']:.2f} |")
+    lines += _side_table(result, "dyn_vs_static",
+                         ["dynamic model", "threads", "dynamic ms", "static ms",
+                          "dynamic / static"],
+                         lambda tm: [f"{tm['dyn_ms']:.3f}", f"{tm['static_ms']:.3f}",
+                                     f"{tm['dyn_vs_static']:.2f}"])
+    lines += _side_table(result, "ours_tokens_s",
+                         ["decode step", "threads", "ours ms", "onnxruntime ms", "ratio",
+                          "ours tokens/s", "onnxruntime tokens/s", "ours weights GB/s",
+                          "onnxruntime weights GB/s"],
+                         lambda tm: [f"{tm['ours_ms']:.3f}", f"{tm['ort_ms']:.3f}",
+                                     f"{tm['ratio']:.2f}", f"{tm['ours_tokens_s']:.1f}",
+                                     f"{tm['ort_tokens_s']:.1f}", f"{tm['ours_weights_gb_s']:.1f}",
+                                     f"{tm['ort_weights_gb_s']:.1f}"])
     if "matmul_vs_numpy_1t" in result:
         lines.append(f"\nmatmul: {100 * result['matmul_vs_numpy_1t']:.0f}% of numpy's "
                      f"single-thread GFLOPS ({result['numpy_gflops_1t']:.1f}) in the same run.")
@@ -182,6 +187,22 @@ def markdown(result: dict) -> str:
         lines.append("\nOur thread count is not controllable yet: the same library ran at "
                      "every thread count.")
     return "\n".join(lines) + "\n"
+
+
+def _side_table(result: dict, field: str, head: list[str], cells) -> list[str]:
+    """A table of the models whose timings have ``field`` (dynamic rows, decode
+    steps): one row per thread count, name, threads, then ``cells(timings)``."""
+    threads = result["threads"]
+    rows = [r for r in result["models"] if r["status"] == "ok"
+            and field in r["timings"][str(threads[0])]]
+    if not rows:
+        return []
+    lines = ["", "| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    for r in rows:
+        for t in threads:
+            lines.append(f"| {r['name']} | {t} | " + " | ".join(cells(r["timings"][str(t)]))
+                         + " |")
+    return lines
 
 
 def geomeans(rows: list[dict], threads: list[int]) -> dict:
@@ -295,12 +316,7 @@ def main(argv=None) -> int:
         print(f"{mm[0]['name']}: ours {mm[0]['timings']['1']['ours_gflops']:.1f} GFLOPS = "
               f"{100 * mm[0]['ours_vs_numpy_1t']:.0f}% of numpy 1-thread "
               f"({mm[0]['numpy_gflops_1t']:.1f} GFLOPS)")
-    os.makedirs(args.out, exist_ok=True)
-    jpath = os.path.join(args.out, "latest.json")
-    with open(jpath, "w") as f:
-        json.dump(result, f, indent=1)
-    with open(os.path.join(args.out, "latest.md"), "w") as f:
-        f.write(markdown(result))
+    jpath, _ = harness.write_result(args.out, "latest", result, markdown(result))
     msg = write_chart(result, os.path.join(args.out, "latest.png"))
     print(f"wrote {jpath}" + (f"; {msg}" if msg else f" and {os.path.join(args.out, 'latest.png')}"))
     return 0

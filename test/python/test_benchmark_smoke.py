@@ -4,6 +4,9 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
+
+import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -87,3 +90,108 @@ def test_checks_benchmark_quick(tmp_path):
     assert not emb["identical"] and emb["timings"]["1"]["ratio"] > 0
     assert mlp["status"] == "ok" and mlp["checks"] == 0 and mlp["identical"]
     assert "largest checked/unchecked ratio" in r.stdout
+
+
+def _bench_module(name):
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import importlib
+    return importlib.import_module(name)
+
+
+def test_conv_shapes_of_a_model():
+    """kernels.conv_shapes: every Conv of MobileNetV2 counted once, by shape;
+    the shapes' FLOPs add up to the model's (all but the final 1280 -> 1000 Gemm)."""
+    kernels, harness = _bench_module("kernels"), _bench_module("harness")
+    from onnx_mlir_py.testing.models import mobilenetv2
+    model = mobilenetv2()
+    shapes = kernels.conv_shapes(model)
+    assert sum(shapes.values()) == sum(n.op_type == "Conv" for n in model.graph.node) == 52
+    assert len(shapes) == 30
+    assert (sum(n * s.flops() for s, n in shapes.items())
+            == harness.count_flops(model) - 2 * 1280 * 1000)
+    dw = kernels.ConvShape(960, 7, 7, 960, 3, 3, pads=(1, 1, 1, 1), group=960)
+    assert shapes[dw] == 3 and dw.kind() == "3x3 dw"
+    for s in shapes:                                # the worker gets the shape by its key
+        assert kernels.ConvShape.from_key(s.key()) == s
+        assert harness.count_flops(kernels.conv_model(s)) == s.flops()
+    assert Counter(s.kind() for s in shapes) == {"1x1": 19, "3x3 dw": 10, "3x3": 1}
+    import pytest
+    with pytest.raises(ValueError, match="expected the form"):
+        kernels.ConvShape.from_key("c64_h56")
+
+
+def test_kernel_benchmark_quick(tmp_path):
+    """benchmarks/kernels.py: two MobileNetV2 shapes (a 1x1 and a depthwise),
+    compiled, checked against onnxruntime and timed at 1 and 2 threads; the
+    table carries the machine line; the summary is per kind of conv."""
+    keys = ["c960_h7_w7_o960_k3x3_s1x1_p1x1x1x1_g960_d1x1",     # in the model's order
+            "c320_h7_w7_o1280_k1x1_s1x1_p0x0x0x0_g1_d1x1"]
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "kernels.py"), "--quick",
+                        "--models", "mobilenetv2", "--filter", ",".join(keys), "--threads", "1,2",
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "kernels.json").read_text())
+    rows = res["rows"]["mobilenetv2"]
+    assert [row["key"] for row in rows] == keys
+    peak = res["peak"]["gflops_per_core"]
+    for row, count in zip(rows, (3, 1)):
+        assert row["status"] == "ok", row
+        assert row["count"] == count and row["max_abs_err"] < 1e-3
+        for t in (1, 2):
+            tm = row["timings"][str(t)]
+            assert tm["ours_gflops"] == row["gflop"] / (tm["ours_ms"] / 1e3)
+            assert tm["ratio"] == tm["ours_ms"] / tm["ort_ms"]
+    summ = res["summary"]["mobilenetv2"]["1"]
+    assert set(summ) == {"1x1", "3x3 dw"}
+    tm = rows[1]["timings"]["1"]
+    assert abs(summ["1x1"]["ours_pct_peak"] - 100 * tm["ours_gflops"] / peak) < 1e-9
+    md = (tmp_path / "kernels.md").read_text()
+    assert md.startswith("Machine: onnxruntime") and res["peak"]["how"] in md
+    assert "| 320x7x7 -> 1280, k1 s1 p0 | 2 | 1 |" in md and "| **3x3 dw** | 2 |" in md
+    assert "| 960x7x7 -> 960, k3 s1 p1 dw | 1 | 3 |" in r.stdout
+
+
+def test_kernel_benchmark_filter_matching_nothing_is_one_line():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "kernels.py"),
+                        "--models", "mobilenetv2", "--filter", "c7_*", "--quick"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert r.stderr.strip().splitlines() == [
+        "--filter: 'c7_*' matches no conv shape of mobilenetv2 (see --list)"]
+
+
+def test_decode_step_row(tmp_path):
+    """A GPT-2-shaped KV-cache decode step (small sizes): the dynamic past
+    length compiles once and matches onnxruntime at two past lengths; run.py's
+    row for it has tokens/s and the weights' GB/s beside the ms."""
+    decode_zoo, harness, run = (_bench_module(m) for m in ("decode_zoo", "harness", "run"))
+    # 256 positions: run.py's row runs it at the registered past length, 127
+    model = decode_zoo.gpt2_decode(layers=2, d=64, heads=4, ffn=256, vocab=1000, positions=256)
+    assert [o.name for o in model.graph.output] == [
+        "logits", "present_key.0", "present_value.0", "present_key.1", "present_value.1"]
+    assert model.graph.input[1].type.tensor_type.shape.dim[2].dim_param == "past"
+    # run.py's worker body on it, under the registered name (past 127)
+    res = {"name": "gpt2_decode", "gflop": harness.count_flops(model) / 1e9}
+    run._measure("gpt2_decode", model, str(tmp_path), [1], True, res)
+    assert res["status"] == "ok", res
+    assert res["weight_gb"] * 1e9 == decode_zoo.weight_bytes(model) == 4 * sum(
+        int(np.prod(t.dims)) for t in model.graph.initializer if t.data_type == 1) + 8 * sum(
+        int(np.prod(t.dims)) for t in model.graph.initializer if t.data_type == 7)
+    # the library it compiled at other past lengths
+    sess = harness.ours_session(str(tmp_path / "gpt2_decode.so"), 1)
+    ref = harness.ort_session(str(tmp_path / "gpt2_decode.onnx"), 1)
+    for past in (5, 12):
+        feeds = decode_zoo.step_feeds(model, past, seed=past)
+        ours = sess.run(list(feeds.values()))
+        assert ours[1].shape == (1, 4, past + 1, 16)
+        ok, err = harness.check_outputs(ours, ref.run(None, feeds))
+        assert ok, err
+    tm = res["timings"]["1"]
+    assert tm["ours_tokens_s"] == 1e3 / tm["ours_ms"] and tm["ort_tokens_s"] == 1e3 / tm["ort_ms"]
+    assert tm["ours_weights_gb_s"] == res["weight_gb"] / (tm["ours_ms"] / 1e3)
+    result = {"threads": [1], "peak": {"how": "x", "gflops_per_core": 100.0},
+              "models": [res], "geomean": {"1": tm["ratio"]}, "ours_threads_controllable": True}
+    md = run.markdown(result)
+    assert "| decode step | threads | ours ms |" in md
+    assert f"| gpt2_decode | 1 | {tm['ours_ms']:.3f} | {tm['ort_ms']:.3f} | {tm['ratio']:.2f} | " \
+           f"{tm['ours_tokens_s']:.1f} |" in md
