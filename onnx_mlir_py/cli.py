@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "e.g. x:0[-1,28,28,1]")
     tf.add_argument("--outputs", metavar="NAME:0,...", help="frozen GraphDef output tensors")
     talk = ap.add_mutually_exclusive_group()
-    talk.add_argument("-v", "--verbose", action="store_true", help="print per-phase timing")
+    talk.add_argument("-v", "--verbose", action="store_true",
+                      help="print the resolved target and per-phase timing")
     talk.add_argument("-q", "--quiet", action="store_true",
                       help="silent: no progress line (shown when stderr is a terminal), "
                            "no warnings; errors are still printed")
@@ -102,16 +103,20 @@ def run(args) -> int:
     from onnx_mlir_py.progress import show_progress
     stats = []          # --onnx-op-stats: printed after the progress line is gone
     hook = None if args.onnx_op_stats is None else (lambda m: stats.append(_op_stats(m, args)))
+    targets = []        # -v: the resolved Target(s), printed with the timings
     try:
         with show_progress(timings, False if args.quiet or args.printIR else None):
             run_pipeline(args.model, opts, default_output(args.model, args.emit, args.output),
                          print_ir=args.printIR, timings=timings, on_import=hook,
+                         on_target=targets.append if args.verbose else None,
                          tf=TfOptions(signature=args.signature, inputs=args.inputs,
                                       outputs=args.outputs, verbose=args.verbose))
     finally:
         if stats:
             print(stats[0], flush=True)
     if args.verbose:
+        for target in targets:
+            print(f"[onnx-mlir-py] {target.describe()}", file=sys.stderr)
         timings.report()
     return 0
 

@@ -79,31 +79,30 @@ def o3_threads() -> bool:
 def optimize_tensors(module: ir.Module, opts: Options, timings: Timings) -> None:
     """-O3: the tensor pipeline of ``passes/optimize`` (packing, tiling,
     vectorization, multi-threaded kernels), in place, for the target that
-    :func:`resolve_target` chose. ``ONNX_MLIR_PY_O3_THREADS=0`` at compile time
-    builds single-threaded code (else the thread count is chosen at run time)."""
+    :func:`resolve_target` chose (``opts.target``). ``ONNX_MLIR_PY_O3_THREADS=0``
+    at compile time builds single-threaded code (else the thread count is
+    chosen at run time)."""
     from onnx_mlir_py.passes.optimize import optimize
-    from onnx_mlir_py.passes.optimize.target import target_for
-    threads = o3_threads()
-    target = target_for(opts.mcpu) if opts.march is None else target_for(None)
+    from onnx_mlir_py.target import options_target
     with timings.phase("optimize (tensor -O3)"):
-        optimize(module, target, threads=threads)
+        optimize(module, options_target(opts), threads=o3_threads())
 
 
 def resolve_target(opts: Options) -> Options:
-    """The CPU to compile for, as codegen takes it (``mcpu``; ``march`` only
-    for another architecture). ``march`` an ISA level (``x86-64-v3``, the
-    portable choice; ``x86-64-v4``; ``native``) becomes the ``mcpu``. When
-    neither is given: at -O3 the build machine's highest ISA level
-    (``x86-64-v4`` with AVX-512, ``x86-64-v3`` with AVX2 + FMA), so the
-    kernels use its vector width and register count; below -O3 the codegen
-    default ``x86-64-v2``. The library refuses to run on a CPU without the
-    level's features (see ``onnx_mlir_py/isa.py``)."""
-    from onnx_mlir_py.isa import CHOICES, host_level
-    if opts.march in CHOICES:
-        return replace(opts, mcpu=opts.march, march=None)
-    if opts.opt_level < 3 or opts.mcpu is not None or opts.march is not None:
+    """``opts`` with its :class:`~onnx_mlir_py.target.Target` (``opts.target``),
+    resolved once from ``mcpu`` / ``march`` / the build machine by
+    :func:`onnx_mlir_py.target.resolve`: at -O3 without a choice the build
+    machine's highest ISA level (``x86-64-v4`` with AVX-512, ``x86-64-v3``
+    with AVX2 + FMA), so the kernels use its vector width and register count;
+    below -O3 the codegen default ``x86-64-v2``. The library refuses to run
+    on a CPU without the level's features (see ``onnx_mlir_py/isa.py``). A
+    ``march`` naming several levels (ISA variants) gets a Target per level
+    in :func:`_variants_library`."""
+    from onnx_mlir_py.isa import fat_levels
+    from onnx_mlir_py.target import resolve
+    if fat_levels(opts.march):
         return opts
-    return replace(opts, mcpu=host_level())
+    return replace(opts, target=resolve(opts.mcpu, opts.march, host_default=opts.opt_level == 3))
 
 
 def source_model(model, opts: Options, timings: Timings, tf=None):
@@ -125,10 +124,13 @@ def source_model(model, opts: Options, timings: Timings, tf=None):
 
 
 def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = False,
-                 timings: Timings | None = None, on_import=None, tf=None) -> str | None:
+                 timings: Timings | None = None, on_import=None, tf=None,
+                 on_target=None) -> str | None:
     """Run the stages up to ``opts.emit`` and write ``output`` (or, with
     ``print_ir``, print the textual levels to stdout). Returns the path written.
-    ``on_import(module)`` sees the module as imported (``--onnx-op-stats``).
+    ``on_import(module)`` sees the module as imported (``--onnx-op-stats``);
+    ``on_target(target)`` each resolved :class:`~onnx_mlir_py.target.Target`
+    (one per level of a library with ISA variants; ``-v``).
     A TensorFlow model is converted first (:func:`source_model`, options ``tf``)."""
     timings = Timings() if timings is None else timings
     model = source_model(model, opts, timings, tf)
@@ -153,7 +155,9 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     opts = resolve_target(opts)
     from onnx_mlir_py.isa import fat_levels
     if fat_levels(opts.march):
-        return _variants_library(module, opts, output, timings)
+        return _variants_library(module, opts, output, timings, on_target)
+    if on_target is not None:
+        on_target(opts.target)
     if opts.opt_level == 3:
         optimize_tensors(module, opts, timings)
     if opts.profile:          # the code each node kept after the kernels -> events
@@ -172,7 +176,8 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     return codegen.to_library(module, output, opts, timings)
 
 
-def _variants_library(module: ir.Module, opts: Options, output: str, timings: Timings) -> str:
+def _variants_library(module: ir.Module, opts: Options, output: str, timings: Timings,
+                      on_target=None) -> str:
     """``march="x86-64-v3+x86-64-v4"``: the -O3 stages once per level, each
     on its own copy of the lowered module (cloning shares the constants),
     then one library with a variant per level (codegen/fat.py)."""
@@ -183,8 +188,11 @@ def _variants_library(module: ir.Module, opts: Options, output: str, timings: Ti
     variants = []
     for i, level in enumerate(levels):
         copy = module if i == len(levels) - 1 else clone_module(module)
+        level_opts = resolve_target(replace(opts, mcpu=level, march=None))
+        if on_target is not None:
+            on_target(level_opts.target)
         if opts.opt_level == 3:
-            optimize_tensors(copy, replace(opts, mcpu=level, march=None), timings)
+            optimize_tensors(copy, level_opts, timings)
         variants.append((level, copy))
     return to_fat_library(variants, output, opts, timings)
 

@@ -19,7 +19,7 @@ CPU without them it refuses with an error naming the missing features
 instead of dying of SIGILL. For ``native`` the list is the level's features
 plus the AVX-512 extensions and the like that the build machine has (LLVM
 may use any of them). The -O3 kernels take their vector width and register
-count from the level (``passes/optimize/target.py``).
+count from the level (``onnx_mlir_py/target.py``).
 """
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 Like onnx-mlir-opt / xdsl-opt: parses an MLIR file with the ONNX dialects
 loaded, runs the named passes (see passes/pipeline.py) in the order given,
-and prints the result. A pass failure prints ``error: <one line>`` and exits
+and prints the result. Passes take options as ``--NAME=KEY=VALUE,KEY=VALUE``
+(the -O3 steps: ``--o3-depthwise=target=x86-64-v4,threads=1``). A pass failure prints ``error: <one line>`` and exits
 with status 1. ``--split-input-file`` runs each ``// -----`` chunk alone.
 """
 from __future__ import annotations
@@ -17,14 +18,27 @@ from onnx_mlir_py.errors import OnnxMlirError
 from onnx_mlir_py.passes.pipeline import PASSES, run_passes
 
 
+def _split_passes(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(passes as ``NAME`` or ``NAME=OPTIONS``, in order; the other arguments)."""
+    passes, rest = [], []
+    for a in argv:
+        if a.startswith("--") and a[2:].partition("=")[0] in PASSES:
+            passes.append(a[2:])
+        else:
+            rest.append(a)
+    return passes, rest
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="onnx-mlir-py-opt", description=__doc__.splitlines()[0])
+    passes, argv = _split_passes(sys.argv[1:] if argv is None else list(argv))
+    ap = argparse.ArgumentParser(prog="onnx-mlir-py-opt", description=__doc__.splitlines()[0],
+                                 epilog="passes (--NAME or --NAME=KEY=VALUE,...): "
+                                        + ", ".join(PASSES))
     ap.add_argument("input", help="MLIR file ('-' for stdin)")
-    for name in PASSES:
-        ap.add_argument(f"--{name}", dest="passes", action="append_const", const=name)
     ap.add_argument("--split-input-file", action="store_true")
     ap.add_argument("--mlir-print-debuginfo", action="store_true")
     args = ap.parse_args(argv)
+    args.passes = passes
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
     chunks = text.split("// -----") if args.split_input_file else [text]
     status = 0

@@ -30,7 +30,9 @@ class Options:
     ``RuntimeInputError``; only for measuring the checks' cost or for inputs
     already validated. ``profile=True`` (``--profile``) builds a library whose
     code records the time of every ONNX node (passes/instrument.py); without
-    it the library has no profiling code at all."""
+    it the library has no profiling code at all. ``target``: the
+    :class:`~onnx_mlir_py.target.Target` resolved from ``mcpu`` / ``march``
+    (set by ``compiler.resolve_target``, not given by users)."""
     emit: str = "EmitLib"
     opt_level: int = DEFAULT_OPT_LEVEL
     mcpu: str | None = None
@@ -38,6 +40,7 @@ class Options:
     shape_information: dict | str | None = None
     runtime_checks: bool = True
     profile: bool = False
+    target: object = None       # onnx_mlir_py.target.Target, once resolved
 
     def _check_variants(self) -> None:
         """``march="x86-64-v3+x86-64-v4"``: one library, a variant per level

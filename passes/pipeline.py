@@ -8,7 +8,9 @@
     (then the -O3 tensor passes of passes/optimize, [profile-resolve], and codegen/)
 
 ``PASSES`` maps the pass names used by ``python -m onnx_mlir_py.opt`` (and
-the lit tests) to functions ``module -> None``.
+the lit tests) to functions ``module -> None``; a pass with options (the -O3
+steps, ``options`` attribute: their names) takes them as keywords, given in
+:func:`run_passes` as ``"NAME=KEY=VALUE,KEY=VALUE"``.
 """
 from __future__ import annotations
 
@@ -54,11 +56,29 @@ ONNX_IR_PIPELINE = ["verify-mlir", "verify-onnx", "shape-inference",
 
 
 def run_passes(module: ir.Module, names: list[str], timings: Timings | None = None) -> None:
-    """Run the named passes in order; each adds its time to ``timings``."""
+    """Run the named passes (``NAME`` or ``NAME=KEY=VALUE,...``) in order;
+    each adds its time to ``timings``."""
     timings = Timings() if timings is None else timings
-    for name in names:
+    for item in names:
+        name, options = pass_options(item)
         with timings.phase(name), module.context, ir.Location.unknown():
-            PASSES[name](module)
+            PASSES[name](module, **options)
+
+
+def pass_options(item: str) -> tuple[str, dict[str, str]]:
+    """``"NAME=K=V,K=V"`` -> (NAME, {K: V}); raises CompileError naming the
+    pass for options it does not take or a malformed list."""
+    from onnx_mlir_py.errors import CompileError
+    name, _, text = item.partition("=")
+    if not text:
+        return name, {}
+    options = dict(kv.partition("=")[::2] for kv in text.split(","))
+    allowed = getattr(PASSES[name], "options", ())
+    bad = [k for k, v in options.items() if k not in allowed or not v]
+    if bad:
+        raise CompileError(f"pass {name}: option {bad[0]!r} is not KEY=VALUE of "
+                           f"{', '.join(allowed) or 'no options'}")
+    return name, options
 
 
 def to_onnx_ir(module: ir.Module, timings: Timings | None = None) -> None:

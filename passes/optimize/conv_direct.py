@@ -46,7 +46,7 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, fill_scalar
                                                         replace_with_call, static_f32,
                                                         window_ints)
 from onnx_mlir_py.passes.optimize.row_emit import Emit, emit_ops, ttype, vtype
-from onnx_mlir_py.passes.optimize.target import Target
+from onnx_mlir_py.target import Target
 
 MAX_CHANNELS = 4          # input channels of a stem conv
 MAX_TAPS = 160            # C*KH*KW (7x7x3 = 147): the unrolled taps of one channel step

@@ -36,7 +36,7 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, epilogue_
 from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
-from onnx_mlir_py.passes.optimize.target import Target
+from onnx_mlir_py.target import Target
 
 
 def _cdiv(a: int, b: int) -> int:

@@ -37,7 +37,7 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_us
                                                         static_f32, window_ints, zero_fill,
                                                         zero_pad)
 from onnx_mlir_py.passes.optimize.row_plan import Conv
-from onnx_mlir_py.passes.optimize.target import Target
+from onnx_mlir_py.target import Target
 from onnx_mlir_py.passes.optimize.window_rewrite import rewrite_all
 
 

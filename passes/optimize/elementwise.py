@@ -42,7 +42,7 @@ from onnx_mlir_py.passes.optimize.dynamic_threads import DYN_THREADS, split_on_w
 from onnx_mlir_py.passes.optimize.matmul import PACKED_ATTR
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.schedule import apply_to_ops, loop_sizes
-from onnx_mlir_py.passes.optimize.target import Target
+from onnx_mlir_py.target import Target
 
 WHOLE_ROW_MAX = 256   # innermost extent vectorized at once (parallel or reduction)
 

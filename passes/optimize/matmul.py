@@ -24,7 +24,7 @@ import mlir.ir as ir
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.schedule import apply_to_ops, loop_sizes, static_loop_sizes
-from onnx_mlir_py.passes.optimize.target import Target
+from onnx_mlir_py.target import Target
 
 from onnx_mlir_py.passes.optimize.kernel_fusion import static_f32
 from onnx_mlir_py.passes.optimize.matmul_attrs import PACKED_ATTR

@@ -21,7 +21,7 @@ from onnx_mlir_py.passes.optimize.depthwise import kernel_operands, window_fits
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, const_pad, fill_scalar,
                                                         static_f32)
 from onnx_mlir_py.passes.optimize.row_plan import Conv
-from onnx_mlir_py.passes.optimize.target import Target
+from onnx_mlir_py.target import Target
 from onnx_mlir_py.passes.optimize.window_rewrite import rewrite_all
 
 KINDS = {"linalg.pooling_nchw_max": "max", "linalg.pooling_nchw_sum": "add"}

@@ -33,7 +33,7 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import (epilogue_user, fill_scal
                                                         replace_with_call, static_f32,
                                                         window_ints)
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
-from onnx_mlir_py.passes.optimize.target import Target
+from onnx_mlir_py.target import Target
 
 KINDS = {"linalg.pooling_nchw_max": "arith.maximumf", "linalg.pooling_nchw_sum": "arith.addf"}
 

@@ -20,7 +20,7 @@ from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functi
 from onnx_mlir_py.passes.optimize.kernel_fusion import replace_with_call, static_f32
 from onnx_mlir_py.passes.optimize.row_kernel import kernel_function
 from onnx_mlir_py.passes.optimize.row_plan import channel_blocks, macs
-from onnx_mlir_py.passes.optimize.target import Target
+from onnx_mlir_py.target import Target
 
 # Window ops from this many multiply-adds split their channels across
 # threads: lower than the matmuls' THREAD_MIN_MACS (2^21), as a depthwise

@@ -1,5 +1,5 @@
 // RUN: %opt %s --lower-to-linalg | FileCheck %s
-// RUN: %opt %s --lower-to-linalg --o3-attention-threads | FileCheck %s --check-prefix=O3
+// RUN: %opt %s --lower-to-linalg --o3-attention=target=x86-64-v4,threads=1 | FileCheck %s --check-prefix=O3
 
 // Attention (GQA: 4 query heads on 2 kv heads, mask [Sq, Skv]) -> K
 // transposed, the mask viewed at rank 4, checks on the dynamic dims, and a

@@ -1,4 +1,4 @@
-// RUN: %opt %s --o3-conv-dyn | FileCheck %s
+// RUN: %opt %s --o3-conv-dyn=target=x86-64-v4 | FileCheck %s
 
 // A 3x3 stride-2 conv over dynamic N, H, W with a fused bias (x86-64-v4
 // blocks: mb 8, nb 32, kb 8): per image, im2col into [40, mp] (36 rows padded

@@ -1,4 +1,4 @@
-// RUN: %opt %s --o3-conv-to-matmul-pixel-rows | FileCheck %s
+// RUN: %opt %s --o3-conv-to-matmul=target=x86-64-v4 | FileCheck %s
 // A biased 1x1 conv over 49 pixels (7x7: not whole 32-column panels) in
 // pixel-row form: its input read in place as a transposed A ([C, M] with
 // A's map (d2, d0)), the filters as columns (Wᵀ), the bias broadcast along

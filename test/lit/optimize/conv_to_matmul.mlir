@@ -1,4 +1,4 @@
-// RUN: %opt %s --o3-conv-to-matmul | FileCheck %s
+// RUN: %opt %s --o3-conv-to-matmul=blocks=0 | FileCheck %s
 
 // 3x3 stride-2 conv, batch 1: im2col as vector code (per channel, its 9 rows
 // of col; per output row, one read per tap and chunk of up to 16 columns;
@@ -72,7 +72,7 @@ func.func @grouped(%x: tensor<1x2x2x9x9xf32>, %w: tensor<2x3x2x3x3xf32>) -> tens
   return %c : tensor<1x2x3x7x7xf32>
 }
 
-// RUN: %opt %s --o3-conv-to-matmul-blocked | FileCheck %s --check-prefix=BLOCKED
+// RUN: %opt %s --o3-conv-to-matmul=target=x86-64-v4,pixel-rows=0 | FileCheck %s --check-prefix=BLOCKED
 // With the kernel's blocks (k 8, columns 32) col is built padded: 36 -> 40
 // rows, 16 -> 32 columns, zeros written once into the padding; the weights
 // are padded to match, the init (zeros here) is padded (canonicalized into

@@ -1,5 +1,5 @@
-// RUN: %opt %s --o3-depthwise | FileCheck %s
-// RUN: %opt %s --o3-depthwise-threads | FileCheck %s --check-prefix=THREADS
+// RUN: %opt %s --o3-depthwise=target=x86-64-v4 | FileCheck %s
+// RUN: %opt %s --o3-depthwise=target=x86-64-v4,threads=1 | FileCheck %s --check-prefix=THREADS
 
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #ch = affine_map<(d0, d1, d2, d3) -> (d1)>

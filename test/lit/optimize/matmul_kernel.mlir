@@ -1,4 +1,4 @@
-// RUN: %opt %s --o3-pack-matmul --o3-matmul-kernel | FileCheck %s
+// RUN: %opt %s --o3-pack-matmul=target=x86-64-v4 --o3-matmul-kernel | FileCheck %s
 
 // The packed contraction becomes loops over (8 x 32) blocks and k blocks; the
 // accumulator is a vector<8x32xf32> loop-carried in registers (hoisted out of

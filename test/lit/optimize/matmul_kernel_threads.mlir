@@ -1,4 +1,4 @@
-// RUN: %opt %s --o3-pack-matmul --o3-matmul-kernel-threads | FileCheck %s
+// RUN: %opt %s --o3-pack-matmul=target=x86-64-v4 --o3-matmul-kernel=threads=1 | FileCheck %s
 
 // Multi-threaded kernel: the outer block loop is an scf.forall (distributed
 // by om_parallel_for at codegen) -- here the 4 column blocks, outermost

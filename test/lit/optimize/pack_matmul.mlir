@@ -1,4 +1,4 @@
-// RUN: %opt %s --o3-pack-matmul | FileCheck %s
+// RUN: %opt %s --o3-pack-matmul=target=x86-64-v4 | FileCheck %s
 
 // Static matmul, multiples of the (8, 32, 8) blocks: only B is relaid out;
 // A and C are viewed in blocks (expand_shape, no copy).

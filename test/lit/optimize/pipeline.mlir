@@ -1,4 +1,4 @@
-// RUN: %opt %s --o3-pipeline | FileCheck %s
+// RUN: %opt %s --o3-pipeline=target=x86-64-v4 | FileCheck %s
 
 // The whole -O3 tensor pipeline on conv + bias + ReLU with constant weights:
 // weights reshaped and zero-padded to whole k blocks at compile time, a

@@ -1,4 +1,4 @@
-// RUN: %opt %s --o3-pools | FileCheck %s
+// RUN: %opt %s --o3-pools=target=x86-64-v4 | FileCheck %s
 
 // MaxPool 3x3/2 with its -inf pad (x86-64-v4, 16 lanes): per channel the
 // plane is copied into a scratch whose border holds -inf (filled once, by

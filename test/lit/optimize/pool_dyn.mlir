@@ -1,5 +1,5 @@
-// RUN: %opt %s --o3-pool-dyn | FileCheck %s
-// RUN: %opt %s --o3-pool-dyn-threads | FileCheck %s --check-prefix=THREADS
+// RUN: %opt %s --o3-pool-dyn=target=x86-64-v4 | FileCheck %s
+// RUN: %opt %s --o3-pool-dyn=target=x86-64-v4,threads=1 | FileCheck %s --check-prefix=THREADS
 
 // A 3x3 stride-2 MaxPool of a -inf padded image with dynamic H/W
 // (x86-64-v4: 16 lanes): per channel and output row, whole chunks of 16

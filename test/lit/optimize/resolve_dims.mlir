@@ -1,6 +1,6 @@
 // RUN: %opt %s --o3-resolve-dims | FileCheck %s
-// RUN: %opt %s --o3-resolve-dims --o3-depthwise | FileCheck %s --check-prefix=FUSED
-// RUN: %opt %s --o3-depthwise | FileCheck %s --check-prefix=UNRESOLVED
+// RUN: %opt %s --o3-resolve-dims --o3-depthwise=target=x86-64-v4 | FileCheck %s --check-prefix=FUSED
+// RUN: %opt %s --o3-depthwise=target=x86-64-v4 | FileCheck %s --check-prefix=UNRESOLVED
 
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #ch = affine_map<(d0, d1, d2, d3) -> (d1)>

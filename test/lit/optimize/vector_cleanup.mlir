@@ -1,4 +1,4 @@
-// RUN: %opt %s --o3-vectorize-elementwise --o3-vector-cleanup | FileCheck %s
+// RUN: %opt %s --o3-vectorize-elementwise=target=x86-64-v4 --o3-vector-cleanup | FileCheck %s
 
 // Softmax-like rows of 300 (masked 64-lane chunks, broadcast of a per-row
 // value): masked transfers become transfers with a mask operand, leading

@@ -1,4 +1,4 @@
-// RUN: %opt %s --o3-vectorize-elementwise | FileCheck %s
+// RUN: %opt %s --o3-vectorize-elementwise=target=x86-64-v4 | FileCheck %s
 
 // Elementwise with a broadcast operand: outer dims tiled by 1, the innermost
 // dim (16, small) vectorized whole.

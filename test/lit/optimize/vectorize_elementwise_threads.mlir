@@ -1,4 +1,4 @@
-// RUN: %opt %s --o3-vectorize-elementwise-threads | FileCheck %s
+// RUN: %opt %s --o3-vectorize-elementwise=target=x86-64-v4,threads=1 | FileCheck %s
 
 // A big elementwise op (2^22 elements, over THREAD_MIN_WORK = 2^16): the outermost loop is an scf.forall
 // (run on the thread pool at codegen), the row is vectorized as without threads.

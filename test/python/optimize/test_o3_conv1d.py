@@ -84,7 +84,7 @@ def test_conv1d_takes_the_2d_kernels(tmp_path):
     from onnx_mlir_py.passes.optimize.conv import convs_to_matmul
     from onnx_mlir_py.passes.optimize.conv_dyn import dynamic_convs_to_matmul
     from onnx_mlir_py.passes.optimize.depthwise import depthwise_convs
-    from onnx_mlir_py.passes.optimize.target import target_for
+    from onnx_mlir_py.target import target_for
     ctx, module = _lowered(tmp_path, 40)
     with ctx, ir.Location.unknown():
         assert depthwise_convs(module, target_for("x86-64-v4")) == 1

@@ -103,7 +103,7 @@ def test_direct_form_is_taken(tmp_path):
 
     from onnx_mlir_py.context import make_context
     from onnx_mlir_py.passes.optimize.conv_direct import direct_convs
-    from onnx_mlir_py.passes.optimize.target import target_for
+    from onnx_mlir_py.target import target_for
     model, _ = _model(1)
     path = onnx_mlir_py.compile(model, output=tmp_path / "m.mlir", emit="EmitMLIR")
     for march in ("x86-64-v4", "x86-64-v3"):

@@ -67,7 +67,7 @@ def test_dynamic_spatial_conv_uses_the_packed_kernel(tmp_path):
     from onnx_mlir_py.passes.optimize.conv_dyn import dynamic_convs_to_matmul
     from onnx_mlir_py.passes.optimize.matmul import packed_contractions, \
         tile_packed_contractions
-    from onnx_mlir_py.passes.optimize.target import target_for
+    from onnx_mlir_py.target import target_for
     path = tmp_path / "m.mlir"
     onnx_mlir_py.compile(_model(), output=path, opt_level=3, emit="EmitMLIR")
     with ir.Context() as ctx:
@@ -88,7 +88,7 @@ def test_dynamic_spatial_conv_fuses_bias_and_relu(tmp_path):
     import mlir.ir as ir
     from onnx_mlir_py.passes.optimize import resolve_dims
     from onnx_mlir_py.passes.optimize.conv_dyn import dynamic_convs_to_matmul
-    from onnx_mlir_py.passes.optimize.target import target_for
+    from onnx_mlir_py.target import target_for
     path = tmp_path / "m.mlir"
     onnx_mlir_py.compile(_model(), output=path, opt_level=3, emit="EmitMLIR")
     with ir.Context() as ctx:

@@ -140,7 +140,7 @@ def test_pixel_row_form_is_taken(tmp_path, xs, ws, attrs, rows):
     from onnx_mlir_py.context import make_context
     from onnx_mlir_py.passes.optimize import convs_to_matmul, pack_matmuls
     from onnx_mlir_py.passes.optimize.matmul import packed_contractions
-    from onnx_mlir_py.passes.optimize.target import target_for
+    from onnx_mlir_py.target import target_for
     c = _model([(xs, ws, attrs)])
     path = onnx_mlir_py.compile(c.model(), output=tmp_path / "m.mlir", emit="EmitMLIR")
     target = target_for("x86-64-v4")

@@ -104,7 +104,7 @@ def test_packing_folds_away(tmp_path, xs, ws, attrs):
     import mlir.ir as ir
     from onnx_mlir_py.context import make_context
     from onnx_mlir_py.passes.optimize import _canonicalize, convs_to_matmul, pack_matmuls
-    from onnx_mlir_py.passes.optimize.target import target_for
+    from onnx_mlir_py.target import target_for
     c = _model([(xs, ws, attrs)], bias=False)
     path = onnx_mlir_py.compile(c.model(), output=tmp_path / "m.mlir", emit="EmitMLIR")
     target = target_for("x86-64-v4")

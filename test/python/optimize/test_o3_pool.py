@@ -72,7 +72,7 @@ def test_pools_take_the_row_kernel(tmp_path):
     reduction is left, the -inf pad was fused into the scratch (no
     tensor.pad), AveragePool's constant division fused as the epilogue."""
     from onnx_mlir_py.passes.optimize.pool import pools
-    from onnx_mlir_py.passes.optimize.target import target_for
+    from onnx_mlir_py.target import target_for
     path = tmp_path / "m.mlir"
     onnx_mlir_py.compile(_model(2, (20, 37)), output=path, opt_level=3, emit="EmitMLIR")
     with ir.Context() as ctx, ir.Location.unknown():
@@ -94,7 +94,7 @@ def test_wide_window_keeps_the_generic_code(tmp_path):
     matches onnxruntime."""
     from onnx_mlir_py.passes.optimize.depthwise import MAX_TAPS
     from onnx_mlir_py.passes.optimize.pool import pools
-    from onnx_mlir_py.passes.optimize.target import target_for
+    from onnx_mlir_py.target import target_for
     c = Cases()
     c.input("x", [1, 2, 2600])
     c.nodes.append(N("MaxPool", ["x"], ["y"], kernel_shape=[200], strides=[10],

@@ -58,7 +58,7 @@ def test_dynamic_pools_become_vector_rows(tmp_path):
 
     from onnx_mlir_py.context import make_context
     from onnx_mlir_py.passes.optimize import dynamic_pools, resolve_dims
-    from onnx_mlir_py.passes.optimize.target import target_for
+    from onnx_mlir_py.target import target_for
     path = onnx_mlir_py.compile(_model(), output=tmp_path / "m.mlir", emit="EmitMLIR")
     with make_context(), ir.Location.unknown():
         module = ir.Module.parse(open(path).read())
