@@ -136,8 +136,14 @@ def conv_shapes(model) -> Counter:
 
 
 def model_shapes(name: str) -> Counter:
-    """The conv shapes of benchmark model ``name`` (as run.py builds it)."""
-    return conv_shapes(harness.build(name))
+    """The conv shapes of benchmark model ``name`` (as run.py builds it);
+    SystemExit with one line when its exporter is not installed."""
+    try:
+        model = harness.build(name)
+    except ImportError as e:
+        raise SystemExit(f"--models {name}: the model's exporter is not installed ({e}); "
+                         "pip install -e '.[bench]'") from None
+    return conv_shapes(model)
 
 
 def conv_model(s: ConvShape, seed: int = 0):
