@@ -29,7 +29,8 @@ import mlir.ir as ir
 
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.math_approx import _exp_body
-from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.kernel_emit import (F32, Emitter, Value, f32_hex, tensor,
+                                                      vector)
 from onnx_mlir_py.target import Target
 
 CALL_ATTR = "om.attention"
@@ -39,11 +40,6 @@ THREAD_MIN_MACS = 1 << 21
 def _shape(v) -> list:
     t = v.type
     return [None if t.is_dynamic_dim(i) else int(t.shape[i]) for i in range(t.rank)]
-
-
-def _bits(x: float) -> str:
-    import struct
-    return "0x%08X" % struct.unpack("<I", struct.pack("<f", x))[0]
 
 
 def vector_exp(x: str, out: str, p: str, vw: int) -> list[str]:
@@ -64,241 +60,172 @@ def vector_exp(x: str, out: str, p: str, vw: int) -> list[str]:
     return out_lines
 
 
-class _E:
-    def __init__(self):
-        self.lines: list[str] = []
-        self.k = 0
-
-    def __call__(self, text: str):
-        self.lines.append("  " + text)
-
-    def v(self, base: str, text: str) -> str:
-        self.k += 1
-        nm = f"%{base}{self.k}"
-        self(f"{nm} = {text}")
-        return nm
-
-
 def kernel_text(name: str, qs, kts, vs, ms, ys, scale: float, group: int, nan_rows: bool,
                 vw: int, rows: int, ncol: int, threads: bool) -> str:
     """The kernel function: the reference's arguments but the scores."""
-    e = _E()
-    V = f"vector<{vw}xf32>"
-    tq, tkt, tv, ty = tensor_type(qs), tensor_type(kts), tensor_type(vs), tensor_type(ys)
+    e = Emitter(ind=1)
+    V = vector(vw)
     sq_s, dv, d = qs[2], vs[3], qs[3]
-    tys = tensor_type([1, 1, sq_s, dv])
-    tsc = tensor_type([rows, None])
-    m_arg = f", %m: {tensor_type(ms)}" if ms is not None else ""
-    e.lines.append(f"func.func private @{name}(%q: {tq}, %kt: {tkt}, %v: {tv}{m_arg}, "
-                   f"%y: {ty}) -> {ty} {{")
-    e("%zero = arith.constant 0.0 : f32")
-    e("%one = arith.constant 1.0 : f32")
-    e("%ninf = arith.constant 0xFF800000 : f32")
-    e(f"%zv = arith.constant dense<0.0> : {V}")
-    e(f"%ninfv = arith.constant dense<0xFF800000> : {V}")
-    e(f"%scv = arith.constant dense<{_bits(scale)}> : {V}")
-    B = e.v("B", f"tensor.dim %q, %c0 : {tq}") if qs[0] is None else f"%c{qs[0]}"
-    Sq = e.v("Sq", f"tensor.dim %q, %c2 : {tq}")
-    Skv = e.v("Skv", f"tensor.dim %kt, %c3 : {tkt}")
-    H = f"%c{qs[1]}"
-    BH = e.v("BH", f"arith.muli {B}, {H} : index")
-    rem = e.v("rem", f"arith.remui {Skv}, %c{ncol * vw} : index")
-    nfull = e.v("nfull", f"arith.subi {Skv}, {rem} : index")
-    sk1 = e.v("sk", f"arith.addi {Skv}, %c{vw - 1} : index")
-    skd = e.v("sk", f"arith.divui {sk1}, %c{vw} : index")
-    skvp = e.v("skvp", f"arith.muli {skd}, %c{vw} : index")
+    q, kt, v = e.param("q", tensor(qs)), e.param("kt", tensor(kts)), e.param("v", tensor(vs))
+    m = e.param("m", tensor(ms)) if ms is not None else None
+    y = e.param("y", tensor(ys))
+    c = dict(e=e, V=V, vw=vw, ncol=ncol, ms=ms, q=q, kt=kt, v=v, m=m, d=d, dv=dv,
+             nan_rows=nan_rows, zero=e.const("0.0", F32), one=e.const("1.0", F32),
+             ninf=e.const("0xFF800000", F32), zv=e.const("dense<0.0>", V),
+             ninfv=e.const("dense<0xFF800000>", V), scv=e.const(f"dense<{f32_hex(scale)}>", V))
+    B = e.dim(q, 0) if qs[0] is None else e.index(qs[0])
+    Sq = e.dim(q, 2)
+    Skv = e.dim(kt, 3)
+    H = e.index(qs[1])
+    BH = e.iop("muli", B, H)
+    rem = e.iop("remui", Skv, e.index(ncol * vw))
+    c["nfull"] = e.iop("subi", Skv, rem)
+    skd = e.iop("divui", e.iop("addi", Skv, e.index(vw - 1)), e.index(vw))
+    c["skvp"] = e.iop("muli", skd, e.index(vw))
+    c["Skv"] = Skv
     if threads:
-        e(f"%res = scf.forall (%bh) in ({BH}) shared_outs(%yo = %y) -> ({ty}) {{")
+        bh, yo, res = e.forall(BH, y)
     else:
-        e(f"%res = scf.for %bh = %c0 to {BH} step %c1 iter_args(%yo = %y) -> ({ty}) {{")
-    b = e.v("b", f"arith.divui %bh, {H} : index")
-    h = e.v("h", f"arith.remui %bh, {H} : index")
-    hk = e.v("hk", f"arith.divui {h}, %c{group} : index") if group > 1 else h
-    mb = "%c0" if ms is None or ms[0] == 1 else b
-    mh = "%c0" if ms is None or ms[1] == 1 else h
-    yt = e.v("yt", f"tensor.extract_slice %yo[{b}, {h}, 0, 0] [1, 1, {Sq if sq_s is None else sq_s}, "
-                   f"{dv}] [1, 1, 1, 1] : {ty} to {tys}")
-    scr = e.v("scr", f"tensor.empty({skvp}) : {tsc}")
-    big = e.v("big", f"arith.cmpi uge, {Sq}, %c{rows} : index")
-    last = e.v("last", f"arith.subi {Sq}, %c{rows} : index")
-    e(f"%yt2 = scf.if {big} -> ({tys}) {{")
-    ctx = dict(e=e, V=V, vw=vw, ncol=ncol, tq=tq, tkt=tkt, tv=tv, tys=tys, tsc=tsc, ms=ms,
-               b=b, h=h, hk=hk, mb=mb, mh=mh, Skv=Skv, nfull=nfull, skvp=skvp, d=d, dv=dv,
-               nan_rows=nan_rows)
-    for nrows, step, clamp in ((rows, f"%c{rows}", True), (1, "%c1", False)):
-        e(f"%rl{nrows}:2 = scf.for %i{nrows} = %c0 to {Sq} step {step} "
-          f"iter_args(%ya{nrows} = {yt}, %sa{nrows} = {scr}) -> ({tys}, {tsc}) {{")
-        i0 = e.v("i0", f"arith.minui %i{nrows}, {last} : index") if clamp else f"%i{nrows}"
-        yb, sb = _block(ctx, nrows, i0, f"%ya{nrows}", f"%sa{nrows}")
-        e(f"scf.yield {yb}, {sb} : {tys}, {tsc}")
-        e("}")
-        e(f"scf.yield %rl{nrows}#0 : {tys}")
-        if clamp:
-            e("} else {")
-    e("}")
-    sizes = f"[1, 1, {Sq if sq_s is None else sq_s}, {dv}] [1, 1, 1, 1]"
+        bh, (yo,), (res,) = e.loop(e.index(0), BH, e.index(1), [y])
+    b = c["b"] = e.iop("divui", bh, H)
+    h = c["h"] = e.iop("remui", bh, H)
+    c["hk"] = e.iop("divui", h, e.index(group)) if group > 1 else h
+    c["mb"] = e.index(0) if ms is None or ms[0] == 1 else b
+    c["mh"] = e.index(0) if ms is None or ms[1] == 1 else h
+    sizes = [1, 1, Sq if sq_s is None else sq_s, dv]
+    yt = e.extract_slice(yo, [b, h, 0, 0], sizes, base="yt")
+    scr = e.empty([rows, c["skvp"]], base="scr")
+    big = e.cmpi("uge", Sq, e.index(rows))
+    last = e.iop("subi", Sq, e.index(rows))
+    yt2 = Value(e.fresh("yt"), yt.type)
+    e(f"{yt2} = scf.if {big} -> ({yt.type}) {{")
+    e.ind += 1
+    for nrows, step, clamp in ((rows, e.index(rows), True), (1, e.index(1), False)):
+        i, (ya, sa), rl = e.loop(e.index(0), Sq, step, [yt, scr])
+        i0 = e.iop("minui", i, last) if clamp else i
+        e.end(list(_block(c, nrows, i0, ya, sa)))
+        e.yield_([rl[0]])
+        e.ind -= 1
+        e("} else {" if clamp else "}")
+        e.ind += clamp
     if threads:
-        e("scf.forall.in_parallel {")
-        e(f"tensor.parallel_insert_slice %yt2 into %yo[{b}, {h}, 0, 0] {sizes} : {tys} into {ty}")
-        e("}")
+        e.end_forall(yt2, yo, [b, h, 0, 0], sizes)
     else:
-        yn = e.v("yn", f"tensor.insert_slice %yt2 into %yo[{b}, {h}, 0, 0] {sizes} : {tys} into {ty}")
-        e(f"scf.yield {yn} : {ty}")
-    e("}")
-    e(f"return %res : {ty}")
-    e.lines.append("}")
-    used = sorted({int(x) for x in re.findall(r"%c(\d+)\b", "\n".join(e.lines))})
-    e.lines[1:1] = [f"  %c{n} = arith.constant {n} : index" for n in used]
-    return "\n".join(e.lines)
+        e.end([e.insert_slice(yt2, yo, [b, h, 0, 0], sizes, base="yn")])
+    e(f"return {res} : {y.type}")
+    return e.function(name, [q, kt, v] + ([m] if m is not None else []) + [y], y.type)
 
 
-def _block(c: dict, R: int, i0: str, ya: str, sa: str) -> tuple[str, str]:
+def _block(c: dict, R: int, i0: Value, ya: Value, sa: Value) -> tuple[Value, Value]:
     """R query rows from row ``i0``: returns (new y tile, new scratch)."""
     e, V, vw, NC, ms = c["e"], c["V"], c["vw"], c["ncol"], c["ms"]
-    tq, tkt, tv, tys, tsc = c["tq"], c["tkt"], c["tv"], c["tys"], c["tsc"]
+    zero, zv = c["zero"], c["zv"]
     b, h, hk = c["b"], c["h"], c["hk"]
-    B1 = f"vector<{vw}xi1>"
-    qi = [e.v("qi", f"arith.addi {i0}, %c{r} : index") if r else i0 for r in range(R)]
+    qi = [e.iop("addi", i0, e.index(r)) if r else i0 for r in range(R)]
     mi, mvec = [], []
     if ms is not None:
-        tm = tensor_type(ms)
         for r in range(R):
-            mi.append("%c0" if ms[2] == 1 else qi[r])
+            mi.append(e.index(0) if ms[2] == 1 else qi[r])
             if ms[3] == 1:
-                s = e.v("ms", f"tensor.extract %m[{c['mb']}, {c['mh']}, {mi[r]}, %c0] : {tm}")
-                mvec.append(e.v("mv", f"vector.broadcast {s} : f32 to {V}"))
+                s = e.extract(c["m"], [c["mb"], c["mh"], mi[r], 0])
+                mvec.append(e.broadcast(s, V, base="mv"))
 
-    def mask_add(x: str, r: int, col: str, lm: str | None) -> str:
+    def mask_add(x: Value, r: int, col: Value, lm: Value | None) -> Value:
         if ms is None:
             return x
         if ms[3] == 1:
             mk = mvec[r]
-        elif lm is None:
-            mk = e.v("mk", f"vector.transfer_read %m[{c['mb']}, {c['mh']}, {mi[r]}, {col}], %zero "
-                           f"{{in_bounds = [true]}} : {tm}, {V}")
         else:
-            mk = e.v("mk", f"vector.transfer_read %m[{c['mb']}, {c['mh']}, {mi[r]}, {col}], %zero, "
-                           f"{lm} : {tm}, {V}")
-        return e.v("xm", f"arith.addf {x}, {mk} : {V}")
+            mk = e.read(c["m"], [c["mb"], c["mh"], mi[r], col], zero, V, lm,
+                        in_bounds=True if lm is None else None, base="mk")
+        return e.binary("arith.addf", x, mk, base="xm")
 
     # -- 1. scores and row max: full NC-vector chunks, then single (masked) vectors
-    mx = ["%ninfv"] * R
+    mx = [c["ninfv"]] * R
     s = sa
     for full in (True, False):
         nv = NC if full else 1
-        lo, hi, step = ("%c0", c["nfull"], f"%c{NC * vw}") if full else \
-            (c["nfull"], c["Skv"], f"%c{vw}")
-        tag = f"p{R}{'f' if full else 't'}{e.k}"
-        carried = [f"%{tag}s = {s}"] + [f"%{tag}m{r} = {mx[r]}" for r in range(R)]
-        e(f"%{tag}:{1 + R} = scf.for %{tag}j = {lo} to {hi} step {step} "
-          f"iter_args({', '.join(carried)}) -> ({tsc}{(', ' + V) * R}) {{")
-        j = f"%{tag}j"
+        lo, hi, step = (e.index(0), c["nfull"], e.index(NC * vw)) if full else \
+            (c["nfull"], c["Skv"], e.index(vw))
+        j, carried, res = e.loop(lo, hi, step, [s] + mx)
         lm = None
         if not full:
-            left = e.v("left", f"arith.subi {c['Skv']}, {j} : index")
-            lm = e.v("lm", f"vector.create_mask {left} : {B1}")
-        cols = [j] + [e.v("col", f"arith.addi {j}, %c{k * vw} : index") for k in range(1, nv)]
-        dd = f"%{tag}d"
-        tail = " {in_bounds = [true]}" if lm is None else f", {lm}"     # full / masked
+            lm = e.create_mask(e.iop("subi", c["Skv"], j), vw, base="lm")
+        cols = [j] + [e.iop("addi", j, e.index(k * vw)) for k in range(1, nv)]
 
-        def kt_read(k):
-            return e.v("kv", f"vector.transfer_read %kt[{b}, {hk}, {dd}, {cols[k]}], %zero{tail} "
-                             f": {tkt}, {V}")
+        def kt_read(k, dd):
+            return e.read(c["kt"], [b, hk, dd, cols[k]], zero, V, lm,
+                          in_bounds=True if lm is None else None, base="kv")
 
-        _fma_loop(e, V, f"%{tag}acc", dd, f"%c{c['d']}", f"%{tag}a", R, nv, kt_read, "q",
-                  lambda r: f"tensor.extract %q[{b}, {h}, {qi[r]}, {dd}] : {tq}")
-        cur, newmx = f"%{tag}s", []
+        accs = _fma_loop(c, c["d"], R, nv, kt_read,
+                         lambda r, dd: e.extract(c["q"], [b, h, qi[r], dd]))
+        cur, newmx = carried[0], []
         for r in range(R):
-            m = f"%{tag}m{r}"
+            m = carried[1 + r]
             for k in range(nv):
-                x = e.v("x", f"arith.mulf %{tag}acc#{r * nv + k}, %scv : {V}")
+                x = e.binary("arith.mulf", accs[r * nv + k], c["scv"], base="x")
                 x = mask_add(x, r, cols[k], lm)
                 if lm is not None:
-                    x = e.v("x", f"arith.select {lm}, {x}, %ninfv : {B1}, {V}")
-                cur = e.v("s", f"vector.transfer_write {x}, {cur}[%c{r}, {cols[k]}] "
-                               f"{{in_bounds = [true]}} : {V}, {tsc}")
-                m = e.v("mx", f"arith.maximumf {m}, {x} : {V}")
+                    x = e.select(lm, x, c["ninfv"], base="x")
+                cur = e.write(x, cur, [r, cols[k]], base="s")
+                m = e.binary("arith.maximumf", m, x, base="mx")
             newmx.append(m)
-        e(f"scf.yield {cur}, {', '.join(newmx)} : {tsc}{(', ' + V) * R}")
-        e("}")
-        s = f"%{tag}#0"
-        mx = [f"%{tag}#{1 + r}" for r in range(R)]
+        e.end([cur] + newmx)
+        s, mx = res[0], res[1:]
 
     # -- 2. exp(S - max) in place, row sums
-    mxs = [e.v("mxs", f"vector.reduction <maximumf>, {mx[r]} : {V} into f32") for r in range(R)]
-    mxb = [e.v("mxb", f"vector.broadcast {mxs[r]} : f32 to {V}") for r in range(R)]
-    tag = f"x{R}_{e.k}"
-    carried = [f"%{tag}s = {s}"] + [f"%{tag}u{r} = %zv" for r in range(R)]
-    e(f"%{tag}:{1 + R} = scf.for %{tag}j = %c0 to {c['skvp']} step %c{vw} "
-      f"iter_args({', '.join(carried)}) -> ({tsc}{(', ' + V) * R}) {{")
-    cur, sums = f"%{tag}s", []
+    mxs = [e.reduction("maximumf", mx[r]) for r in range(R)]
+    mxb = [e.broadcast(mxs[r], V, base="mxb") for r in range(R)]
+    j, carried, res = e.loop(e.index(0), c["skvp"], e.index(vw), [s] + [zv] * R)
+    cur, sums = carried[0], []
     for r in range(R):
-        x = e.v("x", f"vector.transfer_read {cur}[%c{r}, %{tag}j], %zero {{in_bounds = [true]}} "
-                     f": {tsc}, {V}")
-        dlt = e.v("dl", f"arith.subf {x}, {mxb[r]} : {V}")
-        e.k += 1
-        ex = f"%ex{e.k}"
-        for ln in vector_exp(dlt, ex, f"ex{e.k}_", vw):
+        x = e.read(cur, [r, j], zero, V)
+        dlt = e.binary("arith.subf", x, mxb[r], base="dl")
+        ex = Value(e.fresh("ex"), V)
+        for ln in vector_exp(str(dlt), str(ex), f"{ex.name[1:]}_", vw):
             e(ln.strip())
-        cur = e.v("s", f"vector.transfer_write {ex}, {cur}[%c{r}, %{tag}j] {{in_bounds = [true]}} "
-                       f": {V}, {tsc}")
-        sums.append(e.v("u", f"arith.addf %{tag}u{r}, {ex} : {V}"))
-    e(f"scf.yield {cur}, {', '.join(sums)} : {tsc}{(', ' + V) * R}")
-    e("}")
-    s = f"%{tag}#0"
+        cur = e.write(ex, cur, [r, j], base="s")
+        sums.append(e.binary("arith.addf", carried[1 + r], ex, base="u"))
+    e.end([cur] + sums)
+    s = res[0]
     inv = []
     for r in range(R):
-        tot = e.v("tot", f"vector.reduction <add>, %{tag}#{1 + r} : {V} into f32")
-        iv = e.v("inv", f"arith.divf %one, {tot} : f32")
-        inv.append(e.v("invb", f"vector.broadcast {iv} : f32 to {V}"))
-    dead = [] if c["nan_rows"] else \
-        [e.v("dead", f"arith.cmpf oeq, {mxs[r]}, %ninf : f32") for r in range(R)]
+        tot = e.reduction("add", res[1 + r])
+        inv.append(e.broadcast(e.binary("arith.divf", c["one"], tot), V, base="invb"))
+    dead = [] if c["nan_rows"] else [e.cmpf("oeq", mxs[r], c["ninf"]) for r in range(R)]
 
     # -- 3. Y rows = (P @ V) / sum, column groups of NC vectors
     y = ya
     nvec = c["dv"] // vw
     for g0 in range(0, nvec, NC):
         nv = min(NC, nvec - g0)
-        tag = f"o{R}_{e.k}"
-        j = f"%{tag}j"
-
-        def v_read(k):
-            ci = e.v("ci", f"arith.constant {(g0 + k) * vw} : index")
-            return e.v("vv", f"vector.transfer_read %v[{b}, {hk}, {j}, {ci}], %zero "
-                             f"{{in_bounds = [true]}} : {tv}, {V}")
-
-        _fma_loop(e, V, f"%{tag}", j, c["Skv"], f"%{tag}a", R, nv, v_read, "p",
-                  lambda r: f"tensor.extract {s}[%c{r}, {j}] : {tsc}")
+        accs = _fma_loop(c, c["Skv"], R, nv,
+                         lambda k, jj: e.read(c["v"], [b, hk, jj, (g0 + k) * vw], zero, V,
+                                              base="vv"),
+                         lambda r, jj: e.extract(s, [r, jj]))
         for r in range(R):
             for k in range(nv):
-                o = e.v("o", f"arith.mulf %{tag}#{r * nv + k}, {inv[r]} : {V}")
+                o = e.binary("arith.mulf", accs[r * nv + k], inv[r], base="o")
                 if dead:
-                    o = e.v("o", f"arith.select {dead[r]}, %zv, {o} : {V}")
-                ci = e.v("ci", f"arith.constant {(g0 + k) * vw} : index")
-                y = e.v("y", f"vector.transfer_write {o}, {y}[%c0, %c0, {qi[r]}, {ci}] "
-                             f"{{in_bounds = [true]}} : {V}, {tys}")
+                    o = e.select(dead[r], zv, o, base="o")
+                y = e.write(o, y, [0, 0, qi[r], (g0 + k) * vw], base="y")
     return y, s
 
 
-def _fma_loop(e: _E, V: str, res: str, iv: str, hi: str, acc: str, R: int, nv: int,
-              read, name: str, scalar) -> None:
-    """``res:R*nv = scf.for iv = 0 to hi``: R x nv vector accumulators
-    (``acc<r>_<k>``, from zero) += broadcast(scalar r) * vector k, where
-    ``read(k)`` emits vector k and ``scalar(r)`` is the text of scalar r
-    (named ``name``), both at ``iv``."""
-    accs = [[f"{acc}{r}_{k}" for k in range(nv)] for r in range(R)]
-    init = ", ".join(f"{accs[r][k]} = %zv" for r in range(R) for k in range(nv))
-    e(f"{res}:{R * nv} = scf.for {iv} = %c0 to {hi} step %c1 iter_args({init}) "
-      f"-> ({', '.join([V] * (R * nv))}) {{")
-    vecs = [read(k) for k in range(nv)]
+def _fma_loop(c: dict, hi, R: int, nv: int, read, scalar) -> list[Value]:
+    """``scf.for iv = 0 to hi``: R x nv vector accumulators (from zero) +=
+    broadcast(scalar r) * vector k, where ``read(k, iv)`` emits vector k and
+    ``scalar(r, iv)`` scalar r; returns the accumulators."""
+    e = c["e"]
+    iv, accs, res = e.loop(e.index(0), hi, e.index(1), [c["zv"]] * (R * nv))
+    vecs = [read(k, iv) for k in range(nv)]
     outs = []
     for r in range(R):
-        sc = e.v(name, scalar(r))
-        bc = e.v(name + "b", f"vector.broadcast {sc} : f32 to {V}")
+        bc = e.broadcast(scalar(r, iv), c["V"])
         for k in range(nv):
-            outs.append(e.v("f", f"vector.fma {bc}, {vecs[k]}, {accs[r][k]} : {V}"))
-    e(f"scf.yield {', '.join(outs)} : {', '.join([V] * (R * nv))}")
-    e("}")
+            outs.append(e.fma(bc, vecs[k], accs[r * nv + k], base="f"))
+    e.end(outs)
+    return res
 
 
 def _params(call: ir.Operation) -> dict:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, tensor
 
 
 BATCHED, SHARED = "batched", "shared"
@@ -46,54 +46,34 @@ def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],
     there is a single image, see runtime/c/om_parallel.c)."""
     if args[dest][1] != BATCHED:
         raise ValueError("the destination must be batched")
-    sig, inner_types = [], []
-    for i, (shape, kind) in enumerate(args):
-        ty = "f32" if not shape else tensor_type(shape)
-        sig.append(f"%a{i}: {ty}")
-        inner_types.append(ty if kind == SHARED else tensor_type([1] + list(shape[1:])))
+    e = Emitter()
+    params = [e.param("a", tensor(shape) if shape else F32) for shape, _kind in args]
     dshape = args[dest][0]
-    dt, dt1 = tensor_type(dshape), tensor_type([1] + list(dshape[1:]))
-    rank = len(dshape)
-    lines = [f"  func.func private @{name}({', '.join(sig)}) -> {dt} {{",
-             "    %c0 = arith.constant 0 : index", "    %c1 = arith.constant 1 : index",
-             f"    %n = tensor.dim %a{dest}, %c0 : {dt}"]
-
-    def size(i: int, k: int, s) -> str:
-        """Dim k of argument i: static, or read before the loop."""
-        if s is not None:
-            return str(s)
-        lines.insert(3, f"    %a{i}_d{k} = tensor.dim %a{i}, %c{i}_{k} : {tensor_type(args[i][0])}")
-        lines.insert(3, f"    %c{i}_{k} = arith.constant {k} : index")
-        return f"%a{i}_d{k}"
-    sizes_of = [[size(i, k, s) for k, s in enumerate(shape) if k] if kind == BATCHED else []
-                for i, (shape, kind) in enumerate(args)]
+    dst = params[dest]
+    dt1 = tensor([1] + list(dshape[1:]))
+    # dim k of a batched argument: static, or read before the loop (the last first)
+    dyn = [(i, k) for i, (shape, kind) in enumerate(args) if kind == BATCHED
+           for k, sz in enumerate(shape) if k and sz is None]
+    dims = {(i, k): e.dim(params[i], k) for i, k in reversed(dyn)}
+    n = e.dim(dst, 0)
+    sizes_of = [[sz if sz is not None else dims[(i, k)] for k, sz in enumerate(shape) if k]
+                if kind == BATCHED else [] for i, (shape, kind) in enumerate(args)]
     if parallel:
-        lines.append(f"    %r = scf.forall (%i) in (%n) shared_outs(%acc = %a{dest}) -> ({dt}) {{")
+        i_, acc, res = e.forall(n, dst)
     else:
-        lines.append(f"    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %a{dest}) -> ({dt}) {{")
+        i_, (acc,), (res,) = e.loop(e.index(0), n, e.index(1), [dst])
     operands = []
     for i, (shape, kind) in enumerate(args):
         if kind == SHARED:
-            operands.append(f"%a{i}")
+            operands.append(params[i])
             continue
-        src, ty = ("%acc", dt) if i == dest else (f"%a{i}", tensor_type(shape))
-        z = ", ".join(["%i"] + ["0"] * (len(shape) - 1))
-        sizes = ", ".join(["1"] + sizes_of[i])
-        ones = ", ".join(["1"] * len(shape))
-        lines.append(f"      %s{i} = tensor.extract_slice {src}[{z}] [{sizes}] [{ones}] "
-                     f": {ty} to {inner_types[i]}")
-        operands.append(f"%s{i}")
-    lines.append(f"      %y = func.call @{inner}({', '.join(operands)}) "
-                 f": ({', '.join(inner_types)}) -> {dt1}")
-    zeros = ", ".join(["%i"] + ["0"] * (rank - 1))
-    sizes = ", ".join(["1"] + sizes_of[dest])
-    ones = ", ".join(["1"] * rank)
-    ins = f"%y into %acc[{zeros}] [{sizes}] [{ones}] : {dt1} into {dt}"
+        src = acc if i == dest else params[i]
+        operands.append(e.extract_slice(src, [i_] + [0] * (len(shape) - 1), [1] + sizes_of[i]))
+    y = e.call(inner, operands, dt1)
+    at, sizes = [i_] + [0] * (len(dshape) - 1), [1] + sizes_of[dest]
     if parallel:
-        lines += ["      scf.forall.in_parallel {", f"        tensor.parallel_insert_slice {ins}",
-                  "      }", "    }"]
+        e.end_forall(y, acc, at, sizes)
     else:
-        lines.append(f"      %u = tensor.insert_slice {ins}")
-        lines.append(f"      scf.yield %u : {dt}\n    }}")
-    lines.append(f"    return %r : {dt}\n  }}")
-    return "\n".join(lines)
+        e.end([e.insert_slice(y, acc, at, sizes)])
+    e(f"return {res} : {dst.type}")
+    return e.function(name, params, dst.type)

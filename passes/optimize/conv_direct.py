@@ -45,7 +45,8 @@ from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functi
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, fill_scalar,
                                                         replace_with_call, static_f32,
                                                         window_ints)
-from onnx_mlir_py.passes.optimize.row_emit import Emit, emit_ops, ttype, vtype
+from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
+from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
 
 MAX_CHANNELS = 4          # input channels of a stem conv
@@ -115,29 +116,27 @@ def _match(op: ir.Operation, target: Target):
 class _Row:
     """The emitter of one output row's groups of vectors."""
 
-    def __init__(self, e: Emit, dv: Direct, vw: int, fb: int, xt: str, rt: str, wpt: str):
-        self.e, self.dv, self.vw, self.fb = e, dv, vw, fb
-        self.xt, self.rt, self.wpt = xt, rt, wpt
+    def __init__(self, e: Emitter, dv: Direct, vw: int, fb: int, v: dict):
+        """``v``: the values the groups read (x, wp, zero, n, fo, f0, iv,
+        ecv, and rows or ohs_p / khlo / khhi)."""
+        self.e, self.dv, self.vw, self.fb, self.v = e, dv, vw, fb, v
 
-    def read(self, row: str, j: int, xcol: str, u: int, static_ow0: int | None,
-             keep: int | None) -> str | None:
+    def read(self, ch: Value, row: Value, j: int, xcol, u: int, static_ow0: int | None,
+             keep: int | None) -> Value | None:
         """Input vector of tap column ``j`` for the output vector ``u``: lane q
         is x[row, (ow_u + q)*s + j*d - left]; lanes in the pad (or past the
         output row, the last vector's ``keep``) are 0 (None: all of them)."""
-        e, dv, vw = self.e, self.dv, self.vw
+        e, dv, vw, v = self.e, self.dv, self.vw, self.v
         s, w = dv.s[1], dv.xs[3]
         off = j * dv.d[1] - dv.pad[1]
         span = (vw - 1) * s + 1
         if static_ow0 is None:             # a loop group: every read lies in the row
-            start = xcol if off == 0 else e.val(
-                "ix", f"arith.{'addi' if off > 0 else 'subi'} {xcol}, {e.idx(abs(off))} : index")
-            r = e.val("x", f"vector.transfer_read %x[%n, %c, {row}, {start}], %zero "
-                           f"{{in_bounds = [true]}} : {self.xt}, {vtype(span)}")
+            start = xcol if off == 0 else \
+                e.iop("addi" if off > 0 else "subi", xcol, e.index(abs(off)))
+            r = e.read(v["x"], [v["n"], ch, row, start], v["zero"], vector(span))
             if s == 1:
                 return r
-            keep_idx = ", ".join(str(s * q) for q in range(vw))
-            return e.val("sh", f"vector.shuffle {r}, {r} [{keep_idx}] : {vtype(span)}, "
-                               f"{vtype(span)}")
+            return e.shuffle(r, r, [s * q for q in range(vw)])
         cols = [(static_ow0 + u * vw + q) * s + off for q in range(vw)]
         lanes = vw if keep is None else keep
         valid = [q for q in range(lanes) if 0 <= cols[q] < w]
@@ -145,94 +144,66 @@ class _Row:
             return None
         lo, hi = cols[valid[0]], cols[valid[-1]]
         length = hi - lo + 1
-        r = e.val("x", f"vector.transfer_read %x[%n, %c, {row}, {e.idx(lo)}], %zero "
-                       f"{{in_bounds = [true]}} : {self.xt}, {vtype(length)}")
+        r = e.read(v["x"], [v["n"], ch, row, lo], v["zero"], vector(length))
         idx = [cols[q] - lo if q in valid else length for q in range(vw)]
         if length == vw and idx == list(range(vw)):
             return r
-        z = e.val("zv", f"arith.constant dense<0.0> : {vtype(length)}")
-        return e.val("sh", f"vector.shuffle {r}, {z} [{', '.join(map(str, idx))}] "
-                           f": {vtype(length)}, {vtype(length)}")
+        return e.shuffle(r, e.const("dense<0.0>", vector(length)), idx)
 
-    def tap(self, row: str, i: str, j: int, xcols: list, count: int,
+    def tap(self, ch: Value, row: Value, i, j: int, xcols: list, count: int,
             static_ow0: int | None, keep: int | None, accs: list) -> None:
         """accs[f * count + u] += x_u * w[f, c, i, j] for the tap (in place)."""
-        e, fb, vt = self.e, self.fb, vtype(self.vw)
-        xs_ = [self.read(row, j, xcols[u], u, static_ow0,
+        e, fb = self.e, self.fb
+        xs_ = [self.read(ch, row, j, xcols[u], u, static_ow0,
                          keep if u == count - 1 else None) for u in range(count)]
-        if all(v is None for v in xs_):
+        if all(x is None for x in xs_):
             return
         for f in range(fb):
-            w = e.val("ws", f"tensor.extract %wp[%fo, %c, {i}, {e.idx(j)}, {e.idx(f)}] "
-                            f": {self.wpt}")
-            wv = e.val("wb", f"vector.broadcast {w} : f32 to {vt}")
+            w = e.extract(self.v["wp"], [self.v["fo"], ch, i, j, f])
+            wv = e.broadcast(w, vector(self.vw))
             for u in range(count):
                 if xs_[u] is not None:
                     k = f * count + u
-                    accs[k] = e.val("fma", f"vector.fma {xs_[u]}, {wv}, {accs[k]} : {vt}")
+                    accs[k] = e.fma(xs_[u], wv, accs[k])
 
-    def group(self, ow0: str, count: int, tin: str, static_ow0: int | None,
-              keep: int | None) -> str:
+    def group(self, ow0, count: int, tin: Value, static_ow0: int | None,
+              keep: int | None) -> Value:
         """``count`` vectors of output columns from ``ow0`` for the filter
-        block ``%fo`` (the last vector stores ``keep`` lanes when given);
+        block ``fo`` (the last vector stores ``keep`` lanes when given);
         returns the updated row tensor."""
-        e, dv, vw, fb = self.e, self.dv, self.vw, self.fb
+        e, dv, vw, fb, v = self.e, self.dv, self.vw, self.fb, self.v
         _f, c, kh, kw = dv.ws
         s = dv.s[1]
         cols = [e.add(ow0, u * vw) for u in range(count)]
         xcols = [e.mul(col, s) for col in cols]
-        inits = [f"%iv{f}" for f in range(fb)]
         n_acc = fb * count
-        vt = vtype(vw)
-        carried = ", ".join(f"%a{k} = {inits[k // count]}" for k in range(n_acc))
-        e.k += 1
-        res = f"%cr{e.k}"
-        e(f"{res}:{n_acc} = scf.for %c = {e.idx(0)} to {e.idx(c)} step {e.idx(1)} "
-          f"iter_args({carried}) -> ({', '.join([vt] * n_acc)}) {{")
-        e.ind += 1
-        accs = [f"%a{k}" for k in range(n_acc)]
+        ch, accs, res = e.loop(e.index(0), e.index(c), e.index(1),
+                               [v["iv"][k // count] for k in range(n_acc)])
         if dv.pad[0] or dv.pad[2]:
-            # rows of the pad: the row's valid kernel rows [%khlo, %khhi) (run time)
-            e.k += 1
-            g = e.k
-            kres = f"%kr{g}"
-            ty = ", ".join([vt] * n_acc)
-            e(f"{kres}:{n_acc} = scf.for %kh{g} = %khlo to %khhi step {e.idx(1)} "
-              f"iter_args({', '.join(f'%ka{g}_{k} = {a}' for k, a in enumerate(accs))}) "
-              f"-> ({ty}) {{")
-            e.ind += 1
-            e(f"%khd{g} = arith.muli %kh{g}, {e.idx(dv.d[0])} : index")
-            e(f"%xrow{g} = arith.addi %ohs_p, %khd{g} : index")
-            accs = [f"%ka{g}_{k}" for k in range(n_acc)]
+            # rows of the pad: the row's valid kernel rows [khlo, khhi) (run time)
+            kh_, accs, kres = e.loop(v["khlo"], v["khhi"], e.index(1), accs)
+            khd = e.mul(kh_, e.index(dv.d[0]))
+            xrow = e.add(v["ohs_p"], khd)
             for j in range(kw):
-                self.tap(f"%xrow{g}", f"%kh{g}", j, xcols, count, static_ow0, keep, accs)
-            e(f"scf.yield {', '.join(accs)} : {ty}")
-            e.ind -= 1
-            e("}")
-            accs = [f"{kres}#{k}" for k in range(n_acc)]
+                self.tap(ch, xrow, kh_, j, xcols, count, static_ow0, keep, accs)
+            e.end(accs)
+            accs = kres
         else:
             for i in range(kh):
                 for j in range(kw):
-                    self.tap(f"%row{i}", e.idx(i), j, xcols, count, static_ow0, keep, accs)
-        e(f"scf.yield {', '.join(accs)} : {', '.join([vt] * n_acc)}")
-        e.ind -= 1
-        e("}")
+                    self.tap(ch, v["rows"][i], e.index(i), j, xcols, count, static_ow0, keep,
+                             accs)
+        e.end(accs)
         cur = tin
         for f in range(fb):
-            frow = e.add("%f0", f)
+            frow = e.add(v["f0"], f)
             for u in range(count):
-                val = f"{res}#{f * count + u}"
+                val = res[f * count + u]
                 if dv.epilogue:
-                    val = emit_ops(e, dv.epilogue, dv.epi_result, val, "%ecv{}", vw)
-                lanes = vw
+                    val = emit_ops(e, dv.epilogue, dv.epi_result, val, v["ecv"])
                 if u == count - 1 and keep is not None and keep < vw:
-                    lanes = keep
-                    val = e.val("part", f"vector.extract_strided_slice {val} {{offsets = [0], "
-                                        f"sizes = [{keep}], strides = [1]}} : {vt} to "
-                                        f"{vtype(keep)}")
-                cur = e.val("t", f"vector.transfer_write {val}, {cur}[{e.idx(0)}, {frow}, "
-                                 f"{e.idx(0)}, {cols[u]}] {{in_bounds = [true]}} "
-                                 f": {vtype(lanes)}, {self.rt}")
+                    val = e.prefix(val, keep)
+                cur = e.write(val, cur, [0, frow, 0, cols[u]])
         return cur
 
 
@@ -283,97 +254,73 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     n, c, _hp, _wp = dv.xs
     f, _c, kh, kw = dv.ws
     _, _, oh, ow = dv.os
-    xt, ot, wt = ttype(dv.xs), ttype(dv.os), ttype(dv.ws)
-    rt = ttype([1, f, 1, ow])
-    wpt = ttype([f // fb, c, kh, kw, fb])
-    e = Emit()
-    args = [f"%x: {xt}", f"%w: {wt}", f"%o: {ot}"]
-    args.append("%init: f32" if dv.init == "scalar" else f"%bias: {ttype([f])}")
-    args += [f"%e_cap{k}: f32" for k in range(dv.n_cap)]
+    ot = tensor(dv.os)
+    e = Emitter()
+    v = {"zero": e.const("0.0", F32)}
+    x, w, o = e.param("x", tensor(dv.xs)), e.param("w", tensor(dv.ws)), e.param("o", ot)
+    v["x"] = x
+    init = e.param("init", F32) if dv.init == "scalar" else e.param("bias", tensor([f]))
+    ecaps = [e.param("ecap", F32) for _ in range(dv.n_cap)]
     # weights [F/FB, FB, C, KH, KW] -> [F/FB, C, KH, KW, FB] (a constant: folded)
-    e(f"%wexp = tensor.expand_shape %w [[0, 1], [2], [3], [4]] output_shape "
-      f"[{f // fb}, {fb}, {c}, {kh}, {kw}] : {wt} into {ttype([f // fb, fb, c, kh, kw])}")
-    e(f"%wpe = tensor.empty() : {wpt}")
-    e(f"%wp = linalg.transpose ins(%wexp : {ttype([f // fb, fb, c, kh, kw])}) outs(%wpe : {wpt}) "
-      "permutation = [0, 2, 3, 4, 1]")
-    for k in range(dv.n_cap):
-        e(f"%ecv{k} = vector.broadcast %e_cap{k} : f32 to {vtype(vw)}")
+    et = tensor([f // fb, fb, c, kh, kw])
+    wexp = e.op("wexp", f"tensor.expand_shape {w} [[0, 1], [2], [3], [4]] output_shape "
+                        f"[{f // fb}, {fb}, {c}, {kh}, {kw}] : {w.type} into {et}", et)
+    wpt = tensor([f // fb, c, kh, kw, fb])
+    wpe = e.empty(wpt.shape)
+    v["wp"] = e.op("wp", f"linalg.transpose ins({wexp} : {et}) outs({wpe} : {wpt}) "
+                         "permutation = [0, 2, 3, 4, 1]", wpt)
+    v["ecv"] = [e.broadcast(p, vector(vw), base="ecv") for p in ecaps]
     rows = n * oh
     macs = rows * ow * f * c * kh * kw
     par = threads and macs >= THREAD_MIN_MACS and rows > 1
     if par:
-        e(f"%res = scf.forall (%i) in ({rows}) shared_outs(%oo = %o) -> ({ot}) {{")
+        i, oo, res = e.forall(rows, o)
     else:
-        e(f"%res = scf.for %i = {e.idx(0)} to {e.idx(rows)} step {e.idx(1)} "
-          f"iter_args(%oo = %o) -> ({ot}) {{")
-    e.ind += 1
-    e(f"%n = arith.divui %i, {e.idx(oh)} : index")
-    e(f"%oh = arith.remui %i, {e.idx(oh)} : index")
-    e(f"%orow = tensor.extract_slice %oo[%n, 0, %oh, 0] [1, {f}, 1, {ow}] [1, 1, 1, 1] "
-      f": {ot} to {rt}")
-    ohs = e.mul("%oh", dv.s[0])
+        i, (oo,), (res,) = e.loop(e.index(0), e.index(rows), e.index(1), [o])
+    v["n"] = e.iop("divui", i, e.index(oh))
+    ohv = e.rem(i, oh)
+    orow = e.extract_slice(oo, [v["n"], 0, ohv, 0], [1, f, 1, ow], base="orow")
+    ohs = e.mul(ohv, dv.s[0])
     top, bottom = dv.pad[0], dv.pad[2]
     if top or bottom:
         # kernel rows in the image: kh*d in [top - oh*s, H - 1 + top - oh*s]
         hgt, d0 = dv.xs[2], dv.d[0]
-        e(f"%ohs_p = arith.subi {ohs}, {e.idx(top)} : index")
-        e(f"%lo_t = arith.subi {e.idx(top)}, {ohs} : index")
-        e(f"%lo_d = arith.ceildivsi %lo_t, {e.idx(d0)} : index")
-        e(f"%khlo = arith.maxsi %lo_d, {e.idx(0)} : index")
-        e(f"%hi_t = arith.subi {e.idx(hgt - 1 + top)}, {ohs} : index")
-        e(f"%hi_d = arith.floordivsi %hi_t, {e.idx(d0)} : index")
-        e(f"%hi_1 = arith.addi %hi_d, {e.idx(1)} : index")
-        e(f"%khhi = arith.minsi %hi_1, {e.idx(kh)} : index")
+        v["ohs_p"] = e.iop("subi", ohs, e.index(top))
+        lo_t = e.iop("subi", e.index(top), ohs)
+        lo_d = e.iop("ceildivsi", lo_t, e.index(d0))
+        v["khlo"] = e.iop("maxsi", lo_d, e.index(0))
+        hi_t = e.iop("subi", e.index(hgt - 1 + top), ohs)
+        hi_d = e.iop("floordivsi", hi_t, e.index(d0))
+        hi_1 = e.iop("addi", hi_d, e.index(1))
+        v["khhi"] = e.iop("minsi", hi_1, e.index(kh))
     else:
-        for i in range(kh):
-            e(f"%row{i} = arith.addi {ohs}, {e.idx(i * dv.d[0])} : index")
-    e(f"%rres = scf.for %fo = {e.idx(0)} to {e.idx(f // fb)} step {e.idx(1)} "
-      f"iter_args(%rt0 = %orow) -> ({rt}) {{")
-    e.ind += 1
-    e(f"%f0 = arith.muli %fo, {e.idx(fb)} : index")
+        v["rows"] = [e.iop("addi", ohs, e.index(i_ * dv.d[0])) for i_ in range(kh)]
+    fo, (rt0,), (rres,) = e.loop(e.index(0), e.index(f // fb), e.index(1), [orow])
+    v["fo"] = fo
+    v["f0"] = e.iop("muli", fo, e.index(fb))
+    v["iv"] = []
     for k in range(fb):
-        if dv.init == "bias":
-            fk = e.add("%f0", k)
-            b = e.val("b", f"tensor.extract %bias[{fk}] : {ttype([f])}")
-            e(f"%iv{k} = vector.broadcast {b} : f32 to {vtype(vw)}")
-        else:
-            e(f"%iv{k} = vector.broadcast %init : f32 to {vtype(vw)}")
-    row = _Row(e, dv, vw, fb, xt, rt, wpt)
+        b = e.extract(init, [e.add(v["f0"], k)]) if dv.init == "bias" else init
+        v["iv"].append(e.broadcast(b, vector(vw), base="iv"))
+    row = _Row(e, dv, vw, fb, v)
     head, first, loops, tail = row_groups(dv, vw, u)
-    cur = "%rt0"
+    cur = rt0
     for j, cnt, keep in head:
-        cur = row.group(e.idx(j * vw), cnt, cur, j * vw, keep)
+        cur = row.group(e.index(j * vw), cnt, cur, j * vw, keep)
     if loops:
-        step = u * vw
-        e(f"%gres = scf.for %owb = {e.idx(first * vw)} to {e.idx((first + loops * u) * vw)} "
-          f"step {e.idx(step)} iter_args(%rt1 = {cur}) -> ({rt}) {{")
-        e.ind += 1
-        r = row.group("%owb", u, "%rt1", None, None)
-        e(f"scf.yield {r} : {rt}")
-        e.ind -= 1
-        e("}")
-        cur = "%gres"
+        owb, (rt1,), (gres,) = e.loop(e.index(first * vw), e.index((first + loops * u) * vw),
+                                      e.index(u * vw), [cur])
+        e.end([row.group(owb, u, rt1, None, None)])
+        cur = gres
     for j, cnt, keep in tail:
-        cur = row.group(e.idx(j * vw), cnt, cur, j * vw, keep)
-    e(f"scf.yield {cur} : {rt}")
-    e.ind -= 1
-    e("}")
+        cur = row.group(e.index(j * vw), cnt, cur, j * vw, keep)
+    e.end([cur])
     if par:
-        e("scf.forall.in_parallel {")
-        e(f"  tensor.parallel_insert_slice %rres into %oo[%n, 0, %oh, 0] [1, {f}, 1, {ow}] "
-          f"[1, 1, 1, 1] : {rt} into {ot}")
-        e("}")
+        e.end_forall(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])
     else:
-        e(f"%ins = tensor.insert_slice %rres into %oo[%n, 0, %oh, 0] [1, {f}, 1, {ow}] "
-          f"[1, 1, 1, 1] : {rt} into {ot}")
-        e(f"scf.yield %ins : {ot}")
-    e.ind -= 1
-    e("}")
-    e(f"return %res : {ot}")
-    consts = [f"    {nm} = arith.constant {v} : index" for v, nm in sorted(e.consts.items())]
-    consts.append("    %zero = arith.constant 0.0 : f32")
-    head = f"  func.func private @{name}({', '.join(args)}) -> {ot} {{"
-    return "\n".join([head] + consts + e.lines + ["  }"])
+        e.end([e.insert_slice(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])])
+    e(f"return {res} : {ot}")
+    return e.function(name, [x, w, o, init] + ecaps, ot)
 
 
 def direct_convs(module: ir.Module, target: Target, threads: bool = False) -> int:
@@ -397,7 +344,7 @@ def direct_convs(module: ir.Module, target: Target, threads: bool = False) -> in
             else:
                 image = replace(dv, xs=(1,) + dv.xs[1:], os=(1,) + dv.os[1:])
                 args = [(list(dv.xs), BATCHED), (list(dv.ws), SHARED), (list(dv.os), BATCHED)]
-                args += [([] if str(v.type) == "f32" else list(static_f32(v)), SHARED)
+                args += [([] if isinstance(v.type, ir.F32Type) else list(static_f32(v)), SHARED)
                          for v in operands[3:]]
                 add_functions(module, kernel_function(name + "_image", image, target, threads),
                               batch_loop_function(name, name + "_image", args, dest=2))

@@ -33,7 +33,7 @@ from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functi
 from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, epilogue_user,
                                                         fill_scalar, replace_with_call,
                                                         static_f32, window_ints, zero_fill)
-from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
@@ -45,7 +45,8 @@ def _cdiv(a: int, b: int) -> int:
 
 def _dyn_shape(v: ir.Value) -> list[int | None] | None:
     t = v.type
-    if not isinstance(t, ir.RankedTensorType) or str(t.element_type) != "f32" or t.rank != 4:
+    if not isinstance(t, ir.RankedTensorType) or not isinstance(t.element_type, ir.F32Type) \
+            or t.rank != 4:
         return None
     dyn = ir.ShapedType.get_dynamic_size()
     return [None if d == dyn else d for d in t.shape]
@@ -69,89 +70,39 @@ def signature(op: ir.Operation):
             tuple(window_ints(op, "dilations")))
 
 
-class _Emit:
-    """Lines of a function body; index constants are declared at its top
-    (they dominate every use, inside loops or not)."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-        self.consts: dict[int, str] = {}
-        self.k = 0
-
-    def __call__(self, text: str) -> None:
-        self.lines.append(text)
-
-    def val(self, base: str, text: str) -> str:
-        """``%v_<base><k> = text`` (fresh); for :func:`.row_emit.emit_ops`."""
-        self.k += 1
-        nm = f"%v_{base}{self.k}"
-        self.lines.append(f"        {nm} = {text}")
-        return nm
-
-    def c(self, v: int) -> str:
-        if v not in self.consts:
-            self.consts[v] = f"%k{v}"
-        return self.consts[v]
-
-    def text(self) -> str:
-        head = [f"    %k{v} = arith.constant {v} : index" for v in self.consts]
-        return "\n".join(self.lines[:1] + head + self.lines[1:])
-
-
-def _row_copy(e: _Emit, tag: str, dst: str, dst_t: str, dst_idx, src: str, src_t: str,
-              src_idx, length: str, lanes: int, stride: int, ind: str, post=None) -> str:
+def _row_copy(e: Emitter, dst: Value, dst_idx: list, src: Value, src_idx: list, length: Value,
+              lanes: int, stride: int, zero: Value, post=None) -> Value:
     """Copy ``length`` (run-time) values ``src[..., s0 + q*stride]`` ->
     ``dst[..., d0 + q]``: ``src_idx``/``dst_idx`` are index lists whose last
     entry (s0, d0) is the row start. Whole chunks of ``lanes`` in a loop,
     then one masked chunk. Returns the new ``dst`` value."""
     span = (lanes - 1) * stride + 1
-    vt, st = f"vector<{lanes}xf32>", f"vector<{span}xf32>"
-    keep = ", ".join(str(q * stride) for q in range(lanes))
     *spre, s0 = src_idx
     *dpre, d0 = dst_idx
-    p = f"%{tag}_"
 
-    def read(col: str, mask: str | None, sfx: str, at: str) -> str:
+    def read(col: Value, mask: Value | None) -> Value:
         if stride != 1:
-            e(f"{at}{p}sc{sfx} = arith.muli {col}, {e.c(stride)} : index")
-            col = f"{p}sc{sfx}"
-        e(f"{at}{p}sa{sfx} = arith.addi {col}, {s0} : index")
-        idx = ", ".join(spre + [f"{p}sa{sfx}"])
-        m = f", {mask}" if mask else ""
-        e(f"{at}{p}s{sfx} = vector.transfer_read {src}[{idx}], %zero{m} {{in_bounds = [true]}} "
-          f": {src_t}, {st if stride != 1 else vt}")
-        if stride == 1:
-            return f"{p}s{sfx}"
-        e(f"{at}{p}v{sfx} = vector.shuffle {p}s{sfx}, {p}s{sfx} [{keep}] : {st}, {st}")
-        return f"{p}v{sfx}"
+            col = e.iop("muli", col, e.index(stride))
+        at = e.iop("addi", col, s0)
+        r = e.read(src, spre + [at], zero, vector(span if stride != 1 else lanes), mask, base="s")
+        if stride != 1:
+            r = e.shuffle(r, r, [q * stride for q in range(lanes)])
+        return post(r) if post is not None else r
 
-    e(f"{ind}{p}r = arith.remui {length}, {e.c(lanes)} : index")
-    e(f"{ind}{p}full = arith.subi {length}, {p}r : index")
-    e(f"{ind}{p}l = scf.for {p}q = {e.c(0)} to {p}full step {e.c(lanes)} "
-      f"iter_args({p}u = {dst}) -> ({dst_t}) {{")
-    v = read(f"{p}q", None, "", ind + "  ")
-    if post is not None:
-        v = post(v)
-    e(f"{ind}  {p}da = arith.addi {p}q, {d0} : index")
-    e(f"{ind}  {p}w = vector.transfer_write {v}, {p}u[{', '.join(dpre + [f'{p}da'])}] "
-      f"{{in_bounds = [true]}} : {vt}, {dst_t}")
-    e(f"{ind}  scf.yield {p}w : {dst_t}\n{ind}}}")
+    rem = e.rem(length, lanes)
+    full = e.iop("subi", length, rem)
+    q, (u,), (done,) = e.loop(e.index(0), full, e.index(lanes), [dst])
+    v = read(q, None)
+    e.end([e.write(v, u, dpre + [e.iop("addi", q, d0)])])
     # the remainder: one masked chunk (no lanes when the length is whole chunks)
-    e(f"{ind}{p}m = vector.create_mask {p}r : vector<{lanes}xi1>")
-    smask = f"{p}m"
+    m = e.create_mask(rem, lanes)
+    smask = m
     if stride != 1:
-        e(f"{ind}{p}rs = arith.muli {p}r, {e.c(stride)} : index")
-        e(f"{ind}{p}rs1 = arith.subi {p}rs, {e.c(stride - 1)} : index")
-        e(f"{ind}{p}rs2 = arith.maxsi {p}rs1, {e.c(0)} : index")
-        e(f"{ind}{p}ms = vector.create_mask {p}rs2 : vector<{span}xi1>")
-        smask = f"{p}ms"
-    v = read(f"{p}full", smask, "t", ind)
-    if post is not None:
-        v = post(v)
-    e(f"{ind}{p}dt = arith.addi {p}full, {d0} : index")
-    e(f"{ind}{p}wt = vector.transfer_write {v}, {p}l[{', '.join(dpre + [f'{p}dt'])}], "
-      f"{p}m {{in_bounds = [true]}} : {vt}, {dst_t}")
-    return f"{p}wt"
+        rs = e.iop("muli", rem, e.index(stride))
+        rs1 = e.iop("subi", rs, e.index(stride - 1))
+        smask = e.create_mask(e.iop("maxsi", rs1, e.index(0)), span)
+    v = read(full, smask)
+    return e.write(v, done, dpre + [e.iop("addi", full, d0)], m)
 
 
 def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
@@ -166,131 +117,94 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     f, _, kh_, kw_ = ws
     taps, k = kh_ * kw_, c * kh_ * kw_
     kp, fp = _cdiv(k, kb) * kb, _cdiv(f, mb) * mb
-    x1, o1 = [1] + list(xs[1:]), [1] + list(os_[1:])
-    xt, ot, wt = tensor_type(x1), tensor_type(o1), tensor_type(ws)
-    ct, acct = tensor_type([kp, None]), tensor_type([fp, None])
-    e = _Emit()
-    caps = "".join(f", %e_cap{k}: f32" for k in range(n_cap))
-    e(f"  func.func private @{name}(%xin: {xt}, %wgt: {wt}, %dst: {ot}"
-      + (f", %b: {tensor_type([f])}" if bias else "") + f"{caps}) -> {ot} {{")
-    e("    %zero = arith.constant 0.0 : f32")
-    for i in range(n_cap):      # (not k: the im2col's K below)
-        e(f"    %ecv{i} = vector.broadcast %e_cap{i} : f32 to vector<{nb}xf32>")
-    e(f"    %oh = tensor.dim %dst, {e.c(2)} : {ot}")
-    e(f"    %ow = tensor.dim %dst, {e.c(3)} : {ot}")
-    e("    %m = arith.muli %oh, %ow : index")
-    e(f"    %no = arith.ceildivui %m, {e.c(nb)} : index")
-    e(f"    %mp = arith.muli %no, {e.c(nb)} : index")
-    e("    %mpad = arith.subi %mp, %m : index")
+    e = Emitter()
+    zero = e.const("0.0", F32)
+    xin = e.param("x", tensor([1] + list(xs[1:])))
+    wgt = e.param("w", tensor(ws))
+    dst = e.param("dst", tensor([1] + list(os_[1:])))
+    ot = dst.type
+    params = [xin, wgt, dst] + ([e.param("b", tensor([f]))] if bias else [])
+    ecaps = [e.param("ecap", F32) for _ in range(n_cap)]
+    ecv = [e.broadcast(p, vector(nb), base="ecv") for p in ecaps]
+    oh, ow = e.dim(dst, 2), e.dim(dst, 3)
+    m = e.iop("muli", oh, ow)
+    no = e.iop("ceildivui", m, e.index(nb))
+    mp = e.iop("muli", no, e.index(nb))
+    mpad = e.iop("subi", mp, m)
     # im2col, zeros in the padding rows (k..kp) and columns (m..mp)
-    e(f"    %ce = tensor.empty(%mp) : {ct}")
-    init = "%ce"
+    init = e.empty([kp, mp])
     if kp != k:
-        rt = tensor_type([kp - k, None])
-        e(f"    %zr_s = tensor.extract_slice {init}[{k}, 0] [{kp - k}, %mp] [1, 1] : {ct} to {rt}")
-        e(f"    %zr_f = linalg.fill ins(%zero : f32) outs(%zr_s : {rt}) -> {rt}")
-        e(f"    %zr = tensor.insert_slice %zr_f into {init}[{k}, 0] [{kp - k}, %mp] [1, 1] "
-          f": {rt} into {ct}")
-        init = "%zr"
-    zt = tensor_type([k, None])
-    e(f"    %zc_s = tensor.extract_slice {init}[0, %m] [{k}, %mpad] [1, 1] : {ct} to {zt}")
-    e(f"    %zc_f = linalg.fill ins(%zero : f32) outs(%zc_s : {zt}) -> {zt}")
-    e(f"    %zc = tensor.insert_slice %zc_f into {init}[0, %m] [{k}, %mpad] [1, 1] "
-      f": {zt} into {ct}")
-    tt = tensor_type([taps, None])
+        zr = e.fill(zero, e.extract_slice(init, [k, 0], [kp - k, mp]))
+        init = e.insert_slice(zr, init, [k, 0], [kp - k, mp])
+    zc = e.fill(zero, e.extract_slice(init, [0, m], [k, mpad]))
+    zc = e.insert_slice(zc, init, [0, m], [k, mpad])
     if threads:
-        e(f"    %col = scf.forall (%ch) in ({c}) shared_outs(%co = %zc) -> ({ct}) {{")
+        ch, co, col = e.forall(c, zc)
     else:
-        e(f"    %col = scf.for %ch = {e.c(0)} to {e.c(c)} step {e.c(1)} "
-          f"iter_args(%co = %zc) -> ({ct}) {{")
-    e(f"      %row0 = arith.muli %ch, {e.c(taps)} : index")
-    e(f"      %cs = tensor.extract_slice %co[%row0, 0] [{taps}, %mp] [1, 1] : {ct} to {tt}")
-    e(f"      %cr = scf.for %r = {e.c(0)} to %oh step {e.c(1)} iter_args(%ar = %cs) -> ({tt}) {{")
-    e("        %dcol = arith.muli %r, %ow : index")
-    e(f"        %rs = arith.muli %r, {e.c(s[0])} : index")
+        ch, (co,), (col,) = e.loop(e.index(0), e.index(c), e.index(1), [zc])
+    row0 = e.iop("muli", ch, e.index(taps))
+    cs = e.extract_slice(co, [row0, 0], [taps, mp])
+    r, (ar,), (cr,) = e.loop(e.index(0), oh, e.index(1), [cs])
+    dcol = e.iop("muli", r, ow)
+    rs = e.iop("muli", r, e.index(s[0]))
     # the taps are loops (unrolled, the slice chains made bufferization's
     # analysis run for minutes on a 7x7 kernel)
-    e(f"        %ti = scf.for %kh = {e.c(0)} to {e.c(kh_)} step {e.c(1)} iter_args(%ah = %ar) "
-      f"-> ({tt}) {{")
-    e(f"          %hd = arith.muli %kh, {e.c(d[0])} : index")
-    e("          %hrow = arith.addi %rs, %hd : index")
-    e(f"          %t0 = arith.muli %kh, {e.c(kw_)} : index")
-    e(f"          %tj = scf.for %kw = {e.c(0)} to {e.c(kw_)} step {e.c(1)} iter_args(%aw = %ah) "
-      f"-> ({tt}) {{")
-    e("            %tap = arith.addi %t0, %kw : index")
-    e(f"            %wd = arith.muli %kw, {e.c(d[1])} : index")
-    cur = _row_copy(e, "i", "%aw", tt, ["%tap", "%dcol"], "%xin", xt,
-                    [e.c(0), "%ch", "%hrow", "%wd"], "%ow", nb, s[1], "            ")
-    e(f"            scf.yield {cur} : {tt}\n          }}")
-    e(f"          scf.yield %tj : {tt}\n        }}")
-    e(f"        scf.yield %ti : {tt}\n      }}")
+    kh, (ah,), (ti,) = e.loop(e.index(0), e.index(kh_), e.index(1), [ar])
+    hrow = e.iop("addi", rs, e.iop("muli", kh, e.index(d[0])))
+    t0 = e.iop("muli", kh, e.index(kw_))
+    kw, (aw,), (tj,) = e.loop(e.index(0), e.index(kw_), e.index(1), [ah])
+    tap = e.iop("addi", t0, kw)
+    wd = e.iop("muli", kw, e.index(d[1]))
+    e.end([_row_copy(e, aw, [tap, dcol], xin, [e.index(0), ch, hrow, wd], ow, nb, s[1], zero)])
+    e.end([tj])
+    e.end([ti])
     if threads:
-        e("      scf.forall.in_parallel {")
-        e(f"        tensor.parallel_insert_slice %cr into %co[%row0, 0] [{taps}, %mp] [1, 1] "
-          f": {tt} into {ct}\n      }}\n    }}")
+        e.end_forall(cr, co, [row0, 0], [taps, mp])
     else:
-        e(f"      %ci = tensor.insert_slice %cr into %co[%row0, 0] [{taps}, %mp] [1, 1] "
-          f": {tt} into {ct}")
-        e(f"      scf.yield %ci : {ct}\n    }}")
+        e.end([e.insert_slice(cr, co, [row0, 0], [taps, mp])])
     # weights [Fp, kp] (a constant after inlining: folded at compile time)
-    e(f"    %wk = tensor.collapse_shape %wgt [[0], [1, 2, 3]] : {wt} into {tensor_type([f, k])}")
-    wv = "%wk"
+    wv = e.collapse(wgt, "[[0], [1, 2, 3]]", [f, k])
     if (fp, kp) != (f, k):
-        e(f"    %wp = tensor.pad %wk low[0, 0] high[{fp - f}, {kp - k}] {{\n"
-          "    ^bb0(%p0: index, %p1: index):\n      tensor.yield %zero : f32\n"
-          f"    }} : {tensor_type([f, k])} to {tensor_type([fp, kp])}")
-        wv = "%wp"
+        wv = e.pad(wv, [fp - f, kp - k], [fp, kp], zero)
     a4 = [fp // mb, mb, kp // kb, kb]
-    e(f"    %a4 = tensor.expand_shape {wv} [[0, 1], [2, 3]] output_shape {a4} "
-      f": {tensor_type([fp, kp])} into {tensor_type(a4)}")
-    b4 = [kp // kb, kb, None, nb]
-    e(f"    %b4 = tensor.expand_shape %col [[0, 1], [2, 3]] output_shape "
-      f"[{kp // kb}, {kb}, %no, {nb}] : {ct} into {tensor_type(b4)}")
+    a4v = e.expand(wv, "[[0, 1], [2, 3]]", a4)
+    b4v = e.expand(col, "[[0, 1], [2, 3]]", [kp // kb, kb, no, nb])
     # accumulators: the bias (zero-padded to Fp rows) broadcast along the columns, or 0
-    e(f"    %acce = tensor.empty(%mp) : {acct}")
+    acce = e.empty([fp, mp])
     if bias:
-        bv = "%b"
+        bv = params[3]
         if fp != f:
-            e(f"    %bp = tensor.pad %b low[0] high[{fp - f}] {{\n    ^bb0(%p2: index):\n"
-              f"      tensor.yield %zero : f32\n    }} : {tensor_type([f])} to {tensor_type([fp])}")
-            bv = "%bp"
-        e("    %accum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, "
-          "affine_map<(i, j) -> (i, j)>], iterator_types = [\"parallel\", \"parallel\"]} "
-          f"ins({bv} : {tensor_type([fp])}) outs(%acce : {acct}) {{\n"
-          f"    ^bb0(%bv: f32, %bo: f32):\n      linalg.yield %bv : f32\n    }} -> {acct}")
+            bv = e.pad(bv, [fp - f], [fp], zero)
+        bx, bo = e.fresh("bx"), e.fresh("bo")
+        accum = e.op("acc", "linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, "
+                            "affine_map<(i, j) -> (i, j)>], iterator_types = [\"parallel\", "
+                            f"\"parallel\"]}} ins({bv} : {bv.type}) outs({acce} : {acce.type}) {{\n"
+                            f"    ^bb0({bx}: f32, {bo}: f32):\n      linalg.yield {bx} : f32\n"
+                            f"    }} -> {acce.type}", acce.type)
     else:
-        e(f"    %accum = linalg.fill ins(%zero : f32) outs(%acce : {acct}) -> {acct}")
-    c4 = [fp // mb, mb, None, nb]
-    e(f"    %c4 = tensor.expand_shape %accum [[0, 1], [2, 3]] output_shape "
-      f"[{fp // mb}, {mb}, %no, {nb}] : {acct} into {tensor_type(c4)}")
-    e(contraction("%r4", "%a4", "%b4", "%c4", a4, b4, c4, False, False, True))
-    e(f"    %res = tensor.collapse_shape %r4 [[0, 1], [2, 3]] : {tensor_type(c4)} into {acct}")
+        accum = e.fill(zero, acce)
+    c4v = e.expand(accum, "[[0, 1], [2, 3]]", [fp // mb, mb, no, nb])
+    r4 = contraction(e, a4v, b4v, c4v, False, False, True)
+    res = e.collapse(r4, "[[0, 1], [2, 3]]", [fp, None])
     # the copy out: row oh of channel f is res[f, oh*OW : oh*OW + OW]
     # (with threads the channels split across them: one plane each)
-    post = (lambda v: emit_ops(e, epilogue, epi_result, v, "%ecv{}", nb)) if epilogue else None
+    post = (lambda v: emit_ops(e, epilogue, epi_result, v, ecv)) if epilogue else None
     if threads:
-        pt = tensor_type([1, 1, None, None])
-        e(f"    %out = scf.forall (%f) in ({f}) shared_outs(%of = %dst) -> ({ot}) {{")
-        e(f"      %opl = tensor.extract_slice %of[0, %f, 0, 0] [1, 1, %oh, %ow] [1, 1, 1, 1] "
-          f": {ot} to {pt}")
-        dst, dt, didx = "%opl", pt, [e.c(0), e.c(0), "%r", e.c(0)]
+        fv, of, out = e.forall(f, dst)
+        rows = e.extract_slice(of, [0, fv, 0, 0], [1, 1, oh, ow])
+        lead = [e.index(0), e.index(0)]
     else:
-        e(f"    %out = scf.for %f = {e.c(0)} to {e.c(f)} step {e.c(1)} iter_args(%of = %dst) "
-          f"-> ({ot}) {{")
-        dst, dt, didx = "%of", ot, [e.c(0), "%f", "%r", e.c(0)]
-    e(f"      %orow = scf.for %r = {e.c(0)} to %oh step {e.c(1)} iter_args(%or = {dst}) -> ({dt}) {{")
-    e("        %o0 = arith.muli %r, %ow : index")
-    cur = _row_copy(e, "o", "%or", dt, didx, "%res", acct,
-                    ["%f", "%o0"], "%ow", nb, 1, "        ", post=post)
-    e(f"        scf.yield {cur} : {dt}\n      }}")
+        fv, (of,), (out,) = e.loop(e.index(0), e.index(f), e.index(1), [dst])
+        rows, lead = of, [e.index(0), fv]
+    r, (orr,), (orow,) = e.loop(e.index(0), oh, e.index(1), [rows])
+    o0 = e.iop("muli", r, ow)
+    e.end([_row_copy(e, orr, lead + [r, e.index(0)], res, [fv, o0], ow, nb, 1, zero, post)])
     if threads:
-        e("      scf.forall.in_parallel {")
-        e(f"        tensor.parallel_insert_slice %orow into %of[0, %f, 0, 0] [1, 1, %oh, %ow] "
-          f"[1, 1, 1, 1] : {pt} into {ot}\n      }}\n    }}")
+        e.end_forall(orow, of, [0, fv, 0, 0], [1, 1, oh, ow])
     else:
-        e(f"      scf.yield %orow : {ot}\n    }}")
-    e(f"    return %out : {ot}\n  }}")
-    return e.text()
+        e.end([orow])
+    e(f"return {out} : {ot}")
+    return e.function(name, params + ecaps, ot)
 
 
 def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: bool,

@@ -11,7 +11,7 @@ compile time, and the single row gets the 1-row register tile of
 """
 from __future__ import annotations
 
-from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, tensor
 
 def row_conv_function(name: str, xs, ws, os_, bias: bool, dest: bool) -> str:
     """A 1x1 conv of one 1x1 image (squeeze-excite's FC layers after a
@@ -22,23 +22,18 @@ def row_conv_function(name: str, xs, ws, os_, bias: bool, dest: bool) -> str:
     columns (the column block's worth of multiply-adds, and copies, per call).
     Same signatures as :func:`.conv.conv_function`."""
     f, c = ws[0], ws[1]
-    third = f"%b: {tensor_type([f])}" if bias else f"%o: {tensor_type(os_)}"
-    if bias and dest:
-        third = f"%o: {tensor_type(os_)}, {third}"
-    lines = [f"  func.func private @{name}(%x: {tensor_type(xs)}, %w: {tensor_type(ws)}, {third}) -> {tensor_type(os_)} {{",
-             f"    %xr = tensor.collapse_shape %x [[0], [1, 2, 3]] : {tensor_type(xs)} into {tensor_type([1, c])}",
-             f"    %wk = tensor.collapse_shape %w [[0], [1, 2, 3]] : {tensor_type(ws)} into {tensor_type([f, c])}",
-             f"    %wte = tensor.empty() : {tensor_type([c, f])}",
-             f"    %wt = linalg.transpose ins(%wk : {tensor_type([f, c])}) outs(%wte : {tensor_type([c, f])}) "
-             "permutation = [1, 0]"]
-    if bias:
-        lines.append(f"    %acc = tensor.expand_shape %b [[0, 1]] output_shape [1, {f}] "
-                     f": {tensor_type([f])} into {tensor_type([1, f])}")
-    else:
-        lines.append(f"    %acc = tensor.collapse_shape %o [[0], [1, 2, 3]] : {tensor_type(os_)} into {tensor_type([1, f])}")
-    lines += [f"    %r2 = linalg.matmul ins(%xr, %wt : {tensor_type([1, c])}, {tensor_type([c, f])}) "
-              f"outs(%acc : {tensor_type([1, f])}) -> {tensor_type([1, f])}",
-              f"    %r = tensor.expand_shape %r2 [[0], [1, 2, 3]] output_shape {list(os_)} "
-              f": {tensor_type([1, f])} into {tensor_type(os_)}",
-              f"    return %r : {tensor_type(os_)}\n  }}"]
-    return "\n".join(lines)
+    e = Emitter()
+    x, w = e.param("x", tensor(xs)), e.param("w", tensor(ws))
+    o = e.param("o", tensor(os_)) if dest or not bias else None
+    b = e.param("b", tensor([f])) if bias else None
+    xr = e.collapse(x, "[[0], [1, 2, 3]]", [1, c])
+    wk = e.collapse(w, "[[0], [1, 2, 3]]", [f, c])
+    wte = e.empty([c, f])
+    wt = e.op("wt", f"linalg.transpose ins({wk} : {wk.type}) outs({wte} : {wte.type}) "
+                    "permutation = [1, 0]", wte.type)
+    acc = e.expand(b, "[[0, 1]]", [1, f]) if bias else e.collapse(o, "[[0], [1, 2, 3]]", [1, f])
+    r2 = e.op("r2", f"linalg.matmul ins({xr}, {wt} : {xr.type}, {wt.type}) "
+                    f"outs({acc} : {acc.type}) -> {acc.type}", acc.type)
+    r = e.expand(r2, "[[0], [1, 2, 3]]", list(os_))
+    e(f"return {r} : {r.type}")
+    return e.function(name, [p for p in (x, w, o, b) if p is not None], r.type)

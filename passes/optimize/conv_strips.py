@@ -21,7 +21,7 @@ static batch > 1 runs the strip function once per image (:mod:`.batch_loop`).
 """
 from __future__ import annotations
 
-from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, Value, tensor
 
 STRIP_COLS = 1 << 17      # im2col floats of one strip (512 KB)
 STRIP_MIN = 1 << 20       # convs whose whole im2col has more floats are cut
@@ -56,49 +56,33 @@ def strip_function(name: str, inner: str, inner_last: str | None, xs, ws, os_, s
     ``scf.forall`` (each thread its own strips, ``@inner`` single-threaded)."""
     _, c, _h, w = xs
     f, oh, ow = os_[1], os_[2], os_[3]
-    xt, ot, wt = tensor_type(xs), tensor_type(os_), tensor_type(ws)
     full, rem = oh // r, oh % r
-    extra = f", %b: {tensor_type([f])}" if bias else ""
-    lines = [f"  func.func private @{name}(%x: {xt}, %w: {wt}, %o: {ot}{extra}) -> {ot} {{",
-             "    %c0 = arith.constant 0 : index", "    %c1 = arith.constant 1 : index",
-             f"    %cn = arith.constant {full} : index", f"    %cr = arith.constant {r} : index",
-             f"    %crs = arith.constant {r * s[0]} : index"]
+    e = Emitter()
+    x, wv, o = e.param("x", tensor(xs)), e.param("w", tensor(ws)), e.param("o", tensor(os_))
+    params = [x, wv, o] + ([e.param("b", tensor([f]))] if bias else [])
 
-    def call(callee: str, rows: int, h0: str, oh0: str, dst: str, ind: str) -> str:
-        xst, ost = tensor_type([1, c, strip_input_rows(rows, ws, s, d), w]), tensor_type([1, f, rows, ow])
-        hr = strip_input_rows(rows, ws, s, d)
-        b = ", %b" if bias else ""
-        bt = f", {tensor_type([f])}" if bias else ""
-        lines.extend([
-            f"{ind}%xs_{callee} = tensor.extract_slice %x[0, 0, {h0}, 0] [1, {c}, {hr}, {w}] "
-            f"[1, 1, 1, 1] : {xt} to {xst}",
-            f"{ind}%os_{callee} = tensor.extract_slice {dst}[0, 0, {oh0}, 0] [1, {f}, {rows}, {ow}] "
-            f"[1, 1, 1, 1] : {ot} to {ost}",
-            f"{ind}%y_{callee} = func.call @{callee}(%xs_{callee}, %w, %os_{callee}{b}) "
-            f": ({xst}, {wt}, {ost}{bt}) -> {ost}"])
-        return f"%y_{callee}"
+    def call(callee: str, rows: int, h0, oh0, dst: Value) -> Value:
+        xsl = e.extract_slice(x, [0, 0, h0, 0], [1, c, strip_input_rows(rows, ws, s, d), w])
+        osl = e.extract_slice(dst, [0, 0, oh0, 0], [1, f, rows, ow])
+        return e.call(callee, [xsl, wv, osl] + params[3:], osl.type)
 
     par = threads and full > 1
     if par:
-        lines.append(f"    %r = scf.forall (%i) in ({full}) shared_outs(%acc = %o) -> ({ot}) {{")
+        i, acc, res = e.forall(full, o)
     else:
-        lines.append(f"    %r = scf.for %i = %c0 to %cn step %c1 iter_args(%acc = %o) -> ({ot}) {{")
-    lines += ["      %h0 = arith.muli %i, %crs : index", "      %oh0 = arith.muli %i, %cr : index"]
-    y = call(inner, r, "%h0", "%oh0", "%acc", "      ")
-    ins = f"{y} into %acc[0, 0, %oh0, 0] [1, {f}, {r}, {ow}] [1, 1, 1, 1] : {tensor_type([1, f, r, ow])} into {ot}"
+        i, (acc,), (res,) = e.loop(e.index(0), e.index(full), e.index(1), [o])
+    h0 = e.iop("muli", i, e.index(r * s[0]))
+    oh0 = e.iop("muli", i, e.index(r))
+    y = call(inner, r, h0, oh0, acc)
     if par:
-        lines += ["      scf.forall.in_parallel {", f"        tensor.parallel_insert_slice {ins}",
-                  "      }", "    }"]
+        e.end_forall(y, acc, [0, 0, oh0, 0], [1, f, r, ow])
     else:
-        lines += [f"      %u = tensor.insert_slice {ins}", f"      scf.yield %u : {ot}", "    }"]
-    res = "%r"
+        e.end([e.insert_slice(y, acc, [0, 0, oh0, 0], [1, f, r, ow])])
     if rem:
-        y = call(inner_last, rem, str(full * r * s[0]), str(full * r), "%r", "    ")
-        lines.append(f"    %rl = tensor.insert_slice {y} into %r[0, 0, {full * r}, 0] "
-                     f"[1, {f}, {rem}, {ow}] [1, 1, 1, 1] : {tensor_type([1, f, rem, ow])} into {ot}")
-        res = "%rl"
-    lines.append(f"    return {res} : {ot}\n  }}")
-    return "\n".join(lines)
+        y = call(inner_last, rem, full * r * s[0], full * r, res)
+        res = e.insert_slice(y, res, [0, 0, full * r, 0], [1, f, rem, ow])
+    e(f"return {res} : {o.type}")
+    return e.function(name, params, o.type)
 
 
 def strip_functions(name: str, conv_function, sig, bias: bool, threads: bool,

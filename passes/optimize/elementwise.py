@@ -130,7 +130,8 @@ def candidate(op: ir.Operation) -> bool:
     # i1 buffers get a byte-wise access workaround after bufferization
     # (codegen/bool_memory.py) that vector accesses would bypass
     for v in list(op.operands) + list(op.results):
-        if isinstance(v.type, ir.ShapedType) and str(v.type.element_type) == "i1":
+        et = v.type.element_type if isinstance(v.type, ir.ShapedType) else None
+        if isinstance(et, ir.IntegerType) and et.width == 1 and et.is_signless:
             return False
     if op.name == "linalg.generic":
         # gathers (tensor.extract) and nested loops do not vectorize this way

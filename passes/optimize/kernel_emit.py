@@ -133,6 +133,8 @@ class Emitter:
     def __init__(self, ind: int = 2):
         self.lines: list[str] = []
         self.consts: dict[int, Value] = {}
+        self.hoisted: dict[tuple, Value] = {}
+        self.index_sink: list[str] | None = None
         self.k = 0
         self.ind = ind
 
@@ -144,9 +146,13 @@ class Emitter:
         return f"%{base}{self.k}"
 
     def op(self, base: str, text: str, t: Type) -> Value:
-        """Emit ``%<fresh> = text``; returns the value (of type ``t``)."""
+        """Emit ``%<fresh> = text``; returns the value (of type ``t``). With
+        ``index_sink`` set, index values go there (hoisted out of a region
+        being written)."""
         v = Value(self.fresh(base), t)
-        self(f"{v} = {text}")
+        line = "  " * self.ind + f"{v} = {text}"
+        sink = self.index_sink if t == INDEX and self.index_sink is not None else self.lines
+        sink.append(line)
         return v
 
     # -- index values ------------------------------------------------------
@@ -160,15 +166,102 @@ class Emitter:
         """An index operand: an int becomes its constant."""
         return self.index(d) if isinstance(d, int) else d
 
+    def const(self, text: str, t: Type, base: str = "cst") -> Value:
+        """The constant ``text : t`` (``0.0``, ``dense<0.0>``), declared once
+        at the function's top by :meth:`const_lines`."""
+        if (text, t) not in self.hoisted:
+            self.hoisted[(text, t)] = Value(self.fresh(base), t)
+        return self.hoisted[(text, t)]
+
+    def f32(self, v: float) -> Value:
+        """The f32 constant ``v`` (exact: its bits in hex)."""
+        return self.const(f32_hex(v), F32)
+
     def const_lines(self, ind: int = 2) -> list[str]:
-        return ["  " * ind + f"{nm} = arith.constant {v} : index"
-                for v, nm in sorted(self.consts.items())]
+        return (["  " * ind + f"{nm} = arith.constant {v} : index"
+                 for v, nm in sorted(self.consts.items())]
+                + ["  " * ind + f"{v} = arith.constant {text} : {t}"
+                   for (text, t), v in self.hoisted.items()])
+
+    def function(self, name: str, params: list[Value], result: Type) -> str:
+        """The whole ``func.func private @name`` with this body (constants first)."""
+        sig = ", ".join(f"{p}: {p.type}" for p in params)
+        head = "  " * (self.ind - 1) + f"func.func private @{name}({sig}) -> {result} {{"
+        return "\n".join([head] + self.const_lines(self.ind) + self.lines
+                         + ["  " * (self.ind - 1) + "}"])
+
+    def param(self, base: str, t: Type) -> Value:
+        """A fresh name for a function or block argument of type ``t``."""
+        return Value(self.fresh(base), t)
+
+    # -- regions -----------------------------------------------------------
+    def _results(self, base: str, types: list[Type]) -> tuple[str, list[Value]]:
+        nm = self.fresh(base)
+        if len(types) == 1:
+            return nm, [Value(nm, types[0])]
+        return f"{nm}:{len(types)}", [Value(f"{nm}#{i}", t) for i, t in enumerate(types)]
+
+    def loop(self, lo, hi, step, inits: list[Value], base: str = "l"):
+        """Open ``scf.for iv = lo to hi step step`` carrying ``inits``;
+        returns (iv, iter args, results). Close it with :meth:`end`."""
+        iv = Value(self.fresh("iv"), INDEX)
+        args = [Value(self.fresh("it"), v.type) for v in inits]
+        head, res = self._results(base, [v.type for v in inits])
+        carried = ", ".join(f"{a} = {v}" for a, v in zip(args, inits))
+        types = ", ".join(str(v.type) for v in inits)
+        self(f"{head} = scf.for {iv} = {self.ix(lo)} to {self.ix(hi)} step {self.ix(step)} "
+             f"iter_args({carried}) -> ({types}) {{")
+        self.ind += 1
+        return iv, args, res
+
+    def end(self, vals: list[Value]) -> None:
+        """``scf.yield vals`` and close the loop."""
+        self.yield_(vals)
+        self.ind -= 1
+        self("}")
+
+    def yield_(self, vals: list[Value]) -> None:
+        self(f"scf.yield {', '.join(map(str, vals))} : {', '.join(str(v.type) for v in vals)}")
+
+    def forall(self, n, out: Value, base: str = "par"):
+        """Open ``scf.forall (iv) in (n) shared_outs(arg = out)``; returns
+        (iv, arg, result). Close it with :meth:`end_forall`."""
+        iv, arg = Value(self.fresh("iv"), INDEX), Value(self.fresh("so"), out.type)
+        head, (res,) = self._results(base, [out.type])
+        self(f"{head} = scf.forall ({iv}) in ({n}) shared_outs({arg} = {out}) -> ({out.type}) {{")
+        self.ind += 1
+        return iv, arg, res
+
+    def end_forall(self, src: Value, dst: Value, offs, sizes) -> None:
+        """``tensor.parallel_insert_slice src into dst[offs] [sizes]`` and close."""
+        self("scf.forall.in_parallel {")
+        self(f"  tensor.parallel_insert_slice {src} into {dst}{_bracket(offs)} {_bracket(sizes)} "
+             f"{_bracket([1] * len(sizes))} : {src.type} into {dst.type}")
+        self("}")
+        self.ind -= 1
+        self("}")
+
+    def extract_slice(self, src: Value, offs, sizes, base: str = "sl") -> Value:
+        """The unit-stride slice ``src[offs] [sizes]`` (sizes: ints or index values)."""
+        t = tensor(sizes, src.type.elem)
+        return self.op(base, f"tensor.extract_slice {src}{_bracket(offs)} {_bracket(sizes)} "
+                             f"{_bracket([1] * len(sizes))} : {src.type} to {t}", t)
+
+    def insert_slice(self, src: Value, dst: Value, offs, sizes, base: str = "ins") -> Value:
+        return self.op(base, f"tensor.insert_slice {src} into {dst}{_bracket(offs)} "
+                             f"{_bracket(sizes)} {_bracket([1] * len(sizes))} "
+                             f": {src.type} into {dst.type}", dst.type)
 
     def _arith(self, name: str, a, b, fold, unit: int | None):
         if isinstance(a, int) and isinstance(b, int):
             return fold(a, b)
         if isinstance(b, int) and b == unit:
             return a
+        return self.iop(name, a, b)
+
+    def iop(self, name: str, a, b) -> Value:
+        """``arith.<name> a, b : index``, never folded (an index constant
+        operand, ``index(v)``, does not fold either)."""
         return self.op("ix", f"arith.{name} {self.ix(a)}, {self.ix(b)} : index", INDEX)
 
     def add(self, a, b):
@@ -188,9 +281,6 @@ class Emitter:
 
     def rem(self, a, b):
         return self._arith("remui", a, b, lambda x, y: x % y, None)
-
-    def maxs(self, a, b):
-        return self._arith("maxsi", a, b, max, None)
 
     def cmpi(self, pred: str, a, b) -> Value:
         return self.op("cmp", f"arith.cmpi {pred}, {self.ix(a)}, {self.ix(b)} : index", I1)
@@ -244,6 +334,52 @@ class Emitter:
     def select(self, cond: Value, a: Value, b: Value, base: str = "sel") -> Value:
         types = f"{cond.type}, {a.type}" if cond.type.kind is Kind.VECTOR else f"{a.type}"
         return self.op(base, f"arith.select {cond}, {a}, {b} : {types}", a.type)
+
+    def empty(self, shape, base: str = "e") -> Value:
+        """``tensor.empty`` of ``shape``: ints static, index values the dynamic sizes."""
+        t = tensor(shape)
+        sizes = ", ".join(str(d) for d in shape if not isinstance(d, int))
+        return self.op(base, f"tensor.empty({sizes}) : {t}", t)
+
+    def fill(self, v: Value, dst: Value, base: str = "fill") -> Value:
+        return self.op(base, f"linalg.fill ins({v} : {v.type}) outs({dst} : {dst.type}) "
+                             f"-> {dst.type}", dst.type)
+
+    def pad(self, src: Value, highs, shape, value: Value, base: str = "pad") -> Value:
+        """``tensor.pad src`` by ``highs`` at the end of each dim (ints or
+        index values) with ``value``, to ``shape``."""
+        t = tensor(shape)
+        args = ", ".join(f"{self.fresh('p')}: index" for _ in highs)
+        res = Value(self.fresh(base), t)
+        ind = "  " * self.ind
+        self(f"{res} = tensor.pad {src} low{_bracket([0] * len(highs))} high{_bracket(highs)} {{")
+        self.lines.append(f"{ind}^bb0({args}):\n{ind}  tensor.yield {value} : {value.type}\n"
+                          f"{ind}}} : {src.type} to {t}")
+        return res
+
+    def expand(self, src: Value, reassoc: str, shape, base: str = "ex") -> Value:
+        """``tensor.expand_shape`` to ``shape`` (ints, or index values for dynamic sizes)."""
+        t = tensor(shape)
+        return self.op(base, f"tensor.expand_shape {src} {reassoc} output_shape {_bracket(shape)} "
+                             f": {src.type} into {t}", t)
+
+    def collapse(self, src: Value, reassoc: str, shape, base: str = "co") -> Value:
+        t = tensor(shape)
+        return self.op(base, f"tensor.collapse_shape {src} {reassoc} : {src.type} into {t}", t)
+
+    def call(self, callee: str, args: list[Value], t: Type, base: str = "y") -> Value:
+        """``func.call @callee(args)`` returning one value of type ``t``."""
+        return self.op(base, f"func.call @{callee}({', '.join(map(str, args))}) "
+                             f": ({', '.join(str(a.type) for a in args)}) -> {t}", t)
+
+    def cmpf(self, pred: str, a: Value, b: Value, base: str = "cmp") -> Value:
+        """``arith.cmpf`` of two scalars (an i1)."""
+        return self.op(base, f"arith.cmpf {pred}, {a}, {b} : {a.type}", I1)
+
+    def reduction(self, kind: str, v: Value, base: str = "red") -> Value:
+        """``vector.reduction <kind>`` of ``v`` to a scalar."""
+        t = v.type.scalar
+        return self.op(base, f"vector.reduction <{kind}>, {v} : {v.type} into {t}", t)
 
     def create_mask(self, n, lanes: int, base: str = "m") -> Value:
         t = mask(lanes)

@@ -26,7 +26,7 @@ VECTORIZABLE = {
 def static_f32(v) -> list[int] | None:
     t = v.type
     if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape \
-            or str(t.element_type) != "f32":
+            or not isinstance(t.element_type, ir.F32Type):
         return None
     return list(t.shape)
 
@@ -35,7 +35,8 @@ def batch_shape(v: ir.Value) -> list[int | None] | None:
     """Shape of an f32 tensor whose dims are static except dim 0, which may
     be dynamic (None); else None."""
     t = v.type
-    if not isinstance(t, ir.RankedTensorType) or str(t.element_type) != "f32" or t.rank == 0:
+    if not isinstance(t, ir.RankedTensorType) or not isinstance(t.element_type, ir.F32Type) \
+            or t.rank == 0:
         return None
     dyn = ir.ShapedType.get_dynamic_size()
     shape = list(t.shape)
@@ -49,7 +50,7 @@ def fill_scalar(v: ir.Value):
     o = owner_op(v)
     if o is None or o.name != "linalg.fill" or len(o.operands) != 2:
         return None
-    if str(o.operands[0].type) != "f32":
+    if not isinstance(o.operands[0].type, ir.F32Type):
         return None
     return o.operands[0], o.operands[1]
 
@@ -129,7 +130,7 @@ def elementwise_user(v: ir.Value, n_in: int):
     iters = [str(a) for a in user.attributes["iterator_types"]]
     if len(iters) != 4 or any("parallel" not in it for it in iters):
         return None
-    if str(user.results[0].type) != str(v.type):
+    if user.results[0].type != v.type:
         return None
     maps = [str(ir.AffineMapAttr(a).value) for a in user.attributes["indexing_maps"]]
     if maps[0] != _ID4 or maps[-1] != _ID4:
@@ -217,7 +218,7 @@ def epilogue_user(v: ir.Value):
     ops = [o.operation for o in body.operations]
     text = []
     for k, o in enumerate(ops[:-1]):
-        if o.name == "arith.constant" and str(o.results[0].type) == "f32" \
+        if o.name == "arith.constant" and isinstance(o.results[0].type, ir.F32Type) \
                 and isinstance(o.attributes["value"], ir.FloatAttr):
             # a constant of the body (HardSwish's 1/6): a vector constant, same bits
             bits = struct.unpack("<I", struct.pack("<f", ir.FloatAttr(o.attributes["value"]).value))
@@ -225,7 +226,7 @@ def epilogue_user(v: ir.Value):
             text.append((f"arith.constant dense<0x{bits[0]:08X}>", f"%e{k}", (), ""))
             continue
         if o.name not in VECTORIZABLE or len(o.results) != 1 or o.regions \
-                or str(o.results[0].type) != "f32":
+                or not isinstance(o.results[0].type, ir.F32Type):
             return None
         attrs = attr_text(o)
         if attrs is None:
@@ -234,7 +235,7 @@ def epilogue_user(v: ir.Value):
         for x in o.operands:
             if x in names:
                 opnds.append(names[x])
-            elif x == arg_out or str(x.type) != "f32" or \
+            elif x == arg_out or not isinstance(x.type, ir.F32Type) or \
                     (isinstance(x.owner, ir.Block) and x.owner == body):
                 return None
             else:

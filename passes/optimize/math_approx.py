@@ -279,7 +279,7 @@ APPROXIMATIONS = {
 
 
 def _f32(t: ir.Type) -> bool:
-    return isinstance(t, ir.F32Type) or str(t) == "f32"
+    return isinstance(t, ir.F32Type)
 
 
 def _targets(module: ir.Module, names) -> list[ir.Operation]:

@@ -103,7 +103,7 @@ def _dynamic_kernel_shape(op: ir.Operation):
     shapes = []
     for v in op.operands:
         t = v.type
-        if not isinstance(t, ir.RankedTensorType) or str(t.element_type) != "f32":
+        if not isinstance(t, ir.RankedTensorType) or not isinstance(t.element_type, ir.F32Type):
             return None
         shapes.append([None if d == dyn else d for d in t.shape])
     if all(None not in s for s in shapes) or 0 in sum(shapes, []):

@@ -24,62 +24,14 @@ N is padded to whole column blocks (B when packed, C). Only packed B
 """
 from __future__ import annotations
 
-from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
-from onnx_mlir_py.passes.optimize.matmul_text import contraction, pad_text, reshape_text, slice_text
-
-Dim = "int | str"          # a static size or the SSA name of an index value
+from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor
+from onnx_mlir_py.passes.optimize.matmul_text import contraction
 
 # Row blocks for the remainder rows (fewer than mb) besides mb itself: the
 # rows are padded to the smallest that holds them. A 2 x nb tile has a
 # quarter of the 8-row tile's multiply-adds (its few accumulators make it
 # FMA-latency bound, still about twice as fast as the padded 8 rows).
 REMAINDER_BLOCKS = (2, 4)
-
-
-def _s(shape) -> list:
-    """The shape for :func:`.matmul_text.contraction` (None: dynamic)."""
-    return [d if isinstance(d, int) else None for d in shape]
-
-
-class _Idx:
-    """Index arithmetic on static ints and SSA names, folding constants."""
-
-    def __init__(self, lines: list[str]):
-        self.lines = lines
-        self.n = 0
-        self.consts: dict[int, str] = {}
-
-    def const(self, v: int) -> str:
-        if v not in self.consts:
-            self.consts[v] = f"%ci{v}"
-            self.lines.append(f"    %ci{v} = arith.constant {v} : index")
-        return self.consts[v]
-
-    def op(self, name: str, a, b, fold) -> Dim:
-        if isinstance(a, int) and isinstance(b, int):
-            return fold(a, b)
-        if b == 1 and name in ("divui", "ceildivui", "muli"):
-            return a
-        if b == 0 and name == "subi":
-            return a
-        self.n += 1
-        v = f"%ix{self.n}"
-        a = self.const(a) if isinstance(a, int) else a
-        b = self.const(b) if isinstance(b, int) else b
-        self.lines.append(f"    {v} = arith.{name} {a}, {b} : index")
-        return v
-
-    def div(self, a, b):
-        return self.op("divui", a, b, lambda x, y: x // y)
-
-    def cdiv(self, a, b):
-        return self.op("ceildivui", a, b, lambda x, y: -(-x // y))
-
-    def mul(self, a, b):
-        return self.op("muli", a, b, lambda x, y: x * y)
-
-    def sub(self, a, b):
-        return self.op("subi", a, b, lambda x, y: x - y)
 
 
 def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
@@ -92,114 +44,89 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
     viewed in blocks [KO, kb, NO, nb] (padded first when N or K are not
     whole blocks)."""
     batched = batch is not False
-    lines: list[str] = []
-    ix = _Idx(lines)
+    e = Emitter()
     o = 1 if batched else 0
-
-    def dim(v: str, i: int, static):
-        if static is not None:
-            return static
-        name_ = f"%d{v[1:]}{i}"
-        lines.append(f"    {name_} = tensor.dim {v}, {ix.const(i)} : {sig[v]}")
-        return name_
-
     bs = [batch] if batched else []
-    sig = {"%a": tensor_type(bs + [m, k]), "%b": tensor_type(bs + [k, n]), "%c": tensor_type(bs + [m, n])}
-    lines.append(f"  func.func private @{name}(%a: {sig['%a']}, %b: {sig['%b']}, "
-                 f"%c: {sig['%c']}) -> {sig['%c']} {{")
-    lines.append("    %zero = arith.constant 0.0 : f32")
-    bt = [dim("%a", 0, batch)] if batched else []
-    M, K, N = dim("%a", o, m), dim("%a", o + 1, k), dim("%b", o + 1, n)
+    a, b, c = (e.param("a", tensor(bs + [m, k])), e.param("b", tensor(bs + [k, n])),
+               e.param("c", tensor(bs + [m, n])))
+    zero = e.const("0.0", F32)
+
+    def dim(v: Value, i: int, static):
+        return static if static is not None else e.dim(v, i)
+
+    bt = [dim(a, 0, batch)] if batched else []
+    M, K, N = dim(a, o, m), dim(a, o + 1, k), dim(b, o + 1, n)
     if k is None:
         kb = 1
-    mo = ix.div(M, mb)
-    mf = ix.mul(mo, mb)
-    r = ix.sub(M, mf)
-    ko, no = ix.cdiv(K, kb), ix.cdiv(N, nb)
-    kp, np_ = ix.mul(ko, kb), ix.mul(no, nb)
+    mo = e.div(M, mb)
+    mf = e.mul(mo, mb)
+    r = e.sub(M, mf)
+    ko, no = e.cdiv(K, kb), e.cdiv(N, nb)
+    kp, np_ = e.mul(ko, kb), e.mul(no, nb)
     z = [0] * o
     rt = "[" + ("[0], " if batched else "") + f"[{o}, {o + 1}], [{o + 2}, {o + 3}]]"
     # B: packed [batch,] [NO, KO, kb, nb] or viewed [batch,] [KO, kb, NO, nb]
     if pack_b:
-        bp = bt + [no, ko, kb, nb]
         perm, dims = ("[0, 2, 1]", "[1, 2]") if batched else ("[1, 0]", "[0, 1]")
-        dyn = [d for d in bt + [no, ko] if isinstance(d, str)]
-        lines.append(f"    %bpe = tensor.empty({', '.join(dyn)}) : {tensor_type(bp)}")
-        lines.append(f"    %bp = linalg.pack %b padding_value(%zero : f32) outer_dims_perm = {perm} "
-                     f"inner_dims_pos = {dims} inner_tiles = [{kb}, {nb}] into %bpe "
-                     f": {sig['%b']} -> {tensor_type(bp)}")
+        bpe = e.empty(bt + [no, ko, kb, nb])
+        bp = e.op("bp", f"linalg.pack {b} padding_value({zero} : f32) outer_dims_perm = {perm} "
+                        f"inner_dims_pos = {dims} inner_tiles = [{kb}, {nb}] into {bpe} "
+                        f": {b.type} -> {bpe.type}", bpe.type)
     else:
-        b, b_shape = "%b", bt + [K, N]
+        bv = b
         if kp != K or np_ != N:
-            lines.append(pad_text("%bpad", "%b", b_shape, z + [ix.sub(kp, K), ix.sub(np_, N)],
-                              bt + [kp, np_]))
-            b, b_shape = "%bpad", bt + [kp, np_]
-        bp = bt + [ko, kb, no, nb]
-        lines.append(reshape_text("%bp", "expand", b, rt, b_shape, bp))
+            bv = e.pad(b, z + [e.sub(kp, K), e.sub(np_, N)], bt + [kp, np_], zero)
+        bp = e.expand(bv, rt, bt + [ko, kb, no, nb])
     # A padded along a static K that is no multiple of kb
-    a, a_shape = "%a", bt + [M, K]
+    av = a
     if kp != K:
-        lines.append(pad_text("%ap", "%a", a_shape, z + [0, ix.sub(kp, K)], bt + [M, kp]))
-        a, a_shape = "%ap", bt + [M, kp]
+        av = e.pad(a, z + [0, e.sub(kp, K)], bt + [M, kp], zero)
     # C: with whole column blocks, row slices of C are viewed in blocks and
     # computed in place (static strides). Else C is padded to whole blocks
     # both ways (free for a fill: the pad folds into it), viewed in blocks
     # once, and the row blocks are slices of that view (a reshape of a slice
     # with a dynamic stride would be copied by bufferization).
-    c, c_shape = "%c", bt + [M, N]
+    cv = c
     c_padded = np_ != N
     if c_padded:
-        mp = ix.mul(ix.cdiv(M, mb), mb)
-        lines.append(pad_text("%cp", "%c", c_shape, z + [ix.sub(mp, M), ix.sub(np_, N)],
-                          bt + [mp, np_]))
-        c_shape = bt + [ix.cdiv(M, mb), mb, no, nb]
-        lines.append(reshape_text("%c4", "expand", "%cp", rt, bt + [mp, np_], c_shape))
-        c = "%c4"
+        mp = e.mul(e.cdiv(M, mb), mb)
+        cp = e.pad(c, z + [e.sub(mp, M), e.sub(np_, N)], bt + [mp, np_], zero)
+        cv = e.expand(cp, rt, bt + [e.cdiv(M, mb), mb, no, nb])
 
-    def block(tag: str, row0, rows, nblocks, pad_rows, cur: str, outer: bool,
-              bm: int = mb) -> str:
+    def block(row0, rows, nblocks, pad_rows, cur: Value, outer: bool, bm: int = mb) -> Value:
         """Rows [row0, row0 + rows) of C computed in ``nblocks`` row blocks
         of ``bm`` rows (``pad_rows``: the rows padded to one block first);
         returns C. ``bm`` below mb only when C is not padded (its block
         view has mb rows)."""
-        def rows_of(v: str, src: str, src_shape, width):
+        def rows_of(src: Value, width) -> Value:
             """The rows of ``src`` (``width`` columns), padded when ``pad_rows``."""
-            shape = bt + [rows, width]
-            lines.append(slice_text(f"%{v}{tag}", "extract", src, z + [row0, 0], shape,
-                                    src_shape, shape))
+            sl = e.extract_slice(src, z + [row0, 0], bt + [rows, width])
             if not pad_rows:
-                return f"%{v}{tag}", shape
-            lines.append(pad_text(f"%{v}{tag}p", f"%{v}{tag}", shape, z + [ix.sub(bm, rows), 0],
-                              bt + [bm, width]))
-            return f"%{v}{tag}p", bt + [bm, width]
+                return sl
+            return e.pad(sl, z + [e.sub(bm, rows), 0], bt + [bm, width], zero)
 
-        av, ar = rows_of("a", a, a_shape, kp)
-        a4, c4 = bt + [nblocks, bm, ko, kb], bt + [nblocks, bm, no, nb]
-        lines.append(reshape_text(f"%a4{tag}", "expand", av, rt, ar, a4))
+        a4 = e.expand(rows_of(av, kp), rt, bt + [nblocks, bm, ko, kb])
+        c4 = bt + [nblocks, bm, no, nb]
         if c_padded:
-            at = z + [ix.div(row0, mb), 0, 0, 0]
-            lines.append(slice_text(f"%c4{tag}", "extract", cur, at, c4, c_shape, c4))
+            at = z + [e.div(row0, mb), 0, 0, 0]
+            c4v = e.extract_slice(cur, at, c4)
         else:
-            cv, cr = rows_of("c", cur, c_shape, np_)
-            lines.append(reshape_text(f"%c4{tag}", "expand", cv, rt, cr, c4))
-        lines.append(contraction(f"%r4{tag}", f"%a4{tag}", "%bp", f"%c4{tag}", _s(a4), _s(bp),
-                                 _s(c4), batched, pack_b, outer, contract=kb == 1))
+            crows = rows_of(cur, np_)
+            c4v = e.expand(crows, rt, c4)
+        r4 = contraction(e, a4, bp, c4v, batched, pack_b, outer, contract=kb == 1)
         if c_padded:
-            lines.append(slice_text(f"%o{tag}", "insert", f"%r4{tag}", at, c4, c4, c_shape, cur))
-            return f"%o{tag}"
-        lines.append(reshape_text(f"%r{tag}", "collapse", f"%r4{tag}", rt, c4, cr))
-        res = f"%r{tag}"
+            return e.insert_slice(r4, cur, at, c4)
+        res = e.collapse(r4, rt, crows.type.shape)
+        sizes = bt + [bm if pad_rows else rows, np_]
         if pad_rows:
-            full = bt + [rows, np_]
-            lines.append(slice_text(f"%r{tag}s", "extract", res, z + [0, 0], full, cr, full))
-            res, cr = f"%r{tag}s", full
-        lines.append(slice_text(f"%o{tag}", "insert", res, z + [row0, 0], cr, cr, c_shape, cur))
-        return f"%o{tag}"
+            sizes = bt + [rows, np_]
+            res = e.extract_slice(res, z + [0, 0], sizes)
+        return e.insert_slice(res, cur, z + [row0, 0], sizes)
 
-    cur = c
+    cur = cv
     # main: the whole row blocks, in place in C
     if mo != 0:
-        cur = block("m", 0, mf, mo, False, cur, n_outer)
+        cur = block(0, mf, mo, False, cur, n_outer)
     # remainder: the last M % mb rows, padded to one block of mb rows, or,
     # when C is not padded, of REMAINDER_BLOCKS rows if they fit (a batch of
     # 2 does 2 rows of work, not 8); under scf.ifs when M is dynamic; one
@@ -207,44 +134,41 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
     small = [] if c_padded else [bm for bm in REMAINDER_BLOCKS if bm < mb]
     if isinstance(r, int) and r:
         bm = next((x for x in small if r <= x), mb)
-        cur = block(f"r{bm}", mf, r, 1, True, cur, True, bm)
+        cur = block(mf, r, 1, True, cur, True, bm)
     elif not isinstance(r, int):
-        # index values the blocks need are emitted with them: hoisted before the ifs
-        body: list[str] = []
+        # the ifs' bodies are written aside; the index values they need are
+        # hoisted before the ifs
+        main, body = e.lines, []
+        ct = cur.type
 
-        def region(fn) -> str:
-            at = len(lines)
-            res = fn()
-            new = lines[at:]
-            del lines[at:]
-            lines.extend(ln for ln in new if ln.lstrip().startswith(("%ix", "%ci")))
-            body.extend("  " + ln for ln in new if not ln.lstrip().startswith(("%ix", "%ci")))
-            return res
-        ct = tensor_type(c_shape)
+        def region(fn):
+            e.lines, e.index_sink = body, main
+            try:
+                return fn()
+            finally:
+                e.lines, e.index_sink = main, None
 
-        def choose(i: int) -> str:
+        def choose(i: int) -> Value:
             """Blocks small[i:] then mb, by the remainder's size."""
             bm = small[i] if i < len(small) else mb
             if i >= len(small):
-                return region(lambda: block(f"r{bm}", mf, r, 1, True, cur, True, bm))
-            body.append(f"    %fits{bm} = arith.cmpi ule, {r}, {ix.const(bm)} : index")
-            body.append(f"    %cf{bm} = scf.if %fits{bm} -> ({ct}) {{")
-            res = region(lambda: block(f"r{bm}", mf, r, 1, True, cur, True, bm))
+                return region(lambda: block(mf, r, 1, True, cur, True, bm))
+            fits = region(lambda: e.cmpi("ule", r, e.index(bm)))
+            cf = Value(e.fresh("cf"), ct)
+            body.append(f"    {cf} = scf.if {fits} -> ({ct}) {{")
+            res = region(lambda: block(mf, r, 1, True, cur, True, bm))
             body.append(f"      scf.yield {res} : {ct}\n    }} else {{")
             other = choose(i + 1)
             body.append(f"      scf.yield {other} : {ct}\n    }}")
-            return f"%cf{bm}"
-        lines.append(f"    %has = arith.cmpi ugt, {r}, {ix.const(0)} : index")
+            return cf
+        has = e.cmpi("ugt", r, e.index(0))
         res = choose(0)
-        lines.append(f"    %cf = scf.if %has -> ({ct}) {{")
-        lines.extend(body)
-        lines.append(f"      scf.yield {res} : {ct}\n    }} else {{\n"
-                     f"      scf.yield {cur} : {ct}\n    }}")
-        cur = "%cf"
+        cf = Value(e.fresh("cf"), ct)
+        e(f"{cf} = scf.if {has} -> ({ct}) {{")
+        e.lines.extend(body)
+        e(f"  scf.yield {res} : {ct}\n    }} else {{\n      scf.yield {cur} : {ct}\n    }}")
+        cur = cf
     if c_padded:
-        lines.append(reshape_text("%cc", "collapse", cur, rt, c_shape, bt + [mp, np_]))
-        lines.append(slice_text("%rs", "extract", "%cc", z + [0, 0], bt + [M, N], bt + [mp, np_],
-                                bt + [M, N]))
-        cur = "%rs"
-    lines.append(f"    return {cur} : {sig['%c']}\n  }}")
-    return "\n".join(lines)
+        cur = e.extract_slice(e.collapse(cur, rt, bt + [mp, np_]), z + [0, 0], bt + [M, N])
+    e(f"return {cur} : {c.type}")
+    return e.function(name, [a, b, c], c.type)

@@ -27,8 +27,8 @@ import mlir.ir as ir
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
-from onnx_mlir_py.passes.optimize.conv_dyn import _Emit, _dyn_shape
-from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.conv_dyn import _dyn_shape
+from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.kernel_fusion import (epilogue_user, fill_scalar,
                                                         replace_with_call, static_f32,
                                                         window_ints)
@@ -58,27 +58,20 @@ def signature(op: ir.Operation):
     return tuple(xs), tuple(ws), tuple(os_), tuple(s), tuple(d)
 
 
-def _chunk(e: _Emit, combine: str, xt: str, kh: int, kw: int, s, d, col: str,
-           smask: str | None, lanes: int, sfx: str, ind: str) -> str:
+def _chunk(e: Emitter, combine: str, v: dict, kh: int, kw: int, s, d, col: Value,
+           smask: Value | None, lanes: int) -> Value:
     """The accumulator of one chunk of output columns from ``col``."""
     span = (lanes - 1) * s[1] + 1
-    vt, st = f"vector<{lanes}xf32>", f"vector<{span}xf32>"
-    keep = ", ".join(str(q * s[1]) for q in range(lanes))
-    e(f"{ind}%xc{sfx} = arith.muli {col}, {e.c(s[1])} : index")
-    acc = "%initv"
+    xc = e.iop("muli", col, e.index(s[1]))
+    acc = v["initv"]
     for i in range(kh):
         for j in range(kw):
-            t = f"{sfx}_{i}_{j}"
-            e(f"{ind}%xa{t} = arith.addi %xc{sfx}, {e.c(j * d[1])} : index")
-            m = f", {smask}" if smask else ""
-            e(f"{ind}%xr{t} = vector.transfer_read %xin[{e.c(0)}, %ch, %hrow{i}, %xa{t}], "
-              f"%padv{m} {{in_bounds = [true]}} : {xt}, {st if s[1] != 1 else vt}")
-            v = f"%xr{t}"
+            xa = e.iop("addi", xc, e.index(j * d[1]))
+            x = e.read(v["x"], [e.index(0), v["ch"], v["hrow"][i], xa], v["padv"],
+                       vector(span if s[1] != 1 else lanes), smask)
             if s[1] != 1:
-                e(f"{ind}%xs{t} = vector.shuffle {v}, {v} [{keep}] : {st}, {st}")
-                v = f"%xs{t}"
-            e(f"{ind}%acc{t} = {combine} {acc}, {v} : {vt}")
-            acc = f"%acc{t}"
+                x = e.shuffle(x, x, [q * s[1] for q in range(lanes)])
+            acc = e.binary(combine, acc, x)
     return acc
 
 
@@ -88,67 +81,47 @@ def image_function(name: str, kind: str, xs, ws, os_, s, d, lanes: int, threads:
     init, captured...) -> out``: one image, written into ``out``."""
     c = xs[1]
     kh, kw = ws
-    x1, o1 = [1] + list(xs[1:]), [1] + list(os_[1:])
-    xt, ot, pt = tensor_type(x1), tensor_type(o1), tensor_type([1, 1, None, None])
-    vt = f"vector<{lanes}xf32>"
+    vt = vector(lanes)
     combine = KINDS[kind]
-    e = _Emit()
-    caps = "".join(f", %e_cap{k}: f32" for k in range(n_cap))
-    e(f"  func.func private @{name}(%xin: {xt}, %win: {tensor_type(ws)}, %dst: {ot}, %init: f32{caps}) "
-      f"-> {ot} {{")
-    e(f"    %initv = vector.broadcast %init : f32 to {vt}")
-    e("    %padv = arith.constant 0.0 : f32")
-    for k in range(n_cap):
-        e(f"    %ecv{k} = vector.broadcast %e_cap{k} : f32 to {vt}")
-    e(f"    %oh = tensor.dim %dst, {e.c(2)} : {ot}")
-    e(f"    %ow = tensor.dim %dst, {e.c(3)} : {ot}")
-    e(f"    %rem = arith.remui %ow, {e.c(lanes)} : index")
-    e("    %full = arith.subi %ow, %rem : index")
-    e(f"    %m = vector.create_mask %rem : vector<{lanes}xi1>")
-    smask = "%m"
+    e = Emitter()
+    xin = e.param("x", tensor([1] + list(xs[1:])))
+    params = [xin, e.param("win", tensor(ws)), e.param("dst", tensor([1] + list(os_[1:]))),
+              e.param("init", F32)]
+    dst, ot = params[2], params[2].type
+    ecaps = [e.param("ecap", F32) for _ in range(n_cap)]
+    v = {"x": xin, "padv": e.const("0.0", F32), "initv": e.broadcast(params[3], vt, base="initv")}
+    ecv = [e.broadcast(p, vt, base="ecv") for p in ecaps]
+    oh, ow = e.dim(dst, 2), e.dim(dst, 3)
+    rem = e.rem(ow, lanes)
+    full = e.iop("subi", ow, rem)
+    m = e.create_mask(rem, lanes)
+    smask = m
     if s[1] != 1:
         span = (lanes - 1) * s[1] + 1
-        e(f"    %rs = arith.muli %rem, {e.c(s[1])} : index")
-        e(f"    %rs1 = arith.subi %rs, {e.c(s[1] - 1)} : index")
-        e(f"    %rs2 = arith.maxsi %rs1, {e.c(0)} : index")
-        e(f"    %ms = vector.create_mask %rs2 : vector<{span}xi1>")
-        smask = "%ms"
+        rs = e.iop("muli", rem, e.index(s[1]))
+        rs1 = e.iop("subi", rs, e.index(s[1] - 1))
+        smask = e.create_mask(e.iop("maxsi", rs1, e.index(0)), span)
     if threads:
-        e(f"    %res = scf.forall (%ch) in ({c}) shared_outs(%o = %dst) -> ({ot}) {{")
+        ch, o, res = e.forall(c, dst)
     else:
-        e(f"    %res = scf.for %ch = {e.c(0)} to {e.c(c)} step {e.c(1)} iter_args(%o = %dst) "
-          f"-> ({ot}) {{")
-    e(f"      %pl = tensor.extract_slice %o[0, %ch, 0, 0] [1, 1, %oh, %ow] [1, 1, 1, 1] "
-      f": {ot} to {pt}")
-    e(f"      %rows = scf.for %r = {e.c(0)} to %oh step {e.c(1)} iter_args(%t = %pl) -> ({pt}) {{")
-    e(f"        %rbase = arith.muli %r, {e.c(s[0])} : index")
-    for i in range(kh):
-        e(f"        %hrow{i} = arith.addi %rbase, {e.c(i * d[0])} : index")
-    post = (lambda v: emit_ops(e, epilogue, epi_result, v, "%ecv{}", lanes)) if epilogue else None
-    e(f"        %l = scf.for %q = {e.c(0)} to %full step {e.c(lanes)} iter_args(%u = %t) "
-      f"-> ({pt}) {{")
-    acc = _chunk(e, combine, xt, kh, kw, s, d, "%q", None, lanes, "m", "          ")
-    if post is not None:
-        acc = post(acc)
-    e(f"          %w = vector.transfer_write {acc}, %u[{e.c(0)}, {e.c(0)}, %r, %q] "
-      f"{{in_bounds = [true]}} : {vt}, {pt}")
-    e(f"          scf.yield %w : {pt}\n        }}")
-    acc = _chunk(e, combine, xt, kh, kw, s, d, "%full", smask, lanes, "t", "        ")
-    if post is not None:
-        acc = post(acc)
-    e(f"        %wt = vector.transfer_write {acc}, %l[{e.c(0)}, {e.c(0)}, %r, %full], %m "
-      f"{{in_bounds = [true]}} : {vt}, {pt}")
-    e(f"        scf.yield %wt : {pt}\n      }}")
+        ch, (o,), (res,) = e.loop(e.index(0), e.index(c), e.index(1), [dst])
+    v["ch"] = ch
+    pl = e.extract_slice(o, [0, ch, 0, 0], [1, 1, oh, ow])
+    r, (t,), (rows,) = e.loop(e.index(0), oh, e.index(1), [pl])
+    rbase = e.iop("muli", r, e.index(s[0]))
+    v["hrow"] = [e.iop("addi", rbase, e.index(i * d[0])) for i in range(kh)]
+    post = (lambda a: emit_ops(e, epilogue, epi_result, a, ecv)) if epilogue else (lambda a: a)
+    q, (u,), (done,) = e.loop(e.index(0), full, e.index(lanes), [t])
+    acc = post(_chunk(e, combine, v, kh, kw, s, d, q, None, lanes))
+    e.end([e.write(acc, u, [0, 0, r, q])])
+    acc = post(_chunk(e, combine, v, kh, kw, s, d, full, smask, lanes))
+    e.end([e.write(acc, done, [0, 0, r, full], m)])
     if threads:
-        e("      scf.forall.in_parallel {")
-        e(f"        tensor.parallel_insert_slice %rows into %o[0, %ch, 0, 0] [1, 1, %oh, %ow] "
-          f"[1, 1, 1, 1] : {pt} into {ot}\n      }}\n    }}")
+        e.end_forall(rows, o, [0, ch, 0, 0], [1, 1, oh, ow])
     else:
-        e(f"      %ins = tensor.insert_slice %rows into %o[0, %ch, 0, 0] [1, 1, %oh, %ow] "
-          f"[1, 1, 1, 1] : {pt} into {ot}")
-        e(f"      scf.yield %ins : {ot}\n    }}")
-    e(f"    return %res : {ot}\n  }}")
-    return e.text()
+        e.end([e.insert_slice(rows, o, [0, ch, 0, 0], [1, 1, oh, ow])])
+    e(f"return {res} : {ot}")
+    return e.function(name, params + ecaps, ot)
 
 
 def dynamic_pools(module: ir.Module, target: Target, threads: bool = False) -> int:

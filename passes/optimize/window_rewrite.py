@@ -71,7 +71,7 @@ def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, targ
             # the batch-1 kernel, once per image (its args: x, w, out, init..., captured...)
             args = [(list(cv.xs), BATCHED), (list(static_f32(operands[1])), SHARED),
                     (list(cv.os), BATCHED)]
-            args += [([] if str(v.type) == "f32" else list(static_f32(v)), SHARED)
+            args += [([] if isinstance(v.type, ir.F32Type) else list(static_f32(v)), SHARED)
                      for v in operands[3:]]
             add_functions(module,
                           kernel_function(name + "_image", image, target.vector_width, blocks),
