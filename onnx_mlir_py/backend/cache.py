@@ -5,21 +5,40 @@ options, compiler fingerprint). The fingerprint covers the compiler's own
 sources (``onnx_mlir_py``, the dialect and pass packages) and the versions of
 onnx, the MLIR bindings and Python, so editing a lowering invalidates every
 entry without any manual version bump. Compile *errors* (``OnnxMlirError``)
-are cached too, so a known-bad model fails at once; crashes are not cached.
+are cached too, so a known-bad model fails at once; crashes, time-outs and
+failures of the environment (``EnvironmentFailure``: a full disk, a killed
+tool, out of memory) are not.
 
-Location: ``$ONNX_MLIR_PY_CACHE`` or ``~/.cache/onnx-mlir-py``.
+Each library is stored with its size and sha256 (and key) and checked
+before it is loaded; a failing entry is removed and rebuilt. The directory
+is private to its user (see :class:`CompileCache`; the threat model is in
+docs/design.md, "The compile cache").
+
+Location: ``$ONNX_MLIR_PY_CACHE`` or ``~/.cache/onnx-mlir-py``; a read-only
+shared cache: ``$ONNX_MLIR_PY_SHARED_CACHE``.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import json
 import os
 import sys
 import tempfile
+import threading
+import warnings
 from pathlib import Path
 
+from onnx_mlir_py.backend.cache_files import (FILE_MODE, LIBRARY_MODE, check_dir, fsync_dir,
+                                              hash_fd, open_checked, private_dir, read_checked,
+                                              unlink_quiet, write_atomic)
+from onnx_mlir_py.errors import CacheEntryWarning, EnvironmentFailure
+
 CACHE_ENV = "ONNX_MLIR_PY_CACHE"
+SHARED_ENV = "ONNX_MLIR_PY_SHARED_CACHE"
+ELF_MAGIC = b"\x7fELF"
 _SOURCE_SUFFIXES = (".py", ".json", ".mlir", ".c", ".h", ".pdll")
 _PACKAGES = ("onnx_mlir_py", "onnx_mlir_py.dialects", "onnx_mlir_py.passes")
 _fingerprint: str | None = None
@@ -111,54 +130,291 @@ def cache_key(model_bytes: bytes, options: dict) -> str:
     return h.hexdigest()[:40]
 
 
-class CompileCache:
-    """``<dir>/<key[:2]>/<key>.so`` for libraries, ``<key>.err.json`` for
-    cached compile errors. Writes are atomic (temp file + rename), so
-    concurrent processes may share one cache."""
+class _Corrupt(Exception):
+    """A cache entry failed its check (internal; the message is the reason)."""
 
-    def __init__(self, directory: str | os.PathLike | None = None):
+
+_LOCKS_GUARD = threading.Lock()
+_THREAD_LOCKS: dict[tuple[str, str], threading.RLock] = {}
+_HELD = threading.local()
+# str(path) -> (identity of the file, sha256) of libraries verified by this
+# process: a second session on the same unchanged file does not hash it again
+_VERIFIED: dict[str, tuple[tuple, str]] = {}
+# shared cache entries found not to match their record (warned about once)
+_REJECTED: set[str] = set()
+
+
+def _mismatch(meta: dict | None, size: int, digest: str, head: bytes) -> str | None:
+    """Why a library of ``size`` bytes, hash ``digest``, starting with
+    ``head``, is not the one its metadata record ``meta`` describes."""
+    if meta is None:
+        return "it has no metadata record (size, hash)"
+    if not isinstance(meta.get("size"), int) or not isinstance(meta.get("sha256"), str):
+        return "its metadata record is malformed"
+    if size != meta["size"]:
+        return f"it has {size} bytes, its record says {meta['size']} (truncated or replaced)"
+    if head != ELF_MAGIC:
+        return "it is not an ELF file"
+    if digest != meta["sha256"]:
+        return "its content hash differs from the recorded one (corrupt or replaced)"
+    return None
+
+
+class CompileCache:
+    """``<dir>/<key[:2]>/<key>.so`` for libraries, each with
+    ``<key>.meta.json`` (the key, size and sha256 of the library, checked
+    before every load), ``<key>.err.json`` for cached compile errors (never
+    for failures of the environment, see ``EnvironmentFailure``) and
+    ``<key>.lock`` (one compile of a key at a time, across threads and
+    processes).
+
+    The directory is private: made 0700 with files 0600, and refused
+    (``UnsafeCacheError``) when it or an entry is not owned by this user or
+    is writable by group or others. Do not point it at a directory other
+    users can write (a folder of /tmp someone else made, a group-writable
+    one). A failing entry is removed and rebuilt with a ``CacheEntryWarning``.
+
+    ``shared``: a read-only cache of another user (default
+    ``$ONNX_MLIR_PY_SHARED_CACHE``), consulted on a miss: its library is
+    copied here only when it matches its record (key, size, sha256).
+    """
+
+    def __init__(self, directory: str | os.PathLike | None = None,
+                 shared: str | os.PathLike | None = None):
         self.dir = Path(directory) if directory is not None else cache_dir()
+        shared = shared if shared is not None else os.environ.get(SHARED_ENV) or None
+        self.shared = Path(shared) if shared is not None else None
 
     def _base(self, key: str) -> Path:
         return self.dir / key[:2] / key
 
+    def _path(self, key: str, kind: str) -> Path:
+        return self._base(key).with_suffix(f".{kind}.json")
+
     def library_path(self, key: str) -> Path:
         return self._base(key).with_suffix(".so")
 
-    def lookup(self, key: str) -> Path | dict | None:
-        """The cached ``.so`` path, a cached error ``{"type", "message", ...}``, or None."""
-        so = self.library_path(key)
-        if so.is_file():
-            return so
-        err = self._base(key).with_suffix(".err.json")
-        if err.is_file():
-            try:
-                return json.loads(err.read_text())
-            except (OSError, ValueError):
-                return None
-        return None
+    def _shard(self, key: str) -> Path:
+        """The entry's directory, made private if new."""
+        return private_dir(private_dir(self.dir) / key[:2])
 
+    # -- locking -------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self, key: str):
+        """Hold the lock of ``key`` (re-entrant within a thread): a compile or
+        repair of an entry happens once, the others wait and re-check."""
+        ident = (os.path.abspath(self.dir), key)
+        with _LOCKS_GUARD:
+            lock = _THREAD_LOCKS.setdefault(ident, threading.RLock())
+        with lock:
+            held = _HELD.__dict__.setdefault("keys", set())
+            if ident in held:
+                yield
+                return
+            try:
+                fd = os.open(self._shard(key) / f"{key}.lock",
+                             os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+            except OSError as e:
+                raise EnvironmentFailure(f"cannot write to the compile cache {self.dir}: "
+                                         f"{e.strerror or e}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                held.add(ident)
+                yield
+            finally:
+                held.discard(ident)
+                os.close(fd)
+
+    # -- reading ---------------------------------------------------------------
+    def _load(self, path: Path, key: str, *, trusted: bool = False) -> dict | None:
+        """The JSON record at ``path`` written for ``key`` (without its "key"),
+        None when absent; _Corrupt when unreadable or another key's."""
+        data = read_checked(path, trusted=trusted)
+        if data is None:
+            return None
+        try:
+            d = json.loads(data)
+        except ValueError:
+            raise _Corrupt("it is not valid JSON") from None
+        if not isinstance(d, dict):
+            raise _Corrupt("it is not a JSON object")
+        if d.get("key") != key:
+            raise _Corrupt("it was recorded for another key" if "key" in d else
+                           "it records no key")
+        d = dict(d)
+        del d["key"]
+        return d
+
+    def _probe(self, key: str) -> tuple[str, object]:
+        """("hit", path) | ("error", dict) | ("miss", None) | ("bad", (path, reason))."""
+        if not check_dir(self.dir) or not check_dir(self._base(key).parent):
+            return "miss", None
+        so = self.library_path(key)
+        fd = open_checked(so)
+        if fd is None:
+            err = self._path(key, "err")
+            try:
+                d = self._load(err, key)
+            except _Corrupt as c:
+                return "bad", (err, str(c))
+            if d is None:
+                return "miss", None
+            if not isinstance(d.get("type"), str) or not isinstance(d.get("message"), str):
+                return "bad", (err, "it is not a compile error record")
+            return "error", d
+        try:
+            try:
+                meta = self._load(self._path(key, "meta"), key)
+            except _Corrupt as c:
+                return "bad", (self._path(key, "meta"), str(c))
+            st = os.fstat(fd)
+            ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            if meta is not None and _VERIFIED.get(str(so)) == (ident, meta.get("sha256")):
+                return "hit", so
+            size, digest, head = hash_fd(fd)
+        finally:
+            os.close(fd)
+        reason = _mismatch(meta, size, digest, head)
+        if reason:
+            return "bad", (so, reason)
+        _VERIFIED[str(so)] = (ident, digest)
+        return "hit", so
+
+    def lookup(self, key: str) -> Path | dict | None:
+        """The cached ``.so`` path (checked: owner, mode, size, ELF header,
+        sha256), a cached error ``{"type", "message", ...}``, or None. An
+        entry that fails its check is removed (one ``CacheEntryWarning``) and
+        None returned, so the caller rebuilds it."""
+        state, value = self._probe(key)
+        if state == "bad":
+            with self.locked(key):              # re-check: another may have repaired it
+                state, value = self._probe(key)
+                if state == "bad":
+                    path, reason = value
+                    warnings.warn(CacheEntryWarning(
+                        f"compile cache entry {path}: {reason}; removed, rebuilding"),
+                        stacklevel=2)
+                    self.remove(key)
+                    state, value = "miss", None
+        if state == "miss" and self.shared is not None:
+            return self._from_shared(key)
+        return value
+
+    def read_record(self, key: str, kind: str, validate=None) -> dict | None:
+        """The ``<key>.<kind>.json`` record (e.g. a session's "io"), None when
+        absent; one that is not valid JSON, is another key's or that
+        ``validate(d)`` finds wrong (it returns the reason) is removed with
+        a ``CacheEntryWarning`` (the caller writes it again)."""
+        path = self._path(key, kind)
+        try:
+            d = self._load(path, key)
+            reason = validate(d) if d is not None and validate is not None else None
+            if reason:
+                raise _Corrupt(reason)
+            return d
+        except _Corrupt as c:
+            warnings.warn(CacheEntryWarning(f"compile cache entry {path}: {c}; removed, "
+                                            f"rebuilt"), stacklevel=2)
+            unlink_quiet(path)
+            return None
+
+    # -- the shared cache --------------------------------------------------------
+    def _from_shared(self, key: str) -> Path | None:
+        """The shared cache's library of ``key``, copied into this cache when
+        it matches its record; None when it has none or it does not match."""
+        src = self.shared / key[:2] / key
+        if str(src) in _REJECTED:
+            return None
+        try:
+            fd = open_checked(src.with_suffix(".so"), trusted=True)
+        except OSError:
+            return None
+        if fd is None:
+            return None
+        try:
+            try:
+                meta = self._load(src.with_suffix(".meta.json"), key, trusted=True)
+                problem = None
+            except (_Corrupt, OSError) as c:
+                meta, problem = None, f"its metadata record: {c}"
+            with self.locked(key):
+                state, value = self._probe(key)     # copied by another thread meanwhile
+                if state == "hit":
+                    return value
+                tmp, final = self.temp_library(key), None
+                try:
+                    with open(tmp, "wb") as out:
+                        size, digest, head = hash_fd(fd, out)
+                        out.flush()
+                        os.fsync(out.fileno())
+                    problem = problem or _mismatch(meta, size, digest, head)
+                    if problem:
+                        _REJECTED.add(str(src))
+                        warnings.warn(CacheEntryWarning(
+                            f"shared compile cache entry {src.with_suffix('.so')}: {problem}; "
+                            f"not used, compiling into {self.dir}"), stacklevel=3)
+                        return None
+                    final = self.store_library(key, tmp, (size, digest))
+                finally:
+                    if final != tmp:        # (kept: compiled by edited sources)
+                        unlink_quiet(tmp)
+        finally:
+            os.close(fd)
+        for kind in ("io",):        # the session's record too, when it is this key's
+            try:
+                d = self._load(src.with_suffix(f".{kind}.json"), key, trusted=True)
+            except (_Corrupt, OSError):
+                d = None
+            if d is not None:
+                self.write_record(key, kind, d)
+        return final
+
+    # -- writing -------------------------------------------------------------
     def temp_library(self, key: str) -> Path:
         """A fresh path next to the final one, to compile into."""
-        d = self._base(key).parent
-        d.mkdir(parents=True, exist_ok=True)
-        fd, path = tempfile.mkstemp(prefix=f".{key}.", suffix=".so", dir=d)
+        fd, path = tempfile.mkstemp(prefix=f".{key}.", suffix=".so", dir=self._shard(key))
         os.close(fd)
         return Path(path)
 
-    def store_library(self, key: str, built: Path) -> Path:
+    def store_library(self, key: str, built: Path,
+                      digest: tuple[int, str] | None = None) -> Path:
+        """Make ``built`` the library of ``key``: fsync'd, mode 0700, its
+        record (key, size, sha256; ``digest`` when already known) written
+        first, then renamed into place."""
         if not sources_unchanged():     # compiled by edited sources: not this key's
             return built
+        fd = os.open(built, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            size, sha = digest if digest is not None else hash_fd(fd)[:2]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(built, LIBRARY_MODE)
+        self.write_record(key, "meta", {"size": size, "sha256": sha}, quiet=False)
         final = self.library_path(key)
         os.replace(built, final)
+        fsync_dir(final.parent)
+        unlink_quiet(self._path(key, "err"))
         return final
 
+    def write_record(self, key: str, kind: str, value: dict, *, quiet: bool = True) -> None:
+        """Write ``<key>.<kind>.json`` atomically; ``quiet``: a failure to write
+        (a full disk) leaves it unwritten instead of raising."""
+        try:
+            write_atomic(self._shard(key) / f"{key}.{kind}.json",
+                         json.dumps({"key": key, **value}).encode())
+        except OSError:
+            if not quiet:
+                raise
+
     def store_error(self, key: str, error: dict) -> None:
-        if not sources_unchanged():
-            return
-        d = self._base(key).parent
-        d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".json", dir=d)
-        with os.fdopen(fd, "w") as f:
-            json.dump(error, f)
-        os.replace(tmp, self._base(key).with_suffix(".err.json"))
+        if sources_unchanged():
+            self.write_record(key, "err", error)
+
+    def remove(self, key: str) -> None:
+        """Remove the entry of ``key`` (library first: a record without its
+        library is a miss)."""
+        unlink_quiet(self.library_path(key))
+        for kind in ("meta", "err", "io"):
+            unlink_quiet(self._path(key, kind))
+        _VERIFIED.pop(str(self.library_path(key)), None)

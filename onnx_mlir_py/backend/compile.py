@@ -5,16 +5,20 @@
 compiles (the default) run in :func:`.isolate.shared_worker`; errors come
 back as the same ``OnnxMlirError`` subclass, a dead or hung child as
 :class:`CompilerCrashError` / :class:`CompileTimeoutError` naming the model.
+Only compile errors of the model are cached; a full disk, a killed tool or
+out of memory is an ``EnvironmentFailure`` (not cached).
 """
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
 import onnx
 
-from onnx_mlir_py.errors import OnnxMlirError
+from onnx_mlir_py.errors import EnvironmentFailure, OnnxMlirError
 from onnx_mlir_py.backend.cache import CompileCache, cache_key
+from onnx_mlir_py.backend.cache_files import unlink_quiet
 from onnx_mlir_py.backend.errors import (CompilerCrashError, CompileTimeoutError, error_from_dict,
                      error_to_dict)
 
@@ -49,25 +53,44 @@ def model_bytes(model) -> bytes:
     raise TypeError(f"expected an onnx.ModelProto, bytes or a path, got {type(model).__name__}")
 
 
+def _environment_failure(e: BaseException, what: str) -> EnvironmentFailure:
+    """One line naming what failed and why (errno name and message)."""
+    if isinstance(e, MemoryError):
+        return EnvironmentFailure(f"{what}: out of memory (MemoryError)")
+    name = errno.errorcode.get(getattr(e, "errno", None) or 0, "")
+    where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+    return EnvironmentFailure(f"{what}: {getattr(e, 'strerror', None) or e}"
+                              f"{f' [{name}]' if name else ''}{where}")
+
+
 def build(data: bytes, options: dict, key: str, cache_dir: str) -> str:
-    """Compile ``data`` into the cache entry ``key`` (runs in the child)."""
+    """Compile ``data`` into the cache entry ``key`` (runs in the child).
+    Compile errors are stored in the cache; failures of the environment
+    (``EnvironmentFailure``, an ``OSError`` or ``MemoryError``) are not."""
     from onnx_mlir_py import compile as compile_model
     cache = CompileCache(cache_dir)
-    tmp = cache.temp_library(key)
+    try:
+        tmp = cache.temp_library(key)
+    except OSError as e:
+        raise _environment_failure(e, f"cannot write to the compile cache {cache_dir}") from None
     kept = None
     try:
         model = onnx.load_from_string(data)
         try:
             compile_model(model, tmp, **options)
+        except EnvironmentFailure:
+            raise
         except OnnxMlirError as e:
             cache.store_error(key, error_to_dict(e))
             raise
         # the cache entry, or (sources edited mid-run: not cached) tmp itself
         kept = cache.store_library(key, tmp)
         return str(kept)
+    except (OSError, MemoryError) as e:
+        raise _environment_failure(e, f"compiling into the cache {cache_dir}") from None
     finally:
-        if tmp.exists() and kept != tmp:
-            tmp.unlink()
+        if kept != tmp:
+            unlink_quiet(tmp)
 
 
 def compile_cached(model, options: dict | None = None, *, name: str | None = None,
@@ -77,17 +100,35 @@ def compile_cached(model, options: dict | None = None, *, name: str | None = Non
 
     ``in_process``: compile in this process (faster, but an MLIR abort ends
     the process). ``use_cache=False`` recompiles even when an entry exists.
+    One compile per key at a time (threads and processes): a caller that
+    waited for another's compile finds its entry.
     """
     options = normalize_options(dict(options or {}))
     data = model_bytes(model)
     cache = cache or CompileCache()
     key = cache_key(data, options)
     if use_cache:
-        hit = cache.lookup(key)
-        if isinstance(hit, Path):
+        hit = _cached(cache, key)
+        if hit is not None:
             return hit
-        if isinstance(hit, dict):
-            raise error_from_dict(hit)
+    with cache.locked(key):
+        if use_cache:       # re-check: compiled by the holder of the lock we waited for
+            hit = _cached(cache, key)
+            if hit is not None:
+                return hit
+        return _compile(data, options, key, cache, name, in_process, timeout)
+
+
+def _cached(cache: CompileCache, key: str) -> Path | None:
+    """The checked library of ``key``; raises its cached compile error."""
+    hit = cache.lookup(key)
+    if isinstance(hit, dict):
+        raise error_from_dict(hit)
+    return hit
+
+
+def _compile(data: bytes, options: dict, key: str, cache: CompileCache, name: str | None,
+             in_process: bool, timeout: float | None) -> Path:
     if in_process:
         try:
             return Path(build(data, options, key, str(cache.dir)))

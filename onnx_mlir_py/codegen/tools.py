@@ -13,7 +13,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-from onnx_mlir_py.errors import CompileError
+from onnx_mlir_py.errors import CompileError, EnvironmentFailure
 
 
 def _package_dir(pkg: str) -> Path | None:
@@ -41,15 +41,13 @@ def tool(name: str) -> str:
 
 
 def run(args: list[str], *, stdin: bytes | None = None, what: str | None = None) -> bytes:
-    """Run a tool; CompileError with its stderr (trimmed) on failure."""
+    """Run a tool; CompileError with its stderr (trimmed) on failure,
+    EnvironmentFailure when the machine failed it (see :mod:`.tool_failure`)."""
     try:
         p = subprocess.run(args, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    except OSError as e:
-        raise CompileError(f"cannot run {args[0]}: {e}") from None
+    except OSError as e:           # no memory, no such file: the machine's
+        raise EnvironmentFailure(f"cannot run {args[0]}: {e}") from None
     if p.returncode != 0:
-        err = p.stderr.decode(errors="replace").strip()
-        if len(err) > 4000:
-            err = err[:2000] + "\n...\n" + err[-2000:]
-        raise CompileError(f"{what or os.path.basename(args[0])} failed "
-                           f"(exit {p.returncode}): {err}")
+        from onnx_mlir_py.codegen.tool_failure import tool_failure
+        raise tool_failure(what or os.path.basename(args[0]), p.returncode, p.stderr)
     return p.stdout

@@ -3,7 +3,7 @@
 compiler fingerprint), compiled there on first use.
 
 Next to each library the session keeps ``<key>.io.json`` (inputs, outputs,
-model metadata), so a later session on the same model (another process
+model metadata; checked as the library is, rewritten when it is not valid), so a later session on the same model (another process
 too) hashes the model bytes and loads the ``.so``: no onnx import, no
 protobuf parse, no compiler; for an unchanged model file not even the hash
 (:mod:`.path_index` maps the file to its key). A model with external data is keyed on its
@@ -12,9 +12,7 @@ the model).
 """
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from pathlib import Path
 
 from onnx_mlir_py.backend.cache import CompileCache, cache_key
@@ -66,15 +64,17 @@ def _parse(data: bytes):
     return m
 
 
-def _meta_path(cache: CompileCache, key: str) -> Path:
-    return cache.library_path(key).with_suffix(".io.json")
-
-
-def _write_json(path: Path, value: dict) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        json.dump(value, f)
-    os.replace(tmp, path)
+def _info_problem(info: dict) -> str | None:
+    """Why a cached model description is not one :func:`.model_info.describe`
+    wrote (None: it is)."""
+    def args_ok(v):
+        return isinstance(v, list) and all(
+            isinstance(a, dict) and isinstance(a.get("name"), str) and
+            isinstance(a.get("type"), str) and isinstance(a.get("shape"), list) for a in v)
+    if not (args_ok(info.get("inputs")) and args_ok(info.get("outputs")) and
+            isinstance(info.get("meta"), dict)):
+        return "it is not a model description (inputs, outputs, meta)"
+    return None
 
 
 def _cached(cache: CompileCache, key: str) -> tuple[Path, dict] | None:
@@ -85,10 +85,8 @@ def _cached(cache: CompileCache, key: str) -> tuple[Path, dict] | None:
         from onnx_mlir_py.backend.errors import error_from_dict
         raise error_from_dict(hit)
     if isinstance(hit, Path):
-        try:
-            return hit, json.loads(_meta_path(cache, key).read_text())
-        except (OSError, ValueError):
-            return None
+        info = cache.read_record(key, "io", _info_problem)
+        return (hit, info) if info is not None else None
     return None
 
 
@@ -123,7 +121,7 @@ def library(model, options: dict, cache: CompileCache, *, in_process: bool = Fal
                             name=info["meta"]["graph_name"] or None)
         if so != cache.library_path(key):           # a build by edited sources: not stored
             return so, info
-        _write_json(_meta_path(cache, key), info)
+        cache.write_record(key, "io", info)
         found = so, info
     if st is not None and not external:
         path_index.record(cache, path, st, options, key)

@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
 from onnx_mlir_py.backend.cache import CompileCache, compiler_fingerprint
+from onnx_mlir_py.backend.cache_files import check_dir, private_dir, read_checked, write_atomic
 
 SETTLE_S = 2.0
 
@@ -34,8 +34,12 @@ def _entry(cache: CompileCache, path: str, st: os.stat_result, options: dict) ->
 
 def lookup(cache: CompileCache, path: str, st: os.stat_result, options: dict) -> str | None:
     """The cache key indexed for this file (as it is now), or None."""
-    try:
-        key = _entry(cache, path, st, options).read_text().strip()
+    entry = _entry(cache, path, st, options)
+    try:        # (an index another user could write is refused, as the cache is)
+        if not (check_dir(cache.dir) and check_dir(entry.parent.parent) and
+                check_dir(entry.parent)):
+            return None
+        key = (read_checked(entry) or b"").decode(errors="replace").strip()
     except OSError:
         return None
     return key if len(key) == 40 and all(c in "0123456789abcdef" for c in key) else None
@@ -54,10 +58,7 @@ def record(cache: CompileCache, path: str, st: os.stat_result, options: dict, ke
         return
     entry = _entry(cache, path, st, options)
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{entry.name}.", dir=entry.parent)
-        with os.fdopen(fd, "w") as f:
-            f.write(key)
-        os.replace(tmp, entry)
+        private_dir(private_dir(private_dir(cache.dir) / "paths") / entry.parent.name)
+        write_atomic(entry, key.encode())
     except OSError:
         pass                                        # an index we cannot write: no index

@@ -174,7 +174,7 @@ def test_cache_skips_results_of_edited_sources(tmp_path, monkeypatch):
     cache_mod.compiler_fingerprint()
     c = cache_mod.CompileCache(tmp_path)
     built = c.temp_library("ab" * 20)
-    built.write_bytes(b"x")
+    built.write_bytes(b"\x7fELF stands for a library")     # (checked as one on lookup)
     assert cache_mod.sources_unchanged()
     monkeypatch.setattr(cache_mod, "_sources_stamp", (-1, -1))   # as if edited since
     assert not cache_mod.sources_unchanged()
