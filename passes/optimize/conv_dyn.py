@@ -175,12 +175,7 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
         bv = params[3]
         if fp != f:
             bv = e.pad(bv, [fp - f], [fp], zero)
-        bx, bo = e.fresh("bx"), e.fresh("bo")
-        accum = e.op("acc", "linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, "
-                            "affine_map<(i, j) -> (i, j)>], iterator_types = [\"parallel\", "
-                            f"\"parallel\"]}} ins({bv} : {bv.type}) outs({acce} : {acce.type}) {{\n"
-                            f"    ^bb0({bx}: f32, {bo}: f32):\n      linalg.yield {bx} : f32\n"
-                            f"    }} -> {acce.type}", acce.type)
+        accum = e.broadcast_rows(bv, acce, "affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>")
     else:
         accum = e.fill(zero, acce)
     c4v = e.expand(accum, "[[0, 1], [2, 3]]", [fp // mb, mb, no, nb])

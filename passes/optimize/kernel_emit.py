@@ -127,6 +127,13 @@ def _bracket(xs) -> str:
     return "[" + ", ".join(str(x) for x in xs) + "]"
 
 
+def _in_bounds(vt: Type, in_bounds: bool | None) -> str:
+    """The transfer's ``in_bounds`` attribute (one flag per vector dim; None: none)."""
+    if in_bounds is None:
+        return ""
+    return f" {{in_bounds = {_bracket([str(in_bounds).lower()] * len(vt.shape))}}}"
+
+
 class Emitter:
     """Lines of a function body at indentation ``ind`` (two spaces each)."""
 
@@ -299,17 +306,16 @@ class Emitter:
         """``vector.transfer_read`` of ``vt`` from ``src`` at ``idx``."""
         ix = ", ".join(str(self.ix(i)) for i in idx)
         m = f", {mask_}" if mask_ is not None else ""
-        ib = "" if in_bounds is None else f" {{in_bounds = [{str(in_bounds).lower()}]}}"
-        return self.op(base, f"vector.transfer_read {src}[{ix}], {pad}{m}{ib} : {src.type}, {vt}",
-                       vt)
+        return self.op(base, f"vector.transfer_read {src}[{ix}], {pad}{m}{_in_bounds(vt, in_bounds)} "
+                             f": {src.type}, {vt}", vt)
 
     def write(self, v: Value, dst: Value, idx, mask_: Value | None = None,
-              base: str = "t") -> Value:
-        """``vector.transfer_write v`` into ``dst`` at ``idx`` (in bounds)."""
+              in_bounds: bool | None = True, base: str = "t") -> Value:
+        """``vector.transfer_write v`` into ``dst`` at ``idx``."""
         ix = ", ".join(str(self.ix(i)) for i in idx)
         m = f", {mask_}" if mask_ is not None else ""
-        return self.op(base, f"vector.transfer_write {v}, {dst}[{ix}]{m} {{in_bounds = [true]}} "
-                             f": {v.type}, {dst.type}", dst.type)
+        return self.op(base, f"vector.transfer_write {v}, {dst}[{ix}]{m}"
+                             f"{_in_bounds(v.type, in_bounds)} : {v.type}, {dst.type}", dst.type)
 
     def broadcast(self, s: Value, vt: Type, base: str = "bc") -> Value:
         return self.op(base, f"vector.broadcast {s} : {s.type} to {vt}", vt)
@@ -366,6 +372,20 @@ class Emitter:
     def collapse(self, src: Value, reassoc: str, shape, base: str = "co") -> Value:
         t = tensor(shape)
         return self.op(base, f"tensor.collapse_shape {src} {reassoc} : {src.type} into {t}", t)
+
+    def broadcast_rows(self, src: Value, dst: Value, maps: str, base: str = "bc") -> Value:
+        """``dst`` = ``src`` broadcast by a ``linalg.generic`` with the
+        indexing ``maps`` (src's map, dst's map: ``affine_map<...>`` texts)
+        over all-parallel dims."""
+        rank = len(dst.type.shape)
+        iters = ", ".join(['"parallel"'] * rank)
+        a, o = self.fresh("in"), self.fresh("out")
+        et = dst.type.scalar
+        ind = "  " * self.ind
+        return self.op(base, f"linalg.generic {{indexing_maps = [{maps}], iterator_types = "
+                             f"[{iters}]}} ins({src} : {src.type}) outs({dst} : {dst.type}) {{\n"
+                             f"{ind}^bb0({a}: {et}, {o}: {et}):\n{ind}  linalg.yield {a} : {et}\n"
+                             f"{ind}}} -> {dst.type}", dst.type)
 
     def call(self, callee: str, args: list[Value], t: Type, base: str = "y") -> Value:
         """``func.call @callee(args)`` returning one value of type ``t``."""
