@@ -1,5 +1,6 @@
-"""The typed emitter of the -O3 kernels' MLIR text (every kernel function of
-``passes/optimize/`` is written through it).
+"""The typed emitter of the -O3 kernels' MLIR text (the kernel functions of
+``passes/optimize/``; not yet the im2col writers of :mod:`.conv`,
+:mod:`.im2col_packed`, :mod:`.im2col_text` and :mod:`.conv_pixel_rows`).
 
 Types are values, not text: a :class:`Type` is a scalar, vector or tensor of
 an :class:`Elem` with a shape (``None``: a dynamic dim), rendered once by
@@ -8,22 +9,25 @@ A :class:`Value` is an SSA name with its type (``str(value)`` is the name,
 so values go straight into op text).
 
 :class:`Emitter` holds a function body's lines and hands out fresh names
-(``op``), caches index constants (``index``: declared once at the
-function's top by ``const_lines``, so they dominate every use) and does
-index arithmetic on ``int | Value`` (``add``, ``sub``, ``mul``, ``div``,
-``cdiv``, ``rem``): two static sizes fold to an int, a right-hand 0 or 1
-that changes nothing folds away, anything else is one ``arith`` op. The op
-methods (``read``, ``write``, ``broadcast``, ``shuffle``, ``binary``,
-``fma``, ...) take the operand and result types from the values.
+(``op``, ``param``), caches index constants (``index``) and other constants
+(``const``, ``f32``), declared once at the function's top, and does index
+arithmetic on ``int | Value`` (``add``, ``sub``, ``mul``, ``div``, ``cdiv``,
+``rem``): two static sizes fold to an int, a right-hand 0 or 1 that changes
+nothing folds away, anything else is one ``arith`` op (``iop``: always
+one). The op methods (``read``, ``write``, ``broadcast``, ``shuffle``,
+``binary``, ``fma``, ``extract_slice``, ``pad``, ``call``, ...) take the
+operand and result types from the values; ``loop``/``end`` and
+``forall``/``end_forall`` write ``scf.for`` / ``scf.forall`` regions.
 
 A kernel::
 
     e = Emitter()
-    x = Value("%x", tensor([1, c, None, None]))        # a function argument
-    oh = e.dim(x, 2)                                    # %dim1 = tensor.dim ... : index
-    v = e.read(x, [0, ch, row, col], zero, vector(16))  # vector.transfer_read
-    acc = e.binary("arith.maximumf", acc, v)            # types from the operands
-    text = "\\n".join([head] + e.const_lines() + e.lines + ["  }"])
+    x, o = e.param("x", tensor([1, c, None, None])), e.param("o", tensor(os_))
+    ch, (acc,), (res,) = e.loop(e.index(0), e.index(c), e.index(1), [o])
+    v = e.read(x, [0, ch, 0, 0], e.const("0.0", F32), vector(16))
+    e.end([e.write(e.binary("arith.maximumf", v, v), acc, [0, ch, 0, 0])])
+    e(f"return {res} : {o.type}")
+    text = e.function("k", [x, o], o.type)
 """
 from __future__ import annotations
 
@@ -149,8 +153,10 @@ class Emitter:
         self.lines.append("  " * self.ind + text)
 
     def fresh(self, base: str) -> str:
+        """A new SSA name ``%<base>_<n>`` (n counts up: unique within the
+        function, and never an index constant's ``%k<v>``)."""
         self.k += 1
-        return f"%{base}{self.k}"
+        return f"%{base}_{self.k}"
 
     def op(self, base: str, text: str, t: Type) -> Value:
         """Emit ``%<fresh> = text``; returns the value (of type ``t``). With
