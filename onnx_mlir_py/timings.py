@@ -18,6 +18,8 @@ import sys
 import time
 from contextlib import contextmanager
 
+from onnx_mlir_py.test_hooks import pause_point
+
 
 class Timings(dict):
     # told when a phase starts and ends (onnx_mlir_py.progress.Progress), or None
@@ -28,6 +30,7 @@ class Timings(dict):
         """Add the time spent in the ``with`` block to phase ``name``."""
         if self.listener is not None:
             self.listener.enter(name)
+        pause_point(name)           # test hook (onnx_mlir_py/test_hooks.py): nothing unless set
         t0 = time.perf_counter()
         try:
             yield

@@ -7,6 +7,18 @@ the child come back as dicts (``errors.error_to_dict``); when the child dies
 during a call (signal, ``os._exit``) or overruns its time limit, the call
 reports a crash / timeout with the last line the child wrote to stderr (an
 MLIR assertion message, typically), and the next call starts a fresh child.
+
+Interrupts: the child ignores SIGINT (Ctrl-C at a terminal reaches the whole
+foreground process group; the caller decides) and turns SIGTERM into
+``scratch.Terminated``, so its call unwinds: the cache placeholder, the
+``<out>.tmp<pid>`` file and the ``omp-*`` work folder are removed and the
+tools it runs are killed (``tool_process``). A caller interrupted while it
+waits for a call (``KeyboardInterrupt``, SIGTERM as ``Terminated``, any
+exception) stops the child that way before the exception goes on (its
+reply would otherwise answer the next call), as does a timeout (SIGKILL
+only if it does not end within a few seconds). When the caller's process
+dies without a word (SIGKILL), the child notices within a fraction of a
+second (its parent pid changes) and ends the same way, removing its log.
 """
 from __future__ import annotations
 
@@ -15,9 +27,10 @@ import multiprocessing as mp
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
+
+from onnx_mlir_py.scratch import WORKER_LOG_PREFIX, Terminated, temp_file
 
 _CTX = mp.get_context("spawn")
 
@@ -56,11 +69,52 @@ def _main_hidden():
         main.__dict__.update(saved)
 
 
-def _child_main(conn, log_path: str) -> None:
+# seconds between two looks of the child at its parent; and how long it
+# waits for its call to unwind after the parent died before it kills itself
+PARENT_POLL_S = 0.2
+UNWIND_GRACE_S = 10.0
+# how long a stopped child may take to unwind (SIGTERM) before SIGKILL
+STOP_GRACE_S = 3.0
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated(signum)
+
+
+def _watch_parent(parent: int) -> None:
+    """(A thread of the child) SIGTERM to itself once the parent is gone,
+    SIGKILL if the call has not unwound ``UNWIND_GRACE_S`` later (stuck in
+    native code: the tools still die, with PR_SET_PDEATHSIG)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(UNWIND_GRACE_S)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _child_main(conn, log_path: str, parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
+                     name="watch-parent").start()
     # fd 2 -> a log file the parent reads after a crash (for the abort message).
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 2)
     os.close(fd)
+    try:
+        _serve(conn)
+    except Terminated:      # the call unwound (its finally blocks ran)
+        pass
+    finally:
+        # An orderly end (asked, terminated, the parent gone or exiting): the
+        # log goes. After a crash it stays for the parent to read (and remove).
+        try:
+            os.unlink(log_path)
+        except OSError:
+            pass
+
+
+def _serve(conn) -> None:
     from onnx_mlir_py.backend.errors import error_to_dict
     while True:
         try:
@@ -111,28 +165,33 @@ class ChildWorker:
 
     # -- process management ---------------------------------------------------
     def _start(self) -> None:
-        fd, self._log = tempfile.mkstemp(prefix="onnx-mlir-py-worker-", suffix=".log")
-        os.close(fd)
+        self._log = temp_file(WORKER_LOG_PREFIX, ".log")
         parent, child = _CTX.Pipe()
-        self._proc = _CTX.Process(target=_child_main, args=(child, self._log), daemon=True)
+        self._proc = _CTX.Process(target=_child_main, args=(child, self._log, os.getpid()),
+                                  daemon=True)
         with _main_hidden():
             self._proc.start()
         child.close()
         self._conn = parent
         self._calls = 0
 
-    def _stop(self, kill: bool = False) -> None:
+    def _stop(self, kill: bool = False, terminate: bool = False) -> None:
+        """End the child: ask it (idle), ``terminate`` (SIGTERM: a call in
+        flight unwinds and cleans up), or ``kill`` (SIGKILL, it is dead or
+        stuck); SIGKILL after ``STOP_GRACE_S`` in any case."""
         if self._proc is None:
             return
         try:
             if kill:
                 self._proc.kill()
+            elif terminate:
+                self._proc.terminate()
             else:
                 try:
                     self._conn.send(None)
                 except OSError:
                     pass
-            self._proc.join(5)
+            self._proc.join(STOP_GRACE_S)
             if self._proc.is_alive():
                 self._proc.kill()
                 self._proc.join()
@@ -187,7 +246,7 @@ class ChildWorker:
 
     def kill_timeout(self, timeout: float):
         last = _last_line(self._log)
-        self._stop(kill=True)
+        self._stop(terminate=True)
         self.busy_since = None
         return ("timeout", f"no result after {timeout:g} s" + (f" ({last})" if last else ""))
 
@@ -196,7 +255,12 @@ class ChildWorker:
         with self._lock:
             self.send(fn, args)
             from multiprocessing.connection import wait
-            ready = wait(self.waitables(), timeout)
+            try:
+                ready = wait(self.waitables(), timeout)
+            except BaseException:       # Ctrl-C, SIGTERM (Terminated), ...: end the call
+                self._stop(terminate=True)
+                self.busy_since = None
+                raise
             if not ready:
                 return self.kill_timeout(timeout)
             return self.receive()

@@ -23,9 +23,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
-import tempfile
-from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,6 +31,9 @@ import mlir.ir as ir
 from onnx_mlir_py.errors import CompileError
 from onnx_mlir_py.isa import required_features
 from onnx_mlir_py.options import Options
+# the work folder (omp-<pid>-*): removed on every way out, collected after a SIGKILL
+from onnx_mlir_py.scratch import output_temp, temp_dir
+from onnx_mlir_py.test_hooks import pause_point
 from onnx_mlir_py.target import Target, options_target, resolve
 from onnx_mlir_py.timings import Timings
 from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
@@ -157,18 +157,6 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
                             profiled=events is not None, parallel=uses_parallel_for(llvm_mod))
 
 
-@contextmanager
-def temp_dir(keep: str | None):
-    """A directory for the intermediate files, removed after unless ``keep``."""
-    tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="omp-"))
-    tmp.mkdir(parents=True, exist_ok=True)
-    try:
-        yield tmp
-    finally:
-        if not keep:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
 def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Path,
                  timings: Timings, *, profiled: bool, parallel: bool) -> str:
     """Link the model ``objects``, the entry wrapper source ``entry_c``, the
@@ -188,12 +176,13 @@ def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Pat
         wasm = store.write_assembly(tmp)
         if wasm is not None:
             sources.append(str(wasm))
-        out_tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-        run([tool("gcc"), "-shared", "-fPIC", "-O2", "-std=gnu11", f"-I{RUNTIME_DIR}",
-             "-fvisibility=default", "-o", str(out_tmp), *sources,
-             "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,--no-undefined", "-lm",
-             "-lpthread"], what="linking the shared object (gcc -shared)")
-        os.replace(out_tmp, path)     # atomic: a loaded old .so is not clobbered
+        with output_temp(path) as out_tmp:      # <path>.tmp<pid>, removed on every way out
+            run([tool("gcc"), "-shared", "-fPIC", "-O2", "-std=gnu11", f"-I{RUNTIME_DIR}",
+                 "-fvisibility=default", "-o", str(out_tmp), *sources,
+                 "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,--no-undefined", "-lm",
+                 "-lpthread"], what="linking the shared object (gcc -shared)")
+            pause_point("linked")       # test hook (onnx_mlir_py/test_hooks.py)
+            os.replace(out_tmp, path)     # atomic: a loaded old .so is not clobbered
     return str(path)
 
 

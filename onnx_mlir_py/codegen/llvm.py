@@ -107,6 +107,9 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     with module.context:
         if not module.operation.verify():
             raise CompileError("the input module does not verify")
+    from onnx_mlir_py.passes.check_sizes import check_sizes
+    with module.context:
+        check_sizes(module)     # MLIR asserts on strides that overflow int64
     mod = module if in_place else clone_module(module)
     bufferize(mod, entry)
     strided_copies_to_linalg(mod)

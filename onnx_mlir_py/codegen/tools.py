@@ -9,11 +9,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 
 from onnx_mlir_py.errors import CompileError, EnvironmentFailure
+from onnx_mlir_py.tool_process import run_tool
 
 
 def _package_dir(pkg: str) -> Path | None:
@@ -44,7 +44,7 @@ def run(args: list[str], *, stdin: bytes | None = None, what: str | None = None)
     """Run a tool; CompileError with its stderr (trimmed) on failure,
     EnvironmentFailure when the machine failed it (see :mod:`.tool_failure`)."""
     try:
-        p = subprocess.run(args, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p = run_tool(args, stdin)      # dies with us, killed with its group on the way out
     except OSError as e:           # no memory, no such file: the machine's
         raise EnvironmentFailure(f"cannot run {args[0]}: {e}") from None
     if p.returncode != 0:

@@ -69,6 +69,25 @@ def _tf_converted(path: str | None, signature: str | None):
     return load(path, TfOptions(signature=signature))
 
 
+def _list_array(x, dtype, name: str, type_str: str, shape) -> np.ndarray:
+    """A Python value (nested lists, a scalar) as the array of input ``name``;
+    InvalidArgument naming the input when it is not one: ragged nested lists
+    (rows of different lengths), or elements that are not numbers of the type."""
+    want = f"{type_str} of shape {list(shape) if shape is not None else '(any)'}"
+    try:
+        a = np.array(x, dtype=dtype)
+    except (ValueError, TypeError, OverflowError) as e:
+        why = "ragged nested lists (rows of different lengths)" \
+            if "inhomogeneous" in str(e) or "sequence" in str(e) else str(e).splitlines()[0]
+        raise InvalidArgument(f"Invalid input {name}: cannot make a {want} of the given "
+                              f"{type(x).__name__}: {why}") from None
+    if dtype == object and any(isinstance(v, (list, tuple)) for v in a.reshape(-1)):
+        raise InvalidArgument(f"Invalid input {name}: cannot make a {want} of the given "
+                              f"{type(x).__name__}: ragged nested lists (rows of different "
+                              "lengths)")
+    return a
+
+
 class InferenceSession:
     """onnxruntime's ``InferenceSession`` on a model compiled by onnx-mlir-py.
 
@@ -202,11 +221,12 @@ class InferenceSession:
                 arrays.append(x)    # a list of arrays or None: runtime/values.py checks it
                 continue
             if type_str == "tensor(string)":         # str objects, '<U' or bytes arrays
-                x = np.asarray(x, dtype=object) if not isinstance(x, np.ndarray) or \
-                    x.dtype.kind in "US" else x
+                x = _list_array(x, object, name, type_str, shape) \
+                    if not isinstance(x, np.ndarray) else \
+                    x.astype(object) if x.dtype.kind in "US" else x
                 dtype = x.dtype if x.dtype == object else dtype
             elif not isinstance(x, np.ndarray):      # a list: made the input's type
-                x = np.asarray(x, dtype=dtype)
+                x = _list_array(x, dtype, name, type_str, shape)
             if x.dtype != dtype:
                 raise InvalidArgument(f"Unexpected input data type for input: {name}. Actual: "
                                       f"({type_of_array(x)}) , expected: ({type_str})")

@@ -20,7 +20,7 @@ import numpy as np
 
 from onnx_mlir_py.runtime.arguments import address, check_inputs
 from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
-from onnx_mlir_py.runtime.library import bind, check_target, loadable_path
+from onnx_mlir_py.runtime.library import acquire, bind, check_target, release
 from onnx_mlir_py.runtime.signature import (CODE_TO_DTYPE, DTYPE_CODE, SIG_TYPES, TensorSig,
                                             parse_sig, sig_type, zipmap_rows)
 from onnx_mlir_py.runtime.strings import STRING_CODE, as_object_array, from_pointers, to_pointers
@@ -46,9 +46,22 @@ class ExecutionSession:
         if not os.path.isfile(path):
             raise ModelRunError(f"model library not found: {path}")
         try:
-            self._lib = lib = ctypes.CDLL(loadable_path(os.path.abspath(path)))
+            self._loaded = acquire(os.path.abspath(path))   # released by __del__
         except OSError as e:
             raise ModelRunError(f"cannot load model library {path}: {e}") from None
+        try:
+            self._init(self._loaded.cdll, path, entry, num_threads)
+        except BaseException:
+            self.__del__()
+            raise
+
+    def __del__(self):
+        loaded, self._loaded = getattr(self, "_loaded", None), None
+        if loaded is not None:
+            release(loaded)     # the library is unloaded if nobody else uses it
+
+    def _init(self, lib, path: str, entry: str | None, num_threads: int | None) -> None:
+        self._lib = lib
         try:
             self._query = bind(lib, "omQueryEntryPoints", ctypes.POINTER(ctypes.c_char_p),
                                 [ctypes.POINTER(_I64)])

@@ -19,6 +19,7 @@ from onnx_mlir_py.errors import CompileError, OnnxMlirError, UnsupportedOpsError
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.registry import lookup
 from onnx_mlir_py.check_abi import CHECKS_ATTR, NODE_TYPES_ATTR
+from onnx_mlir_py.passes.check_sizes import check_sizes
 from onnx_mlir_py.passes.onnx_to_linalg.ml_outputs import prepare_ml_outputs
 from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, is_storage_type,
                                                         is_string_type, is_value_type, lost_dtype, to_signless)
@@ -228,6 +229,7 @@ def lower_to_linalg(module: ir.Module) -> None:
             if len(f.regions[0].blocks):
                 prepare_ml_outputs(f)         # ZipMap / string labels: by the Python runtime
         check_supported(module)
+        check_sizes(module)           # before MLIR computes strides (int64)
         b = LoweringContext(module)
         for f in _funcs(module):
             if len(f.regions[0].blocks):     # not a declaration (--profile's hooks)

@@ -7,6 +7,8 @@
  *   omSetNumThreads(n)   n >= 1 threads; n <= 0: all online CPUs
  *   omGetNumThreads()
  *   omGetPoolTaskCount()  chunks of loops that were split so far (diagnostics)
+ *   omPoolShutdown()     stop and join the workers (before dlclose: the
+ *                        runtime unloads a replaced library, runtime/library.py)
  *   env ONNX_MLIR_PY_NUM_THREADS sets the initial count (default 1)
  *   env ONNX_MLIR_PY_SPIN_US: how long idle workers spin after a run (default 200)
  *
@@ -94,6 +96,8 @@ static atomic_int sleepers = 0;                 /* workers in futex_wait */
 static pthread_mutex_t job_mu = PTHREAD_MUTEX_INITIALIZER;  /* one loop at a time */
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static int started;                             /* workers created */
+static pthread_t workers[OM_MAX_THREADS];       /* joinable: omPoolShutdown joins them */
+static atomic_int stopping = 0;                 /* omPoolShutdown: workers return */
 static atomic_int active = 0;                   /* thread count (0: not read yet) */
 static atomic_llong pool_tasks = 0;
 static atomic_int runs_active = 0;
@@ -257,7 +261,9 @@ static bool spin_for_loop(uint32_t seen, long index) {
       if (atomic_load_explicit(&seq, memory_order_acquire) != seen) return true;
       cpu_relax();
     }
-    if (index + 1 >= atomic_load_explicit(&active, memory_order_relaxed)) return false;
+    if (index + 1 >= atomic_load_explicit(&active, memory_order_relaxed) ||
+        atomic_load_explicit(&stopping, memory_order_relaxed))
+      return false;
     long t = now_ns();
     if (atomic_load_explicit(&runs_active, memory_order_relaxed) > 0) {
       start = t;
@@ -277,6 +283,7 @@ static void *worker_main(void *arg) {
   in_loop = 1;            /* a loop started inside a chunk runs inline */
   uint32_t seen = atomic_load(&seq);
   for (;;) {
+    if (atomic_load(&stopping)) return NULL;
     uint32_t s = atomic_load_explicit(&seq, memory_order_acquire);
     if (s != seen) {
       seen = s;
@@ -288,6 +295,10 @@ static void *worker_main(void *arg) {
     /* sleep until a loop (that serves this worker) or a change of setting */
     uint32_t c = atomic_load(&config);
     atomic_fetch_add(&sleepers, 1);
+    if (atomic_load(&stopping)) {
+      atomic_fetch_sub(&sleepers, 1);
+      return NULL;
+    }
     if (index + 1 < atomic_load(&active)) {
       if (atomic_load(&seq) == seen) futex_wait(&seq, seen);
     } else {
@@ -306,13 +317,30 @@ static void start_workers(int n) {
     pthread_t th;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 8 << 20);
     int rc = pthread_create(&th, &attr, worker_main, (void *)(long)started);
     pthread_attr_destroy(&attr);
     if (rc != 0) break; /* fewer workers: the caller claims their chunks */
+    workers[started] = th;
     __atomic_store_n(&started, started + 1, __ATOMIC_RELEASE);
   }
+  pthread_mutex_unlock(&start_mu);
+}
+
+/* Stop the workers and wait until each has returned (no thread may run the
+ * library's code after dlclose). Called when no run is in progress; a later
+ * run starts workers again. Both futex words move after `stopping` is set,
+ * so a worker about to sleep sees a changed value instead of sleeping on. */
+void omPoolShutdown(void) {
+  pthread_mutex_lock(&start_mu);
+  atomic_store(&stopping, 1);
+  atomic_fetch_add(&config, 1);
+  atomic_fetch_add(&seq, 1);
+  futex_wake_all(&config);
+  futex_wake_all(&seq);
+  for (int i = 0; i < started; i++) pthread_join(workers[i], NULL);
+  __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+  atomic_store(&stopping, 0);
   pthread_mutex_unlock(&start_mu);
 }
 

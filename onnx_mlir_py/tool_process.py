@@ -1,0 +1,94 @@
+"""Run a tool (llc, opt, mlir-translate, gcc) as a child that cannot outlive us.
+
+- The child is in its own process group: Ctrl-C at a terminal reaches only
+  the compiler, which decides (a tool killed by the terminal's SIGINT would
+  look like a failed tool); on any way out of :func:`run_tool` other than
+  its normal end (an exception, ``KeyboardInterrupt``, SIGTERM as
+  ``scratch.Terminated``) the whole group is killed (gcc's cc1/as/ld too)
+  and reaped before the exception goes on.
+- It gets ``PR_SET_PDEATHSIG = SIGKILL`` (Linux): if the compiler dies
+  without running any code (SIGKILL, a supervisor's timeout), the kernel
+  kills the tool at once instead of leaving it running as an orphan.
+  Its own children (gcc's) do not inherit it; they end on their own soon
+  after, and their temporaries are in the work folder (below).
+- ``TMPDIR`` is the current work folder (``scratch.current_dir``), so the
+  tools' temporaries (gcc's ``cc*.s`` / ``cc*.o``) are removed with it or,
+  after a SIGKILL, collected with it by a later run (``scratch``).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+
+from onnx_mlir_py.scratch import current_dir
+from onnx_mlir_py.test_hooks import PAUSE_ENV, pause_point
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong,
+                                             ctypes.c_ulong, ctypes.c_ulong]
+    return fn
+
+
+_PRCTL = _prctl()          # looked up before any fork: the child only calls it
+
+
+def _child_setup(parent: int):
+    """The child's pre-exec step: a process group of its own; SIGKILL when
+    the parent thread dies; if the parent is already gone (it died between
+    fork and here), exit at once."""
+    def setup() -> None:
+        os.setpgid(0, 0)
+        if _PRCTL is not None:
+            _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:
+                os._exit(128 + signal.SIGKILL)
+    return setup
+
+
+def _kill_group(p: subprocess.Popen) -> None:
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except OSError:         # already gone
+        pass
+    p.wait()
+
+
+def run_tool(args: list[str], stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """``subprocess.run(args, input=stdin, capture_output=True)`` with the
+    guarantees of the module docstring. OSError when it cannot start."""
+    env = None
+    work = current_dir()
+    if work is not None:
+        env = dict(os.environ, TMPDIR=str(work))
+    p = subprocess.Popen(args, stdin=subprocess.PIPE if stdin is not None else
+                         subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env, preexec_fn=_child_setup(os.getpid()))
+    try:
+        _test_pause(args, p)
+        out, err = p.communicate(stdin)
+    except BaseException:
+        _kill_group(p)
+        raise
+    return subprocess.CompletedProcess(args, p.returncode, out, err)
+
+
+def _test_pause(args: list[str], p: subprocess.Popen) -> None:
+    """Test hook (``onnx_mlir_py.test_hooks``): pause with this tool running."""
+    name = os.path.basename(args[0])
+    if os.environ.get(PAUSE_ENV) != name:
+        return
+    if p.stdin is None:
+        os.kill(p.pid, signal.SIGSTOP)            # no input to hold back: stop it
+    pause_point(name, p.pid)
