@@ -20,7 +20,7 @@ from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, is_float,
                                                         lowest, pad)
 from onnx_mlir_py.dialects.onnx import dims as D
-from onnx_mlir_py.dialects.onnx.ops.conv import window, window_axes
+from onnx_mlir_py.dialects.onnx.ops.conv import Window, window, window_axes
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of, wrap
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import loop_index
 from onnx_mlir_py.passes.onnx_to_linalg.conv import collapse_to, view_2d
@@ -44,8 +44,33 @@ def _pool_setup(op: OnnxOp, b: LoweringContext):
     ctx = checks(op, b)
     xd = b.ixdims(x)
     axes = window_axes(win, ctx, xd[2:], drop_padded_window=True)
+    clamped = _clamped_window(win, axes, xd[2:])
+    if clamped is not None:
+        win, axes = clamped, window_axes(clamped, ctx, xd[2:], drop_padded_window=True)
     out_dims = [index_of(d) for d in fit_result(op, b, xd[:2] + [a.out for a in axes])]
     return x, win, axes, out_dims
+
+
+def _clamped_window(win, axes, sizes):
+    """With ceil_mode a window may be larger than the padded input (one
+    output, ``window_axes``): its taps past the padded input read ceil
+    mode's extra end padding, which no pool counts (-inf / not in the
+    divisor), so the kernel is cut to the padded input (one window still) and
+    the pads made explicit; None when no axis needs it. (Padding to the whole
+    window instead costs its size per channel: 640 x 640 for the EfficientNet
+    pooler.) Axes with a dilation, a dynamic size or run-time pads keep their
+    kernel and get the end padding (computed at run time)."""
+    pads = [a.pad_begin for a in axes] + [a.pad_end for a in axes]
+    if not win.ceil_mode or not all(D.is_static(p) for p in pads):
+        return None
+    kernel = list(win.kernel)
+    for i, (a, size) in enumerate(zip(axes, sizes)):
+        padded = size + a.pad_begin + a.pad_end
+        if D.is_static(padded) and padded < a.kernel and win.dilations[i] == 1:
+            kernel[i] = padded
+    if kernel == list(win.kernel):
+        return None
+    return Window(kernel, list(win.strides), list(win.dilations), pads, "NOTSET", 1)
 
 
 def pool_nd(b: LoweringContext, xp, init, win, body):

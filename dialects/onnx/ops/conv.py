@@ -82,10 +82,19 @@ def window_axes(win: Window, ctx: D.ShapeChecks, in_dims: Sequence[Dim],
         else:
             pb = pe = 0
         padded = size + pb + pe
-        ctx.require(D.ge(padded, ke),
-                    f"spatial axis {i}: padded input size {{0}} is smaller than the effective "
-                    f"kernel size {{1}}; expected input + pads >= (kernel - 1) * dilation + 1",
-                    padded, ke)
+        if win.ceil_mode:
+            # ONNX's ceil((padded - ke) / s) + 1 is 1 while padded > ke - s: one window
+            # larger than the input (transformers' EfficientNet pooler), as onnxruntime runs
+            ctx.require(D.gt(padded + s, ke),
+                        f"spatial axis {i}: padded input size {{0}} is smaller than the "
+                        f"effective kernel size {{1}} by the stride {s} or more; expected "
+                        f"input + pads + stride > (kernel - 1) * dilation + 1 (ceil_mode)",
+                        padded, ke)
+        else:
+            ctx.require(D.ge(padded, ke),
+                        f"spatial axis {i}: padded input size {{0}} is smaller than the "
+                        f"effective kernel size {{1}}; expected input + pads >= "
+                        f"(kernel - 1) * dilation + 1", padded, ke)
         gap = padded - ke
         if win.ceil_mode:
             out = D.ceil_div(gap, s) + 1

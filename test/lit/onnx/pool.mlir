@@ -51,3 +51,12 @@ func.func @global_pool(%x: tensor<?x16x7x7xf32>, %y: tensor<2x?x9xf32>) -> (!onn
   %1 = "onnx.global_max_pool_v1"(%y) : (tensor<2x?x9xf32>) -> !onnx.unknown
   return %0, %1 : !onnx.unknown, !onnx.unknown
 }
+
+// ceil_mode with a window larger than the padded input (transformers'
+// EfficientNet pooler): ceil((4 - 640) / 640) + 1 = 1, as onnxruntime runs it.
+// CHECK-LABEL: func.func @ceil_mode_window_larger_than_input
+// CHECK: "onnx.average_pool"{{.*}} -> tensor<1x8x1x1xf32>
+func.func @ceil_mode_window_larger_than_input(%x: tensor<1x8x4x4xf32>) -> !onnx.unknown {
+  %0 = "onnx.average_pool"(%x) {auto_pad = "NOTSET", ceil_mode = 1 : si64, count_include_pad = 0 : si64, kernel_shape = array<i64: 640, 640>, strides = array<i64: 640, 640>} : (tensor<1x8x4x4xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}

@@ -28,6 +28,13 @@ func.func @f(%x: tensor<1x3x8x2xf32>) -> !onnx.unknown {
 }
 
 // -----
+// CHECK: error: node 'mp_ceil_none' (MaxPool): spatial axis 1: padded input size 4 is smaller than the effective kernel size 10 by the stride 3 or more; expected input + pads + stride > (kernel - 1) * dilation + 1 (ceil_mode)
+func.func @f(%x: tensor<1x3x4x4xf32>) -> !onnx.unknown {
+  %0 = "onnx.max_pool"(%x) {auto_pad = "NOTSET", ceil_mode = 1 : si64, kernel_shape = array<i64: 4, 10>, storage_order = 0 : si64, strides = array<i64: 3, 3>} : (tensor<1x3x4x4xf32>) -> !onnx.unknown loc("mp_ceil_none")
+  return %0 : !onnx.unknown
+}
+
+// -----
 // CHECK: error: node 'mp_autopad' (MaxPool): attribute 'auto_pad' = 'SAME': expected one of NOTSET, SAME_UPPER, SAME_LOWER, VALID
 func.func @f(%x: tensor<1x3x8x8xf32>) -> !onnx.unknown {
   %0 = "onnx.max_pool"(%x) {auto_pad = "SAME", ceil_mode = 0 : si64, kernel_shape = array<i64: 2, 2>, storage_order = 0 : si64} : (tensor<1x3x8x8xf32>) -> !onnx.unknown loc("mp_autopad")
