@@ -107,3 +107,27 @@ def test_a_read_only_cache_is_not_cached_into(tmp_path):
         out, err, rc = run_session(path, cache)
         assert rc == 0 and out.get("y") == expected(model), (out, err[-500:])
         assert stat.S_IMODE(Path(out["library"]).stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize("exc, cause", [
+    (MemoryError(), "out of memory (MemoryError)"),
+    (OSError(28, "No space left on device", "/tmp/omp-x/model.o"), "[ENOSPC]"),
+    (OSError(122, "Disk quota exceeded"), "[EDQUOT]"),
+    (PermissionError(13, "Permission denied", "/cache/ab"), "[EACCES]"),
+])
+def test_errors_of_the_machine_inside_the_compiler_are_not_cached(tmp_path, monkeypatch,
+                                                                   exc, cause):
+    import onnx_mlir_py
+    from onnx_mlir_py.backend.cache import CompileCache
+    from onnx_mlir_py.backend.compile import build
+    from onnx_mlir_py.errors import EnvironmentFailure
+    from _cache_faults import add_model
+
+    def failing(*a, **k):
+        raise exc
+    monkeypatch.setattr(onnx_mlir_py, "compile", failing, raising=False)
+    with pytest.raises(EnvironmentFailure) as info:
+        build(add_model(1.0).SerializeToString(), {}, "ab" * 20, str(tmp_path))
+    assert cause in str(info.value) and "\n" not in str(info.value)
+    assert CompileCache(tmp_path).lookup("ab" * 20) is None
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".lock"]

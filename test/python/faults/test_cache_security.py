@@ -19,6 +19,13 @@ from _cache_faults import expected, planted_library, run_session, warnings_in, w
 OTHER_UID = 54321
 
 
+def _chown_other(path) -> None:
+    """Give ``path`` to another user (root only: else the test is skipped, saying why)."""
+    if os.geteuid() != 0:
+        pytest.skip("making a file another user's needs root (chown)")
+    os.chown(path, OTHER_UID, OTHER_UID)
+
+
 def _modes(cache: Path) -> dict[str, set[int]]:
     out: dict[str, set[int]] = {"dir": set(), "so": set(), "file": set()}
     for root, dirs, files in os.walk(cache):
@@ -54,44 +61,42 @@ def _one_line_refusal(out: dict, where: Path, problem: str) -> None:
     assert "\n" not in out["message"]
 
 
-def test_a_group_writable_cache_is_refused(tmp_path):
-    so_planted, marker = planted_library(tmp_path)
-    path, model = write_model(tmp_path, 2.5)
-    cache = tmp_path / "cache"
-    first, _, _ = run_session(path, cache)
-    _plant(Path(first["library"]), so_planted)
+def _group_writable_cache(cache: Path, so: Path) -> tuple[Path, str]:
     os.chmod(cache, 0o775)              # as a cache made under umask 002 by older versions
-    out, err, rc = run_session(path, cache)
-    assert rc == 0, err[-500:]
-    _one_line_refusal(out, cache, "writable by group")
-    assert not marker.exists(), "the planted library was loaded"
+    return cache, "writable by group"
 
 
-def test_an_other_writable_entry_directory_is_refused(tmp_path):
+def _other_writable_shard(cache: Path, so: Path) -> tuple[Path, str]:
+    os.chmod(so.parent, 0o777)
+    return so.parent, "writable by group and others"
+
+
+def _entry_of_another_user(cache: Path, so: Path) -> tuple[Path, str]:
+    _chown_other(so)
+    return so, f"owned by uid {OTHER_UID}"
+
+
+def _record_of_another_user(cache: Path, so: Path) -> tuple[Path, str]:
+    _chown_other(so.with_suffix(".meta.json"))
+    return so.with_suffix(".meta.json"), f"owned by uid {OTHER_UID}"
+
+
+@pytest.mark.parametrize("exposure", [_group_writable_cache, _other_writable_shard,
+                                      _entry_of_another_user, _record_of_another_user],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_a_cache_another_user_could_write_is_refused(tmp_path, exposure):
+    """A library planted with a record that matches it, where another user
+    could have put them: refused in one line, the library never loaded."""
     so_planted, marker = planted_library(tmp_path)
     path, _ = write_model(tmp_path, 2.5)
     cache = tmp_path / "cache"
     first, _, _ = run_session(path, cache)
     so = Path(first["library"])
     _plant(so, so_planted)
-    os.chmod(so.parent, 0o777)
+    where, problem = exposure(cache, so)
     out, err, rc = run_session(path, cache)
     assert rc == 0, err[-500:]
-    _one_line_refusal(out, so.parent, "writable by group and others")
-    assert not marker.exists(), "the planted library was loaded"
-
-
-def test_an_entry_owned_by_another_user_is_refused(tmp_path):
-    so_planted, marker = planted_library(tmp_path)
-    path, _ = write_model(tmp_path, 3.5)
-    cache = tmp_path / "cache"
-    first, _, _ = run_session(path, cache)
-    so = Path(first["library"])
-    _plant(so, so_planted)
-    os.chown(so, OTHER_UID, OTHER_UID)
-    out, err, rc = run_session(path, cache)
-    assert rc == 0, err[-500:]
-    _one_line_refusal(out, so, f"owned by uid {OTHER_UID}")
+    _one_line_refusal(out, where, problem)
     assert not marker.exists(), "the planted library was loaded"
 
 
@@ -115,10 +120,10 @@ def _shared_cache(tmp_path: Path, model_path: Path) -> tuple[Path, Path]:
     shared = tmp_path / "shared"
     first, err, _ = run_session(model_path, shared)
     for root, dirs, files in os.walk(shared):
-        os.chown(root, OTHER_UID, OTHER_UID)
+        _chown_other(root)
         os.chmod(root, 0o775)           # even group-writable: the user opted in
         for f in files:
-            os.chown(os.path.join(root, f), OTHER_UID, OTHER_UID)
+            _chown_other(os.path.join(root, f))
             os.chmod(os.path.join(root, f), 0o644)
     return shared, Path(first["library"])
 
