@@ -40,6 +40,7 @@ from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate
 from onnx_mlir_py.codegen.alloc_sites import alloc_sites
 from onnx_mlir_py.codegen.llvm import emit_mlir_llvm
 from onnx_mlir_py.codegen.parallel_for import uses_parallel_for
+from onnx_mlir_py.codegen.runtime_objects import runtime_objects
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature
 from onnx_mlir_py.codegen.tools import run, tool
 from onnx_mlir_py.codegen.weights import WeightStore
@@ -167,12 +168,10 @@ def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Pat
     with timings.phase("codegen: link"):
         entry = tmp / "entry.c"
         entry.write_text(entry_c)
+        runtime = list(RUNTIME_SOURCES) + [PROFILE_RUNTIME_SOURCE] * profiled \
+            + [PARALLEL_RUNTIME_SOURCE] * parallel      # -O3 multi-threaded kernels
         sources = [str(o) for o in objects] + [str(entry)] + \
-            [str(RUNTIME_DIR / s) for s in RUNTIME_SOURCES]
-        if profiled:
-            sources.append(str(RUNTIME_DIR / PROFILE_RUNTIME_SOURCE))
-        if parallel:        # -O3 multi-threaded kernels
-            sources.append(str(RUNTIME_DIR / PARALLEL_RUNTIME_SOURCE))
+            [str(o) for o in runtime_objects(runtime, tmp)]     # compiled once, cached
         wasm = store.write_assembly(tmp)
         if wasm is not None:
             sources.append(str(wasm))

@@ -1,0 +1,96 @@
+"""The C runtime is compiled once and its objects reused by every link
+(codegen/runtime_objects.py, #29): a second library compiles no runtime
+source; a corrupt object is compiled again; an unsafe or unusable cache
+folder is not used (the runtime is compiled into the link's work folder),
+and every library still runs."""
+from __future__ import annotations
+
+import os
+import stat
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import onnx_mlir_py
+from onnx_mlir_py.codegen import runtime_objects as ro
+from onnx_mlir_py.runtime import ExecutionSession
+
+
+def _model():
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.fixture
+def compiled(monkeypatch, tmp_path):
+    """(cache dir, list of runtime sources compiled, build(name) -> checked .so)."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ONNX_MLIR_PY_CACHE", str(cache))
+    calls = []
+    real = ro._compile
+
+    def counting(source, out):
+        calls.append(source)
+        real(source, out)
+    monkeypatch.setattr(ro, "_compile", counting)
+
+    def build(name):
+        so = onnx_mlir_py.compile(_model(), output=str(tmp_path / f"{name}.so"), opt_level=0)
+        x = np.array([-1.0, 0.5, 2.0], np.float32)
+        np.testing.assert_array_equal(ExecutionSession(so).run([x])[0], np.maximum(x, 0))
+        return so
+    return cache, calls, build
+
+
+def _folder(cache):
+    return cache / "runtime" / ro._key()
+
+
+def test_second_library_compiles_no_runtime_source(compiled):
+    cache, calls, build = compiled
+    build("a")
+    assert sorted(calls) == ["om_cpu.c", "om_runtime.c", "om_seq.c", "om_string.c"]
+    calls.clear()
+    build("b")
+    assert calls == []
+    folder = _folder(cache)
+    for d in (cache / "runtime", folder):
+        assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
+    for f in folder.iterdir():
+        assert stat.S_IMODE(os.stat(f).st_mode) == 0o600, f
+
+
+def test_corrupt_object_is_compiled_again(compiled):
+    cache, calls, build = compiled
+    build("a")
+    obj = _folder(cache) / "om_runtime.o"
+    obj.write_bytes(obj.read_bytes()[:100])         # truncated, as a crash can leave it
+    calls.clear()
+    build("b")
+    assert calls == ["om_runtime.c"]
+    assert obj.read_bytes()[:4] == b"\x7fELF" and obj.stat().st_size > 100
+
+
+def test_unsafe_folder_is_not_used(compiled):
+    cache, calls, build = compiled
+    build("a")
+    folder = _folder(cache)
+    planted = folder / "om_cpu.o"
+    planted.write_bytes(b"\x7fELF planted")
+    os.chmod(folder, 0o777)                          # anybody could have written it
+    calls.clear()
+    build("b")                                       # links its own objects, runs
+    assert sorted(calls) == ["om_cpu.c", "om_runtime.c", "om_seq.c", "om_string.c"]
+    assert planted.read_bytes() == b"\x7fELF planted"
+
+
+def test_unwritable_cache_falls_back(compiled, tmp_path, monkeypatch):
+    _, calls, build = compiled
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("ONNX_MLIR_PY_CACHE", str(blocker / "cache"))  # mkdir fails
+    build("c")
+    assert len(calls) == 4
