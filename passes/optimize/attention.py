@@ -23,12 +23,10 @@ dividing after P @ V instead of before.
 """
 from __future__ import annotations
 
-import re
-
 import mlir.ir as ir
 
 from onnx_mlir_py.ir_util import walk_ops
-from onnx_mlir_py.passes.optimize.math_approx import _exp_body
+from onnx_mlir_py.passes.optimize.math_approx import exp_values
 from onnx_mlir_py.passes.optimize.kernel_emit import (F32, Emitter, Value, f32_hex, tensor,
                                                       vector)
 from onnx_mlir_py.target import Target
@@ -40,24 +38,6 @@ THREAD_MIN_MACS = 1 << 21
 def _shape(v) -> list:
     t = v.type
     return [None if t.is_dynamic_dim(i) else int(t.shape[i]) for i in range(t.rank)]
-
-
-def vector_exp(x: str, out: str, p: str, vw: int) -> list[str]:
-    """math_approx's f32 exp polynomial on vector<vw x f32> values."""
-    V, I, B = f"vector<{vw}xf32>", f"vector<{vw}xi32>", f"vector<{vw}xi1>"
-    out_lines = []
-    for ln in _exp_body(x, out, p):
-        m = re.match(r"(\s*%\S+ = arith\.constant) (\S+) : (f32|i32)$", ln)
-        if m:
-            out_lines.append(f"{m.group(1)} dense<{m.group(2)}> : {V if m.group(3) == 'f32' else I}")
-            continue
-        if "arith.select" in ln:
-            ln = ln.replace(" : f32", f" : {B}, {V}")
-        ln = ln.replace(": f32 to i32", f": {V} to {I}").replace(": i32 to f32", f": {I} to {V}")
-        ln = re.sub(r": f32$", f": {V}", ln)
-        ln = re.sub(r": i32$", f": {I}", ln)
-        out_lines.append(ln)
-    return out_lines
 
 
 def kernel_text(name: str, qs, kts, vs, ms, ys, scale: float, group: int, nan_rows: bool,
@@ -181,9 +161,7 @@ def _block(c: dict, R: int, i0: Value, ya: Value, sa: Value) -> tuple[Value, Val
     for r in range(R):
         x = e.read(cur, [r, j], zero, V)
         dlt = e.binary("arith.subf", x, mxb[r], base="dl")
-        ex = Value(e.fresh("ex"), V)
-        for ln in vector_exp(str(dlt), str(ex), f"{ex.name[1:]}_", vw):
-            e(ln.strip())
+        ex = exp_values(e, dlt)
         cur = e.write(ex, cur, [r, j], base="s")
         sums.append(e.binary("arith.addf", carried[1 + r], ex, base="u"))
     e.end([cur] + sums)

@@ -65,6 +65,10 @@ class Type:
         """The element type as a scalar type."""
         return Type(Kind.SCALAR, self.elem)
 
+    def like(self, elem: Elem) -> "Type":
+        """The same kind and shape with elements ``elem``."""
+        return Type(self.kind, elem, self.shape)
+
 
 INDEX = Type(Kind.SCALAR, Elem.INDEX)
 F32 = Type(Kind.SCALAR, Elem.F32)
@@ -185,6 +189,11 @@ class Emitter:
         if (text, t) not in self.hoisted:
             self.hoisted[(text, t)] = Value(self.fresh(base), t)
         return self.hoisted[(text, t)]
+
+    def splat_const(self, text: str, t: Type) -> Value:
+        """The constant ``text`` as a value of type ``t``: a scalar, or every
+        lane of a vector (``dense<text>``)."""
+        return self.const(text if t.kind is Kind.SCALAR else f"dense<{text}>", t)
 
     def f32(self, v: float) -> Value:
         """The f32 constant ``v`` (exact: its bits in hex)."""
@@ -336,9 +345,14 @@ class Emitter:
         return self.op(base, f"vector.extract_strided_slice {v} {{offsets = [0], sizes = [{n}], "
                              f"strides = [1]}} : {v.type} to {t}", t)
 
-    def binary(self, name: str, a: Value, b: Value, base: str = "acc") -> Value:
-        """``name a, b`` of a's type (arith.addf, arith.maximumf, ...)."""
-        return self.op(base, f"{name} {a}, {b} : {a.type}", a.type)
+    def binary(self, name: str, a: Value, b: Value, base: str = "acc", attrs: str = "") -> Value:
+        """``name a, b`` of a's type (arith.addf, arith.maximumf, ...);
+        ``attrs``: e.g. `` fastmath<contract>``."""
+        return self.op(base, f"{name} {a}, {b}{attrs} : {a.type}", a.type)
+
+    def cast(self, name: str, v: Value, t: Type, base: str = "cv") -> Value:
+        """``name v : v.type to t`` (arith.bitcast, ...)."""
+        return self.op(base, f"{name} {v} : {v.type} to {t}", t)
 
     def fma(self, a: Value, b: Value, c: Value, base: str = "acc") -> Value:
         return self.op(base, f"vector.fma {a}, {b}, {c} : {a.type}", a.type)
@@ -399,8 +413,8 @@ class Emitter:
                              f": ({', '.join(str(a.type) for a in args)}) -> {t}", t)
 
     def cmpf(self, pred: str, a: Value, b: Value, base: str = "cmp") -> Value:
-        """``arith.cmpf`` of two scalars (an i1)."""
-        return self.op(base, f"arith.cmpf {pred}, {a}, {b} : {a.type}", I1)
+        """``arith.cmpf``: an i1 (scalars) or a vector of i1."""
+        return self.op(base, f"arith.cmpf {pred}, {a}, {b} : {a.type}", a.type.like(Elem.I1))
 
     def reduction(self, kind: str, v: Value, base: str = "red") -> Value:
         """``vector.reduction <kind>`` of ``v`` to a scalar."""

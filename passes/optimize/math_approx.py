@@ -57,6 +57,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.optimize.kernel_emit import F32, Elem, Emitter, Value
 
 _C = "fastmath<contract>"
 
@@ -85,56 +86,55 @@ EXP_POLY = ["5.0000001201e-1", "1.6666665459e-1", "4.1665795894e-2", "8.33345190
             "1.3981999507e-3", "1.9875691500e-4"]
 
 
-def _exp_body(x: str, out: str, p: str) -> list[str]:
-    """Lines computing ``out = exp(x)`` (f32 SSA names prefixed by ``p``)."""
-    L = [f"    %{p}lo = arith.constant -104.0 : f32",
-         f"    %{p}hi = arith.constant 89.0 : f32",
-         f"    %{p}log2e = arith.constant 1.44269502 : f32",
-         f"    %{p}shift = arith.constant 12582912.0 : f32",       # 1.5 * 2^23
-         f"    %{p}shifti = arith.constant 1262485504 : i32",      # its bits
-         f"    %{p}ln2hi = arith.constant 0.693359375 : f32",
-         f"    %{p}ln2lo = arith.constant -2.12194440e-4 : f32",
-         f"    %{p}one = arith.constant 1.0 : f32",
-         f"    %{p}i1 = arith.constant 1 : i32",
-         f"    %{p}i127 = arith.constant 127 : i32",
-         f"    %{p}i23 = arith.constant 23 : i32",
-         # clamp; a NaN compares false and passes through
-         f"    %{p}ltlo = arith.cmpf olt, {x}, %{p}lo : f32",
-         f"    %{p}x1 = arith.select %{p}ltlo, %{p}lo, {x} : f32",
-         f"    %{p}gthi = arith.cmpf ogt, %{p}x1, %{p}hi : f32",
-         f"    %{p}xc = arith.select %{p}gthi, %{p}hi, %{p}x1 : f32",
-         # n = round(x * log2 e): the shifter leaves n in the low mantissa bits
-         f"    %{p}xl = arith.mulf %{p}xc, %{p}log2e {_C} : f32",
-         f"    %{p}t = arith.addf %{p}xl, %{p}shift {_C} : f32",
-         f"    %{p}n = arith.subf %{p}t, %{p}shift : f32",
-         # r = x - n*ln2 (Cody-Waite: n*ln2hi is exact)
-         f"    %{p}nh = arith.mulf %{p}n, %{p}ln2hi : f32",
-         f"    %{p}r1 = arith.subf %{p}xc, %{p}nh : f32",
-         f"    %{p}nl = arith.mulf %{p}n, %{p}ln2lo : f32",
-         f"    %{p}r = arith.subf %{p}r1, %{p}nl : f32"]
-    _horner(f"%{p}poly", f"%{p}r", EXP_POLY, L, f"{p}p")
-    L += [f"    %{p}r2 = arith.mulf %{p}r, %{p}r {_C} : f32",
-          f"    %{p}y1 = arith.mulf %{p}poly, %{p}r2 {_C} : f32",
-          f"    %{p}y2 = arith.addf %{p}y1, %{p}r {_C} : f32",
-          f"    %{p}y = arith.addf %{p}y2, %{p}one : f32",
-          # 2^n = 2^n1 * 2^n2, n1 = n >> 1: both factors normal for n in [-150, 129]
-          f"    %{p}ti = arith.bitcast %{p}t : f32 to i32",
-          f"    %{p}ni = arith.subi %{p}ti, %{p}shifti : i32",
-          f"    %{p}n1 = arith.shrsi %{p}ni, %{p}i1 : i32",
-          f"    %{p}n2 = arith.subi %{p}ni, %{p}n1 : i32",
-          f"    %{p}e1 = arith.addi %{p}n1, %{p}i127 : i32",
-          f"    %{p}e2 = arith.addi %{p}n2, %{p}i127 : i32",
-          f"    %{p}b1 = arith.shli %{p}e1, %{p}i23 : i32",
-          f"    %{p}b2 = arith.shli %{p}e2, %{p}i23 : i32",
-          f"    %{p}s1 = arith.bitcast %{p}b1 : i32 to f32",
-          f"    %{p}s2 = arith.bitcast %{p}b2 : i32 to f32",
-          f"    %{p}z1 = arith.mulf %{p}y, %{p}s1 : f32",
-          f"    {out} = arith.mulf %{p}z1, %{p}s2 : f32"]
-    return L
+def exp_values(e: Emitter, x: Value) -> Value:
+    """``exp(x)`` of an f32 scalar or vector ``x``, through the emitter."""
+    t, ti = x.type, x.type.like(Elem.I32)
+
+    def f(c: str) -> Value:
+        return e.splat_const(c, t)
+
+    def i(c: str) -> Value:
+        return e.splat_const(c, ti)
+
+    def mul(a, b, fm=" " + _C):
+        return e.binary("arith.mulf", a, b, "ex", fm)
+
+    def add(a, b, fm=" " + _C):
+        return e.binary("arith.addf", a, b, "ex", fm)
+
+    def sub(a, b):
+        return e.binary("arith.subf", a, b, "ex")
+
+    lo, hi = f("-104.0"), f("89.0")
+    # clamp; a NaN compares false and passes through
+    x1 = e.select(e.cmpf("olt", x, lo), lo, x)
+    xc = e.select(e.cmpf("ogt", x1, hi), hi, x1)
+    # n = round(x * log2 e): the shifter (1.5 * 2^23) leaves n in the low mantissa bits
+    shift = f("12582912.0")
+    tt = add(mul(xc, f("1.44269502")), shift)
+    n = sub(tt, shift)
+    # r = x - n*ln2 (Cody-Waite: n*ln2hi is exact)
+    r = sub(sub(xc, mul(n, f("0.693359375"), "")), mul(n, f("-2.12194440e-4"), ""))
+    poly = f(EXP_POLY[-1])
+    for c in reversed(EXP_POLY[:-1]):
+        poly = add(mul(poly, r), f(c))
+    y = add(add(mul(poly, mul(r, r)), r), f("1.0"), "")
+    # 2^n = 2^n1 * 2^n2, n1 = n >> 1: both factors normal for n in [-150, 129]
+    ni = e.binary("arith.subi", e.cast("arith.bitcast", tt, ti), i("1262485504"))
+    n1 = e.binary("arith.shrsi", ni, i("1"))
+    n2 = e.binary("arith.subi", ni, n1)
+    biased = [e.binary("arith.addi", k, i("127")) for k in (n1, n2)]
+    bits = [e.binary("arith.shli", k, i("23")) for k in biased]
+    s1, s2 = (e.cast("arith.bitcast", k, t) for k in bits)
+    return mul(mul(y, s1, ""), s2, "")
 
 
 def exp_function(name: str) -> str:
-    return _func(name, _exp_body("%x", "%res", "e_"), "%res")
+    e = Emitter()
+    x = e.param("x", F32)
+    res = exp_values(e, x)
+    e(f"return {res} : f32")
+    return e.function(name, [x], F32)
 
 
 # -- erf --------------------------------------------------------------------
