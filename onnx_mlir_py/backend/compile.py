@@ -127,8 +127,20 @@ def _cached(cache: CompileCache, key: str) -> Path | None:
     return hit
 
 
+def _remove_dead_placeholders(cache: CompileCache, key: str) -> None:
+    """(Under the key's lock: nobody else compiles ``key``.) The library
+    placeholders of ``key`` (``.<key>.*.so``) and their link outputs
+    (``.so.tmp<pid>``) left by a compile that could not clean up: a worker
+    killed (crash, timeout) or a process killed during an in-process compile."""
+    shard = cache.library_path(key).parent
+    for pattern in (f".{key}.*.so", f".{key}.*.so.tmp*"):
+        for p in shard.glob(pattern):
+            unlink_quiet(p)
+
+
 def _compile(data: bytes, options: dict, key: str, cache: CompileCache, name: str | None,
              in_process: bool, timeout: float | None) -> Path:
+    _remove_dead_placeholders(cache, key)
     if in_process:
         try:
             return Path(build(data, options, key, str(cache.dir)))

@@ -243,3 +243,31 @@ def test_sweep_keeps_live_and_foreign_entries(tmp_path, monkeypatch):
     (gone / "model.o").write_bytes(b"x")
     assert sorted(scratch.sweep_stale(tmp_path)) == sorted([str(gone), str(log)])
     assert live.exists() and other_ns.exists() and unrelated.exists()
+
+
+def test_killed_worker_leftovers_go_with_the_next_compile(tmp_path, env):
+    """The worker itself killed mid-compile (the OOM killer, a crash) runs no
+    code: its cache placeholder and work folder stay until the next compile
+    of that model removes them (under the key's lock nobody else compiles
+    it; the folder's pid is dead)."""
+    model, w = _model(tmp_path / "m.onnx")
+    np.save(tmp_path / "w.npy", w)
+    e = dict(env, ONNX_MLIR_PY_TEST_PAUSE="llc")
+    code = "import sys; from onnx_mlir_py.inference import InferenceSession; " \
+           "InferenceSession(sys.argv[1])"
+    p = subprocess.Popen([sys.executable, "-c", code, model], env=e, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    worker, tool = _paused(p, e)
+    os.kill(worker, signal.SIGKILL)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 1 and "CompilerCrashError" in err.decode(), err.decode()[-2000:]
+    assert _wait_gone([tool]) == []
+    left = _leftovers(env, tmp_path)
+    assert any(os.path.basename(f).startswith(".") for f in left), left   # the placeholder
+    again = subprocess.run([sys.executable, "-c", SESSION_SCRIPT.split("try:")[0] +
+                            "y = InferenceSession(model).run(None, {'x': np.ones((4, 16), "
+                            "np.float32)})[0]\nnp.testing.assert_allclose(y, np.ones((4, 16)) @ w,"
+                            " rtol=1e-5, atol=1e-5)\n", model, model, str(tmp_path / "w.npy")],
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert _leftovers(env, tmp_path) == []
