@@ -19,8 +19,19 @@ import numpy as np
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.ir_util import walk_ops
 
-_NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i8": np.int8,
-       "i16": np.int16, "i32": np.int32, "i64": np.int64}
+_NP_FLOAT = ((ir.F32Type, np.float32), (ir.F64Type, np.float64), (ir.F16Type, np.float16))
+_NP_INT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def _np_dtype(et: ir.Type):
+    """The numpy dtype of a float or signless integer element type, else None."""
+    for cls, dt in _NP_FLOAT:
+        if isinstance(et, cls):
+            return dt
+    if isinstance(et, ir.IntegerType) and et.is_signless:
+        return _NP_INT.get(et.width)
+    return None
+
 
 def _lower_each(kind: str, results: str) -> str:
     """Schedule text: ``transform.structured.lower_<kind>`` on every
@@ -79,7 +90,7 @@ def _const_value(op: ir.Operation, blobs) -> np.ndarray | None:
     t = op.results[0].type
     if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
         return None
-    dt = _NP.get(str(t.element_type))
+    dt = _np_dtype(t.element_type)
     if dt is None:
         return None
     attr = op.attributes["value"]
