@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     tf.add_argument("--outputs", metavar="NAME:0,...", help="frozen GraphDef output tensors")
     talk = ap.add_mutually_exclusive_group()
     talk.add_argument("-v", "--verbose", action="store_true",
-                      help="print the resolved target and per-phase timing")
+                      help="print the resolved target, the -O3 kernel plan and per-phase timing")
     talk.add_argument("-q", "--quiet", action="store_true",
                       help="silent: no progress line (shown when stderr is a terminal), "
                            "no warnings; errors are still printed")
@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
                     choices=("TXT", "JSON"), metavar="TXT|JSON",
                     help="print on stdout the model's ONNX ops counted per type and version, "
                          "and how each is lowered (a rule, a function body, none)")
+    ap.add_argument("--print-kernel-plan", action="store_true",
+                    help="print on stdout the -O3 kernel plan: one line per conv / matmul / "
+                         "pool / depthwise / attention op with its kernel, tile, threads and "
+                         "the reason (passes/optimize/kernel_plan.py)")
     ap.add_argument("--list-ops", action="store_true",
                     help="list ops with verifier / shape / lowering rules and exit")
     ap.add_argument("--debug", action="store_true", help="show Python tracebacks")
@@ -104,16 +108,28 @@ def run(args) -> int:
     stats = []          # --onnx-op-stats: printed after the progress line is gone
     hook = None if args.onnx_op_stats is None else (lambda m: stats.append(_op_stats(m, args)))
     targets = []        # -v: the resolved Target(s), printed with the timings
+    plans = []          # --print-kernel-plan / -v: the -O3 kernel plan(s)
+    want_plan = args.print_kernel_plan or args.verbose
     try:
         with show_progress(timings, False if args.quiet or args.printIR else None):
             run_pipeline(args.model, opts, default_output(args.model, args.emit, args.output),
                          print_ir=args.printIR, timings=timings, on_import=hook,
                          on_target=targets.append if args.verbose else None,
+                         on_plan=plans.append if want_plan else None,
                          tf=TfOptions(signature=args.signature, inputs=args.inputs,
                                       outputs=args.outputs, verbose=args.verbose))
     finally:
         if stats:
             print(stats[0], flush=True)
+    if args.print_kernel_plan and not plans:
+        print(f"no kernel plan: it is made at -O3 for --EmitLLVMIR / --EmitObj / --EmitLib "
+              f"(here -O{opts.opt_level} --{args.emit})", file=sys.stderr)
+    for plan in plans:
+        lines = plan.lines()
+        if args.print_kernel_plan:
+            print("\n".join(lines), flush=True)
+        else:
+            print("\n".join(f"[onnx-mlir-py] {ln}" for ln in lines), file=sys.stderr)
     if args.verbose:
         for target in targets:
             print(f"[onnx-mlir-py] {target.describe()}", file=sys.stderr)

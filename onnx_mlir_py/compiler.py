@@ -76,16 +76,17 @@ def o3_threads() -> bool:
     return os.environ.get("ONNX_MLIR_PY_O3_THREADS", "1") != "0"
 
 
-def optimize_tensors(module: ir.Module, opts: Options, timings: Timings) -> None:
+def optimize_tensors(module: ir.Module, opts: Options, timings: Timings, on_plan=None) -> None:
     """-O3: the tensor pipeline of ``passes/optimize`` (packing, tiling,
     vectorization, multi-threaded kernels), in place, for the target that
     :func:`resolve_target` chose (``opts.target``). ``ONNX_MLIR_PY_O3_THREADS=0``
     at compile time builds single-threaded code (else the thread count is
-    chosen at run time)."""
+    chosen at run time). ``on_plan(plan)`` sees the kernel plan
+    (``passes/optimize/kernel_plan.py``)."""
     from onnx_mlir_py.passes.optimize import optimize
     from onnx_mlir_py.target import options_target
     with timings.phase("optimize (tensor -O3)"):
-        optimize(module, options_target(opts), threads=o3_threads())
+        optimize(module, options_target(opts), threads=o3_threads(), on_plan=on_plan)
 
 
 def resolve_target(opts: Options) -> Options:
@@ -125,12 +126,13 @@ def source_model(model, opts: Options, timings: Timings, tf=None):
 
 def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = False,
                  timings: Timings | None = None, on_import=None, tf=None,
-                 on_target=None) -> str | None:
+                 on_target=None, on_plan=None) -> str | None:
     """Run the stages up to ``opts.emit`` and write ``output`` (or, with
     ``print_ir``, print the textual levels to stdout). Returns the path written.
     ``on_import(module)`` sees the module as imported (``--onnx-op-stats``);
     ``on_target(target)`` each resolved :class:`~onnx_mlir_py.target.Target`
-    (one per level of a library with ISA variants; ``-v``).
+    (one per level of a library with ISA variants; ``-v``), ``on_plan(plan)``
+    each -O3 kernel plan (``--print-kernel-plan``, ``-v``).
     A TensorFlow model is converted first (:func:`source_model`, options ``tf``)."""
     timings = Timings() if timings is None else timings
     model = source_model(model, opts, timings, tf)
@@ -155,11 +157,11 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     opts = resolve_target(opts)
     from onnx_mlir_py.isa import fat_levels
     if fat_levels(opts.march):
-        return _variants_library(module, opts, output, timings, on_target)
+        return _variants_library(module, opts, output, timings, on_target, on_plan)
     if on_target is not None:
         on_target(opts.target)
     if opts.opt_level == 3:
-        optimize_tensors(module, opts, timings)
+        optimize_tensors(module, opts, timings, on_plan)
     if opts.profile:          # the code each node kept after the kernels -> events
         run_passes(module, ["profile-resolve"], timings)
     from onnx_mlir_py import codegen
@@ -177,7 +179,7 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
 
 
 def _variants_library(module: ir.Module, opts: Options, output: str, timings: Timings,
-                      on_target=None) -> str:
+                      on_target=None, on_plan=None) -> str:
     """``march="x86-64-v3+x86-64-v4"``: the -O3 stages once per level, each
     on its own copy of the lowered module (cloning shares the constants),
     then one library with a variant per level (codegen/fat.py)."""
@@ -192,7 +194,7 @@ def _variants_library(module: ir.Module, opts: Options, output: str, timings: Ti
         if on_target is not None:
             on_target(level_opts.target)
         if opts.opt_level == 3:
-            optimize_tensors(copy, level_opts, timings)
+            optimize_tensors(copy, level_opts, timings, on_plan)
         variants.append((level, copy))
     return to_fat_library(variants, output, opts, timings)
 

@@ -3,6 +3,8 @@
 codegen bufferizes it.
 
     resolve dims        tensor.dim of a linalg result -> of its init (frees fusion)
+    kernel plan         each conv / depthwise / pool / matmul / attention op -> its kernel,
+                        tile and threads (kernel_plan.py); the steps below apply it
     attention           om.attention calls (onnx_to_linalg/attention.py) -> tiled vector kernel
     depthwise           depthwise_conv_2d_nchw_chw (+ its pad, bias, ReLU/Clip) -> vector row kernel
     pools               pooling_nchw_max / _sum (+ pad, fill, epilogue) -> the same row kernel
@@ -22,15 +24,15 @@ codegen bufferizes it.
 Each step is also a named pass for ``python -m onnx_mlir_py.opt`` (see
 :data:`PASSES`), with a lit test in ``test/lit/optimize/``.
 
-Target: ``compiler.resolve_target`` compiles -O3 for the build machine's
-ISA level (``x86-64-v4`` with AVX-512, ``x86-64-v3`` with AVX2), unless
-``--march``/``--mcpu`` is given; the register tile follows the vector width
-(:mod:`.target`: 8x32 on AVX-512, 6x16 on AVX2).
+Target: the :class:`~onnx_mlir_py.target.Target` ``compiler.resolve_target``
+resolved (by default the build machine's ISA level: ``x86-64-v4`` with
+AVX-512, ``x86-64-v3`` with AVX2); the register tile follows the vector
+width (``Target.matmul_tile``: 8x32 on AVX-512, 6x16 on AVX2).
 
 Threads (on at -O3; ``ONNX_MLIR_PY_O3_THREADS=0`` at compile time turns them
 off): the kernels' first outer block loop (of kernels with at least
 2^21 multiply-adds), large im2col copies, depthwise convs and pools (from
-2^17 multiply-adds) and elementwise ops (from 2^16 units of work) become
+2^17 multiply-adds; these thresholds are in kernel_plan.py) and elementwise ops (from 2^16 units of work) become
 ``scf.forall`` loops; codegen outlines each into a
 call of the library's ``om_parallel_for`` (``codegen/parallel_for.py``,
 ``runtime/c/om_parallel.c``), whose thread count is set at run time:
@@ -59,6 +61,8 @@ from onnx_mlir_py.passes.optimize.fuse_elementwise import fuse_elementwise
 from onnx_mlir_py.passes.optimize.math_approx import approximate_math
 from onnx_mlir_py.passes.optimize.reductions import reassociate_reductions
 from onnx_mlir_py.passes.optimize.schedule import apply_to_funcs
+from onnx_mlir_py.passes.optimize.kernel_plan import KernelPlan, plan_kernels
+from onnx_mlir_py.passes.optimize.kernel_plan import clear as clear_plan
 from onnx_mlir_py.target import Target, target_for
 
 
@@ -132,20 +136,28 @@ def cleanup_vectors(module: ir.Module) -> None:
     apply_to_funcs(module, VECTOR_CLEANUP)
 
 
-def optimize(module: ir.Module, target: Target | None = None, *, threads: bool = False) -> None:
-    """The whole -O3 tensor pipeline, in place."""
+def optimize(module: ir.Module, target: Target | None = None, *, threads: bool = False,
+             on_plan=None) -> KernelPlan:
+    """The whole -O3 tensor pipeline, in place. The kernel plan
+    (:mod:`.kernel_plan`) is made first; each kernel step then rewrites the
+    ops the plan gave it (so their order below is no priority). Returns the
+    plan (``on_plan(plan)`` sees it before the kernels are built)."""
     target = target or target_for("native")
     with module.context, ir.Location.unknown():
         resolve_dims(module)
-        attention_kernels(module, target, threads)
-        depthwise_convs(module, target, threads)
-        pools(module, target, threads)
-        dynamic_pools(module, target, threads)
-        direct_convs(module, target, threads)
+        plan = plan_kernels(module, target, threads)
+        if on_plan is not None:
+            on_plan(plan)
+        attention_kernels(module, target, threads, plan)
+        depthwise_convs(module, target, threads, plan)
+        pools(module, target, threads, plan)
+        dynamic_pools(module, target, threads, plan)
+        direct_convs(module, target, threads, plan)
         convs_to_matmul(module, threads, (target.matmul_tile[2], target.matmul_tile[1]),
-                        row_block=target.matmul_tile[0])
-        dynamic_convs_to_matmul(module, target, threads)
-        pack_matmuls(module, target)
+                        row_block=target.matmul_tile[0], plan=plan)
+        dynamic_convs_to_matmul(module, target, threads, plan)
+        clear_plan(module)
+        pack_matmuls(module, target)      # also the matmuls of the conv kernels above
         fold_constant_relayouts(module)
         _canonicalize(module)
         tile_packed_contractions(module, threads)
@@ -158,6 +170,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         cleanup_vectors(module)
         reassociate_reductions(module)
         _canonicalize(module)
+    return plan
 
 
 # The -O3 steps as named passes (passes/pipeline.py, ``python -m onnx_mlir_py.opt``),

@@ -30,9 +30,9 @@ from onnx_mlir_py.passes.optimize.math_approx import exp_values
 from onnx_mlir_py.passes.optimize.kernel_emit import (F32, Emitter, Value, f32_hex, tensor,
                                                       vector)
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_plan import ATTENTION_THREAD_MIN_MACS, assigned
 
 CALL_ATTR = "om.attention"
-THREAD_MIN_MACS = 1 << 21
 
 
 def _shape(v) -> list:
@@ -212,20 +212,39 @@ def _params(call: ir.Operation) -> dict:
             "nan_rows": ir.BoolAttr(d["nan_rows"]).value, "mask": ir.BoolAttr(d["mask"]).value}
 
 
-def attention_kernels(module: ir.Module, target: Target, threads: bool = False) -> int:
-    """Replace every ``om.attention`` call the kernel handles by a call of a
-    kernel function (one per distinct shape; not inlined: 12 layers share
-    one) without the reference's scores argument; returns how many."""
+def plan_attention(call: ir.Operation, target: Target):
+    """((rows, vectors) of the register tile, multiply-adds or None when
+    dynamic) for an ``om.attention`` call the kernel handles (f32 lanes of at
+    least 8, the value head dim in whole vectors), else None."""
+    vw = target.vector_width
+    if CALL_ATTR not in call.attributes or vw < 8:
+        return None
+    args = list(call.operands)
+    qs, kts, vs = _shape(args[0]), _shape(args[1]), _shape(args[2])
+    if vs[3] % vw:
+        return None
+    work = None if None in (qs[0], qs[2], kts[3]) else \
+        qs[0] * qs[1] * qs[2] * kts[3] * (qs[3] + vs[3])
+    return ((6, 4) if target.num_registers >= 32 else (4, 2)), work
+
+
+def attention_kernels(module: ir.Module, target: Target, threads: bool = False,
+                      plan=None) -> int:
+    """Replace every ``om.attention`` call the kernel handles (with a kernel
+    ``plan``: those it gave to ``attention``) by a call of a kernel function
+    (one per distinct shape; not inlined: 12 layers share one) without the
+    reference's scores argument; returns how many."""
     from mlir.dialects import func
     from mlir.passmanager import PassManager
     vw = target.vector_width
-    rows, ncol = (6, 4) if target.num_registers >= 32 else (4, 2)
     funcs: dict[tuple, str] = {}
     texts = []
     count = 0
     for call in walk_ops(module.operation, "func.call"):
-        if CALL_ATTR not in call.attributes or vw < 8:
+        found = plan_attention(call, target)
+        if found is None or (plan is not None and not assigned(call, "attention")):
             continue
+        (rows, ncol), work = found
         p = _params(call)
         args = list(call.operands)
         q, kt, v = args[0], args[1], args[2]
@@ -233,11 +252,7 @@ def attention_kernels(module: ir.Module, target: Target, threads: bool = False) 
         y = args[-1]
         qs, kts, vs, ys = _shape(q), _shape(kt), _shape(v), _shape(y)
         ms = None if m is None else _shape(m)
-        if vs[3] % vw:
-            continue
-        work = None if None in (qs[0], qs[2], kts[3]) else \
-            qs[0] * qs[1] * qs[2] * kts[3] * (qs[3] + vs[3])
-        par = threads and (work is None or work >= THREAD_MIN_MACS)
+        par = threads and (work is None or work >= ATTENTION_THREAD_MIN_MACS)
         key = (tuple(qs), tuple(kts), tuple(vs), None if ms is None else tuple(ms), tuple(ys),
                p["scale"], p["group"], p["nan_rows"], par)
         if key not in funcs:

@@ -27,23 +27,22 @@ import math
 
 import mlir.ir as ir
 
-from onnx_mlir_py.passes.optimize.matmul import THREAD_MIN_MACS
+from onnx_mlir_py.passes.optimize.kernel_plan import (IM2COL_THREAD_MIN, THREAD_MIN_MACS,
+                                                      assigned, conv_form, strip_rows)
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.conv_row import row_conv_function
-from onnx_mlir_py.passes.optimize.conv_pixel_rows import pixel_rows, pixel_rows_product
+from onnx_mlir_py.passes.optimize.conv_pixel_rows import pixel_rows_product
 from onnx_mlir_py.passes.optimize.im2col_packed import packed_im2col
 from onnx_mlir_py.passes.optimize.im2col_text import end_channel_loop, zero_regions
 from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
-from onnx_mlir_py.passes.optimize.conv_strips import strip_functions, strip_rows
+from onnx_mlir_py.passes.optimize.conv_strips import strip_functions
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, call_in_place,
                                                         fill_scalar, static_f32, window_ints,
                                                         zero_fill)
 from onnx_mlir_py.ir_util import walk_ops
 
 
-# im2col copies of at least this many elements are split across threads
-IM2COL_THREAD_MIN = 1 << 16
 STRIDED_LANES = 16      # output columns per strided im2col read
 
 
@@ -168,33 +167,6 @@ def _strided_rows(lines, consts: set, x: str, xs, one, cur: str, kh_: int, kw_: 
     return cur
 
 
-# A 1x1 stride-1 conv's input is its im2col matrix as it is; it is packed
-# (:mod:`.im2col_packed`) when its pixels are not whole column blocks (the
-# kernel would copy it into a padded matrix anyway) or when this many
-# filters share each packed value. A/B, packed / in place, 1 thread: 128->512
-# at 28x28 0.84, 1024->256 at 14x14 0.92, 2048->512 at 7x7 0.91, 64->256 at
-# 56x56 0.97, but 256->64 at 56x56 1.05 (the copy is not paid back by 64
-# filters); MobileNetV2 1.02 with every 1x1 conv packed, 0.92 with this rule.
-PACK1_MIN_FILTERS = 128
-
-
-def pack_one_by_one(f: int, m: int, nb: int) -> bool:
-    """Whether a 1x1 stride-1 conv of ``f`` filters over ``m`` pixels packs its input."""
-    return m % nb != 0 or f >= PACK1_MIN_FILTERS
-
-
-# Fewer output channels than this get a narrower register tile (matmul.small_m_tile,
-# a row block of 8 on AVX-512 and 6 on AVX2), whose packing would not fold away
-PACKED_MIN_FILTERS = 8
-
-
-def packed_col(bsz: int, f: int, s, blocks: tuple[int, int]) -> bool:
-    """Whether the im2col is written in the kernel's packed B layout
-    (:mod:`.im2col_packed`): one image, stride 1, real kernel blocks, at
-    least PACKED_MIN_FILTERS filters."""
-    return bsz == 1 and f >= PACKED_MIN_FILTERS and list(s) == [1, 1] and min(blocks) > 1
-
-
 def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = False,
                   blocks: tuple[int, int] = (1, 1), bias: bool = False,
                   dest: bool = False, row_block: int = 0) -> str:
@@ -211,8 +183,6 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     kernel's register tile rows (0: never the pixel-row form of
     :mod:`.conv_pixel_rows`)."""
     kb, nb = blocks
-    if groups == 1 and list(xs[:1] + xs[2:]) == [1, 1, 1] and tuple(ws[2:]) == (1, 1):
-        return row_conv_function(name, xs, ws, os_, bias, dest)
     if groups == 1:
         n, c, h, w = xs
         f, _, kh_, kw_ = ws
@@ -243,21 +213,22 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
              f"-> {tensor_type(os_)} {{"] + pre
     lines.append("    %zero = arith.constant 0.0 : f32")
     packed = False
-    one_by_one = (kh_, kw_) == (1, 1) and s == [1, 1] and (h, w) == (oh, ow)
-    mr = pixel_rows(bsz, groups, bias, fg, m, nb, row_block) if min(blocks) > 1 else 0
-    if mr and one_by_one:              # the input itself, read in place
+    form, mr = conv_form(xs, ws, s, groups, bsz, fg, (h, w), (oh, ow), bias, blocks, row_block)
+    if form == "row":
+        return row_conv_function(name, xs, ws, os_, bias, dest)
+    if form == "pixel_rows_in_place":              # the input itself, read in place
         kp, mp = k, m
         lines.append(f"    %pr_col = tensor.collapse_shape %x [[0, 1], [2, 3]] : {tensor_type(xs)} into {tensor_type([k, m])}")
-    elif mr:
+    elif form == "pixel_rows":
         kp, mp = _cdiv(k, kb) * kb, _cdiv(m, mr) * mr
         col = _im2col(lines, x, xb, kh_, kw_, oh, ow, s, d, kp, mp, threads)
         lines.append(f"    %pr_col = tensor.collapse_shape {col} [[0, 1], [2]] "
                      f": {tensor_type([1, kp, mp])} into {tensor_type([kp, mp])}")
-    elif one_by_one and not (packed_col(bsz, fg, s, blocks) and pack_one_by_one(fg, m, nb)):
+    elif form == "in_place":
         kp, mp = k, m                      # col is a view of x; the kernel pads if needed
         lines.append(f"    %col = tensor.collapse_shape {x} [[0], [1], [2, 3]] : {tensor_type(xb)} into {tensor_type([bsz, k, m])}")
         col = "%col"
-    elif packed := packed_col(bsz, fg, s, blocks):
+    elif packed := form == "packed_im2col":
         kp, mp = _cdiv(k, kb) * kb, _cdiv(m, nb) * nb
         col = packed_im2col(lines, x, xb, kh_, kw_, oh, ow, d, kp, mp, kb, nb, threads,
                             IM2COL_THREAD_MIN)
@@ -363,6 +334,17 @@ def _bias_into(lines, os_) -> None:
     lines.append(f"      scf.yield {cur} : {ot}\n    }}")
 
 
+def conv_signature_and_bias(op: ir.Operation):
+    """(:func:`_conv_signature`, whether its bias add is fused), or None:
+    a zero-initialised plain conv whose single user adds a per-channel bias
+    accumulates into the broadcast bias."""
+    sig = _conv_signature(op)
+    if sig is None:
+        return None
+    return sig, bool(sig[5] == 1 and zero_fill(op.operands[2])
+                     and bias_add_user(op.results[0]) is not None)
+
+
 def _conv_signature(op: ir.Operation):
     """(x shape, w shape, out shape, strides, dilations, groups); the
     batch dim of x and out may be dynamic (None)."""
@@ -409,17 +391,18 @@ def _conv_functions(module: ir.Module, name: str, sig, bias: bool, threads: bool
 
 
 def convs_to_matmul(module: ir.Module, threads: bool = False,
-                    blocks: tuple[int, int] = (1, 1), row_block: int = 0) -> int:
-    """Rewrite every static f32 NCHW conv (plain or grouped) as im2col +
-    matmul (inlined private functions); ``row_block`` (the kernel's tile
-    rows) allows the pixel-row form of :mod:`.conv_pixel_rows`. Returns how
-    many were rewritten."""
+                    blocks: tuple[int, int] = (1, 1), row_block: int = 0, plan=None) -> int:
+    """Rewrite every static f32 NCHW conv (plain or grouped; with a kernel
+    ``plan``, those it gave to ``conv_im2col``) as im2col + matmul (inlined
+    private functions); ``row_block`` (the kernel's tile rows) allows the
+    pixel-row form of :mod:`.conv_pixel_rows`. Returns how many were rewritten."""
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     count = 0
     # collected first: rewriting erases ops (fused bias adds) a walk would visit
     convs = [(op, sig) for op in walk_ops(module.operation)
-             if (sig := _conv_signature(op)) is not None]
+             if (plan is None or assigned(op, "conv_im2col"))
+             and (sig := _conv_signature(op)) is not None]
     for op, sig in convs:
         # a zero-initialised plain conv whose single user adds a per-channel
         # bias: the matmul accumulates into the broadcast bias instead

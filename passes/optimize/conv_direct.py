@@ -48,10 +48,10 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, fill_scalar
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_plan import DIRECT_THREAD_MIN_MACS, assigned
 
 MAX_CHANNELS = 4          # input channels of a stem conv
 MAX_TAPS = 160            # C*KH*KW (7x7x3 = 147): the unrolled taps of one channel step
-THREAD_MIN_MACS = 1 << 20  # the row loop is an scf.forall from this many multiply-adds
 
 
 @dataclass(frozen=True)
@@ -272,7 +272,7 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     v["ecv"] = [e.broadcast(p, vector(vw), base="ecv") for p in ecaps]
     rows = n * oh
     macs = rows * ow * f * c * kh * kw
-    par = threads and macs >= THREAD_MIN_MACS and rows > 1
+    par = threads and macs >= DIRECT_THREAD_MIN_MACS and rows > 1
     if par:
         i, oo, res = e.forall(rows, o)
     else:
@@ -323,17 +323,19 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     return e.function(name, [x, w, o, init] + ecaps, ot)
 
 
-def direct_convs(module: ir.Module, target: Target, threads: bool = False) -> int:
-    """Replace every matched stem conv (with its bias add and elementwise
-    epilogue when fusable) by a call of the direct kernel (inlined private
-    functions). Returns how many were rewritten."""
+def direct_convs(module: ir.Module, target: Target, threads: bool = False, plan=None) -> int:
+    """Replace every matched stem conv (with a kernel ``plan``: those it
+    gave to ``conv_direct``; with its bias add and elementwise epilogue when
+    fusable) by a call of the direct kernel (inlined private functions).
+    Returns how many were rewritten."""
     from dataclasses import replace
 
     from onnx_mlir_py.passes.optimize.window_rewrite import inline_kernels
     funcs: dict[tuple, str] = {}
     count = 0
     found_all = [m for op in walk_ops(module.operation, "linalg.conv_2d_nchw_fchw")
-                 if (m := _match(op, target)) is not None]
+                 if (plan is None or assigned(op, "conv_direct"))
+                 and (m := _match(op, target)) is not None]
     for dv, operands, erase, last, dead in found_all:
         dynamic = dv.xs[0] is None
         key = (dv, target, threads)

@@ -37,6 +37,7 @@ from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_plan import assigned
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -216,14 +217,17 @@ def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: boo
     return name
 
 
-def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = False) -> int:
+def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = False,
+                            plan=None) -> int:
     """Rewrite every plain f32 NCHW conv with dynamic spatial dims (see
-    :func:`signature`) as im2col + the packed contraction, per image; its
+    :func:`signature`; with a kernel ``plan``: those it gave to ``conv_dyn``)
+    as im2col + the packed contraction, per image; its
     bias add and an elementwise op after it (ReLU, Clip, ...) are fused.
     Returns how many were rewritten."""
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
-    convs = [(op, sig) for op in walk_ops(module.operation) if (sig := signature(op)) is not None]
+    convs = [(op, sig) for op in walk_ops(module.operation)
+             if (plan is None or assigned(op, "conv_dyn")) and (sig := signature(op)) is not None]
     for op, sig in convs:
         fused = bias_add_user(op.results[0])
         last = fused[0] if fused is not None else op

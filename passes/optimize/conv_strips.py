@@ -11,7 +11,7 @@ Here the (batch-1) image is cut into strips of R output rows:
 
 HR = (R-1)*s + (KH-1)*d + 1 input rows (strips overlap by the kernel's
 reach). Each strip is the static kernel of :func:`.conv.conv_function`
-(im2col of about STRIP_COLS floats, cache-resident, then the packed
+(im2col of about ``kernel_plan.STRIP_COLS`` floats, cache-resident, then the packed
 matmul), writing into its slice of the output (the bias broadcast into it,
 or the zero fill accumulated into). With threads the whole strips are one
 ``scf.forall`` (one parallel loop per conv instead of two per strip; each
@@ -22,26 +22,6 @@ static batch > 1 runs the strip function once per image (:mod:`.batch_loop`).
 from __future__ import annotations
 
 from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, Value, tensor
-
-STRIP_COLS = 1 << 17      # im2col floats of one strip (512 KB)
-STRIP_MIN = 1 << 20       # convs whose whole im2col has more floats are cut
-
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def strip_rows(xs, ws, os_, s, kb: int) -> int | None:
-    """Output rows per strip for a plain conv, or None (not cut: small, or
-    a 1x1 stride-1 conv, which needs no im2col)."""
-    c, (_f, _c, kh, kw), (oh, ow) = xs[1], ws, os_[2:]
-    if (kh, kw) == (1, 1) and tuple(s) == (1, 1):
-        return None
-    kp = _cdiv(c * kh * kw, kb) * kb
-    if kp * oh * ow <= STRIP_MIN:
-        return None
-    r = max(1, STRIP_COLS // (kp * ow))
-    return r if r < oh else None
 
 
 def strip_input_rows(r: int, ws, s, d) -> int:

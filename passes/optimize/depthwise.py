@@ -130,9 +130,10 @@ def _match(op: ir.Operation):
     return cv, operands, erase, last, dead
 
 
-def depthwise_convs(module: ir.Module, target: Target, threads: bool = False) -> int:
+def depthwise_convs(module: ir.Module, target: Target, threads: bool = False, plan=None) -> int:
     """Replace every static f32 depthwise conv (with its zero pad, bias add
-    and elementwise epilogue when fusable) by the row kernel (inlined private
+    and elementwise epilogue when fusable; with a kernel ``plan``: those it
+    gave to ``depthwise_rows``) by the row kernel (inlined private
     functions). Returns how many were rewritten."""
     return rewrite_all(module, "linalg.depthwise_conv_2d_nchw_chw", _match, "__om_depthwise",
-                       target, threads)
+                       target, threads, plan, "depthwise_rows")

@@ -27,6 +27,7 @@ from onnx_mlir_py.passes.optimize.schedule import apply_to_ops, loop_sizes, stat
 from onnx_mlir_py.target import Target
 
 from onnx_mlir_py.passes.optimize.kernel_fusion import static_f32
+from onnx_mlir_py.passes.optimize.kernel_plan import STREAMED_B_BYTES, threaded_kernel
 from onnx_mlir_py.passes.optimize.matmul_attrs import PACKED_ATTR
 from onnx_mlir_py.passes.optimize.matmul_text import _cdiv, kernel_function
 from onnx_mlir_py.passes.optimize.matmul_dyn_text import kernel_function_dynamic
@@ -203,6 +204,33 @@ def small_m_tile(m: int, n: int, mb: int, nb: int, width: int) -> tuple[int, int
     return m, max(cols, width)
 
 
+def matmul_plan(op: ir.Operation, target: Target):
+    """(kernel, tile, multiply-adds, operand bytes, reason) that
+    :func:`pack_matmuls` gives a matmul / batch_matmul (the kernel plan's
+    rule), or None for another op."""
+    mb, nb, kb = target.matmul_tile
+    shape, a_cols = _kernel_shape(op), _a_cols_matmul(op)
+    if shape is not None:
+        bt, m, k, n = shape
+        macs = (bt or 1) * m * k * n
+        if a_cols:
+            tile, why = f"{row_tile(m, mb)}x{nb}, k {kb}", "A read transposed (pixel rows)"
+        elif _pack_b(op):
+            tm, tn = small_m_tile(m, n, mb, nb, target.vector_width)
+            tile = f"{tm}x{tn}, k {kb}"
+            why = "static f32, B packed" + (" (small M: wider tile)" if tm < mb else "")
+        else:
+            tile, why = f"{mb}x{nb}, k {kb}", "static f32, B read in place"
+        return "packed_matmul", tile, macs, operand_bytes(op), why
+    if _dynamic_kernel_shape(op) is not None:
+        return ("packed_matmul_dyn", f"{mb}x{nb}, k {kb}", None, None,
+                "dynamic dims: whole row blocks in place, B packed when constant")
+    if _default_matmul(op):
+        return ("block_pack_matmul", f"{mb}x{nb}, k {kb}", None, None,
+                "not f32 / other maps: upstream linalg-block-pack-matmul")
+    return None
+
+
 def _drop_empty_contractions(module: ir.Module) -> int:
     """A matmul/batch_matmul with a static 0 dim is its init: over a K of 0,
     C + nothing; with an M, N or batch of 0, C is empty. Packing it (ours or
@@ -294,10 +322,7 @@ def _outer_is_rows(op: ir.Operation) -> bool:
 
 # Cache blocking of the packed contraction (loops P, Q, KO over blocks: P the
 # outer block loop, Q the other, see matmul_text.contraction).
-# Packed B above this size is re-read from L3 for every row block when rows
-# are outermost: matmul1024 (4 MiB of B) ran at 104 GFLOPS on a 2 MiB-L2 Xeon,
-# against 172 with a 1 MiB B; K is then cut into slabs of about SLAB_K.
-STREAMED_B_BYTES = 1 << 20
+# (K is cut into slabs above kernel_plan.STREAMED_B_BYTES of packed B)
 SLAB_K = 256            # a slab's B column panel (SLAB_K x nb floats) stays in L1
 GROUP_BLOCKS = 8        # outer blocks that share each panel (read once per group)
 # Column-block groups (columns outermost): their B panels, all of K, in L2
@@ -430,21 +455,6 @@ def kernel_schedule(op: ir.Operation, threads: bool = False) -> str | None:
 """
 
 
-# Below this many multiply-adds a kernel stays on the calling thread: waking
-# pool workers costs tens of microseconds (MNIST's small convs ran 2.4x
-# slower with 2 threads than with 1) ...
-THREAD_MIN_MACS = 1 << 21
-# ... unless it has THREAD_MIN_MACS_MEMORY and its operands (A, B, C) take
-# THREAD_MIN_BYTES: such a kernel is bound by memory more than by its
-# multiply-adds (a recurrent step's H x R^T reads all of R, a 1x1 conv of
-# few channels all of its image), and two cores' caches pay. Measured A/B at
-# 2 threads (2^18 MACs with these bytes / 2^21 alone): MobileNetV3 0.90,
-# MobileNetV2 0.85, YOLO 0.81, LSTM b2 t20 0.78; at 2^18 without the bytes
-# MNIST's 627K-MAC conv (182 KB) ran 1.3x slower (32 -> 42 us a run).
-THREAD_MIN_MACS_MEMORY = 1 << 18
-THREAD_MIN_BYTES = 512 * 1024
-
-
 def operand_bytes(op: ir.Operation) -> int | None:
     """Bytes of a static op's tensor operands, else None."""
     total = 0
@@ -454,15 +464,6 @@ def operand_bytes(op: ir.Operation) -> int | None:
             return None
         total += math.prod(t.shape) * max(1, getattr(t.element_type, "width", 32) // 8)
     return total
-
-
-def threaded_kernel(macs: int | None, nbytes: int | None) -> bool:
-    """Whether a packed contraction of ``macs`` multiply-adds over operands
-    of ``nbytes`` (None: dynamic) is split across the pool."""
-    if macs is None:
-        return True
-    return macs >= THREAD_MIN_MACS or (macs >= THREAD_MIN_MACS_MEMORY and nbytes is not None
-                                       and nbytes >= THREAD_MIN_BYTES)
 
 
 def contraction_macs(op: ir.Operation) -> int | None:

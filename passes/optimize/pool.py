@@ -54,8 +54,9 @@ def _match(op: ir.Operation):
     return cv, operands, erase, last
 
 
-def pools(module: ir.Module, target: Target, threads: bool = False) -> int:
+def pools(module: ir.Module, target: Target, threads: bool = False, plan=None) -> int:
     """Replace every static f32 NCHW max / sum pool (with its constant pad,
-    fill and elementwise user when fusable) by the row kernel. Returns how
-    many were rewritten."""
-    return rewrite_all(module, set(KINDS), _match, "__om_pool", target, threads)
+    fill and elementwise user when fusable; with a kernel ``plan``: those it
+    gave to ``pool_rows``) by the row kernel. Returns how many were rewritten."""
+    return rewrite_all(module, set(KINDS), _match, "__om_pool", target, threads, plan,
+                       "pool_rows")

@@ -34,6 +34,7 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import (epilogue_user, fill_scal
                                                         window_ints)
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_plan import assigned
 
 KINDS = {"linalg.pooling_nchw_max": "arith.maximumf", "linalg.pooling_nchw_sum": "arith.addf"}
 
@@ -124,14 +125,15 @@ def image_function(name: str, kind: str, xs, ws, os_, s, d, lanes: int, threads:
     return e.function(name, params + ecaps, ot)
 
 
-def dynamic_pools(module: ir.Module, target: Target, threads: bool = False) -> int:
+def dynamic_pools(module: ir.Module, target: Target, threads: bool = False, plan=None) -> int:
     """Rewrite every f32 NCHW max / sum pool with dynamic spatial dims (see
-    :func:`signature`) as the per-image vector kernel, its fill and unary
-    elementwise user fused. Returns how many were rewritten."""
+    :func:`signature`; with a kernel ``plan``: those it gave to ``pool_dyn``)
+    as the per-image vector kernel, its fill and unary elementwise user
+    fused. Returns how many were rewritten."""
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     pools = [(op, sig) for op in walk_ops(module.operation, set(KINDS))
-             if (sig := signature(op)) is not None]
+             if (plan is None or assigned(op, "pool_dyn")) and (sig := signature(op)) is not None]
     for op, sig in pools:
         xs, ws, os_, s, d = sig
         epi = epilogue_user(op.results[0])

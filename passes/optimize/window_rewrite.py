@@ -3,7 +3,7 @@
 function per distinct kernel, inlined.
 
 A dynamic batch runs the batch-1 kernel once per image (:mod:`.batch_loop`).
-Threads: with ``threads`` and at least ``WINDOW_THREAD_MIN_MACS`` multiply-adds the
+Threads: with ``threads`` and at least ``kernel_plan.WINDOW_THREAD_MIN_MACS`` multiply-adds the
 channel loop is split into about ``THREAD_TASKS`` blocks of an
 ``scf.forall`` (tasks on the library's thread pool, see the package
 docstring).
@@ -21,24 +21,20 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import replace_with_call, static
 from onnx_mlir_py.passes.optimize.row_kernel import kernel_function
 from onnx_mlir_py.passes.optimize.row_plan import channel_blocks, macs
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_plan import WINDOW_THREAD_MIN_MACS, assigned
 
-# Window ops from this many multiply-adds split their channels across
-# threads: lower than the matmuls' THREAD_MIN_MACS (2^21), as a depthwise
-# conv or pool takes ~5-10x longer per multiply-add than a matmul kernel; at
-# 2^21 most of MobileNetV2's depthwise convs (e.g. 144 x 28 x 28 x 9 = 1.0M)
-# ran on one thread (see elementwise.THREAD_MIN_WORK for the measurements).
-WINDOW_THREAD_MIN_MACS = 1 << 17
 
 
 def rewrite_all(module: ir.Module, select, match, prefix: str, target: Target,
-                threads: bool) -> int:
-    """Every op ``select`` names that ``match`` accepts -> a call of its row
-    kernel (one private function per distinct kernel, ``prefix``), inlined;
-    returns how many were rewritten."""
+                threads: bool, plan=None, kernel: str = "") -> int:
+    """Every op ``select`` names that ``match`` accepts (with a kernel
+    ``plan``: that it gave to ``kernel``) -> a call of its row kernel (one
+    private function per distinct kernel, ``prefix``), inlined; returns how
+    many were rewritten."""
     funcs: dict[tuple, str] = {}
     count = 0
     for op in walk_ops(module.operation, select):
-        found = match(op)
+        found = match(op) if plan is None or assigned(op, kernel) else None
         if found is not None:
             replace_with_kernel(module, funcs, prefix, found, target, threads)
             count += 1

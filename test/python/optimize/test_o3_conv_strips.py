@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onnx_mlir_py.passes.optimize.conv_strips import strip_rows
+from onnx_mlir_py.passes.optimize.kernel_plan import strip_rows
 from onnx_mlir_py.target import target_for
 from onnx_mlir_py.runtime import ExecutionSession
 from test_o3_numerics import N, Cases, compile_with_ort, pool_task_count, rand
