@@ -20,7 +20,6 @@ before: the cache only saves time, it never fails a compile.
 from __future__ import annotations
 
 import hashlib
-import os
 from functools import lru_cache
 from pathlib import Path
 
