@@ -27,7 +27,7 @@ FOLDABLE = {
     "Where", "Expand", "ReduceProd", "ReduceSum", "ReduceMin", "ReduceMax",
     "Identity", "Neg", "Abs", "Max", "Min", "Floor", "Ceil", "Sqrt", "Not", "And",
     "Or", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Mod", "Transpose",
-    "Flatten", "Tile", "CastLike", "Constant", "Sign", "Split",
+    "Flatten", "Tile", "CastLike", "Constant", "Sign", "Split", "DequantizeLinear",
 }
 
 
@@ -86,6 +86,14 @@ def _fold_slice(v: OnnxOp, inputs: list) -> list[np.ndarray] | None:
     return None if out is None else [out]
 
 
+def _fold_dequantize(v: OnnxOp, inputs: list) -> list[np.ndarray] | None:
+    """DequantizeLinear with its family's own rule (onnx.reference has no
+    version before 19; large weights: optimize_onnx/quantize.py)."""
+    from onnx_mlir_py.dialects.onnx.ops.quantize import fold_dequantize
+    out = fold_dequantize(v, inputs)
+    return None if out is None else [out]
+
+
 def try_fold(op: ir.Operation) -> bool:
     """Replace ``op`` by constants if it can be evaluated now."""
     v = OnnxOp(op)
@@ -124,7 +132,9 @@ def try_fold(op: ir.Operation) -> bool:
         while flat and flat[-1] is None:
             flat.pop()
         try:
-            results = _fold_slice(v, flat) if v.op_type == "Slice" else _evaluate(v, flat)
+            results = _fold_slice(v, flat) if v.op_type == "Slice" else \
+                _fold_dequantize(v, flat) if v.op_type == "DequantizeLinear" else \
+                _evaluate(v, flat)
         except Exception:
             return False
         if results is None:

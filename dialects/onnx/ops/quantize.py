@@ -77,3 +77,52 @@ def _dq_shape(op: OnnxOp):
 def _dql_shape(op: OnnxOp):
     u8 = ir.IntegerType.get_unsigned(8)
     return [tensor(op.shape(op.input(0)), u8), tensor((), ir.F32Type.get()), tensor((), u8)]
+
+
+_DQ_INTS = ("int8", "uint8", "int16", "uint16", "int32")
+
+
+def fold_dequantize(op: OnnxOp, inputs: list):
+    """DequantizeLinear of constants ``inputs`` (x, scale[, zero point]) as
+    its lowering computes it (onnx_to_linalg/quantize.py), so folding
+    changes no bit: ``(float(x) - float(zp)) * scale`` in f32 (f64 with an
+    f64 scale), the scale per tensor, per axis or per block. Only integer x
+    whose result type is the scale's; else None (left to run time, where a
+    bad parameter fails with the lowering's message)."""
+    import numpy as np
+    x, scale = inputs[0], inputs[1]
+    zp = inputs[2] if len(inputs) > 2 else None
+    if x is None or scale is None or x.dtype.name not in _DQ_INTS or x.ndim == 0 \
+            or scale.dtype.name not in ("float32", "float64") \
+            or (zp is not None and (zp.dtype != x.dtype or zp.shape != scale.shape)):
+        return None
+    out = scale.dtype
+    res = op.op.results[0].type
+    if not isinstance(res, ir.ShapedType) or str(res.element_type) != \
+            {"float32": "f32", "float64": "f64"}[out.name]:
+        return None
+    axis = opt_attr(op, "axis", 1)
+    block = opt_attr(op, "block_size", 0)
+    if not -x.ndim <= axis < x.ndim:
+        return None
+    axis %= x.ndim
+
+    def fit(p):
+        if block:
+            if p.ndim != x.ndim or p.shape[axis] != -(-x.shape[axis] // block) or any(
+                    p.shape[d] != x.shape[d] for d in range(x.ndim) if d != axis):
+                return None
+            return np.repeat(p, block, axis=axis).take(range(x.shape[axis]), axis=axis)
+        if p.size == 1 and p.ndim <= 1:
+            return p.reshape(())
+        if p.ndim != 1 or p.shape[0] != x.shape[axis]:
+            return None
+        return p.reshape([-1 if d == axis else 1 for d in range(x.ndim)])
+    s = fit(scale)
+    z = None if zp is None else fit(zp)
+    if s is None or (zp is not None and z is None):
+        return None
+    y = x.astype(out)
+    if z is not None:
+        y = y - z.astype(out)
+    return y * s.astype(out)

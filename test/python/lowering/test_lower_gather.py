@@ -291,3 +291,32 @@ def test_gather_dynamic_batch():
     idx = np.array([0, -1, 2], np.int64)
     check([N("Gather", ["x", "i"], ["y"], axis=1)], {"x": x, "i": idx}, ["y"],
           dyn_inputs=("x",))
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32])
+def test_gather_from_unsigned_initializer(tmp_path, opt, dtype):
+    """A uint8 embedding table (quantize_dynamic of a BERT) read by Gather:
+    the unsigned dense_resource constant failed bufferization (`tensor.bitcast
+    ... ui8 -> i8` not bufferized); ids of a dynamic length, two lengths."""
+    import onnx
+    from onnx import numpy_helper
+
+    import onnx_mlir_py
+    table = R.integers(0, np.iinfo(dtype).max, (128, 128), endpoint=True).astype(dtype)
+    g = helper.make_graph(
+        [N("Gather", ["W", "ids"], ["y"], axis=0)], "gather_u",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, ["n"])],
+        [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
+                                       ["n", 128])],
+        [numpy_helper.from_array(table, "W")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    sess = onnx_mlir_py.ExecutionSession(
+        onnx_mlir_py.compile(m, output=tmp_path / "g.so", opt_level=opt))
+    for n in (5, 17):
+        ids = ints(-128, 128, (n,))
+        got = sess.run([ids])[0]
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, table[ids])
