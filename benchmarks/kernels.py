@@ -332,8 +332,8 @@ def main(argv=None) -> int:
                          f"{', '.join(models)} (see --list)")
     import numpy
     import onnxruntime
-    env = (f"onnxruntime {onnxruntime.__version__}, numpy {numpy.__version__}, "
-           f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
+    env = (f"{machine.machine_line()}; onnxruntime {onnxruntime.__version__}, "
+           f"numpy {numpy.__version__}, load {os.getloadavg()[0]:.2f}")
     pk = machine.peak()
     peak = pk["gflops_per_core"]
     print("\n".join(header_lines(env, pk)), flush=True)

@@ -131,3 +131,28 @@ def peak() -> dict:
     return {"gflops_per_core": gf, "ghz": ghz, "lanes": lanes, "pipes": pipes, "isa": isa,
             "cpu": cpu, "how": f"{ghz:.2f} GHz ({clock}) x {lanes} f32 lanes ({isa}) x 2 (FMA) x "
                                f"{pipes} FMA pipes ({cpu or 'unknown CPU'}) = {gf:.1f} GFLOPS/core"}
+
+
+_FEATURES = ("avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512_fp16",
+             "amx_tile", "amx_int8", "amx_bf16")
+
+
+def machine_line() -> str:
+    """One line naming the machine for a results table: the CPU model
+    (/proc/cpuinfo "model name"), LLVM's name for it, the vector features
+    the kernel plan reads (VNNI, BF16, FP16, AMX) and the core count, e.g.
+    ``AMD EPYC (znver4), avx512f avx512_vnni avx512_bf16, 2 cpus``."""
+    model = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    flags, _ = _cpuinfo()
+    cpu = _host_cpu()
+    feats = " ".join(f for f in _FEATURES if f in flags) or "no AVX-512"
+    return (f"{model or 'unknown CPU'}" + (f" ({cpu})" if cpu else "")
+            + f", {feats}, {os.cpu_count()} cpus")

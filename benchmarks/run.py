@@ -148,11 +148,13 @@ def markdown(result: dict) -> str:
     """The table for an issue note."""
     threads = result["threads"]
     peak = result["peak"]["gflops_per_core"]
-    lines = [f"Peak: {result['peak']['how']} (benchmarks/machine.py); '% peak' is ours "
-             "against the peak of the threads used.", "",
-             "| model | threads | ours ms | onnxruntime ms | ratio | ours GFLOPS | "
-             "onnxruntime GFLOPS | % peak | compile s |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ([f"Machine: {result['machine']['line']}", ""] if "line" in result.get("machine", {})
+             else []) + \
+        [f"Peak: {result['peak']['how']} (benchmarks/machine.py); '% peak' is ours "
+         "against the peak of the threads used.", "",
+         "| model | threads | ours ms | onnxruntime ms | ratio | ours GFLOPS | "
+         "onnxruntime GFLOPS | % peak | compile s |",
+         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in result["models"]:
         if r["status"] != "ok":
             lines.append(f"| {r['name']} | | {r['status']}: {r.get('error', '')[:80]} "
@@ -280,8 +282,8 @@ def main(argv=None) -> int:
     controllable = harness.ours_threads_supported()
     import numpy
     import onnxruntime
-    print(f"onnxruntime {onnxruntime.__version__}, numpy {numpy.__version__}, "
-          f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
+    print(f"{machine.machine_line()}; onnxruntime {onnxruntime.__version__}, "
+          f"numpy {numpy.__version__}, load {os.getloadavg()[0]:.2f}")
     if not controllable:
         print("note: ExecutionSession has no num_threads parameter yet: our thread count is "
               "not controllable; 'ours' is the same library at every thread count")
@@ -297,7 +299,8 @@ def main(argv=None) -> int:
     result = {
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "quick": args.quick, "threads": threads, "ours_threads_controllable": controllable,
-        "machine": {"cpus": os.cpu_count(), "loadavg": list(os.getloadavg()),
+        "machine": {"line": machine.machine_line(), "cpus": os.cpu_count(),
+                    "loadavg": list(os.getloadavg()),
                     "python": platform.python_version(), "onnxruntime": onnxruntime.__version__,
                     "numpy": numpy.__version__},
         "peak": pk, "models": rows, "geomean": geomeans(rows, threads),

@@ -146,7 +146,10 @@ def test_kernel_benchmark_quick(tmp_path):
     tm = rows[1]["timings"]["1"]
     assert abs(summ["1x1"]["ours_pct_peak"] - 100 * tm["ours_gflops"] / peak) < 1e-9
     md = (tmp_path / "kernels.md").read_text()
-    assert md.startswith("Machine: onnxruntime") and res["peak"]["how"] in md
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import machine
+    assert md.startswith(f"Machine: {machine.machine_line()}; onnxruntime") \
+        and res["peak"]["how"] in md
     assert "| 320x7x7 -> 1280, k1 s1 p0 | 2 | 1 |" in md and "| **3x3 dw** | 2 |" in md
     assert "| 960x7x7 -> 960, k3 s1 p1 dw | 1 | 3 |" in r.stdout
 
