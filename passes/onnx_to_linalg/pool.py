@@ -2,6 +2,8 @@
 as the 2-D pool of the [N, C, 1, L] view), 3-D, ..., unsigned MaxPool and
 LpPool -> a window-reduction linalg.generic (``pool_nd``);
 GlobalAveragePool / GlobalMaxPool / GlobalLpPool -> linalg.generic reductions.
+MaxUnpool -> zeros, then an ``scf.for`` nest over X inserting each element at
+its (range-checked) flat index, as the Scatter lowerings (gather.py).
 
 The window arithmetic (output sizes, auto_pad SAME pads, ceil_mode) is the
 pool shape rule's helper (``dialects/onnx/ops/conv.py::window_axes``) on
@@ -13,7 +15,7 @@ else computed per output position from index arithmetic (``_divisor``).
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, math
+from mlir.dialects import arith, linalg, math, tensor
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
@@ -21,8 +23,12 @@ from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_
                                                         lowest, pad)
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.ops.conv import Window, window, window_axes
-from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of, wrap
-from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import loop_index
+from onnx_mlir_py.dialects.onnx.ops.pool import unpool_inferred, unpool_window
+from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import (checks, fit_result, index_of,
+                                                        int_elements, require_same_dim, wrap)
+from onnx_mlir_py.passes.onnx_to_linalg.index_bounds import require_indices
+from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest
+from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import loop_index, to_index
 from onnx_mlir_py.passes.onnx_to_linalg.conv import collapse_to, view_2d
 from onnx_mlir_py.passes.onnx_to_linalg.reshape import dims_product, expand, reshape_with_shape
 
@@ -288,3 +294,54 @@ def lower_global_average_pool(op: OnnxOp, b: LoweringContext):
 @lowering("GlobalMaxPool", 1, 22)
 def lower_global_max_pool(op: OnnxOp, b: LoweringContext):
     return _global(op, b, "max")
+
+
+@lowering("MaxUnpool", 9, 11, 22)
+def lower_max_unpool(op: OnnxOp, b: LoweringContext):
+    """Zeros of the output shape, then X's elements written in order (a later
+    duplicate index wins, as onnx.reference) through an ``scf.for`` nest over X
+    carrying the output (the Scatter lowerings' form). An index is flat into
+    the inferred shape [N, C, (in - 1) * s + k - pads...] (even when
+    ``output_shape`` is given: the inferred block is its leading corner, as
+    onnx.reference and the node tests) and is checked to be in range before
+    the loop; ``output_shape`` must be at least the inferred shape."""
+    x, ind = op.input(0), op.input(1)
+    r = b.ranked(op, x).rank
+    if r < 3:
+        op.fail("input 'X' must have rank >= 3 (N, C, spatial...)")
+    if b.ranked(op, ind, "input 'I'").rank != r:
+        op.fail(f"input 'I' must have the rank of input 'X' ({r})")
+    for k in range(r):
+        require_same_dim(op, b, ind, k, x, k, "I", "X")
+    kernel, strides, pads = unpool_window(op, r - 2)
+    chk = checks(op, b)
+    inferred = unpool_inferred(b.ixdims(x), kernel, strides, pads)
+    for i, d in enumerate(inferred[2:]):
+        chk.require(D.ge(d, 0), f"spatial axis {i}: the inferred output size {{0}} is "
+                    f"negative", d)
+    out = inferred
+    if op.input(2) is not None:
+        out = int_elements(op, b, op.input(2), r, "output_shape")
+        for k, (o, d) in enumerate(zip(out, inferred)):
+            chk.require(D.ge(o, d), f"output_shape[{k}] = {{0}} is smaller than the "
+                        f"inferred size {{1}} of dim {k}", o, d)
+    out_dims = [index_of(d) for d in fit_result(op, b, out)]
+    total = D.product(inferred)
+    require_indices(op, b, ind, index_of(total), "the inferred output of N*C*spatial "
+                    "elements", negative=False)
+    et = x.type.element_type
+    # divisors of the flat index, 0 made 1 (only an empty output has a 0 dim,
+    # and then no index passed the check)
+    divs = [b.index(max(d, 1)) if D.is_static(d) else
+            arith.maxui(index_of(d), b.index(1)) for d in inferred[1:]]
+
+    def body(ivs, carried):
+        (acc,) = carried
+        f = to_index(tensor.extract(ind, ivs))
+        coords = []
+        for d in reversed(divs):
+            coords.append(arith.remui(f, d))
+            f = arith.divui(f, d)
+        coords.append(f)
+        return [tensor.insert(tensor.extract(x, ivs), acc, coords[::-1])]
+    return for_nest(b, b.dims(x), [b.full(out_dims, et, 0)], body)

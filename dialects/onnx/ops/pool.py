@@ -114,3 +114,48 @@ _global_shape = single_result(_global)
 for _op in ("GlobalAveragePool", "GlobalMaxPool"):
     verifier(_op, *GLOBAL_VERSIONS)(_global_verify)
     shape_rule(_op, *GLOBAL_VERSIONS)(_global_shape)
+
+
+# -- MaxUnpool ---------------------------------------------------------------------
+# (its shape rule is still in shape_only.py)
+
+def unpool_window(op: OnnxOp, n: int):
+    """(kernel, strides, pads) of MaxUnpool for ``n`` spatial axes (checked)."""
+    win = window(op, n, require_kernel=True)
+    return win.kernel, win.strides, win.pads or [0] * (2 * n)
+
+
+def unpool_inferred(x: list, kernel, strides, pads) -> list:
+    """MaxUnpool's inferred output dims (ints or run-time dims): N, C and
+    ``(in - 1) * stride + kernel - pad_begin - pad_end`` per spatial axis.
+    The indices are flat indices into a tensor of this shape."""
+    n = len(kernel)
+    return list(x[:2]) + [(x[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[n + i]
+                          for i in range(n)]
+
+
+@verifier("MaxUnpool", 9, 11, 22)
+def _max_unpool_verify(op: OnnxOp):
+    x, ind = op.shape(op.input(0)), op.shape(op.input(1))
+    check_input_rank(op, x)
+    kernel = opt_attr(op, "kernel_shape")
+    if kernel is None:
+        op.fail("attribute 'kernel_shape' is required")
+    n = len(kernel) if x is None else len(x) - 2
+    kernel, strides, pads = unpool_window(op, n)
+    if x is not None and ind is not None:
+        if len(ind) != len(x) or any(a is not None and b is not None and a != b
+                                     for a, b in zip(x, ind)):
+            op.fail(f"input 'I' has shape {fmt(ind)}: expected the shape of input 'X' "
+                    f"{fmt(x)}")
+    if op.input(2) is not None:
+        s = op.shape(op.input(2))
+        if s is not None and (len(s) != 1 or (x is not None and s[0] not in (None, len(x)))):
+            op.fail(f"input 'output_shape' has shape {fmt(s)}: expected [{len(x) if x else 'rank'}]")
+    if x is not None:
+        xs = [0 if d is None else d for d in x]
+        for i, d in enumerate(unpool_inferred(xs, kernel, strides, pads)[2:]):
+            if x[2 + i] is not None and d < 0:
+                op.fail(f"spatial axis {i}: the inferred output size {d} is negative "
+                        f"(input size {x[2 + i]}, kernel {kernel[i]}, stride {strides[i]}, "
+                        f"pads {pads[i]}, {pads[n + i]})")

@@ -65,3 +65,57 @@ func.func @lppool_maxpool_1d(%arg0: tensor<1x4x6xf32> {onnx.name = "x"}) -> (ten
     %2 = "onnx.max_pool"(%arg0) {auto_pad = "NOTSET", ceil_mode = 0 : si64, kernel_shape = array<i64: 3>, storage_order = 0 : si64} : (tensor<1x4x6xf32>) -> tensor<1x4x4xf32>
     return %1, %2 : tensor<1x4x5xf32>, tensor<1x4x4xf32>
   }
+
+// -----
+
+// MaxUnpool: the indices' range checked first (one pass computing their
+// unsigned maximum, below N*C*4*4 = 32), then zeros of the output_shape
+// result with each X element inserted at its flat index into the inferred
+// [1, 2, 4, 4] (split by 4, 4, 2), in an scf.for nest carrying the result.
+// CHECK-LABEL: func.func @max_unpool_output_shape
+// CHECK: scf.for
+// CHECK: arith.maxui
+// CHECK: arith.constant 31 : i64
+// CHECK: arith.cmpi ult
+// CHECK: func.call @om_check_failed
+// CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x2x5x5xf32>)
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[Z]]) -> (tensor<1x2x5x5xf32>)
+// CHECK: %[[I:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: arith.remui %[[I]], %[[C4:.*]] : index
+// CHECK: %[[Q:.*]] = arith.divui %[[I]], %[[C4]] : index
+// CHECK: arith.remui %[[Q]]
+// CHECK: arith.divui
+// CHECK: arith.remui
+// CHECK: arith.divui
+// CHECK: tensor.insert %{{.*}} into %{{.*}} : tensor<1x2x5x5xf32>
+// CHECK-NOT: onnx.
+func.func @max_unpool_output_shape(%x: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi64>) -> tensor<1x2x5x5xf32> {
+  %s = "onnx.constant"() {value = dense<[1, 2, 5, 5]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %0 = "onnx.max_unpool"(%x, %i, %s) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>, tensor<4xi64>) -> tensor<1x2x5x5xf32>
+  return %0 : tensor<1x2x5x5xf32>
+}
+
+// -----
+
+// Dynamic batch and height: I's dims checked against X's, the inferred
+// height (H - 1) * 2 + 2 - 1 computed and checked >= 0 at run time, the
+// result allocated with the run-time dims.
+// CHECK-LABEL: func.func @max_unpool_dynamic
+// CHECK: arith.cmpi eq
+// CHECK: func.call @om_check_failed
+// CHECK: arith.cmpi eq
+// CHECK: func.call @om_check_failed
+// CHECK: %[[H:.*]] = tensor.dim %arg0, %c2{{.*}} : tensor<?x2x?x3xf32>
+// CHECK: %[[H1:.*]] = arith.subi %[[H]]
+// CHECK: %[[H2:.*]] = arith.muli %[[H1]]
+// CHECK: %[[H3:.*]] = arith.addi %[[H2]]
+// CHECK: %[[OH:.*]] = arith.subi %[[H3]]
+// CHECK: arith.cmpi sge, %[[OH]]
+// CHECK: func.call @om_check_failed
+// CHECK: tensor.empty(%{{.*}}, %[[OH]]) : tensor<?x2x?x5xf32>
+// CHECK: scf.for
+// CHECK: tensor.insert {{.*}} : tensor<?x2x?x5xf32>
+func.func @max_unpool_dynamic(%x: tensor<?x2x?x3xf32>, %i: tensor<?x2x?x3xi64>) -> tensor<?x2x?x5xf32> {
+  %0 = "onnx.max_unpool_v11"(%x, %i) {kernel_shape = array<i64: 2, 2>, pads = array<i64: 1, 0, 0, 1>, strides = array<i64: 2, 2>} : (tensor<?x2x?x3xf32>, tensor<?x2x?x3xi64>) -> tensor<?x2x?x5xf32>
+  return %0 : tensor<?x2x?x5xf32>
+}

@@ -264,3 +264,175 @@ def test_window_with_no_output_is_refused(tmp_path, ceil_mode, kernel, strides):
         onnx_mlir_py.compile(model, output=os.path.join(tmp_path, "m.so"), opt_level=0)
     msg = str(ei.value)
     assert "\n" not in msg and "'pool'" in msg and "smaller than the effective kernel" in msg
+
+
+# -- MaxUnpool ---------------------------------------------------------------------
+# X's elements written at their flat indices (into the inferred shape
+# [N, C, (in - 1) * s + k - pads...], whose leading corner the output_shape
+# result is), zeros elsewhere; compared with onnx.reference (onnxruntime
+# indexes the output_shape result instead, which the ONNX node tests refute).
+
+def _unpool_model(x_dims, et, attrs, out_shape=None, opset=22, runtime_shape=False):
+    ins = [helper.make_tensor_value_info("x", et, x_dims),
+           helper.make_tensor_value_info("i", TensorProto.INT64, x_dims)]
+    inits, names = [], ["x", "i"]
+    if out_shape is not None:
+        names.append("s")
+        if runtime_shape:
+            ins.append(helper.make_tensor_value_info("s", TensorProto.INT64, [len(x_dims)]))
+        else:
+            inits.append(helper.make_tensor("s", TensorProto.INT64, [len(out_shape)],
+                                            list(out_shape)))
+    g = helper.make_graph([N("MaxUnpool", names, ["y"], name="unpool0", **attrs)], "u", ins,
+                          [helper.make_tensor_value_info("y", et, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)
+
+
+def _unpool_feeds(shape, dtype, total, seed):
+    """Random X and flat indices in [0, total), with duplicates (the later
+    element of X wins, as in onnx.reference)."""
+    r = np.random.default_rng(seed)
+    x = (r.standard_normal(shape) * 4 + 1).astype(dtype)   # no zeros (missing writes show)
+    i = r.integers(0, total, shape).astype(np.int64)
+    i.reshape(-1)[-1] = i.reshape(-1)[0]                    # a duplicate index at least
+    return {"x": x, "i": i}
+
+
+def _ref(m, feeds):
+    from onnx.reference import ReferenceEvaluator
+    return ReferenceEvaluator(m).run(None, feeds)[0]
+
+
+UNPOOL_CASES = {   # x shape, attrs, output_shape, opset
+    "2d": ((2, 3, 2, 3), dict(kernel_shape=[2, 2], strides=[2, 2]), None, 22),
+    "2d_output_shape": ((1, 2, 2, 2), dict(kernel_shape=[2, 2], strides=[2, 2]),
+                        (1, 2, 5, 6), 22),
+    "2d_pads_strides": ((2, 2, 3, 4), dict(kernel_shape=[3, 2], strides=[2, 3],
+                                           pads=[1, 0, 0, 1]), None, 11),
+    "2d_pads_output_shape_v9": ((1, 3, 3, 3), dict(kernel_shape=[3, 3], strides=[1, 2],
+                                                   pads=[1, 1, 1, 0]), (2, 4, 6, 7), 9),
+    "3d": ((1, 2, 2, 3, 2), dict(kernel_shape=[2, 2, 3], strides=[2, 1, 2],
+                                 pads=[0, 1, 1, 1, 0, 0]), None, 22),
+    "1d_output_shape": ((2, 1, 4), dict(kernel_shape=[2], strides=[2]), (2, 1, 9), 22),
+}
+
+
+def _inferred(shape, attrs):
+    n = len(shape) - 2
+    k, s = attrs["kernel_shape"], attrs.get("strides", [1] * n)
+    p = attrs.get("pads", [0] * 2 * n)
+    return list(shape[:2]) + [(shape[2 + i] - 1) * s[i] + k[i] - p[i] - p[n + i]
+                              for i in range(n)]
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("case", sorted(UNPOOL_CASES))
+def test_max_unpool(tmp_path, case, opt_level):
+    shape, attrs, out_shape, opset = UNPOOL_CASES[case]
+    m = _unpool_model(list(shape), TensorProto.FLOAT, attrs, out_shape, opset)
+    feeds = _unpool_feeds(shape, np.float32, int(np.prod(_inferred(shape, attrs))), 1)
+    got = compile_once(tmp_path, m, opt_level).run([feeds["x"], feeds["i"]])[0]
+    want = _ref(m, feeds)
+    assert got.shape == want.shape == tuple(out_shape or _inferred(shape, attrs))
+    np.testing.assert_array_equal(got, want)
+    assert np.count_nonzero(got) == len(np.unique(feeds["i"]))
+
+
+@pytest.mark.parametrize("et,dtype", [(TensorProto.DOUBLE, np.float64),
+                                      (TensorProto.FLOAT16, np.float16)])
+def test_max_unpool_float_types(tmp_path, et, dtype):
+    shape, attrs = (1, 2, 3, 2), dict(kernel_shape=[2, 2], strides=[2, 2], pads=[1, 0, 0, 1])
+    m = _unpool_model(list(shape), et, attrs, (1, 2, 5, 4))
+    feeds = _unpool_feeds(shape, dtype, int(np.prod(_inferred(shape, attrs))), 2)
+    got = compile_once(tmp_path, m).run([feeds["x"], feeds["i"]])[0]
+    want = _ref(m, feeds)
+    assert got.dtype == want.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_max_unpool_integer_input_is_refused(tmp_path):
+    """X is a float tensor (T1 of the schema, as onnxruntime): an int32 X is
+    refused at compile time in one line naming the node."""
+    m = _unpool_model([1, 1, 2, 2], TensorProto.INT32, dict(kernel_shape=[2, 2]))
+    with pytest.raises(OnnxMlirError) as ei:
+        onnx_mlir_py.compile(m, output=os.path.join(tmp_path, "m.so"), opt_level=0)
+    msg = str(ei.value)
+    assert "\n" not in msg and "'unpool0'" in msg and "tensor(int32)" in msg
+
+
+@pytest.mark.parametrize("runtime_shape", [False, True])
+def test_max_unpool_dynamic_batch(tmp_path, runtime_shape):
+    """Compiled once, run at batch 1 and 3 (output_shape a constant with a
+    dynamic batch is not expressible: here the run-time input gives it)."""
+    attrs = dict(kernel_shape=[2, 3], strides=[2, 2], pads=[0, 1, 1, 0])
+    m = _unpool_model(["N", 2, 3, 2], TensorProto.FLOAT, attrs,
+                      (0, 0, 0, 0) if runtime_shape else None, runtime_shape=runtime_shape)
+    sess = compile_once(tmp_path, m, 0)
+    for n in (1, 3):
+        shape = (n, 2, 3, 2)
+        inf = _inferred(shape, attrs)
+        feeds = _unpool_feeds(shape, np.float32, int(np.prod(inf)), n)
+        args = [feeds["x"], feeds["i"]]
+        if runtime_shape:
+            feeds["s"] = np.array([n, 3] + [d + 1 for d in inf[2:]], np.int64)
+            args.append(feeds["s"])
+        got = sess.run(args)[0]
+        want = _ref(m, feeds)
+        assert got.shape == want.shape and got.shape[0] == n
+        np.testing.assert_array_equal(got, want)
+
+
+def test_max_unpool_bad_values_are_run_time_errors(tmp_path):
+    """An index past the inferred output (or negative) and an output_shape
+    smaller than the inferred shape fail the call naming the node; nothing
+    is written out of bounds."""
+    from onnx_mlir_py.runtime import RuntimeInputError
+    attrs = dict(kernel_shape=[2, 2], strides=[2, 2])
+    m = _unpool_model(["N", 1, 2, 2], TensorProto.FLOAT, attrs, (0, 0, 0, 0),
+                      runtime_shape=True)
+    sess = compile_once(tmp_path, m, 0)
+    x = f32(2, 1, 2, 2)
+    ok = np.arange(8, dtype=np.int64).reshape(2, 1, 2, 2) * 4     # total 2*1*4*4 = 32
+    shape = np.array([2, 1, 4, 4], np.int64)
+    np.testing.assert_array_equal(sess.run([x, ok, shape])[0],
+                                  _ref(m, {"x": x, "i": ok, "s": shape}))
+    for bad, value in ((32, 32), (-1, -1)):
+        i = ok.copy()
+        i[1, 0, 1, 0] = bad
+        with pytest.raises(RuntimeInputError, match=rf"node 'unpool0' \(MaxUnpool\): index "
+                           rf"{value} is out of range \[0, 31\]"):
+            sess.run([x, i, shape])
+    with pytest.raises(RuntimeInputError, match=r"node 'unpool0' \(MaxUnpool\): "
+                       r"output_shape\[3\] = 3 is smaller than the inferred size 4"):
+        sess.run([x, ok, np.array([2, 1, 4, 3], np.int64)])
+    # the session still works after the errors
+    np.testing.assert_array_equal(sess.run([x, ok, shape])[0],
+                                  _ref(m, {"x": x, "i": ok, "s": shape}))
+
+
+def test_max_unpool_constant_index_out_of_range_is_a_compile_error(tmp_path):
+    attrs = dict(kernel_shape=[2, 2], strides=[2, 2])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 1, 2])
+    i = helper.make_tensor("i", TensorProto.INT64, [1, 1, 1, 2], [3, 8])
+    g = helper.make_graph([N("MaxUnpool", ["x", "i"], ["y"], name="unpool0", **attrs)], "u",
+                          [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [i])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=9)
+    with pytest.raises(OnnxMlirError, match=r"'unpool0'.*index 8 is out of range \[0, 7\]"):
+        onnx_mlir_py.compile(m, output=os.path.join(tmp_path, "m.so"), opt_level=0)
+
+
+@pytest.mark.parametrize("i_shape,attrs,match", [
+    ([1, 1, 2, 3], dict(kernel_shape=[2, 2]), r"input 'I' has shape \[1x1x2x3\]: expected "
+     r"the shape of input 'X' \[1x1x2x2\]"),
+    ([1, 1, 2, 2], dict(kernel_shape=[1, 1], pads=[2, 0, 1, 0]),
+     r"spatial axis 0: the inferred output size -1 is negative"),
+    ([1, 1, 2, 2], dict(kernel_shape=[2]), r"attribute 'kernel_shape' has 1 values, expected 2"),
+])
+def test_max_unpool_invalid_is_refused(tmp_path, i_shape, attrs, match):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])
+    i = helper.make_tensor_value_info("i", TensorProto.INT64, i_shape)
+    g = helper.make_graph([N("MaxUnpool", ["x", "i"], ["y"], name="unpool0", **attrs)], "u",
+                          [x, i], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=9)
+    with pytest.raises(OnnxMlirError, match=r"'unpool0' \(MaxUnpool\): " + match):
+        onnx_mlir_py.compile(m, output=os.path.join(tmp_path, "m.so"), opt_level=0)
