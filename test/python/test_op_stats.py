@@ -17,7 +17,7 @@ from onnx_mlir_py.passes.pipeline import run_passes
 
 
 def model(path=None, det=True):
-    """2 Relu + 1 in an If branch, HannWindow (a function body), Det (neither),
+    """2 Relu + 1 in an If branch, HannWindow (a function body), RoiAlign (neither),
     a Constant node, an initializer (not a node: not counted)."""
     branch = lambda out: h.make_graph(      # noqa: E731
         [h.make_node("Relu", ["x"], [out])], "b", [],
@@ -33,12 +33,16 @@ def model(path=None, det=True):
                                                                             [2, 2])])),
              h.make_node("HannWindow", ["n"], ["win"], name="hann")]
     outs = ["m", "i", "win"]
-    if det:
-        nodes.append(h.make_node("Det", ["m"], ["d"], name="det"))
+    ins = [h.make_tensor_value_info("x", T.FLOAT, [2, 2]),
+           h.make_tensor_value_info("c", T.BOOL, []),
+           h.make_tensor_value_info("n", T.INT64, [])]
+    if det:      # an op with neither a lowering nor a function body
+        nodes.append(h.make_node("RoiAlign", ["img", "rois", "bi"], ["d"], name="roi"))
         outs.append("d")
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [2, 2]),
-                                  h.make_tensor_value_info("c", T.BOOL, []),
-                                  h.make_tensor_value_info("n", T.INT64, [])],
+        ins += [h.make_tensor_value_info("img", T.FLOAT, [1, 2, 4, 4]),
+                h.make_tensor_value_info("rois", T.FLOAT, [3, 4]),
+                h.make_tensor_value_info("bi", T.INT64, [3])]
+    g = h.make_graph(nodes, "g", ins,
                      [h.make_tensor_value_info(o, T.FLOAT, None) for o in outs],
                      [nh.from_array(np.ones((2, 2), np.float32), "w")])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
@@ -57,7 +61,7 @@ def test_txt_counts_per_type_and_version_with_lowering(tmp_path, capsys):
     assert lines["Relu"] == ["v14", "3", "rule"]        # 2 + 1 in the If's then-branch
     assert lines["Constant"] == ["v13", "1", "rule"]    # the initializer w is no node
     assert lines["If"][:2] == ["v16", "1"] and lines["Neg"][:2] == ["v13", "1"]
-    assert lines["Det"] == ["v11", "1", "none"]
+    assert lines["RoiAlign"] == ["v16", "1", "none"]
     how = lines["HannWindow"]
     assert how[:2] == ["v17", "1"] and how[2].startswith("function body: ") and "Cos" in how[2]
     assert out.splitlines()[2].split()[0] == "Relu"     # most frequent first
@@ -87,8 +91,8 @@ def test_stats_printed_when_the_compile_then_fails(tmp_path, capsys):
     rc = main([model(tmp_path / "m.onnx"), "--onnx-op-stats", "-O0", "-q"])
     out, err = capsys.readouterr()
     assert rc == 1
-    assert "Det" in out and out.splitlines()[0].startswith("ONNX op stats: 10 ops")
-    assert err.startswith("error: ") and "Det" in err and "'det'" in err
+    assert "RoiAlign" in out and out.splitlines()[0].startswith("ONNX op stats: 10 ops")
+    assert err.startswith("error: ") and "RoiAlign" in err and "'roi'" in err
 
 
 def test_op_stats_api_on_a_module():

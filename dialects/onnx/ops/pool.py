@@ -18,7 +18,7 @@ import mlir.ir as ir
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
-from onnx_mlir_py.dialects.onnx.ops.common import fmt, single_result
+from onnx_mlir_py.dialects.onnx.ops.common import fmt, int_values, single_result
 from onnx_mlir_py.dialects.onnx.ops.conv import check_input_rank, opt_attr, window, window_axes
 
 MAXPOOL_VERSIONS = (1, 8, 10, 11, 12, 22)
@@ -159,3 +159,23 @@ def _max_unpool_verify(op: OnnxOp):
                 op.fail(f"spatial axis {i}: the inferred output size {d} is negative "
                         f"(input size {x[2 + i]}, kernel {kernel[i]}, stride {strides[i]}, "
                         f"pads {pads[i]}, {pads[n + i]})")
+
+
+@shape_rule("MaxUnpool", 9, 11, 22)
+def _max_unpool_shape(op: OnnxOp):
+    x = op.shape(op.input(0))
+    et = op.elem(op.input(0))
+    if et is None:
+        return [None]
+    if op.input(2) is not None:
+        vals = int_values(op.input(2))
+        return [tensor(vals, et)]
+    if x is None:
+        return [tensor(None, et)]
+    n = len(x) - 2
+    k = op.attrs.kernel_shape or [None] * n
+    s = op.attrs.strides or [1] * n
+    p = op.attrs.pads or [0] * (2 * n)
+    out = [None if x[2 + i] is None or k[i] is None else
+           (x[2 + i] - 1) * s[i] + k[i] - p[i] - p[i + n] for i in range(n)]
+    return [tensor((x[0], x[1], *out), et)]

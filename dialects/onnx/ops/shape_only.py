@@ -1,12 +1,10 @@
 """Ops that are verified and typed (--EmitONNXIR) but have no lowering yet:
-DeformConv, RoiAlign, MaxUnpool, STFT, Det,
+DeformConv, RoiAlign, STFT,
 TensorScatter, ImageDecoder. An op that
 gets a lowering moves to its family's file.
 
 * DeformConv: the Conv output shape of X and W.
 * RoiAlign: [num_rois, C, output_height, output_width].
-* MaxUnpool: output_shape when given, else (in - 1) * stride + kernel - pads.
-* Det: [*, M, M] -> [*].
 * TensorScatter: the past cache's type.
 """
 from __future__ import annotations
@@ -14,8 +12,7 @@ from __future__ import annotations
 from onnx_mlir_py.dialects.onnx.types import elem_type
 from onnx_mlir_py.registry import shape_rule, verifier
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
-from onnx_mlir_py.dialects.onnx.ops.common import (const_ints, fmt, int_values,
-                                                   single_result)
+from onnx_mlir_py.dialects.onnx.ops.common import const_ints, single_result
 from onnx_mlir_py.dialects.onnx.ops.conv import conv_shape
 
 
@@ -32,41 +29,6 @@ def _roi_align(op: OnnxOp):
 
 
 shape_rule("RoiAlign", 10, 16, 22)(single_result(_roi_align))
-
-
-@shape_rule("MaxUnpool", 9, 11, 22)
-def _max_unpool_shape(op: OnnxOp):
-    x = op.shape(op.input(0))
-    et = op.elem(op.input(0))
-    if et is None:
-        return [None]
-    if op.input(2) is not None:
-        vals = int_values(op.input(2))
-        return [tensor(vals, et)]
-    if x is None:
-        return [tensor(None, et)]
-    n = len(x) - 2
-    k = op.attrs.kernel_shape or [None] * n
-    s = op.attrs.strides or [1] * n
-    p = op.attrs.pads or [0] * (2 * n)
-    out = [None if x[2 + i] is None or k[i] is None else
-           (x[2 + i] - 1) * s[i] + k[i] - p[i] - p[i + n] for i in range(n)]
-    return [tensor((x[0], x[1], *out), et)]
-
-
-@shape_rule("Det", 11, 22)
-def _det_shape(op: OnnxOp):
-    x, et = op.shape(op.input(0)), op.elem(op.input(0))
-    if et is None:
-        return [None]
-    return [tensor(None if x is None else x[:-2], et)]
-
-
-@verifier("Det", 11, 22)
-def _det_verify(op: OnnxOp):
-    x = op.shape(op.input(0))
-    if x is not None and (len(x) < 2 or None not in x[-2:] and x[-1] != x[-2]):
-        op.fail(f"input has shape {fmt(x)}: expected [*, M, M]")
 
 
 @shape_rule("TensorScatter", 24)
