@@ -69,7 +69,10 @@ def extract_slice(b: LoweringContext, x: ir.Value, offsets: Sequence, sizes: Seq
                   strides: Sequence | None = None) -> ir.Value:
     strides = strides or [1] * len(sizes)
     rt = b.type_of(sizes, x.type.element_type)
-    if 0 in sizes:          # empty: MLIR's slice verifier rejects its offsets past the end
+    if 0 in sizes or 0 in list(x.type.shape):
+        # empty (a size of 0, or a source with a static dim of 0, whose slice
+        # sizes only the run time knows: Split of a [0] tensor by a split
+        # input): MLIR's slice verifier rejects any static offset into a 0 dim
         return tensor.empty(list(sizes), x.type.element_type)
     (do, so), (dz, sz), (ds, ss) = (_split_mixed(offsets), _split_mixed(sizes),
                                     _split_mixed(strides))

@@ -160,3 +160,25 @@ def test_concat_of_inputs_all_empty_along_the_axis(opt_level):
         got = run_compiled(m, feeds, opt_level)
         assert got[0].shape == (1, 0, n, 1)
         assert_match(got, reference(m, feeds, "onnxruntime"))
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("opset", [13, 18])
+def test_split_of_an_empty_tensor_by_a_split_input(opt_level, opset):
+    """The node tests test_split_zero_size_splits_opset13/18: a [0] (and a
+    [2, 0]) tensor split by a run-time split input into empty pieces: the
+    pieces' sizes are dynamic, and their slices at offset 0 of the static
+    0 dim failed MLIR's verifier ('offset 0 is out-of-bounds: 0 >= 0')."""
+    from onnx_mlir_py.testing.check import assert_match, reference, run_compiled
+    for shape, axis, split in (([0], 0, [0, 0, 0]), ([2, 0], 1, [0, 0])):
+        g = helper.make_graph(
+            [N("Split", ["x", "s"], [f"y{i}" for i in range(len(split))], axis=axis)], "g",
+            [helper.make_tensor_value_info("x", T.FLOAT, shape),
+             helper.make_tensor_value_info("s", T.INT64, [len(split)])],
+            [helper.make_tensor_value_info(f"y{i}", T.FLOAT, None) for i in range(len(split))])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        feeds = {"x": np.zeros(shape, np.float32), "s": np.array(split, np.int64)}
+        got = run_compiled(m, feeds, opt_level)
+        assert [y.shape for y in got] == [tuple(shape[:axis]) + (0,) + tuple(shape[axis + 1:])] \
+            * len(split)
+        assert_match(got, reference(m, feeds, "onnx.reference"))
