@@ -44,8 +44,6 @@ def _pool_setup(op: OnnxOp, b: LoweringContext):
     if r < 3:
         op.fail("input must have rank >= 3 (N, C, spatial...)")
     ns = r - 2
-    if len(op.op.results) > 1 and len(list(op.op.results[1].uses)):
-        op.fail("the Indices output is not supported")
     win = window(op, ns, require_kernel=True)
     ctx = checks(op, b)
     xd = b.ixdims(x)
@@ -127,12 +125,77 @@ def _pad_input(b, x, axes, value):
                [0, 0] + [index_of(a.pad_end + a.extra) for a in axes], value)
 
 
+def _max_pool_with_indices(op: OnnxOp, b: LoweringContext, x, win, axes, out_dims, low):
+    """(Y, Indices): one window reduction carrying the max and its flat
+    index into X (``((n*C + c)*H + h)*W + w``; with storage_order 1 the
+    spatial dims column-major, ``(n*C + c)*H*W + w*H + h``). The first
+    element of the window (in row-major window order) that is larger than
+    all before it wins, as in onnxruntime; taps in the padding never count,
+    so a window of -inf values gives its first in-image element; a NaN
+    beats numbers (the first NaN of a window is its max, as Y without
+    Indices propagates NaN)."""
+    et = x.type.element_type
+    uns = b.unsigned(x)
+    i64 = ir.IntegerType.get_signless(64)
+    ns = len(win.kernel)
+    xd = b.ixdims(x)
+    col_major = _has(op, "storage_order") and op.attrs.storage_order == 1
+    pads = [index_of(a.pad_begin) for a in axes]
+    gt = (lambda v, m: arith.cmpf(arith.CmpFPredicate.OGT, v, m)) if is_float(et) else \
+        (lambda v, m: arith.cmpi(arith.CmpIPredicate.ugt if uns else arith.CmpIPredicate.sgt, v, m))
+
+    def body(v, acc, acc_i):
+        coords = [wrap(loop_index(2 + i)) * win.strides[i]
+                  + wrap(loop_index(2 + ns + i)) * win.dilations[i] - wrap(pads[i])
+                  for i in range(ns)]
+        def iv(d):
+            d = index_of(d)
+            return d if isinstance(d, ir.Value) else b.const(d, ir.IndexType.get())
+        valid = None
+        for c, size in zip(coords, xd[2:]):
+            ci = iv(c)
+            inside = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, ci, iv(0)),
+                                arith.cmpi(arith.CmpIPredicate.slt, ci, iv(size)))
+            valid = inside if valid is None else arith.andi(valid, inside)
+        order = list(range(ns))[::-1] if col_major else list(range(ns))
+        flat = wrap(loop_index(0)) * xd[1] + wrap(loop_index(1))
+        for i in order:
+            flat = flat * xd[2 + i] + coords[i]
+        first = arith.cmpi(arith.CmpIPredicate.slt, acc_i, b.const(0, i64))
+        better = gt(v, acc)
+        if is_float(et):    # a NaN wins over numbers (Y as without Indices: NaN propagates)
+            better = arith.ori(better, arith.andi(
+                arith.cmpf(arith.CmpFPredicate.UNO, v, v),
+                arith.cmpf(arith.CmpFPredicate.ORD, acc, acc)))
+        take = arith.andi(valid, arith.ori(first, better))
+        return [arith.select(take, v, acc),
+                arith.select(take, arith.index_cast(i64, iv(flat)), acc_i)]
+    kernel, strides, dil = win.kernel, win.strides, win.dilations
+    nd = 2 + 2 * ns
+    E = ir.AffineDimExpr.get
+    sp = [ir.AffineExpr.get_add(
+        ir.AffineExpr.get_mul(E(2 + i), ir.AffineConstantExpr.get(strides[i])),
+        ir.AffineExpr.get_mul(E(2 + ns + i), ir.AffineConstantExpr.get(dil[i])))
+        for i in range(ns)]
+    xp = _pad_input(b, x, axes, low)
+    outs = [b.full(out_dims, et, low), b.full(out_dims, i64, -1)]
+    ident = affine_map(nd, list(range(2 + ns)))
+    y, idx = b.generic([xp, b.empty(list(kernel), et)], outs,
+                       [ir.AffineMap.get(nd, 0, [E(0), E(1)] + sp),
+                        affine_map(nd, list(range(2 + ns, nd))), ident, ident],
+                       ["parallel"] * (2 + ns) + ["reduction"] * ns,
+                       lambda v, _w, acc, acc_i: body(v, acc, acc_i))
+    return [y, idx]
+
+
 @lowering("MaxPool", 1, 8, 10, 11, 12, 22)
 def lower_max_pool(op: OnnxOp, b: LoweringContext):
     x, win, axes, out_dims = _pool_setup(op, b)
     et = x.type.element_type
     uns = b.unsigned(x)
     low = 0 if uns else lowest(et)
+    if len(op.op.results) > 1 and len(list(op.op.results[1].uses)):
+        return _max_pool_with_indices(op, b, x, win, axes, out_dims, low)
     if len(axes) <= 2 and not uns:
         y = _named_pool(b, linalg.pooling_nchw_max, x, axes, win, out_dims, et, low)
     else:

@@ -436,3 +436,91 @@ def test_max_unpool_invalid_is_refused(tmp_path, i_shape, attrs, match):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)], ir_version=9)
     with pytest.raises(OnnxMlirError, match=r"'unpool0' \(MaxUnpool\): " + match):
         onnx_mlir_py.compile(m, output=os.path.join(tmp_path, "m.so"), opt_level=0)
+
+
+ARGMAX_CASES = {   # attrs, declared dims, run-time shapes
+    "2d_pads": (dict(kernel_shape=[3, 2], pads=[1, 0, 1, 1]), ["N", 2, "H", "W"],
+                [(1, 2, 5, 4), (2, 2, 6, 7)]),
+    "2d_strided_dilated": (dict(kernel_shape=[2, 2], strides=[2, 1], dilations=[1, 2],
+                                pads=[0, 1, 1, 1]), ["N", 2, "H", "W"], [(1, 2, 5, 6), (2, 2, 6, 7)]),
+    "2d_ceil": (dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1), ["N", 3, "H", "W"],
+                [(1, 3, 8, 8), (2, 3, 7, 10)]),
+    "2d_col_major": (dict(kernel_shape=[2, 3], strides=[1, 2], storage_order=1),
+                     ["N", 2, "H", "W"], [(1, 2, 5, 7), (3, 2, 4, 4)]),
+    "2d_same": (dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER", strides=[2, 2]),
+                ["N", 2, "H", "W"], [(1, 2, 5, 5), (2, 2, 6, 9)]),
+    "1d": (dict(kernel_shape=[3], strides=[2], pads=[1, 1]), ["N", 2, "L"], [(1, 2, 9), (3, 2, 4)]),
+    "3d": (dict(kernel_shape=[2, 2, 2], strides=[1, 2, 2]), ["N", 2, "D", 4, 6],
+           [(1, 2, 3, 4, 6), (2, 2, 4, 4, 6)]),
+}
+
+
+def _argmax_graph(attrs, dims, et=TensorProto.FLOAT, opset=12):
+    g = helper.make_graph([N("MaxPool", ["x"], ["y", "i"], **attrs)], "argmax",
+                          [helper.make_tensor_value_info("x", et, dims)],
+                          [helper.make_tensor_value_info("y", et, None),
+                           helper.make_tensor_value_info("i", TensorProto.INT64, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("case", sorted(ARGMAX_CASES))
+def test_max_pool_indices_match_onnxruntime(tmp_path, case, opt_level):
+    """MaxPool's Indices output (flat indices into X, row- or column-major
+    spatial dims): values and indices as onnxruntime, dynamic dims at two
+    shapes; ties (values from a few integers) resolve to the first element
+    of the window."""
+    attrs, dims, shapes = ARGMAX_CASES[case]
+    m = _argmax_graph(attrs, dims)
+    sess = compile_once(tmp_path, m, opt_level)
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for k, s in enumerate(shapes):
+        x = f32(*s) if k == 0 else R.integers(-2, 3, s).astype(np.float32)   # ties
+        y, i = sess.run([x])
+        wy, wi = ref.run(None, {"x": x})
+        np.testing.assert_array_equal(y, wy)
+        np.testing.assert_array_equal(i, wi)
+        assert i.dtype == np.int64
+        flat = x.transpose(0, 1, 3, 2) if "col_major" in case else x   # spatial order
+        np.testing.assert_array_equal(flat.reshape(-1)[i.reshape(-1)], y.reshape(-1))
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_max_pool_indices_nan_and_minus_inf(tmp_path, opt_level):
+    """A window holding a NaN: Y is NaN as without the Indices output, and
+    the index is the first NaN's; a window of -inf (padded at its start)
+    gives its first element inside the image, never a padding position."""
+    attrs = dict(kernel_shape=[2, 2], pads=[1, 1, 0, 0])
+    m, m_y = _argmax_graph(attrs, [1, 1, 3, 3]), _pool_model("MaxPool", [1, 1, 3, 3], **attrs)
+    x = np.array([[[[-np.inf, -np.inf, 1.0], [-np.inf, np.nan, 2.0], [3.0, np.nan, 0.5]]]],
+                 np.float32)
+    y, i = compile_once(tmp_path, m, opt_level).run([x])
+    y_only = compile_once(tmp_path / "y", m_y, opt_level).run([x])[0]
+    np.testing.assert_array_equal(y, y_only)                 # NaN where Y alone has NaN
+    # windows (row-major, top-left at (r-1, c-1)): (0,0) only x[0,0] = -inf -> index 0;
+    # (1,1) covers x[0,0], x[0,1], x[1,0], x[1,1] = NaN -> index 4
+    assert i[0, 0, 0, 0] == 0 and np.isneginf(y[0, 0, 0, 0])
+    assert i[0, 0, 1, 1] == 4 and np.isnan(y[0, 0, 1, 1])
+    assert i[0, 0, 2, 2] == 4 and i[0, 0, 2, 1] == 4 and i[0, 0, 0, 2] == 2 and i[0, 0, 2, 0] == 6
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_max_pool_indices_feed_max_unpool(tmp_path, opt_level):
+    """MaxPool (with Indices) then MaxUnpool, as SegNet-style decoders: every
+    max lands back at its position, the rest is 0 (against onnxruntime)."""
+    g = helper.make_graph(
+        [N("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], strides=[2, 2]),
+         N("MaxUnpool", ["y", "i"], ["u"], kernel_shape=[2, 2], strides=[2, 2])], "segnet",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+        [helper.make_tensor_value_info("u", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 12)])
+    m.ir_version = 8
+    sess = compile_once(tmp_path, m, opt_level)
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in (1, 2):
+        x = f32(n, 3, 8, 8)
+        u = sess.run([x])[0]
+        np.testing.assert_array_equal(u, ref.run(None, {"x": x})[0])
+        assert (u != 0).sum() == n * 3 * 16
