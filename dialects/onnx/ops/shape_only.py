@@ -1,10 +1,9 @@
 """Ops that are verified and typed (--EmitONNXIR) but have no lowering yet:
-DeformConv, RoiAlign, STFT,
+DeformConv, STFT,
 TensorScatter, ImageDecoder. An op that
 gets a lowering moves to its family's file.
 
 * DeformConv: the Conv output shape of X and W.
-* RoiAlign: [num_rois, C, output_height, output_width].
 * TensorScatter: the past cache's type.
 """
 from __future__ import annotations
@@ -20,15 +19,6 @@ shape_rule("DeformConv", 19, 22)(single_result(lambda op: conv_shape(op, 0, 1, 3
 
 
 verifier("DeformConv", 19, 22)(lambda op: conv_shape(op, 0, 1, 3))
-
-
-def _roi_align(op: OnnxOp):
-    x, rois = op.shape(op.input(0)), op.shape(op.input(1))
-    return (rois[0] if rois else None, x[1] if x else None,
-            op.attrs.output_height, op.attrs.output_width)
-
-
-shape_rule("RoiAlign", 10, 16, 22)(single_result(_roi_align))
 
 
 @shape_rule("TensorScatter", 24)
