@@ -52,6 +52,7 @@ from onnx_mlir_py.passes.onnx_to_linalg import ml_features  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import ml_zipmap  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import strings_ml  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import tfidf  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import training  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg.driver import lower_to_linalg  # noqa: F401
 
 __all__ = ["lower_to_linalg"]

@@ -54,3 +54,4 @@ from onnx_mlir_py.dialects.onnx.ops import ml_scaling  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import ml_encoding  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import ml_features  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import ml_zipmap  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import training  # noqa: F401

@@ -1,10 +1,8 @@
-"""String ops, training ops, and text/signal helpers.
+"""String ops and text/signal helpers.
 
 * StringSplit: Y is X's shape plus a (dynamic) last dim; Z (int64) is X's shape.
 * StringConcat: broadcast of X and Y. RegexFullMatch: bool, X's shape.
 * StringNormalizer: [C] -> [?], [1, C] -> [1, ?] (stopwords may drop items).
-* Momentum / Adagrad / Adam: each new tensor has the type of the tensor it
-  updates (X, and V/H accumulators).
 * HannWindow / HammingWindow / BlackmanWindow: [size]; MelWeightMatrix:
   [dft_length // 2 + 1, num_mel_bins];
   CenterCropPad: the input with the given dims replaced.
@@ -21,8 +19,6 @@ from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
 from onnx_mlir_py.dialects.onnx.ops.broadcast import broadcast_shapes
 from onnx_mlir_py.dialects.onnx.ops.common import i64, int_values, norm_axes
 from onnx_mlir_py.dialects.onnx.ops.conv import opt_attr
-
-TRAINING = "ai.onnx.preview.training"
 
 
 def string() -> ir.Type:
@@ -52,28 +48,6 @@ def _string_normalizer_shape(op: OnnxOp):
     if s is None:
         return [tensor(None, string())]
     return [tensor(s[:-1] + (None,), string())]
-
-
-def _optimizer(groups: int):
-    """New tensors: output j of group g updates input 2 + n * src[g] + j."""
-    src = {2: (0, 2), 3: (0, 2, 3)}[groups]
-
-    def rule(op: OnnxOp):
-        ins = op.variadic()
-        n = len(ins) // (groups + 1)
-        out = []
-        for k in range(len(op.results)):
-            g, j = divmod(k, n) if n else (0, 0)
-            i = n * src[g] + j if g < len(src) else None
-            t = ins[i].type if i is not None and i < len(ins) else None
-            out.append(t if t is not None and str(t) != "!onnx.unknown" else None)
-        return out
-    return rule
-
-
-shape_rule("Momentum", 1, domain=TRAINING)(_optimizer(2))
-shape_rule("Adagrad", 1, domain=TRAINING)(_optimizer(2))
-shape_rule("Adam", 1, domain=TRAINING)(_optimizer(3))
 
 
 def _window_shape(op: OnnxOp):
