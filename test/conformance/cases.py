@@ -304,8 +304,24 @@ RANDOM_OPS = {"Bernoulli", "RandomUniform", "RandomNormal", "RandomUniformLike",
               "RandomNormalLike", "Multinomial"}
 
 
+# Tests whose expected data is itself outside onnx's tolerance of the exact
+# answer (measured against float64 numpy); ours is within it. Only a
+# category: the test still counts as failed.
+EXPECTED_DATA_ERRORS = {
+    # ifft of the ramp 10t+j: onnx builds the expected data with numpy 2's
+    # complex64 FFT (float32), 1.9e-7 where the exact value is 0 (Nyquist
+    # imaginary parts); ours 3e-15; onnx's atol is 1e-7.
+    # test/python/lowering/test_lower_dft.py pins ours against float64 numpy.
+    "test_dft_inverse": "float32 round-off of numpy's FFT in the expected data",
+    "test_dft_inverse_opset19": "float32 round-off of numpy's FFT in the expected data",
+}
+
+
 def classify_mismatch(msg: str, task: dict) -> dict:
     text = " ".join(msg.split())
+    if task.get("name") in EXPECTED_DATA_ERRORS:
+        return {"category": "expected data outside tolerance (ours exact)",
+                "key": _main_op(task), "detail": EXPECTED_DATA_ERRORS[task["name"]]}
     if "incorrect shape" in text:
         cat = "wrong shape"
     elif "dtype(" in text:
