@@ -1,6 +1,7 @@
 """``benchmarks/run.py --quick`` runs end to end on the smallest model and
 writes a JSON with every field the report needs (timings are not judged)."""
 import json
+import math
 import os
 import subprocess
 import sys
@@ -198,3 +199,31 @@ def test_decode_step_row(tmp_path):
     assert "| decode step | threads | ours ms |" in md
     assert f"| gpt2_decode | 1 | {tm['ours_ms']:.3f} | {tm['ort_ms']:.3f} | {tm['ratio']:.2f} | " \
            f"{tm['ours_tokens_s']:.1f} |" in md
+
+
+def test_compile_time_benchmark_series(tmp_path):
+    """benchmarks/compile_time.py: two cold compiles of the elementwise-chain
+    series in fresh processes, stages and peak memory recorded, the growth
+    exponent fitted, the table led by the machine line."""
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "compile_time.py"),
+                        "--models", "none", "--series", "chain", "--sizes", "4,8", "-O", "0",
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr + r.stdout
+    res = json.loads((tmp_path / "compile_time.json").read_text())
+    assert [row["name"] for row in res["rows"]] == ["chain4", "chain8"]
+    for row in res["rows"]:
+        assert row["status"] == "ok" and row["seconds"] > 0 and row["peak_rss_mb"] > 0
+        assert row["so_mb"] > 0 and abs(sum(row["stages"].values()) - row["seconds"]) < \
+            row["seconds"]                       # the phases cover most of the compile
+    e = res["series"]["chain"]["exponent"]
+    assert isinstance(e, float) and math.isfinite(e)
+    md = (tmp_path / "compile_time.md").read_text()
+    assert md.startswith("Machine: ") and "| chain8 |" in md and "growth exponent" in md
+
+
+def test_compile_time_growth_exponent():
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import compile_time
+    assert abs(compile_time.growth_exponent([(10, 1.0), (20, 2.0), (40, 4.0)]) - 1.0) < 1e-12
+    assert abs(compile_time.growth_exponent([(10, 1.0), (20, 4.0)]) - 2.0) < 1e-12
+    assert compile_time.growth_exponent([(10, 1.0)]) is None
