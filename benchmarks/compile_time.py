@@ -8,8 +8,8 @@ model, and scaling series with their fitted growth exponent.
 Each compile runs in a fresh worker process (worker.py) with an empty cache
 directory (``ONNX_MLIR_PY_CACHE``, so the runtime's objects are built too, as
 on a new machine). The models are built and saved by the parent, so the
-worker's peak RSS is the compiler's (the exporters are not loaded there);
-``tools MB`` is the largest peak RSS of a tool it ran (opt, llc, gcc).
+worker's peak RSS (VmHWM) is the compiler's (the exporters are not loaded
+there; the tools it runs, opt / llc / gcc, are separate processes).
 Stage seconds are the compiler's own phases (``onnx_mlir_py.timings``, what
 ``-v`` prints). Series:
 
@@ -96,6 +96,16 @@ def build(name: str):
 
 
 # -- worker: one cold compile ---------------------------------------------------------------
+def _vm_hwm_mb() -> float:
+    """This process's peak RSS (VmHWM: since its exec; getrusage's ru_maxrss
+    would include the parent's size at fork)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _work(path: str, opt: int, res: dict) -> None:
     import onnx_mlir_py
     from onnx_mlir_py.timings import Timings
@@ -109,8 +119,7 @@ def _work(path: str, opt: int, res: dict) -> None:
         res["seconds"] = time.perf_counter() - t0
         res["stages"] = {k: round(v, 3) for k, v in tm.items()}
         res["so_mb"] = os.path.getsize(so) / 2 ** 20
-        res["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        res["tools_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        res["peak_rss_mb"] = _vm_hwm_mb()
         res["status"] = "ok"
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
@@ -136,15 +145,15 @@ def _top_stages(stages: dict, k: int = 4) -> str:
 def markdown(result: dict) -> str:
     lines = [f"Machine: {result['machine']}", "",
              f"Cold compiles at -O{result['opt']} (empty cache), one fresh process each.", "",
-             "| model | seconds | largest stages (s) | peak RSS MB | tools MB | .so MB |",
-             "| --- | ---: | --- | ---: | ---: | ---: |"]
+             "| model | seconds | largest stages (s) | peak RSS MB | .so MB |",
+             "| --- | ---: | --- | ---: | ---: |"]
     for r in result["rows"]:
         if r.get("status") != "ok":
             lines.append(f"| {r['name']} | {r.get('status')}: {r.get('error', '')[:80]} "
-                         "| | | | |")
+                         "| | | |")
             continue
         lines.append(f"| {r['name']} | {r['seconds']:.2f} | {_top_stages(r['stages'])} | "
-                     f"{r['peak_rss_mb']:.0f} | {r['tools_peak_rss_mb']:.0f} | {r['so_mb']:.1f} |")
+                     f"{r['peak_rss_mb']:.0f} | {r['so_mb']:.1f} |")
     for s, info in result.get("series", {}).items():
         e = info["exponent"]
         pts = ", ".join(f"{n}: {sec:.1f} s" for n, sec in info["points"])
