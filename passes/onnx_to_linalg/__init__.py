@@ -29,6 +29,7 @@ from onnx_mlir_py.passes.onnx_to_linalg import dropout  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import control_flow  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import sequence  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import reverse_sequence  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import tensor_scatter  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import selection  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import pad  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import resize  # noqa: F401

@@ -1,10 +1,9 @@
 """Ops that are verified and typed (--EmitONNXIR) but have no lowering yet:
 DeformConv, STFT,
-TensorScatter, ImageDecoder. An op that
+ImageDecoder. An op that
 gets a lowering moves to its family's file.
 
 * DeformConv: the Conv output shape of X and W.
-* TensorScatter: the past cache's type.
 """
 from __future__ import annotations
 
@@ -19,12 +18,6 @@ shape_rule("DeformConv", 19, 22)(single_result(lambda op: conv_shape(op, 0, 1, 3
 
 
 verifier("DeformConv", 19, 22)(lambda op: conv_shape(op, 0, 1, 3))
-
-
-@shape_rule("TensorScatter", 24)
-def _tensor_scatter_shape(op: OnnxOp):
-    t = op.input(0).type
-    return [t if op.elem(op.input(0)) is not None else None]
 
 
 # -- data-dependent output sizes: rank and known dims only --------------------------
