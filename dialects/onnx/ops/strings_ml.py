@@ -3,8 +3,8 @@
 * StringSplit: Y is X's shape plus a (dynamic) last dim; Z (int64) is X's shape.
 * StringConcat: broadcast of X and Y. RegexFullMatch: bool, X's shape.
 * StringNormalizer: [C] -> [?], [1, C] -> [1, ?] (stopwords may drop items).
-* HannWindow / HammingWindow / BlackmanWindow: [size]; MelWeightMatrix:
-  [dft_length // 2 + 1, num_mel_bins];
+* HannWindow / HammingWindow / BlackmanWindow: [size] (MelWeightMatrix:
+  dft.py);
   CenterCropPad: the input with the given dims replaced.
 """
 from __future__ import annotations
@@ -58,14 +58,6 @@ def _window_shape(op: OnnxOp):
 
 for _w in ("HannWindow", "HammingWindow", "BlackmanWindow"):
     shape_rule(_w, 17)(_window_shape)
-
-
-@shape_rule("MelWeightMatrix", 17)
-def _mel_shape(op: OnnxOp):
-    bins, n = int_values(op.input(0)), int_values(op.input(1))
-    et = elem_type(opt_attr(op, "output_datatype", onnx.TensorProto.FLOAT))
-    rows = n[0] // 2 + 1 if n and n[0] is not None else None
-    return [tensor((rows, bins[0] if bins else None), et)]
 
 
 @shape_rule("CenterCropPad", 18)

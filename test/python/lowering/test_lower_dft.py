@@ -3,11 +3,18 @@ forward real/complex input, one-sided, inverse, irfft with even and odd
 lengths, dft_length padding and truncating, the axis as an attribute (v17)
 and as a run-time input (v20, also out of range); dynamic dims, two
 run-time shapes each. The inverse also against numpy.fft in f64 at f32 and
-f64 (one f32 rounding of the result), with the node tests' ramp input."""
+f64 (one f32 rounding of the result), with the node tests' ramp input.
+STFT against an f64 numpy STFT (one rounding) and onnx.reference: real and
+complex signals, onesided 0/1, with and without window / frame_length,
+frame_step below and equal to frame_length, batch 1 and 2, f32 and f64, a
+dynamic signal length, run-time frame_step / frame_length, rejections.
+MelWeightMatrix exactly equal to onnx.reference: constant and run-time
+inputs, several bin counts, rates and ranges, output types."""
 import numpy as np
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 from dynamic_util import check_rejects, check_shapes, model
 
@@ -160,3 +167,178 @@ def test_dft_inverse_node_test_ramp(tmp_path, opset):
     _close64(y, _ifft64(x, 1), np.float32)
     np.testing.assert_array_equal(y[0, 5, :, 0], np.full(10, -5.0, np.float32))
     assert np.abs(y[0, 5, :, 1]).max() < 1e-12
+
+
+# -- STFT against onnx.reference and an f64 numpy STFT --------------------------------
+def _stft64(x, step, n, window, onesided):
+    """numpy f64 STFT of x [batch, L, 1|2]: [batch, frames, bins, 2]."""
+    x = x.astype(np.float64)
+    xc = x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+    w = np.ones(n) if window is None else window.astype(np.float64)
+    frames = (x.shape[1] - n) // step + 1
+    fr = np.stack([xc[:, f * step:f * step + n] * w for f in range(frames)], axis=1)
+    y = np.fft.fft(fr, axis=-1)
+    if onesided:
+        y = y[..., :n // 2 + 1]
+    return np.stack((y.real, y.imag), axis=-1)
+
+
+def _stft_model(dt, sig_dims, comp, step, n, window, length_input, onesided, runtime=False):
+    inputs = [("x", _TY[dt], sig_dims + [comp])]
+    inits, names = [], ["x", "step", "", ""]
+    if runtime:
+        inputs.append(("step", T.INT64, []))
+    else:
+        inits.append(numpy_helper.from_array(np.array(step, np.int64), "step"))
+    if window is not None:
+        inits.append(numpy_helper.from_array(window, "w"))
+        names[2] = "w"
+    if length_input:
+        if runtime:
+            inputs.append(("n", T.INT64, []))
+        else:
+            inits.append(numpy_helper.from_array(np.array(n, np.int64), "n"))
+        names[3] = "n"
+    while names[-1] == "":
+        names.pop()
+    return model([h.make_node("STFT", names, ["y"], onesided=onesided, name="stft")],
+                 inputs, opset=17, inits=inits)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("comp,onesided", [(1, 0), (1, 1), (2, 0)])
+@pytest.mark.parametrize("step,n,win,length_input", [
+    (4, 8, True, True),     # window and frame_length, step < n
+    (8, 8, True, False),    # window only, step = n
+    (3, 8, False, True),    # frame_length only
+    (5, None, False, False),  # neither: one frame of the whole signal
+])
+@pytest.mark.parametrize("batch", [1, 2])
+def test_stft(tmp_path, dt, comp, onesided, step, n, win, length_input, batch):
+    sig_len = 24
+    n_eff = sig_len if n is None else n
+    window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n_eff) / n_eff)).astype(dt) if win \
+        else None
+    m = _stft_model(dt, [batch, sig_len], comp, step, n_eff, window, length_input, onesided)
+    x = _sig((batch, sig_len), comp, dt)
+    y = _run(tmp_path, m, [x])
+    want = _stft64(x, step, n_eff, window, onesided)
+    _close64(y, want, dt)
+    ref = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    tol = 1e-4 if dt == np.float32 else 1e-10
+    np.testing.assert_allclose(y, ref, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_stft_dynamic_signal_length(tmp_path, dt):
+    """A dynamic batch and signal length: two run-time sizes, frames follow."""
+    window = np.hanning(6).astype(dt)
+    m = _stft_model(dt, ["b", "t"], 1, 2, 6, window, True, 1)
+    check_shapes(tmp_path, m, [{"x": _sig((2, 17), 1, dt)}, {"x": _sig((1, 9), 1, dt)}],
+                 rtol=1e-4 if dt == np.float32 else 1e-10, atol=1e-4 if dt == np.float32 else 1e-10)
+
+
+def test_stft_runtime_step_and_length(tmp_path):
+    """frame_step and frame_length given at run time (complex signal, no window)."""
+    from dynamic_util import session
+    m = _stft_model(np.float64, ["b", "t"], 2, None, None, None, True, 0, runtime=True)
+    sess = session(m, tmp_path)
+    for shape, step, n in [((2, 20), 3, 7), ((1, 12), 4, 4)]:
+        x = _sig(shape, 2, np.float64)
+        y = sess.run([x, np.array(step, np.int64), np.array(n, np.int64)])[0]
+        _close64(y, _stft64(x, step, n, None, False), np.float64)
+
+
+def test_stft_signal_too_short(tmp_path):
+    m = _stft_model(np.float32, ["b", "t"], 1, 2, 8, None, True, 1)
+    check_rejects(tmp_path, m, [{"x": _sig((1, 5), 1, np.float32)}],
+                  match=r"stft.*frame_length 8 is longer than the signal \(5 samples\)")
+
+
+@pytest.mark.parametrize("case,match", [
+    (dict(comp=2, onesided=1), "onesided = 1 needs a real signal"),
+    (dict(step=0), "frame_step is 0: expected >= 1"),
+    (dict(n=6, win=8), "window has length 8: expected frame_length = 6"),
+    (dict(n=40), "frame_length 40 is longer than the signal"),
+])
+def test_stft_rejected(tmp_path, case, match):
+    import onnx_mlir_py
+    c = dict(comp=1, onesided=0, step=2, n=8, win=None) | case
+    window = None if c["win"] is None else np.ones(c["win"], np.float32)
+    m = _stft_model(np.float32, [1, 24], c["comp"], c["step"], c["n"], window, True, c["onesided"])
+    with pytest.raises(Exception, match=match):
+        onnx_mlir_py.compile(m, tmp_path / "m.so")
+
+
+# -- MelWeightMatrix ----------------------------------------------------------------
+_MEL_CASES = [(8, 16, 8192, 0.0, 4096.0), (20, 512, 16000, 20.0, 8000.0),
+              (40, 1024, 22050, 125.0, 7600.0), (3, 10, 100, 10.0, 45.0),
+              (64, 400, 16000, 0.0, 8000.0), (13, 255, 44100, 300.0, 11025.5)]
+
+
+def _mel_inputs(bins, n, rate, lo, hi, edge_dt):
+    return [np.array(bins, np.int64), np.array(n, np.int64), np.array(rate, np.int64),
+            np.array(lo, edge_dt), np.array(hi, edge_dt)]
+
+
+def _mel_ref(feeds, out_dt):
+    from onnx.reference.ops.op_mel_weight_matrix import MelWeightMatrix as M
+    return M._run(None, *feeds, output_datatype=out_dt)[0]
+
+
+@pytest.mark.parametrize("case", _MEL_CASES)
+@pytest.mark.parametrize("edge_dt,out_dt", [(np.float32, T.FLOAT), (np.float64, T.DOUBLE),
+                                            (np.float32, T.DOUBLE), (np.float64, T.FLOAT16),
+                                            (np.float32, T.INT32)])
+def test_mel_weight_matrix_constant(tmp_path, case, edge_dt, out_dt):
+    """Constant inputs: a static result type, exact against onnx.reference."""
+    feeds = _mel_inputs(*case, edge_dt)
+    names = ["bins", "n", "rate", "lo", "hi"]
+    inits = [numpy_helper.from_array(v, k) for k, v in zip(names, feeds)]
+    m = model([h.make_node("MelWeightMatrix", names, ["y"], output_datatype=out_dt)], [],
+              opset=17, inits=inits)
+    y = _run(tmp_path, m, [])
+    want = _mel_ref(feeds, out_dt)
+    assert y.dtype == want.dtype and y.shape == (case[1] // 2 + 1, case[0])
+    np.testing.assert_array_equal(y, want)
+    assert y.max() == 1   # not vacuous: a peak, and ramps between 0 and 1
+    if out_dt != T.INT32 and case[1] >= 256:
+        assert ((y > 0) & (y < 1)).any()
+
+
+@pytest.mark.parametrize("edge_dt,out_dt", [(np.float32, T.FLOAT), (np.float64, T.DOUBLE)])
+def test_mel_weight_matrix_runtime(tmp_path, edge_dt, out_dt):
+    """Inputs at run time: the result's shape is computed at run time, every case
+    through one compiled model."""
+    from dynamic_util import session
+    ty = T.FLOAT if edge_dt == np.float32 else T.DOUBLE
+    m = model([h.make_node("MelWeightMatrix", ["bins", "n", "rate", "lo", "hi"], ["y"],
+                           output_datatype=out_dt)],
+              [("bins", T.INT64, []), ("n", T.INT64, []), ("rate", T.INT64, []),
+               ("lo", ty, []), ("hi", ty, [])], opset=17)
+    sess = session(m, tmp_path)
+    for case in _MEL_CASES:
+        feeds = _mel_inputs(*case, edge_dt)
+        y = sess.run(feeds)[0]
+        want = _mel_ref(feeds, out_dt)
+        assert y.shape == want.shape == (case[1] // 2 + 1, case[0])
+        np.testing.assert_array_equal(y, want)
+
+
+def test_mel_weight_matrix_int32_inputs(tmp_path):
+    feeds = [np.array(10, np.int32), np.array(64, np.int32), np.array(8000, np.int32),
+             np.array(0.0, np.float32), np.array(4000.0, np.float32)]
+    names = ["bins", "n", "rate", "lo", "hi"]
+    m = model([h.make_node("MelWeightMatrix", names, ["y"])], [], opset=17,
+              inits=[numpy_helper.from_array(v, k) for k, v in zip(names, feeds)])
+    np.testing.assert_array_equal(_run(tmp_path, m, []), _mel_ref(feeds, T.FLOAT))
+
+
+def test_mel_weight_matrix_rejects_zero_bins(tmp_path):
+    import onnx_mlir_py
+    names = ["bins", "n", "rate", "lo", "hi"]
+    feeds = _mel_inputs(0, 16, 8000, 0.0, 4000.0, np.float32)
+    m = model([h.make_node("MelWeightMatrix", names, ["y"], name="mel")], [], opset=17,
+              inits=[numpy_helper.from_array(v, k) for k, v in zip(names, feeds)])
+    with pytest.raises(Exception, match=r"mel.*num_mel_bins' is 0: expected >= 1"):
+        onnx_mlir_py.compile(m, tmp_path / "m.so")
