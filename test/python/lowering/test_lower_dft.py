@@ -342,3 +342,35 @@ def test_mel_weight_matrix_rejects_zero_bins(tmp_path):
               inits=[numpy_helper.from_array(v, k) for k, v in zip(names, feeds)])
     with pytest.raises(Exception, match=r"mel.*num_mel_bins' is 0: expected >= 1"):
         onnx_mlir_py.compile(m, tmp_path / "m.so")
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_stft_with_onnx_shape_inference(tmp_path, opt_level):
+    """The importer's types come from onnx.shape_inference, which gives an
+    STFT 16 bins for frame_length 16 whatever ``onesided`` says; the rule's 9
+    (frame_length // 2 + 1, as onnx.reference) is taken instead of refusing
+    the model (the node tests test_stft / test_stft_with_window in constant
+    mode)."""
+    import onnx
+    from onnx import TensorProto as TP
+    from onnx import helper as hp
+    from onnx import numpy_helper as nhp
+    from onnx.reference import ReferenceEvaluator
+
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    g = hp.make_graph([hp.make_node("STFT", ["sig", "step", "", "len"], ["y"], name="stft")],
+                      "stft", [hp.make_tensor_value_info("sig", TP.FLOAT, [1, 128, 1])],
+                      [hp.make_tensor_value_info("y", TP.FLOAT, None)],
+                      [nhp.from_array(np.array(8, np.int64), "step"),
+                       nhp.from_array(np.array(16, np.int64), "len")])
+    m = hp.make_model(g, opset_imports=[hp.make_opsetid("", 17)])
+    m.ir_version = 8
+    inferred = onnx.shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape
+    assert [d.dim_value for d in inferred.dim] == [1, 15, 16, 2]      # onnx's (wrong) bins
+    x = np.random.default_rng(5).standard_normal((1, 128, 1)).astype(np.float32)
+    got = ExecutionSession(onnx_mlir_py.compile(m, output=tmp_path / "s.so",
+                                                opt_level=opt_level)).run([x])[0]
+    want = ReferenceEvaluator(m).run(None, {"sig": x})[0]
+    assert got.shape == want.shape == (1, 15, 9, 2)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
