@@ -77,21 +77,29 @@ def _clamped_window(win, axes, sizes):
     return Window(kernel, list(win.strides), list(win.dilations), pads, "NOTSET", 1)
 
 
-def pool_nd(b: LoweringContext, xp, init, win, body):
-    """Window reduction as linalg.generic, iteration (n, c, o..., k...):
-    out[n, c, o] = body(xp[n, c, o*s + k*d], out) over the window."""
-    kernel, strides, dil = win.kernel, win.strides, win.dilations
-    ns = len(kernel)
+def window_maps(win) -> tuple[int, ir.AffineMap, ir.AffineMap, ir.AffineMap]:
+    """(loop count, the padded input's map, the window's map, the output's
+    map) of a window reduction over (n, c, o..., k...) reading
+    xp[n, c, o*s + k*d]."""
+    strides, dil = win.strides, win.dilations
+    ns = len(win.kernel)
     nd = 2 + 2 * ns
     D = ir.AffineDimExpr.get
     sp = [ir.AffineExpr.get_add(
         ir.AffineExpr.get_mul(D(2 + i), ir.AffineConstantExpr.get(strides[i])),
         ir.AffineExpr.get_mul(D(2 + ns + i), ir.AffineConstantExpr.get(dil[i])))
         for i in range(ns)]
-    in_map = ir.AffineMap.get(nd, 0, [D(0), D(1)] + sp)
-    win = b.empty(list(kernel), xp.type.element_type)
-    return b.generic([xp, win], [init], [in_map, affine_map(nd, list(range(2 + ns, nd))),
-                                         affine_map(nd, list(range(2 + ns)))],
+    return (nd, ir.AffineMap.get(nd, 0, [D(0), D(1)] + sp),
+            affine_map(nd, list(range(2 + ns, nd))), affine_map(nd, list(range(2 + ns))))
+
+
+def pool_nd(b: LoweringContext, xp, init, win, body):
+    """Window reduction as linalg.generic, iteration (n, c, o..., k...):
+    out[n, c, o] = body(xp[n, c, o*s + k*d], out) over the window."""
+    ns = len(win.kernel)
+    _nd, in_map, win_map, out_map = window_maps(win)
+    w = b.empty(list(win.kernel), xp.type.element_type)
+    return b.generic([xp, w], [init], [in_map, win_map, out_map],
                      ["parallel"] * (2 + ns) + ["reduction"] * ns,
                      lambda v, _w, acc: body(v, acc))[0]
 
@@ -170,19 +178,11 @@ def _max_pool_with_indices(op: OnnxOp, b: LoweringContext, x, win, axes, out_dim
         take = arith.andi(valid, arith.ori(first, better))
         return [arith.select(take, v, acc),
                 arith.select(take, arith.index_cast(i64, iv(flat)), acc_i)]
-    kernel, strides, dil = win.kernel, win.strides, win.dilations
-    nd = 2 + 2 * ns
-    E = ir.AffineDimExpr.get
-    sp = [ir.AffineExpr.get_add(
-        ir.AffineExpr.get_mul(E(2 + i), ir.AffineConstantExpr.get(strides[i])),
-        ir.AffineExpr.get_mul(E(2 + ns + i), ir.AffineConstantExpr.get(dil[i])))
-        for i in range(ns)]
+    _nd, in_map, win_map, out_map = window_maps(win)
     xp = _pad_input(b, x, axes, low)
     outs = [b.full(out_dims, et, low), b.full(out_dims, i64, -1)]
-    ident = affine_map(nd, list(range(2 + ns)))
-    y, idx = b.generic([xp, b.empty(list(kernel), et)], outs,
-                       [ir.AffineMap.get(nd, 0, [E(0), E(1)] + sp),
-                        affine_map(nd, list(range(2 + ns, nd))), ident, ident],
+    y, idx = b.generic([xp, b.empty(list(win.kernel), et)], outs,
+                       [in_map, win_map, out_map, out_map],
                        ["parallel"] * (2 + ns) + ["reduction"] * ns,
                        lambda v, _w, acc, acc_i: body(v, acc, acc_i))
     return [y, idx]

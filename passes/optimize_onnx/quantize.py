@@ -22,12 +22,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.dialects.onnx.ops.quantize import fold_dequantize
 from onnx_mlir_py.passes.optimize_onnx.ir_util import (constant_values, is_constant,
-                                                       make_constant, onnx_ops)
-
-
-def _replace(op: ir.Operation, v: ir.Value) -> None:
-    op.results[0].replace_all_uses_with(v)
-    op.erase()
+                                                       make_constant, onnx_ops, replace)
 
 
 def fold_constant_dequantize(module: ir.Module) -> int:
@@ -52,6 +47,6 @@ def fold_constant_dequantize(module: ir.Module) -> int:
             continue
         with ir.InsertionPoint(d.op), d.op.location:
             c = make_constant(y, d.op.location, "dequantized")
-        _replace(d.op, c)
+        replace(d.op, c)
         count += 1
     return count
