@@ -19,26 +19,20 @@ def is_dense_resource(attr: ir.Attribute) -> bool:
         str(attr).startswith("dense_resource<")
 
 
-def _signless_resource(attr: ir.Attribute, st: ir.RankedTensorType) -> ir.Attribute | None:
-    """An unsigned ``dense_resource`` as a new resource of the signless type
-    ``st`` with the same bytes (read back through a print of the resource,
-    ir_resources.py), or None when its bytes cannot be read. A
-    ``tensor.bitcast`` of the unsigned constant does not bufferize (a uint8
-    initializer read at run time: a Gather from a uint8 embedding table, a
-    DequantizeLinear of uint8 weights at -O0 failed to compile)."""
-    from onnx_mlir_py.ir_resources import resource_blobs, resource_name
-    name = resource_name(attr)
-    if name is None:
+def _signless_resource(attr: ir.Attribute, t: ir.RankedTensorType,
+                       st: ir.RankedTensorType) -> ir.Attribute | None:
+    """The unsigned ``dense_resource`` ``attr`` (type ``t``) as a new
+    resource of the signless type ``st`` with the same bytes, or None when
+    its element width has no numpy type. A ``tensor.bitcast`` of the
+    unsigned constant does not bufferize (a uint8 initializer read at run
+    time: a Gather from a uint8 embedding table, a DequantizeLinear of uint8
+    weights at -O0 failed to compile)."""
+    from onnx_mlir_py.ir_resources import resource_name
+    from onnx_mlir_py.passes.onnx_to_linalg.storage_consts import resource_bytes
+    name, width = resource_name(attr), st.element_type.width
+    if name is None or width not in _SIGNED or width == 1:
         return None
-    with ir.Location.unknown():
-        holder = ir.Operation.create("onnx.constant", results=[attr.type],
-                                     attributes={"value": attr})
-    data = resource_blobs([holder]).get(name)
-    holder.erase()
-    width = st.element_type.width
-    if data is None or width not in _SIGNED or width == 1:
-        return None
-    arr = np.frombuffer(data, dtype=_SIGNED[width])
+    arr = np.frombuffer(resource_bytes(attr, t), dtype=_SIGNED[width])
     if arr.size != int(np.prod(st.shape, dtype=np.int64)):
         return None
     return ir.DenseResourceElementsAttr.get_from_buffer(
@@ -65,7 +59,7 @@ def signless_elements(attr: ir.Attribute, t: ir.Type) -> tuple[ir.Attribute, boo
         arr = arr.view(_SIGNED[width]) if arr.dtype.itemsize * 8 == width else \
             arr.astype(_SIGNED[width])
         return ir.DenseElementsAttr.get(arr, type=st), False
-    retyped = _signless_resource(attr, st) if t.has_static_shape else None
+    retyped = _signless_resource(attr, t, st) if t.has_static_shape else None
     return (attr, True) if retyped is None else (retyped, False)
 
 

@@ -24,7 +24,9 @@ _ML = {"f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E4M3FNUZ": ml_dtypes.float8_e4m3f
 _BITS = {"i4": 4, "si4": 4, "ui4": 4, "i2": 2, "si2": 2, "ui2": 2}
 
 
-def _resource_bytes(attr: ir.Attribute, t: ir.RankedTensorType) -> bytes:
+def resource_bytes(attr: ir.Attribute, t: ir.RankedTensorType) -> bytes:
+    """The bytes of the ``dense_resource`` constant ``attr`` of type ``t``
+    (through a print of a scratch constant, ir_resources.py)."""
     from mlir.dialects import arith
     name = resource_name(attr)
     with ir.Location.unknown():
@@ -59,7 +61,7 @@ def storage_bits(attr: ir.Attribute, t: ir.RankedTensorType) -> np.ndarray:
     if n == 0:                            # printed as dense<>: no tokens to read
         return np.zeros(list(t.shape), np.uint8)
     if resource_name(attr) is not None:
-        data = np.frombuffer(_resource_bytes(attr, t), np.uint8)
+        data = np.frombuffer(resource_bytes(attr, t), np.uint8)
         if data.size != n:
             raise ValueError(f"resource of {data.size} bytes for {n} elements of {et}")
         mask = (1 << _BITS[et]) - 1 if et in _BITS else 0xFF

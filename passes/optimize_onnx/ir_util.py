@@ -179,3 +179,11 @@ def replace(old: ir.Operation, new_value: ir.Value) -> None:
     old.results[0].replace_all_uses_with(new_value)
     if all(n_uses(r) == 0 for r in old.results):
         old.erase()
+
+
+def replace_with_constant(old: ir.Operation, arr: np.ndarray, hint: str) -> None:
+    """``old`` (a fold evaluated to ``arr``) replaced by a new ``onnx.constant``
+    before it (:func:`make_constant`, :func:`replace`)."""
+    with ir.InsertionPoint(old), old.location:
+        c = make_constant(arr, old.location, hint)
+    replace(old, c)

@@ -21,8 +21,8 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.dialects.onnx.ops.quantize import fold_dequantize
-from onnx_mlir_py.passes.optimize_onnx.ir_util import (constant_values, is_constant,
-                                                       make_constant, onnx_ops, replace)
+from onnx_mlir_py.passes.optimize_onnx.ir_util import (constant_values, is_constant, onnx_ops,
+                                                       replace_with_constant)
 
 
 def fold_constant_dequantize(module: ir.Module) -> int:
@@ -45,8 +45,6 @@ def fold_constant_dequantize(module: ir.Module) -> int:
         y = fold_dequantize(d, inputs)
         if y is None or list(y.shape) != list(getattr(d.op.results[0].type, "shape", [])):
             continue
-        with ir.InsertionPoint(d.op), d.op.location:
-            c = make_constant(y, d.op.location, "dequantized")
-        replace(d.op, c)
+        replace_with_constant(d.op, y, "dequantized")
         count += 1
     return count

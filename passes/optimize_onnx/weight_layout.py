@@ -14,7 +14,8 @@ import mlir.ir as ir
 import numpy as np
 
 from onnx_mlir_py.passes.optimize_onnx.ir_util import (constant_values, copy_attrs, is_constant,
-                                                       make_constant, onnx_ops, replace)
+                                                       make_constant, onnx_ops, replace,
+                                                       replace_with_constant)
 
 _FLOAT = (np.float16, np.float32, np.float64)
 
@@ -58,8 +59,6 @@ def fold_constant_transposes(module: ir.Module) -> int:
         out = np.ascontiguousarray(v.transpose(perm))
         if list(out.shape) != list(y.type.shape):
             continue
-        with ir.InsertionPoint(t.op), t.op.location:
-            c = make_constant(out, t.op.location, "transposed")
-        replace(t.op, c)
+        replace_with_constant(t.op, out, "transposed")
         count += 1
     return count
