@@ -156,9 +156,8 @@ def _max_pool_with_indices(op: OnnxOp, b: LoweringContext, x, win, axes, out_dim
         coords = [wrap(loop_index(2 + i)) * win.strides[i]
                   + wrap(loop_index(2 + ns + i)) * win.dilations[i] - wrap(pads[i])
                   for i in range(ns)]
-        def iv(d):
-            d = index_of(d)
-            return d if isinstance(d, ir.Value) else b.const(d, ir.IndexType.get())
+        def iv(d):              # a helper's dim as an index Value
+            return b.as_index(index_of(d))
         valid = None
         for c, size in zip(coords, xd[2:]):
             ci = iv(c)

@@ -76,9 +76,9 @@ def _fusable_producers(op: ir.Operation) -> list[ir.Operation]:
     return out
 
 
-def _cut_groups(module: ir.Module) -> list[ir.Operation]:
+def _cut_groups(module: ir.Module) -> int:
     """Barrier calls on the producers where a fused group would pass
-    MAX_GROUP_WEIGHT; returns the calls."""
+    MAX_GROUP_WEIGHT; returns how many."""
     from mlir.dialects import func
     weight: dict = {}
     cut: list[ir.Value] = []
@@ -96,24 +96,18 @@ def _cut_groups(module: ir.Module) -> list[ir.Operation]:
                 cut.append(p.results[0])
                 total -= weight[p]
         weight[op] = total
-    if not cut:
-        return []
     decls: dict[str, str] = {}
-    calls = []
     with module.context, ir.Location.unknown():
         for v in cut:
             t = str(v.type)
             if t not in decls:
                 name = f"{_BARRIER}_{len(decls)}"
                 decls[t] = name
-                with ir.InsertionPoint(module.body):
-                    f = func.FuncOp(name, ir.FunctionType.get([v.type], []),
-                                    visibility="private")
-                    del f  # a declaration: no body
-            user = next(iter(v.uses)).owner
-            with ir.InsertionPoint(user):
-                calls.append(func.CallOp([], ir.FlatSymbolRefAttr.get(decls[t]), [v]).operation)
-    return calls
+                with ir.InsertionPoint(module.body):     # a declaration: no body
+                    func.FuncOp(name, ir.FunctionType.get([v.type], []), visibility="private")
+            with ir.InsertionPoint(next(iter(v.uses)).owner):
+                func.CallOp([], ir.FlatSymbolRefAttr.get(decls[t]), [v])
+    return len(cut)
 
 
 def _drop_barriers(module: ir.Module) -> None:
@@ -130,9 +124,9 @@ def _drop_barriers(module: ir.Module) -> None:
 def fuse_elementwise(module: ir.Module) -> None:
     """Fuse elementwise linalg producers into their consumers, in place, in
     groups of at most MAX_GROUP_WEIGHT."""
-    calls = _cut_groups(module)
+    cut = _cut_groups(module)
     try:
         PassManager.parse(PIPELINE, module.context).run(module.operation)
     finally:
-        if calls:
+        if cut:
             _drop_barriers(module)
