@@ -11,11 +11,13 @@ codegen bufferizes it.
     dynamic pools       the same pools with dynamic H/W -> per-image vector rows (pool_dyn.py)
     direct convs        conv_2d_nchw_fchw over <= 4 channels (stems) -> direct register-tiled kernel
     conv_to_matmul      conv_2d_nchw_fchw / grouped conv -> im2col + (batch_)matmul
-                        (few pixels: outᵀ = colᵀ @ Wᵀ, conv_pixel_rows.py)
+                        (few pixels: outᵀ = colᵀ @ Wᵀ, conv_pixel_rows.py); the
+                        elementwise ops after it become the kernel's epilogue (epilogue.py)
     conv_dyn            conv_2d_nchw_fchw with dynamic H/W -> im2col + packed contraction
     pack_matmuls        matmul / batch_matmul -> linalg.pack + packed contraction + unpack
     fold relayouts      packs/transposes/reshapes of constants evaluated at compile time
     kernel schedule     packed contraction: tile to registers, vectorize, hoist, FMAs
+                        (an epilogue generic tiled alike, the contraction fused into it)
     pack lowering       remaining packs/unpacks -> pad/reshape/transpose (bufferizable)
     fuse elementwise    chains of elementwise generics -> one generic (fuse_elementwise.py)
     approximate math    f32 exp/erf/tanh/log -> vectorizable polynomials (math_approx.py)

@@ -37,9 +37,11 @@ from onnx_mlir_py.passes.optimize.im2col_packed import packed_im2col
 from onnx_mlir_py.passes.optimize.im2col_text import end_channel_loop, zero_regions
 from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 from onnx_mlir_py.passes.optimize.conv_strips import strip_functions
+from onnx_mlir_py.passes.optimize import epilogue as epilogue_mod
+from onnx_mlir_py.passes.optimize.epilogue import Epilogue, epilogue_chain, epilogue_generic
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, call_in_place,
-                                                        fill_scalar, static_f32, window_ints,
-                                                        zero_fill)
+                                                        fill_scalar, replace_with_call, static_f32,
+                                                        window_ints, zero_fill)
 from onnx_mlir_py.ir_util import walk_ops
 
 
@@ -169,7 +171,7 @@ def _strided_rows(lines, consts: set, x: str, xs, one, cur: str, kh_: int, kw_: 
 
 def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = False,
                   blocks: tuple[int, int] = (1, 1), bias: bool = False,
-                  dest: bool = False, row_block: int = 0) -> str:
+                  dest: bool = False, row_block: int = 0, epilogue: Epilogue | None = None) -> str:
     """``func.func private @name(x, w, init) -> out`` (NCHW / [G, F/G, C/G, KH, KW]
     for groups > 1) as im2col + (batch_)matmul. ``blocks`` = (kb, nb), the
     kernel's k and column blocks: col is built padded to them. ``bias``
@@ -181,7 +183,10 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     read its init gets a fresh one from the elementwise fusion, and the
     result would be copied into the caller's slice. ``row_block``: the
     kernel's register tile rows (0: never the pixel-row form of
-    :mod:`.conv_pixel_rows`)."""
+    :mod:`.conv_pixel_rows`). ``epilogue`` (see :func:`epilogue_fits`): the
+    elementwise ops after the conv, on its matmul's result (a generic the
+    matmul kernel fuses, :mod:`.epilogue`); its tensors and captured
+    scalars are the last parameters."""
     kb, nb = blocks
     if groups == 1:
         n, c, h, w = xs
@@ -209,6 +214,9 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     third = f"%b: {tensor_type([os_[1]])}" if bias else f"%o: {tensor_type(os_)}"
     if bias and dest:
         third = f"%o: {tensor_type(os_)}, {third}"
+    if epilogue is not None:
+        third += "".join(f", %et{k}: {tensor_type(os_)}" for k in range(len(epilogue.tensors)))
+        third += "".join(f", %ec{k}: f32" for k in range(len(epilogue.captured)))
     lines = [f"  func.func private @{name}(%x: {tensor_type(xs)}, %w: {tensor_type(ws)}, {third}) "
              f"-> {tensor_type(os_)} {{"] + pre
     lines.append("    %zero = arith.constant 0.0 : f32")
@@ -246,7 +254,7 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     else:
         wv = "%wk"
     if mr:
-        pixel_rows_product(lines, "%pr_col", kp, mp, m, fg, wv, os_, dest, nb // 2)
+        pixel_rows_product(lines, "%pr_col", kp, mp, m, fg, wv, os_, dest, nb // 2, epilogue)
         lines.append(f"    return %r : {tensor_type(os_)}\n  }}")
         return "\n".join(lines)
     # the result [B, F', mp] accumulates into the conv's init: the broadcast
@@ -279,9 +287,12 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
                          f": {tensor_type([1, kp, mp])} into {tensor_type([kp, mp])}")
         lines += [f"    %a2 = tensor.collapse_shape {acc} [[0, 1], [2]] : {tensor_type([1, fg, mp])} into {tensor_type([fg, mp])}",
                   f"    %r2 = linalg.matmul ins(%w2, %pcol2 : {tensor_type([fg, kp])}, {tensor_type([kp, mp])}) "
-                  f"outs(%a2 : {tensor_type([fg, mp])}) -> {tensor_type([fg, mp])}",
-                  f"    %r3 = tensor.expand_shape %r2 [[0, 1], [2]] output_shape [1, {fg}, {mp}] "
-                  f": {tensor_type([fg, mp])} into {tensor_type([1, fg, mp])}"]
+                  f"outs(%a2 : {tensor_type([fg, mp])}) -> {tensor_type([fg, mp])}"]
+        r2 = "%r2"
+        if epilogue is not None:
+            r2 = _epilogue_lines(lines, epilogue, os_, mp)
+        lines.append(f"    %r3 = tensor.expand_shape {r2} [[0, 1], [2]] output_shape [1, {fg}, {mp}] "
+                     f": {tensor_type([fg, mp])} into {tensor_type([1, fg, mp])}")
     else:
         lines += [f"    %wbe = tensor.empty() : {tensor_type([n, g, fg, kp])}",
                   f"    %wb4 = linalg.broadcast ins({wv} : {tensor_type(wsh)}) outs(%wbe : {tensor_type([n, g, fg, kp])}) dimensions = [0]",
@@ -301,6 +312,43 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
                      f": {tensor_type([bsz, fg, m])} into {tensor_type(os_)}")
     lines.append(f"    return %r : {tensor_type(os_)}\n  }}")
     return "\n".join(lines)
+
+
+def _epilogue_lines(lines, epi: Epilogue, os_, mp: int) -> str:
+    """Append the epilogue generic on ``%r2`` ([F, mp]); its tensors
+    (``%et<k>``, the NCHW output's shape) are read as [F, OH*OW] (= mp,
+    :func:`epilogue_fits`). Returns its result's name."""
+    f, m = os_[1], os_[2] * os_[3]
+    ts = []
+    for k in range(len(epi.tensors)):
+        lines.append(f"    %etc{k} = tensor.collapse_shape %et{k} [[0, 1], [2, 3]] "
+                     f": {tensor_type(os_)} into {tensor_type([f, m])}")
+        ts.append(f"%etc{k}")
+    ident = "(d0, d1) -> (d0, d1)"
+    lines += epilogue_generic("%r2epi", "%r2", ts, [f"%ec{k}" for k in range(len(epi.captured))],
+                              [f, mp], [ident] * (len(ts) + 2), 2, epi.ops, epi.result)
+    return "%r2epi"
+
+
+def epilogue_fits(sig, bias: bool, blocks: tuple[int, int], row_block: int,
+                  epi: Epilogue) -> bool:
+    """The conv kernel can take the elementwise ops after the conv as an
+    epilogue of its matmul: one static image, not grouped, not cut in
+    strips; in an im2col form whose matmul result is [F, pixels], its
+    tensors only when the pixels are not padded to whole column panels; in
+    a pixel-row form, on the blocks of the transposed result."""
+    xs, ws, os_, s, _d, g = sig
+    if g != 1 or xs[0] != 1 or strip_rows(list(xs), list(ws), list(os_), list(s), blocks[0]) is not None:
+        return False
+    form, _mr = conv_form(list(xs), list(ws), list(s), 1, 1, ws[0], tuple(xs[2:]), tuple(os_[2:]),
+                          bias, blocks, row_block)
+    if form in ("pixel_rows", "pixel_rows_in_place"):
+        return True       # applied to the blocks of the transposed result
+    if form not in ("in_place", "packed_im2col", "im2col"):
+        return False
+    m = os_[2] * os_[3]
+    mp = m if form == "in_place" else _cdiv(m, blocks[1]) * blocks[1]
+    return not epi.tensors or mp == m
 
 
 BIAS_LANES = 64     # vector width of the bias broadcast into a destination
@@ -363,7 +411,8 @@ def _conv_signature(op: ir.Operation):
 
 
 def _conv_functions(module: ir.Module, name: str, sig, bias: bool, threads: bool,
-                    blocks: tuple[int, int], row_block: int = 0) -> tuple[str, bool]:
+                    blocks: tuple[int, int], row_block: int = 0,
+                    epilogue: Epilogue | None = None) -> tuple[str, bool]:
     """Add the kernel for ``sig`` to ``module``; returns the function to call
     and whether it takes the output (``(x, w, out, bias)`` with a bias). A
     dynamic batch gets the batch-1 kernel and a loop over the images around
@@ -375,7 +424,7 @@ def _conv_functions(module: ir.Module, name: str, sig, bias: bool, threads: bool
         return name, True
     if xs[0] is not None:
         add_functions(module, conv_function(name, xs, ws, os_, s, d, g, threads, blocks,
-                                             bias=bias, row_block=row_block))
+                                             bias=bias, row_block=row_block, epilogue=epilogue))
         return name, False
     x1, o1 = [1] + xs[1:], [1] + os_[1:]
     # images split across threads when one image is worth a parallel loop
@@ -407,10 +456,16 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
         # a zero-initialised plain conv whose single user adds a per-channel
         # bias: the matmul accumulates into the broadcast bias instead
         fused = bias_add_user(op.results[0]) if sig[5] == 1 and zero_fill(op.operands[2]) else None
-        key = sig + (fused is not None,)
+        # the elementwise ops after it (ReLU, SiLU, a residual add): the
+        # matmul kernel's epilogue
+        epi = epilogue_chain((fused[0] if fused is not None else op).results[0]) \
+            if min(blocks) > 1 and epilogue_mod.ENABLED else None
+        if epi is not None and not epilogue_fits(sig, fused is not None, blocks, row_block, epi):
+            epi = None
+        key = sig + (fused is not None, epi.key if epi is not None else None)
         if key not in funcs:
             funcs[key] = _conv_functions(module, f"__om_conv_{len(funcs)}", sig,
-                                         fused is not None, threads, blocks, row_block)
+                                         fused is not None, threads, blocks, row_block, epi)
         fn, takes_out = funcs[key]
         args = list(op.operands)
         if fused is not None and takes_out:
@@ -419,7 +474,11 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
             args = args[:2] + [fill_scalar(op.operands[2])[1], fused[1]]
         elif fused is not None:
             args[2] = fused[1]
-        call_in_place(op, fused, fn, args)
+        if epi is not None:
+            chain = [op] + ([fused[0]] if fused is not None else []) + list(epi.generics)
+            replace_with_call(fn, args + list(epi.tensors) + list(epi.captured), chain, chain[-1])
+        else:
+            call_in_place(op, fused, fn, args)
         count += 1
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)

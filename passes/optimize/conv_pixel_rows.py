@@ -53,13 +53,15 @@ def pixel_rows(bsz: int, groups: int, bias: bool, f: int, m: int, nb: int, mb: i
 
 
 def pixel_rows_product(lines: list[str], col: str, kp: int, mp: int, m: int, f: int,
-                       w: str, os_, dest: bool, blk: int) -> None:
+                       w: str, os_, dest: bool, blk: int, epilogue=None) -> None:
     """Append ``%r`` (the conv's NCHW result ``os_`` = [1, F, OH, OW]) from
     ``col`` ([kp, mp]: rows c*KH*KW + tap, zero rows past K; columns the
     pixels, zero columns past ``m``), the padded weights ``w`` ([1, F, kp],
     a constant) and the bias ``%b`` [F]; with ``dest`` the result is
     written into ``%o`` (the caller's output slice). ``blk``: the side of
-    the transpose's blocks (the vector width)."""
+    the transpose's blocks (the vector width). ``epilogue``: the
+    :class:`.epilogue.Epilogue` after the conv, applied to each transposed
+    block (its tensors are the parameters ``%et<k>``, its scalars ``%ec<k>``)."""
     lines += [
         f"    %pr_w2 = tensor.collapse_shape {w} [[0, 1], [2]] : {tensor_type([1, f, kp])} into {tensor_type([f, kp])}",
         f"    %pr_wte = tensor.empty() : {tensor_type([kp, f])}",
@@ -79,19 +81,28 @@ def pixel_rows_product(lines: list[str], col: str, kp: int, mp: int, m: int, f: 
         lines.append(f"    %pr_oe = tensor.collapse_shape %o [[0, 1], [2, 3]] : {tensor_type(os_)} into {tensor_type([f, m])}")
     else:
         lines.append(f"    %pr_oe = tensor.empty() : {tensor_type([f, m])}")
-    transpose_blocks(lines, "%pr_o", "%pr_rt", [mp, f], "%pr_oe", m, blk)
+    epi = None
+    if epilogue is not None:
+        for k in range(len(epilogue.tensors)):
+            lines.append(f"    %etc{k} = tensor.collapse_shape %et{k} [[0, 1], [2, 3]] "
+                         f": {tensor_type(os_)} into {tensor_type([f, m])}")
+        epi = (epilogue, [f"%etc{k}" for k in range(len(epilogue.tensors))],
+               [f"%ec{k}" for k in range(len(epilogue.captured))])
+    transpose_blocks(lines, "%pr_o", "%pr_rt", [mp, f], "%pr_oe", m, blk, epi)
     lines.append(f"    %r = tensor.expand_shape %pr_o [[0, 1], [2, 3]] output_shape {list(os_)} "
                  f": {tensor_type([f, m])} into {tensor_type(os_)}")
 
 
 def transpose_blocks(lines: list[str], res: str, src: str, src_shape, dest: str, m: int,
-                     blk: int) -> None:
+                     blk: int, epi=None) -> None:
     """(A 16x16 f32 block on AVX-512: 16 registers transposed with shuffles,
     see passes.optimize.VECTOR_CLEANUP's lower_transpose.)
     ``res`` = ``dest`` [F, m] with ``dest[f, p] = src[p, f]`` (``src`` =
     [mp, F], rows past ``m`` ignored; F a multiple of ``blk``), as loops over
     blk x blk blocks: one 2-D read of blk rows, a ``vector.transpose``, one
-    2-D write; the last partial block of pixels has static bounds."""
+    2-D write; the last partial block of pixels has static bounds. ``epi``:
+    (epilogue, its tensors' [F, m] names, its scalars' names), applied to
+    each block before it is written."""
     mp, f = src_shape
     whole, tail = m // blk, m % blk
     vt = f"vector<{blk}x{blk}xf32>"
@@ -105,8 +116,9 @@ def transpose_blocks(lines: list[str], res: str, src: str, src_shape, dest: str,
         lines += [f"      %tb_w = scf.for %tb_p = %tb_0 to %tb_m step %tb_b iter_args(%tb_c = {cur}) -> ({dt}) {{",
                   f"        %tb_v = vector.transfer_read {src}[%tb_p, %tb_q], %tb_pad {{in_bounds = [true, true]}} "
                   f": {tensor_type(src_shape)}, {vt}",
-                  f"        %tb_t = vector.transpose %tb_v, [1, 0] : {vt} to {vt}",
-                  f"        %tb_x = vector.transfer_write %tb_t, %tb_c[%tb_q, %tb_p] {{in_bounds = [true, true]}} "
+                  f"        %tb_t = vector.transpose %tb_v, [1, 0] : {vt} to {vt}"]
+        val = _epilogue(lines, epi, "%tb_t", vt, "%tb_q", "%tb_p", dt, "w", "        ")
+        lines += [f"        %tb_x = vector.transfer_write {val}, %tb_c[%tb_q, %tb_p] {{in_bounds = [true, true]}} "
                   f": {vt}, {dt}",
                   f"        scf.yield %tb_x : {dt}\n      }}"]
         cur = "%tb_w"
@@ -116,8 +128,27 @@ def transpose_blocks(lines: list[str], res: str, src: str, src_shape, dest: str,
         rt, wt = f"vector<{tail}x{blk}xf32>", f"vector<{blk}x{tail}xf32>"
         lines += [f"      %tb_vt = vector.transfer_read {src}[%tb_m, %tb_q], %tb_pad {{in_bounds = [true, true]}} "
                   f": {tensor_type(src_shape)}, {rt}",
-                  f"      %tb_tt = vector.transpose %tb_vt, [1, 0] : {rt} to {wt}",
-                  f"      %tb_xt = vector.transfer_write %tb_tt, {cur}[%tb_q, %tb_m] {{in_bounds = [true, true]}} "
+                  f"      %tb_tt = vector.transpose %tb_vt, [1, 0] : {rt} to {wt}"]
+        val = _epilogue(lines, epi, "%tb_tt", wt, "%tb_q", "%tb_m", dt, "t", "      ")
+        lines += [f"      %tb_xt = vector.transfer_write {val}, {cur}[%tb_q, %tb_m] {{in_bounds = [true, true]}} "
                   f": {wt}, {dt}"]
         cur = "%tb_xt"
     lines.append(f"      scf.yield {cur} : {dt}\n    }}")
+
+
+def _epilogue(lines: list[str], epi, val: str, vt: str, row: str, col: str, dt: str, tag: str,
+              ind: str) -> str:
+    """The epilogue ``epi`` (see :func:`transpose_blocks`) on block ``val``
+    (``vt``) of the output at [row, col]; returns the value to write."""
+    if epi is None:
+        return val
+    from onnx_mlir_py.passes.optimize.epilogue import vector_lines
+    epilogue, tensors, caps = epi
+    reads = []
+    for k, t in enumerate(tensors):
+        lines.append(f"{ind}%tb_e{k}{tag} = vector.transfer_read {t}[{row}, {col}], %tb_pad "
+                     f"{{in_bounds = [true, true]}} : {dt}, {vt}")
+        reads.append(f"%tb_e{k}{tag}")
+    body, out = vector_lines(epilogue.ops, epilogue.result, val, reads, caps, vt, tag, ind)
+    lines += body
+    return out

@@ -28,7 +28,8 @@ from onnx_mlir_py.passes.optimize.schedule import (apply_to_funcs, apply_to_ops,
                                                    static_loop_sizes)
 from onnx_mlir_py.target import Target
 
-from onnx_mlir_py.passes.optimize.kernel_fusion import static_f32
+from onnx_mlir_py.passes.optimize.kernel_fusion import single_user, static_f32
+from onnx_mlir_py.passes.optimize.epilogue import EPILOGUE_ATTR, body_ops, identity_parallel
 from onnx_mlir_py.passes.optimize.kernel_plan import STREAMED_B_BYTES, threaded_kernel
 from onnx_mlir_py.passes.optimize.matmul_attrs import PACKED_ATTR
 from onnx_mlir_py.passes.optimize.matmul_text import _cdiv, kernel_function
@@ -250,6 +251,27 @@ def _drop_empty_contractions(module: ir.Module) -> int:
     return n
 
 
+def matmul_epilogue(op: ir.Operation, m: int, n: int, mb: int, nb: int):
+    """``(generic, (ops, result, n tensors, n captured), tensors, captured)``
+    when the single user of static matmul ``op`` is an epilogue generic
+    (:mod:`.epilogue`) the kernel can take: its tensors only when M and N
+    are whole (mb, nb) blocks. Else None."""
+    r = op.results[0]
+    user = single_user(r)
+    if user is None or EPILOGUE_ATTR not in user.attributes or user.operands[0] != r \
+            or not identity_parallel(user, r.type) or r in list(user.operands)[1:]:
+        return None
+    tensors = list(user.operands)[1:-1]
+    if tensors and (m % mb or n % nb):
+        return None
+    captured: list[ir.Value] = []
+    names = {0: "%e_in"} | {i + 1: f"%e_t{i}" for i in range(len(tensors))}
+    found = body_ops(user, names, "epb0", captured)
+    if found is None:
+        return None
+    return user, (tuple(found[0]), found[1], len(tensors), len(captured)), tensors, captured
+
+
 def pack_matmuls(module: ir.Module, target: Target) -> int:
     """Static f32 matmul/batch_matmul -> packed kernels (inlined private
     functions from :mod:`.matmul_text`); dynamic ones -> upstream
@@ -260,7 +282,8 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
     mb, nb, kb = target.matmul_tile
     funcs: dict[tuple, str] = {}
     count = _drop_empty_contractions(module)
-    for op in walk_ops(module.operation):
+    # only matmuls: the walk must not reach an epilogue erased with its matmul
+    for op in walk_ops(module.operation, set(_DEFAULT_MAPS)):
         shape, dynamic, a_cols = _kernel_shape(op), False, _a_cols_matmul(op)
         if shape is None and not a_cols:
             shape, dynamic = _dynamic_kernel_shape(op), True
@@ -268,9 +291,12 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
             continue
         # dynamic: only constant B (weights, packed at compile time) is relaid out
         pack_b = _constant_derived(op.operands[1]) if dynamic else _pack_b(op)
-        key = shape + (pack_b, a_cols)
+        bt, m, k, n = shape
+        tm, tn = small_m_tile(m, n, mb, nb, target.vector_width) if pack_b and not dynamic \
+            else (mb, nb)
+        epi = None if dynamic or a_cols or bt is not None else matmul_epilogue(op, m, n, tm, tn)
+        key = shape + (pack_b, a_cols, epi[1] if epi is not None else None)
         if key not in funcs:
-            bt, m, k, n = shape
             name = f"__om_matmul_{len(funcs)}"
             if dynamic:
                 text = kernel_function_dynamic(name, bt, m, k, n, mb, nb, kb,
@@ -279,22 +305,28 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
                 text = kernel_function(name, None, m, k, n, row_tile(m, mb), nb, kb, pack_b,
                                        n_outer=_n_outer(m, k), a_cols=True)
             else:
-                tm, tn = small_m_tile(m, n, mb, nb, target.vector_width) if pack_b else (mb, nb)
                 text = kernel_function(name, bt, m, k, n, tm, tn, kb, pack_b,
-                                       n_outer=None if not pack_b else _n_outer(m, k))
+                                       n_outer=None if not pack_b else _n_outer(m, k),
+                                       epilogue=epi[1] if epi is not None else None)
             sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
             fop = sub.body.operations[0].operation
             funcs[key] = (name, fop.clone(ir.InsertionPoint(module.body)))
         name, fop = funcs[key]
-        with ir.InsertionPoint(op), op.location:
+        # with an epilogue the call replaces it too (its tensors and
+        # scalars may be defined between the two)
+        last = epi[0] if epi is not None else op
+        extra = epi[2] + epi[3] if epi is not None else []
+        with ir.InsertionPoint(last), op.location:
             rtype = ir.FunctionType(ir.TypeAttr(fop.attributes["function_type"]).value).results[0]
             call = func.CallOp([rtype], ir.FlatSymbolRefAttr.get(name),
-                               _cast_to_params(fop, list(op.operands)))
+                               _cast_to_params(fop, list(op.operands) + extra))
             res = call.results[0]
-            if rtype != op.results[0].type:
+            if rtype != last.results[0].type:
                 from mlir.dialects import tensor
-                res = tensor.CastOp(op.results[0].type, res).result
-        op.results[0].replace_all_uses_with(res)
+                res = tensor.CastOp(last.results[0].type, res).result
+        last.results[0].replace_all_uses_with(res)
+        if epi is not None:
+            epi[0].erase()
         op.erase()
         count += 1
     pipeline = ["func.func(linalg-block-pack-matmul{"
@@ -409,7 +441,10 @@ def kernel_schedule(op: ir.Operation, threads: bool = False) -> str | None:
     maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
     sizes = loop_sizes(op, maps)
     blocks = cache_blocks(sizes, _outer_is_rows(op)) if outer == 3 and k == 2 else None
-    if blocks:
+    epi = outer == 3 and k == 2 and _epilogue_consumer(op) and (not blocks or blocks[2] >= sizes[2])
+    if epi:
+        first = _epilogue_tiling(blocks, threads)
+    elif blocks:
         first = _grouped_tiling(n, *blocks, sizes[k], threads)
     elif threads:
         # the first outer parallel loop is distributed, the others stay loops
@@ -434,17 +469,62 @@ def kernel_schedule(op: ir.Operation, threads: bool = False) -> str | None:
         tile_k = (f"    %t2, %lk = transform.structured.tile_using_for %t tile_sizes {kt}\n"
                   "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n")
         mark = f'    transform.annotate %lk "{K_LOOP_ATTR}" : !transform.any_op\n'
-    return first + tile_k + f"""    transform.apply_patterns to %lk {{
+    # the epilogue's register tile is in the loop around the k loop
+    scope = "%lin" if epi else "%lk"
+    return first + tile_k + f"""    transform.apply_patterns to {scope} {{
       transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
     }} : !transform.any_op
-    %t3 = transform.structured.match ops{{["linalg.generic"]}} in %lk
+    %t3 = transform.structured.match ops{{["linalg.generic"]}} in {scope}
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %t3 : !transform.any_op
-    transform.apply_patterns to %lk {{
+    transform.apply_patterns to {scope} {{
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.reduction_to_contract
     }} : !transform.any_op
 {mark}"""
+
+
+def _epilogue_consumer(op: ir.Operation) -> bool:
+    """The packed contraction's result is read only by an epilogue generic
+    (:mod:`.epilogue`) over its parallel block loops."""
+    user = single_user(op.results[0])
+    return user is not None and EPILOGUE_ATTR in user.attributes and user.operands[0] == op.results[0] \
+        and len(list(user.attributes["iterator_types"])) == 4
+
+
+def _epilogue_tiling(blocks, threads: bool) -> str:
+    """Transform text tiling the epilogue (the contraction's one user:
+    loops P, Q, mi, ni) like :func:`kernel_schedule` tiles a contraction
+    alone (``blocks``: the groups of :func:`cache_blocks`, K not cut) and
+    fusing the contraction into the innermost loop: ``%t`` (the fused
+    contraction, all its k blocks) in ``%lin`` (the loop of one register
+    tile, with the epilogue's tile after the contraction's)."""
+    one = "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
+    text = ("    %epi = transform.get_consumers_of_result %op[0]"
+            " : (!transform.any_op) -> !transform.any_op\n")
+    if blocks:
+        par, tile = blocks[0], blocks[1]
+        how = "tile_using_forall" if threads else "tile_using_for"
+        sizes = [tile if i == par else 0 for i in range(4)]
+        text += f"    %eg, %lg = transform.structured.{how} %epi tile_sizes {sizes}\n" + one
+        text += "    %eq, %lq = transform.structured.tile_using_for %eg tile_sizes [0, 1, 0, 0]\n" + one
+        text += "    %ep, %l0 = transform.structured.tile_using_for %eq tile_sizes [1, 0, 0, 0]\n" + one
+    elif threads:
+        text += "    %ef, %lf = transform.structured.tile_using_forall %epi tile_sizes [1, 0, 0, 0]\n" + one
+        text += "    %ep, %l0 = transform.structured.tile_using_for %ef tile_sizes [0, 1, 0, 0]\n" + one
+    else:
+        text += ("    %ep, %lp, %l0 = transform.structured.tile_using_for %epi tile_sizes [1, 1, 0, 0]\n"
+                 "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)\n")
+    # into each loop in turn, outermost first: an inner loop's tile reads a
+    # slice of the outer loop's slice
+    loops = ["%lg", "%lq", "%l0"] if blocks else ["%lf", "%l0"] if threads else ["%l0"]
+    src = "%op"
+    for i, loop in enumerate(loops):
+        res = ("%t", "%lin") if i == len(loops) - 1 else (f"%tf{i}", f"%lf{i}")
+        text += (f"    {res[0]}, {res[1]} = transform.structured.fuse_into_containing_op {src} into {loop}\n"
+                 "      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)\n")
+        src = res[0]
+    return text
 
 
 # The k loops of the kernels tiled by kernel_schedule, whose accumulator

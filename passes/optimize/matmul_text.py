@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor
 from onnx_mlir_py.passes.optimize.matmul_attrs import PACKED_ATTR
+from onnx_mlir_py.passes.optimize.epilogue import epilogue_generic
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -68,13 +69,19 @@ def contraction(e: Emitter, a4: Value, bp: Value, c4: Value, batched: bool, pack
 
 def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
                     mb: int, nb: int, kb: int, pack_b: bool = True,
-                    n_outer: bool | None = None, a_cols: bool = False) -> str:
+                    n_outer: bool | None = None, a_cols: bool = False,
+                    epilogue: tuple | None = None) -> str:
     """A private ``func.func @name(A, B, C) -> C`` computing C + A @ B.
     ``n_outer``: the N-block loop outside the M-block loop (default: when B
     is not packed). ``a_cols`` (no batch): the first argument is Aᵀ,
     ``[K, M]`` (a convolution's im2col matrix, whose pixels are the rows of
     A), read in place in blocks ``[K/kb, kb, M/mb, mb]``: the kb x mb block
-    of one k step is kb rows of mb contiguous values."""
+    of one k step is kb rows of mb contiguous values.
+    ``epilogue`` (no batch, not ``a_cols``): ``(ops, result, tensors,
+    captured)`` of :mod:`.epilogue`, applied to the result in its block
+    layout (a generic ``kernel_schedule`` fuses into the register tile);
+    the function then also takes the ``tensors`` ([M, N]; only when M and N
+    are whole blocks) and the ``captured`` f32 scalars."""
     if n_outer is None:
         n_outer = not pack_b
     bt = [] if batch is None else [batch]
@@ -85,6 +92,11 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     e = Emitter()
     a, b, c = e.param("a", tensor(ash)), e.param("b", tensor(bt + [k, n])), \
         e.param("c", tensor(bt + [m, n]))
+    ets, ecs = [], []
+    if epilogue is not None:
+        assert not bt and not a_cols and (not epilogue[2] or (mp, np_) == (m, n))
+        ets = [e.param("et", tensor([m, n])) for _ in range(epilogue[2])]
+        ecs = [e.param("ec", F32) for _ in range(epilogue[3])]
     zero = e.const("0.0", F32)
 
     def padded(v: Value, shape) -> Value:
@@ -110,9 +122,26 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
         bp = e.expand(padded(b, bt + [kp, np_]), rtext, bt + [ko, kb, no, nb])
     r4 = contraction(e, e.expand(av, rtext, a4), bp, e.expand(cv, rtext, c4), bool(bt), pack_b,
                      n_outer, a_cols=a_cols)
+    if epilogue is not None:
+        r4 = _blocked_epilogue(e, r4, [e.expand(t, rtext, c4) for t in ets], ecs, n_outer, epilogue)
     r = e.collapse(r4, rtext, bt + [mp, np_])
     if (mp, np_) != (m, n):
         full = bt + [m, n]
         r = e.extract_slice(r, [0] * len(full), full)
     e(f"return {r} : {c.type}")
-    return e.function(name, [a, b, c], c.type)
+    return e.function(name, [a, b, c] + ets + ecs, c.type)
+
+
+def _blocked_epilogue(e: Emitter, r4: Value, t4: list[Value], caps: list[Value], n_outer: bool,
+                      epilogue: tuple) -> Value:
+    """The epilogue generic on the contraction's result ``r4`` ([MO, mb, NO,
+    nb]) and the tensors ``t4`` (the same blocks), its loops in the
+    contraction's order (outer block loops, then mi, ni): tiling it like
+    the contraction gives the register tile the contraction fuses into."""
+    ops, result, _nt, _nc = epilogue
+    m = "(d0, d1, d2, d3) -> (d1, d2, d0, d3)" if n_outer else "(d0, d1, d2, d3) -> (d0, d2, d1, d3)"
+    res = Value(e.fresh("epi"), r4.type)
+    for line in epilogue_generic(str(res), str(r4), [str(t) for t in t4], [str(c) for c in caps],
+                                 list(r4.type.shape), [m] * (len(t4) + 2), 4, ops, result, ind=""):
+        e(line)
+    return res
