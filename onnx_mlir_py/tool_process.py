@@ -92,3 +92,46 @@ def _test_pause(args: list[str], p: subprocess.Popen) -> None:
     if p.stdin is None:
         os.kill(p.pid, signal.SIGSTOP)            # no input to hold back: stop it
     pause_point(name, p.pid)
+
+
+def run_tools(commands: list[list[str]], jobs: int) -> list[subprocess.CompletedProcess]:
+    """Run ``commands`` (tools that read and write files: no stdin, stdout
+    discarded), at most ``jobs`` at a time, each with the guarantees of
+    :func:`run_tool` (own group, PDEATHSIG, ``TMPDIR``); results in the
+    order given (stdout empty, stderr captured). On any way out other than
+    every command's end (an exception, an interrupt) every running group
+    is killed and reaped first. The caller checks the return codes."""
+    import tempfile
+    import time
+    env = None
+    work = current_dir()
+    if work is not None:
+        env = dict(os.environ, TMPDIR=str(work))
+    results: list[subprocess.CompletedProcess | None] = [None] * len(commands)
+    todo = list(enumerate(commands))
+    running: list[tuple[int, subprocess.Popen, object]] = []
+    try:
+        while todo or running:
+            while todo and len(running) < max(1, jobs):
+                i, args = todo.pop(0)
+                err = tempfile.TemporaryFile(dir=str(work) if work is not None else None)
+                p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=err, env=env, preexec_fn=_child_setup(os.getpid()))
+                running.append((i, p, err))
+                _test_pause(args, p)
+            done = [r for r in running if r[1].poll() is not None]
+            if not done:
+                time.sleep(0.005)
+                continue
+            for r in done:
+                i, p, err = r
+                running.remove(r)
+                err.seek(0)
+                results[i] = subprocess.CompletedProcess(p.args, p.returncode, b"", err.read())
+                err.close()
+    except BaseException:
+        for _i, p, err in running:
+            _kill_group(p)
+            err.close()
+        raise
+    return results  # type: ignore[return-value]

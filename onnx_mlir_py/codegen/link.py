@@ -104,20 +104,28 @@ def _target_args(opts: Options) -> list[str]:
         ([f"-mcpu={target.cpu}"] if target.cpu else [])
 
 
-def to_llvm_ir(module: ir.Module, opts: Options, timings: Timings,
-               public: str | None = None) -> bytes:
-    """Optimised LLVM IR of ``module`` (tensor-level or LLVM dialect).
-    ``public``: the one symbol to keep global; every other definition
-    becomes internal (LLVM's internalize pass: an ISA variant of a library
-    with several, codegen/fat.py)."""
+def _translate(module: ir.Module, timings: Timings) -> bytes:
+    """LLVM IR (not optimised) of ``module`` (tensor-level or LLVM dialect)."""
     if not _is_llvm_dialect(module):
         with timings.phase("codegen: mlir"):
             module = emit_mlir_llvm(module)
     with timings.phase("codegen: translate"):
         with module.context:
             text = module.operation.get_asm(binary=False, large_elements_limit=None)
-        ll = run([tool("mlir-translate"), "--mlir-to-llvmir"], stdin=text.encode(),
-                 what="mlir-translate --mlir-to-llvmir")
+        return run([tool("mlir-translate"), "--mlir-to-llvmir"], stdin=text.encode(),
+                   what="mlir-translate --mlir-to-llvmir")
+
+
+def to_llvm_ir(module: ir.Module, opts: Options, timings: Timings,
+               public: str | None = None) -> bytes:
+    """Optimised LLVM IR of ``module`` (tensor-level or LLVM dialect).
+    ``public``: the one symbol to keep global; every other definition
+    becomes internal (LLVM's internalize pass: an ISA variant of a library
+    with several, codegen/fat.py)."""
+    return _optimize(_translate(module, timings), opts, timings, public)
+
+
+def _optimize(ll: bytes, opts: Options, timings: Timings, public: str | None = None) -> bytes:
     with timings.phase("codegen: opt"):
         passes = [f"-O{opts.opt_level}"] if public is None else \
             [f"-passes=internalize,default<O{opts.opt_level}>",
@@ -130,7 +138,11 @@ def to_object(module: ir.Module, path, opts: Options, timings: Timings,
               public: str | None = None) -> str:
     """``module`` (tensor-level or LLVM dialect) as the PIC object file
     ``path`` (``public``: see :func:`to_llvm_ir`)."""
-    ll = to_llvm_ir(module, opts, timings, public)
+    return _compile_ll(to_llvm_ir(module, opts, timings, public), path, opts, timings)
+
+
+def _compile_ll(ll: bytes, path, opts: Options, timings: Timings) -> str:
+    """Optimised LLVM IR ``ll`` as the PIC object file ``path``."""
     with timings.phase("codegen: llc"):
         run([tool("llc"), f"-O{opts.opt_level}", "-relocation-model=pic", "-filetype=obj",
              *_target_args(opts), "-o", str(path)], stdin=ll, what="llc")
@@ -150,12 +162,24 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
         store = WeightStore()
         llvm_mod = emit_mlir_llvm(module, weights=store)
     with temp_dir(keep_temps) as tmp:
-        obj = tmp / "model.o"
-        to_object(llvm_mod, obj, opts, timings)
+        objects = to_objects(llvm_mod, tmp, opts, timings)
         entry_c = generate_entry_c(sig, target_json(options_target(opts)),
                                    alloc_sites(llvm_mod), events)
-        return link_library(path, [obj], entry_c, store, tmp, timings,
+        return link_library(path, objects, entry_c, store, tmp, timings,
                             profiled=events is not None, parallel=uses_parallel_for(llvm_mod))
+
+
+def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings) -> list[str]:
+    """``module`` (LLVM dialect) as PIC object files in ``tmp``: one (as
+    :func:`to_object`), or, when its LLVM IR is large and the machine has
+    several cores, the parts of :mod:`.split` optimised and compiled in
+    parallel."""
+    from onnx_mlir_py.codegen.split import SPLIT_MIN_BYTES, split_jobs, split_objects
+    ll = _translate(module, timings)
+    jobs = split_jobs()
+    if jobs < 2 or len(ll) < SPLIT_MIN_BYTES:
+        return [_compile_ll(_optimize(ll, opts, timings), tmp / "model.o", opts, timings)]
+    return split_objects(ll, tmp, jobs, opts.opt_level, _target_args(opts), timings)
 
 
 def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Path,

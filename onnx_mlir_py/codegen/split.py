@@ -1,0 +1,83 @@
+"""LLVM codegen over all cores: the model's LLVM IR split into parts that
+``opt`` and ``llc`` compile in parallel (issue #29, "parallel, lean codegen").
+
+    model.ll | llvm-split -j PARTS     part0 .. part<PARTS-1> (bitcode; locals
+                                       made hidden globals, so parts link)
+      opt -O<n> part<i>                at most ``jobs`` at a time, largest first
+      llc -O<n> -filetype=obj          the same
+      -> part<i>.o                      linked with the rest by codegen/link.py
+
+The model's functions are its entry (``main_graph``, with most kernels
+inlined: about half of ResNet-50's code) and one per parallel loop body
+(``__om_pfor_*``), so more parts than cores balance the work: the part
+holding the entry runs on one core while the others share the rest.
+Functions in different parts are not inlined into each other; they never
+were (loop bodies are called through ``om_parallel_for``'s pointer).
+
+Below SPLIT_MIN_BYTES of LLVM IR (or with one core) the module is compiled
+whole, as before. ``ONNX_MLIR_PY_CODEGEN_JOBS=1`` turns splitting off.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from onnx_mlir_py.codegen.tools import run, tool
+from onnx_mlir_py.timings import Timings
+from onnx_mlir_py.tool_process import run_tools
+
+# LLVM IR text below this is compiled whole: splitting costs ~0.1 s
+# (llvm-split, a process per part) and pays from a few seconds of opt + llc.
+SPLIT_MIN_BYTES = 2 << 20
+# parts per core
+PARTS_PER_JOB = 4
+JOBS_ENV = "ONNX_MLIR_PY_CODEGEN_JOBS"
+
+
+def split_jobs() -> int:
+    """Cores codegen may use: the CPUs this process may run on, or
+    ``$ONNX_MLIR_PY_CODEGEN_JOBS``."""
+    env = os.environ.get(JOBS_ENV)
+    if env is not None and env.strip().isdigit():
+        return max(1, int(env))
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _run_all(commands: list[list[str]], jobs: int, what: str) -> None:
+    """:func:`.tool_process.run_tools`, failing as :func:`.tools.run` does."""
+    from onnx_mlir_py.codegen.tool_failure import tool_failure
+    from onnx_mlir_py.errors import EnvironmentFailure
+    try:
+        results = run_tools(commands, jobs)
+    except OSError as e:           # no memory, no such file: the machine's
+        raise EnvironmentFailure(f"cannot run {commands[0][0]}: {e}") from None
+    for p in results:
+        if p.returncode != 0:
+            raise tool_failure(what, p.returncode, p.stderr)
+
+
+def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: list[str],
+                  timings: Timings) -> list[str]:
+    """Object files of LLVM IR ``ll`` (not optimised) split in
+    ``jobs * PARTS_PER_JOB`` parts, written in ``tmp`` (the caller compiles
+    a module below SPLIT_MIN_BYTES whole)."""
+    src = tmp / "model.ll"
+    src.write_bytes(ll)
+    with timings.phase("codegen: split"):
+        n = jobs * PARTS_PER_JOB
+        run([tool("llvm-split"), f"-j{n}", "-o", str(tmp / "part"), str(src)], what="llvm-split")
+        parts = [tmp / f"part{i}" for i in range(n)]
+        # largest first: the longest runs start first
+        parts.sort(key=lambda p: -p.stat().st_size)
+    with timings.phase("codegen: opt"):
+        _run_all([[tool("opt"), f"-O{opt_level}", *target_args, str(p), "-o", f"{p}.opt.bc"]
+                  for p in parts], jobs, f"opt -O{opt_level}")
+    objects = [f"{p}.o" for p in parts]
+    with timings.phase("codegen: llc"):
+        _run_all([[tool("llc"), f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
+                   *target_args, f"{p}.opt.bc", "-o", o] for p, o in zip(parts, objects)],
+                 jobs, "llc")
+    return objects
