@@ -38,7 +38,8 @@ from onnx_mlir_py.passes.optimize.im2col_text import end_channel_loop, zero_regi
 from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
 from onnx_mlir_py.passes.optimize.conv_strips import strip_functions
 from onnx_mlir_py.passes.optimize import epilogue as epilogue_mod
-from onnx_mlir_py.passes.optimize.epilogue import Epilogue, epilogue_chain, epilogue_generic
+from onnx_mlir_py.passes.optimize.epilogue import (Epilogue, epilogue_chain, epilogue_generic,
+                                                   dominates, hoist_to)
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_user, call_in_place,
                                                         fill_scalar, replace_with_call, static_f32,
                                                         window_ints, zero_fill)
@@ -462,6 +463,15 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
             if min(blocks) > 1 and epilogue_mod.ENABLED else None
         if epi is not None and not epilogue_fits(sig, fused is not None, blocks, row_block, epi):
             epi = None
+        # the kernel replaces the chain where the conv was, so its code stays
+        # in the conv's place (--profile times it as the conv's); a chain
+        # reading a tensor computed after the conv (ResNet's downsampled
+        # residual, exported after the block's last conv) is left to the
+        # kernel that computes that tensor
+        if epi is not None and not (all(dominates(a, op) for a in op.operands)
+                                    and (fused is None or dominates(fused[1], op))
+                                    and hoist_to(epi, op)):
+            epi = None
         key = sig + (fused is not None, epi.key if epi is not None else None)
         if key not in funcs:
             funcs[key] = _conv_functions(module, f"__om_conv_{len(funcs)}", sig,
@@ -476,7 +486,8 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
             args[2] = fused[1]
         if epi is not None:
             chain = [op] + ([fused[0]] if fused is not None else []) + list(epi.generics)
-            replace_with_call(fn, args + list(epi.tensors) + list(epi.captured), chain, chain[-1])
+            replace_with_call(fn, args + list(epi.tensors) + list(epi.captured), chain, chain[-1],
+                              at=op)
         else:
             call_in_place(op, fused, fn, args)
         count += 1

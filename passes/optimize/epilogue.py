@@ -129,6 +129,31 @@ def body_ops(g: ir.Operation, names: dict, tag: str, captured: list):
     return text, local[yld.operands[0]]
 
 
+def dominates(x: ir.Value, op: ir.Operation) -> bool:
+    """``x`` is defined before ``op``: an argument of an enclosing block, an
+    op of an enclosing block, or an earlier op of ``op``'s block."""
+    if isinstance(x.owner, ir.Block):
+        return True
+    o = _op(x.owner)
+    return o.block != op.block or o.is_before_in_block(op)
+
+
+def hoist_to(epi: Epilogue, op: ir.Operation) -> bool:
+    """Whether the kernel call may replace the chain at ``op`` (the conv)
+    rather than at its last op: every tensor is defined before ``op`` and
+    every captured scalar too, or is a constant (moved before ``op``). Then
+    the kernel's code stays where the conv's was (``--profile`` times it
+    as the conv's, the ops after it as fused into it)."""
+    if not all(dominates(t, op) for t in epi.tensors):
+        return False
+    late = [c for c in epi.captured if not dominates(c, op)]
+    if any(_op(c.owner).name != "arith.constant" for c in late):
+        return False
+    for c in late:
+        _op(c.owner).move_before(op)
+    return True
+
+
 def epilogue_chain(v: ir.Value) -> Epilogue | None:
     """The elementwise ops that consume ``v`` (a static f32 tensor), as one
     :class:`Epilogue`, or None. Grown one ready user at a time: an

@@ -170,16 +170,18 @@ def call_in_place(op: ir.Operation, fused, fn: str, args: list) -> None:
 
 
 def replace_with_call(fn: str, operands: list, erase: list, last: ir.Operation,
-                      dead: list = ()) -> ir.Operation:
+                      dead: list = (), at: ir.Operation | None = None) -> ir.Operation:
     """Replace ``last``'s result by a call of kernel function ``fn`` on
     ``operands``, inserted before ``last`` (every operand of a fused chain
     dominates its last op: a fused epilogue's captured scalars may be defined
-    after the kernel op), then erase the fused ops ``erase`` (the kernel op
+    after the kernel op) or before ``at`` when the caller knows they all
+    dominate it, then erase the fused ops ``erase`` (the kernel op
     first, ``last`` among them; erased in reverse) and ``dead`` (ops the
     kernel reads through: a pad, a prologue). The call's location names every
     fused node, the kernel op's first (errors, --profile)."""
     from mlir.dialects import func
-    with ir.InsertionPoint(last), ir.Location.fused([o.location for o in list(erase) + list(dead)]):
+    with ir.InsertionPoint(at or last), \
+            ir.Location.fused([o.location for o in list(erase) + list(dead)]):
         call = func.CallOp([last.results[0].type], ir.FlatSymbolRefAttr.get(fn), operands)
     last.results[0].replace_all_uses_with(call.results[0])
     for o in reversed(erase):
