@@ -1,4 +1,5 @@
-"""Attention (v23) -> one call of a private attention function.
+"""Attention (v23) -> one call of a private attention function;
+CausalConvWithState (v27) -> concat / windowed generic / slice (at the end).
 
 Lowered here (other forms are expanded into the op's ONNX function body by
 ``expand-functions``, see :func:`unsupported`): 4-D f32 Q [B, Hq, Sq, D],
@@ -281,3 +282,82 @@ def _next(b: LoweringContext) -> int:
     n = getattr(b, "_attention_count", 0)
     b._attention_count = n + 1
     return n
+
+
+# ---- CausalConvWithState --------------------------------------------------
+
+CAUSAL_ACTIVATIONS = ("none", "silu", "swish")
+
+
+@lowering("CausalConvWithState", 27)
+def lower_causal_conv_with_state(op: OnnxOp, b: LoweringContext):
+    """padded = concat(past_state or zeros, x) along the length; output[n, c, t]
+    = bias[c] + sum_j w[c, 0, j] * padded[n, c, t + j] (then v * sigmoid(v)
+    for silu / swish); present_state = the last k - 1 positions of padded.
+    f16 / bf16 accumulate in f32 and round the conv before the activation,
+    as the reference does. Every dim may be dynamic (k too)."""
+    from mlir.dialects import math
+    from onnx_mlir_py.passes.onnx_to_linalg.builder import affine_map
+    from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import require_same_dim
+    from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (extract_slice, iadd,
+                                                                insert_slice, isub)
+    x, w, bias, past = (op.input(i) for i in range(4))
+    act = op.attrs.activation or "none"
+    if act not in CAUSAL_ACTIVATIONS:
+        op.fail(f"activation must be one of {', '.join(CAUSAL_ACTIVATIONS)}, got {act!r}")
+    for v, what, rank in ((x, "input", 3), (w, "weight", 3), (past, "past_state", 3),
+                          (bias, "bias", 1)):
+        if v is not None and b.ranked(op, v, what).rank != rank:
+            op.fail(f"{what} must have rank {rank}, got {v.type}")
+    et = x.type.element_type
+    if not isinstance(et, (ir.F32Type, ir.F64Type, ir.F16Type, ir.BF16Type)):
+        op.fail(f"input must be a float tensor, got {x.type}")
+    ct = ir.F32Type.get() if isinstance(et, (ir.F16Type, ir.BF16Type)) else et
+    chk = checks(op, b)
+    require_same_dim(op, b, w, 0, x, 1, "weight", "input")
+    one_dim = wrap(b.dim(w, 1))
+    chk.require(D.eq(one_dim, 1), "weight dim 1 is {0}; it must be 1 (depthwise)", one_dim)
+    k = b.dim(w, 2)
+    chk.require(D.ge(wrap(k), 1), "weight dim 2 (the kernel size) is {0}; it must be >= 1",
+                wrap(k))
+    if bias is not None:
+        require_same_dim(op, b, bias, 0, x, 1, "bias", "input")
+    n, c, length = b.dims(x)
+    km1 = isub(b, k, 1)
+    if past is not None:
+        require_same_dim(op, b, past, 0, x, 0, "past_state", "input")
+        require_same_dim(op, b, past, 1, x, 1, "past_state", "input")
+        pl = wrap(b.dim(past, 2))
+        chk.require(D.eq(pl, wrap(km1)), "past_state dim 2 is {0}; it must be the kernel size "
+                    "- 1 ({1})", pl, wrap(km1))
+    padded = b.full([n, c, iadd(b, km1, length)], et, LoweringContext.const(0.0, et))
+    if past is not None:
+        padded = insert_slice(past, padded, [0, 0, 0], b.dims(past))
+    padded = insert_slice(x, padded, [0, 0, km1], [n, c, length])
+    present = extract_slice(b, padded, [0, 0, length], [n, c, km1])
+
+    def up(v):
+        return arith.extf(ct, v) if v.type != ct else v
+
+    # the accumulators start at the bias (or 0)
+    init = b.full([n, c, length], ct, LoweringContext.const(0.0, ct))
+    if bias is not None:
+        init = b.generic([bias], [init], [affine_map(3, [1]), affine_map(3, [0, 1, 2])],
+                         ["parallel"] * 3, lambda bv, _o: up(bv))[0]
+    d = [ir.AffineDimExpr.get(i) for i in range(4)]
+    maps = [ir.AffineMap.get(4, 0, [d[0], d[1], d[2] + d[3]]),
+            ir.AffineMap.get(4, 0, [d[1], ir.AffineConstantExpr.get(0), d[3]]),
+            ir.AffineMap.get(4, 0, [d[0], d[1], d[2]])]
+    # the window loop's extent (k) is the weight's dim 2
+    conv = b.generic([padded, w], [init], maps, ["parallel"] * 3 + ["reduction"],
+                     lambda pv, wv, acc: arith.addf(acc, arith.mulf(up(pv), up(wv))))[0]
+
+    def finish(v):
+        if ct != et:       # the conv is rounded to the input type first
+            v = arith.extf(ct, arith.truncf(et, v))
+        if act != "none":
+            one = LoweringContext.const(1.0, ct)
+            v = arith.mulf(v, arith.divf(one, arith.addf(one, math.exp(arith.negf(v)))))
+        return arith.truncf(et, v) if ct != et else v
+    out = b.map_elementwise([conv], [n, c, length], et, finish)
+    return [b.cast_to(out, b.result_type(op, 0)), b.cast_to(present, b.result_type(op, 1))]
