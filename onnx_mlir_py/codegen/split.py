@@ -27,8 +27,10 @@ from onnx_mlir_py.timings import Timings
 from onnx_mlir_py.tool_process import run_tools
 
 # LLVM IR text below this is compiled whole: splitting costs ~0.1 s
-# (llvm-split, a process per part) and pays from a few seconds of opt + llc.
-SPLIT_MIN_BYTES = 2 << 20
+# (llvm-split, a process per part) and pays from about a second of opt + llc:
+# a 250-op elementwise chain (its vector math: 3.4 s in opt + llc, whole).
+# An MNIST CNN (0.17 MB) stays whole.
+SPLIT_MIN_BYTES = 192 << 10
 # parts per core
 PARTS_PER_JOB = 4
 JOBS_ENV = "ONNX_MLIR_PY_CODEGEN_JOBS"
