@@ -6,7 +6,7 @@ that reads the whole output back from memory.
 1. :func:`epilogue_chain` (used by :mod:`.conv`) finds the elementwise
    generics that consume a value and only it (with other same-shape tensors
    such as a residual, and scalars): a small DAG whose one escaping result
-   is the last op's. :func:`body_ops` turns each body into op text on named
+   is the last op's. :func:`.kernel_fusion.body_ops` turns each body into op text on named
    scalars (``%e_in`` the kernel's value, ``%e_t<k>`` tensor k's element,
    ``%e_cap<k>`` captured scalar k).
 2. The conv kernel writes them as one generic on its matmul's result,
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 
-from onnx_mlir_py.passes.optimize.kernel_emit import f32_hex, tensor_type
-from onnx_mlir_py.passes.optimize.kernel_fusion import VECTORIZABLE, attr_text
+from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.kernel_fusion import body_ops
 
 EPILOGUE_ATTR = "onnx_mlir_py.epilogue"
 
@@ -85,50 +85,6 @@ def identity_parallel(g: ir.Operation, t: ir.Type) -> bool:
     return all(v.type == t for v in g.operands)
 
 
-def body_ops(g: ir.Operation, names: dict, tag: str, captured: list):
-    """``(ops, result)``: the body of generic ``g`` as op text; ``names``
-    maps its input operands' indices to names; scalars from outside the body
-    are appended to ``captured`` (named ``%e_cap<k>``). None when the body
-    has an op that is not :data:`.kernel_fusion.VECTORIZABLE` (or an f32
-    constant) or reads its init."""
-    body = g.regions[0].blocks[0]
-    n_in = len(g.operands) - 1
-    local = {body.arguments[i]: names[i] for i in range(n_in)}
-    out_arg = body.arguments[n_in]
-    ops = [o.operation for o in body.operations]
-    text = []
-    for k, o in enumerate(ops[:-1]):
-        res = f"%{tag}_{k}"
-        if o.name == "arith.constant" and isinstance(o.results[0].type, ir.F32Type) \
-                and isinstance(o.attributes["value"], ir.FloatAttr):
-            text.append(("arith.constant", res, (f32_hex(ir.FloatAttr(o.attributes["value"]).value),), ""))
-            local[o.results[0]] = res
-            continue
-        if o.name not in VECTORIZABLE or len(o.results) != 1 or o.regions \
-                or not isinstance(o.results[0].type, ir.F32Type):
-            return None
-        attrs = attr_text(o)
-        if attrs is None:
-            return None
-        opnds = []
-        for x in o.operands:
-            if x in local:
-                opnds.append(local[x])
-            elif x == out_arg or not isinstance(x.type, ir.F32Type) or \
-                    (isinstance(x.owner, ir.Block) and x.owner == body):
-                return None
-            else:
-                if x not in captured:
-                    captured.append(x)
-                opnds.append(f"%e_cap{captured.index(x)}")
-        local[o.results[0]] = res
-        text.append((o.name, res, tuple(opnds), attrs))
-    yld = ops[-1]
-    if yld.name != "linalg.yield" or len(yld.operands) != 1 or yld.operands[0] not in local:
-        return None
-    return text, local[yld.operands[0]]
-
-
 def dominates(x: ir.Value, op: ir.Operation) -> bool:
     """``x`` is defined before ``op``: an argument of an enclosing block, an
     op of an enclosing block, or an earlier op of ``op``'s block."""
@@ -159,7 +115,7 @@ def epilogue_chain(v: ir.Value) -> Epilogue | None:
     :class:`Epilogue`, or None. Grown one ready user at a time: an
     all-parallel identity-map generic of ``v``'s type (in ``v``'s block)
     whose inputs are ``v``, results already taken, or other tensors (at
-    most MAX_TENSORS), with a :func:`body_ops` body; then cut to the longest
+    most MAX_TENSORS), with a :func:`.kernel_fusion.body_ops` body; then cut to the longest
     prefix whose only value used outside it is its last result. (So no
     other tensor is computed from ``v``: that would be a use outside. The
     kernel call goes where the last op was, after every tensor it reads.)"""

@@ -9,11 +9,11 @@ never changes what the fused ops compute.
 from __future__ import annotations
 
 import math
-import struct
 
 import mlir.ir as ir
 
 from onnx_mlir_py.dialects.onnx.opview import owner_op
+from onnx_mlir_py.passes.optimize.kernel_emit import f32_hex
 
 # elementwise ops of a fused epilogue (same text on f32 and on vectors)
 VECTORIZABLE = {
@@ -204,28 +204,24 @@ def attr_text(o: ir.Operation) -> str | None:
     return " fastmath<" + fm.split("<", 1)[1].rstrip(">") + ">"
 
 
-def epilogue_user(v: ir.Value):
-    """``(generic, ops, result, captured)`` when the single user of ``v`` is a
-    unary elementwise generic of :data:`VECTORIZABLE` ops on f32 values,
-    f32 constants and scalars defined outside it; ``ops`` are (name, result, operands, attrs)
-    text on ``%e_in`` (the element) and ``%e_cap<k>`` (captured[k])."""
-    found = elementwise_user(v, 1)
-    if found is None:
-        return None
-    user, _maps = found
-    body = user.regions[0].blocks[0]
-    arg_in, arg_out = body.arguments[0], body.arguments[1]
-    names = {arg_in: "%e_in"}
-    captured: list[ir.Value] = []
+def body_ops(g: ir.Operation, names: dict, tag: str, captured: list):
+    """``(ops, result)``: the body of generic ``g`` as op text; ``names``
+    maps its input operands' indices to names; scalars from outside the body
+    are appended to ``captured`` (named ``%e_cap<k>``). None when the body
+    has an op that is not :data:`.kernel_fusion.VECTORIZABLE` (or an f32
+    constant) or reads its init."""
+    body = g.regions[0].blocks[0]
+    n_in = len(g.operands) - 1
+    local = {body.arguments[i]: names[i] for i in range(n_in)}
+    out_arg = body.arguments[n_in]
     ops = [o.operation for o in body.operations]
     text = []
     for k, o in enumerate(ops[:-1]):
+        res = f"%{tag}_{k}"
         if o.name == "arith.constant" and isinstance(o.results[0].type, ir.F32Type) \
                 and isinstance(o.attributes["value"], ir.FloatAttr):
-            # a constant of the body (HardSwish's 1/6): a vector constant, same bits
-            bits = struct.unpack("<I", struct.pack("<f", ir.FloatAttr(o.attributes["value"]).value))
-            names[o.results[0]] = f"%e{k}"
-            text.append((f"arith.constant dense<0x{bits[0]:08X}>", f"%e{k}", (), ""))
+            text.append(("arith.constant", res, (f32_hex(ir.FloatAttr(o.attributes["value"]).value),), ""))
+            local[o.results[0]] = res
             continue
         if o.name not in VECTORIZABLE or len(o.results) != 1 or o.regions \
                 or not isinstance(o.results[0].type, ir.F32Type):
@@ -235,22 +231,40 @@ def epilogue_user(v: ir.Value):
             return None
         opnds = []
         for x in o.operands:
-            if x in names:
-                opnds.append(names[x])
-            elif x == arg_out or not isinstance(x.type, ir.F32Type) or \
+            if x in local:
+                opnds.append(local[x])
+            elif x == out_arg or not isinstance(x.type, ir.F32Type) or \
                     (isinstance(x.owner, ir.Block) and x.owner == body):
                 return None
             else:
                 if x not in captured:
                     captured.append(x)
                 opnds.append(f"%e_cap{captured.index(x)}")
-        names[o.results[0]] = f"%e{k}"
-        text.append((o.name, f"%e{k}", tuple(opnds), attrs))
+        local[o.results[0]] = res
+        text.append((o.name, res, tuple(opnds), attrs))
     yld = ops[-1]
-    if yld.name != "linalg.yield" or len(yld.operands) != 1 or yld.operands[0] not in names:
+    if yld.name != "linalg.yield" or len(yld.operands) != 1 or yld.operands[0] not in local:
         return None
-    return user, tuple(text), names[yld.operands[0]], captured
+    return text, local[yld.operands[0]]
 
+
+def epilogue_user(v: ir.Value):
+    """``(generic, ops, result, captured)`` when the single user of ``v`` is a
+    unary elementwise generic of :data:`VECTORIZABLE` ops on f32 values,
+    f32 constants and scalars defined outside it; ``ops`` are (name, result, operands, attrs)
+    text on ``%e_in`` (the element) and ``%e_cap<k>`` (captured[k]), a
+    constant as ``arith.constant dense<bits>`` (the row kernels' vectors)."""
+    found = elementwise_user(v, 1)
+    if found is None:
+        return None
+    user, _maps = found
+    captured: list[ir.Value] = []
+    found = body_ops(user, {0: "%e_in"}, "e", captured)
+    if found is None:
+        return None
+    ops = tuple((f"arith.constant dense<{o[2][0]}>", o[1], (), "") if o[0] == "arith.constant" else o
+                for o in found[0])
+    return user, ops, found[1], captured
 
 def prologue_producer(v: ir.Value):
     """``(generic, ops, result, captured, source)`` when ``v`` is the result of
