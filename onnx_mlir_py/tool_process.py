@@ -65,13 +65,16 @@ def _kill_group(p: subprocess.Popen) -> None:
     p.wait()
 
 
+def _tool_env() -> dict | None:
+    """The tools' environment: ``TMPDIR`` is the current work folder, if any."""
+    work = current_dir()
+    return None if work is None else dict(os.environ, TMPDIR=str(work))
+
+
 def run_tool(args: list[str], stdin: bytes | None = None) -> subprocess.CompletedProcess:
     """``subprocess.run(args, input=stdin, capture_output=True)`` with the
     guarantees of the module docstring. OSError when it cannot start."""
-    env = None
-    work = current_dir()
-    if work is not None:
-        env = dict(os.environ, TMPDIR=str(work))
+    env = _tool_env()
     p = subprocess.Popen(args, stdin=subprocess.PIPE if stdin is not None else
                          subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          env=env, preexec_fn=_child_setup(os.getpid()))
@@ -103,10 +106,8 @@ def run_tools(commands: list[list[str]], jobs: int) -> list[subprocess.Completed
     is killed and reaped first. The caller checks the return codes."""
     import tempfile
     import time
-    env = None
+    env = _tool_env()
     work = current_dir()
-    if work is not None:
-        env = dict(os.environ, TMPDIR=str(work))
     results: list[subprocess.CompletedProcess | None] = [None] * len(commands)
     todo = list(enumerate(commands))
     running: list[tuple[int, subprocess.Popen, object]] = []

@@ -32,7 +32,7 @@ from onnx_mlir_py.passes.optimize.kernel_plan import (IM2COL_THREAD_MIN, THREAD_
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.conv_row import row_conv_function
-from onnx_mlir_py.passes.optimize.conv_pixel_rows import pixel_rows_product
+from onnx_mlir_py.passes.optimize.conv_pixel_rows import epilogue_operands, pixel_rows_product
 from onnx_mlir_py.passes.optimize.im2col_packed import packed_im2col
 from onnx_mlir_py.passes.optimize.im2col_text import end_channel_loop, zero_regions
 from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
@@ -319,15 +319,10 @@ def _epilogue_lines(lines, epi: Epilogue, os_, mp: int) -> str:
     """Append the epilogue generic on ``%r2`` ([F, mp]); its tensors
     (``%et<k>``, the NCHW output's shape) are read as [F, OH*OW] (= mp,
     :func:`epilogue_fits`). Returns its result's name."""
-    f, m = os_[1], os_[2] * os_[3]
-    ts = []
-    for k in range(len(epi.tensors)):
-        lines.append(f"    %etc{k} = tensor.collapse_shape %et{k} [[0, 1], [2, 3]] "
-                     f": {tensor_type(os_)} into {tensor_type([f, m])}")
-        ts.append(f"%etc{k}")
+    ts, caps = epilogue_operands(lines, epi, os_)
     ident = "(d0, d1) -> (d0, d1)"
-    lines += epilogue_generic("%r2epi", "%r2", ts, [f"%ec{k}" for k in range(len(epi.captured))],
-                              [f, mp], [ident] * (len(ts) + 2), 2, epi.ops, epi.result)
+    lines += epilogue_generic("%r2epi", "%r2", ts, caps, [os_[1], mp], [ident] * (len(ts) + 2), 2,
+                              epi.ops, epi.result)
     return "%r2epi"
 
 
@@ -468,8 +463,7 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
         # reading a tensor computed after the conv (ResNet's downsampled
         # residual, exported after the block's last conv) is left to the
         # kernel that computes that tensor
-        if epi is not None and not (all(dominates(a, op) for a in op.operands)
-                                    and (fused is None or dominates(fused[1], op))
+        if epi is not None and not ((fused is None or dominates(fused[1], op))
                                     and hoist_to(epi, op)):
             epi = None
         key = sig + (fused is not None, epi.key if epi is not None else None)

@@ -83,14 +83,21 @@ def pixel_rows_product(lines: list[str], col: str, kp: int, mp: int, m: int, f: 
         lines.append(f"    %pr_oe = tensor.empty() : {tensor_type([f, m])}")
     epi = None
     if epilogue is not None:
-        for k in range(len(epilogue.tensors)):
-            lines.append(f"    %etc{k} = tensor.collapse_shape %et{k} [[0, 1], [2, 3]] "
-                         f": {tensor_type(os_)} into {tensor_type([f, m])}")
-        epi = (epilogue, [f"%etc{k}" for k in range(len(epilogue.tensors))],
-               [f"%ec{k}" for k in range(len(epilogue.captured))])
+        epi = (epilogue,) + epilogue_operands(lines, epilogue, os_)
     transpose_blocks(lines, "%pr_o", "%pr_rt", [mp, f], "%pr_oe", m, blk, epi)
     lines.append(f"    %r = tensor.expand_shape %pr_o [[0, 1], [2, 3]] output_shape {list(os_)} "
                  f": {tensor_type([f, m])} into {tensor_type(os_)}")
+
+
+def epilogue_operands(lines: list[str], epi, os_) -> tuple[list[str], list[str]]:
+    """The names of an :class:`.epilogue.Epilogue`'s operands in a conv
+    kernel: its tensors (the parameters ``%et<k>``, NCHW ``os_``) viewed
+    as [F, OH*OW] (lines appended), and its captured scalars (``%ec<k>``)."""
+    f, m = os_[1], os_[2] * os_[3]
+    for k in range(len(epi.tensors)):
+        lines.append(f"    %etc{k} = tensor.collapse_shape %et{k} [[0, 1], [2, 3]] "
+                     f": {tensor_type(os_)} into {tensor_type([f, m])}")
+    return [f"%etc{k}" for k in range(len(epi.tensors))], [f"%ec{k}" for k in range(len(epi.captured))]
 
 
 def transpose_blocks(lines: list[str], res: str, src: str, src_shape, dest: str, m: int,

@@ -1,5 +1,6 @@
 """Epilogues of the packed matmul kernel: the elementwise ops after a
-convolution (its ReLU, SiLU, HardSwish, a residual add) computed on the
+convolution (its ReLU, Clip, HardSwish, a residual add; not SiLU: see
+HEAVY) computed on the
 kernel's register tile, before it is stored, instead of by a separate pass
 that reads the whole output back from memory.
 
@@ -13,9 +14,11 @@ that reads the whole output back from memory.
    tagged :data:`EPILOGUE_ATTR` (:func:`epilogue_generic`).
 3. :mod:`.matmul`'s ``pack_matmuls`` moves a tagged generic that is its
    matmul's single user into the kernel function, in the packed result's
-   block layout (:func:`blocked_epilogue`), and ``kernel_schedule`` tiles
+   block layout (``matmul_text._blocked_epilogue``), and ``kernel_schedule`` tiles
    it to the register tile and fuses the contraction into it: the
-   accumulators get the ops after the k loop and are stored once.
+   accumulators get the ops after the k loop and are stored once. A
+   pixel-row conv applies them to its transposed blocks instead
+   (:func:`vector_lines`, ``conv_pixel_rows``).
 
 Correctness never depends on step 3: an epilogue generic that is not fused
 is an ordinary elementwise op (vectorized like any other).
@@ -117,8 +120,8 @@ def epilogue_chain(v: ir.Value) -> Epilogue | None:
     whose inputs are ``v``, results already taken, or other tensors (at
     most MAX_TENSORS), with a :func:`.kernel_fusion.body_ops` body; then cut to the longest
     prefix whose only value used outside it is its last result. (So no
-    other tensor is computed from ``v``: that would be a use outside. The
-    kernel call goes where the last op was, after every tensor it reads.)"""
+    other tensor is computed from ``v``: that would be a use outside.
+    Whether the kernel call may go where ``v``'s op was: :func:`hoist_to`.)"""
     t = v.type
     if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape \
             or not isinstance(t.element_type, ir.F32Type):
