@@ -12,7 +12,8 @@ ONNX name goes through one documented, injective mapping:
   the plain name.
 * domains map to dialects: ``ai.onnx`` (and ``""``) -> ``onnx``,
   ``ai.onnx.ml`` -> ``onnx_ml``, ``ai.onnx.preview.training`` ->
-  ``onnx_training``, ``ai.onnx.preview`` -> ``onnx_preview``.
+  ``onnx_training``, ``ai.onnx.preview`` -> ``onnx_preview``, and
+  onnxruntime's contrib domain ``com.microsoft`` -> ``com_microsoft``.
 * operand, result and region names are lowercased and sanitised to
   identifiers (``X`` -> ``x``, ``initial_h`` -> ``initial_h``).
 
@@ -29,10 +30,18 @@ DOMAIN_TO_DIALECT = {
     "ai.onnx.ml": "onnx_ml",
     "ai.onnx.preview.training": "onnx_training",
     "ai.onnx.preview": "onnx_preview",
+    "com.microsoft": "com_microsoft",
 }
 DIALECT_TO_DOMAIN = {"onnx": "", "onnx_ml": "ai.onnx.ml",
                      "onnx_training": "ai.onnx.preview.training",
-                     "onnx_preview": "ai.onnx.preview"}
+                     "onnx_preview": "ai.onnx.preview",
+                     "com_microsoft": "com.microsoft"}
+
+# Domains whose schemas come from onnxruntime (its contrib ops) instead of
+# onnx.defs, and the contrib ops onnxruntime registers in the default domain
+# that onnx.defs lacks (its transformer optimizer writes them).
+ORT_DOMAINS = ("com.microsoft",)
+ORT_DEFAULT_DOMAIN_OPS = ("SimplifiedLayerNormalization",)
 
 # Op types the generic CamelCase rule would split badly.
 OP_NAME_EXCEPTIONS = {

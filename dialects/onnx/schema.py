@@ -131,16 +131,21 @@ class OpSpec:
 # Generator side: onnx.defs -> OpSpec
 # --------------------------------------------------------------------------
 def _option(p) -> str:
-    import onnx.defs as defs
-    F = defs.OpSchema.FormalParameterOption
-    return {F.Single: SINGLE, F.Optional: OPTIONAL, F.Variadic: VARIADIC}[p.option]
+    # onnx.defs and onnxruntime's schema objects name the same enum values
+    return {"Single": SINGLE, "Optional": OPTIONAL,
+            "Variadic": VARIADIC}[str(p.option).rsplit(".", 1)[-1]]
 
 
 def _default_value(a):
+    import onnx
     import onnx.helper
-    if not a.default_value.name:
+    default = getattr(a, "default_value", None)
+    if default is None:   # onnxruntime's schemas: a serialised AttributeProto
+        raw = getattr(a, "_default_value", b"")
+        default = onnx.AttributeProto.FromString(raw) if raw else onnx.AttributeProto()
+    if not default.name:
         return None
-    v = onnx.helper.get_attribute_value(a.default_value)
+    v = onnx.helper.get_attribute_value(default)
     if isinstance(v, bytes):
         return v.decode("utf-8", "replace")
     if isinstance(v, (list, tuple)):
@@ -152,8 +157,10 @@ def _default_value(a):
 
 def spec_from_schema(schema, newest: bool) -> OpSpec:
     def values(params):
-        return [ValueSpec(value_name(p.name), p.name, _option(p), p.type_str,
-                          bool(p.is_homogeneous), int(getattr(p, "min_arity", 1)))
+        return [ValueSpec(value_name(p.name), p.name, _option(p),
+                          getattr(p, "type_str", None) or p.typeStr,
+                          bool(getattr(p, "is_homogeneous", getattr(p, "isHomogeneous", True))),
+                          int(getattr(p, "min_arity", 1)))
                 for p in params]
     inputs, outputs = values(schema.inputs), values(schema.outputs)
     taken = {v.name for v in inputs}
@@ -178,7 +185,8 @@ def spec_from_schema(schema, newest: bool) -> OpSpec:
                           for t in schema.type_constraints},
         min_input=schema.min_input, max_input=min(schema.max_input, 2**31 - 1),
         min_output=schema.min_output, max_output=min(schema.max_output, 2**31 - 1),
-        has_function=bool(schema.has_function or schema.has_context_dependent_function),
+        has_function=bool(getattr(schema, "has_function", False)
+                          or getattr(schema, "has_context_dependent_function", False)),
         deprecated=bool(schema.deprecated),
         newest=newest,
     )
@@ -186,11 +194,26 @@ def spec_from_schema(schema, newest: bool) -> OpSpec:
 
 def specs_from_onnx_defs() -> list[OpSpec]:
     import onnx.defs as defs
-    from onnx_mlir_py.dialects.onnx.naming import DOMAIN_TO_DIALECT
+    from onnx_mlir_py.dialects.onnx.naming import DOMAIN_TO_DIALECT, ORT_DOMAINS
+    return _specs_by_version(s for s in defs.get_all_schemas_with_history()
+                             if (s.domain or "") in DOMAIN_TO_DIALECT
+                             and (s.domain or "") not in ORT_DOMAINS)
+
+
+def specs_from_onnxruntime() -> list[OpSpec]:
+    """The contrib ops of onnxruntime (``com.microsoft``, and the few it adds
+    to the default domain, ``naming.ORT_DEFAULT_DOMAIN_OPS``), from the
+    schemas onnxruntime registers (``get_all_operator_schema``)."""
+    from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
+    from onnx_mlir_py.dialects.onnx.naming import ORT_DEFAULT_DOMAIN_OPS, ORT_DOMAINS
+    return _specs_by_version(
+        s for s in get_all_operator_schema()
+        if s.domain in ORT_DOMAINS or (s.domain == "" and s.name in ORT_DEFAULT_DOMAIN_OPS))
+
+
+def _specs_by_version(schemas) -> list[OpSpec]:
     by_op: dict[tuple[str, str], list] = {}
-    for s in defs.get_all_schemas_with_history():
-        if (s.domain or "") not in DOMAIN_TO_DIALECT:
-            continue
+    for s in schemas:
         by_op.setdefault((s.domain or "", s.name), []).append(s)
     out = []
     for key in sorted(by_op):
@@ -203,10 +226,11 @@ def specs_from_onnx_defs() -> list[OpSpec]:
 # --------------------------------------------------------------------------
 # Runtime side: ops.json -> OpSpec
 # --------------------------------------------------------------------------
-def specs_to_json(specs: list[OpSpec], onnx_version: str) -> str:
+def specs_to_json(specs: list[OpSpec], onnx_version: str, ort_version: str) -> str:
     # One op per line keeps diffs of regenerated tables readable.
     ops = ",\n".join(json.dumps(asdict(s), sort_keys=True) for s in specs)
-    return f'{{"onnx_version": "{onnx_version}", "ops": [\n{ops}\n]}}\n'
+    return (f'{{"onnx_version": "{onnx_version}", "onnxruntime_version": "{ort_version}", '
+            f'"ops": [\n{ops}\n]}}\n')
 
 
 def _spec_from_dict(d: dict) -> OpSpec:

@@ -44,8 +44,9 @@ def check_supported(module: ir.Module) -> None:
     for op in _walk_onnx(module):
         v, rule = _rule_for(op)
         if rule is None:
-            missing.append((f"{v.op_type}" + ("" if v.spec.newest else f" (v{v.version})"),
-                            v.name))
+            dom = domain_of(op)
+            missing.append((f"{dom + '.' if dom else ''}{v.op_type}"
+                            + ("" if v.spec.newest else f" (v{v.version})"), v.name))
         elif op.regions and any(len(r.blocks) for r in op.regions) and \
                 not getattr(rule, "handles_regions", False):
             missing.append((f"{v.op_type} (with subgraph)", v.name))

@@ -3,7 +3,10 @@ import onnx
 import onnx.defs
 
 from onnx_mlir_py.dialects.onnx import irdl_gen
-from onnx_mlir_py.dialects.onnx.naming import DOMAIN_TO_DIALECT
+import pytest
+
+from onnx_mlir_py.dialects.onnx.naming import (DOMAIN_TO_DIALECT, ORT_DEFAULT_DOMAIN_OPS,
+                                               ORT_DOMAINS)
 from onnx_mlir_py.dialects.onnx.schema import IRDL_FILE, SPECS_JSON, spec_table
 
 
@@ -12,8 +15,16 @@ def test_pinned_onnx_is_installed():
     assert onnx.__version__ == irdl_gen.PINNED_ONNX_VERSION
 
 
+def _checked_in_ort_specs():
+    return [s for s in spec_table().specs
+            if s.domain in ORT_DOMAINS or (s.domain == "" and s.op_type in ORT_DEFAULT_DOMAIN_OPS)]
+
+
 def test_generated_files_are_not_stale():
-    irdl, js = irdl_gen.generate()
+    # With another onnxruntime installed (the test extra does not pin it), the
+    # onnx part is regenerated and the checked-in contrib specs are reused.
+    same_ort = irdl_gen.ort_version() == irdl_gen.PINNED_ORT_VERSION
+    irdl, js = irdl_gen.generate(None if same_ort else _checked_in_ort_specs())
     assert IRDL_FILE.read_text() == irdl, "run: python -m onnx_mlir_py.dialects.onnx.irdl_gen"
     assert SPECS_JSON.read_text() == js, "run: python -m onnx_mlir_py.dialects.onnx.irdl_gen"
 
@@ -22,9 +33,29 @@ def test_every_schema_version_has_an_op():
     table = spec_table()
     schemas = [s for s in onnx.defs.get_all_schemas_with_history()
                if (s.domain or "") in DOMAIN_TO_DIALECT]
-    assert len(table.specs) == len(schemas)
+    assert len(table.specs) == len(schemas) + len(_checked_in_ort_specs())
     for s in schemas:
         assert table.resolve(s.domain, s.name, s.since_version).since_version == s.since_version
+
+
+def test_contrib_domain_is_generated_from_onnxruntime():
+    t = spec_table()
+    assert t.resolve("com.microsoft", "QLinearAdd", 1).mlir_name == "com_microsoft.q_linear_add"
+    assert t.resolve("com.microsoft", "MatMulNBits", 1).mlir_name == "com_microsoft.mat_mul_n_bits"
+    assert t.resolve("", "SimplifiedLayerNormalization", 17).mlir_name == \
+        "onnx.simplified_layer_normalization"
+    # contrib ops of the same name as an ONNX op stay in their own dialect
+    assert t.resolve("com.microsoft", "DequantizeLinear", 1).mlir_name == \
+        "com_microsoft.dequantize_linear"
+    assert t.resolve("", "DequantizeLinear", 21).mlir_name.startswith("onnx.dequantize_linear")
+    spec = t.resolve("com.microsoft", "QLinearLeakyRelu", 1)
+    assert spec.attributes["alpha"].default == pytest.approx(0.01)
+    assert [v.option for v in t.resolve("com.microsoft", "QLinearAdd", 1).inputs].count(
+        "optional") == 3        # the three zero points may be omitted
+    if irdl_gen.ort_version() == irdl_gen.PINNED_ORT_VERSION:
+        from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
+        names = {s.name for s in get_all_operator_schema() if s.domain == "com.microsoft"}
+        assert names == {s.op_type for s in t.specs if s.domain == "com.microsoft"}
 
 
 def test_newest_version_keeps_plain_name():
