@@ -57,3 +57,10 @@ from onnx_mlir_py.passes.onnx_to_linalg import training  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg.driver import lower_to_linalg  # noqa: F401
 
 __all__ = ["lower_to_linalg"]
+from onnx_mlir_py.passes.onnx_to_linalg import ms_fused  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import ms_activation  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import qlinear  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import ms_normalization  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import ms_quant_matmul  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import ms_attention  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import ms_rotary  # noqa: F401

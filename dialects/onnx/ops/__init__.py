@@ -56,3 +56,10 @@ from onnx_mlir_py.dialects.onnx.ops import ml_encoding  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import ml_features  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import ml_zipmap  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import training  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ms_fused  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ms_activation  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import qlinear  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ms_normalization  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ms_quant_matmul  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ms_attention  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ms_rotary  # noqa: F401

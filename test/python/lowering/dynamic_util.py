@@ -11,15 +11,20 @@ import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession
 
 
-def model(nodes, inputs, outputs=("y",), opset=17, inits=()):
+def model(nodes, inputs, outputs=("y",), opset=17, inits=(), ms_opset=None):
     """inputs: [(name, onnx elem type, dims with str/None for dynamic)];
-    outputs: names (left untyped: the compiler infers them) or such triples."""
+    outputs: names (left untyped: the compiler infers them) or such triples.
+    ``ms_opset``: also import onnxruntime's ``com.microsoft`` domain (its
+    contrib ops, node domain "com.microsoft") at that version."""
     outs = [h.make_tensor_value_info(o, 0, None) if isinstance(o, str) else
             h.make_tensor_value_info(*o) for o in outputs]
     g = h.make_graph(list(nodes), "g",
                      [h.make_tensor_value_info(n, t, s) for n, t, s in inputs], outs,
                      initializer=list(inits))
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    imports = [h.make_opsetid("", opset)]
+    if ms_opset is not None:
+        imports.append(h.make_opsetid("com.microsoft", ms_opset))
+    m = h.make_model(g, opset_imports=imports)
     m.ir_version = 8
     return m
 

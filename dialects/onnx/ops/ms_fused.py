@@ -1,0 +1,2 @@
+"""com.microsoft fused ops: FusedMatMul, FusedConv."""
+from __future__ import annotations

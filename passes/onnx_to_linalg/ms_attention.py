@@ -1,0 +1,2 @@
+"""com.microsoft attention: Attention, MultiHeadAttention, GroupQueryAttention."""
+from __future__ import annotations

@@ -1,0 +1,2 @@
+"""com.microsoft RotaryEmbedding."""
+from __future__ import annotations
