@@ -89,6 +89,25 @@ def optimize_tensors(module: ir.Module, opts: Options, timings: Timings, on_plan
         optimize(module, options_target(opts), threads=o3_threads(), on_plan=on_plan)
 
 
+def used_features(module: ir.Module, opts: Options) -> Options:
+    """``opts`` with the CPU features the -O3 kernels used beyond the
+    target CPU's (the module attribute ``om.cpu_features``, e.g. the int8
+    VNNI matmul's ``avx512vnni``) in ``Target.features``: llc may then emit
+    them and the library requires them at load time."""
+    from onnx_mlir_py.isa import required_features
+    from onnx_mlir_py.passes.optimize.matmul_q8 import FEATURES_ATTR
+    attrs = module.operation.attributes
+    if FEATURES_ATTR not in attrs or opts.target is None:
+        return opts
+    have = set(required_features(opts.target.cpu, opts.target.arch))
+    extra = tuple(f for f in (ir.StringAttr(a).value for a in ir.ArrayAttr(attrs[FEATURES_ATTR]))
+                  if f not in have and f not in opts.target.features)
+    del attrs[FEATURES_ATTR]
+    if not extra:
+        return opts
+    return replace(opts, target=replace(opts.target, features=opts.target.features + extra))
+
+
 def resolve_target(opts: Options) -> Options:
     """``opts`` with its :class:`~onnx_mlir_py.target.Target` (``opts.target``),
     resolved once from ``mcpu`` / ``march`` / the build machine by
@@ -163,6 +182,7 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
         on_target(opts.target)
     if opts.opt_level == 3:
         optimize_tensors(module, opts, timings, on_plan)
+        opts = used_features(module, opts)
     if opts.profile:          # the code each node kept after the kernels -> events
         run_passes(module, ["profile-resolve"], timings)
     if print_ir and opts.emit in ("EmitObj", "EmitLib"):

@@ -76,7 +76,9 @@ def target_json(target: Target) -> str:
     cpu = target.cpu or ""
     if target.cpu == "native":
         cpu = f"native ({llc_host_cpu() or '?'})"
-    return json.dumps({"cpu": cpu, "features": list(required_features(target.cpu, target.arch))})
+    features = list(required_features(target.cpu, target.arch))
+    features += [f for f in target.features if f not in features]
+    return json.dumps({"cpu": cpu, "features": features})
 
 
 def target_triple(march: str | None) -> str:
@@ -101,7 +103,8 @@ def _is_llvm_dialect(module: ir.Module) -> bool:
 def _target_args(opts: Options) -> list[str]:
     target = options_target(opts)
     return [f"-mtriple={target_triple(target.arch)}"] + \
-        ([f"-mcpu={target.cpu}"] if target.cpu else [])
+        ([f"-mcpu={target.cpu}"] if target.cpu else []) + \
+        ([f"-mattr={','.join('+' + f for f in target.features)}"] if target.features else [])
 
 
 def _translate(module: ir.Module, timings: Timings) -> bytes:

@@ -108,10 +108,12 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
         if not module.operation.verify():
             raise CompileError("the input module does not verify")
     from onnx_mlir_py.passes.check_sizes import check_sizes
+    from onnx_mlir_py.passes.optimize.matmul_q8 import lower_dpbusd_calls
     with module.context:
         check_sizes(module)     # MLIR asserts on strides that overflow int64
     mod = module if in_place else clone_module(module)
     bufferize(mod, entry)
+    lower_dpbusd_calls(mod)     # the int8 kernels' VNNI steps (passes/optimize/matmul_q8.py)
     strided_copies_to_linalg(mod)
     if weights is not None:
         externalize_weights(mod, weights)

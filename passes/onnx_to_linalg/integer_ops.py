@@ -11,7 +11,7 @@ original input, as ONNX requires.
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, math
+from mlir.dialects import arith, math
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
@@ -20,7 +20,7 @@ from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_m
 from onnx_mlir_py.passes.onnx_to_linalg.conv import convolve
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, wrap
 from onnx_mlir_py.passes.onnx_to_linalg.broadcast import runtime_broadcast
-from onnx_mlir_py.passes.onnx_to_linalg.gemm import _check_k, _matmul_generic
+from onnx_mlir_py.passes.onnx_to_linalg.gemm import _matmul
 
 
 def i32():
@@ -94,12 +94,11 @@ def shifted(op: OnnxOp, b: LoweringContext, x: ir.Value, zp: ir.Value | None,
 
 
 def matmul_i32(op: OnnxOp, b: LoweringContext, a: ir.Value, w: ir.Value) -> ir.Value:
-    _check_k(op, b, a, w)
+    """numpy matmul of i32 operands, structured like MatMul's (gemm._matmul:
+    an N-D A times a 2-D B is one 2-D ``linalg.matmul`` on A with its
+    leading dims collapsed, which the -O3 int8 kernels match)."""
     out_t = ir.RankedTensorType.get(list(b.result_type(op).shape), i32())
-    if a.type.rank == 2 and w.type.rank == 2:
-        acc = b.full([b.dim(a, 0), b.dim(w, 1)], i32(), 0)
-        return linalg.matmul(a, w, outs=[acc])
-    return _matmul_generic(op, b, a, w, out_t)
+    return _matmul(op, b, a, w, out_t)
 
 
 def conv_i32(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value,

@@ -14,6 +14,8 @@ codegen bufferizes it.
                         (few pixels: outᵀ = colᵀ @ Wᵀ, conv_pixel_rows.py); the
                         elementwise ops after it become the kernel's epilogue (epilogue.py)
     conv_dyn            conv_2d_nchw_fchw with dynamic H/W -> im2col + packed contraction
+    int8 matmuls        i32 matmul of 8-bit A (minus a zero point) and constant s8 B
+                        -> VNNI kernel (matmul_q8.py; AVX-512 VNNI targets)
     pack_matmuls        matmul / batch_matmul -> linalg.pack + packed contraction + unpack
     fold relayouts      packs/transposes/reshapes of constants evaluated at compile time
     kernel schedule     packed contraction: tile to registers, vectorize, hoist, FMAs
@@ -51,6 +53,7 @@ from mlir.passmanager import PassManager
 
 from onnx_mlir_py.passes.optimize.attention import attention_kernels
 from onnx_mlir_py.passes.optimize.matmul import pack_matmuls, tile_packed_contractions
+from onnx_mlir_py.passes.optimize.matmul_q8 import int8_matmuls
 from onnx_mlir_py.passes.optimize.packs import PACK_LOWERING, fold_constant_relayouts
 from onnx_mlir_py.passes.optimize.conv import convs_to_matmul
 from onnx_mlir_py.passes.optimize.conv_direct import direct_convs
@@ -158,6 +161,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         convs_to_matmul(module, threads, (target.matmul_tile[2], target.matmul_tile[1]),
                         row_block=target.matmul_tile[0], plan=plan)
         dynamic_convs_to_matmul(module, target, threads, plan)
+        int8_matmuls(module, target, threads, plan)
         clear_plan(module)
         pack_matmuls(module, target)      # also the matmuls of the conv kernels above
         fold_constant_relayouts(module)
@@ -221,6 +225,7 @@ PASSES = {
         row_block=t.matmul_tile[0] if blocks and pixel_rows else 0),
         blocks=("blocks", _flag), **{"pixel-rows": ("pixel_rows", _flag)}),
     "o3-conv-dyn": _step(dynamic_convs_to_matmul),
+    "o3-int8-matmul": _step(int8_matmuls),
     "o3-pack-matmul": _step(pack_matmuls, threads=False),
     "o3-fold-constant-relayouts": _step(fold_constant_relayouts, target=False, threads=False),
     "o3-matmul-kernel": _step(tile_packed_contractions, target=False),

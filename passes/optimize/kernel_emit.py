@@ -40,6 +40,7 @@ class Elem(enum.Enum):
     """Element types of kernel values."""
     F32 = "f32"
     I32 = "i32"
+    I8 = "i8"
     I1 = "i1"
     INDEX = "index"
 
@@ -361,9 +362,9 @@ class Emitter:
         types = f"{cond.type}, {a.type}" if cond.type.kind is Kind.VECTOR else f"{a.type}"
         return self.op(base, f"arith.select {cond}, {a}, {b} : {types}", a.type)
 
-    def empty(self, shape, base: str = "e") -> Value:
+    def empty(self, shape, base: str = "e", elem: Elem = Elem.F32) -> Value:
         """``tensor.empty`` of ``shape``: ints static, index values the dynamic sizes."""
-        t = tensor(shape)
+        t = tensor(shape, elem)
         sizes = ", ".join(str(d) for d in shape if not isinstance(d, int))
         return self.op(base, f"tensor.empty({sizes}) : {t}", t)
 

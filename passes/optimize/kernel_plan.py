@@ -301,6 +301,11 @@ def _matmul(kernel: str):
     return rule
 
 
+def _int8_matmul(op, t: Target):
+    from onnx_mlir_py.passes.optimize.matmul_q8 import plan
+    return plan(op, t)
+
+
 FAMILIES = {
     "func.call": "attention",
     "linalg.depthwise_conv_2d_nchw_chw": "depthwise",
@@ -315,8 +320,9 @@ KERNELS = {
     "pool": [("pool_rows", _pool), ("pool_dyn", _pool_dyn)],
     "conv": [("conv_direct", _conv_direct), ("conv_im2col", _conv_matmul),
              ("conv_dyn", _conv_dyn)],
-    "matmul": [(k, _matmul(k)) for k in ("packed_matmul", "packed_matmul_dyn",
-                                          "block_pack_matmul")],
+    "matmul": [("int8_vnni", _int8_matmul)] +
+              [(k, _matmul(k)) for k in ("packed_matmul", "packed_matmul_dyn",
+                                         "block_pack_matmul")],
 }
 
 

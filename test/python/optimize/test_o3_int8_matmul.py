@@ -1,0 +1,135 @@
+"""-O3 int8 matmuls on VNNI (passes/optimize/matmul_q8.py): MatMulInteger and
+QLinearMatMul with constant s8 weights, u8 and s8 activations, with and
+without a zero point, 2-D and 3-D A with dynamic dims run at several sizes
+(full register tiles and single tail rows), K not a multiple of 4, N a
+multiple of 16 but not of 32, 1 and 2 threads; exact against onnxruntime
+(MatMulInteger) and onnx.reference (QLinearMatMul). On a CPU with AVX-512
+VNNI the library must use the kernel (it then records avx512vnni as
+required); without VNNI (or with it hidden) it must not."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import onnx_mlir_py
+from onnx_mlir_py.isa import HIDE_ENV, host_has
+from onnx_mlir_py.runtime import ExecutionSession
+from onnx_mlir_py.testing.check import reference
+
+VNNI = host_has("avx512vnni") and host_has("avx512f")
+
+
+def matmul_integer(k: int, n: int, signed_a: bool, zp: bool, rank3: bool, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    inits = [nh.from_array(rng.integers(-128, 128, (k, n)).astype(np.int8), "B")]
+    ins = ["a", "B"]
+    if zp:
+        inits.append(nh.from_array(np.array(-7 if signed_a else 131,
+                                            np.int8 if signed_a else np.uint8), "za"))
+        ins.append("za")
+    shape = ["b", "s", k] if rank3 else ["m", k]
+    g = h.make_graph([h.make_node("MatMulInteger", ins, ["c"])], "g",
+                     [h.make_tensor_value_info("a", TP.INT8 if signed_a else TP.UINT8, shape)],
+                     [h.make_tensor_value_info("c", TP.INT32, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def qlinear_matmul(k: int, n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    inits = [nh.from_array(rng.integers(-128, 128, (k, n)).astype(np.int8), "B"),
+             nh.from_array(np.array(0.02, np.float32), "sa"),
+             nh.from_array(np.array(120, np.uint8), "za"),
+             nh.from_array(np.array(0.01, np.float32), "sb"),
+             nh.from_array(np.array(0, np.int8), "zb"),
+             nh.from_array(np.array(3.0, np.float32), "sy"),
+             nh.from_array(np.array(128, np.uint8), "zy")]
+    g = h.make_graph([h.make_node("QLinearMatMul", ["a", "sa", "za", "B", "sb", "zb", "sy", "zy"],
+                                  ["c"])], "g",
+                     [h.make_tensor_value_info("a", TP.UINT8, ["m", k])],
+                     [h.make_tensor_value_info("c", TP.UINT8, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def _feed(shape, signed: bool, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if signed:
+        return rng.integers(-128, 128, shape).astype(np.int8)
+    return rng.integers(0, 256, shape).astype(np.uint8)
+
+
+def _session(m, tmp_path, threads=None) -> ExecutionSession:
+    so = onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=3)
+    return ExecutionSession(so) if threads is None else ExecutionSession(so, num_threads=threads)
+
+
+def _uses_vnni(sess: ExecutionSession) -> bool:
+    return "avx512vnni" in (sess.target or {}).get("features", [])
+
+
+@pytest.mark.parametrize("signed_a,zp,rank3,k,n", [
+    (False, True, False, 64, 64),       # u8 with a zero point
+    (True, True, False, 64, 32),        # s8 with a zero point
+    (False, False, True, 96, 48),       # 3-D A, N = 3 x 16 (16-column blocks)
+    (True, False, False, 30, 32),       # K not a multiple of 4
+])
+def test_matmul_integer(tmp_path, signed_a, zp, rank3, k, n):
+    m = matmul_integer(k, n, signed_a, zp, rank3)
+    sess = _session(m, tmp_path)
+    assert _uses_vnni(sess) == VNNI
+    for rows in (1, 8, 13, 40):        # tail rows only, one tile, tile + tail
+        shape = (2, rows, k) if rank3 else (rows, k)
+        a = _feed(shape, signed_a, rows)
+        got = sess.run([a])[0]
+        want = reference(m, {"a": a}, "onnxruntime")[0]
+        np.testing.assert_array_equal(got, want, err_msg=str(shape))
+
+
+def test_matmul_integer_two_threads(tmp_path):
+    m = matmul_integer(256, 256, False, True, False, seed=3)
+    sess = _session(m, tmp_path, threads=2)
+    for rows in (3, 64, 77):
+        a = _feed((rows, 256), False, rows)
+        np.testing.assert_array_equal(sess.run([a])[0],
+                                      reference(m, {"a": a}, "onnxruntime")[0])
+
+
+def test_qlinear_matmul(tmp_path):
+    m = qlinear_matmul(128, 64)
+    sess = _session(m, tmp_path)
+    assert _uses_vnni(sess) == VNNI
+    for rows in (5, 24):
+        a = _feed((rows, 128), False, rows)
+        np.testing.assert_array_equal(sess.run([a])[0], reference(m, {"a": a})[0])
+
+
+def test_hidden_vnni_keeps_the_generic_matmul(tmp_path, monkeypatch):
+    """With VNNI hidden the -O3 default target has none: no kernel, no
+    requirement recorded, same results."""
+    from onnx_mlir_py import target
+    monkeypatch.setenv(HIDE_ENV, "avx512vnni")
+    target.resolve.cache_clear()
+    try:
+        m = matmul_integer(64, 32, False, True, False)
+        sess = _session(m, tmp_path)
+        assert not _uses_vnni(sess)
+        a = _feed((9, 64), False, 1)
+        np.testing.assert_array_equal(sess.run([a])[0], reference(m, {"a": a}, "onnxruntime")[0])
+    finally:
+        monkeypatch.delenv(HIDE_ENV)
+        target.resolve.cache_clear()
+
+
+def test_unsupported_shapes_keep_the_generic_matmul(tmp_path):
+    """N not a multiple of 16: no kernel (the generic lowering, still exact)."""
+    m = matmul_integer(32, 24, False, True, False)
+    sess = _session(m, tmp_path)
+    assert not _uses_vnni(sess)
+    a = _feed((7, 32), False, 2)
+    np.testing.assert_array_equal(sess.run([a])[0], reference(m, {"a": a}, "onnxruntime")[0])
