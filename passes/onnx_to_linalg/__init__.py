@@ -64,3 +64,4 @@ from onnx_mlir_py.passes.onnx_to_linalg import ms_normalization  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import ms_quant_matmul  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import ms_attention  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import ms_rotary  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import ms_recurrent  # noqa: F401

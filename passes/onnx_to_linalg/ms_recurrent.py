@@ -1,0 +1,2 @@
+"""com.microsoft DynamicQuantizeLSTM."""
+from __future__ import annotations
