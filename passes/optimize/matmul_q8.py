@@ -327,10 +327,9 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
         if key not in funcs:
             funcs[key] = f"__om_q8_matmul_{len(funcs)}"
             text = kernel_text(funcs[key], q.k, q.n, nb, q.a_signed, par)
-            if len(funcs) == 1:
-                text += "\n" + DPBUSD_TEXT
-            sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
-            for f in sub.body.operations:
+            sub = ir.Module.parse("module {\n" + text + "\n" + DPBUSD_TEXT + "\n}",
+                                  module.context)
+            for f in list(sub.body.operations)[:1 if len(funcs) > 1 else 2]:
                 f.operation.clone(ir.InsertionPoint(module.body))
         colsum = b.astype(np.int32).sum(axis=0, dtype=np.int64).astype(np.int32)
         base = (-128 * colsum if q.a_signed else np.zeros_like(colsum)).astype(np.int32)

@@ -133,3 +133,26 @@ def test_unsupported_shapes_keep_the_generic_matmul(tmp_path):
     assert not _uses_vnni(sess)
     a = _feed((7, 32), False, 2)
     np.testing.assert_array_equal(sess.run([a])[0], reference(m, {"a": a}, "onnxruntime")[0])
+
+
+def test_two_kernels_in_one_model(tmp_path):
+    """Two int8 matmuls of different shapes (two kernel functions sharing the
+    VNNI step): MatMulInteger -> DynamicQuantizeLinear -> MatMulInteger with a
+    run-time zero point (the shape of a dynamically quantized model)."""
+    rng = np.random.default_rng(5)
+    b1 = rng.integers(-128, 128, (64, 32)).astype(np.int8)
+    b2 = rng.integers(-128, 128, (32, 48)).astype(np.int8)
+    g = h.make_graph([h.make_node("MatMulInteger", ["a", "B1"], ["c"]),
+                      h.make_node("Cast", ["c"], ["cf"], to=TP.FLOAT),
+                      h.make_node("DynamicQuantizeLinear", ["cf"], ["q", "s", "z"]),
+                      h.make_node("MatMulInteger", ["q", "B2", "z"], ["y"])], "g",
+                     [h.make_tensor_value_info("a", TP.UINT8, ["m", 64])],
+                     [h.make_tensor_value_info("y", TP.INT32, None)],
+                     initializer=[nh.from_array(b1, "B1"), nh.from_array(b2, "B2")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    sess = _session(m, tmp_path)
+    assert _uses_vnni(sess) == VNNI
+    for rows in (3, 20):
+        a = _feed((rows, 64), False, rows)
+        np.testing.assert_array_equal(sess.run([a])[0], reference(m, {"a": a}, "onnxruntime")[0])
