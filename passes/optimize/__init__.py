@@ -14,6 +14,8 @@ codegen bufferizes it.
                         (few pixels: outᵀ = colᵀ @ Wᵀ, conv_pixel_rows.py); the
                         elementwise ops after it become the kernel's epilogue (epilogue.py)
     conv_dyn            conv_2d_nchw_fchw with dynamic H/W -> im2col + packed contraction
+    int8 convs          i32 conv of an 8-bit input and constant s8 filters -> 8-bit
+                        im2col + int8 matmul (conv_q8.py; AVX-512 VNNI targets)
     int8 matmuls        i32 matmul of 8-bit A (minus a zero point) and constant s8 B
                         -> VNNI kernel (matmul_q8.py; AVX-512 VNNI targets)
     pack_matmuls        matmul / batch_matmul -> linalg.pack + packed contraction + unpack
@@ -54,6 +56,7 @@ from mlir.passmanager import PassManager
 from onnx_mlir_py.passes.optimize.attention import attention_kernels
 from onnx_mlir_py.passes.optimize.matmul import pack_matmuls, tile_packed_contractions
 from onnx_mlir_py.passes.optimize.matmul_q8 import int8_matmuls
+from onnx_mlir_py.passes.optimize.conv_q8 import int8_convs
 from onnx_mlir_py.passes.optimize.packs import PACK_LOWERING, fold_constant_relayouts
 from onnx_mlir_py.passes.optimize.conv import convs_to_matmul
 from onnx_mlir_py.passes.optimize.conv_direct import direct_convs
@@ -161,6 +164,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         convs_to_matmul(module, threads, (target.matmul_tile[2], target.matmul_tile[1]),
                         row_block=target.matmul_tile[0], plan=plan)
         dynamic_convs_to_matmul(module, target, threads, plan)
+        int8_convs(module, target, threads, plan)
         int8_matmuls(module, target, threads, plan)
         clear_plan(module)
         pack_matmuls(module, target)      # also the matmuls of the conv kernels above
@@ -225,6 +229,7 @@ PASSES = {
         row_block=t.matmul_tile[0] if blocks and pixel_rows else 0),
         blocks=("blocks", _flag), **{"pixel-rows": ("pixel_rows", _flag)}),
     "o3-conv-dyn": _step(dynamic_convs_to_matmul),
+    "o3-int8-conv": _step(int8_convs),
     "o3-int8-matmul": _step(int8_matmuls),
     "o3-pack-matmul": _step(pack_matmuls, threads=False),
     "o3-fold-constant-relayouts": _step(fold_constant_relayouts, target=False, threads=False),

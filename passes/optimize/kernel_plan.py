@@ -301,6 +301,11 @@ def _matmul(kernel: str):
     return rule
 
 
+def _int8_conv(op, t: Target):
+    from onnx_mlir_py.passes.optimize.conv_q8 import plan
+    return plan(op, t)
+
+
 def _int8_matmul(op, t: Target):
     from onnx_mlir_py.passes.optimize.matmul_q8 import plan
     return plan(op, t)
@@ -318,7 +323,8 @@ KERNELS = {
     "attention": [("attention", _attention)],
     "depthwise": [("depthwise_rows", _depthwise)],
     "pool": [("pool_rows", _pool), ("pool_dyn", _pool_dyn)],
-    "conv": [("conv_direct", _conv_direct), ("conv_im2col", _conv_matmul),
+    "conv": [("int8_im2col", _int8_conv), ("conv_direct", _conv_direct),
+             ("conv_im2col", _conv_matmul),
              ("conv_dyn", _conv_dyn)],
     "matmul": [("int8_vnni", _int8_matmul)] +
               [(k, _matmul(k)) for k in ("packed_matmul", "packed_matmul_dyn",

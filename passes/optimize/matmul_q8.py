@@ -100,10 +100,11 @@ def _one_element(t: ir.Type) -> bool:
         int(np.prod(t.shape)) == 1
 
 
-def _widened(v: ir.Value):
+def _widened(v: ir.Value, per_tensor: bool = True):
     """(i8 source, signed, zero point or None, zero point signed) when ``v``
     is an all-parallel generic computing ``ext(x)`` or ``ext(x) - ext(z)``
-    (z one element, read at a constant index), else None."""
+    (z one element, read at a constant index; any z with ``per_tensor``
+    False, for a caller that requires it to be a constant zero), else None."""
     g = owner_op(v)
     if g is None or g.name != "linalg.generic" or len(g.results) != 1 or len(g.operands) not in (2, 3):
         return None
@@ -131,8 +132,8 @@ def _widened(v: ir.Value):
             return None
         return src, ops[0].name == "arith.extsi", None, False
     z = ins[1]
-    if not _one_element(z.type) or not all(isinstance(r, ir.AffineConstantExpr)
-                                           for r in maps[1].results):
+    if per_tensor and (not _one_element(z.type) or not all(isinstance(r, ir.AffineConstantExpr)
+                                                           for r in maps[1].results)):
         return None
     if len(ops) != 4 or args[0] not in exts or args[1] not in exts:
         return None
@@ -181,7 +182,7 @@ def match(op: ir.Operation) -> Q8Matmul | None:
         reassoc = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)]
                    for g in ir.ArrayAttr(c.attributes["reassociation"])]
         a32 = c.operands[0]
-    wa, wb = _widened(a32), _widened(op.operands[1])
+    wa, wb = _widened(a32), _widened(op.operands[1], per_tensor=False)
     if wa is None or wb is None:
         return None
     b, b_signed, zb, _ = wb

@@ -1,0 +1,98 @@
+"""-O3 int8 convolutions on VNNI (passes/optimize/conv_q8.py): QLinearConv and
+ConvInteger with constant s8 filters become an 8-bit im2col + the VNNI int8
+matmul. Exact against onnx.reference (QLinearConv) / onnxruntime
+(ConvInteger) and against the -O0 build, for 3x3 / 1x1 / strided / dilated /
+asymmetrically padded convs, u8 and s8 inputs, batch 2, K not a multiple of
+4 (3 input channels, 7x7 filter); on an AVX-512 VNNI CPU the library must
+use the kernel, without VNNI it must not."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import onnx_mlir_py
+from onnx_mlir_py.isa import host_has
+from onnx_mlir_py.runtime import ExecutionSession
+from onnx_mlir_py.testing.check import reference
+
+VNNI = host_has("avx512vnni") and host_has("avx512f")
+
+
+def qlinear_conv(c, f, hw, k, stride=1, pads=None, dil=1, signed=False, batch=1, seed=0):
+    rng = np.random.default_rng(seed)
+    pads = pads if pads is not None else [k // 2] * 4
+    inits = [nh.from_array(np.array(0.02, np.float32), "sx"),
+             nh.from_array(np.array(-5 if signed else 120, np.int8 if signed else np.uint8), "zx"),
+             nh.from_array(rng.integers(-128, 128, (f, c, k, k)).astype(np.int8), "W"),
+             nh.from_array((rng.random(f) * 0.01 + 0.001).astype(np.float32), "sw"),
+             nh.from_array(np.zeros(f, np.int8), "zw"),
+             nh.from_array(np.array(2.0, np.float32), "sy"),
+             nh.from_array(np.array(128, np.uint8), "zy"),
+             nh.from_array(rng.integers(-5000, 5000, f).astype(np.int32), "B")]
+    node = h.make_node("QLinearConv", ["x", "sx", "zx", "W", "sw", "zw", "sy", "zy", "B"], ["y"],
+                       pads=pads, strides=[stride] * 2, dilations=[dil] * 2, kernel_shape=[k, k])
+    g = h.make_graph([node], "g", [h.make_tensor_value_info(
+        "x", TP.INT8 if signed else TP.UINT8, [batch, c, hw, hw])],
+        [h.make_tensor_value_info("y", TP.UINT8, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def _x(m, seed=1):
+    t = m.graph.input[0].type.tensor_type
+    shape = [d.dim_value for d in t.shape.dim]
+    rng = np.random.default_rng(seed)
+    if t.elem_type == TP.INT8:
+        return rng.integers(-128, 128, shape).astype(np.int8)
+    return rng.integers(0, 256, shape).astype(np.uint8)
+
+
+def _uses_vnni(sess) -> bool:
+    return "avx512vnni" in (sess.target or {}).get("features", [])
+
+
+@pytest.mark.parametrize("kw", [
+    dict(c=8, f=16, hw=6, k=3),                                  # 3x3, pad 1
+    dict(c=16, f=32, hw=5, k=1, pads=[0, 0, 0, 0]),              # 1x1
+    dict(c=8, f=16, hw=9, k=3, stride=2),                        # strided
+    dict(c=8, f=16, hw=9, k=3, dil=2, pads=[2, 1, 0, 2]),        # dilated, asymmetric pads
+    dict(c=8, f=16, hw=6, k=3, signed=True),                     # s8 input
+    dict(c=3, f=16, hw=11, k=7, stride=2, pads=[3, 3, 3, 3], batch=2),   # K = 147, 2 images
+])
+def test_qlinear_conv(tmp_path, kw):
+    m = qlinear_conv(**kw)
+    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
+    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
+    assert _uses_vnni(s3) == VNNI
+    x = _x(m)
+    got = s3.run([x])[0]
+    np.testing.assert_array_equal(got, s0.run([x])[0])
+    np.testing.assert_array_equal(got, reference(m, {"x": x})[0])
+
+
+def test_conv_integer(tmp_path):
+    rng = np.random.default_rng(4)
+    g = h.make_graph([h.make_node("ConvInteger", ["x", "W", "zx"], ["y"], pads=[1, 1, 1, 1])], "g",
+                     [h.make_tensor_value_info("x", TP.UINT8, [1, 12, 7, 7])],
+                     [h.make_tensor_value_info("y", TP.INT32, None)],
+                     initializer=[nh.from_array(rng.integers(-128, 128, (32, 12, 3, 3))
+                                                .astype(np.int8), "W"),
+                                  nh.from_array(np.array(77, np.uint8), "zx")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=3))
+    assert _uses_vnni(sess) == VNNI
+    x = _x(m, 2)
+    np.testing.assert_array_equal(sess.run([x])[0], reference(m, {"x": x}, "onnxruntime")[0])
+
+
+def test_filters_not_whole_vectors_keep_the_generic_conv(tmp_path):
+    m = qlinear_conv(c=8, f=24, hw=6, k=3)
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=3))
+    assert not _uses_vnni(sess)
+    x = _x(m)
+    np.testing.assert_array_equal(sess.run([x])[0], reference(m, {"x": x})[0])
