@@ -226,6 +226,28 @@ def lower_attention(op: OnnxOp, b: LoweringContext):
     if why is not None:
         op.fail(why)
     q, k, v, m = (op.input(i) for i in range(4))
+    d = q.type.shape[3]
+    scale = op.attrs.scale
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    group = q.type.shape[1] // k.type.shape[1]
+    res = attention_call(op, b, q, k, v, m, scale, group, NAN_ROWS_ATTR in op.op.attributes)
+    yt = b.result_type(op)
+    if str(res.type) != str(yt):
+        res = tensor.cast(yt, res)
+    return [res]
+
+
+def attention_call(op: OnnxOp, b: LoweringContext, q, k, v, m, scale: float, group: int,
+                   nan_rows: bool = False, mask_exact: bool = False) -> ir.Value:
+    """Y [B, Hq, Sq, Dv] = softmax(Q K^T * scale + m) V as one call of a private
+    attention function (plain linalg; the -O3 kernel replaces the call): f32
+    Q [B, Hq, Sq, D], K [B, Hkv, Skv, D], V [B, Hkv, Skv, Dv] with static D, Dv
+    and heads (query head h reads kv head h // ``group``), ``m`` None or an
+    f32 additive mask of rank <= 4 whose dims are 1 or the score dim
+    (``mask_exact``: a rank-4 mask built with exactly those dims, statically 1
+    where it broadcasts: not checked or broadcast again). Checks the dims that
+    must agree (failures name ``op``'s node). Also used by the com.microsoft
+    attention ops (ms_attention.py)."""
     qd, kd, vd = b.dims(q), b.dims(k), b.dims(v)
     chk = checks(op, b)         # failures name the node, at compile or at run time
 
@@ -237,7 +259,9 @@ def lower_attention(op: OnnxOp, b: LoweringContext):
     require_eq(vd[2], kd[2], "V sequence length != K sequence length")
     sdims = [qd[0], qd[1], qd[2], kd[2]]
     ms = None
-    if m is not None:
+    if m is not None and mask_exact:
+        m4, ms = m, _shape(m)
+    elif m is not None:
         m4, ms = _mask4(b, m)
         md = b.dims(m4)
         for kk in range(4):
@@ -252,13 +276,7 @@ def lower_attention(op: OnnxOp, b: LoweringContext):
     kt = val(linalg.transpose(k, outs=[b.empty(kt_dims, k.type.element_type)],
                               permutation=[0, 1, 3, 2]))
     scores = b.empty(sdims, q.type.element_type)
-    yt = b.result_type(op)
     y0 = b.empty([qd[0], qd[1], qd[2], vd[3]], q.type.element_type)
-    d = q.type.shape[3]
-    scale = op.attrs.scale
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    group = q.type.shape[1] // k.type.shape[1]
-    nan_rows = NAN_ROWS_ATTR in op.op.attributes
     name = f"{PREFIX}_{_next(b)}"
     _add_function(b.module, reference_text(name, _shape(q), _shape(kt), _shape(v), ms,
                                            _shape(scores), _shape(y0), scale, group, nan_rows))
@@ -269,10 +287,7 @@ def lower_attention(op: OnnxOp, b: LoweringContext):
         "group": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), group),
         "nan_rows": ir.BoolAttr.get(nan_rows),
         "mask": ir.BoolAttr.get(m is not None)})
-    res = call.results[0]
-    if str(res.type) != str(yt):
-        res = tensor.cast(yt, res)
-    return [res]
+    return call.results[0]
 
 
 lower_attention.unsupported = unsupported
