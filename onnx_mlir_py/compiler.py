@@ -65,10 +65,25 @@ def lower(module: ir.Module, opts: Options, timings: Timings) -> None:
         from onnx_mlir_py.check_abi import THREADS_ATTR
         with module.context:
             module.operation.attributes[THREADS_ATTR] = ir.UnitAttr.get()
+    if opts.opt_level == 3 and _int8_kernels(opts):
+        # QDQ groups become QLinear ops for the int8 kernels (optimize_onnx/quantize.py)
+        from onnx_mlir_py.passes.optimize_onnx.quantize import INT8_ATTR
+        with module.context:
+            module.operation.attributes[INT8_ATTR] = ir.UnitAttr.get()
     rewrites = ["optimize-onnx"] if opts.opt_level >= 2 else []    # ONNX graph rewrites
     profile = ["profile-nodes"] if opts.profile else []             # per-node time hooks
     run_passes(module, ["sequence-to-tensors"] + rewrites + profile +
                ["lower-to-linalg", "verify-mlir"], timings)
+
+
+def _int8_kernels(opts: Options) -> bool:
+    """Whether the -O3 target has the int8 kernels (AVX-512 VNNI:
+    passes/optimize/matmul_q8.py, conv_q8.py)."""
+    from onnx_mlir_py.isa import fat_levels
+    if fat_levels(opts.march):
+        return False
+    t = resolve_target(opts).target
+    return t is not None and t.vnni and t.vector_width == 16
 
 
 def o3_threads() -> bool:

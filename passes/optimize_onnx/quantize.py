@@ -19,10 +19,12 @@ The convs still compute in f32 on the dequantized values; int8 kernels
 from __future__ import annotations
 
 import mlir.ir as ir
+import numpy as np
 
 from onnx_mlir_py.dialects.onnx.ops.quantize import fold_dequantize
-from onnx_mlir_py.passes.optimize_onnx.ir_util import (constant_values, is_constant, onnx_ops,
-                                                       replace_with_constant)
+from onnx_mlir_py.passes.optimize_onnx.ir_util import (constant_values, create_op, is_constant,
+                                                       lowerable_spec, make_constant, module_opset,
+                                                       onnx_ops, replace, replace_with_constant)
 
 
 def fold_constant_dequantize(module: ir.Module) -> int:
@@ -48,3 +50,179 @@ def fold_constant_dequantize(module: ir.Module) -> int:
         replace_with_constant(d.op, y, "dequantized")
         count += 1
     return count
+
+
+# -- QDQ conv groups -> QLinearConv (the int8 kernels' input) -----------------------
+# Module attribute set by the compiler (compiler.lower) when the -O3 target has
+# int8 kernels (passes/optimize/conv_q8.py: AVX-512 VNNI): only then is a QDQ
+# group computed in integers; elsewhere the f32 path is faster.
+INT8_ATTR = "onnx_mlir_py.int8_kernels"
+LANES = 16          # the int8 conv kernel's output channels come in whole vectors
+
+
+def _one(v: np.ndarray | None) -> bool:
+    return v is not None and v.size == 1
+
+
+def _int8(v: ir.Value) -> bool:
+    t = v.type
+    return isinstance(t, ir.RankedTensorType) and isinstance(t.element_type, ir.IntegerType) \
+        and t.element_type.width == 8
+
+
+def fuse_qdq_conv(module: ir.Module) -> int:
+    """``Q(Conv(DQ(xq), DQ(wq), DQ(bq)))`` (a ReLU may sit before the Q) ->
+    ``QLinearConv(xq, ..., wq, ..., bq)`` (``Clip(., min=zy)`` for the ReLU:
+    ``Q(relu(y)) = max(Q(y), zy)``), for the groups the int8 conv kernel
+    takes: 2-D, one group, static shapes, per-tensor 8-bit activations, s8
+    weights per tensor or per output channel with zero points 0, an int32
+    bias of scale sx * sw, output channels a multiple of 16. Only in a module
+    marked with INT8_ATTR (see above).
+
+    What changes: the conv's sum is exact in int32 and requantized once, as
+    onnxruntime's optimized sessions (and its QLinearConv) compute a QDQ
+    group; the f32 path (dequantize, f32 conv, quantize) rounds each product
+    and the sum. Outputs may differ by one quantization step where the f32
+    sum falls near a rounding boundary, as onnxruntime's own optimization
+    levels do."""
+    if INT8_ATTR not in module.operation.attributes:
+        return 0
+    opset = module_opset(module)
+    qconv, clip = lowerable_spec("QLinearConv", opset), lowerable_spec("Clip", opset)
+    if qconv is None or clip is None or clip.since_version < 12:
+        return 0
+    count = 0
+    for conv in onnx_ops(module, "Conv"):
+        found = _qdq_conv(conv)
+        if found is None:
+            continue
+        (xq, sx, zx, wq, sw, zw, bq), q, relu, (sxv, swv, zwv, f) = found
+        sy, zy = q.input(1), q.input(2)
+        loc = q.op.location
+        with ir.InsertionPoint(q.op), loc:
+            if zx is None:
+                zx = make_constant(np.zeros((), np.uint8 if xq.type.element_type.is_unsigned
+                                            else np.int8), loc, "zero_point")
+            if zw is None:
+                zw = make_constant(np.zeros(swv.shape, np.int8), loc, "zero_point")
+            if isinstance(bq, np.ndarray):
+                bq = make_constant(bq, loc, "bias_int32")
+            attrs = {k: conv.op.attributes[k] for k in
+                     ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
+                     if k in conv.op.attributes}
+            y = create_op(qconv, [xq, sx, zx, wq, sw, zw, sy, zy, bq],
+                          [q.op.results[0].type], attrs, loc).results[0]
+            if relu is not None:        # Clip-12+ takes 8-bit integers
+                y = create_op(clip, [y, zy, None], [q.op.results[0].type], {}, loc).results[0]
+        replace(q.op, y)
+        count += 1
+    return count
+
+
+def _qdq_conv(conv):
+    """The parts of a QDQ conv group :func:`fuse_qdq_conv` rewrites, or None."""
+    from onnx_mlir_py.passes.optimize_onnx.ir_util import n_uses, producer_view, static_shape
+    if len(conv.op.results) != 1 or static_shape(conv.op.results[0]) is None:
+        return None
+    if "group" in conv.op.attributes and conv.attrs.group != 1:
+        return None
+    dqx, dqw = producer_view(conv.input(0), "DequantizeLinear"), \
+        producer_view(conv.input(1), "DequantizeLinear")
+    if dqx is None or dqw is None or static_shape(conv.input(0)) is None:
+        return None
+    ws = static_shape(conv.input(1))
+    if ws is None or len(ws) != 4 or ws[0] % LANES != 0:
+        return None
+    f = ws[0]
+    b = conv.input(2)
+    dqb = producer_view(b, "DequantizeLinear") if b is not None else None
+    if b is not None and dqb is None and not is_constant(b):
+        return None
+    for d in (dqx, dqw, dqb):
+        if d is not None and "block_size" in d.spec.attributes and d.attrs.block_size:
+            return None
+    xq, sx, zx = dqx.input(0), dqx.input(1), dqx.input(2)
+    wq, sw, zw = dqw.input(0), dqw.input(1), dqw.input(2)
+    if not (_int8(xq) and _int8(wq)) or wq.type.element_type.is_unsigned:
+        return None
+    consts = [sx, zx, wq, sw, zw] + ([dqb.input(0), dqb.input(1), dqb.input(2)] if dqb else [])
+    if not all(v is None or is_constant(v) for v in consts):
+        return None
+    vals = constant_values([v for v in consts if v is not None])
+    it = iter(vals)
+    sxv, zxv, wqv, swv, zwv = (next(it) if v is not None else None for v in consts[:5])
+    if not _one(sxv) or (zx is not None and not _one(zxv)) or wqv is None or swv is None:
+        return None
+    if swv.size not in (1, f) or (swv.size == f and swv.ndim != 1) or \
+            (swv.size == f and f > 1 and dqw.attrs.axis not in (0, -4)):
+        return None
+    if zwv is not None and (zwv.shape != swv.shape or np.any(zwv)):
+        return None
+    if swv.dtype != np.float32 or sxv.dtype != np.float32:
+        return None
+    bq = None
+    if b is not None and dqb is None:
+        # a bias DequantizeLinear already folded (shape inference folds small
+        # ones): its int32 values, if the f32 constant is exactly their dequantization
+        bq = _int32_bias(constant_values([b])[0], sxv, swv, f)
+        if bq is None:
+            return None
+    if dqb is not None:
+        bqv, sbv, zbv = (next(it) if v is not None else None for v in consts[5:])
+        if bqv is None or bqv.dtype != np.int32 or bqv.shape != (f,) or sbv is None or \
+                (zbv is not None and np.any(zbv)):
+            return None
+        want = (np.float32(sxv.reshape(())) * swv.reshape(-1)).astype(np.float32)
+        if not np.allclose(sbv.reshape(-1), want, rtol=1e-6, atol=0):
+            return None
+        bq = dqb.input(0)
+    # the conv's only consumer: QuantizeLinear, or a ReLU whose only consumer is one
+    y = conv.op.results[0]
+    if n_uses(y) != 1:
+        return None
+    user = next(iter(y.uses)).owner
+    relu = None
+    from onnx_mlir_py.dialects.onnx.opview import OnnxOp, is_onnx_op
+    user = user.operation if isinstance(user, ir.OpView) else user
+    if not is_onnx_op(user):
+        return None
+    uv = OnnxOp(user)
+    if uv.op_type == "Relu" and not uv.spec.domain:
+        if n_uses(user.results[0]) != 1:
+            return None
+        relu = uv
+        user = next(iter(user.results[0].uses)).owner
+        user = user.operation if isinstance(user, ir.OpView) else user
+        if not is_onnx_op(user):
+            return None
+        uv = OnnxOp(user)
+    if uv.op_type != "QuantizeLinear" or uv.spec.domain or uv.input(2) is None:
+        return None
+    sy, zy = uv.input(1), uv.input(2)
+    if not (is_constant(sy) and is_constant(zy)):
+        return None
+    syv, zyv = constant_values([sy, zy])
+    if not (_one(syv) and _one(zyv)) or syv.dtype != np.float32 or zyv.dtype not in (np.uint8,
+                                                                                     np.int8):
+        return None
+    if "block_size" in uv.spec.attributes and uv.attrs.block_size:
+        return None
+    return (xq, sx, zx, wq, sw, zw, bq), uv, relu, (sxv, swv, zwv, f)
+
+
+def _int32_bias(bv: np.ndarray | None, sxv: np.ndarray, swv: np.ndarray, f: int):
+    """The int32 bias ``bq`` whose DequantizeLinear (scale sx * sw, in f32 as
+    the quantizer computes it) is exactly the f32 bias ``bv``, as a numpy
+    array; None when there is none (a bias not made by a quantizer)."""
+    if bv is None or bv.dtype != np.float32 or bv.shape != (f,):
+        return None
+    sb = (np.float32(sxv.reshape(())) * swv.reshape(-1).astype(np.float32)).astype(np.float32)
+    if np.any(sb == 0):
+        return None
+    q = np.round(bv.astype(np.float64) / sb.astype(np.float64))
+    if np.any(np.abs(q) >= 2 ** 24):
+        return None
+    q = q.astype(np.int32)
+    if not np.array_equal((q.astype(np.float32) * sb).astype(np.float32), bv):
+        return None
+    return q
