@@ -31,19 +31,31 @@ from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import (_split_mixed, extrac
                                                             insert_slice, to_index)
 
 
-def _direction(b: LoweringContext, rec: Rec, d: int, states0: list, fold_limit: int, cell):
-    """Run direction d; cell(t, xw, hr, states, rt) -> (new states, y_t)."""
+def _direction(b: LoweringContext, rec: Rec, d: int, states0: list, fold_limit: int, cell,
+               steps=None):
+    """Run direction d; cell(t, xw, hr, states, rt) -> (new states, y_t).
+    ``steps``: None (xw = step t of the f32 input projection, hr = H·R[d]ᵀ),
+    or steps(d) -> step(t, states) -> (xw, hr) emitting other per-step terms
+    (DynamicQuantizeLSTM's quantized ones, ms_recurrent.py; rt is then None)."""
     H, gh = rec.hidden, rec.gates * rec.hidden
-    proj = project(b, rec, d, fold_limit)
-    rt = recurrence_t(b, rec, d)
+    rt = None
+    if steps is None:
+        proj = project(b, rec, d, fold_limit)
+        rt = recurrence_t(b, rec, d)
     S, B = b.dim(rec.x, 0), b.dim(rec.x, 1)
+    if steps is None:
+        def step(t, states):
+            hr = linalg.matmul(states[0], rt, outs=[b.full([B, gh], rec.et, 0.0)])
+            return step_slice(b, proj, t, B), hr
+    else:
+        step = steps(d)
     y0 = b.full([S, B, H], rec.et, 0.0)
 
     def body(ivs, carried):
         (t,) = ivs
         states, y = carried[:-1], carried[-1]
-        hr = linalg.matmul(states[0], rt, outs=[b.full([B, gh], rec.et, 0.0)])
-        new, yt = cell(t, step_slice(b, proj, t, B), hr, states, rt)
+        xw, hr = step(t, states)
+        new, yt = cell(t, xw, hr, states, rt)
         return list(new) + [insert_slice(yt, y, [t, 0, 0], [1, B, H])]
     res = for_nest(b, [S], list(states0) + [y0], body)
     y = res[-1]
@@ -194,10 +206,18 @@ def lower_gru(op: OnnxOp, b: LoweringContext):
     return _outputs(op, b, rec, ys, finals)
 
 
+LSTM_ACTIVATIONS = ["Sigmoid", "Tanh", "Tanh"]
+
+
 @lowering("LSTM", 7, 14, 22)
 def lower_lstm(op: OnnxOp, b: LoweringContext):
-    """i, o, f, c gates; peepholes P = [Pi, Po, Pf]; input_forget: f = 1 - i."""
-    rec = parse(op, b, 4, ["Sigmoid", "Tanh", "Tanh"])
+    return lstm(op, b, parse(op, b, 4, LSTM_ACTIVATIONS))
+
+
+def lstm(op: OnnxOp, b: LoweringContext, rec: Rec, steps=None):
+    """i, o, f, c gates; peepholes P = [Pi, Po, Pf]; input_forget: f = 1 - i.
+    ``op``'s inputs 6 and 7 are initial_c and P (LSTM and DynamicQuantizeLSTM);
+    ``steps``: the per-step terms (see _direction)."""
     c0, p = op.input(6), op.input(7)
     if c0 is not None and rec.layout:
         c0 = transpose(b, c0, [1, 0, 2])
@@ -225,6 +245,6 @@ def lower_lstm(op: OnnxOp, b: LoweringContext):
             ins = [gate(b, xw, k, H) for k in range(4)] + [gate(b, hr, k, H) for k in range(4)]
             return _cell(b, rec, t, states, ins + peep, fn)
         states0 = [initial_state(b, rec, rec.h0, d), initial_state(b, rec, c0, d)]
-        return _direction(b, rec, d, states0, 4 * H, cell)
+        return _direction(b, rec, d, states0, 4 * H, cell, steps)
     ys, finals = _all_directions(b, rec, 2, run)
     return _outputs(op, b, rec, ys, finals)

@@ -106,8 +106,13 @@ def transpose(b: LoweringContext, v: ir.Value, perm: list[int]) -> ir.Value:
                                 permutation=perm))
 
 
-def parse(op: OnnxOp, b: LoweringContext, gates: int, default_acts: list[str]) -> Rec:
+def parse(op: OnnxOp, b: LoweringContext, gates: int, default_acts: list[str],
+          wr_transposed: bool = False) -> Rec:
+    """``wr_transposed``: W is [D, I, G*H] and R [D, H, G*H] (com.microsoft
+    DynamicQuantizeLSTM, an LSTM: ms_recurrent.py); rec.w / rec.r are then
+    those tensors as given."""
     x, w, r = op.input(0), op.input(1), op.input(2)
+    kind = "LSTM" if wr_transposed else op.op_type
     for v, n in ((x, "X"), (w, "W"), (r, "R")):
         if b.ranked(op, v, n).rank != 3:
             op.fail(f"{n} must be 3-D")
@@ -125,11 +130,13 @@ def parse(op: OnnxOp, b: LoweringContext, gates: int, default_acts: list[str]) -
     # hidden_size, and are checked at run time (recurrent_dims)
     shapes = [None if op.input(i) is None else b.ixdims(op.input(i))
               for i in range(len(op.spec.inputs))]
-    if not D.is_static(hidden_size(op.op_type, op.attrs.hidden_size, shapes[1], shapes[2])):
+    if wr_transposed:               # as [D, G*H, I] and [D, G*H, H] for the checks
+        shapes[1:3] = [[s[0], s[2], s[1]] for s in shapes[1:3]]
+    if not D.is_static(hidden_size(kind, op.attrs.hidden_size, shapes[1], shapes[2])):
         op.fail("hidden_size is not given and W and R have dynamic dims")
-    _, _, inp, hidden = recurrent_dims(checks(op, b), op.op_type, len(reverse),
+    _, _, inp, hidden = recurrent_dims(checks(op, b), kind, len(reverse),
                                        op.attrs.hidden_size, layout, (shapes + [None] * 8)[:8])
-    w_inp = b.ixdim(w, 2)           # prefer a static input size (W's or X's)
+    w_inp = b.ixdim(w, 1 if wr_transposed else 2)  # prefer a static input size (W's or X's)
     inp = index_of(w_inp if D.is_static(w_inp) else inp)
     h0 = op.input(5)
     if layout:
