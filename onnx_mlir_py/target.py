@@ -199,6 +199,17 @@ def resolve(mcpu: str | None = None, march: str | None = None, *,
                   amx_bf16="amx_bf16" in ext, tuned_for=tuned_for)
 
 
+def host_kernel_extensions(level: str | None) -> tuple[str, ...]:
+    """The llc features of the build machine that the -O3 kernels may use
+    when compiling for its ISA level by default (what :func:`resolve` gives
+    the host-default Target): ("avx512vnni",) on an AVX-512 VNNI machine.
+    Cheap: reads /proc/cpuinfo only (no compiler import), for cache keys."""
+    if level != "x86-64-v4":
+        return ()
+    return ("avx512vnni",) if "avx512_vnni" in host_flags() and \
+        "avx512_vnni" not in _hidden() else ()
+
+
 def _hidden() -> set[str]:
     """/proc/cpuinfo names of the features the test override hides (isa.HIDE_ENV)."""
     from onnx_mlir_py.isa import HIDE_ENV, _CPUINFO

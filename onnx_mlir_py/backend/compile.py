@@ -22,7 +22,11 @@ from onnx_mlir_py.backend.cache_files import unlink_quiet
 from onnx_mlir_py.backend.errors import (CompilerCrashError, CompileTimeoutError, error_from_dict,
                      error_to_dict)
 
-OPTION_NAMES = ("opt_level", "mcpu", "march", "shape_information", "profile")
+OPTION_NAMES = ("opt_level", "mcpu", "march", "shape_information", "profile", "host")
+# "host": part of the cache key only, not a compile option: the build
+# machine's ISA level and the extensions the -O3 kernels use
+# (inference/session.py), for a -O3 compile for the host by default
+KEY_ONLY = ("host",)
 
 
 def normalize_options(options: dict) -> dict:
@@ -77,7 +81,7 @@ def build(data: bytes, options: dict, key: str, cache_dir: str) -> str:
     try:
         model = onnx.load_from_string(data)
         try:
-            compile_model(model, tmp, **options)
+            compile_model(model, tmp, **{k: v for k, v in options.items() if k not in KEY_ONLY})
         except EnvironmentFailure:
             raise
         except OnnxMlirError as e:

@@ -50,11 +50,19 @@ def _compile_options(so: SessionOptions, kw: dict) -> dict:
             opts[k] = kw[k]
     if opts["opt_level"] == 3 and "mcpu" not in opts and "march" not in opts:
         # the ISA level -O3 compiles for is part of the key: a cache shared by
-        # machines must not hand an AVX-512 library to one without it
+        # machines must not hand an AVX-512 library to one without it. With
+        # an extension the kernels use (VNNI: the int8 kernels), the library
+        # is built for the host by default and the key names level and
+        # extensions ("host"); else for the bare level (portable).
         from onnx_mlir_py.isa import host_level
+        from onnx_mlir_py.target import host_kernel_extensions
         level = host_level()
         if level is not None:
-            opts["mcpu"] = level
+            ext = list(host_kernel_extensions(level))
+            if ext:
+                opts["host"] = "+".join([level] + ext)
+            else:
+                opts["mcpu"] = level
     return opts
 
 

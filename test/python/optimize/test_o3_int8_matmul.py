@@ -156,3 +156,16 @@ def test_two_kernels_in_one_model(tmp_path):
     for rows in (3, 20):
         a = _feed((rows, 64), False, rows)
         np.testing.assert_array_equal(sess.run([a])[0], reference(m, {"a": a}, "onnxruntime")[0])
+
+
+def test_inference_session_uses_the_kernel(tmp_path, monkeypatch):
+    """The onnxruntime drop-in compiles -O3 for the host by default: on a VNNI
+    CPU its cache key names the extension and the library uses the kernel
+    (it once compiled for the bare ISA level, without it)."""
+    monkeypatch.setenv("ONNX_MLIR_PY_CACHE", str(tmp_path / "cache"))
+    from onnx_mlir_py.inference.session import InferenceSession
+    m = matmul_integer(64, 32, False, True, False)
+    s = InferenceSession(m.SerializeToString())
+    assert _uses_vnni(ExecutionSession(s.library_path)) == VNNI
+    a = _feed((5, 64), False, 4)
+    np.testing.assert_array_equal(s.run(None, {"a": a})[0], reference(m, {"a": a}, "onnxruntime")[0])
