@@ -2,18 +2,20 @@
 // RUN: %opt %s --o3-int8-conv=target=x86-64-v4 | FileCheck %s --check-prefix=NOVNNI
 // An i32 conv of a shifted u8 input (zero padded after the shift) and a
 // widened constant s8 filter (QLinearConv's lowering) becomes an 8-bit
-// im2col (padded with the zero point) and an i32 matmul that the int8
+// im2col (NHWC, padded with the zero point) and an i32 matmul that the int8
 // matmul kernel takes (passes/optimize/conv_q8.py).
 
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #scalar = affine_map<(d0, d1, d2, d3) -> ()>
 // CHECK-LABEL: func.func @qconv
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
-// CHECK: tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x4x4x4xi8>) outs(%{{.*}} : tensor<1x4x4x4xi8>) permutation = [0, 2, 3, 1]
+// CHECK: tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 1, 1, 0]
 // CHECK: tensor.yield %{{.*}} : i8
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4x6x6xi8>) outs(%{{.*}} : tensor<1x4x4x4x3x3xi8>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x6x6x4xi8>) outs(%{{.*}} : tensor<1x4x4x3x3x4xi8>)
 // CHECK: tensor.collapse_shape {{.*}} into tensor<16x36xi8>
 // CHECK: linalg.matmul {{.*}} : tensor<16x36xi32>, tensor<36x16xi32>)
+// CHECK: linalg.transpose {{.*}} permutation = [0, 3, 1, 2]
 // NOVNNI-LABEL: func.func @qconv
 // NOVNNI: linalg.conv_2d_nchw_fchw
 func.func @qconv(%x: tensor<1x4x4x4xi8>) -> tensor<1x16x4x4xi32> {
