@@ -369,9 +369,13 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce, canonicalize, cse)",
                           module.context).run(module.operation)
-        module.operation.attributes[FEATURES_ATTR] = ir.ArrayAttr.get(
-            [ir.StringAttr.get("avx512vnni")])
+        mark_vnni(module)
     return count
+
+
+def mark_vnni(module: ir.Module) -> None:
+    """Record that the module's kernels use VNNI (see FEATURES_ATTR)."""
+    module.operation.attributes[FEATURES_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get("avx512vnni")])
 
 
 def lower_dpbusd_calls(module: ir.Module) -> int:

@@ -57,7 +57,6 @@ def fold_constant_dequantize(module: ir.Module) -> int:
 # int8 kernels (passes/optimize/conv_q8.py: AVX-512 VNNI): only then is a QDQ
 # group computed in integers; elsewhere the f32 path is faster.
 INT8_ATTR = "onnx_mlir_py.int8_kernels"
-LANES = 16          # the int8 conv kernel's output channels come in whole vectors
 
 
 def _one(v: np.ndarray | None) -> bool:
@@ -76,7 +75,8 @@ def fuse_qdq_conv(module: ir.Module) -> int:
     ``Q(relu(y)) = max(Q(y), zy)``), for the groups the int8 conv kernel
     takes: 2-D, one group, static shapes, per-tensor 8-bit activations, s8
     weights per tensor or per output channel with zero points 0, an int32
-    bias of scale sx * sw, output channels a multiple of 16. Only in a module
+    bias of scale sx * sw, output channels as ``conv_q8.supported`` takes
+    them (a multiple of 8 at stride 1, else of 16). Only in a module
     marked with INT8_ATTR (see above).
 
     What changes: the conv's sum is exact in int32 and requantized once, as
@@ -130,8 +130,11 @@ def _qdq_conv(conv):
         producer_view(conv.input(1), "DequantizeLinear")
     if dqx is None or dqw is None or static_shape(conv.input(0)) is None:
         return None
+    from onnx_mlir_py.passes.optimize.conv_q8 import supported
     ws = static_shape(conv.input(1))
-    if ws is None or len(ws) != 4 or ws[0] % LANES != 0:
+    strides = tuple(conv.attrs.strides) if "strides" in conv.op.attributes and \
+        conv.attrs.strides is not None else (1, 1)
+    if ws is None or len(ws) != 4 or not supported(ws[0], strides):
         return None
     f = ws[0]
     b = conv.input(2)

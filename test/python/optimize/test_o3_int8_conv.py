@@ -1,6 +1,6 @@
 """-O3 int8 convolutions on VNNI (passes/optimize/conv_q8.py): QLinearConv and
-ConvInteger with constant s8 filters become an 8-bit im2col + the VNNI int8
-matmul. Exact against onnx.reference (QLinearConv) / onnxruntime
+ConvInteger with constant s8 filters run on the direct kernel (stride 1) or
+an 8-bit im2col + the VNNI int8 matmul. Exact against onnx.reference (QLinearConv) / onnxruntime
 (ConvInteger) and against the -O0 build, for 3x3 / 1x1 / strided / dilated /
 asymmetrically padded convs, u8 and s8 inputs, batch 2, K not a multiple of
 4 (3 input channels, 7x7 filter); on an AVX-512 VNNI CPU the library must
@@ -62,6 +62,9 @@ def _uses_vnni(sess) -> bool:
     dict(c=8, f=16, hw=9, k=3, dil=2, pads=[2, 1, 0, 2]),        # dilated, asymmetric pads
     dict(c=8, f=16, hw=6, k=3, signed=True),                     # s8 input
     dict(c=3, f=16, hw=11, k=7, stride=2, pads=[3, 3, 3, 3], batch=2),   # K = 147, 2 images
+    dict(c=6, f=24, hw=7, k=3, batch=2),                         # direct: 24 filters, C % 4 != 0
+    dict(c=16, f=8, hw=37, k=1, pads=[0, 0, 0, 0], signed=True),  # direct 1x1, 37-pixel rows
+    dict(c=8, f=16, hw=20, k=5, pads=[2, 2, 2, 2]),              # direct 5x5, rows past 32 pixels
 ])
 def test_qlinear_conv(tmp_path, kw):
     m = qlinear_conv(**kw)
@@ -90,9 +93,23 @@ def test_conv_integer(tmp_path):
     np.testing.assert_array_equal(sess.run([x])[0], reference(m, {"x": x}, "onnxruntime")[0])
 
 
-def test_filters_not_whole_vectors_keep_the_generic_conv(tmp_path):
-    m = qlinear_conv(c=8, f=24, hw=6, k=3)
+def test_filters_no_kernel_takes_keep_the_generic_conv(tmp_path):
+    """12 filters: not a multiple of 8 (direct kernel) nor of 16 (im2col)."""
+    m = qlinear_conv(c=8, f=12, hw=6, k=3)
     sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=3))
     assert not _uses_vnni(sess)
     x = _x(m)
     np.testing.assert_array_equal(sess.run([x])[0], reference(m, {"x": x})[0])
+
+
+def test_direct_kernel_two_threads(tmp_path):
+    """A 28-pixel-wide conv (the direct kernel's blocks 7/8 full) at 1 and 2
+    threads (filter blocks split across the pool), against -O0."""
+    m = qlinear_conv(c=12, f=32, hw=28, k=3)
+    so = onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3)
+    want = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0)).run([_x(m)])[0]
+    for threads in (1, 2):
+        sess = ExecutionSession(so, num_threads=threads)
+        assert _uses_vnni(sess) == VNNI
+        for _ in range(3):
+            np.testing.assert_array_equal(sess.run([_x(m)])[0], want)
