@@ -7,6 +7,8 @@ the loop (recurrent_cells.py), as onnxruntime's deep_cpu_lstm/gru do.
 
 sequence_lens: rows past their length keep their state and output zeros;
 reverse passes run forward over per-row reversed inputs (recurrent_cells.py).
+Y_h / Y_c of a row of length 0 are zeros, as onnxruntime gives them (not
+the initial state, which that row carries through the loop).
 
 Bidirectional ops: the two directions (input projection and time loop each)
 are the two iterations of an ``scf.forall`` (an ``scf.index_switch`` on the
@@ -128,10 +130,28 @@ def _cell(b: LoweringContext, rec: Rec, t, states: list, ins: list, fn):
     return [val(linalg.copy(v, outs=[s])) for v, s in zip(res[:n], states)], res[n]
 
 
+def _zero_empty_rows(b: LoweringContext, rec: Rec, v: ir.Value) -> ir.Value:
+    """v ([B, H] or [1, B, H]) with the rows whose sequence length is 0 set to
+    0: onnxruntime's Y_h / Y_c there (its RNN, GRU and LSTM kernels fill
+    them with zeros), not the initial state those rows carry. Only the
+    outputs: the carried state itself is left as it is."""
+    if rec.seq_lens is None:
+        return v
+    n = v.type.rank
+    ident = amap(n, list(range(n)))
+
+    def body(x, sl, _o):
+        empty = arith.cmpi(arith.CmpIPredicate.eq, to_index(sl), b.index(0))
+        return arith.select(empty, arith.constant(rec.et, 0.0), x)
+    return b.generic([v, rec.seq_lens], [b.empty(b.dims(v), rec.et)],
+                     [ident, amap(n, [n - 2]), ident], ["parallel"] * n, body)[0]
+
+
 def _outputs(op: OnnxOp, b: LoweringContext, rec: Rec, ys: list, finals: list[list]):
-    """Values for the present outputs: Y, then the final states (Y_h, Y_c)."""
+    """Values for the present outputs: Y, then the final states (Y_h, Y_c;
+    zero in rows of sequence length 0, _zero_empty_rows)."""
     avail = [lambda: assemble(b, rec, ys, True)] + \
-        [lambda k=k: assemble(b, rec, [f[k] for f in finals], False)
+        [lambda k=k: assemble(b, rec, [_zero_empty_rows(b, rec, f[k]) for f in finals], False)
          for k in range(len(finals[0]))]
     out = []
     for k, grp in enumerate(op.result_groups()):

@@ -215,3 +215,60 @@ def test_dynamic_weights_need_hidden_size(tmp_path):
               [("y", T.FLOAT, ["s", 1, "b", "h"])])
     with pytest.raises(VerificationError, match=r"node 'rec' \(RNN\): hidden_size is not given"):
         onnx_mlir_py.compile(m, tmp_path / "m.so")
+
+
+# -- a row of sequence length 0: onnxruntime's Y_h (Y_c) of that row is 0, not
+# initial_h (initial_c), and its Y is 0 at every step ------------------------------
+ZERO_LENS, ZH = [2, 0, 3], 4          # batch 3 (row 1 empty), hidden 4, 3 steps
+
+
+def _zero_len_model(op):
+    """One node per direction, each with and without initial states (GRU:
+    linear_before_reset 1 with them, 0 without), on one X and sequence_lens."""
+    from onnx import TensorProto as T
+    from onnx import numpy_helper as nh
+    g, lstm = GATES[op], op == "LSTM"
+    s, bt = max(ZERO_LENS), len(ZERO_LENS)
+    feeds = {"x": f32(s, bt, I), "sl": np.array(ZERO_LENS, np.int32)}
+    nodes, inits, outs = [], [], []
+    for direction, d in DIRS.items():
+        for states in (False, True):
+            k = len(nodes)
+            names = ["x", f"w{k}", f"r{k}", f"b{k}", "sl"]
+            for a, shape in ((f"w{k}", (d, g * ZH, I)), (f"r{k}", (d, g * ZH, ZH)),
+                             (f"b{k}", (d, 2 * g * ZH))):
+                inits.append(nh.from_array(f32(*shape), a))
+            if states:
+                names += [f"h{k}"] + ([f"c{k}"] if lstm else [])
+                for n in names[5:]:
+                    feeds[n] = f32(d, bt, ZH, scale=1.0)
+            o = [f"y{k}", f"yh{k}"] + ([f"yc{k}"] if lstm else [])
+            attrs = {"linear_before_reset": int(states)} if op == "GRU" else {}
+            nodes.append(N(op, names, o, hidden_size=ZH, direction=direction, **attrs))
+            outs += o
+    ins = [helper.make_tensor_value_info(n, T.INT32 if n == "sl" else T.FLOAT, v.shape)
+           for n, v in feeds.items()]
+    graph = helper.make_graph(nodes, "g", ins,
+                              [helper.make_tensor_value_info(o, T.FLOAT, None) for o in outs],
+                              initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    m.ir_version = 10
+    return m, feeds, outs
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+@pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
+def test_zero_length_rows(tmp_path, op, opt):
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    m, feeds, outs = _zero_len_model(op)
+    want = reference(m, feeds, "onnxruntime")
+    for name, w in zip(outs, want):       # what onnxruntime gives the empty row
+        assert not np.any(w[..., 1, :]), name
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=opt))
+    for threads in (1, 2) if opt == 3 else (1,):  # 2: bidirectional directions in parallel
+        sess.set_num_threads(threads)
+        got = sess.run([feeds[spec.name] for spec in sess.input_specs])
+        for name, g_, w in zip(outs, got, want):
+            np.testing.assert_allclose(g_, w, rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{name} at {threads} threads")
