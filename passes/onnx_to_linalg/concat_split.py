@@ -20,11 +20,18 @@ def lower_concat(op: OnnxOp, b: LoweringContext):
         b.ranked(op, v)
     r = ins[0].type.rank
     axis = norm_axis(op, op.attrs.axis, r)
+    return [concat_values(op, b, ins, axis)]
+
+
+def concat_values(op: OnnxOp, b: LoweringContext, ins: list, axis: int):
+    """``ins`` (ranked, of one rank) concatenated along ``axis`` (in range)
+    into a tensor of op's result type (also QLinearConcat's, qlinear.py)."""
+    r = ins[0].type.rank
     # skip inputs statically empty along axis
     live = [v for v in ins if v.type.is_dynamic_dim(axis) or v.type.shape[axis] != 0]
     t = b.result_type(op)
     if len(live) == 1:
-        return [live[0]]
+        return live[0]
     # the output's other dims from the live inputs, or from all of them when
     # every input is empty along the axis (fuzz case s3113-35: [1, 0, n, 1]
     # twice, whose dynamic n the empty result must still be given)
@@ -42,7 +49,7 @@ def lower_concat(op: OnnxOp, b: LoweringContext):
         return b.dim(srcs[0], k)
     out_dims = b.out_dims(op, 0, dyn)
     if not live:
-        return [b.empty(out_dims, t.element_type)]
+        return b.empty(out_dims, t.element_type)
     _check_concat(op, b, ins, live, axis, out_dims)
     acc = b.empty(out_dims, t.element_type)
     off = 0
@@ -53,7 +60,7 @@ def lower_concat(op: OnnxOp, b: LoweringContext):
         acc = insert_slice(v, acc, [b.as_index(o) if not isinstance(o, int) else o
                                     for o in offs], sizes)
         off = iadd(b, off, sizes[axis])
-    return [acc]
+    return acc
 
 
 def _check_concat(op: OnnxOp, b: LoweringContext, ins: list, live: list, axis: int,

@@ -18,7 +18,12 @@ def _concat(op: OnnxOp):
     ins = op.variadic()
     if not ins:
         op.fail("needs at least one input")
-    shapes = [op.shape(v) for v in ins]
+    return concat_dims(op, [op.shape(v) for v in ins], op.attrs.axis)
+
+
+def concat_dims(op: OnnxOp, shapes: list, axis: int):
+    """The result shape of concatenating tensors of ``shapes`` (None =
+    unranked) along ``axis`` (also QLinearConcat's, qlinear.py)."""
     ranked = [s for s in shapes if s is not None]
     if not ranked:
         return None
@@ -29,7 +34,7 @@ def _concat(op: OnnxOp):
                     f"{' vs '.join(fmt(s) for s in shapes)}")
     if r == 0:
         op.fail("cannot concatenate scalars (inputs have rank 0)")
-    axis = norm_axis(op, op.attrs.axis, r)
+    axis = norm_axis(op, axis, r)
     out = []
     for k in range(r):
         if k == axis:
