@@ -292,9 +292,24 @@ def lower_lp_pool(op: OnnxOp, b: LoweringContext):
     if p <= 0:
         op.fail(f"p must be positive, got {p}")
     xp = _pad_input(b, x, axes, 0.0)
-    s = pool_nd(b, xp, b.full(out_dims, et, 0.0), win,
-                lambda v, acc: arith.addf(acc, _pow_p(v, p)))
-    return [b.map_elementwise([s], out_dims, et, lambda v: _root_p(v, p))]
+    ct = _lp_compute_type(et)
+    s = pool_nd(b, xp, b.full(out_dims, ct, 0.0), win,
+                lambda v, acc: arith.addf(acc, _pow_p(_widen(v, ct), p)))
+    return [b.map_elementwise([s], out_dims, et, lambda v: _narrow(_root_p(v, p), et))]
+
+
+def _lp_compute_type(et: ir.Type) -> ir.Type:
+    """LpPool's sum of |x|^p in f32 for 16-bit floats: |x|^p overflows f16
+    from |x| = 41 at p = 3 (fuzz s2811-7: inf where onnx.reference gives 45.1)."""
+    return ir.F32Type.get() if isinstance(et, (ir.F16Type, ir.BF16Type)) else et
+
+
+def _widen(v, ct):
+    return arith.extf(ct, v) if v.type != ct else v
+
+
+def _narrow(v, et):
+    return arith.truncf(et, v) if v.type != et else v
 
 
 @lowering("GlobalLpPool", 2, 22)
@@ -309,11 +324,12 @@ def lower_global_lp_pool(op: OnnxOp, b: LoweringContext):
         op.fail(f"p must be positive, got {p}")
     dims = b.dims(x)
     out_dims = dims[:2] + [1] * (r - 2)
-    red = b.generic([x], [b.full(out_dims, et, 0.0)],
+    ct = _lp_compute_type(et)
+    red = b.generic([x], [b.full(out_dims, ct, 0.0)],
                     [affine_map(r, list(range(r))), affine_map(r, [0, 1] + ["0"] * (r - 2))],
                     ["parallel"] * 2 + ["reduction"] * (r - 2),
-                    lambda v, acc: arith.addf(acc, _pow_p(v, p)))[0]
-    return [b.map_elementwise([red], out_dims, et, lambda v: _root_p(v, p))]
+                    lambda v, acc: arith.addf(acc, _pow_p(_widen(v, ct), p)))[0]
+    return [b.map_elementwise([red], out_dims, et, lambda v: _narrow(_root_p(v, p), et))]
 
 
 def _global(op: OnnxOp, b: LoweringContext, kind: str):

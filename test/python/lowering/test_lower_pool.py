@@ -524,3 +524,28 @@ def test_max_pool_indices_feed_max_unpool(tmp_path, opt_level):
         u = sess.run([x])[0]
         np.testing.assert_array_equal(u, ref.run(None, {"x": x})[0])
         assert (u != 0).sum() == n * 3 * 16
+
+
+@pytest.mark.parametrize("op_type", ["LpPool", "GlobalLpPool"])
+def test_lp_pool_f16_sums_in_f32(op_type, tmp_path):
+    """f16 |x|^p overflows from |x| = 41 at p = 3 (fuzz s2811-7: inf where
+    onnx.reference gives 45.1): the sum is taken in f32 and rounded once.
+    Oracle: the formula in f64 (onnxruntime has no f16 LpPool; onnx.reference
+    has no GlobalLpPool and overflows itself on some inputs)."""
+    attrs = dict(p=3) if op_type == "GlobalLpPool" else dict(kernel_shape=[3], strides=[3], p=3)
+    node = helper.make_node(op_type, ["x"], ["y"], **attrs)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT16,
+                                                                      [1, 4, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 8
+    x = (np.random.default_rng(0).random((1, 4, 6)) * 40 + 30).astype(np.float16)
+    cube = np.abs(x.astype(np.float64)) ** 3
+    sums = cube.sum(axis=2, keepdims=True) if op_type == "GlobalLpPool" else \
+        cube.reshape(1, 4, 2, 3).sum(axis=3)
+    want = (sums ** (1 / 3)).astype(np.float16)
+    for level in (0, 3):
+        got = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / f"m{level}.so",
+                                                    opt_level=level)).run([x])[0]
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3)
