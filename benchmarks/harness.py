@@ -33,8 +33,10 @@ DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
            "mobilenetv2_dyn": ("mobilenetv2", {0: "N"}),
            "mobilenetv3_dyn": ("mobilenetv3", {0: "N"}),
            "bert_layer_dyn": ("bert_layer", {0: "N", 1: "S"})}
+# models quantized by onnxruntime's tools (quant_zoo.py), beside their f32 rows
+QUANT_MODELS = ["resnet18_qdq", "resnet50_qdq", "mobilenetv2_qdq", "bert_base_dq"]
 ALL_MODELS = (ZOO_MODELS + [MATMUL] + TORCH_MODELS + DECODE_MODELS + SKLEARN_MODELS
-              + list(DYNAMIC))
+              + list(DYNAMIC) + QUANT_MODELS)
 
 
 def matmul_model(n: int = 1024, seed: int = 0) -> onnx.ModelProto:
@@ -66,6 +68,9 @@ def build(name: str) -> onnx.ModelProto:
     if name in DECODE_MODELS:
         import decode_zoo
         return decode_zoo.build(name)
+    if name in QUANT_MODELS:
+        import quant_zoo
+        return quant_zoo.build(name)
     from onnx_mlir_py.testing import models
     if name in DYNAMIC:
         base, names = DYNAMIC[name]
@@ -91,6 +96,9 @@ def feeds(name: str, model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndar
     if name in DECODE_MODELS:
         import decode_zoo
         return decode_zoo.feeds(name, model, seed)
+    if name in QUANT_MODELS:
+        import quant_zoo
+        return quant_zoo.feeds(name, model, seed)
     return random_feeds(model, seed)
 
 

@@ -239,12 +239,12 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
         if direct(q):
             any_direct = True
             from onnx_mlir_py.passes.optimize.kernel_plan import threaded_kernel
-            from onnx_mlir_py.passes.optimize.matmul_q8 import DPBUSD, DPBUSD_TEXT
+            from onnx_mlir_py.passes.optimize.matmul_q8 import DPBUSD_TEXT
             macs = int(np.prod(q.os)) * int(np.prod(q.ws[1:]))
-            text = _direct_function(name, q, threads and threaded_kernel(macs, None))
-            if not any(ir.StringAttr(o.operation.attributes["sym_name"]).value == DPBUSD
-                       for o in module.body.operations if o.operation.name == "func.func"):
-                text += "\n" + DPBUSD_TEXT
+            # the VNNI step's placeholder is declared with each kernel's text
+            # (it must parse) and cloned into the module once
+            text = _direct_function(name, q, threads and threaded_kernel(macs, None)) + \
+                "\n" + DPBUSD_TEXT
             c4 = -(-q.ws[1] // 4)
             wpad = np.zeros((f, c4 * 4) + tuple(q.ws[2:]), np.int8)
             wpad[:, :q.ws[1]] = wv
@@ -259,8 +259,11 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
             text = _function(name, q)
             consts = [np.ascontiguousarray(wv.transpose(2, 3, 1, 0).reshape(-1, f))]
         sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
+        have = {ir.StringAttr(o.operation.attributes["sym_name"]).value
+                for o in module.body.operations if o.operation.name == "func.func"}
         for o in sub.body.operations:
-            o.operation.clone(ir.InsertionPoint(module.body))
+            if ir.StringAttr(o.operation.attributes["sym_name"]).value not in have:
+                o.operation.clone(ir.InsertionPoint(module.body))
         with ir.InsertionPoint(op), op.location:
             cvals = []
             for arr in consts:

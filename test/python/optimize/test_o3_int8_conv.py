@@ -113,3 +113,26 @@ def test_direct_kernel_two_threads(tmp_path):
         assert _uses_vnni(sess) == VNNI
         for _ in range(3):
             np.testing.assert_array_equal(sess.run([_x(m)])[0], want)
+
+
+def test_two_direct_convs_in_one_model(tmp_path):
+    """Two direct-kernel convs of different shapes in one model (each kernel
+    declares the VNNI step; the module gets one definition): compiles (it
+    failed to parse) and equals -O0."""
+    rng = np.random.default_rng(8)
+    inits = [nh.from_array(np.array(0.05, np.float32), "s"), nh.from_array(np.array(100, np.uint8), "z"),
+             nh.from_array(rng.integers(-100, 100, (16, 8, 3, 3)).astype(np.int8), "W1"),
+             nh.from_array(rng.integers(-100, 100, (8, 16, 1, 1)).astype(np.int8), "W2"),
+             nh.from_array(np.array(0.01, np.float32), "sw"), nh.from_array(np.array(0, np.int8), "zw")]
+    nodes = [h.make_node("QLinearConv", ["x", "s", "z", "W1", "sw", "zw", "s", "z"], ["a"],
+                         pads=[1, 1, 1, 1]),
+             h.make_node("QLinearConv", ["a", "s", "z", "W2", "sw", "zw", "s", "z"], ["y"])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.UINT8, [1, 8, 28, 28])],
+                     [h.make_tensor_value_info("y", TP.UINT8, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
+    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
+    assert _uses_vnni(s3) == VNNI
+    x = _x(m)
+    np.testing.assert_array_equal(s3.run([x])[0], s0.run([x])[0])
