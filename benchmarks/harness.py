@@ -183,6 +183,21 @@ def ort_session(path: str, threads: int):
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
+def ort_level_spread(path: str, feeds: dict) -> float:
+    """Max abs difference between onnxruntime's ORT_ENABLE_ALL and
+    ORT_DISABLE_ALL outputs (1 thread): how far its own int8 paths disagree."""
+    import onnxruntime as ort
+    outs = []
+    for level in (ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+                  ort.GraphOptimizationLevel.ORT_DISABLE_ALL):
+        so = ort.SessionOptions()
+        so.intra_op_num_threads, so.graph_optimization_level = 1, level
+        outs.append(ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+                    .run(None, feeds))
+    return max(float(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)).max())
+               for a, b in zip(*outs))
+
+
 def check_outputs(ours: list[np.ndarray], ref: list[np.ndarray], rtol=1e-3, atol=1e-4
                   ) -> tuple[bool, float]:
     """(all close, max abs error)."""

@@ -38,7 +38,8 @@ import numpy as np
 
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.dialects.onnx.opview import owner_op
-from onnx_mlir_py.passes.optimize.matmul_q8 import LANES, _widened, _zero_constant, _zero_fill
+from onnx_mlir_py.passes.optimize.matmul_q8 import (LANES, _widened, _zero_constant, _zero_fill,
+                                                    add_functions)
 from onnx_mlir_py.target import Target
 
 
@@ -259,11 +260,7 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
             text = _function(name, q)
             consts = [np.ascontiguousarray(wv.transpose(2, 3, 1, 0).reshape(-1, f))]
         sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
-        have = {ir.StringAttr(o.operation.attributes["sym_name"]).value
-                for o in module.body.operations if o.operation.name == "func.func"}
-        for o in sub.body.operations:
-            if ir.StringAttr(o.operation.attributes["sym_name"]).value not in have:
-                o.operation.clone(ir.InsertionPoint(module.body))
+        add_functions(module, sub)
         with ir.InsertionPoint(op), op.location:
             cvals = []
             for arr in consts:

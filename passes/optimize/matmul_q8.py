@@ -330,8 +330,7 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
             text = kernel_text(funcs[key], q.k, q.n, nb, q.a_signed, par)
             sub = ir.Module.parse("module {\n" + text + "\n" + DPBUSD_TEXT + "\n}",
                                   module.context)
-            for f in list(sub.body.operations)[:1 if len(funcs) > 1 else 2]:
-                f.operation.clone(ir.InsertionPoint(module.body))
+            add_functions(module, sub)
         colsum = b.astype(np.int32).sum(axis=0, dtype=np.int64).astype(np.int32)
         base = (-128 * colsum if q.a_signed else np.zeros_like(colsum)).astype(np.int32)
         with ir.InsertionPoint(op), op.location:
@@ -371,6 +370,16 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
                           module.context).run(module.operation)
         mark_vnni(module)
     return count
+
+
+def add_functions(module: ir.Module, sub: ir.Module) -> None:
+    """Clone the functions of ``sub`` into ``module``, except those whose
+    name it has (the VNNI placeholder, declared with every kernel's text)."""
+    have = {ir.StringAttr(o.operation.attributes["sym_name"]).value
+            for o in module.body.operations if o.operation.name == "func.func"}
+    for o in sub.body.operations:
+        if ir.StringAttr(o.operation.attributes["sym_name"]).value not in have:
+            o.operation.clone(ir.InsertionPoint(module.body))
 
 
 def mark_vnni(module: ir.Module) -> None:

@@ -136,3 +136,27 @@ def test_two_direct_convs_in_one_model(tmp_path):
     assert _uses_vnni(s3) == VNNI
     x = _x(m)
     np.testing.assert_array_equal(s3.run([x])[0], s0.run([x])[0])
+
+
+def test_direct_and_im2col_convs_in_one_model(tmp_path):
+    """A direct-kernel conv (stride 1, 28 wide) then an im2col conv (stride 2)
+    whose matmul kernel comes later: one VNNI placeholder in the module (two
+    crashed the compiler on a duplicate symbol), equal to -O0."""
+    rng = np.random.default_rng(9)
+    inits = [nh.from_array(np.array(0.05, np.float32), "s"), nh.from_array(np.array(100, np.uint8), "z"),
+             nh.from_array(rng.integers(-100, 100, (16, 8, 3, 3)).astype(np.int8), "W1"),
+             nh.from_array(rng.integers(-100, 100, (32, 16, 3, 3)).astype(np.int8), "W2"),
+             nh.from_array(np.array(0.01, np.float32), "sw"), nh.from_array(np.array(0, np.int8), "zw")]
+    nodes = [h.make_node("QLinearConv", ["x", "s", "z", "W1", "sw", "zw", "s", "z"], ["a"],
+                         pads=[1, 1, 1, 1]),
+             h.make_node("QLinearConv", ["a", "s", "z", "W2", "sw", "zw", "s", "z"], ["y"],
+                         pads=[1, 1, 1, 1], strides=[2, 2])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.UINT8, [1, 8, 28, 28])],
+                     [h.make_tensor_value_info("y", TP.UINT8, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
+    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
+    assert _uses_vnni(s3) == VNNI
+    x = _x(m)
+    np.testing.assert_array_equal(s3.run([x])[0], s0.run([x])[0])
