@@ -146,15 +146,13 @@ def _widened(v: ir.Value, per_tensor: bool = True):
 
 
 def _zero_constant(v: ir.Value) -> bool:
-    """``v`` is a constant whose elements are all 0 (a zero point of 0)."""
+    """``v`` is a constant whose elements are all 0 (a zero point of 0; a
+    per-channel one of more than 1024 values is a dense_resource)."""
+    from onnx_mlir_py.passes.optimize.packs import _const_value
     c = owner_op(v)
     if c is None or c.name != "arith.constant":
         return False
-    a = c.attributes["value"]
-    if not isinstance(a, ir.DenseElementsAttr):
-        return False
-    from onnx_mlir_py.ir_dense import dense_to_numpy
-    x = dense_to_numpy(a)
+    x = _const_value(c, {})
     return x is not None and not np.any(x)
 
 

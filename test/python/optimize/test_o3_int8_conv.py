@@ -160,3 +160,14 @@ def test_direct_and_im2col_convs_in_one_model(tmp_path):
     assert _uses_vnni(s3) == VNNI
     x = _x(m)
     np.testing.assert_array_equal(s3.run([x])[0], s0.run([x])[0])
+
+
+def test_per_channel_zero_points_stored_as_resource(tmp_path):
+    """1280 filters: the per-channel zero point (1280 zeros) is a
+    dense_resource constant; the kernel must still take the conv (the generic
+    i32 conv it fell back to ran MobileNetV2's last conv 40x slower)."""
+    m = qlinear_conv(c=16, f=1280, hw=3, k=1, pads=[0, 0, 0, 0])
+    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
+    assert _uses_vnni(s3) == VNNI
+    x = _x(m)
+    np.testing.assert_array_equal(s3.run([x])[0], reference(m, {"x": x})[0])
