@@ -300,13 +300,18 @@ NV = 2          # pixel vectors per register tile (16 pixels x 4 channels each, 
 DIRECT_MIN_FILL = 0.75
 
 
+def _flat(q: Q8Conv) -> bool:
+    """A 1x1 stride-1 conv without padding: its image is one row of H*W pixels."""
+    return tuple(q.ws[2:]) == (1, 1) and tuple(q.strides) == (1, 1) and not any(q.pads)
+
+
 def direct(q: Q8Conv) -> bool:
     """Whether the direct kernel takes the conv: stride 1, filters a multiple
-    of FB, output rows filling DIRECT_MIN_FILL of their blocks (or no other
-    kernel takes the conv)."""
+    of FB, output rows (a 1x1 conv's whole image) filling DIRECT_MIN_FILL of
+    their blocks (or no other kernel takes the conv)."""
     if tuple(q.strides) != (1, 1) or q.ws[0] % FB != 0:
         return False
-    ow = q.os[3]
+    ow = q.os[2] * q.os[3] if _flat(q) else q.os[3]
     fill = ow / (-(-ow // (16 * NV)) * 16 * NV)
     return fill >= DIRECT_MIN_FILL or q.ws[0] % LANES != 0
 
@@ -320,8 +325,14 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool) -> str:
     filter's 4 bytes are broadcast (s8) and multiplied into the pixel vectors
     (u8). acc starts at base[f] - zx * rowsum[f] (the zero point; base = -128
     rowsum for an s8 input, read as u8 by flipping its sign bit)."""
-    from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Kind, Type, tensor, vector
+    from dataclasses import replace
+    from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Value, tensor, vector
     from onnx_mlir_py.passes.optimize.matmul_q8 import DPBUSD, Type_I32, Type_I8
+    flat = _flat(q)
+    x_shape, o_shape = q.xs, q.os
+    if flat:        # computed as one row of H*W pixels (collapsed in, expanded out)
+        q = replace(q, xs=(q.xs[0], q.xs[1], 1, q.xs[2] * q.xs[3]),
+                    os=(q.os[0], q.os[1], 1, q.os[2] * q.os[3]))
     n, c, h, w = q.xs
     f, _, kh, kw = q.ws
     _, _, oh, ow = q.os
@@ -333,7 +344,7 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool) -> str:
     taps = kh * kw
     e = Emitter()
     v16, v64, v4 = vector(16, Elem.I32), vector(64, Elem.I8), vector(4, Elem.I8)
-    x = e.param("x", tensor(q.xs, Elem.I8))
+    x = x_in = e.param("x", tensor(x_shape, Elem.I8))
     zx = e.param("zx", Type_I8)
     w4 = e.param("w4", tensor([f, c4 * taps * 4], Elem.I8))
     base = e.param("base", tensor([f], Elem.I32))
@@ -343,6 +354,13 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool) -> str:
     blocked = f"tensor<{n}x{c4}x{hp}x{wq}x4xi8>"
     x3t = tensor([n, c4, hp, wq * 4], Elem.I8)
     ind = "  " * e.ind
+    if flat:
+        x3d = tensor([n, c, w], Elem.I8)
+        xc = e.op("xc", f"tensor.collapse_shape {x_in} [[0], [1], [2, 3]] : {x_in.type} into "
+                        f"{x3d}", x3d)
+        x = e.op("xf", f"tensor.expand_shape {xc} [[0], [1], [2, 3]] output_shape "
+                       f"[{n}, {c}, 1, {w}] : {x3d} into {tensor(q.xs, Elem.I8)}",
+                 tensor(q.xs, Elem.I8))
     xp = e.fresh("xp")
     e(f"{xp} = tensor.pad {x} low[0, 0, {pt}, {pl}] high[0, {c4 * 4 - c}, {hp - h - pt}, "
       f"{wq - w - pl}] {{")
@@ -417,5 +435,12 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool) -> str:
         e.end_forall(r1, tile_src, [0, f0, 0, 0], [n, FB, oh, ow])
     else:
         e.end([e.insert_slice(r1, tile_src, [0, f0, 0, 0], [n, FB, oh, ow])])
+    if flat:
+        o3d = tensor([n, f, ow], Elem.I32)
+        rc = e.op("rc", f"tensor.collapse_shape {res} [[0], [1], [2, 3]] : {out_t} into {o3d}", o3d)
+        full = tensor(o_shape, Elem.I32)
+        res = e.op("rf", f"tensor.expand_shape {rc} [[0], [1], [2, 3]] output_shape "
+                         f"[{', '.join(map(str, o_shape))}] : {o3d} into {full}", full)
+        out_t = full
     e(f"return {res} : {out_t}")
-    return e.function(name, [x, zx, w4, base, rowsum], out_t)
+    return e.function(name, [x_in, zx, w4, base, rowsum], out_t)

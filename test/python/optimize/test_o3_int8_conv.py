@@ -65,6 +65,7 @@ def _uses_vnni(sess) -> bool:
     dict(c=6, f=24, hw=7, k=3, batch=2),                         # direct: 24 filters, C % 4 != 0
     dict(c=16, f=8, hw=37, k=1, pads=[0, 0, 0, 0], signed=True),  # direct 1x1, 37-pixel rows
     dict(c=8, f=16, hw=20, k=5, pads=[2, 2, 2, 2]),              # direct 5x5, rows past 32 pixels
+    dict(c=12, f=32, hw=7, k=1, pads=[0, 0, 0, 0], batch=2),     # 1x1: one row of 49 pixels
 ])
 def test_qlinear_conv(tmp_path, kw):
     m = qlinear_conv(**kw)
