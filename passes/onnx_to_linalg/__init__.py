@@ -65,3 +65,4 @@ from onnx_mlir_py.passes.onnx_to_linalg import ms_quant_matmul  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import ms_attention  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import ms_rotary  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import ms_recurrent  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import ms_embedding  # noqa: F401

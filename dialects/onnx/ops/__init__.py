@@ -64,3 +64,4 @@ from onnx_mlir_py.dialects.onnx.ops import ms_quant_matmul  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import ms_attention  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import ms_rotary  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import ms_recurrent  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import ms_embedding  # noqa: F401

@@ -1,0 +1,2 @@
+"""com.microsoft EmbedLayerNormalization."""
+from __future__ import annotations
