@@ -36,10 +36,9 @@ from dataclasses import dataclass
 import mlir.ir as ir
 import numpy as np
 
-from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.passes.optimize.matmul_q8 import (LANES, _widened, _zero_constant, _zero_fill,
-                                                    add_functions)
+                                                    add_functions, planned, zero_point_byte)
 from onnx_mlir_py.target import Target
 
 
@@ -216,26 +215,15 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
     """Rewrite the convs the plan gave ``int8_im2col`` (every matching one
     without a plan tag, for the named pass) into im2col + an int8 matmul
     (inlined; :func:`.matmul_q8.int8_matmuls` then builds its kernel)."""
-    from mlir.dialects import arith, func, tensor as tensor_d
+    from mlir.dialects import arith, func
     from mlir.passmanager import PassManager
-    from onnx_mlir_py.passes.optimize.kernel_plan import KERNEL_ATTR, assigned
-    from onnx_mlir_py.passes.optimize.packs import _const_value
     if not target.vnni or target.vector_width != LANES:
         return 0
-    blobs: dict = {}
     count, any_direct = 0, False
     i8 = ir.IntegerType.get_signless(8)
-    for op in walk_ops(module.operation, "linalg.conv_2d_nchw_fchw"):
-        if KERNEL_ATTR in op.attributes and not assigned(op, "int8_im2col"):
-            continue
-        q = match(op)
-        if q is None:
-            continue
-        wv = _const_value(owner_op(q.w), blobs)
-        if wv is None:
-            continue
+    for op, q, wv in planned(module, "linalg.conv_2d_nchw_fchw", "int8_im2col", match,
+                             lambda q: q.w):
         f = q.ws[0]
-        wv = wv.astype(np.int8, copy=False)
         name = f"__om_q8_conv_{count}"
         if direct(q):
             any_direct = True
@@ -267,11 +255,7 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
                 t = ir.RankedTensorType.get(list(arr.shape), i8 if arr.dtype == np.int8
                                             else ir.IntegerType.get_signless(32))
                 cvals.append(arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result)
-            if q.zx is None:
-                zx = arith.ConstantOp(i8, 0).result
-            else:
-                idx = [arith.ConstantOp(ir.IndexType.get(), 0).result] * q.zx.type.rank
-                zx = tensor_d.ExtractOp(q.zx, idx).result
+            zx = zero_point_byte(q.zx)
             call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(name),
                                [q.x, zx] + cvals)
         op.results[0].replace_all_uses_with(call.results[0])

@@ -300,24 +300,13 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
     without a plan tag, for the named pass). Returns the count."""
     from mlir.dialects import arith, func, tensor as tensor_d
     from mlir.passmanager import PassManager
-    from onnx_mlir_py.passes.optimize.kernel_plan import KERNEL_ATTR, assigned, threaded_kernel
-    from onnx_mlir_py.passes.optimize.packs import _const_value
+    from onnx_mlir_py.passes.optimize.kernel_plan import threaded_kernel
     if not target.vnni or target.vector_width != LANES:
         return 0
-    blobs: dict = {}
     funcs: dict[tuple, str] = {}
     count = 0
     i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
-    for op in walk_ops(module.operation, "linalg.matmul"):
-        if KERNEL_ATTR in op.attributes and not assigned(op, "int8_vnni"):
-            continue
-        q = match(op)
-        if q is None:
-            continue
-        b = _const_value(owner_op(q.b), blobs)
-        if b is None:
-            continue
-        b = b.astype(np.int8, copy=False)
+    for op, q, b in planned(module, "linalg.matmul", "int8_vnni", match, lambda q: q.b):
         nb = q.nb
         macs = None if q.m is None else q.m * q.k * q.n
         nbytes = None if q.m is None else q.m * q.k + q.k * q.n + 4 * q.m * q.n
@@ -347,13 +336,8 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
                 t = ir.RankedTensorType.get(list(arr.shape), et)
                 return arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result
             bp = const(pack_b(b, nb), i8)
-            if q.za is None:
-                za = arith.ConstantOp(i32, 0).result
-            else:
-                zt = q.za.type
-                idx = [arith.ConstantOp(ir.IndexType.get(), 0).result] * zt.rank
-                z8 = tensor_d.ExtractOp(q.za, idx).result
-                za = arith.ExtSIOp(i32, z8).result if q.za_signed else arith.ExtUIOp(i32, z8).result
+            z8 = zero_point_byte(q.za)
+            za = arith.ExtSIOp(i32, z8).result if q.za_signed else arith.ExtUIOp(i32, z8).result
             call = func.CallOp([ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size(), q.n], i32)],
                                ir.FlatSymbolRefAttr.get(funcs[key]),
                                [a, bp, const(base, i32), const(colsum, i32), za])
@@ -368,6 +352,35 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
                           module.context).run(module.operation)
         mark_vnni(module)
     return count
+
+
+def planned(module: ir.Module, op_name: str, kernel: str, match_, weights):
+    """(op, match, int8 numpy weights) for each ``op_name`` the plan gave
+    ``kernel`` (every untagged one, for the named pass) that ``match_``
+    takes and whose constant ``weights(match)`` can be read."""
+    from onnx_mlir_py.passes.optimize.kernel_plan import KERNEL_ATTR, assigned
+    from onnx_mlir_py.passes.optimize.packs import _const_value
+    blobs: dict = {}
+    for op in walk_ops(module.operation, op_name):
+        if KERNEL_ATTR in op.attributes and not assigned(op, kernel):
+            continue
+        q = match_(op)
+        if q is None:
+            continue
+        w = _const_value(owner_op(weights(q)), blobs)
+        if w is not None:
+            yield op, q, w.astype(np.int8, copy=False)
+
+
+def zero_point_byte(zp: ir.Value | None) -> ir.Value:
+    """The i8 scalar of a one-element zero-point tensor (0 when absent), at
+    the current insertion point."""
+    from mlir.dialects import arith, tensor as tensor_d
+    i8 = ir.IntegerType.get_signless(8)
+    if zp is None:
+        return arith.ConstantOp(i8, 0).result
+    idx = [arith.ConstantOp(ir.IndexType.get(), 0).result] * zp.type.rank
+    return tensor_d.ExtractOp(zp, idx).result
 
 
 def add_functions(module: ir.Module, sub: ir.Module) -> None:

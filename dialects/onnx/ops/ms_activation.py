@@ -38,9 +38,14 @@ _NAMES = {"f32": "float", "f16": "float16", "f64": "double", "bf16": "bfloat16"}
 
 def check_elem(op: OnnxOp, et) -> None:
     """Refuse an element type the op is not lowered for (``et``: MLIR type or None)."""
+    check_elem_in(op, et, TYPES[op.op_type])
+
+
+def check_elem_in(op: OnnxOp, et, ok: tuple) -> None:
+    """Refuse an element type ``et`` not in ``ok`` (MLIR type names), naming
+    onnxruntime's CPU types (the contrib ops' families share it)."""
     if et is None:
         return
-    ok = TYPES[op.op_type]
     if str(et) not in ok:
         op.fail(f"element type {_NAMES.get(str(et), str(et))} is not supported "
                 f"(supported: {', '.join(_NAMES[t] for t in ok)}; onnxruntime's CPU "

@@ -26,24 +26,18 @@ from onnx_mlir_py.dialects.onnx.opview import OnnxOp, tensor
 from onnx_mlir_py.dialects.onnx.ops.common import fmt
 from onnx_mlir_py.dialects.onnx.ops.conv import conv_shape
 from onnx_mlir_py.dialects.onnx.ops.gemm import matmul_shape
+from onnx_mlir_py.dialects.onnx.ops.ms_activation import check_elem_in
 
 MS = "com.microsoft"
 
 TYPES = {"FusedMatMul": ("f32", "f16", "f64"), "FusedConv": ("f32", "f16")}
-_NAMES = {"f32": "float", "f16": "float16", "f64": "double", "bf16": "bfloat16"}
 
 # activation -> number of activation_params it takes
 ACTIVATIONS = {"Relu": 0, "Tanh": 0, "Sigmoid": 0, "LeakyRelu": 1, "Clip": 2, "HardSigmoid": 2}
 
 
 def check_elem(op: OnnxOp, et) -> None:
-    if et is None:
-        return
-    ok = TYPES[op.op_type]
-    if str(et) not in ok:
-        op.fail(f"element type {_NAMES.get(str(et), str(et))} is not supported "
-                f"(supported: {', '.join(_NAMES[t] for t in ok)}; onnxruntime's CPU "
-                f"provider runs no other)")
+    check_elem_in(op, et, TYPES[op.op_type])
 
 
 # -- FusedMatMul --------------------------------------------------------------------
