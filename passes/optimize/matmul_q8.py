@@ -258,34 +258,51 @@ def kernel_text(name: str, k: int, n: int, nb: int, a_signed: bool, threaded: bo
         init.append(e.binary("arith.subi", bv, e.binary("arith.muli", zav, cs)))
     in_bounds = k % 4 == 0
 
+    zero32 = e.splat_const("0", v16)
+
     def rows(lo, hi, r: int, t: Value) -> Value:
-        """Rows lo..hi of the tile in steps of ``r``: the r x nb register tile."""
-        m0, (tt,), (tres,) = e.loop(lo, hi, r, [t], base="rows")
-        kk, accs, racc = e.loop(0, kq, 1, init * r, base="kq")
-        bvs = [e.read(bp, [blk, kk, j * 4 * LANES], zero8, v64) for j in range(nv)]
-        k4 = e.mul(kk, 4)
-        new = []
-        for i in range(r):
-            av = e.read(a, [e.add(m0, i), k4], zero8, v4, in_bounds=True if in_bounds else False)
-            a1 = e.cast("vector.bitcast", av, vector(1, Elem.I32))
-            s = e.op("as", f"vector.extract {a1}[0] : i32 from {a1.type}", Type_I32)
-            ab = e.broadcast(s, v16)
-            if a_signed:
-                ab = e.binary("arith.xori", ab, flip)
-            ab8 = e.cast("vector.bitcast", ab, v64)
-            for j in range(nv):
-                acc = accs[i * nv + j]
-                new.append(e.op("acc", f"func.call @{DPBUSD}({acc}, {ab8}, {bvs[j]}) {{no_inline}} "
-                                       f": ({v16}, {v64}, {v64}) -> {v16}", v16))
+        """Rows lo..hi of the tile in steps of ``r``: the r x nb register
+        tile. Fewer than mb rows (the tails: 4-row tiles, then single rows;
+        all of a decode step's M = 1..8) have too few accumulators to hide
+        vpdpbusd's latency: their k loop runs ``ku`` k-groups per step into
+        ``ku`` partial sums, added at the end."""
+        want = 1 if r >= 8 else 2 if r >= 4 else 4
+        ku = next(u for u in (4, 2, 1) if u <= want and kq % u == 0)
+        m0, (tt,), (rt,) = e.loop(lo, hi, r, [t], base="rows")
+        sets = init * r + [zero32] * (r * nv * (ku - 1))
+        kk, accs, racc = e.loop(0, kq, ku, sets, base="kq")
+        new = list(accs)
+        for u in range(ku):
+            ku_k = e.add(kk, u)
+            bvs = [e.read(bp, [blk, ku_k, j * 4 * LANES], zero8, v64) for j in range(nv)]
+            k4 = e.mul(ku_k, 4)
+            for i in range(r):
+                av = e.read(a, [e.add(m0, i), k4], zero8, v4,
+                            in_bounds=True if in_bounds else False)
+                a1 = e.cast("vector.bitcast", av, vector(1, Elem.I32))
+                s = e.op("as", f"vector.extract {a1}[0] : i32 from {a1.type}", Type_I32)
+                ab = e.broadcast(s, v16)
+                if a_signed:
+                    ab = e.binary("arith.xori", ab, flip)
+                ab8 = e.cast("vector.bitcast", ab, v64)
+                for j in range(nv):
+                    k = u * r * nv + i * nv + j
+                    new[k] = e.op("acc", f"func.call @{DPBUSD}({new[k]}, {ab8}, {bvs[j]}) "
+                                         f"{{no_inline}} : ({v16}, {v64}, {v64}) -> {v16}", v16)
         e.end(new)
         for i in range(r):
             for j in range(nv):
-                tt = e.write(racc[i * nv + j], tt, [e.add(m0, i), j * LANES])
+                v = racc[i * nv + j]
+                for u in range(1, ku):
+                    v = e.binary("arith.addi", v, racc[u * r * nv + i * nv + j])
+                tt = e.write(v, tt, [e.add(m0, i), j * LANES])
         e.end([tt])
-        return tres
+        return rt
 
     tile = rows(0, mfull, mb, tile)
-    tile = rows(mfull, m, 1, tile)
+    m4 = e.add(mfull, e.mul(e.div(e.sub(m, mfull), 4), 4))     # then 4-row tiles
+    tile = rows(mfull, m4, 4, tile)
+    tile = rows(m4, m, 1, tile)
     if threaded:
         e.end_forall(tile, tile_src, [0, col], [m, nb])
     else:
