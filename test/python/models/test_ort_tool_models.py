@@ -78,7 +78,6 @@ ort = pytest.importorskip("onnxruntime")
 from torch import nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from onnx_mlir_py.errors import UnsupportedOpsError  # noqa: E402
 from onnx_mlir_py.testing.isolated import compile_isolated, run_isolated  # noqa: E402
 from onnx_mlir_py.testing.torch_models import seeded  # noqa: E402
 
@@ -483,12 +482,7 @@ RUNS = ([(name, 3) for name in CASES if name != "bert_optimizer_mha"]
         + [("cnn_qoperator_u8", 0), ("bert_optimizer_no_embed", 0), ("bert_optimizer_mha", 0)])
 
 # (case, opt level) -> (exception type, the exact one-line error of today)
-_EMBED = ("1 unsupported op type(s) (no lowering): com.microsoft.EmbedLayerNormalization "
-          "(nodes: 'EmbedLayerNormalization_0')")
-XFAIL: dict[tuple[str, int], tuple[type, str]] = {
-    ("bert_optimizer", 3): (UnsupportedOpsError, _EMBED),
-    ("gpt2_optimizer", 3): (UnsupportedOpsError, _EMBED),
-}
+XFAIL: dict[tuple[str, int], tuple[type, str]] = {}
 
 
 def _param(run):
