@@ -37,8 +37,8 @@ import mlir.ir as ir
 import numpy as np
 
 from onnx_mlir_py.dialects.onnx.opview import owner_op
-from onnx_mlir_py.passes.optimize.matmul_q8 import (LANES, _widened, _zero_constant, _zero_fill,
-                                                    add_functions, planned, zero_point_byte)
+from onnx_mlir_py.passes.optimize.matmul_q8 import (LANES, _widened, _zero_constant, add_functions,
+                                                    i32_into_zeros, planned, zero_point_byte)
 from onnx_mlir_py.target import Target
 
 
@@ -68,13 +68,9 @@ def _static(t: ir.Type) -> tuple | None:
 
 
 def match(op: ir.Operation) -> Q8Conv | None:
-    if op.name != "linalg.conv_2d_nchw_fchw" or len(op.operands) != 3:
+    if not i32_into_zeros(op, "linalg.conv_2d_nchw_fchw"):
         return None
     rt = op.results[0].type
-    if not (isinstance(rt.element_type, ir.IntegerType) and rt.element_type.width == 32):
-        return None
-    if not _zero_fill(op.operands[2]):
-        return None
     xin, pads = op.operands[0], (0, 0, 0, 0)
     p = owner_op(xin)
     if p is not None and p.name == "tensor.pad":

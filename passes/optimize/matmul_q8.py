@@ -165,14 +165,18 @@ def _zero_fill(v: ir.Value) -> bool:
         ir.IntegerAttr(c.attributes["value"]).value == 0
 
 
+def i32_into_zeros(op: ir.Operation, name: str) -> bool:
+    """``op`` is a ``name`` op (ins, out) with an i32 result accumulating into
+    a zero fill: the contraction the int8 kernels replace."""
+    if op.name != name or len(op.operands) != 3:
+        return False
+    et = op.results[0].type.element_type
+    return isinstance(et, ir.IntegerType) and et.width == 32 and _zero_fill(op.operands[2])
+
+
 def match(op: ir.Operation) -> Q8Matmul | None:
     """The int8 matmul ``op`` computes (see the module docstring), or None."""
-    if op.name != "linalg.matmul" or len(op.operands) != 3:
-        return None
-    rt = op.results[0].type
-    if not (isinstance(rt.element_type, ir.IntegerType) and rt.element_type.width == 32):
-        return None
-    if not _zero_fill(op.operands[2]):
+    if not i32_into_zeros(op, "linalg.matmul"):
         return None
     a32, reassoc = op.operands[0], None
     c = owner_op(a32)
