@@ -98,6 +98,16 @@ def _axis_taps(f: _F, mode, pad, align, g, length):
         lo, hi = f.c(-0.5), arith.subf(L, f.c(0.5))
     if mode == "nearest":
         x = math.roundeven(x)
+    return pixel_taps(f, mode, pad, x, length, lo, hi)
+
+
+def pixel_taps(f: _F, mode, pad, x, length, lo=None, hi=None):
+    """[(index, weight or None, valid i1 or None)] of the pixel coordinate x
+    (compute type) along a dim of ``length`` (index Value); lo / hi: the
+    borders of 'border' / 'reflection' padding. With 'zeros' a tap outside
+    [0, length - 1] is invalid (reads 0); DeformConv samples this way."""
+    b = f.b
+    L = f.of_index(length)
     if pad == "border":     # only a coordinate past the borders is clamped
         inside = arith.andi(arith.cmpf(F.OGE, x, lo), arith.cmpf(F.OLE, x, hi))
         x = arith.select(inside, x, f.clamp(x, f.c(0), arith.subf(L, f.c(1))))
@@ -126,6 +136,32 @@ def _axis_taps(f: _F, mode, pad, align, g, length):
         return [tap(x0, arith.subf(f.c(1), t)), tap(arith.addf(x0, f.c(1)), t)]
     ws = _cubic_weights(f, t)
     return [tap(arith.addf(x0, f.c(o)), w) for o, w in zip((-1, 0, 1, 2), ws)]
+
+
+def _all_valid(combo):
+    ok = None
+    for _, _, oi in combo:
+        if oi is not None:
+            ok = oi if ok is None else arith.andi(ok, oi)
+    return ok
+
+
+def tap_sum(f: _F, x: ir.Value, lead: list, axes: list, uns: bool) -> ir.Value:
+    """sum over the tensor product of the per-axis taps (``pixel_taps``) of
+    w_1 * .. * w_r * x[lead..., i_1, .., i_r] in the compute type; a tap
+    combination with an invalid index adds 0."""
+    acc = None
+    for combo in itertools.product(*axes):
+        v = convert_scalar(tensor.extract(x, [*lead, *[t[0] for t in combo]]), uns, f.ct)
+        w = None
+        for _, wi, _ in combo:
+            w = wi if w is None else arith.mulf(w, wi)
+        term = arith.mulf(v, w)
+        ok = _all_valid(combo)
+        if ok is not None:
+            term = arith.select(ok, term, f.c(0))
+        acc = term if acc is None else arith.addf(acc, term)
+    return acc
 
 
 @lowering("GridSample", 16, 20, 22)
@@ -157,24 +193,13 @@ def lower_grid_sample(op: OnnxOp, b: LoweringContext):
             if g.type != ct:
                 g = arith.extf(ct, g) if ct.width > g.type.width else arith.truncf(ct, g)
             axes.append(_axis_taps(f, mode, pad, align, g, xdims[i]))
-        acc = None
-        for combo in itertools.product(*axes):
+        if mode == "nearest":   # one tap
+            combo = [a[0] for a in axes]
             v = tensor.extract(x, [ivs[0], ivs[1], *[t[0] for t in combo]])
-            w, ok = None, None
-            for _, wi, oi in combo:
-                if wi is not None:
-                    w = wi if w is None else arith.mulf(w, wi)
-                if oi is not None:
-                    ok = oi if ok is None else arith.andi(ok, oi)
-            if mode == "nearest":   # one tap
-                zero = b.const(0.0 if is_float(xt) else 0, xt)
-                return v if ok is None else arith.select(ok, v, zero)
-            v = convert_scalar(v, uns, ct)
-            term = arith.mulf(v, w)
-            if ok is not None:
-                term = arith.select(ok, term, f.c(0))
-            acc = term if acc is None else arith.addf(acc, term)
-        return convert_scalar(acc, False, xt, uns)
+            ok = _all_valid(combo)
+            zero = b.const(0.0 if is_float(xt) else 0, xt)
+            return v if ok is None else arith.select(ok, v, zero)
+        return convert_scalar(tap_sum(f, x, [ivs[0], ivs[1]], axes, uns), False, xt, uns)
     init = b.empty(out_dims, xt)
     y = b.generic([], [init], [affine_map(rx, list(range(rx)))], ["parallel"] * rx, body)[0]
     return [b.cast_to(y, b.result_type(op))]

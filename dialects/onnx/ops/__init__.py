@@ -34,6 +34,7 @@ from onnx_mlir_py.dialects.onnx.ops import dft  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import col2im  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import random  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import shape_only  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import deform_conv  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import tensor_scatter  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import roi_align  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import det  # noqa: F401
