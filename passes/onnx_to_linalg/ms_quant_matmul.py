@@ -251,6 +251,9 @@ def _require_dims(op: OnnxOp, b: LoweringContext, v: ir.Value, want: list[int], 
             chk.require(D.eq(d, e), f"{what} dim {j} is {{0}}, expected {e}", d)
 
 
+NBITS_ATTR = "om.nbits"      # [bits, block_size, K, N, zero-point form] on the dequant generic
+
+
 def _nbits_weights(op: OnnxOp, b: LoweringContext) -> ir.Value:
     """The dequantized weights, f32 [K, N]: W[k, n] = (q - zp) * scale of
     k's block, q the bits-wide field (k mod per_byte) of byte (k mod
@@ -313,7 +316,12 @@ def _nbits_weights(op: OnnxOp, b: LoweringContext) -> ir.Value:
             z = _to_f32(rest[0])
         return arith.mulf(arith.subf(qv, z), _to_f32(s))
     out = b.empty([k, n], f32)
-    return b.generic(ins, [out], maps, ["parallel", "parallel"], body)[0]
+    w = b.generic(ins, [out], maps, ["parallel", "parallel"], body)[0]
+    # for -O3's nbits_decode kernel (passes/optimize/matmul_nbits.py): what this
+    # generic dequantizes; zero-point form 0 none, 1 packed uint8, 2 float
+    w.owner.attributes[NBITS_ATTR] = ir.DenseI64ArrayAttr.get(
+        [bits, bs, k, n, 0 if zp is None else 1 if zp_packed else 2])
+    return w
 
 
 @lowering("MatMulNBits", 1, domain=MS)

@@ -18,6 +18,8 @@ codegen bufferizes it.
                         im2col + int8 matmul (conv_q8.py; AVX-512 VNNI targets)
     int8 matmuls        i32 matmul of 8-bit A (minus a zero point) and constant s8 B
                         -> VNNI kernel (matmul_q8.py; AVX-512 VNNI targets)
+    nbits decode        MatMulNBits' matmul at M <= 8 -> 2/4/8-bit weights unpacked in
+                        registers, per-block sums (matmul_nbits.py)
     pack_matmuls        matmul / batch_matmul -> linalg.pack + packed contraction + unpack
     fold relayouts      packs/transposes/reshapes of constants evaluated at compile time
     kernel schedule     packed contraction: tile to registers, vectorize, hoist, FMAs
@@ -56,6 +58,7 @@ from mlir.passmanager import PassManager
 from onnx_mlir_py.passes.optimize.attention import attention_kernels
 from onnx_mlir_py.passes.optimize.matmul import pack_matmuls, tile_packed_contractions
 from onnx_mlir_py.passes.optimize.matmul_q8 import int8_matmuls
+from onnx_mlir_py.passes.optimize.matmul_nbits import nbits_decodes
 from onnx_mlir_py.passes.optimize.conv_q8 import int8_convs
 from onnx_mlir_py.passes.optimize.packs import PACK_LOWERING, fold_constant_relayouts
 from onnx_mlir_py.passes.optimize.conv import convs_to_matmul
@@ -166,6 +169,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         dynamic_convs_to_matmul(module, target, threads, plan)
         int8_convs(module, target, threads, plan)
         int8_matmuls(module, target, threads, plan)
+        nbits_decodes(module, target, threads, plan)
         clear_plan(module)
         pack_matmuls(module, target)      # also the matmuls of the conv kernels above
         fold_constant_relayouts(module)
@@ -231,6 +235,7 @@ PASSES = {
     "o3-conv-dyn": _step(dynamic_convs_to_matmul),
     "o3-int8-conv": _step(int8_convs),
     "o3-int8-matmul": _step(int8_matmuls),
+    "o3-nbits-decode": _step(nbits_decodes),
     "o3-pack-matmul": _step(pack_matmuls, threads=False),
     "o3-fold-constant-relayouts": _step(fold_constant_relayouts, target=False, threads=False),
     "o3-matmul-kernel": _step(tile_packed_contractions, target=False),

@@ -296,8 +296,9 @@ def _matmul(kernel: str):
         found = matmul_plan(op, t)
         if found is None or found[0] != kernel:
             return None
+        from onnx_mlir_py.passes.optimize.matmul_nbits import fallback_note
         _, tile, macs, nbytes, why = found
-        return tile, threaded_kernel(macs, nbytes), f"{why}; {_macs_str(macs)}"
+        return tile, threaded_kernel(macs, nbytes), f"{why}; {_macs_str(macs)}{fallback_note(op)}"
     return rule
 
 
@@ -308,6 +309,11 @@ def _int8_conv(op, t: Target):
 
 def _int8_matmul(op, t: Target):
     from onnx_mlir_py.passes.optimize.matmul_q8 import plan
+    return plan(op, t)
+
+
+def _nbits_decode(op, t: Target):
+    from onnx_mlir_py.passes.optimize.matmul_nbits import plan
     return plan(op, t)
 
 
@@ -326,7 +332,7 @@ KERNELS = {
     "conv": [("int8_im2col", _int8_conv), ("conv_direct", _conv_direct),
              ("conv_im2col", _conv_matmul),
              ("conv_dyn", _conv_dyn)],
-    "matmul": [("int8_vnni", _int8_matmul)] +
+    "matmul": [("int8_vnni", _int8_matmul), ("nbits_decode", _nbits_decode)] +
               [(k, _matmul(k)) for k in ("packed_matmul", "packed_matmul_dyn",
                                          "block_pack_matmul")],
 }
