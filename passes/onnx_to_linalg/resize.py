@@ -4,10 +4,14 @@ One linalg.generic over the result: per resized axis the body maps the
 result index to a source coordinate (coordinate_transformation_mode, in
 f64), picks the taps (nearest: 1 with nearest_mode; linear: 2; cubic: 4,
 edge-clamped, exclude_outside), and sums ``tensor.extract`` of the input
-times the tap weights. Axes that are not resized read the result index
-(so a dynamic batch dim passes through). scales/sizes/roi must be
-constants; resized dims must be static. v10 Resize and Upsample use the
-asymmetric transform (nearest: floor when upsampling, ceil when down).
+times the tap weights. antialias=1 (linear / cubic) widens the kernel by
+1 / scale when downsampling (``_AntialiasAxis``: a tap count known at
+compile time for constant scales, at run time otherwise; nested scf.for
+over the taps, normalized by the weights' sum). Axes that are not resized
+read the result index (so a dynamic batch dim passes through). scales,
+sizes and roi may be known only at run time (then the result dims are
+computed at run time). v10 Resize and Upsample use the asymmetric
+transform (nearest: floor when upsampling, ceil when down).
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from onnx_mlir_py.dialects.onnx.ops.resize import scaled_dim
 from onnx_mlir_py.passes.onnx_to_linalg import dims_ir
 from onnx_mlir_py.passes.onnx_to_linalg.builder import (LoweringContext, affine_map, convert_scalar,
                                                         is_float)
+from onnx_mlir_py.passes.onnx_to_linalg.loops import for_nest
 from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import const_np, is_empty, loop_index, norm_axis
 
 F = arith.CmpFPredicate
@@ -242,6 +247,21 @@ def _to_index(x):
     return a.index_cast(ir.IndexType.get(), a.fptosi(ir.IntegerType.get_signless(64), x))
 
 
+def _cubic_far(b, a: float, t):
+    """Keys' cubic kernel for |t| in [1, 2) (f64)."""
+    c = lambda v: b.const(v, ir.F64Type.get())  # noqa: E731
+    return arith.subf(arith.mulf(arith.addf(arith.mulf(arith.subf(arith.mulf(c(a), t),
+                                                                  c(5 * a)), t), c(8 * a)), t),
+                      c(4 * a))
+
+
+def _cubic_near(b, a: float, t):
+    """Keys' cubic kernel for |t| in [0, 1] (f64)."""
+    c = lambda v: b.const(v, ir.F64Type.get())  # noqa: E731
+    return arith.addf(arith.mulf(arith.mulf(arith.subf(arith.mulf(c(a + 2), t), c(a + 3)),
+                                            t), t), c(1.0))
+
+
 def _taps(b, cfg: _Cfg, x, d: int, scale: float):
     """[(index Value, f64 weight Value or None)] for one axis."""
     f64 = ir.F64Type.get()
@@ -275,16 +295,8 @@ def _taps(b, cfg: _Cfg, x, d: int, scale: float):
 
     def c(v):
         return b.const(v, f64)
-
-    def far(t):  # |t| in [1, 2)
-        return arith.subf(arith.mulf(arith.addf(arith.mulf(arith.subf(arith.mulf(c(a), t),
-                                                                      c(5 * a)), t), c(8 * a)), t),
-                          c(4 * a))
-
-    def near(t):  # |t| in [0, 1]
-        return arith.addf(arith.mulf(arith.mulf(arith.subf(arith.mulf(c(a + 2), t), c(a + 3)),
-                                                t), t), c(1.0))
     one = c(1.0)
+    near, far = (lambda t: _cubic_near(b, a, t)), (lambda t: _cubic_far(b, a, t))
     ws = [far(arith.addf(r, one)), near(r), near(arith.subf(one, r)),
           far(arith.subf(c(2.0), r))]
     base = _to_index(xi)
@@ -310,10 +322,8 @@ def lower_resize_like(op: OnnxOp, b: LoweringContext):
     scales, roi, out = _params(op, b, x, r)
     if len(scales) != r:
         op.fail(f"scales has {len(scales)} entries for rank {r}")
-    if op.op_type == "Resize" and op.version >= 18 and op.attrs.antialias and \
-            cfg.mode != "nearest" and any(not isinstance(s, float) or s < 1 for s in scales):
-        op.fail("antialias=1 when downsampling (or scales known only at run time) "
-                "is not supported")
+    antialias = op.op_type == "Resize" and op.version >= 18 and op.attrs.antialias != 0 and \
+        cfg.mode != "nearest"
     ind = [dims_ir.index_of(d) for d in b.ixdims(x)]
     dims = [dims_ir.index_of(d) for d in dims_ir.fit_result(op, b, out)]
     resized = [k for k in range(r)
@@ -335,19 +345,12 @@ def lower_resize_like(op: OnnxOp, b: LoweringContext):
                                 arith.cmpf(F.OGT, xc, arith.subf(_f64(b, ind[k]),
                                                                  b.const(1.0, f64))))
                 outside = bad if outside is None else arith.ori(outside, bad)
-            taps.append(_taps(b, cfg, xc, ind[k], scales[k]))
-        acc = None
-        for combo in itertools.product(*taps):
-            v = tensor.extract(x, [j for j, _ in combo])
-            ws = [w for _, w in combo if w is not None]
-            if not ws:
-                acc = v
-                continue
-            w = ws[0]
-            for o in ws[1:]:
-                w = arith.mulf(w, o)
-            term = arith.mulf(convert_scalar(v, False, f64), w)
-            acc = term if acc is None else arith.addf(acc, term)
+            taps.append(_AntialiasAxis(b, cfg, k, xc, ind[k], scales[k]) if antialias
+                        else _taps(b, cfg, xc, ind[k], scales[k]))
+        if antialias:
+            acc = _antialias_sum(b, cfg, x, taps)
+        else:
+            acc = _tap_sum(b, x, taps)
         if is_float(acc.type) and acc.type != et:
             acc = convert_scalar(acc, False, et)
         if outside is not None:
@@ -355,6 +358,95 @@ def lower_resize_like(op: OnnxOp, b: LoweringContext):
         return acc
     return [b.generic([], [b.empty(dims, et)], [affine_map(r, list(range(r)))],
                       ["parallel"] * r, body)[0]]
+
+
+def _tap_sum(b, x, taps):
+    """sum over the tensor product of the per-axis taps of the weights'
+    product times x (f64), or the one tap's value for nearest."""
+    f64 = ir.F64Type.get()
+    acc = None
+    for combo in itertools.product(*taps):
+        v = tensor.extract(x, [j for j, _ in combo])
+        ws = [w for _, w in combo if w is not None]
+        if not ws:
+            acc = v
+            continue
+        w = ws[0]
+        for o in ws[1:]:
+            w = arith.mulf(w, o)
+        term = arith.mulf(convert_scalar(v, False, f64), w)
+        acc = term if acc is None else arith.addf(acc, term)
+    return acc
+
+
+class _AntialiasAxis:
+    """An antialiased (linear / cubic) resized axis, as onnx.reference's
+    ``_linear_coeffs_antialias`` / ``_cubic_coeffs_antialias``: with
+    s = min(scale, 1) the kernel (support h = 1 linear, 2 cubic) is widened
+    by 1 / s: taps j in [start, start + n), start = floor(-h / s) + 1,
+    n = 2 - 2 * start, at index x_int + j (edge-clamped; x_int = ceil(x) - 1,
+    ratio = x - x_int in (0, 1]) with weight kernel(s * (j - ratio)),
+    normalized by their sum. A run-time scale gives a run-time tap count."""
+
+    def __init__(self, b, cfg: _Cfg, dim: int, x, d_in, scale):
+        f64 = ir.F64Type.get()
+        h = 1.0 if cfg.mode == "linear" else 2.0
+        self.dim, self.d_in = dim, d_in
+        if isinstance(scale, float):
+            s = min(scale, 1.0)
+            start = int(np.floor(-h / s) + 1)
+            self.n, self.start, self.s = 2 - 2 * start, b.const(float(start), f64), b.const(s, f64)
+        else:
+            self.s = arith.minimumf(scale, b.const(1.0, f64))
+            self.start = arith.addf(math.floor(arith.divf(b.const(-h, f64), self.s)),
+                                    b.const(1.0, f64))
+            self.n = _to_index(arith.subf(b.const(2.0, f64),
+                                          arith.mulf(b.const(2.0, f64), self.start)))
+        self.xi = arith.subf(math.ceil(x), b.const(1.0, f64))
+        self.ratio = arith.subf(x, self.xi)
+
+    def tap(self, b, cfg: _Cfg, k):
+        """(index Value, f64 weight) of tap k (index Value)."""
+        f64 = ir.F64Type.get()
+        j = arith.addf(self.start, _f64(b, k))
+        t = math.absf(arith.mulf(self.s, arith.subf(j, self.ratio)))
+        zero, one = b.const(0.0, f64), b.const(1.0, f64)
+        if cfg.mode == "linear":
+            w = arith.maximumf(arith.subf(one, t), zero)
+        else:
+            w = arith.select(arith.cmpf(F.OLE, t, one), _cubic_near(b, cfg.cubic_a, t),
+                             arith.select(arith.cmpf(F.OLT, t, b.const(2.0, f64)),
+                                          _cubic_far(b, cfg.cubic_a, t), zero))
+        i = _to_index(arith.addf(self.xi, j))
+        if cfg.exclude:
+            inside = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, i, b.index(0)),
+                                arith.cmpi(arith.CmpIPredicate.slt, i, b.as_index(self.d_in)))
+            w = arith.select(inside, w, zero)
+        return _clamp(b, i, self.d_in), w
+
+
+def _antialias_sum(b, cfg: _Cfg, x, taps):
+    """sum_taps w * x / sum_taps w over the antialiased axes' taps (nested
+    scf.for: the tap counts may be run-time values); the other axes read
+    their one tap. The weights are separable, so normalizing by the sum of
+    the products normalizes each axis (exclude_outside: after zeroing the
+    taps outside; all outside gives 0, as onnx.reference)."""
+    f64 = ir.F64Type.get()
+    aa = [t for t in taps if isinstance(t, _AntialiasAxis)]
+
+    def inner(ks, carried):
+        acc, wsum = carried
+        idx = [None if isinstance(t, _AntialiasAxis) else t[0][0] for t in taps]
+        w = None
+        for a, k in zip(aa, ks):
+            idx[a.dim], wk = a.tap(b, cfg, k)
+            w = wk if w is None else arith.mulf(w, wk)
+        v = convert_scalar(tensor.extract(x, idx), False, f64)
+        return [arith.addf(acc, arith.mulf(v, w)), arith.addf(wsum, w)]
+    zero = b.const(0.0, f64)
+    acc, wsum = for_nest(b, [a.n for a in aa], [zero, zero], inner)
+    safe = arith.select(arith.cmpf(F.OEQ, wsum, zero), b.const(1.0, f64), wsum)
+    return arith.divf(acc, safe)
 
 
 lowering("Resize", 10, 11, 13, 18, 19)(lower_resize_like)

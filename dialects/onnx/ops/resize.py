@@ -2,7 +2,8 @@
 keep_aspect_ratio_policy) and Upsample (v7 scales attribute, v9+ input).
 
 Output dim = floor(input dim * scale), or sizes when given; unknown scales
-or sizes keep the rank with dynamic dims.
+or sizes keep the rank with dynamic dims. antialias=1 (v18+) needs mode
+linear or cubic (onnxruntime refuses nearest; onnx.reference too).
 """
 from __future__ import annotations
 
@@ -50,6 +51,12 @@ def _resize(op: OnnxOp):
         op.fail("only one of 'scales' and 'sizes' can be given")
     if op.version >= 11 and not has_scales and not has_sizes:
         op.fail("one of 'scales' and 'sizes' must be given")
+    if op.version >= 18 and op.attrs.antialias != 0:
+        if op.attrs.antialias != 1:
+            op.fail(f"attribute 'antialias' = {op.attrs.antialias}: expected 0 or 1")
+        if op.attrs.mode not in ("linear", "cubic"):
+            op.fail(f"antialias=1 needs mode 'linear' or 'cubic', got '{op.attrs.mode}' "
+                    "(as onnxruntime)")
     if s is None:
         return None
     r = len(s)

@@ -26,3 +26,41 @@ func.func @resize_nearest(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x6xf32> {
   %0 = "onnx.resize"(%x, %s) {antialias = 0 : si64, coordinate_transformation_mode = "asymmetric", cubic_coeff_a = -7.500000e-01 : f32, exclude_outside = 0 : si64, extrapolation_value = 0.000000e+00 : f32, keep_aspect_ratio_policy = "stretch", mode = "nearest", nearest_mode = "floor", operandSegmentSizes = array<i32: 1, 0, 0, 1>} : (tensor<1x1x2x2xf32>, tensor<4xi64>) -> tensor<1x1x4x6xf32>
   return %0 : tensor<1x1x4x6xf32>
 }
+
+// antialias=1, linear, constant scales [1, 1, 0.5, 0.25]: the kernel widened
+// by 1 / scale: 2 - 2 * (floor(-1 / s) + 1) taps = 4 and 8 (a nest of two
+// scf.for carrying the weighted sum and the weight sum; the batch and
+// channel axes read their index), weights max(1 - |s * (j - ratio)|, 0),
+// the sum divided by the weights' sum.
+// CHECK-LABEL: func.func @resize_antialias
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x4x2xf32>)
+// CHECK: math.ceil
+// CHECK: math.ceil
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c4 {{.*}} -> (f64, f64)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8 {{.*}} -> (f64, f64)
+// CHECK: arith.maximumf
+// CHECK: arith.maximumf
+// CHECK: tensor.extract %arg0
+// CHECK: scf.yield
+// CHECK: arith.divf
+// CHECK: arith.truncf {{.*}} : f64 to f32
+func.func @resize_antialias(%x: tensor<1x1x8x8xf32>) -> tensor<1x1x4x2xf32> {
+  %s = "onnx.constant"() {value = dense<[1.0, 1.0, 0.5, 0.25]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %0 = "onnx.resize"(%x, %s) {antialias = 1 : si64, coordinate_transformation_mode = "half_pixel", cubic_coeff_a = -7.500000e-01 : f32, exclude_outside = 0 : si64, extrapolation_value = 0.000000e+00 : f32, keep_aspect_ratio_policy = "stretch", mode = "linear", nearest_mode = "round_prefer_floor", operandSegmentSizes = array<i32: 1, 0, 1, 0>} : (tensor<1x1x8x8xf32>, tensor<4xf32>) -> tensor<1x1x4x2xf32>
+  return %0 : tensor<1x1x4x2xf32>
+}
+
+// antialias=1, cubic, scales known only at run time: s = min(scale, 1) and
+// the tap count 2 - 2 * (floor(-2 / s) + 1) computed per axis in the body,
+// the loops bounded by it.
+// CHECK-LABEL: func.func @resize_antialias_run_time
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x?x?xf32>)
+// CHECK: %[[S:.*]] = arith.minimumf
+// CHECK: arith.divf %{{.*}}, %[[S]] : f64
+// CHECK: math.floor
+// CHECK: %[[N:.*]] = arith.index_cast {{.*}} : i64 to index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[N]] {{.*}} -> (f64, f64)
+func.func @resize_antialias_run_time(%x: tensor<1x1x?x?xf32>, %s: tensor<4xf32>) -> tensor<1x1x?x?xf32> {
+  %0 = "onnx.resize"(%x, %s) {antialias = 1 : si64, coordinate_transformation_mode = "half_pixel", cubic_coeff_a = -7.500000e-01 : f32, exclude_outside = 0 : si64, extrapolation_value = 0.000000e+00 : f32, keep_aspect_ratio_policy = "stretch", mode = "cubic", nearest_mode = "round_prefer_floor", operandSegmentSizes = array<i32: 1, 0, 1, 0>} : (tensor<1x1x?x?xf32>, tensor<4xf32>) -> tensor<1x1x?x?xf32>
+  return %0 : tensor<1x1x?x?xf32>
+}

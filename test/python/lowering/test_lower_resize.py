@@ -113,3 +113,26 @@ def test_resize_v10_and_upsample_linear_vs_onnxruntime(mode, scales):
         m = make_model([N(op, ["x", "s"], ["y"], mode=mode)], {"x": x}, ["y"],
                        inits=[("s", s)], opset=10 if op == "Resize" else 9)
         check_compiled(m, {"x": x}, engine="onnxruntime", rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("exclude", [0, 1])
+@pytest.mark.parametrize("scales", [[1, 1, 0.5, 0.6], [1, 1, 0.3, 1.7], [1, 1, 2.0, 1.0]])
+def test_antialias_constant_scales(mode, exclude, scales):
+    """antialias=1: downsampled axes take 2 * ceil(h / scale) taps (a kernel
+    widened by 1 / scale), upsampled ones the plain kernel."""
+    resize({"x": x4(shape=(1, 2, 9, 11))}, _inits(scales=scales), mode=mode, antialias=1,
+           exclude_outside=exclude, coordinate_transformation_mode="half_pixel")
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("ctm", ["align_corners", "asymmetric", "pytorch_half_pixel",
+                                 "half_pixel_symmetric"])
+def test_antialias_sizes_and_axes(mode, ctm):
+    resize({"x": x4(shape=(2, 3, 10, 7))}, _inits(sizes=[3, 4]), mode=mode, antialias=1,
+           axes=[2, 3], coordinate_transformation_mode=ctm)
+
+
+def test_antialias_cubic_a_f64_opset18():
+    resize({"x": x4(np.float64, shape=(1, 1, 8, 12))}, _inits(scales=[1, 1, 0.4, 0.25]),
+           mode="cubic", antialias=1, cubic_coeff_a=-0.5, opset=18)

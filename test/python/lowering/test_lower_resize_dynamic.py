@@ -102,3 +102,28 @@ def test_run_time_roi_tf_crop_and_resize(tmp_path, opt_level):
              for s, r, z in zip(SHAPES, [[0.2, 0.1, 0.9, 1.2], [0, 0, 1, 1], [0.5, -0.2, 0.6, 0.7]],
                                 [[6, 3], [2, 5], [1, 4]])]
     dyn.check_shapes(tmp_path, m, feeds, opt_level, rtol=1e-4, atol=1e-5, engine=ORT)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_antialias_run_time_scales(tmp_path, mode, opt_level):
+    """antialias=1 with scales known only at run time: the tap count
+    (2 * ceil(h / scale) when downsampling) is computed at run time."""
+    m = dyn.model([N("Resize", ["x", "", "s"], ["y"], mode=mode, antialias=1, name="rs")],
+                  [("x", T.FLOAT, ["n", 3, "h", "w"]), ("s", T.FLOAT, [4])], Y, opset=19)
+    feeds = [{"x": x_of(s), "s": np.array(sc, np.float32)}
+             for s, sc in zip([(1, 3, 9, 8), (2, 3, 7, 11), (1, 3, 5, 6)],
+                              [[1, 1, 0.6, 0.6], [1, 1, 1.5, 0.3], [1, 1, 0.5, 2]])]
+    dyn.check_shapes(tmp_path, m, feeds, opt_level, rtol=1e-4, atol=1e-5, engine="reference")
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_antialias_run_time_sizes(tmp_path, mode, opt_level):
+    m = dyn.model([N("Resize", ["x", "", "", "z"], ["y"], mode=mode, antialias=1, axes=[2, 3],
+                     exclude_outside=1, name="rs")],
+                  [("x", T.FLOAT, ["n", 3, "h", "w"]), ("z", T.INT64, [2])], Y, opset=19)
+    feeds = [{"x": x_of(s), "z": np.array(z, np.int64)}
+             for s, z in zip([(1, 3, 9, 8), (2, 3, 7, 11), (1, 3, 5, 6)],
+                             [[3, 3], [4, 2], [7, 3]])]
+    dyn.check_shapes(tmp_path, m, feeds, opt_level, rtol=1e-4, atol=1e-5, engine="reference")
