@@ -1,7 +1,8 @@
 """Normalizations -> linalg.
 
-BatchNormalization (inference mode) -> one linalg.generic:
-y = (x - mean) / sqrt(var + epsilon) * scale + B, channel dim 1.
+BatchNormalization -> one linalg.generic:
+y = (x - mean) / sqrt(var + epsilon) * scale + B, channel dim 1 (training_mode=1:
+the batch's mean / variance from ``moments``, and the running statistics).
 LayerNormalization -> two reductions (mean, variance) + one generic.
 
 InstanceNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
@@ -48,9 +49,12 @@ def require_broadcast_to(op: OnnxOp, b: LoweringContext, x: ir.Value, v: ir.Valu
 
 @lowering("BatchNormalization", 9, 14, 15)
 def lower_batch_norm(op: OnnxOp, b: LoweringContext):
-    if "training_mode" in op.spec.attributes and op.attrs.training_mode:
-        op.fail("training_mode=1 is not supported")
-    if any(len(list(r.uses)) for r in op.op.results[1:]):
+    """Inference: the input mean / var normalize. training_mode=1 (v14, v15):
+    the batch's mean and (population) variance over every dim but 1
+    normalize, and running_mean / running_var = input * momentum +
+    batch statistic * (1 - momentum), as the spec and onnx.reference."""
+    training = "training_mode" in op.spec.attributes and op.attrs.training_mode == 1
+    if not training and any(len(list(r.uses)) for r in op.op.results[1:]):
         op.fail("running mean/var outputs are not supported (inference only)")
     x, scale, bias, mean, var = (op.input(i) for i in range(5))
     r = b.ranked(op, x).rank
@@ -65,14 +69,24 @@ def lower_batch_norm(op: OnnxOp, b: LoweringContext):
     dims = b.dims(x)
     full = affine_map(r, list(range(r)))
     ch = affine_map(r, [1])
+    running = (mean, var)
+    if training:
+        mean, var = moments(b, x, [0] + list(range(2, r)))
 
     def body(xv, s, bb, m, v, _o):
         inv = math.rsqrt(arith.addf(v, b.const(eps, et)))
         return arith.addf(arith.mulf(arith.mulf(arith.subf(xv, m), inv), s), bb)
     y = b.generic([x, scale, bias, mean, var], [b.empty(dims, et)],
                   [full, ch, ch, ch, ch, full], ["parallel"] * r, body)[0]
-    rest = [b.full(b.dims(v), et, 0.0) for v in (mean, var)][:len(op.op.results) - 1]
-    return [y] + rest
+    if not training:
+        rest = [b.full(b.dims(v), et, 0.0) for v in (mean, var)][:len(op.op.results) - 1]
+        return [y] + rest
+    mom = op.attrs.momentum
+    keep, new = b.const(mom, et), b.const(1.0 - mom, et)
+    rest = [b.map_elementwise([old, cur], b.dims(cur), et,
+                              lambda o, c: arith.addf(arith.mulf(o, keep), arith.mulf(c, new)))
+            for old, cur in zip(running, (mean, var))]
+    return [y] + rest[:len(op.op.results) - 1]
 
 
 # -- LayerNormalization -----------------------------------------------------------

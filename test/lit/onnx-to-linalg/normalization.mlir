@@ -83,3 +83,23 @@ func.func @layer_norm(%x: tensor<?x3x8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32
   %0:3 = "onnx.layer_normalization"(%x, %s, %b) {axis = -1 : si64, epsilon = 9.99999974E-6 : f32, resultSegmentSizes = array<i32: 1, 1, 1>, stash_type = 1 : si64} : (tensor<?x3x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x3x8xf32>, tensor<?x3x1xf32>, tensor<?x3x1xf32>)
   return %0#0, %0#1, %0#2 : tensor<?x3x8xf32>, tensor<?x3x1xf32>, tensor<?x3x1xf32>
 }
+
+// -----
+// training_mode=1: the batch's mean and variance over dims 0 and 2 (two
+// reductions, moments), Y normalized by them, running_mean / running_var =
+// input * momentum + batch statistic * (1 - momentum).
+// CHECK-LABEL: func.func @bn_training
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]} ins(%arg0 : tensor<?x3x?xf32>)
+// CHECK: %[[MEAN:.*]] = linalg.generic
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "reduction"]} ins(%arg0, %[[MEAN]] :
+// CHECK: %[[VAR:.*]] = linalg.generic
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1, %arg2, %[[MEAN]], %[[VAR]] :
+// CHECK: math.rsqrt
+// CHECK: %[[RM:.*]] = linalg.generic {{.*}} ins(%arg3, %[[MEAN]] :
+// CHECK: arith.mulf %{{.*}}, %cst
+// CHECK: %[[RV:.*]] = linalg.generic {{.*}} ins(%arg4, %[[VAR]] :
+// CHECK: return %[[Y]], %[[RM]], %[[RV]]
+func.func @bn_training(%x: tensor<?x3x?xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<?x3x?xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0, %1, %2 = "onnx.batch_normalization"(%x, %s, %b, %m, %v) {epsilon = 1.0e-05 : f32, momentum = 0.8 : f32, training_mode = 1 : si64, resultSegmentSizes = array<i32: 1, 1, 1>} : (tensor<?x3x?xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x?xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0, %1, %2 : tensor<?x3x?xf32>, tensor<3xf32>, tensor<3xf32>
+}

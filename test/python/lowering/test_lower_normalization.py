@@ -145,3 +145,41 @@ def test_layer_norm_dynamic_batch():
              ("b", R.standard_normal((16,)).astype(np.float32))]
     check([N("LayerNormalization", ["x", "s", "b"], ["y", "m"], axis=-1)], {"x": x},
           ["y", "m"], inits=inits, dyn_inputs=("x",), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("opset", [14, 15])
+def test_batch_norm_training_mode(tmp_path, opset, opt_level):
+    """training_mode=1: Y from the batch's mean / variance, running_mean and
+    running_var = input * momentum + batch statistic * (1 - momentum); every
+    dim but C dynamic, compiled once, run at 3 shapes vs onnx.reference."""
+    from dynamic_util import check_shapes, model
+    F = 1
+    m = model([N("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"], name="bn",
+                 training_mode=1, momentum=0.7, epsilon=1e-3)],
+              [("x", F, ["N", 3, "H", "W"])] + [(k, F, [3]) for k in "sbmv"],
+              [("y", F, None), ("rm", F, None), ("rv", F, None)], opset=opset)
+    feeds = [{"x": f32(*shape) * 3 + 1, "s": f32(3), "b": f32(3), "m": f32(3),
+              "v": np.abs(f32(3))} for shape in [(2, 3, 4, 5), (1, 3, 1, 7), (5, 3, 2, 2)]]
+    check_shapes(tmp_path, m, feeds, opt_level, rtol=1e-4, atol=1e-5)
+
+
+def test_batch_norm_training_differs_from_inference(tmp_path):
+    """The same node with training_mode=0 normalizes by the input mean / var:
+    the two results differ (the training path is not the inference one)."""
+    from dynamic_util import model
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    F = 1
+    outs = {}
+    for tm, names in ((1, ["y", "rm", "rv"]), (0, ["y"])):
+        m = model([N("BatchNormalization", ["x", "s", "b", "m", "v"], names, training_mode=tm)],
+                  [("x", F, [4, 3, 5])] + [(k, F, [3]) for k in "sbmv"],
+                  [(n, F, None) for n in names], opset=15)
+        sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / f"m{tm}.so"))
+        outs[tm] = sess.run([np.arange(60, dtype=np.float32).reshape(4, 3, 5),
+                             np.ones(3, np.float32), np.zeros(3, np.float32),
+                             np.zeros(3, np.float32), np.ones(3, np.float32)])
+    y = outs[1][0]
+    np.testing.assert_allclose(y.mean(axis=(0, 2)), 0, atol=1e-5)   # batch-normalized
+    assert not np.allclose(outs[0][0], y)
