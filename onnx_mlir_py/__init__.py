@@ -28,7 +28,8 @@ def compile(model, output=None, **options):
 _INFERENCE = ("InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
               "ExecutionMode", "NodeArg", "ModelMetadata", "get_available_providers",
               "get_all_providers", "get_device", "InvalidArgument", "Fail", "NoSuchFile",
-              "InvalidProtobuf", "NotImplemented")
+              "InvalidProtobuf", "NotImplemented", "OrtValue", "IOBinding",
+              "set_default_logger_severity", "set_default_logger_verbosity")
 
 
 def __getattr__(name):

@@ -90,13 +90,29 @@ def _cached(cache: CompileCache, key: str) -> tuple[Path, dict] | None:
     return None
 
 
-def library(model, options: dict, cache: CompileCache, *, in_process: bool = False,
-            timeout: float | None = None) -> tuple[Path, dict]:
+def specialised(data: bytes, free_dims: dict | None):
+    """(the model bytes with the free-dimension overrides ``free_dims``
+    (``{"name": {...}, "denotation": {...}}``, see :mod:`.free_dims`) applied,
+    the specialised model parsed, or None when no dim changed)."""
+    if not free_dims:
+        return data, None
+    from onnx_mlir_py.inference.free_dims import specialise
+    parsed = _parse(data)
+    if not specialise(parsed, free_dims.get("name", {}), free_dims.get("denotation", {})):
+        return data, None
+    return parsed.SerializeToString(deterministic=True), parsed
+
+
+def library(model, options: dict, cache: CompileCache, *, free_dims: dict | None = None,
+            in_process: bool = False, timeout: float | None = None) -> tuple[Path, dict]:
     """(path of the compiled library, description of the model, see
     :func:`.model_info.describe`) of ``model`` (a path, bytes or a
-    ModelProto); compiles on a cache miss. Compile errors raise the
+    ModelProto), specialised to the free-dimension overrides ``free_dims``
+    (see :func:`specialised`: the key hashes the specialised model, the path
+    index the overrides); compiles on a cache miss. Compile errors raise the
     compiler's ``OnnxMlirError`` (cached errors too)."""
     from onnx_mlir_py.inference import path_index
+    index_options = {**options, "free_dims": free_dims} if free_dims else options
     st = None
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
@@ -106,16 +122,18 @@ def library(model, options: dict, cache: CompileCache, *, in_process: bool = Fal
             st = None
         if st is None or not os.path.isfile(path):
             raise NoSuchFile(f"Load model from {path} failed: file doesn't exist")
-        key = path_index.lookup(cache, path, st, options)
+        key = path_index.lookup(cache, path, st, index_options)
         found = _cached(cache, key) if key else None
         if found:
             return found
     data, external = read_model(path) if st is not None else (model_data(model), False)
+    data, parsed = specialised(data, free_dims)
     key = cache_key(data, options)
     found = _cached(cache, key)
     if not found:
         from onnx_mlir_py.inference.model_info import describe
-        info = describe(_parse(data))
+        info = describe(parsed, specialised=True) if parsed is not None else \
+            describe(_parse(data))
         from onnx_mlir_py.backend.compile import compile_cached
         so = compile_cached(data, options, cache=cache, in_process=in_process, timeout=timeout,
                             name=info["meta"]["graph_name"] or None)
@@ -124,7 +142,7 @@ def library(model, options: dict, cache: CompileCache, *, in_process: bool = Fal
         cache.write_record(key, "io", info)
         found = so, info
     if st is not None and not external:
-        path_index.record(cache, path, st, options, key)
+        path_index.record(cache, path, st, index_options, key)
     return found
 
 
@@ -151,6 +169,16 @@ def write_onnx_ir(data: bytes, opt_level: int, path: str) -> None:
 
 def write_optimized_model(data: bytes, opt_level: int, path: str, *, in_process: bool = False,
                           timeout: float | None = None) -> None:
+    """``SessionOptions.optimized_model_filepath``. A path ending in ``.onnx``
+    gets an ONNX model: ``data``, the model the session compiled (the input
+    model with its free-dimension overrides applied and external tensors
+    read in). It is not the graph after the ONNX-level passes: those run on
+    the ONNX dialect in MLIR, and nothing exports that back to an ONNX
+    protobuf. Any other path gets that MLIR text (:func:`write_onnx_ir`)."""
+    if os.fspath(path).lower().endswith(".onnx"):
+        with open(path, "wb") as f:
+            f.write(data)
+        return
     if in_process:
         write_onnx_ir(data, opt_level, path)
         return

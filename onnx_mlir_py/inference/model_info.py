@@ -107,11 +107,13 @@ def _arg(vi) -> dict:
             "rank": len(shape) if known else None}
 
 
-def _outputs(model) -> list[dict]:
+def _outputs(model, merge: bool = False) -> list[dict]:
     """The graph outputs with what onnx shape inference adds to their
-    declared types (onnxruntime shows inferred output shapes too)."""
+    declared types (onnxruntime shows inferred output shapes too). ``merge``
+    (inputs specialised by free-dimension overrides): a dim inference
+    computes wins over the declared one, as in onnxruntime."""
     outs = [_arg(vi) for vi in model.graph.output]
-    if all(o["rank"] is not None and None not in o["shape"] for o in outs):
+    if not merge and all(o["rank"] is not None and None not in o["shape"] for o in outs):
         return outs
     try:
         from onnx import shape_inference
@@ -128,6 +130,11 @@ def _outputs(model) -> list[dict]:
         a["shape"] = [None if isinstance(d, str) and d.startswith("unk__") and d not in known
                       else d for d in a["shape"]]
         better[vi.name] = a
+    if merge:
+        return [o if b is None or b["rank"] != o["rank"] else
+                {**o, "shape": [bd if isinstance(bd, int) or od is None else od
+                                for od, bd in zip(o["shape"], b["shape"])]}
+                for o, b in ((o, better.get(o["name"])) for o in outs)]
     return [better.get(o["name"], o) if o["rank"] is None or None in o["shape"] else o
             for o in outs]
 
@@ -135,13 +142,14 @@ def _outputs(model) -> list[dict]:
 _UNSET_VERSION = 2**63 - 1     # onnxruntime's version of a model without model_version
 
 
-def describe(model) -> dict:
+def describe(model, specialised: bool = False) -> dict:
     """JSON-able description of an ``onnx.ModelProto``: its real inputs (not
-    initializers), outputs and metadata."""
+    initializers), outputs and metadata. ``specialised``: input dims were
+    fixed by free-dimension overrides (output dims re-inferred)."""
     g = model.graph
     inits = {t.name for t in g.initializer}
     return {"inputs": [_arg(vi) for vi in g.input if vi.name not in inits],
-            "outputs": _outputs(model),
+            "outputs": _outputs(model, merge=specialised),
             "meta": {"producer_name": model.producer_name, "graph_name": g.name,
                      "domain": model.domain, "description": model.doc_string,
                      "graph_description": g.doc_string, "version": int(model.model_version) if model.HasField("model_version")

@@ -70,7 +70,8 @@ class SessionOptions(_Slots):
                  "enable_profiling", "profile_file_prefix", "optimized_model_filepath",
                  "execution_mode", "log_severity_level", "log_verbosity_level", "logid",
                  "enable_cpu_mem_arena", "enable_mem_pattern", "enable_mem_reuse",
-                 "use_deterministic_compute", "use_per_session_threads", "_config")
+                 "use_deterministic_compute", "use_per_session_threads", "_config",
+                 "_free_dims")
 
     def __init__(self):
         self.intra_op_num_threads = 0
@@ -89,6 +90,7 @@ class SessionOptions(_Slots):
         self.use_deterministic_compute = False
         self.use_per_session_threads = True
         self._config: dict[str, str] = {}
+        self._free_dims: dict[str, dict[str, int]] = {"name": {}, "denotation": {}}
 
     @property
     def graph_optimization_level(self) -> GraphOptimizationLevel:
@@ -108,12 +110,38 @@ class SessionOptions(_Slots):
         return OPT_LEVEL[self._graph_optimization_level]
 
     def add_session_config_entry(self, key: str, value: str) -> None:
-        self._config[str(key)] = str(value)
+        """Set a session config entry; see :mod:`.config_entries` for the
+        keys honoured (others warn once and are ignored)."""
+        from onnx_mlir_py.inference.config_entries import check_entry
+        check_entry(key, value)
+        self._config[key] = value
 
     def get_session_config_entry(self, key: str) -> str:
         if key not in self._config:
-            raise RuntimeError(f"SessionOptions config key '{key}' was not set")
+            raise RuntimeError(f"SessionOptions does not have configuration with key: {key}")
         return self._config[key]
+
+    def add_free_dimension_override_by_name(self, dim_name: str, dim_value: int) -> None:
+        """Specify values of named dimensions within model inputs: the session
+        compiles the model with them fixed (see :mod:`.free_dims`)."""
+        from onnx_mlir_py.inference.free_dims import check_override
+        k, v = check_override("name", dim_name, dim_value)
+        self._free_dims["name"][k] = v
+
+    def add_free_dimension_override_by_denotation(self, dim_denotation: str,
+                                                  dim_value: int) -> None:
+        """Specify the dimension size for each denotation associated with an
+        input's free dimension (e.g. ``DATA_BATCH``)."""
+        from onnx_mlir_py.inference.free_dims import check_override
+        k, v = check_override("denotation", dim_denotation, dim_value)
+        self._free_dims["denotation"][k] = v
+
+    @property
+    def free_dimension_overrides(self) -> dict | None:
+        """The overrides given (``{"name": {...}, "denotation": {...}}``), or
+        None."""
+        fd = self._free_dims
+        return {k: dict(v) for k, v in fd.items()} if fd["name"] or fd["denotation"] else None
 
 
 class RunOptions(_Slots):

@@ -18,9 +18,12 @@ import warnings
 
 import numpy as np
 
+from onnx_mlir_py.inference.config_entries import spin_us
 from onnx_mlir_py.inference.errors import Fail, InvalidArgument
+from onnx_mlir_py.inference.io_binding import IOBinding
 from onnx_mlir_py.inference.model_info import ModelMetadata, node_args, np_dtype, type_of_array
 from onnx_mlir_py.inference.options import PROVIDERS, RunOptions, SessionOptions
+from onnx_mlir_py.inference.ort_value import OrtValue, as_array
 from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
 
 # keyword arguments beyond onnxruntime's: where and how to compile
@@ -133,10 +136,11 @@ class InferenceSession:
         cache = CompileCache(kwargs.get("cache_dir"))
         how = {"in_process": bool(kwargs.get("in_process", False)),
                "timeout": kwargs.get("timeout")}
+        free_dims = so.free_dimension_overrides
         self._library, info = compiled.library(path_or_bytes, _compile_options(so, kwargs), cache,
-                                               **how)
+                                               free_dims=free_dims, **how)
         if so.optimized_model_filepath:
-            data = compiled.model_data(path_or_bytes)
+            data = compiled.specialised(compiled.model_data(path_or_bytes), free_dims)[0]
             compiled.write_optimized_model(data, so.opt_level, so.optimized_model_filepath,
                                            **how)
         from onnx_mlir_py.runtime import ExecutionSession
@@ -145,6 +149,9 @@ class InferenceSession:
                                           num_threads=so.intra_op_num_threads or None)
         except (ModelRunError, RuntimeInputError) as e:
             raise Fail(f"cannot load the compiled model: {e}") from None
+        spin = spin_us(so._config)
+        if spin is not None:
+            self._sess.set_spin_us(spin)
         self._inputs = node_args(info["inputs"])
         self._outputs = node_args(info["outputs"])
         self._meta = ModelMetadata(**info["meta"])
@@ -159,6 +166,7 @@ class InferenceSession:
         self._in_index = {a.name: i for i, a in enumerate(self._inputs)}
         self._out_index = {a.name: i for i, a in enumerate(self._outputs)}
         self._out_dtypes = [np_dtype(a.type) for a in self._outputs]
+        self._out_ranks = [e.get("rank") for e in info["outputs"]]
         self._lock = threading.Lock()
 
     # -- onnxruntime's queries ------------------------------------------------
@@ -210,7 +218,9 @@ class InferenceSession:
         return str(self._library)
 
     # -- running ----------------------------------------------------------------
-    def _arrays(self, input_feed) -> list[np.ndarray]:
+    def _check_feed(self, input_feed) -> None:
+        """The feed is a dict with every input (onnxruntime checks this
+        before a run, run_async too)."""
         if not isinstance(input_feed, dict):
             raise InvalidArgument(f"input_feed must be a dict of input name -> array, got "
                                   f"{type(input_feed).__name__}")
@@ -218,13 +228,16 @@ class InferenceSession:
         if missing:
             raise InvalidArgument(f"Required inputs ({missing}) are missing from input feed "
                                   f"({list(input_feed)}).")
+
+    def _arrays(self, input_feed) -> list[np.ndarray]:
+        self._check_feed(input_feed)
         for name in input_feed:
             if name not in self._in_index:
                 raise InvalidArgument(f"Invalid input name: {name} (the model's inputs: "
                                       f"{list(self._in_index)})")
         arrays = []
         for name, dtype, type_str, shape, rank in self._in_checks:
-            x = input_feed[name]
+            x = as_array(input_feed[name])
             if type_str.startswith(("seq(", "optional(")):
                 arrays.append(x)    # a list of arrays or None: runtime/values.py checks it
                 continue
@@ -265,19 +278,67 @@ class InferenceSession:
             out.append(self._out_index[n])
         return out
 
-    def run(self, output_names, input_feed, run_options: RunOptions | None = None) -> list:
-        """The outputs named by ``output_names`` (None: all), as numpy arrays,
-        for ``input_feed`` (input name -> array)."""
-        which = self._output_indices(output_names)
-        arrays = self._arrays(input_feed)
+    @staticmethod
+    def _check_terminate(run_options) -> None:
         if run_options is not None and getattr(run_options, "terminate", False):
             raise Fail("Exiting due to terminate flag being set to true.")
+
+    def _run_arrays(self, arrays, out_alloc=None) -> list:
+        """One run of the library on checked ``arrays`` (see
+        ``ExecutionSession.run_into`` for ``out_alloc``)."""
         with self._lock:
             try:
-                outs = self._sess.run(arrays)
+                if out_alloc is not None:
+                    return self._sess.run_into(arrays, out_alloc)
+                return self._sess.run(arrays)
             except (RuntimeInputError, ModelRunError) as e:   # e.g. a failed run-time check
                 raise Fail(str(e)) from None
+
+    def run(self, output_names, input_feed, run_options: RunOptions | None = None) -> list:
+        """The outputs named by ``output_names`` (None: all), as numpy arrays,
+        for ``input_feed`` (input name -> array or :class:`.OrtValue`)."""
+        which = self._output_indices(output_names)
+        arrays = self._arrays(input_feed)
+        self._check_terminate(run_options)
+        outs = self._run_arrays(arrays)
         return [self._typed(outs[i], self._out_dtypes[i]) for i in which]
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values,
+                            run_options: RunOptions | None = None) -> list[OrtValue]:
+        """``run`` with :class:`.OrtValue` inputs (input name -> OrtValue)
+        and outputs."""
+        self._check_feed(input_dict_ort_values)
+        for name, v in input_dict_ort_values.items():
+            if not isinstance(v, OrtValue):
+                raise InvalidArgument(f"Invalid input {name}: run_with_ort_values takes "
+                                      f"OrtValues, got {type(v).__name__}")
+        outs = self.run(output_names, input_dict_ort_values, run_options)
+        bad = [i for i, o in enumerate(outs) if not isinstance(o, np.ndarray)]
+        if bad:
+            raise Fail(f"run_with_ort_values: output {self._outputs[bad[0]].name} is not a "
+                       "tensor (a sequence, map or None): use run()")
+        return [OrtValue(np.ascontiguousarray(o)) for o in outs]
+
+    def run_async(self, output_names, input_feed, callback, user_data,
+                  run_options: RunOptions | None = None) -> None:
+        """``run`` on a worker thread, then ``callback(outputs, user_data,
+        err)`` there: the outputs (numpy arrays) and ``""``, or ``[]`` and
+        the error's message. A missing input raises here, as in onnxruntime."""
+        from onnx_mlir_py.inference.run_async import start
+        self._check_feed(input_feed)
+        start(lambda: self.run(output_names, input_feed, run_options), callback, user_data)
+
+    def io_binding(self) -> IOBinding:
+        """An :class:`.IOBinding` of this session's inputs and outputs."""
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding: IOBinding,
+                           run_options: RunOptions | None = None) -> None:
+        """Run on the inputs bound in ``iobinding``; its bound outputs are
+        written (pre-allocated buffers in place) and ``get_outputs()`` returns them."""
+        if not isinstance(iobinding, IOBinding) or iobinding._session is not self:
+            raise ValueError("IOBinding must be used with the session that created it.")
+        iobinding.run(run_options)
 
     @staticmethod
     def _typed(out: np.ndarray, want) -> np.ndarray:

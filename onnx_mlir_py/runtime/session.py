@@ -152,6 +152,18 @@ class ExecutionSession:
     def num_threads(self) -> int:
         return self._get_threads() if self._get_threads is not None else 1
 
+    def set_spin_us(self, us: int) -> bool:
+        """How long the pool's idle workers spin after a run before they
+        sleep (0: at once; < 0: ``ONNX_MLIR_PY_SPIN_US``, else 200 us); per
+        library and process, as the thread count. False: the library has no
+        pool, or one without the setting."""
+        fn = getattr(self._lib, "omSetSpinMicros", None)
+        if fn is None:
+            return False
+        fn.restype, fn.argtypes = None, [_I64]
+        fn(int(us))
+        return True
+
     # -- profiling (libraries built with --profile / compile(profile=True)) ----
     @property
     def profiling(self) -> bool:
@@ -210,6 +222,23 @@ class ExecutionSession:
             outs[i] = labels[outs[i]]           # class indices -> string labels
         return outs
 
+    @property
+    def can_run_into(self) -> bool:
+        """True when :meth:`run_into` can run this library (tensor inputs and
+        outputs of numeric types, no ZipMap or labels, ``omRunArrays``)."""
+        return self._run_arrays is not None and self._values is None and not (
+            self._str_in or self._str_out or self._zipmaps or self._labels)
+
+    def run_into(self, inputs, out_alloc) -> list:
+        """``run`` where ``out_alloc(i, shape, dtype)`` says where output i
+        goes: a C-contiguous array of that shape and dtype (the output is
+        copied from the library's buffer straight into it: one copy), or
+        None (not copied out; None in the result). Needs :attr:`can_run_into`."""
+        if not self.can_run_into:
+            raise ModelRunError("run_into needs a library with omRunArrays and numeric "
+                                "tensor inputs and outputs")
+        return self._run_fast(self._check(inputs), out_alloc=out_alloc)
+
     def _run_tensors(self, inputs) -> list[np.ndarray]:
         if self._str_in and type(inputs) in (list, tuple):
             inputs = [as_object_array(x, "") if i in self._str_in else x
@@ -253,7 +282,8 @@ class ExecutionSession:
             for t in tensors:
                 self._destroy(t)
 
-    def _run_fast(self, arrays: list[np.ndarray], in_codes=None) -> list[np.ndarray]:
+    def _run_fast(self, arrays: list[np.ndarray], in_codes=None,
+                  out_alloc=None) -> list[np.ndarray]:
         # the arrays' own metadata (not the signature's): the library checks it
         PtrN, I64N, I32N, RankM, CodeM, PtrM, ShapeC, cap, m = self._fast_types
         flat = [d for a in arrays for d in a.shape]
@@ -280,8 +310,9 @@ class ExecutionSession:
                 dtype = CODE_TO_DTYPE.get(codes[i])
                 if dtype is None:
                     raise ModelRunError(f"output has unsupported element type code {codes[i]}")
-                out = np.empty(shape, dtype)
-                if out.nbytes:
+                out = np.empty(shape, dtype) if out_alloc is None else \
+                    out_alloc(i, shape, dtype)
+                if out is not None and out.nbytes:
                     ctypes.memmove(out.ctypes.data, datas[i], out.nbytes)
                 outs.append(from_pointers(out) if codes[i] == STRING_CODE else out)
             return outs

@@ -11,6 +11,8 @@
  *                        runtime unloads a replaced library, runtime/library.py)
  *   env ONNX_MLIR_PY_NUM_THREADS sets the initial count (default 1)
  *   env ONNX_MLIR_PY_SPIN_US: how long idle workers spin after a run (default 200)
+ *   omSetSpinMicros(us)  the same at run time (0: sleep as soon as a run ends;
+ *                        < 0: back to the env / default); for the next idle time
  *
  * n threads = the calling thread + (n - 1) persistent workers. A loop is cut
  * into min(4n, iterations) contiguous chunks of fixed bounds (static
@@ -101,7 +103,7 @@ static atomic_int stopping = 0;                 /* omPoolShutdown: workers retur
 static atomic_int active = 0;                   /* thread count (0: not read yet) */
 static atomic_llong pool_tasks = 0;
 static atomic_int runs_active = 0;
-static long spin_ns = -1;
+static atomic_long spin_ns = -1;
 static atomic_int caller_cpu = -1;              /* CPU of the thread running the model */
 static __thread int in_loop;                    /* inside a chunk / a worker */
 
@@ -151,12 +153,18 @@ int omGetNumThreads(void) { return num_threads(); }
 int64_t omGetPoolTaskCount(void) { return atomic_load(&pool_tasks); }
 
 static long spin_limit_ns(void) {
-  if (spin_ns < 0) {
+  long ns = atomic_load_explicit(&spin_ns, memory_order_relaxed);
+  if (ns < 0) {
     const char *env = getenv("ONNX_MLIR_PY_SPIN_US");
     long us = env && *env ? strtol(env, NULL, 10) : 200;
-    spin_ns = us > 0 ? us * 1000 : 0;
+    ns = us > 0 ? us * 1000 : 0;
+    atomic_store_explicit(&spin_ns, ns, memory_order_relaxed);
   }
-  return spin_ns;
+  return ns;
+}
+
+void omSetSpinMicros(int64_t us) {
+  atomic_store_explicit(&spin_ns, us < 0 ? -1 : (long)us * 1000, memory_order_relaxed);
 }
 
 static inline void cpu_relax(void) {

@@ -1,8 +1,9 @@
-"""Done-when of issue 14 item 1: a script written for onnxruntime runs
-unchanged after ``import onnx_mlir_py as ort`` (its one import line
-changed) on five models, one with symbolic dims and several inputs and
-outputs, with onnxruntime's results and the same reported inputs/outputs;
-and a second process on a compiled model starts without compiling."""
+"""Done-when of issue 14 item 1 and issue 32 item 1: a script written for
+onnxruntime runs unchanged after ``import onnx_mlir_py as ort`` (its one
+import line changed) on five models, one with symbolic dims and several
+inputs and outputs, with onnxruntime's results and the same reported
+inputs/outputs; the script also runs with OrtValues, an IOBinding with
+pre-allocated outputs, run_async and a free-dimension override."""
 import json
 import os
 import subprocess
@@ -48,8 +49,10 @@ def test_ort_script_runs_unchanged(name, tmp_path, cache):
     want = _run_script(SCRIPT, tmp_path, "with_ort", str(path), settings, cache)
     ours = SCRIPT.replace(IMPORT, "import onnx_mlir_py as ort\n")
     got = _run_script(ours, tmp_path, "with_omp", str(path), settings, cache)
-    for k in ("inputs", "outputs", "providers", "meta"):
+    for k in ("inputs", "outputs", "providers", "meta", "inplace", "fixed"):
         assert got[k] == want[k], k
+    assert all(got["inplace"])              # the pre-allocated buffers hold the outputs
+    assert (got["fixed"] is None) == (not settings[0])  # a dim override where dims are symbolic
     assert sorted(got["values"]) == sorted(want["values"])
     for k, w in want["values"].items():
         g = got["values"][k]
