@@ -10,8 +10,9 @@ iteration number of Loop is carried as ``tensor<i64>`` and its condition as
 Scan outputs (Loop's trailing body results; Scan's outputs) are written into
 a tensor with one slot per iteration: Loop needs its trip count ``M`` for
 that, and the slots past an early exit (``cond`` false) are cut off. Scan
-(v9+; v8's batch/sequence_lens form is not lowered) becomes an scf.for over
-the scan axis of its first scan input, the body ops moved into the loop.
+(v9+) becomes an scf.for over the scan axis of its first scan input, the
+body ops moved into the loop; v8 (a leading batch dim everywhere,
+sequence_lens) runs that loop in an scf.for over the batch.
 """
 from __future__ import annotations
 
@@ -374,12 +375,7 @@ def lower_scan(op: OnnxOp, b: LoweringContext):
     n_state = len(vals) - n_in
     results = op.results
     n_out = len(results) - n_state
-    body = _region(op, "body").blocks[0]
-    term = _terminator(body)
-    if n_state < 0 or len(body.arguments) != len(vals) or len(term.operands) != len(results):
-        op.fail(f"body signature does not match: {len(body.arguments)} body inputs for "
-                f"{len(vals)} op inputs, {len(term.operands)} body outputs for {len(results)} "
-                "op outputs")
+    _check_signature(op, len(vals))
     scans = [vals[n_state + k] for k in range(n_in)]
     in_types = [_ranked(op, v.type, f"scan input #{k}") for k, v in enumerate(scans)]
     out_types = [_ranked(op, r.type, f"scan output #{k}")
@@ -388,24 +384,52 @@ def lower_scan(op: OnnxOp, b: LoweringContext):
     out_axes = _axes(op, "scan_output_axes", n_out, [t.rank for t in out_types])
     in_dirs = _directions(op, "scan_input_directions", n_in)
     out_dirs = _directions(op, "scan_output_directions", n_out)
-    state_types = [_ranked(op, a.type, f"state #{k}")
-                   for k, a in enumerate(list(body.arguments)[:n_state])]
-    idx = ir.IndexType.get()
     n_steps = b.dim(scans[0], in_axes[0])          # int when static
     for k in range(1, n_in):                        # every scan input has that many steps
         require_same_dim(op, b, scans[k], in_axes[k], scans[0], in_axes[0],
                          f"scan input #{k}", "scan input #0")
-    steps = b.as_index(n_steps)
+    final = _scan_steps(op, b, vals[:n_state], scans, in_axes, in_dirs, out_types, out_axes,
+                        out_dirs, n_steps, b.as_index(n_steps))
+    return [_cast(v, to_signless(r.type)) for v, r in zip(final, results)]
+
+
+def _check_signature(op: OnnxOp, n_vals: int) -> None:
+    body = _region(op, "body").blocks[0]
+    n_body_out = len(_terminator(body).operands)
+    if len(op.results) > n_vals or len(body.arguments) != n_vals or \
+            n_body_out != len(op.results):
+        op.fail(f"body signature does not match: {len(body.arguments)} body inputs for "
+                f"{n_vals} op inputs, {n_body_out} body outputs for {len(op.results)} "
+                "op outputs")
+
+
+def _scan_steps(op: OnnxOp, b: LoweringContext, states: list, scans: list, in_axes, in_dirs,
+                out_types, out_axes, out_dirs, n_slots, n_iter: ir.Value,
+                zero_fill: bool = False) -> list[ir.Value]:
+    """The body, moved into an scf.for of ``n_iter`` steps over ``scans``
+    (along ``in_axes``; direction 1: from step n_iter - 1 down), carrying
+    ``states``; the scan outputs stacked along ``out_axes`` into tensors of
+    ``n_slots`` slots (``out_types``; zeros where no step writes with
+    ``zero_fill``). Returns the final states and the scan outputs."""
+    body = _region(op, "body").blocks[0]
+    term = _terminator(body)
+    n_state = len(states)
+    state_types = [_ranked(op, a.type, f"state #{k}")
+                   for k, a in enumerate(list(body.arguments)[:n_state])]
+    idx = ir.IndexType.get()
     accs = []   # dynamic per-iteration dims: 0 until the first iteration (_scan_buffer)
     for t, ax in zip(out_types, out_axes):
-        dims = [n_steps if k == ax else b.index(0) if t.is_dynamic_dim(k) else t.shape[k]
+        dims = [n_slots if k == ax else b.index(0) if t.is_dynamic_dim(k) else t.shape[k]
                 for k in range(t.rank)]
-        accs.append(_cast(tensor.empty(dims, t.element_type), t))
+        et = t.element_type
+        buf = b.full(dims, et, 0.0 if isinstance(et, ir.FloatType) else 0) if zero_fill \
+            else tensor.empty(dims, et)
+        accs.append(_cast(buf, t))
     acc_types = [a.type for a in accs]
-    inits = [_cast(v, t) for v, t in zip(vals[:n_state], state_types)] + accs
+    inits = [_cast(v, t) for v, t in zip(states, state_types)] + accs
     zero, one = arith.constant(idx, 0), arith.constant(idx, 1)
-    last = arith.subi(steps, one)
-    loop = scf.ForOp(zero, steps, one, inits)
+    last = arith.subi(n_iter, one)
+    loop = scf.ForOp(zero, n_iter, one, inits)
     with ir.InsertionPoint(loop.body):
         i = loop.induction_variable
         rev = arith.subi(last, i)
@@ -422,15 +446,83 @@ def lower_scan(op: OnnxOp, b: LoweringContext):
     with ir.InsertionPoint(anchor), term.location:
         outs = list(term.operands)
         first = arith.cmpi(arith.CmpIPredicate.eq, i, zero)
-        new_accs = [_insert_along(*reversed(_scan_slot(op, b, k, e, acc, first, steps, ax)),
+        new_accs = [_insert_along(*reversed(_scan_slot(op, b, k, e, acc, first,
+                                                       b.as_index(n_slots), ax)),
                                   ax, rev if d else i)
                     for k, (e, acc, ax, d) in enumerate(zip(outs[n_state:], carried[n_state:],
                                                             out_axes, out_dirs))]
         scf.YieldOp([_cast(v, t) for v, t in zip(outs[:n_state], state_types)] + new_accs)
     term.erase()
     anchor.operation.erase()
-    final = list(loop.results)
-    return [_cast(v, to_signless(r.type)) for v, r in zip(final, results)]
+    return list(loop.results)
+
+
+def lower_scan8(op: OnnxOp, b: LoweringContext):
+    """Scan v8: every state and scan input has a leading batch dim (scan
+    inputs [B, seq, ...]), and so has every output. An outer scf.for over the
+    batch runs the v9 loop (``_scan_steps``) on row b of each input, for
+    sequence_lens[b] steps when given (checked in [0, seq]; the scan outputs'
+    slots past it are zeros, as onnxruntime), and stacks the rows' results."""
+    seq_lens, vals = op.input(0), op.variadic()
+    n_in = op.attrs.num_scan_inputs
+    n_state = len(vals) - n_in
+    results = op.results
+    n_out = len(results) - n_state
+    if n_in < 1 or n_state < 0:
+        op.fail(f"num_scan_inputs = {n_in}: expected 1..{len(vals)} (the inputs)")
+    _check_signature(op, len(vals))
+    for k, v in enumerate(vals):
+        if _ranked(op, v.type, f"input #{k}").rank < (2 if k >= n_state else 1):
+            op.fail(f"input #{k} has rank {v.type.rank}: expected a leading batch dim"
+                    f"{' and a sequence dim' if k >= n_state else ''}")
+    res_types = [_ranked(op, r.type, f"output #{k}") for k, r in enumerate(results)]
+    dirs = _directions(op, "directions", n_in)
+    if len(dirs) != n_in:
+        op.fail(f"'directions' has {len(dirs)} entries for {n_in} scan inputs")
+    scans = vals[n_state:]
+    batch = b.dim(vals[0], 0)
+    for k in range(1, len(vals)):
+        require_same_dim(op, b, vals[k], 0, vals[0], 0, f"input #{k}", "input #0")
+    seq = b.dim(scans[0], 1)
+    for k in range(1, n_in):
+        require_same_dim(op, b, scans[k], 1, scans[0], 1, f"scan input #{k}", "scan input #0")
+    idx = ir.IndexType.get()
+    if seq_lens is not None:
+        if _ranked(op, seq_lens.type, "sequence_lens").rank != 1:
+            op.fail("sequence_lens must be 1-D [batch]")
+        require_same_dim(op, b, seq_lens, 0, vals[0], 0, "sequence_lens", "input #0")
+    # per-row scan outputs [seq, ...]: rows of the batch accumulators
+    row_types = [ir.RankedTensorType.get(list(t.shape)[1:], t.element_type)
+                 for t in res_types[n_state:]]
+    accs = []
+    for t in res_types:
+        dims = [batch] + [b.index(0) if t.is_dynamic_dim(k) else t.shape[k]
+                          for k in range(1, t.rank)]
+        accs.append(_cast(tensor.empty(dims, t.element_type), t))
+    zero, one = arith.constant(idx, 0), arith.constant(idx, 1)
+    outer = scf.ForOp(zero, b.as_index(batch), one, accs)
+    with ir.InsertionPoint(outer.body):
+        r = outer.induction_variable
+        rows = [_slice_along(v, 0, r) for v in vals]
+        n_iter = b.as_index(seq)
+        if seq_lens is not None:
+            n = arith.index_cast(idx, tensor.extract(seq_lens, [r]))
+            ok = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, n, zero),
+                            arith.cmpi(arith.CmpIPredicate.sle, n, n_iter))
+            b.require(ok, f"node '{op.name}' ({op.op_type}): sequence_lens[{{1}}] = {{0}} is "
+                      "outside [0, the sequence length {2}]",
+                      n, r, n_iter)
+            n_iter = n
+        final = _scan_steps(op, b, rows[:n_state], rows[n_state:], [0] * n_in, dirs,
+                            row_types, [0] * n_out, [0] * n_out, seq, n_iter,
+                            zero_fill=seq_lens is not None)
+        first = arith.cmpi(arith.CmpIPredicate.eq, r, zero)
+        carried = list(outer.inner_iter_args)
+        new = [_insert_along(*reversed(_scan_slot(op, b, k, v, acc, first, b.as_index(batch))),
+                             0, r)
+               for k, (v, acc) in enumerate(zip(final, carried))]
+        scf.YieldOp(new)
+    return [_cast(v, to_signless(res.type)) for v, res in zip(outer.results, results)]
 
 
 @lowering("If", *IF_VERSIONS)
@@ -448,5 +540,10 @@ def _scan(op: OnnxOp, b: LoweringContext):
     return lower_scan(op, b)
 
 
-for _rule in (_if, _loop, _scan):
+@lowering("Scan", 8)
+def _scan8(op: OnnxOp, b: LoweringContext):
+    return lower_scan8(op, b)
+
+
+for _rule in (_if, _loop, _scan, _scan8):
     _rule.handles_regions = True

@@ -65,3 +65,35 @@ func.func @scan_reverse(%init: tensor<2xf32>, %x: tensor<3x2xf32>) -> (tensor<2x
   }) {num_scan_inputs = 1 : si64, scan_input_directions = array<i64: 1>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<2xf32>, tensor<3x2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>)
   return %0#0, %0#1 : tensor<2xf32>, tensor<3x2xf32>
 }
+
+// -----
+
+// Scan v8 (a leading batch dim on every input and output, sequence_lens):
+// an scf.for over the batch whose body slices row b of each input, checks
+// sequence_lens[b] in [0, T] and runs the v9 loop for that many steps (the
+// second scan input read in reverse within them) into zero-filled rows,
+// then stacks the rows' final state and scan outputs.
+// CHECK-LABEL: func.func @scan_v8
+// CHECK: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK:   tensor.extract_slice %arg1[%[[B]], 0] [1, 3] [1, 1] : tensor<?x3xf32> to tensor<3xf32>
+// CHECK:   %[[N:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK:   arith.cmpi sle, %[[N]]
+// CHECK:   call @om_check_failed
+// CHECK:   linalg.fill
+// CHECK:   scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args
+// CHECK:     %[[R:.*]] = arith.subi %{{.*}}, %[[I]] : index
+// CHECK:     tensor.extract_slice %{{.*}}[%[[R]], 0] [1, 3] [1, 1] : tensor<?x3xf32> to tensor<3xf32>
+// CHECK:     arith.mulf
+// CHECK:     scf.yield
+// CHECK:   tensor.insert_slice %{{.*}} into %{{.*}}[%[[B]], 0] [1, 3] [1, 1] : tensor<3xf32> into tensor<?x3xf32>
+// CHECK:   scf.yield
+func.func @scan_v8(%arg0: tensor<?xi64>, %arg1: tensor<?x3xf32>, %arg2: tensor<?x?x3xf32>, %arg3: tensor<?x?x3xf32>) -> (tensor<?x3xf32>, tensor<?x?x3xf32>, tensor<?x?x3xf32>) {
+    %0:3 = "onnx.scan_v8"(%arg0, %arg1, %arg2, %arg3) ({
+    ^bb0(%arg4: tensor<3xf32>, %arg5: tensor<3xf32>, %arg6: tensor<3xf32>):
+      %1 = "onnx.mul"(%arg5, %arg6) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      %2 = "onnx.add"(%arg4, %1) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      %3 = "onnx.sub"(%arg5, %arg6) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      gpu.yield %2, %2, %3 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+    }) {directions = array<i64: 0, 1>, num_scan_inputs = 2 : si64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<?xi64>, tensor<?x3xf32>, tensor<?x?x3xf32>, tensor<?x?x3xf32>) -> (tensor<?x3xf32>, tensor<?x?x3xf32>, tensor<?x?x3xf32>)
+    return %0#0, %0#1, %0#2 : tensor<?x3xf32>, tensor<?x?x3xf32>, tensor<?x?x3xf32>
+}

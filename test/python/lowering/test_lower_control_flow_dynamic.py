@@ -201,3 +201,62 @@ def test_loop_scan_output_of_unsigned_elements_with_a_dynamic_dim(tmp_path, opt_
     for trips, n in ((3, 1), (2, 4), (1, 0)):
         x = (np.arange(6 * n) % 250).astype(np.uint8).reshape(2, n, 3)
         _compare(m, sess, {"M": np.array(trips, np.int64), "x": x})
+
+
+def _scan8_model(with_lens: bool, directions=(0, 1)):
+    """Scan v8 over x, w [B, T, 3] (B, T dynamic), state acc [B, 3]: acc +=
+    x_t * w_t; scan outputs acc and x_t - w_t (w read in reverse with
+    directions [0, 1])."""
+    body = h.make_graph(
+        [h.make_node("Mul", ["x_t", "w_t"], ["p"]),
+         h.make_node("Add", ["acc_in", "p"], ["acc_out"]),
+         h.make_node("Identity", ["acc_out"], ["y_t"]),
+         h.make_node("Sub", ["x_t", "w_t"], ["d_t"])],
+        "body", [vi("acc_in", [3]), vi("x_t", [3]), vi("w_t", [3])],
+        [vi("acc_out", [3]), vi("y_t", [3]), vi("d_t", [3])])
+    ins = [vi("acc0", ["B", 3]), vi("x", ["B", "T", 3]), vi("w", ["B", "T", 3])]
+    if with_lens:
+        ins = [vi("lens", ["B"], T.INT64)] + ins
+    node = h.make_node("Scan", ["lens" if with_lens else "", "acc0", "x", "w"],
+                       ["acc", "ys", "ds"], body=body, num_scan_inputs=2,
+                       directions=list(directions), name="scan8")
+    return vi_model([node], ins, [vi("acc", None), vi("ys", None), vi("ds", None)], opset=8)
+
+
+def _scan8_feeds(rng, b, t, lens=None):
+    f = {"acc0": rng.standard_normal((b, 3)).astype(np.float32),
+         "x": rng.standard_normal((b, t, 3)).astype(np.float32),
+         "w": rng.standard_normal((b, t, 3)).astype(np.float32)}
+    return f if lens is None else {"lens": np.array(lens, np.int64), **f}
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("directions", [(0, 1), (1, 0)])
+def test_scan_v8_batch_dynamic(tmp_path, directions, opt_level):
+    """Scan v8 (leading batch dim, no sequence_lens): compiled once, 2 shapes
+    vs onnxruntime."""
+    m = _scan8_model(False, directions)
+    sess = session(m, tmp_path, opt_level)
+    rng = np.random.default_rng(8)
+    for b, t in ((2, 4), (3, 1)):
+        _compare(m, sess, _scan8_feeds(rng, b, t))
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_scan_v8_sequence_lens(tmp_path, opt_level):
+    """sequence_lens: row b runs lens[b] steps (reverse inputs within them);
+    the scan outputs' later slots are zeros, as onnxruntime."""
+    m = _scan8_model(True)
+    sess = session(m, tmp_path, opt_level)
+    rng = np.random.default_rng(9)
+    for b, t, lens in ((3, 4, [4, 2, 1]), (2, 5, [1, 5])):
+        _compare(m, sess, _scan8_feeds(rng, b, t, lens))
+
+
+def test_scan_v8_sequence_lens_out_of_range(tmp_path):
+    m = _scan8_model(True)
+    sess = session(m, tmp_path)
+    feeds = _scan8_feeds(np.random.default_rng(1), 2, 3, [1, 4])
+    with pytest.raises(RuntimeInputError, match=r"node 'scan8' \(Scan\): sequence_lens\[1\] = 4 "
+                                                r"is outside \[0, the sequence length 3\]"):
+        sess.run([feeds[i.name] for i in m.graph.input])
