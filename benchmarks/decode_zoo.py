@@ -4,6 +4,13 @@ seeded random weights (no transformers, no downloads).
     gpt2_decode   GPT-2-small-sized KV-cache decode step: 12 layers, d_model 768,
                   12 heads of 64, FFN 3072, vocab 50257 (tied embedding / LM head),
                   1024 positions; batch 1, one new token, past length 127
+    llama_int4_decode
+                  a LLaMA-style decode step (RMSNorm, rotary embedding, grouped-query
+                  attention, SiLU-gated FFN): 4 layers, d_model 2048, 32 heads of 64
+                  sharing 4 KV heads, FFN 5632, vocab 32000 (untied LM head);
+                  batch 1, one new token, past length 511 (context 512); every
+                  MatMul quantized by onnxruntime's MatMulNBitsQuantizer (4 bits,
+                  block 32, its default format: MatMulNBits with zero points)
 
 The graph is what an exporter writes for one decode step of GPT-2
 (``use_cache=True``), without the attention mask (one new token attends to
@@ -24,8 +31,22 @@ every past position and itself, so the causal mask is all ones):
 
 At batch 1 every MatMul has M = 1: the step streams the 124 M weights
 (~500 MB) once, so it is bound by memory bandwidth. ``weight_bytes`` gives
-the bytes streamed per step (the embedding rows read by the Gathers are a
-rounding error beside the LM head's full read of wte).
+the bytes streamed per step (a table only gathered from counts one row).
+
+The LLaMA step (``llama_decode``; inputs past_key.L / past_value.L
+[1, 4, past, 64], the same outputs as above)::
+
+    x = embed[input_ids]                               (position = past length)
+    per layer:  h = rms(x) * g;  q = h @ Wq, k = h @ Wk, v = h @ Wv     ([d, 256] for k, v)
+                q, k = rotate_half rotary embedding at the position (cos / sin tables)
+                K = Concat(past_key, k), V = Concat(past_value, v)
+                the 32 query heads as [1, 4, 8, 64] (8 per KV head: no repeat of K / V)
+                a = Softmax(q K^T / 8) V;  x = x + a @ Wo
+                h = rms(x) * g;  x = x + (silu(h @ Wgate) * (h @ Wup)) @ Wdown
+    logits = rms(x) * g @ W_lm
+    rms(x) = x / sqrt(mean(x^2) + 1e-5)                 (plain ops)
+
+Its 4-bit weights are ~120 MB (the LM head ~33 MB of them).
 """
 from __future__ import annotations
 
@@ -39,7 +60,9 @@ from onnx_mlir_py.testing.models import IR_VERSION, OPSET, _Graph
 
 # name -> (layers, d_model, heads, ffn, vocab, positions, past length)
 CONFIGS = {"gpt2_decode": (12, 768, 12, 3072, 50257, 1024, 127)}
-MODELS = list(CONFIGS)
+# name -> (layers, d_model, heads, kv heads, ffn, vocab, positions, past length, bits, block)
+LLAMA_CONFIGS = {"llama_int4_decode": (4, 2048, 32, 4, 5632, 32000, 512, 511, 4, 32)}
+MODELS = list(CONFIGS) + list(LLAMA_CONFIGS)
 
 
 def _layer_norm(g: _Graph, x: str, d: int) -> str:
@@ -107,6 +130,14 @@ def gpt2_decode(layers: int = 12, d: int = 768, heads: int = 12, ffn: int = 3072
         presents += [present_k, present_v]
     head = g.node("Transpose", [wte], perm=[1, 0])                      # tied LM head
     logits = g.node("MatMul", [_layer_norm(g, x, d), head])
+    return _decode_model(g, "gpt2_decode", logits, presents, layers, heads, dh, vocab, past)
+
+
+def _decode_model(g: _Graph, name: str, logits: str, presents: list, layers: int,
+                  kv_heads: int, dh: int, vocab: int, past: str | int) -> onnx.ModelProto:
+    """The decode step's model: inputs input_ids, past_key.L / past_value.L
+    [1, kv_heads, past, dh]; outputs logits, present_key.L / present_value.L
+    (``presents``: the Concat results, key and value per layer)."""
     # name the graph outputs the way decode exports do
     out_names = {logits: "logits"}
     for i in range(layers):
@@ -117,27 +148,119 @@ def gpt2_decode(layers: int = 12, d: int = 768, heads: int = 12, ffn: int = 3072
         n.output[:] = [out_names.get(x, x) for x in n.output]
     total = past + 1 if isinstance(past, int) else f"{past} + 1"
     kv = lambda name, length: helper.make_tensor_value_info(  # noqa: E731
-        name, TensorProto.FLOAT, [1, heads, length, dh])
+        name, TensorProto.FLOAT, [1, kv_heads, length, dh])
     inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, 1])]
-    inputs += [kv(n, past) for pair in kv_in for n in pair]
+    inputs += [kv(f"past_{kind}.{i}", past) for i in range(layers) for kind in ("key", "value")]
     outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1, vocab])]
     outputs += [kv(f"present_{kind}.{i}", total) for i in range(layers)
                 for kind in ("key", "value")]
-    graph = helper.make_graph(g.nodes, "gpt2_decode", inputs, outputs, initializer=g.inits)
+    graph = helper.make_graph(g.nodes, name, inputs, outputs, initializer=g.inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                           producer_name="benchmarks.decode_zoo")
     m.ir_version = IR_VERSION
     return m
 
 
+def _rms_norm(g: _Graph, x: str, d: int) -> str:
+    """x / sqrt(mean(x^2) + eps) * g, in plain ops (as LLaMA exports write it)."""
+    ms = g.node("ReduceMean", [g.node("Mul", [x, x])], axes=[-1], keepdims=1)
+    r = g.node("Sqrt", [g.node("Add", [ms, g.f32("eps", 1e-5)])])
+    scale = g.init("rms_g", (1.0 + 0.1 * g.rng.standard_normal(d)).astype(np.float32))
+    return g.node("Mul", [g.node("Div", [x, r]), scale])
+
+
+def _project(g: _Graph, x: str, din: int, dout: int) -> str:
+    """A bias-free projection: MatMul by a [din, dout] weight."""
+    return g.node("MatMul", [x, g.weight("W", (din, dout), din, gain=1.0)])
+
+
+def _rotary(g: _Graph, x: str, cos: str, sin: str, half: int) -> str:
+    """rotate_half rotary embedding of x [1, heads, 1, 2 * half] at one position
+    (cos, sin [1, half]): (x1 cos - x2 sin, x2 cos + x1 sin)."""
+    x1, x2 = g.node("Split", [x, g.i64("halves", [half, half])], n_out=2, axis=-1)
+    r1 = g.node("Sub", [g.node("Mul", [x1, cos]), g.node("Mul", [x2, sin])])
+    r2 = g.node("Add", [g.node("Mul", [x2, cos]), g.node("Mul", [x1, sin])])
+    return g.node("Concat", [r1, r2], axis=-1)
+
+
+def llama_decode(layers: int = 4, d: int = 2048, heads: int = 32, kv_heads: int = 4,
+                 ffn: int = 5632, vocab: int = 32000, positions: int = 512, seed: int = 0,
+                 past: str | int = "past") -> onnx.ModelProto:
+    """One KV-cache decode step of a LLaMA-shaped decoder in f32 (see the module
+    doc; :func:`quantize_nbits` makes the int4 model)."""
+    if d % heads or heads % kv_heads:
+        raise ValueError(f"d={d}, heads={heads}, kv_heads={kv_heads}: expected d a multiple "
+                         f"of heads and heads of kv_heads")
+    g = _Graph(seed)
+    dh, group = d // heads, heads // kv_heads
+    half = dh // 2
+    embed = g.small("embed", (vocab, d), 0.02)
+    inv = 1.0 / 10000.0 ** (np.arange(half) / half)
+    ang = np.arange(positions)[:, None] * inv[None, :]
+    cos_t, sin_t = g.f32("cos", np.cos(ang)), g.f32("sin", np.sin(ang))
+    kv_in = [(f"past_key.{i}", f"past_value.{i}") for i in range(layers)]
+    pos = g.node("Shape", [kv_in[0][0]], start=2, end=3)             # [1] int64
+    cos, sin = g.node("Gather", [cos_t, pos], axis=0), g.node("Gather", [sin_t, pos], axis=0)
+    x = g.node("Gather", [embed, "input_ids"], axis=0)                 # [1, 1, d]
+    presents = []
+    for pk, pv in kv_in:
+        h = _rms_norm(g, x, d)
+        q, k, v = (_project(g, h, d, n) for n in (d, kv_heads * dh, kv_heads * dh))
+        q = g.node("Transpose", [g.node("Reshape", [q, g.i64("q_shape", [1, 1, heads, dh])])],
+                   perm=[0, 2, 1, 3])                                   # [1, heads, 1, dh]
+        kv_shape = g.i64("kv_shape", [1, 1, kv_heads, dh])
+        k, v = (g.node("Transpose", [g.node("Reshape", [t, kv_shape])], perm=[0, 2, 1, 3])
+                for t in (k, v))                                        # [1, kv_heads, 1, dh]
+        q, k = _rotary(g, q, cos, sin, half), _rotary(g, k, cos, sin, half)
+        present_k = g.node("Concat", [pk, k], axis=2)                 # [1, kv, past+1, dh]
+        present_v = g.node("Concat", [pv, v], axis=2)
+        qg = g.node("Reshape", [q, g.i64("q_groups", [1, kv_heads, group, dh])])
+        s = g.node("Div", [g.node("MatMul", [qg, g.node("Transpose", [present_k],
+                                                        perm=[0, 1, 3, 2])]),
+                           g.f32("scale", math.sqrt(dh))])             # [1, kv, group, T]
+        a = g.node("MatMul", [g.node("Softmax", [s], axis=-1), present_v])
+        a = g.node("Reshape", [a, g.i64("merged", [1, 1, d])])
+        x = g.node("Add", [x, _project(g, a, d, d)])
+        h = _rms_norm(g, x, d)
+        gate = _project(g, h, d, ffn)
+        silu = g.node("Mul", [gate, g.node("Sigmoid", [gate])])
+        x = g.node("Add", [x, _project(g, g.node("Mul", [silu, _project(g, h, d, ffn)]), ffn, d)])
+        presents += [present_k, present_v]
+    logits = _project(g, _rms_norm(g, x, d), d, vocab)
+    return _decode_model(g, "llama_decode", logits, presents, layers, kv_heads, dh, vocab, past)
+
+
+def quantize_nbits(model: onnx.ModelProto, bits: int, block: int) -> onnx.ModelProto:
+    """Every MatMul with a constant B as MatMulNBits, by onnxruntime's
+    MatMulNBitsQuantizer (its default format, asymmetric: with zero points);
+    ``model`` is changed in place."""
+    import logging
+
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+    log = logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer")
+    level = log.level
+    log.setLevel(logging.WARNING)            # not a line per node
+    try:
+        quant = MatMulNBitsQuantizer(model, bits=bits, block_size=block)
+        quant.process()
+    finally:
+        log.setLevel(level)
+    return quant.model.model
+
+
 def build(name: str, **kw) -> onnx.ModelProto:
+    if name in LLAMA_CONFIGS:
+        layers, d, heads, kv, ffn, vocab, positions, _, bits, block = LLAMA_CONFIGS[name]
+        return quantize_nbits(llama_decode(layers, d, heads, kv, ffn, vocab, positions, **kw),
+                              bits, block)
     layers, d, heads, ffn, vocab, positions, _ = CONFIGS[name]
     return gpt2_decode(layers, d, heads, ffn, vocab, positions, **kw)
 
 
 def feeds(name: str, model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
     """Inputs of ``model`` at the past length configured for ``name``."""
-    return step_feeds(model, CONFIGS[name][-1], seed)
+    past = LLAMA_CONFIGS[name][7] if name in LLAMA_CONFIGS else CONFIGS[name][-1]
+    return step_feeds(model, past, seed)
 
 
 def step_feeds(model: onnx.ModelProto, past: int, seed: int = 0) -> dict[str, np.ndarray]:
@@ -156,6 +279,17 @@ def step_feeds(model: onnx.ModelProto, past: int, seed: int = 0) -> dict[str, np
 
 
 def weight_bytes(model: onnx.ModelProto) -> int:
-    """Bytes of the initializers: what one decode step streams from memory."""
-    return sum(int(np.prod(t.dims)) * onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
-               for t in model.graph.initializer)
+    """Bytes of the initializers: what one decode step streams from memory
+    (a table only Gathers read counts one row per Gather)."""
+    users: dict[str, list] = {}
+    for n in model.graph.node:
+        for i, x in enumerate(n.input):
+            users.setdefault(x, []).append((n.op_type, i))
+    total = 0
+    for t in model.graph.initializer:
+        size = int(np.prod(t.dims)) * onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+        use = users.get(t.name, [])
+        if use and t.dims and all(u == ("Gather", 0) for u in use):
+            size = size // t.dims[0] * len(use)
+        total += size
+    return total

@@ -25,7 +25,7 @@ TORCH_MODELS = (["resnet50", "text_cnn"]
 SKLEARN_MODELS = ["rf100_10k", "gbdt100_10k"]
 # one LLM decode step with a KV cache, built with onnx.helper (decode_zoo.py); run.py
 # shows tokens/s and the weights' GB/s for these rows
-DECODE_MODELS = ["gpt2_decode"]
+DECODE_MODELS = ["gpt2_decode", "llama_int4_decode"]
 # dynamic-axes copies of zoo models (name -> (static model, axis -> dim_param)),
 # run at the static model's shape and timed against it as well
 DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
