@@ -45,6 +45,14 @@ def array_at(buffer_ptr, element_type, shape) -> np.ndarray:
     return np.frombuffer(buf, dtype=dtype).reshape(dims)
 
 
+def _bound_value(what: str, name: str, ortvalue) -> tuple[np.ndarray, OrtValue]:
+    """(storage, the OrtValue kept alive) of an OrtValue bound to ``name``."""
+    if not isinstance(ortvalue, OrtValue):
+        raise TypeError(f"bind_ortvalue_{what}: {what} {name}: expected an OrtValue, got "
+                        f"{type(ortvalue).__name__}")
+    return ortvalue._value, ortvalue
+
+
 def _dims(shape) -> str:
     return "{" + ",".join(str(d) for d in shape) + "}"
 
@@ -82,11 +90,7 @@ class IOBinding:
         self._inputs[name] = (array_at(buffer_ptr, element_type, shape), None)
 
     def bind_ortvalue_input(self, name, ortvalue) -> None:
-        self._input_name(name)
-        if not isinstance(ortvalue, OrtValue):
-            raise TypeError(f"bind_ortvalue_input: input {name}: expected an OrtValue, got "
-                            f"{type(ortvalue).__name__}")
-        self._inputs[name] = (ortvalue._value, ortvalue)
+        self._inputs[self._input_name(name)] = _bound_value("input", name, ortvalue)
 
     def synchronize_inputs(self) -> None:
         """Nothing to do: inputs are in CPU memory."""
@@ -111,10 +115,7 @@ class IOBinding:
 
     def bind_ortvalue_output(self, name, ortvalue) -> None:
         """Bind output ``name`` to an OrtValue's memory (written in place)."""
-        if not isinstance(ortvalue, OrtValue):
-            raise TypeError(f"bind_ortvalue_output: output {name}: expected an OrtValue, got "
-                            f"{type(ortvalue).__name__}")
-        self._outputs[name] = (ortvalue._value, ortvalue)
+        self._outputs[name] = _bound_value("output", name, ortvalue)
 
     def synchronize_outputs(self) -> None:
         """Nothing to do: outputs are in CPU memory."""
