@@ -44,7 +44,8 @@ import numpy as np
 
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.passes.onnx_to_linalg.ms_quant_matmul import NBITS_ATTR
-from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, tensor, vector
+from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Value, tensor, vector
+from onnx_mlir_py.passes.optimize.kernel_fusion import zero_fill
 from onnx_mlir_py.target import Target
 
 ENABLED = True              # False: every MatMulNBits keeps the dequantize-then-matmul path
@@ -75,16 +76,6 @@ class NBitsMatmul:
         return self.m is not None and 1 <= self.m <= MAX_M
 
 
-def _zero_fill_f32(v: ir.Value) -> bool:
-    f = owner_op(v)
-    if f is None or f.name != "linalg.fill":
-        return False
-    c = owner_op(f.operands[0])
-    return c is not None and c.name == "arith.constant" and \
-        isinstance(c.attributes["value"], ir.FloatAttr) and \
-        ir.FloatAttr(c.attributes["value"]).value == 0.0
-
-
 def _constant(v: ir.Value) -> bool:
     c = owner_op(v)
     return c is not None and c.name == "arith.constant"
@@ -93,7 +84,7 @@ def _constant(v: ir.Value) -> bool:
 def match(op: ir.Operation) -> NBitsMatmul | None:
     """The MatMulNBits matmul ``op`` computes (any M; see ``decode``), or None."""
     if op.name != "linalg.matmul" or len(op.operands) != 3 or \
-            op.results[0].type.element_type != ir.F32Type.get() or not _zero_fill_f32(op.operands[2]):
+            op.results[0].type.element_type != ir.F32Type.get() or not zero_fill(op.operands[2]):
         return None
     g = owner_op(op.operands[1])
     if g is None or g.name != "linalg.generic" or NBITS_ATTR not in g.attributes:
@@ -222,13 +213,7 @@ def kernel_text(name: str, q: NBitsMatmul, lanes: int, threaded: bool) -> str:
     e.end([e.op("ins", f"tensor.insert {red} into {bt}[{mi}, {bi}] : {bt.type}", bt.type)])
     e.end([br])
     asum = ar
-    out = e.empty([m_rows, t_n * nb])
-    if threaded:
-        tile_i, tile_src, res = e.forall(t_n, out)
-    else:
-        tile_i, (tile_src,), (res,) = e.loop(0, t_n, 1, [out])
-    col = e.mul(tile_i, nb)
-    tile = e.extract_slice(tile_src, [0, col], [m_rows, nb])
+    tile_i, tile, res, close = column_tiles(e, e.empty([m_rows, t_n * nb]), t_n, nb, threaded)
     n_acc = m_rows * nv
     blk, ys, yr = e.loop(0, kb, 1, [zero] * n_acc, base="blk")
     r0 = e.mul(blk, rb)
@@ -280,12 +265,30 @@ def kernel_text(name: str, q: NBitsMatmul, lanes: int, threaded: bool) -> str:
     for m in range(m_rows):
         for j in range(nv):
             tile = e.write(yr[m * nv + j], tile, [m, j * lanes])
-    if threaded:
-        e.end_forall(tile, tile_src, [0, col], [m_rows, nb])
-    else:
-        e.end([e.insert_slice(tile, tile_src, [0, col], [m_rows, nb])])
+    close(tile)
     e(f"return {res} : {out_t}")
     return e.function(name, params, out_t)
+
+
+def column_tiles(e: Emitter, out: Value, count: int, width: int, threaded: bool):
+    """Open a loop over ``count`` tiles of ``width`` columns of the 2-D
+    ``out`` (an ``scf.forall`` when ``threaded``); returns (tile index, the
+    tile's slice, the loop's result, ``close(tile)``, which writes the
+    finished tile back and ends the loop). (matmul_q8's kernel has the same
+    loop: a candidate for kernel_emit.)"""
+    rows = out.type.shape[0]
+    if threaded:
+        i, src, res = e.forall(count, out)
+    else:
+        i, (src,), (res,) = e.loop(0, count, 1, [out])
+    col = e.mul(i, width)
+
+    def close(tile: Value) -> None:
+        if threaded:
+            e.end_forall(tile, src, [0, col], [rows, width])
+        else:
+            e.end([e.insert_slice(tile, src, [0, col], [rows, width])])
+    return i, e.extract_slice(src, [0, col], [rows, width]), res, close
 
 
 # -- the rewrite step ----------------------------------------------------------------
