@@ -1,10 +1,11 @@
 """-O3 weight-only 2/4/8-bit matmuls at decode shapes (passes/optimize/matmul_nbits.py,
 the kernel plan's ``nbits_decode``) against onnxruntime's MatMulNBits
-(accuracy_level 0: f32): M in {1, 3, 8}, bits 4 and 8, blocks 16 / 32 / 128,
+(accuracy_level 0: f32): M in {1, 3, 8}, bits 4 and 8 (and 2), blocks 16 / 32 / 128,
 no / packed uint8 / float zero points, K not a multiple of the block (a
 partial last block), N not a multiple of the kernel's column tile, 2-D and
 3-D A; a model large enough to be split across threads (run at 1 and 2);
-models written by MatMulNBitsQuantizer (symmetric and with zero points);
+a bias and float16 A / scales / bias; models written by
+MatMulNBitsQuantizer (symmetric and with zero points);
 the plan gives every such matmul ``nbits_decode``, and a dynamic M (or the
 kernel switched off) keeps the dequantize-then-matmul path, saying why."""
 from __future__ import annotations
@@ -28,7 +29,8 @@ MS = "com.microsoft"
 K = 200                     # 12.5 blocks of 16, 6.25 of 32, 1.6 of 128
 # (bits, block, zero points: None / "u8" (packed) / "f32", N)
 SPECS = [(4, 16, None, 48), (4, 32, "u8", 70), (4, 128, "f32", 33), (4, 32, "f32", 64),
-         (4, 16, "u8", 16), (8, 16, "u8", 40), (8, 32, None, 96), (8, 128, "u8", 20)]
+         (4, 16, "u8", 16), (8, 16, "u8", 40), (8, 32, None, 96), (8, 128, "u8", 20),
+         (2, 64, "u8", 24)]
 
 
 def nbits_inits(name: str, k: int, n: int, bits: int, bs: int, zp, rng):
@@ -82,8 +84,11 @@ def check(so, m, feeds, threads=(1,)):
     for t in threads:
         got = ExecutionSession(so, num_threads=t).run(list(feeds.values()))
         for g, w in zip(got, want):
-            assert g.shape == w.shape
-            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5 * np.abs(w).max())
+            assert g.shape == w.shape and g.dtype == w.dtype
+            w = w.astype(np.float32)
+            tol = 1e-3 if g.dtype == np.float16 else 1e-5
+            np.testing.assert_allclose(g.astype(np.float32), w, rtol=10 * tol,
+                                       atol=tol * np.abs(w).max())
 
 
 @pytest.mark.parametrize("a_shape", [[1, 1, K], [3, K], [1, 8, K]])
@@ -93,6 +98,27 @@ def test_nbits_decode_vs_onnxruntime(tmp_path, a_shape):
     assert kernels(plan) == {f"nbits{i}": "nbits_decode" for i in range(len(SPECS))}
     a = np.random.default_rng(1).standard_normal(a_shape).astype(np.float32)
     check(so, m, {"A": a})
+
+
+@pytest.mark.parametrize("elem", [T.FLOAT, T.FLOAT16])
+def test_bias_and_float16(tmp_path, elem):
+    """A bias (added after the kernel) and a float16 A, scales and bias
+    (widened before it, the result rounded once)."""
+    rng = np.random.default_rng(5)
+    dt = np.float16 if elem == T.FLOAT16 else np.float32
+    k, n = 72, 40
+    b, s, z = nbits_inits("q", k, n, 4, 32, "u8", rng)
+    s = nh.from_array(nh.to_array(s).astype(dt), "q_s")
+    bias = nh.from_array(rng.standard_normal(n).astype(dt), "bias")
+    g = h.make_graph([h.make_node("MatMulNBits", ["A", "q_B", "q_s", "q_z", "", "bias"], ["y"],
+                                  name="nbits", domain=MS, K=k, N=n, bits=4, block_size=32)],
+                     "g", [h.make_tensor_value_info("A", elem, [2, k])],
+                     [h.make_tensor_value_info("y", elem, [2, n])], initializer=[b, s, z, bias])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)])
+    m.ir_version = 8
+    so, plan = build(tmp_path, m)
+    assert kernels(plan) == {"nbits": "nbits_decode"}
+    check(so, m, {"A": rng.standard_normal((2, k)).astype(dt)})
 
 
 def test_threaded_tiles(tmp_path):
