@@ -146,47 +146,71 @@ def library(model, options: dict, cache: CompileCache, *, free_dims: dict | None
     return found
 
 
-def write_onnx_ir(data: bytes, opt_level: int, path: str) -> None:
-    """Write the model in the ONNX dialect after the ONNX-level passes that
+def _onnx_ir(data: bytes, opt_level: int):
+    """(the model in the ONNX dialect after the ONNX-level passes that
     ``opt_level`` runs (shape inference, folding, and from -O2 the graph
-    rewrites): ``SessionOptions.optimized_model_filepath``. Runs in the
-    compiler child process."""
+    rewrites), the ModelProto it came from)."""
     import onnx
 
-    from onnx_mlir_py.compiler import import_onnx, print_module
+    from onnx_mlir_py.compiler import import_onnx
     from onnx_mlir_py.options import Options
     from onnx_mlir_py.passes.pipeline import run_passes, to_onnx_ir
     from onnx_mlir_py.timings import Timings
     timings = Timings()
     opts = Options(emit="EmitONNXIR", opt_level=opt_level)
-    module = import_onnx(onnx.load_from_string(data), opts, timings)
+    src = onnx.load_from_string(data)
+    module = import_onnx(src, opts, timings)
     to_onnx_ir(module, timings)
     if opt_level >= 2:
         run_passes(module, ["optimize-onnx"], timings)
+    return module, src
+
+
+def write_onnx_ir(data: bytes, opt_level: int, path: str) -> str | None:
+    """``SessionOptions.optimized_model_filepath`` (runs in the compiler
+    child process): a path ending in ``.onnx`` gets the graph after the
+    ONNX-level passes as an ONNX model (:mod:`.onnx_export`), or, when it
+    cannot be exported, ``data`` (the reason is returned); any other path
+    the ONNX-dialect MLIR text."""
+    module, src = _onnx_ir(data, opt_level)
+    if os.fspath(path).lower().endswith(".onnx"):
+        from onnx_mlir_py.inference.onnx_export import export
+        model, why = export(module)
+        if model is not None:       # the input's metadata
+            for k in ("producer_name", "producer_version", "domain", "model_version",
+                      "doc_string"):
+                setattr(model, k, getattr(src, k))
+            model.metadata_props.extend(src.metadata_props)
+        with open(path, "wb") as f:
+            f.write(data if model is None else model.SerializeToString())
+        return why
+    from onnx_mlir_py.compiler import print_module
     with open(path, "w") as f:
         print_module(module, f, elide=False)
+    return None
 
 
 def write_optimized_model(data: bytes, opt_level: int, path: str, *, in_process: bool = False,
                           timeout: float | None = None) -> None:
-    """``SessionOptions.optimized_model_filepath``. A path ending in ``.onnx``
-    gets an ONNX model: ``data``, the model the session compiled (the input
-    model with its free-dimension overrides applied and external tensors
-    read in). It is not the graph after the ONNX-level passes: those run on
-    the ONNX dialect in MLIR, and nothing exports that back to an ONNX
-    protobuf. Any other path gets that MLIR text (:func:`write_onnx_ir`)."""
-    if os.fspath(path).lower().endswith(".onnx"):
-        with open(path, "wb") as f:
-            f.write(data)
-        return
+    """``SessionOptions.optimized_model_filepath`` (see :func:`write_onnx_ir`;
+    ``data``: the model the session compiled, with its free-dimension
+    overrides). An ONNX file that holds the input model because the
+    optimized graph could not be exported is said in an ``OnnxMlirWarning``."""
     if in_process:
-        write_onnx_ir(data, opt_level, path)
-        return
-    from onnx_mlir_py.backend.errors import CompilerCrashError, error_from_dict
-    from onnx_mlir_py.backend.isolate import shared_worker
-    status, value = shared_worker().call(write_onnx_ir, (data, opt_level, os.fspath(path)),
-                                         timeout)
-    if status == "error":
-        raise error_from_dict(value)
-    if status != "ok":
-        raise CompilerCrashError(f"writing the optimized model {path}: {status}: {value}")
+        why = write_onnx_ir(data, opt_level, path)
+    else:
+        from onnx_mlir_py.backend.errors import CompilerCrashError, error_from_dict
+        from onnx_mlir_py.backend.isolate import shared_worker
+        status, why = shared_worker().call(write_onnx_ir, (data, opt_level, os.fspath(path)),
+                                           timeout)
+        if status == "error":
+            raise error_from_dict(why)
+        if status != "ok":
+            raise CompilerCrashError(f"writing the optimized model {path}: {status}: {why}")
+    if why:
+        import warnings
+
+        from onnx_mlir_py.errors import OnnxMlirWarning
+        warnings.warn(OnnxMlirWarning(f"optimized_model_filepath {path}: the input model was "
+                                      f"written (the optimized graph is not exportable: {why})"),
+                      stacklevel=3)

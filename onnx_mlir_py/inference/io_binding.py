@@ -27,7 +27,7 @@ import numpy as np
 
 from onnx_mlir_py.inference.errors import Fail, InvalidArgument
 from onnx_mlir_py.inference.model_info import type_of_array
-from onnx_mlir_py.inference.ort_value import (OrtValue, check_device, check_shape,
+from onnx_mlir_py.inference.ort_value import (OrtValue, c_array, check_device, check_shape,
                                               element_dtype)
 
 
@@ -79,8 +79,7 @@ class IOBinding:
         if not isinstance(arr_on_cpu, np.ndarray):
             raise Fail(f"Unable to create OrtValue from the given python object (input "
                        f"{name}: {type(arr_on_cpu).__name__}, expected a numpy array)")
-        arr = arr_on_cpu if arr_on_cpu.flags.c_contiguous else np.ascontiguousarray(arr_on_cpu)
-        self._inputs[name] = (arr, arr_on_cpu)
+        self._inputs[name] = (c_array(arr_on_cpu), arr_on_cpu)
 
     def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr) -> None:
         """Bind input ``name`` to the memory at ``buffer_ptr`` (``shape``
@@ -184,8 +183,7 @@ class IOBinding:
         results = []
         for i, b in plan:
             if b is None:
-                results.append(OrtValue(np.ascontiguousarray(
-                    sess._typed(outs[i], sess._out_dtypes[i]))))
+                results.append(OrtValue(c_array(sess._typed(outs[i], sess._out_dtypes[i]))))
             else:
                 results.append(OrtValue(b[0], b[1]))
         self._results = results

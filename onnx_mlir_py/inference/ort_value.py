@@ -87,8 +87,7 @@ class OrtValue:
                                numpy_obj.dtype.kind in "OUS" else
                                f"numpy type {numpy_obj.dtype} is not a tensor element type "
                                "onnx-mlir-py supports")
-        value = numpy_obj if numpy_obj.flags.c_contiguous else np.ascontiguousarray(numpy_obj)
-        return cls(value, numpy_obj)
+        return cls(c_array(numpy_obj), numpy_obj)
 
     @classmethod
     def ortvalue_from_shape_and_type(cls, shape, element_type, device_type: str = "cpu",
@@ -156,6 +155,12 @@ class OrtValue:
 
     def __repr__(self) -> str:
         return f"OrtValue({self.data_type()}, shape={self.shape()}, device='cpu')"
+
+
+def c_array(a: np.ndarray) -> np.ndarray:
+    """``a``, or a C-contiguous copy (a 0-d array stays 0-d, unlike
+    ``np.ascontiguousarray``)."""
+    return a if a.flags.c_contiguous else np.array(a, order="C")
 
 
 def as_array(v):

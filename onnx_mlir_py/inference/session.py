@@ -23,7 +23,7 @@ from onnx_mlir_py.inference.errors import Fail, InvalidArgument
 from onnx_mlir_py.inference.io_binding import IOBinding
 from onnx_mlir_py.inference.model_info import ModelMetadata, node_args, np_dtype, type_of_array
 from onnx_mlir_py.inference.options import PROVIDERS, RunOptions, SessionOptions
-from onnx_mlir_py.inference.ort_value import OrtValue, as_array
+from onnx_mlir_py.inference.ort_value import OrtValue, as_array, c_array
 from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
 
 # keyword arguments beyond onnxruntime's: where and how to compile
@@ -317,7 +317,7 @@ class InferenceSession:
         if bad:
             raise Fail(f"run_with_ort_values: output {self._outputs[bad[0]].name} is not a "
                        "tensor (a sequence, map or None): use run()")
-        return [OrtValue(np.ascontiguousarray(o)) for o in outs]
+        return [OrtValue(c_array(o)) for o in outs]
 
     def run_async(self, output_names, input_feed, callback, user_data,
                   run_options: RunOptions | None = None) -> None:

@@ -180,3 +180,43 @@ def test_binding_rules(add, cache):
     b.clear_binding_inputs()
     with pytest.raises(RuntimeError, match="missing"):
         ours.run_with_iobinding(b)
+
+
+def test_without_run_into_the_output_is_copied_into_the_buffer(multi, monkeypatch):
+    """A library run_into cannot run (sequences, strings, ZipMap) copies the
+    output into the bound buffer after the run: the same results."""
+    ours, theirs = multi
+    monkeypatch.setattr(ExecutionSession, "can_run_into", property(lambda self: False))
+    monkeypatch.setattr(ExecutionSession, "run_into",
+                        lambda *a: pytest.fail("run_into on a library that cannot"))
+    feed = _feeds(3, 4)
+    b, pooled, probs = _bound_run(ort, ours, feed, 3, 4)
+    _, w_pooled, w_probs = _bound_run(onnxruntime, theirs, feed, 3, 4)
+    np.testing.assert_allclose(pooled, w_pooled, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(probs.numpy(), w_probs.numpy(), rtol=1e-5, atol=1e-6)
+    assert b.get_outputs()[0].data_ptr() == pooled.ctypes.data
+
+
+def test_a_uint8_output_into_a_uint8_buffer(cache):
+    """An unsigned output type: the buffer of the declared type is filled
+    (had the library handed back a same-sized storage type, int8, the buffer
+    would take it as the same bytes)."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    g = h.make_graph([h.make_node("Cast", ["x"], ["y"], to=T.UINT8)], "cast",
+                     [h.make_tensor_value_info("x", T.FLOAT, ["N"])],
+                     [h.make_tensor_value_info("y", T.UINT8, ["N"])])
+    data = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8) \
+        .SerializeToString()
+    x = np.array([0, 7, 200, 255, 128], np.float32)
+    outs = []
+    for sess in (ort.InferenceSession(data, cache_dir=cache),
+                 onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])):
+        b = sess.io_binding()
+        b.bind_cpu_input("x", x)
+        buf = np.zeros(5, np.uint8)
+        b.bind_output("y", "cpu", 0, np.uint8, [5], buf.ctypes.data)
+        sess.run_with_iobinding(b)
+        assert b.get_outputs()[0].data_type() == "tensor(uint8)"
+        outs.append(buf)
+    np.testing.assert_array_equal(outs[0], outs[1])

@@ -68,3 +68,22 @@ def test_a_missing_input_raises_at_the_call(sessions):
             s.run_async(None, {"x": np.ones((2, 3), np.float32)}, lambda *a: None, None)
         messages.append(str(e.value))
     assert messages[0] == messages[1]
+
+
+def test_concurrent_calls_each_get_their_own_results(sessions):
+    ours, theirs = sessions
+    feeds = [{k: np.full((n, 3), n - 4, np.float32) for k in ("x", "y")} for n in range(1, 9)]
+    results, left = {}, threading.Semaphore(0)
+
+    def callback(outputs, n, err):
+        results[n] = (outputs, err)
+        left.release()
+
+    for n, feed in enumerate(feeds):
+        ours.run_async(["z"], feed, callback, n)
+    for _ in feeds:
+        assert left.acquire(timeout=120)
+    for n, feed in enumerate(feeds):
+        outputs, err = results[n]
+        assert err == ""
+        np.testing.assert_array_equal(outputs[0], theirs.run(["z"], feed)[0])
