@@ -135,3 +135,28 @@ def test_run_with_ort_values_errors(cache):
     bad = ort.OrtValue.ortvalue_from_numpy(np.ones((2, 4), np.float32))
     with pytest.raises(ort.InvalidArgument, match="invalid dimensions for input: x"):
         ours.run_with_ort_values(None, {"x": bad, "y": vx})
+
+
+def test_a_scalar_output_stays_a_scalar(cache):
+    """A 0-d output is a 0-d OrtValue (from run_with_ort_values and an
+    unbound IOBinding output), as onnxruntime gives it."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    g = h.make_graph([h.make_node("ReduceSum", ["x"], ["s"], keepdims=0)], "sum",
+                     [h.make_tensor_value_info("x", T.FLOAT, ["N"])],
+                     [h.make_tensor_value_info("s", T.FLOAT, [])])
+    data = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8) \
+        .SerializeToString()
+    x = np.arange(5, dtype=np.float32)
+    got = []
+    for lib, sess in ((ort, ort.InferenceSession(data, cache_dir=cache)),
+                      (onnxruntime, onnxruntime.InferenceSession(
+                          data, providers=["CPUExecutionProvider"]))):
+        v = sess.run_with_ort_values(None, {"x": lib.OrtValue.ortvalue_from_numpy(x)})[0]
+        b = sess.io_binding()
+        b.bind_cpu_input("x", x)
+        b.bind_output("s")
+        sess.run_with_iobinding(b)
+        got.append([(o.shape(), o.numpy().shape, float(o.numpy()))
+                    for o in (v, b.get_outputs()[0])])
+    assert got[0] == got[1] and got[0][0][0] == []
