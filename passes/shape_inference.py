@@ -10,7 +10,9 @@ fully static. A rule's answer is merged with the type the importer gave
 two known dims is an error naming the node. Then the model's declared types
 (value_info, graph outputs) are checked: a contradiction is a
 ``DeclaredTypeWarning`` and the inferred type wins (``apply_declared``).
-Unknown dims stay dynamic (``?``).
+Unknown dims stay dynamic (``?``). A rank that only a declared output gives
+flows back through the ops that keep their input's shape to the op that
+could not infer it (``rank_from_users``).
 """
 from __future__ import annotations
 
@@ -198,6 +200,36 @@ def update_function_types(module: ir.Module) -> None:
             f.attributes["function_type"] = ir.TypeAttr.get(new)
 
 
+def _same_shape_ops() -> frozenset:
+    from onnx_mlir_py.dialects.onnx.ops.unary import UNARY
+    return frozenset(UNARY) | {"Cast", "CastLike", "Identity"}
+
+
+def rank_from_users(block: ir.Block) -> bool:
+    """Give an unranked result the rank its user's result has when that user
+    keeps its input's shape (a unary elementwise op, Cast, CastLike,
+    Identity), visiting ops backwards, so a rank known only from a declared
+    graph output reaches the op that could not infer it: ReduceSum(x, axes)
+    with keepdims=0 and axes of a run-time length, followed by Sqrt and
+    CastLike (ReduceL2's function body), declared [?, ?] at the output.
+    Dims stay dynamic (the lowering checks them at run time); True if any
+    type changed."""
+    same, changed = _same_shape_ops(), False
+    for op in reversed(list(block.operations)):
+        op = op.operation
+        if not is_onnx_op(op) or not len(op.operands) or not len(op.results) or \
+                OnnxOp(op).op_type not in same or domain_of(op):
+            continue
+        x, t = op.operands[0], op.results[0].type
+        if not isinstance(t, ir.RankedTensorType) or not isinstance(x.type, ir.ShapedType) or \
+                isinstance(x.type, ir.RankedTensorType) or not isinstance(x, ir.OpResult):
+            continue
+        x.set_type(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()] * t.rank,
+                                           x.type.element_type))
+        changed = True
+    return changed
+
+
 def infer_shapes(module: ir.Module) -> None:
     with module.context, ir.Location.unknown():
         for f in module.body.operations:
@@ -205,4 +237,5 @@ def infer_shapes(module: ir.Module) -> None:
                 _infer_block(b, report=True)
                 if rank_if_results(b.owner):   # then what follows gets types too
                     _infer_block(b)
+                rank_from_users(b)
         update_function_types(module)

@@ -2,7 +2,7 @@
 
 The axes become a bit mask of reduced dims (an scf.for over the axes when
 their count is dynamic; range and duplicates are checked at run time,
-naming the node). Then each dim k in turn is reduced (keepdims) under an
+naming the node; empty axes: every dim, or none with noop_with_empty_axes). Then each dim k in turn is reduced (keepdims) under an
 scf.if on its bit: the combining functions are associative, so reducing
 one dim at a time is the reduction over the set (LogSumExp: the
 max-shifted single-dim reduction, itself associative). keepdims=0 needs
@@ -64,8 +64,9 @@ def axes_mask(op: OnnxOp, b: LoweringContext, v, r: int):
     b.require(arith.xori(dup, one), f"node '{op.name}' ({op.op_type}): axes has duplicates")
     empty = arith.cmpi(I.eq, n, b.index(0))
     if op.attrs.noop_with_empty_axes:
-        b.require(arith.xori(empty, one), f"node '{op.name}' ({op.op_type}): empty axes "
-                  "with noop_with_empty_axes=1 known only at run time is not supported")
+        # no dim reduced: only the elementwise steps apply (as reduction.py's
+        # noop for axes known to be empty)
+        return mask
     return arith.select(empty, _i64(b, (1 << r) - 1), mask)
 
 

@@ -24,3 +24,21 @@ func.func @reduce(%x: tensor<2x?x4xf32>, %dyn: tensor<2xi64>) -> !onnx.unknown {
   %7 = "onnx.cum_sum"(%x, %c) {exclusive = 0 : si64, reverse = 0 : si64} : (tensor<2x?x4xf32>, tensor<i64>) -> !onnx.unknown
   return %0 : !onnx.unknown
 }
+
+// A rank only the graph output knows reaches back through ops that keep
+// their input's shape (Sqrt, CastLike): ReduceSum with keepdims=0 and axes
+// of a run-time length gets rank 2 (dims dynamic); ReduceMax's result, used
+// by Shape (not shape-keeping), stays unranked.
+// CHECK-LABEL: func.func @rank_from_users
+// CHECK: "onnx.reduce_sum"{{.*}} -> tensor<?x?xf32>
+// CHECK: "onnx.sqrt"{{.*}} -> tensor<?x?xf32>
+// CHECK: "onnx.cast_like_v15"{{.*}} -> tensor<?x?xf32>
+// CHECK: "onnx.reduce_max"{{.*}} -> tensor<*xf32>
+func.func @rank_from_users(%x: tensor<?x?x?xf32>, %a: tensor<?xi64>) -> (tensor<?x?xf32>, !onnx.unknown) {
+  %0 = "onnx.reduce_sum"(%x, %a) {keepdims = 0 : si64, noop_with_empty_axes = 0 : si64} : (tensor<?x?x?xf32>, tensor<?xi64>) -> !onnx.unknown
+  %1 = "onnx.sqrt"(%0) : (!onnx.unknown) -> !onnx.unknown
+  %2 = "onnx.cast_like_v15"(%1, %x) : (!onnx.unknown, tensor<?x?x?xf32>) -> tensor<?x?xf32>
+  %3 = "onnx.reduce_max"(%x, %a) {keepdims = 0 : si64, noop_with_empty_axes = 0 : si64} : (tensor<?x?x?xf32>, tensor<?xi64>) -> !onnx.unknown
+  %4 = "onnx.shape"(%3) {start = 0 : si64} : (!onnx.unknown) -> !onnx.unknown
+  return %2, %4 : tensor<?x?xf32>, !onnx.unknown
+}

@@ -78,3 +78,35 @@ def test_axes_input_declared_empty(tmp_path, op, noop):
                   [("x", T.FLOAT, ["n", "m", "k"]), ("a", T.INT64, [0])],
                   [("y", T.FLOAT, None)], opset=opset(op))
     dyn.check_shapes(tmp_path, m, feeds([[], []]), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("op", OPS)
+def test_noop_with_empty_axes_known_at_run_time(tmp_path, op, opt_level):
+    """noop_with_empty_axes=1 and axes of a run-time length (the node tests'
+    dynamic mode of test_reduce_sum_empty_axes_input_noop): empty axes at
+    run time reduce no dim (only the elementwise steps apply), others reduce;
+    was a run-time error "... known only at run time is not supported"."""
+    m = dyn.model([N(op, ["x", "a"], ["y"], keepdims=1, noop_with_empty_axes=1, name="red")],
+                  [("x", T.FLOAT, ["n", "m", "k"]), ("a", T.INT64, ["na"])],
+                  [("y", T.FLOAT, None)], opset=opset(op))
+    dyn.check_shapes(tmp_path, m, feeds([[], [1], [0, -1]]), opt_level, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_no_keepdims_rank_from_the_declared_output(tmp_path, opt_level):
+    """ReduceL2's function body with keepdims=0 and axes of a run-time length
+    (the node tests' dynamic mode of test_reduce_l2_*_expanded): ReduceSum
+    cannot rank its result, the declared output [a, b] after Cast / Sqrt /
+    CastLike gives it (shape_inference.rank_from_users; was "result #0 has no
+    ranked type"); an axes count that contradicts it is a run-time error."""
+    m = dyn.model([N("Mul", ["x", "x"], ["sq"]),
+                   N("ReduceSum", ["sq", "a"], ["s"], keepdims=0, name="red"),
+                   N("Cast", ["s"], ["c"], to=T.FLOAT), N("Sqrt", ["c"], ["r"]),
+                   N("CastLike", ["r", "x"], ["y"])],
+                  [("x", T.FLOAT, ["n", "m", "k"]), ("a", T.INT64, ["na"])],
+                  [("y", T.FLOAT, ["p", "q"])], opset=18)
+    dyn.check_shapes(tmp_path, m, feeds([[1], [-3], [2]]), opt_level, rtol=1e-5, atol=1e-5)
+    dyn.check_rejects(tmp_path, m, feeds([[0, 1]]),
+                      r"node 'red' \(ReduceSum\): reduces 2 dims, the result rank 2 needs 1",
+                      opt_level)
