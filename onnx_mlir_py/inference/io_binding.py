@@ -145,7 +145,10 @@ class IOBinding:
                 raise Fail(f"Error in execution: Invalid output name: {name}")
             if bound is not None:
                 arr, want = bound[0], sess._outputs[i]
-                if sess._out_dtypes[i] is not None and arr.dtype != sess._out_dtypes[i]:
+                if sess._out_dtypes[i] is None:
+                    raise Fail(f"Error in execution: output {name} is a {want.type}, not a "
+                               "numeric tensor: bind it without a buffer")
+                if arr.dtype != sess._out_dtypes[i]:
                     raise Fail(f"Error in execution: Unexpected output data type. Actual: "
                                f"({type_of_array(arr)}) , expected: ({want.type})")
                 rank = sess._out_ranks[i]
@@ -183,7 +186,11 @@ class IOBinding:
         results = []
         for i, b in plan:
             if b is None:
-                results.append(OrtValue(c_array(sess._typed(outs[i], sess._out_dtypes[i]))))
+                out = sess._typed(outs[i], sess._out_dtypes[i])
+                if not isinstance(out, np.ndarray):
+                    raise Fail(f"Error in execution: output {sess._outputs[i].name} is not a "
+                               "tensor (a sequence, map or None): use run()")
+                results.append(OrtValue(c_array(out)))
             else:
                 results.append(OrtValue(b[0], b[1]))
         self._results = results

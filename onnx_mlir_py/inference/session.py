@@ -313,10 +313,10 @@ class InferenceSession:
                 raise InvalidArgument(f"Invalid input {name}: run_with_ort_values takes "
                                       f"OrtValues, got {type(v).__name__}")
         outs = self.run(output_names, input_dict_ort_values, run_options)
-        bad = [i for i, o in enumerate(outs) if not isinstance(o, np.ndarray)]
-        if bad:
-            raise Fail(f"run_with_ort_values: output {self._outputs[bad[0]].name} is not a "
-                       "tensor (a sequence, map or None): use run()")
+        for i, o in zip(self._output_indices(output_names), outs):
+            if not isinstance(o, np.ndarray):
+                raise Fail(f"run_with_ort_values: output {self._outputs[i].name} is not a "
+                           "tensor (a sequence, map or None): use run()")
         return [OrtValue(c_array(o)) for o in outs]
 
     def run_async(self, output_names, input_feed, callback, user_data,

@@ -220,3 +220,27 @@ def test_a_uint8_output_into_a_uint8_buffer(cache):
         assert b.get_outputs()[0].data_type() == "tensor(uint8)"
         outs.append(buf)
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_a_sequence_output_is_refused_in_one_line(cache):
+    """OrtValues here hold tensors only: an IOBinding of a sequence output,
+    with or without a buffer, is one line naming it (run() returns it)."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    g = h.make_graph([h.make_node("SplitToSequence", ["x"], ["parts"], keepdims=0)], "split",
+                     [h.make_tensor_value_info("x", T.FLOAT, [3])],
+                     [h.make_tensor_sequence_value_info("parts", T.FLOAT, None)])
+    sess = ort.InferenceSession(h.make_model(g, opset_imports=[h.make_opsetid("", 17)],
+                                             ir_version=8).SerializeToString(), cache_dir=cache)
+    x = np.arange(3, dtype=np.float32)
+    assert [p.tolist() for p in sess.run(None, {"x": x})[0]] == [0, 1, 2]
+    buf = np.zeros(3, np.float32)
+    for bind in (lambda b: b.bind_output("parts"),
+                 lambda b: b.bind_output("parts", "cpu", 0, np.float32, [3], buf.ctypes.data)):
+        b = sess.io_binding()
+        b.bind_cpu_input("x", x)
+        bind(b)
+        with pytest.raises(ort.Fail, match=r"^Error in execution: output parts is [^\n]*$"):
+            sess.run_with_iobinding(b)
+    with pytest.raises(ort.Fail, match="output parts is not a tensor"):
+        sess.run_with_ort_values(None, {"x": ort.OrtValue.ortvalue_from_numpy(x)})
