@@ -88,8 +88,14 @@ def _fold_slice(v: OnnxOp, inputs: list) -> list[np.ndarray] | None:
 
 def _fold_dequantize(v: OnnxOp, inputs: list) -> list[np.ndarray] | None:
     """DequantizeLinear with its family's own rule (onnx.reference has no
-    version before 19; large weights: optimize_onnx/quantize.py)."""
+    version before 19). Not 8-bit weights (rank >= 2): optimize_onnx's QDQ
+    rewrites must see them (a conv of a folded weight stayed f32: QDQ
+    MobileNetV2's stem and first 1x1 conv, whose weights are small enough to
+    fold here); its ``fold_constant_dequantize`` folds them afterwards."""
     from onnx_mlir_py.dialects.onnx.ops.quantize import fold_dequantize
+    x = inputs[0] if inputs else None
+    if x is not None and x.ndim >= 2 and x.dtype.itemsize == 1 and x.dtype.kind in "iu":
+        return None
     out = fold_dequantize(v, inputs)
     return None if out is None else [out]
 

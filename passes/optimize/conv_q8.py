@@ -37,6 +37,9 @@ import mlir.ir as ir
 import numpy as np
 
 from onnx_mlir_py.dialects.onnx.opview import owner_op
+from onnx_mlir_py.passes.optimize.epilogue_q8 import (Q8Epilogue, emit as emit_epilogue,
+                                                      epilogue_chain, external_type, flat_externals,
+                                                      uniform)
 from onnx_mlir_py.passes.optimize.matmul_q8 import (LANES, _widened, _zero_constant, add_functions,
                                                     i32_into_zeros, planned, zero_point_byte)
 from onnx_mlir_py.target import Target
@@ -101,10 +104,10 @@ def match(op: ir.Operation) -> Q8Conv | None:
 
 def supported(filters: int, strides) -> bool:
     """Whether an int8 kernel takes a conv of ``filters`` output channels and
-    ``strides``: the direct kernel (stride 1, filters a multiple of FB) or
-    the im2col one (filters a multiple of 16). optimize_onnx's QDQ rewrite
-    asks the same."""
-    return (tuple(strides) == (1, 1) and filters % FB == 0) or filters % LANES == 0
+    ``strides``: the direct kernel (filters a multiple of FB) or the im2col
+    one (filters a multiple of 16, so also of FB). optimize_onnx's QDQ
+    rewrite asks the same."""
+    return filters % FB == 0
 
 
 def plan(op: ir.Operation, target: Target):
@@ -217,18 +220,24 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
         return 0
     count, any_direct = 0, False
     i8 = ir.IntegerType.get_signless(8)
-    for op, q, wv in planned(module, "linalg.conv_2d_nchw_fchw", "int8_im2col", match,
-                             lambda q: q.w):
+    # from the last conv to the first: a conv's epilogue may take a residual
+    # branch's dequantization, whose 8-bit input an earlier conv then writes
+    for op, q, wv in reversed(list(planned(module, "linalg.conv_2d_nchw_fchw", "int8_im2col",
+                                           match, lambda q: q.w))):
         f = q.ws[0]
         name = f"__om_q8_conv_{count}"
+        epi = None
         if direct(q):
             any_direct = True
             from onnx_mlir_py.passes.optimize.kernel_plan import threaded_kernel
             from onnx_mlir_py.passes.optimize.matmul_q8 import DPBUSD_TEXT
             macs = int(np.prod(q.os)) * int(np.prod(q.ws[1:]))
+            epi = epilogue_chain(op) if EPILOGUES else None
+            if epi is not None and _flat(q) and not flat_externals(epi, q.os[2:]):
+                epi = None
             # the VNNI step's placeholder is declared with each kernel's text
             # (it must parse) and cloned into the module once
-            text = _direct_function(name, q, threads and threaded_kernel(macs, None)) + \
+            text = _direct_function(name, q, threads and threaded_kernel(macs, None), epi) + \
                 "\n" + DPBUSD_TEXT
             c4 = -(-q.ws[1] // 4)
             wpad = np.zeros((f, c4 * 4) + tuple(q.ws[2:]), np.int8)
@@ -252,9 +261,12 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
                                             else ir.IntegerType.get_signless(32))
                 cvals.append(arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result)
             zx = zero_point_byte(q.zx)
-            call = func.CallOp([op.results[0].type], ir.FlatSymbolRefAttr.get(name),
-                               [q.x, zx] + cvals)
-        op.results[0].replace_all_uses_with(call.results[0])
+            replaced = epi.result if epi is not None else op.results[0]
+            call = func.CallOp([replaced.type], ir.FlatSymbolRefAttr.get(name),
+                               [q.x, zx] + cvals + (list(epi.externals) if epi else []))
+        replaced.replace_all_uses_with(call.results[0])
+        for g in reversed(epi.generics if epi is not None else []):
+            g.erase()
         op.erase()
         count += 1
     if count:
@@ -267,7 +279,9 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
 
 
 # -- the direct form (stride 1): no im2col ---------------------------------------------
+PAR4 = ", ".join(['"parallel"'] * 4)
 PAR5 = ", ".join(['"parallel"'] * 5)
+PAR7 = ", ".join(['"parallel"'] * 7)
 FB = 8          # filters per register tile (broadcast, the s8 operand)
 NV = 2          # pixel vectors per register tile (16 pixels x 4 channels each, u8)
 
@@ -279,24 +293,32 @@ NV = 2          # pixel vectors per register tile (16 pixels x 4 channels each, 
 # 0.75 / 0.89, 256->64 1x1 @56 0.56 / 0.81, 512->512 @7 1.41 / 0.59.
 DIRECT_MIN_FILL = 0.75
 
+# False: strided convs take the im2col kernel (A/B measurements)
+STRIDED = True
+
+# False: the direct kernel stores its i32 accumulators and the requantization
+# stays a separate elementwise pass (A/B measurements; epilogue_q8.py)
+EPILOGUES = True
+
 
 def _flat(q: Q8Conv) -> bool:
-    """A 1x1 stride-1 conv without padding: its image is one row of H*W pixels."""
-    return tuple(q.ws[2:]) == (1, 1) and tuple(q.strides) == (1, 1) and not any(q.pads)
+    """A 1x1 conv without padding: its image (subsampled by the strides) is
+    one row of OH*OW pixels."""
+    return tuple(q.ws[2:]) == (1, 1) and not any(q.pads)
 
 
 def direct(q: Q8Conv) -> bool:
-    """Whether the direct kernel takes the conv: stride 1, filters a multiple
-    of FB, output rows (a 1x1 conv's whole image) filling DIRECT_MIN_FILL of
-    their blocks (or no other kernel takes the conv)."""
-    if tuple(q.strides) != (1, 1) or q.ws[0] % FB != 0:
+    """Whether the direct kernel takes the conv: filters a multiple of FB,
+    output rows (a 1x1 conv's whole image) filling DIRECT_MIN_FILL of their
+    blocks (or no other kernel takes the conv)."""
+    if q.ws[0] % FB != 0 or (not STRIDED and tuple(q.strides) != (1, 1)):
         return False
     ow = q.os[2] * q.os[3] if _flat(q) else q.os[3]
     fill = ow / (-(-ow // (16 * NV)) * 16 * NV)
     return fill >= DIRECT_MIN_FILL or q.ws[0] % LANES != 0
 
 
-def _direct_function(name: str, q: Q8Conv, threaded: bool) -> str:
+def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | None = None) -> str:
     """``@name(x: i8 [N, C, H, W], zx: i8, w4: i8 [F, C4*KH*KW*4], base: i32 [F],
     rowsum: i32 [F]) -> i32 [N, F, OH, OW]``: the input padded with its zero
     point and channel-blocked (``[N, C4, Hp, Wq, 4]``: each 64-byte vector is
@@ -309,18 +331,22 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool) -> str:
     from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Value, tensor, vector
     from onnx_mlir_py.passes.optimize.matmul_q8 import DPBUSD, Type_I32, Type_I8
     flat = _flat(q)
-    x_shape, o_shape = q.xs, q.os
-    if flat:        # computed as one row of H*W pixels (collapsed in, expanded out)
-        q = replace(q, xs=(q.xs[0], q.xs[1], 1, q.xs[2] * q.xs[3]),
-                    os=(q.os[0], q.os[1], 1, q.os[2] * q.os[3]))
+    x_shape, o_shape, sub = q.xs, q.os, tuple(q.strides)
+    if flat:        # computed as one row of OH*OW pixels (collapsed in, expanded out)
+        q = replace(q, xs=(q.xs[0], q.xs[1], 1, q.os[2] * q.os[3]),
+                    os=(q.os[0], q.os[1], 1, q.os[2] * q.os[3]), strides=(1, 1))
     n, c, h, w = q.xs
     f, _, kh, kw = q.ws
     _, _, oh, ow = q.os
-    (pt, pl, pb, pr), (d0, d1) = q.pads, q.dilations
+    (pt, pl, pb, pr), (d0, d1), (s0, s1) = q.pads, q.dilations, q.strides
     c4 = -(-c // 4)
     owb = -(-ow // (16 * NV)) * 16 * NV
-    hp = h + pt + pb
-    wq = max(w + pl + pr, owb + (kw - 1) * d1)
+    # stride s: the padded input split into s0 x s1 phases (rows i*s0 + p,
+    # columns j*s1 + r): tap (a, b) reads phase (a*d0 % s0, b*d1 % s1) at
+    # offset (a*d0 // s0, b*d1 // s1), with unit stride (stride 1: one phase)
+    hp = max(oh + (kh - 1) * d0 // s0, -(-(h + pt) // s0))
+    wq = max(owb + (kw - 1) * d1 // s1, -(-(w + pl) // s1))
+    phases = s0 * s1
     taps = kh * kw
     e = Emitter()
     v16, v64, v4 = vector(16, Elem.I32), vector(64, Elem.I8), vector(4, Elem.I8)
@@ -329,38 +355,75 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool) -> str:
     w4 = e.param("w4", tensor([f, c4 * taps * 4], Elem.I8))
     base = e.param("base", tensor([f], Elem.I32))
     rowsum = e.param("rowsum", tensor([f], Elem.I32))
-    out_t = tensor(q.os, Elem.I32)
-    padded = f"tensor<{n}x{c4 * 4}x{hp}x{wq}xi8>"
-    blocked = f"tensor<{n}x{c4}x{hp}x{wq}x4xi8>"
-    x3t = tensor([n, c4, hp, wq * 4], Elem.I8)
+    out_el = epi.elem if epi is not None else Elem.I32
+    out_t = tensor(q.os, out_el)
+    ext_in = [e.param(f"ep{k}", external_type(x)) for k, x in enumerate(epi.externals)] \
+        if epi is not None else []
+    ext = list(ext_in)
+    padded = f"tensor<{n}x{c4 * 4}x{hp * s0}x{wq * s1}xi8>"
+    x3t = tensor([n, c4, phases, hp, wq * 4], Elem.I8)
     ind = "  " * e.ind
     if flat:
         x3d = tensor([n, c, w], Elem.I8)
-        xc = e.op("xc", f"tensor.collapse_shape {x_in} [[0], [1], [2, 3]] : {x_in.type} into "
-                        f"{x3d}", x3d)
+        if sub != (1, 1):       # the pixels a strided 1x1 conv reads
+            xs_t = tensor([n, c, o_shape[2], o_shape[3]], Elem.I8)
+            es, xsub = e.fresh("es"), e.fresh("xsub")
+            e(f"{es} = tensor.empty() : {xs_t}")
+            e(f"{xsub} = linalg.generic {{indexing_maps = [affine_map<(n, c, h, w) -> "
+              f"(n, c, h * {sub[0]}, w * {sub[1]})>, affine_map<(n, c, h, w) -> (n, c, h, w)>], "
+              f"iterator_types = [{PAR4}]}} ins({x_in} : {x_in.type}) "
+              f"outs({es} : {xs_t}) {{")
+            e.lines.append(f"{ind}^bb0(%sv: i8, %so: i8):\n{ind}  linalg.yield %sv : i8\n"
+                           f"{ind}}} -> {xs_t}")
+            x_in_rows = Value(xsub, xs_t)
+        else:
+            x_in_rows = x_in
+        xc = e.op("xc", f"tensor.collapse_shape {x_in_rows} [[0], [1], [2, 3]] : "
+                        f"{x_in_rows.type} into {x3d}", x3d)
         x = e.op("xf", f"tensor.expand_shape {xc} [[0], [1], [2, 3]] output_shape "
                        f"[{n}, {c}, 1, {w}] : {x3d} into {tensor(q.xs, Elem.I8)}",
                  tensor(q.xs, Elem.I8))
+        ext = [_one_row(e, t) if len(t.type.shape) >= 2 and
+               list(t.type.shape[-2:]) == list(o_shape[2:]) else t for t in ext]
     xp = e.fresh("xp")
-    e(f"{xp} = tensor.pad {x} low[0, 0, {pt}, {pl}] high[0, {c4 * 4 - c}, {hp - h - pt}, "
-      f"{wq - w - pl}] {{")
+    e(f"{xp} = tensor.pad {x} low[0, 0, {pt}, {pl}] high[0, {c4 * 4 - c}, {hp * s0 - h - pt}, "
+      f"{wq * s1 - w - pl}] {{")
     e.lines.append(f"{ind}^bb0(%pi0: index, %pi1: index, %pi2: index, %pi3: index):\n"
                    f"{ind}  tensor.yield {zx} : i8\n{ind}}} : {x.type} to {padded}")
     eb, x4 = e.fresh("eb"), e.fresh("x4")
-    e(f"{eb} = tensor.empty() : {blocked}")
-    e(f"{x4} = linalg.generic {{indexing_maps = [affine_map<(n, c, h, w, r) -> "
-      f"(n, c * 4 + r, h, w)>, affine_map<(n, c, h, w, r) -> (n, c, h, w, r)>], "
-      f"iterator_types = [{PAR5}]}} ins({xp} : {padded}) "
-      f"outs({eb} : {blocked}) {{")
+    if phases == 1:
+        blocked = f"tensor<{n}x{c4}x{hp}x{wq}x4xi8>"
+        e(f"{eb} = tensor.empty() : {blocked}")
+        e(f"{x4} = linalg.generic {{indexing_maps = [affine_map<(n, c, h, w, r) -> "
+          f"(n, c * 4 + r, h, w)>, affine_map<(n, c, h, w, r) -> (n, c, h, w, r)>], "
+          f"iterator_types = [{PAR5}]}} ins({xp} : {padded}) "
+          f"outs({eb} : {blocked}) {{")
+        reassoc = "[[0], [1, 2], [3], [4, 5]]"
+        x3e = tensor([n, c4, 1, hp, wq * 4], Elem.I8)
+        x3c = tensor([n, c4, hp, wq * 4], Elem.I8)
+    else:
+        blocked = f"tensor<{n}x{c4}x{s0}x{s1}x{hp}x{wq}x4xi8>"
+        e(f"{eb} = tensor.empty() : {blocked}")
+        e(f"{x4} = linalg.generic {{indexing_maps = [affine_map<(n, c, p, q, h, w, r) -> "
+          f"(n, c * 4 + r, h * {s0} + p, w * {s1} + q)>, "
+          f"affine_map<(n, c, p, q, h, w, r) -> (n, c, p, q, h, w, r)>], "
+          f"iterator_types = [{PAR7}]}} ins({xp} : {padded}) "
+          f"outs({eb} : {blocked}) {{")
     e.lines.append(f"{ind}^bb0(%bv: i8, %bo: i8):\n{ind}  linalg.yield %bv : i8\n"
                    f"{ind}}} -> {blocked}")
-    x3 = e.op("x3", f"tensor.collapse_shape {x4} [[0], [1], [2], [3, 4]] : {blocked} into "
-                    f"{x3t}", x3t)
+    if phases == 1:
+        x3c_ = e.op("x3", f"tensor.collapse_shape {x4} [[0], [1], [2], [3, 4]] : {blocked} into "
+                          f"{x3c}", x3c)
+        x3 = e.op("x3", f"tensor.expand_shape {x3c_} [[0], [1, 2], [3], [4]] output_shape "
+                        f"[{n}, {c4}, 1, {hp}, {wq * 4}] : {x3c} into {x3e}", x3e)
+    else:
+        x3 = e.op("x3", f"tensor.collapse_shape {x4} [[0], [1], [2, 3], [4], [5, 6]] : {blocked} "
+                        f"into {x3t}", x3t)
     zx32 = e.op("zx32", f"{'arith.extsi' if q.signed else 'arith.extui'} {zx} : i8 to i32",
                 Type_I32)
     flip = e.splat_const("-128", v64)
     zero8 = e.const("0", Type_I8)
-    out = e.empty(list(q.os), elem=Elem.I32)
+    out = e.empty(list(q.os), elem=out_el)
     nfb = f // FB
     if threaded:
         fb, tile_src, res = e.forall(nfb, out)
@@ -376,6 +439,7 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool) -> str:
         ci = e.binary("arith.subi", b_, e.binary("arith.muli", zx32, rs))
         corr.append(e.broadcast(ci, v16))
     wrow = [e.add(f0, i) for i in range(FB)]
+    pre = [uniform(e, epi, ext, wrow[i], 16) for i in range(FB)] if epi is not None else []
     in_bounds = ow % (16 * NV) == 0
     ni, (t1,), (r1,) = e.loop(0, n, 1, [tile], base="img")
     hi, (t2,), (r2,) = e.loop(0, oh, 1, [t1], base="row")
@@ -383,13 +447,14 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool) -> str:
     cc, accs, racc = e.loop(0, c4, 1, [corr[i] for i in range(FB) for _ in range(NV)], base="ch")
     accs = list(accs)
     for a in range(kh):
-        hrow = e.add(hi, a * d0)
+        hrow = e.add(hi, a * d0 // s0)
         for b in range(kw):
             tap = a * kw + b
+            phase = (a * d0 % s0) * s1 + b * d1 % s1
             bx = []
             for j in range(NV):
-                col = e.mul(e.add(w0, j * 16 + b * d1), 4)
-                v = e.read(x3, [ni, cc, hrow, col], zero8, v64)
+                col = e.mul(e.add(w0, j * 16 + b * d1 // s1), 4)
+                v = e.read(x3, [ni, cc, phase, hrow, col], zero8, v64)
                 if q.signed:
                     v = e.binary("arith.xori", v, flip)
                 bx.append(v)
@@ -406,7 +471,11 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool) -> str:
     e.end(accs)
     for i in range(FB):
         for j in range(NV):
-            t3 = e.write(racc[i * NV + j], t3, [ni, i, hi, e.add(w0, j * 16)],
+            val = racc[i * NV + j]
+            if epi is not None:
+                val = emit_epilogue(e, epi, val, ext, [ni, wrow[i], hi, e.add(w0, j * 16)], 16,
+                                    in_bounds, pre[i])
+            t3 = e.write(val, t3, [ni, i, hi, e.add(w0, j * 16)],
                          in_bounds=True if in_bounds else False)
     e.end([t3])
     e.end([r3])
@@ -416,11 +485,24 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool) -> str:
     else:
         e.end([e.insert_slice(r1, tile_src, [0, f0, 0, 0], [n, FB, oh, ow])])
     if flat:
-        o3d = tensor([n, f, ow], Elem.I32)
+        o3d = tensor([n, f, ow], out_el)
         rc = e.op("rc", f"tensor.collapse_shape {res} [[0], [1], [2, 3]] : {out_t} into {o3d}", o3d)
-        full = tensor(o_shape, Elem.I32)
+        full = tensor(o_shape, out_el)
         res = e.op("rf", f"tensor.expand_shape {rc} [[0], [1], [2, 3]] output_shape "
                          f"[{', '.join(map(str, o_shape))}] : {o3d} into {full}", full)
         out_t = full
     e(f"return {res} : {out_t}")
-    return e.function(name, [x_in, zx, w4, base, rowsum], out_t)
+    return e.function(name, [x_in, zx, w4, base, rowsum] + ext_in, out_t)
+
+
+def _one_row(e, t):
+    """A tensor [..., H, W] as [..., 1, H*W] (a flat conv's externals)."""
+    from onnx_mlir_py.passes.optimize.kernel_emit import tensor
+    sh = list(t.type.shape)
+    r = len(sh)
+    mid = tensor(sh[:-2] + [sh[-2] * sh[-1]], t.type.elem)
+    row = tensor(sh[:-2] + [1, sh[-2] * sh[-1]], t.type.elem)
+    keep = "".join(f"[{i}], " for i in range(r - 2))
+    c = e.op("erc", f"tensor.collapse_shape {t} [{keep}[{r - 2}, {r - 1}]] : {t.type} into {mid}", mid)
+    return e.op("ere", f"tensor.expand_shape {c} [{keep}[{r - 2}, {r - 1}]] output_shape "
+                       f"[{', '.join(map(str, sh[:-2] + [1, sh[-2] * sh[-1]]))}] : {mid} into {row}", row)

@@ -39,7 +39,12 @@ from dataclasses import dataclass
 class Elem(enum.Enum):
     """Element types of kernel values."""
     F32 = "f32"
+    F64 = "f64"
+    F16 = "f16"
+    BF16 = "bf16"
+    I64 = "i64"
     I32 = "i32"
+    I16 = "i16"
     I8 = "i8"
     I1 = "i1"
     INDEX = "index"

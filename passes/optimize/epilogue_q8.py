@@ -1,0 +1,384 @@
+"""Epilogues of the int8 conv kernel: the elementwise ops after an int8
+conv's i32 accumulators (QLinearConv's requantization, the DequantizeLinear
+after it, a residual add of another dequantized tensor, ReLU / Clip, the
+QuantizeLinear after them) computed on the kernel's register tile before it
+is stored, instead of by separate passes that write the i32 accumulators to
+memory and read them back (4 bytes per output where the result is 1).
+
+1. :func:`epilogue_chain` collects, from the conv's result, the chain of
+   all-parallel generics over the conv's output space that each consume the
+   previous one's result (its only use, with an identity map), and, for an
+   input of such a generic that is not available where the conv is, the
+   single-use elementwise generic producing it when its own inputs are (a
+   residual branch's DequantizeLinear: the chain then reads that branch's
+   8-bit tensor). Every other input ("external") must be defined before the
+   conv: the kernel call replaces the conv where it is. Constants inside or
+   captured by a body are re-emitted; anything else (``linalg.index``, a
+   non-arith/math op, a body reading its output) refuses the epilogue.
+2. :func:`emit` writes the chain's body ops on one accumulator vector of 16
+   pixels of one filter: each op in MLIR's generic form with its operands'
+   types as 16-lane vectors; an external input indexed by the pixel's
+   column (its map's last result ``d3``) is read as a vector, any other
+   (per channel, per tensor) as a scalar broadcast.
+
+The ops compute what the generics computed, lane by lane, in the same
+order and types: fusing never changes a result (the f64 requantization of
+``integer_ops.py`` stays f64). The int8 convs are rewritten from the last
+to the first, so a conv's chain may take a residual branch whose 8-bit
+tensor an earlier conv's kernel then writes directly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import mlir.ir as ir
+
+from onnx_mlir_py.dialects.onnx.opview import owner_op
+from onnx_mlir_py.passes.optimize.epilogue import dominates
+from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Kind, Type, Value, vector
+
+# at most this many generics in one epilogue (with the absorbed producers)
+MAX_GENERICS = 8
+MAX_EXTERNALS = 16
+
+
+def elem_of(t: ir.Type) -> Elem | None:
+    """The kernel emitter's element for a scalar MLIR type (None: not one)."""
+    if isinstance(t, ir.IntegerType) and t.is_signless:
+        return {1: Elem.I1, 8: Elem.I8, 16: Elem.I16, 32: Elem.I32, 64: Elem.I64}.get(t.width)
+    for cls, el in ((ir.F32Type, Elem.F32), (ir.F64Type, Elem.F64), (ir.F16Type, Elem.F16),
+                    (ir.BF16Type, Elem.BF16)):
+        if isinstance(t, cls):
+            return el
+    return None
+
+
+@dataclass
+class Step:
+    """One generic of the epilogue: ``sources[i]`` says where its input i
+    comes from: ("acc",) the accumulators, ("step", j) step j's result,
+    ("ext", k) external input k."""
+    generic: ir.Operation
+    sources: list
+
+
+@dataclass
+class Q8Epilogue:
+    steps: list
+    externals: list              # the external input values (tensors), kernel parameters
+    maps: list                   # each external's indexing map (over the 4 output dims)
+    result: ir.Value             # the last generic's result (the call replaces it)
+    elem: Elem                   # its element type
+    constants: dict = field(default_factory=dict)   # outside constant value -> (text, Elem)
+
+    @property
+    def generics(self) -> list:
+        return [s.generic for s in self.steps]
+
+
+def _op(u) -> ir.Operation:
+    return u.operation if isinstance(u, ir.OpView) else u
+
+
+def _maps(g: ir.Operation) -> list:
+    return [ir.AffineMapAttr(a).value for a in g.attributes["indexing_maps"]]
+
+
+def _is_identity(m: ir.AffineMap) -> bool:
+    return m == ir.AffineMap.get_identity(m.n_dims)
+
+
+def _dim_positions(m: ir.AffineMap) -> list | None:
+    """The loop dim of each result (None for a constant 0), or None when a
+    result is another expression."""
+    out = []
+    for r in m.results:
+        r = r.maybe_downcast()
+        if isinstance(r, ir.AffineDimExpr):
+            out.append(r.position)
+        elif isinstance(r, ir.AffineConstantExpr) and r.value == 0:
+            out.append(None)
+        else:
+            return None
+    return out
+
+
+def _readable(m: ir.AffineMap, v: ir.Value) -> bool:
+    """An input the kernel can read per vector of pixels: a static tensor
+    indexed by loop dims / 0, the column dim (3) only as its last index."""
+    pos = _dim_positions(m)
+    t = v.type
+    if pos is None or not isinstance(t, ir.RankedTensorType) or not t.has_static_shape \
+            or elem_of(t.element_type) is None:
+        return False
+    return 3 not in pos[:-1]
+
+
+def _body_ok(g: ir.Operation, constants: dict) -> bool:
+    """Body ops are scalar arith/math ops on block arguments, earlier body
+    values and constants (recorded in ``constants``); the output argument
+    is unused."""
+    block = g.regions[0].blocks[0]
+    args = list(block.arguments)
+    if len(list(args[-1].uses)):
+        return False
+    ops = list(block.operations)
+    inside = set()
+    for o in ops[:-1]:
+        o = _op(o)
+        if not (o.name.startswith("arith.") or o.name.startswith("math.")) or len(o.regions):
+            return False
+        for r in o.results:
+            if elem_of(r.type) is None:
+                return False
+        for x in o.operands:
+            if elem_of(x.type) is None:
+                return False
+            if isinstance(x.owner, ir.Block):
+                if x.owner != block:
+                    return False
+                continue
+            if x in inside:
+                continue
+            c = _op(x.owner)
+            if c.name != "arith.constant":
+                return False
+            constants[x] = (str(c.attributes["value"]).rsplit(" : ", 1)[0], elem_of(x.type))
+        inside.update(o.results)
+    return _op(ops[-1]).name == "linalg.yield"
+
+
+def _eligible(g: ir.Operation, out_t: ir.Type, constants: dict) -> bool:
+    """An all-parallel 4-loop generic with one result of the output space's
+    shape (any element type), identity output map and a fusable body."""
+    if g.name != "linalg.generic" or len(g.results) != 1 or len(g.regions) != 1:
+        return False
+    rt = g.results[0].type
+    if not isinstance(rt, ir.RankedTensorType) or list(rt.shape) != list(out_t.shape) \
+            or elem_of(rt.element_type) is None:
+        return False
+    if any("parallel" not in str(a) for a in g.attributes["iterator_types"]):
+        return False
+    maps = _maps(g)
+    if maps[-1].n_dims != 4 or not _is_identity(maps[-1]):
+        return False
+    ins = list(g.operands)[:len(maps) - 1]
+    if not all(_readable(m, v) for m, v in zip(maps, ins)):
+        return False
+    return _body_ok(g, constants)
+
+
+def epilogue_chain(conv: ir.Operation) -> Q8Epilogue | None:
+    """The epilogue of ``conv`` (a static 4-D i32 result), or None."""
+    v = conv.results[0]
+    out_t = v.type
+    constants: dict = {}
+    steps: list[Step] = []
+    externals: list = []
+    ext_maps: list = []
+    made: dict = {v: ("acc",)}
+    cur = v
+
+    def external(x, m):
+        for k, (y, n) in enumerate(zip(externals, ext_maps)):
+            if y == x and n == m:
+                return ("ext", k)
+        externals.append(x)
+        ext_maps.append(m)
+        return ("ext", len(externals) - 1)
+
+    def sources(g, allow_side: bool):
+        """Sources of g's inputs (absorbing single-use producers), or None."""
+        maps = _maps(g)
+        ins = list(g.operands)[:len(maps) - 1]
+        srcs, side = [], []
+        for x, m in zip(ins, maps):
+            if x in made:
+                if not _is_identity(m):
+                    return None
+                srcs.append(made[x])
+                continue
+            p = owner_op(x) if allow_side else None
+            # the elementwise producer of an input (a residual branch's
+            # dequantization), taken into the epilogue: its inputs are read
+            # instead (8-bit, not the f32 it writes) and its pass goes away
+            sub = sources(_op(p), False) if p is not None and len(list(x.uses)) == 1 \
+                and _is_identity(m) and _eligible(_op(p), out_t, constants) else None
+            if sub is not None:
+                side.append((_op(p), sub))
+                srcs.append(("side", _op(p)))
+            elif dominates(x, conv) or _hoisted_constant(x, conv):
+                srcs.append(None)           # external, assigned below
+            else:
+                return None
+        return srcs, side
+
+    while len(steps) < MAX_GENERICS:
+        uses = list(cur.uses)
+        if len(uses) != 1:
+            break
+        g = _op(uses[0].owner)
+        if not _eligible(g, out_t, constants) or uses[0].operand_number >= len(_maps(g)) - 1 \
+                or not _is_identity(_maps(g)[uses[0].operand_number]):
+            break
+        found = sources(g, True)
+        if found is None:
+            break
+        srcs, side = found
+        new_ext = {(x, str(m)) for s_, x, m in zip(srcs, list(g.operands), _maps(g)) if s_ is None}
+        for p, (psrcs, _) in side:
+            new_ext |= {(x, str(m)) for s_, x, m in zip(psrcs, list(p.operands), _maps(p))
+                        if s_ is None}
+        if len(steps) + len(side) + 1 > MAX_GENERICS or \
+                len(externals) + len(new_ext) > MAX_EXTERNALS:
+            break
+        for p, (psrcs, _) in side:
+            pm = _maps(p)
+            pins = list(p.operands)[:len(pm) - 1]
+            resolved = [s if s is not None else external(x, m)
+                        for s, x, m in zip(psrcs, pins, pm)]
+            steps.append(Step(p, resolved))
+            made[p.results[0]] = ("step", len(steps) - 1)
+        maps = _maps(g)
+        ins = list(g.operands)[:len(maps) - 1]
+        resolved = []
+        for s, x, m in zip(srcs, ins, maps):
+            if s is None:
+                s = external(x, m)
+            elif s[0] == "side":
+                s = made[s[1].results[0]]
+            resolved.append(s)
+        steps.append(Step(g, resolved))
+        made[g.results[0]] = ("step", len(steps) - 1)
+        cur = g.results[0]
+    if not steps:
+        return None
+    return Q8Epilogue(steps, externals, ext_maps, cur, elem_of(cur.type.element_type),
+                      constants)
+
+
+def _hoisted_constant(x: ir.Value, conv: ir.Operation) -> bool:
+    """A constant defined after the conv is moved before it (an external
+    input of its epilogue must be defined where the kernel call goes)."""
+    c = owner_op(x)
+    if c is None or _op(c).name != "arith.constant" or _op(c).block != conv.block:
+        return False
+    _op(c).move_before(conv)
+    return True
+
+
+def external_type(x: ir.Value) -> Type:
+    from onnx_mlir_py.passes.optimize.kernel_emit import tensor
+    return tensor(list(x.type.shape), elem_of(x.type.element_type))
+
+
+def flat_externals(epi: Q8Epilogue, hw: tuple) -> bool:
+    """Whether every external reads by (n, f) only or by the whole pixel
+    (its last two indices d2, d3 over [OH, OW] = ``hw``): then a conv
+    computed as one row of OH*OW pixels can read them as such a row."""
+    for x, m in zip(epi.externals, epi.maps):
+        pos = _dim_positions(m)
+        if 2 in pos or 3 in pos:
+            if pos[-2:] != [2, 3] or 2 in pos[:-2] or list(x.type.shape[-2:]) != list(hw):
+                return False
+    return True
+
+
+def _generic_line(o: ir.Operation, names: list[str], in_types: list[str], out_types: list[str]):
+    attrs = ", ".join(f"{k} = {o.attributes[k]}" for k in o.attributes)
+    attrs = f" {{{attrs}}}" if attrs else ""
+    outs = out_types[0] if len(out_types) == 1 else f"({', '.join(out_types)})"
+    return f"\"{o.name}\"({', '.join(names)}){attrs} : ({', '.join(in_types)}) -> {outs}"
+
+
+def _uniform_arg(epi: Q8Epilogue, src) -> bool:
+    """Whether a step input is the same for every pixel of a filter (an
+    external read by the filter index only, or by none)."""
+    if src[0] != "ext":
+        return False
+    return all(p in (None, 1) for p in _dim_positions(epi.maps[src[1]]))
+
+
+def _step_ops(e: Emitter, epi: Q8Epilogue, step_i: int, env: dict, lanes: int,
+              skip=None) -> None:
+    """Emit step ``step_i``'s body ops whose operands are all in ``env``
+    (and not in ``skip``), in order, adding their results to ``env``."""
+    block = epi.steps[step_i].generic.regions[0].blocks[0]
+    for o in list(block.operations)[:-1]:
+        o = _op(o)
+        if o.results[0] in env or (skip is not None and o.results[0] in skip):
+            continue
+        if o.name == "arith.constant":
+            el = elem_of(o.results[0].type)
+            text = str(o.attributes["value"]).rsplit(" : ", 1)[0]
+            env[o.results[0]] = e.broadcast(e.const(text, Type(Kind.SCALAR, el)),
+                                            vector(lanes, el))
+            continue
+        vals = []
+        for x in o.operands:
+            if x not in env and x in epi.constants:      # a constant defined outside the generic
+                text, el = epi.constants[x]
+                env[x] = e.broadcast(e.const(text, Type(Kind.SCALAR, el)), vector(lanes, el))
+            if x not in env:
+                break
+            vals.append(env[x])
+        else:
+            rts = [vector(lanes, elem_of(r.type)) for r in o.results]
+            line = _generic_line(o, [str(v) for v in vals], [str(v.type) for v in vals],
+                                 [str(t) for t in rts])
+            env[o.results[0]] = e.op("ep", line, rts[0])
+
+
+def uniform(e: Emitter, epi: Q8Epilogue, params: list, f, lanes: int) -> dict:
+    """The epilogue ops that depend only on the filter ``f`` (per-channel
+    scales and zero points, their products and quotients), as ``lanes``-wide
+    vectors: emitted once per filter, before the kernel's pixel loops, and
+    passed to :func:`emit`."""
+    env: dict = {}
+    for i, step in enumerate(epi.steps):
+        block = step.generic.regions[0].blocks[0]
+        for arg, src in zip(list(block.arguments), step.sources):
+            if _uniform_arg(epi, src):
+                k = src[1]
+                env[arg] = _read_external(e, params[k], epi.maps[k], [0, f, 0, 0], lanes, True)
+        _step_ops(e, epi, i, env, lanes)
+    return env
+
+
+def emit(e: Emitter, epi: Q8Epilogue, acc: Value, params: list, coords: list,
+         lanes: int, in_bounds: bool, pre: dict | None = None) -> Value:
+    """The epilogue on accumulator vector ``acc`` (``lanes`` pixels at loop
+    coordinates ``coords`` = [n, f, row, column] of the kernel's (possibly
+    flattened) output; ``params`` the externals as the kernel sees them;
+    ``pre`` the filter's :func:`uniform` values). Returns the vector to store."""
+    results: list[Value] = []
+    for i, step in enumerate(epi.steps):
+        block = step.generic.regions[0].blocks[0]
+        env: dict = dict(pre or {})
+        for arg, src in zip(list(block.arguments), step.sources):
+            if arg in env:
+                continue
+            if src[0] == "acc":
+                env[arg] = acc
+            elif src[0] == "step":
+                env[arg] = results[src[1]]
+            else:
+                k = src[1]
+                env[arg] = _read_external(e, params[k], epi.maps[k], coords, lanes, in_bounds)
+        _step_ops(e, epi, i, env, lanes)
+        results.append(env[_op(list(block.operations)[-1]).operands[0]])
+    return results[-1]
+
+
+def _read_external(e: Emitter, t: Value, m: ir.AffineMap, coords: list, lanes: int,
+                   in_bounds: bool) -> Value:
+    pos = _dim_positions(m)
+    idx = [0 if p is None else coords[p] for p in pos]
+    el = t.type.elem
+    if pos and pos[-1] == 3:
+        zero = e.const("0" if el not in (Elem.F32, Elem.F64, Elem.F16, Elem.BF16) else "0.0",
+                       Type(Kind.SCALAR, el))
+        return e.read(t, idx, zero, vector(lanes, el), in_bounds=True if in_bounds else False)
+    s = e.extract(t, idx) if idx else e.op("ex", f"tensor.extract {t}[] : {t.type}",
+                                            Type(Kind.SCALAR, el))
+    return e.broadcast(s, vector(lanes, el))

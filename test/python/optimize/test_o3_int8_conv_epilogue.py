@@ -1,0 +1,238 @@
+"""-O3 int8 convs on the direct VNNI kernel (passes/optimize/conv_q8.py):
+strided convs through the phase-split input (3x3 stride 2, the 7x7 stride-2
+stem over 3 channels, dilated and strided, a strided 1x1 as one row of
+subsampled pixels), and the requantization epilogue (epilogue_q8.py): the
+QLinearConv's requantization and the QDQ ops after it (DequantizeLinear, a
+residual add of another dequantized tensor, ReLU, QuantizeLinear) computed
+on the kernel's registers. Every result is exact: a QLinearConv equals
+onnx.reference, a fused epilogue equals the same -O3 build without it bit
+for bit (same ops, same order, same types); where the fusion applies, the
+-O3 IR has no i32 tensor of the conv's output left."""
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import onnx_mlir_py
+from onnx_mlir_py.compiler import run_pipeline
+from onnx_mlir_py.isa import host_has
+from onnx_mlir_py.options import Options
+from onnx_mlir_py.runtime import ExecutionSession
+from onnx_mlir_py.testing.check import reference
+
+VNNI = host_has("avx512vnni") and host_has("avx512f")
+vnni = pytest.mark.skipif(not VNNI, reason="the int8 kernels need AVX-512 VNNI (this CPU has none)")
+
+
+def _plan_and_ir(m):
+    """(kernel plan entries, the -O3 MLIR) for this (VNNI) host, without codegen."""
+    plans, out = [], io.StringIO()
+    opts = Options(emit="EmitLib", opt_level=3)
+    with redirect_stdout(out):
+        run_pipeline(m, opts, None, print_ir=True, on_plan=plans.append)
+    return plans[0].entries, out.getvalue()
+
+
+def _x(shape, signed=False, seed=1):
+    rng = np.random.default_rng(seed)
+    if signed:
+        return rng.integers(-128, 128, shape).astype(np.int8)
+    return rng.integers(0, 256, shape).astype(np.uint8)
+
+
+def _qconv(c, f, hw, k, stride, pads, dil=1, signed=False):
+    rng = np.random.default_rng(c + 7 * f + hw)
+    dt = np.int8 if signed else np.uint8
+    inits = [nh.from_array(np.array(0.02, np.float32), "sx"),
+             nh.from_array(np.array(-5 if signed else 120, dt), "zx"),
+             nh.from_array(rng.integers(-128, 128, (f, c, k, k)).astype(np.int8), "W"),
+             nh.from_array((rng.random(f) * 0.01 + 0.001).astype(np.float32), "sw"),
+             nh.from_array(np.zeros(f, np.int8), "zw"),
+             nh.from_array(np.array(2.0, np.float32), "sy"),
+             nh.from_array(np.array(3 if signed else 128, dt), "zy"),
+             nh.from_array(rng.integers(-5000, 5000, f).astype(np.int32), "B")]
+    node = h.make_node("QLinearConv", ["x", "sx", "zx", "W", "sw", "zw", "sy", "zy", "B"], ["y"],
+                       pads=pads, strides=[stride] * 2, dilations=[dil] * 2, kernel_shape=[k, k])
+    et = TP.INT8 if signed else TP.UINT8
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("x", et, [1, c, hw, hw])],
+                     [h.make_tensor_value_info("y", et, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+@vnni
+@pytest.mark.parametrize("kw", [
+    dict(c=8, f=16, hw=56, k=3, stride=2, pads=[1, 1, 1, 1]),             # 28 wide: 2x2 phases
+    dict(c=3, f=16, hw=60, k=7, stride=2, pads=[3, 3, 3, 3]),             # the stem: K = 3 x 49
+    dict(c=8, f=16, hw=61, k=3, stride=2, dil=2, pads=[2, 1, 0, 2]),      # dilated + strided
+    dict(c=16, f=32, hw=28, k=1, stride=2, pads=[0, 0, 0, 0], signed=True),  # 1x1: 196 pixels
+    dict(c=8, f=8, hw=95, k=5, stride=3, pads=[2, 2, 2, 2]),              # stride 3, 8 filters
+])
+def test_strided_convs_take_the_direct_kernel(tmp_path, kw):
+    m = _qconv(**kw)
+    entries, _ = _plan_and_ir(m)
+    assert len(entries) == 1 and "direct" in entries[0].reason, entries[0].line()
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=3))
+    x = _x([1, kw["c"], kw["hw"], kw["hw"]], kw.get("signed", False))
+    np.testing.assert_array_equal(sess.run([x])[0], reference(m, {"x": x})[0])
+
+
+# -- QDQ graphs: the ops after each conv become its epilogue ----------------------------
+
+def _qdq_block(c=16, mid=8, hw=28, down=False, signed=False):
+    """A ResNet bottleneck in QDQ form (quantize_static's layout): x (8-bit)
+    -> DQ -> 1x1 -> ReLU -> Q/DQ -> 3x3 -> ReLU -> Q/DQ -> 1x1 -> Q/DQ -> Add
+    (the shortcut: DQ(x), or a strided 1x1 'down' conv when ``down``) -> ReLU
+    -> Q."""
+    rng = np.random.default_rng(5)
+    dt, et = (np.int8, TP.INT8) if signed else (np.uint8, TP.UINT8)
+    out_c = 2 * c if down else c
+    inits, nodes = [], []
+
+    def act_q(name, scale, zp):
+        inits.extend([nh.from_array(np.array(scale, np.float32), name + "_s"),
+                      nh.from_array(np.array(zp, dt), name + "_z")])
+
+    def qdq(src, name, scale, zp):
+        act_q(name, scale, zp)
+        nodes.append(h.make_node("QuantizeLinear", [src, name + "_s", name + "_z"], [name + "_q"]))
+        nodes.append(h.make_node("DequantizeLinear", [name + "_q", name + "_s", name + "_z"],
+                                 [name + "_d"]))
+        return name + "_d"
+
+    def conv(src, sx, name, cin, cout, k, stride=1, relu=True):
+        """Conv of DequantizeLinear'd s8 weights and an int32 bias of scale
+        sx * sw (as onnxruntime's quantizer writes them)."""
+        w = rng.integers(-127, 128, (cout, cin, k, k)).astype(np.int8)
+        ws = (rng.random(cout) * 0.004 + 0.001).astype(np.float32)
+        inits.extend([nh.from_array(w, name + "_w"), nh.from_array(ws, name + "_ws"),
+                      nh.from_array(np.zeros(cout, np.int8), name + "_wz"),
+                      nh.from_array(rng.integers(-3000, 3000, cout).astype(np.int32), name + "_bq"),
+                      nh.from_array((np.float32(sx) * ws).astype(np.float32), name + "_bs"),
+                      nh.from_array(np.zeros(cout, np.int32), name + "_bz")])
+        nodes.append(h.make_node("DequantizeLinear", [name + "_w", name + "_ws", name + "_wz"],
+                                 [name + "_wd"], axis=0))
+        nodes.append(h.make_node("DequantizeLinear", [name + "_bq", name + "_bs", name + "_bz"],
+                                 [name + "_b"], axis=0))
+        nodes.append(h.make_node("Conv", [src, name + "_wd", name + "_b"], [name + "_c"],
+                                 pads=[k // 2] * 4, strides=[stride] * 2))
+        out = name + "_c"
+        if relu:
+            nodes.append(h.make_node("Relu", [out], [name + "_r"]))
+            out = name + "_r"
+        return out
+
+    act_q("x", 0.03, -3 if signed else 110)
+    nodes.append(h.make_node("DequantizeLinear", ["x", "x_s", "x_z"], ["xd"]))
+    a = qdq(conv("xd", 0.03, "c1", c, mid, 1), "a", 0.05, 0)
+    b = qdq(conv(a, 0.05, "c2", mid, mid, 3, stride=2 if down else 1), "b", 0.05, 0)
+    d = qdq(conv(b, 0.05, "c3", mid, out_c, 1, relu=False), "d", 0.08, -2 if signed else 125)
+    if down:
+        sc = qdq(conv("xd", 0.03, "dn", c, out_c, 1, stride=2, relu=False), "sc", 0.08,
+                 1 if signed else 127)
+    else:
+        sc = "xd"
+    nodes.append(h.make_node("Add", [d, sc], ["sum"]))
+    nodes.append(h.make_node("Relu", ["sum"], ["sr"]))
+    act_q("y", 0.06, 0)
+    nodes.append(h.make_node("QuantizeLinear", ["sr", "y_s", "y_z"], ["y"]))
+    g = h.make_graph(nodes, "block", [h.make_tensor_value_info("x", et, [1, c, hw, hw])],
+                     [h.make_tensor_value_info("y", et, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
+    m.ir_version = 9
+    return m
+
+
+def _fused_equals_unfused(tmp_path, m, shape, monkeypatch, signed=False):
+    """The -O3 library with the epilogues equals the one without them
+    (conv_q8.EPILOGUES off: the requantization and the ops after it as
+    separate passes) bit for bit, and onnxruntime's (its QDQ fusion) within
+    one quantization step: the QDQ rewrite computes the conv in integers,
+    as onnxruntime's optimized session does, so the unoptimized float
+    reference differs by a step on rare elements (as onnxruntime's own
+    levels do)."""
+    import onnxruntime as ort
+    from onnx_mlir_py.passes.optimize import conv_q8
+    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
+    monkeypatch.setattr(conv_q8, "EPILOGUES", False)
+    plain = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "plain.so", opt_level=3))
+    def session(level):
+        so = ort.SessionOptions()
+        so.graph_optimization_level = level
+        return ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    ref, raw = session(ort.GraphOptimizationLevel.ORT_ENABLE_ALL), \
+        session(ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+
+    def steps(a, b):
+        d = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        return d.max(), (d > 0).mean()
+    for seed in (1, 2):
+        x = _x(shape, signed, seed)
+        got = s3.run([x])
+        for a, b in zip(got, plain.run([x])):
+            np.testing.assert_array_equal(a, b)
+        for a, b, c in zip(got, ref.run(None, {"x": x}), raw.run(None, {"x": x})):
+            if a.dtype.kind == "f":     # an f32 output: one step of the dequantization before it
+                np.testing.assert_allclose(a, b, rtol=0, atol=0.5 + 1e-6)
+                continue
+            (dmax, frac), (_, theirs) = steps(a, b), steps(b, c)
+            assert dmax <= 1 and frac <= 2 * theirs + 0.005, \
+                f"ours vs onnxruntime: {frac:.2%} one step off; its own levels: {theirs:.2%}"
+
+
+@vnni
+@pytest.mark.parametrize("down, signed", [(False, False), (True, False), (True, True)])
+def test_bottleneck_block_fuses_requantization_and_residual(tmp_path, monkeypatch, down, signed):
+    """Every conv of the block writes its 8-bit result directly (no i32
+    tensor of a conv's output shape is left); the last conv (or the strided
+    'down' conv) also computes the residual add, ReLU and QuantizeLinear,
+    reading the other branch's 8-bit tensor."""
+    m = _qdq_block(down=down, signed=signed)
+    entries, ir = _plan_and_ir(m)
+    assert [e.kernel for e in entries] == ["int8_im2col"] * (4 if down else 3)
+    assert all("direct" in e.reason for e in entries), [e.line() for e in entries]
+    for shape in ("28x28xi32>", "14x14xi32>"):
+        assert f"tensor<1x8x{shape}" not in ir and f"tensor<1x16x{shape}" not in ir \
+            and f"tensor<1x32x{shape}" not in ir, shape
+    _fused_equals_unfused(tmp_path, m, [1, 16, 28, 28], monkeypatch, signed)
+
+
+@vnni
+def test_conv_then_float_consumer_writes_f32(tmp_path, monkeypatch):
+    """A QLinearConv whose output is dequantized for an f32 op (MobileNet's
+    depthwise conv): the kernel writes the f32 values itself."""
+    m = _qconv(c=16, f=32, hw=28, k=1, stride=1, pads=[0, 0, 0, 0])
+    g = m.graph
+    g.initializer.extend([nh.from_array(np.array(0.5, np.float32), "ds")])
+    g.node.extend([h.make_node("DequantizeLinear", ["y", "ds", "zy"], ["yd"]),
+                   h.make_node("Sigmoid", ["yd"], ["out"])])
+    del g.output[:]
+    g.output.extend([h.make_tensor_value_info("out", TP.FLOAT, None)])
+    _, ir = _plan_and_ir(m)
+    assert "tensor<1x32x28x28xi32>" not in ir and "tensor<1x32x28x28xi8>" not in ir
+    _fused_equals_unfused(tmp_path, m, [1, 16, 28, 28], monkeypatch)
+
+
+@vnni
+def test_requantized_result_with_two_users_stays_8_bit(tmp_path):
+    """The conv's 8-bit result also leaves the graph: the epilogue stops at
+    the requantization (the consumers read the 8-bit tensor), still exact."""
+    m = _qconv(c=16, f=32, hw=28, k=3, stride=1, pads=[1, 1, 1, 1])
+    g = m.graph
+    g.initializer.extend([nh.from_array(np.array(0.5, np.float32), "ds")])
+    g.node.extend([h.make_node("DequantizeLinear", ["y", "ds", "zy"], ["yd"])])
+    g.output.extend([h.make_tensor_value_info("yd", TP.FLOAT, None)])
+    _, ir = _plan_and_ir(m)
+    assert "tensor<1x32x28x28xi32>" not in ir
+    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
+    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
+    x = _x([1, 16, 28, 28])
+    for got, want in zip(s3.run([x]), s0.run([x])):
+        np.testing.assert_array_equal(got, want)
