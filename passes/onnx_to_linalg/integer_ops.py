@@ -2,8 +2,12 @@
 contractions on zero-point-shifted operands (one elementwise generic each:
 ext(x) - ext(zp), zp broadcast per tensor / per row / per column / per
 output channel), then for QLinear* a requantize generic:
-``clamp(roundeven(acc * (s_x * s_w / s_y) + zp_y))`` computed as ONNX's
-reference does (scale product in f32, the rest in f64).
+``clamp(roundeven(f32(acc) * (s_x * s_w / s_y)) + zp_y)``, all in the
+scales' float type (f32), as onnxruntime's CPU kernels requantize
+(MlasRequantizeOutput): the same bits as onnxruntime's QLinearConv /
+QLinearMatMul. (onnx.reference multiplies in f64; the two differ by one
+step only where the f32 product rounds across a .5 boundary: about one
+element in 10^5..10^6.)
 
 Convolutions pad the shifted input with 0, i.e. with the zero point of the
 original input, as ONNX requires.
@@ -111,7 +115,9 @@ def conv_i32(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value,
 def requantize(op: OnnxOp, b: LoweringContext, acc: ir.Value, sx: ir.Value, sx_1d: int,
                sw: ir.Value, sw_1d: int, sy: ir.Value, zy: ir.Value | None,
                bias: ir.Value | None = None) -> ir.Value:
-    """clamp(roundeven(f64(acc + bias) * f64(sx * sw / sy) + zy)) -> result type."""
+    """clamp(roundeven(f(acc + bias) * (sx * sw / sy)) + zy) -> result type, in
+    the scales' float type f (onnxruntime's requantization: rounded before
+    the zero point is added, so no addition rounds)."""
     out_t = b.result_type(op)
     et = out_t.element_type
     if not isinstance(et, ir.IntegerType) or et.width != 8:
@@ -120,7 +126,7 @@ def requantize(op: OnnxOp, b: LoweringContext, acc: ir.Value, sx: ir.Value, sx_1
     lo, hi = (0, (1 << et.width) - 1) if unsigned else (-(1 << (et.width - 1)),
                                                         (1 << (et.width - 1)) - 1)
     n = acc.type.rank
-    f64 = ir.F64Type.get()
+    f64, f32 = ir.F64Type.get(), ir.F32Type.get()
     dims = b.dims(acc)
     sx, sw, sy = (fit(op, b, sx, dims, sx_1d), fit(op, b, sw, dims, sw_1d),
                   fit(op, b, sy, dims, 0))
@@ -148,14 +154,14 @@ def requantize(op: OnnxOp, b: LoweringContext, acc: ir.Value, sx: ir.Value, sx_1
         if bias is not None:
             a = arith.addi(a, rest.pop(0))
         mult = arith.divf(arith.mulf(x_s, w_s), y_s)
-        if st != f64:
-            mult = arith.extf(f64, mult)
-        v = arith.mulf(arith.sitofp(f64, a), mult)
+        ft = f32 if st != f64 else f64          # f16 scales: f32, as onnxruntime widens them
+        if st != ft:
+            mult = arith.extf(ft, mult)
+        v = math.roundeven(arith.mulf(arith.sitofp(ft, a), mult))
         if z is not None:
-            v = arith.addf(v, arith.uitofp(f64, z) if unsigned else arith.sitofp(f64, z))
-        v = math.roundeven(v)
-        v = arith.maximumf(v, arith.constant(f64, float(lo)))
-        v = arith.minimumf(v, arith.constant(f64, float(hi)))
+            v = arith.addf(v, arith.uitofp(ft, z) if unsigned else arith.sitofp(ft, z))
+        v = arith.maximumf(v, arith.constant(ft, float(lo)))
+        v = arith.minimumf(v, arith.constant(ft, float(hi)))
         return arith.fptoui(et, v) if unsigned else arith.fptosi(et, v)
     return b.generic(ins, [b.empty(b.dims(acc), et)], maps, ["parallel"] * n, body)[0]
 
