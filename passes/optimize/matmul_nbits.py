@@ -6,7 +6,9 @@ lowering's dequantizing generic (tagged ``om.nbits`` = [bits, block_size, K,
 N, zero-point form]) of constant quantized weights, scales and zero points
 (none, packed uint8 or float), with bits 2, 4 or 8 and an A of a static
 M <= MAX_M rows (a decode step; A's leading dims collapsed into M). A
-dynamic or larger M keeps the dequantize-then-matmul path (the packed f32
+dynamic M (a decode export's [batch, sequence, K]) is dispatched at run
+time: the kernel for M = 1 when M is 1, else the dequantize-then-matmul
+path (an ``scf.if``); a static M > MAX_M keeps that path (the packed f32
 kernels; the plan's reason says why).
 
 The algebra: per block b of ``bs`` k's and column n,
@@ -73,7 +75,14 @@ class NBitsMatmul:
 
     @property
     def decode(self) -> bool:
-        return self.m is not None and 1 <= self.m <= MAX_M
+        """Whether the kernel takes it: a static M <= MAX_M, or a dynamic M
+        (then the M = 1 kernel, dispatched at run time)."""
+        return self.m is None or 1 <= self.m <= MAX_M
+
+    @property
+    def rows(self) -> int:
+        """The kernel's rows: M, or 1 for a dynamic M."""
+        return 1 if self.m is None else self.m
 
 
 def _constant(v: ir.Value) -> bool:
@@ -114,7 +123,7 @@ def tiling(m: int) -> tuple[int, int]:
 def _work(q: NBitsMatmul) -> tuple[int, int]:
     """(multiply-adds, bytes read and written) of one call."""
     wbytes = q.kb * q.bs * q.bits // 8 * q.n + 4 * q.kb * q.n
-    return q.m * q.k * q.n, wbytes + 4 * q.m * (q.k + q.n)
+    return q.rows * q.k * q.n, wbytes + 4 * q.rows * (q.k + q.n)
 
 
 def plan(op: ir.Operation, target: Target):
@@ -126,9 +135,11 @@ def plan(op: ir.Operation, target: Target):
         return None
     from onnx_mlir_py.passes.optimize.kernel_plan import _macs_str, threaded_kernel
     macs, nbytes = _work(q)
-    nv, _ = tiling(q.m)
-    return (f"{q.m}x{nv * _lanes(target)}, block {q.bs}", threaded_kernel(macs, nbytes),
-            f"MatMulNBits {q.bits}-bit weights unpacked in registers, per-block sums; "
+    nv, _ = tiling(q.rows)
+    dyn = "" if q.m is not None else \
+        " (M dynamic: this kernel when M = 1 at run time, else dequantize + matmul)"
+    return (f"{q.rows}x{nv * _lanes(target)}, block {q.bs}", threaded_kernel(macs, nbytes),
+            f"MatMulNBits {q.bits}-bit weights unpacked in registers, per-block sums{dyn}; "
             f"{_macs_str(macs)}")
 
 
@@ -142,7 +153,7 @@ def fallback_note(op: ir.Operation) -> str:
     elif q.decode:
         why = "not an x86 vector width"
     else:
-        why = f"M = {'?' if q.m is None else q.m}, it takes a static M <= {MAX_M}"
+        why = f"M = {q.m}, it takes M <= {MAX_M} (or a dynamic M, dispatched at run time)"
     return f"; MatMulNBits weights dequantized to f32 at run time (nbits_decode: {why})"
 
 
@@ -176,7 +187,7 @@ def relayout(q: NBitsMatmul, b: np.ndarray, scales: np.ndarray, zp: np.ndarray |
 def kernel_text(name: str, q: NBitsMatmul, lanes: int, threaded: bool) -> str:
     """``func.func private @name(a: [M, K] f32, w, s[, z]) -> [M, T * nb] f32``
     (see the module docstring)."""
-    m_rows, bits, bs, kb, k = q.m, q.bits, q.bs, q.kb, q.k
+    m_rows, bits, bs, kb, k = q.rows, q.bits, q.bs, q.kb, q.k
     per, mask = 8 // bits, (1 << bits) - 1
     nv, chains = tiling(m_rows)
     nb = nv * lanes
@@ -291,6 +302,29 @@ def column_tiles(e: Emitter, out: Value, count: int, width: int, threaded: bool)
     return i, e.extract_slice(src, [0, col], [rows, width]), res, close
 
 
+def _dispatch(op: ir.Operation, q: NBitsMatmul, kernel_call) -> ir.Value:
+    """For a dynamic M, at the current insertion point: ``scf.if M == 1``
+    the kernel (A cast to [1, K]), else a copy of the dequantizing generic
+    and of ``op`` (tagged for no kernel: the packed kernels take it)."""
+    from mlir.dialects import arith, scf, tensor as tensor_d
+    from onnx_mlir_py.passes.optimize.kernel_plan import KERNEL_ATTR
+    idx = ir.IndexType.get()
+    m = tensor_d.DimOp(q.a, arith.ConstantOp(idx, 0).result).result
+    one = arith.CmpIOp(arith.CmpIPredicate.eq, m, arith.ConstantOp(idx, 1).result).result
+    rt = op.results[0].type
+    branch = scf.IfOp(one, [rt], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        a1 = tensor_d.CastOp(ir.RankedTensorType.get([1, q.k], ir.F32Type.get()), q.a).result
+        scf.YieldOp([tensor_d.CastOp(rt, kernel_call(a1)).result])
+    with ir.InsertionPoint(branch.else_block):
+        w = owner_op(op.operands[1]).clone(ir.InsertionPoint.current)
+        mm = op.clone(ir.InsertionPoint.current)
+        mm.operands[1] = w.results[0]
+        mm.attributes[KERNEL_ATTR] = ir.StringAttr.get("linalg")
+        scf.YieldOp([mm.results[0]])
+    return branch.results[0]
+
+
 # -- the rewrite step ----------------------------------------------------------------
 def nbits_decodes(module: ir.Module, target: Target, threads: bool, plan_=None) -> int:
     """Rewrite the matmuls the plan gave ``nbits_decode`` (all matching
@@ -315,10 +349,10 @@ def nbits_decodes(module: ir.Module, target: Target, threads: bool, plan_=None) 
         zp = None if q.zp is None else _const_value(owner_op(q.zp), blobs)
         if sc is None or (q.zp is not None and zp is None):
             continue
-        nv, _ = tiling(q.m)
+        nv, _ = tiling(q.rows)
         nb = nv * lanes
         par = threads and threaded_kernel(*_work(q))
-        key = (q.m, q.k, q.n, q.bits, q.bs, q.zform, par)
+        key = (q.rows, q.k, q.n, q.bits, q.bs, q.zform, par)
         if key not in funcs:
             funcs[key] = f"__om_nbits_decode_{len(funcs)}"
             sub = ir.Module.parse("module {\n" + kernel_text(funcs[key], q, lanes, par) + "\n}",
@@ -330,16 +364,19 @@ def nbits_decodes(module: ir.Module, target: Target, threads: bool, plan_=None) 
                 et = f32 if arr.dtype == np.float32 else ir.IntegerType.get_signless(8)
                 t = ir.RankedTensorType.get(list(arr.shape), et)
                 return arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result
-            args = [q.a, const(w), const(s)] + ([const(z)] if z is not None else [])
-            ncols = w.shape[0] * nb
-            call = func.CallOp([ir.RankedTensorType.get([q.m, ncols], f32)],
-                               ir.FlatSymbolRefAttr.get(funcs[key]), args)
-            res = call.results[0]
-            if ncols != q.n:
-                res = tensor_d.ExtractSliceOp(op.results[0].type, res, [], [], [],
-                                              ir.DenseI64ArrayAttr.get([0, 0]),
-                                              ir.DenseI64ArrayAttr.get([q.m, q.n]),
-                                              ir.DenseI64ArrayAttr.get([1, 1])).result
+            consts = [const(w), const(s)] + ([const(z)] if z is not None else [])
+
+            def kernel_call(a):
+                ncols = w.shape[0] * nb
+                res = func.CallOp([ir.RankedTensorType.get([q.rows, ncols], f32)],
+                                  ir.FlatSymbolRefAttr.get(funcs[key]), [a] + consts).results[0]
+                if ncols != q.n:
+                    res = tensor_d.ExtractSliceOp(
+                        ir.RankedTensorType.get([q.rows, q.n], f32), res, [], [], [],
+                        ir.DenseI64ArrayAttr.get([0, 0]), ir.DenseI64ArrayAttr.get([q.rows, q.n]),
+                        ir.DenseI64ArrayAttr.get([1, 1])).result
+                return res
+            res = kernel_call(q.a) if q.m is not None else _dispatch(op, q, kernel_call)
         op.results[0].replace_all_uses_with(res)
         op.erase()
         count += 1

@@ -5,7 +5,8 @@
 // the nbits_decode kernel (passes/optimize/matmul_nbits.py): the 4-bit bytes
 // re-laid out per 64-column tile ([T, K'/2, 64] i8: K = 40 padded to 3 blocks
 // of 16, N = 20 to one tile), unpacked in registers (zero-extended, masked /
-// shifted, converted), never an f32 [K, N] tensor; a dynamic M keeps the matmul.
+// shifted, converted), never an f32 [K, N] tensor; a dynamic M is dispatched
+// at run time (M = 1: the kernel); a static M > 8 keeps the matmul.
 
 #w = affine_map<(d0, d1) -> (d1, d0 floordiv 16, (d0 mod 16) floordiv 2)>
 #s = affine_map<(d0, d1) -> (d1 * 3 + d0 floordiv 16)>
@@ -66,13 +67,22 @@ func.func @int4_m1(%a: tensor<1x40xf32>) -> tensor<1x20xf32> {
 
 // -----
 
-// A dynamic M (a prefill or a batch): the dequantize-then-matmul path stays.
-#w = affine_map<(d0, d1) -> (d1, d0 floordiv 32)>
+// A dynamic M (a decode export's [batch, sequence, K]) is dispatched at run
+// time: the M = 1 kernel when M is 1, else a copy of the dequantizing
+// generic and the matmul (tagged for no kernel, so the pass leaves it).
 #s = affine_map<(d0, d1) -> (d1, d0 floordiv 32)>
 #o = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @int8_dynamic_m
-// CHECK: linalg.matmul
-// CHECK-NOT: __om_nbits_decode
+// CHECK: %[[M:.*]] = tensor.dim %arg0
+// CHECK: %[[ONE:.*]] = arith.cmpi eq, %[[M]], %c1
+// CHECK: scf.if %[[ONE]] -> (tensor<?x16xf32>)
+// CHECK: tensor.cast %arg0 : tensor<?x32xf32> to tensor<1x32xf32>
+// CHECK: arith.extui {{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK: vector.fma
+// CHECK: } else {
+// CHECK: linalg.generic {{.*}}om.nbits = array<i64: 8, 32, 32, 16, 0>
+// CHECK: linalg.matmul {om.kernel = "linalg"}
+// CHECK-NOT: linalg.matmul
 func.func @int8_dynamic_m(%a: tensor<?x32xf32>) -> tensor<?x16xf32> {
   %bc = arith.constant dense<-100> : tensor<16x1x32xi8>
   %sc = arith.constant dense<0.5> : tensor<16x1xf32>
@@ -93,4 +103,33 @@ func.func @int8_dynamic_m(%a: tensor<?x32xf32>) -> tensor<?x16xf32> {
   %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<?x16xf32>) -> tensor<?x16xf32>
   %y = linalg.matmul ins(%a, %w : tensor<?x32xf32>, tensor<32x16xf32>) outs(%c : tensor<?x16xf32>) -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// A static M above 8 (a prefill): the dequantize-then-matmul path stays.
+#s = affine_map<(d0, d1) -> (d1, d0 floordiv 32)>
+#o = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @int8_m9
+// CHECK-NOT: scf.if
+// CHECK: linalg.matmul ins
+// CHECK-NOT: vector.fma
+func.func @int8_m9(%a: tensor<9x32xf32>) -> tensor<9x16xf32> {
+  %bc = arith.constant dense<-100> : tensor<16x1x32xi8>
+  %sc = arith.constant dense<0.5> : tensor<16x1xf32>
+  %e = tensor.empty() : tensor<32x16xf32>
+  %w = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0 floordiv 32, d0 mod 32)>, #s, #o], iterator_types = ["parallel", "parallel"]} ins(%bc, %sc : tensor<16x1x32xi8>, tensor<16x1xf32>) outs(%e : tensor<32x16xf32>) attrs = {om.nbits = array<i64: 8, 32, 32, 16, 0>} {
+  ^bb0(%q: i8, %s: f32, %out: f32):
+    %q32 = arith.extui %q : i8 to i32
+    %qf = arith.uitofp %q32 : i32 to f32
+    %c128 = arith.constant 128.0 : f32
+    %d = arith.subf %qf, %c128 : f32
+    %r = arith.mulf %d, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<32x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %ec = tensor.empty() : tensor<9x16xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<9x16xf32>) -> tensor<9x16xf32>
+  %y = linalg.matmul ins(%a, %w : tensor<9x32xf32>, tensor<32x16xf32>) outs(%c : tensor<9x16xf32>) -> tensor<9x16xf32>
+  return %y : tensor<9x16xf32>
 }

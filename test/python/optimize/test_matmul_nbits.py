@@ -6,8 +6,9 @@ partial last block), N not a multiple of the kernel's column tile, 2-D and
 3-D A; a model large enough to be split across threads (run at 1 and 2);
 a bias and float16 A / scales / bias; models written by
 MatMulNBitsQuantizer (symmetric and with zero points);
-the plan gives every such matmul ``nbits_decode``, and a dynamic M (or the
-kernel switched off) keeps the dequantize-then-matmul path, saying why."""
+the plan gives every such matmul ``nbits_decode``; a dynamic M runs the
+M = 1 kernel when M is 1 at run time (else dequantize-then-matmul); a static
+M > 8 (or the kernel switched off) keeps that path, saying why."""
 from __future__ import annotations
 
 import copy
@@ -154,15 +155,33 @@ def test_matmul_nbits_quantizer(tmp_path, symmetric):
     check(so, q, {"x": rng.standard_normal((1, 2, k)).astype(np.float32)})
 
 
-def test_dynamic_m_and_disabled_keep_the_dequant_path(tmp_path, monkeypatch):
-    """A dynamic M (and the kernel switched off) keeps dequantize-then-matmul,
-    and the plan's reason says why."""
-    specs = [(4, 32, "u8", 64)]
-    m = nbits_model(["m", K], specs)
+def test_dynamic_m_dispatches_at_run_time(tmp_path):
+    """A dynamic M (batch and sequence dims, as decode exports write A): the
+    M = 1 kernel when M is 1 at run time, else dequantize-then-matmul; the
+    M = 1 result is the static M = 1 model's, bit for bit (the same kernel)."""
+    specs = [(4, 32, "u8", 70), (8, 16, None, 40)]
+    m = nbits_model(["b", "s", K], specs)
     so, plan = build(tmp_path, m, "dyn")
+    for e in plan.entries:
+        assert e.kernel == "nbits_decode" and "M dynamic" in e.reason, e.line()
+    rng = np.random.default_rng(4)
+    one = rng.standard_normal((1, 1, K)).astype(np.float32)
+    for a in (one, rng.standard_normal((2, 3, K)).astype(np.float32)):
+        check(so, m, {"A": a})
+    static, _ = build(tmp_path, nbits_model([1, 1, K], specs), "static")
+    for g, w in zip(ExecutionSession(so).run([one]), ExecutionSession(static).run([one])):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_large_m_and_disabled_keep_the_dequant_path(tmp_path, monkeypatch):
+    """A static M above 8 (and the kernel switched off) keeps dequantize-then-
+    matmul, and the plan's reason says why."""
+    specs = [(4, 32, "u8", 64)]
+    m = nbits_model([9, K], specs)
+    so, plan = build(tmp_path, m, "m9")
     (e,) = plan.entries
-    assert e.kernel != "nbits_decode" and "M = ?" in e.reason, e.line()
-    a = np.random.default_rng(4).standard_normal((5, K)).astype(np.float32)
+    assert e.kernel != "nbits_decode" and "M = 9" in e.reason, e.line()
+    a = np.random.default_rng(4).standard_normal((9, K)).astype(np.float32)
     check(so, m, {"A": a})
     monkeypatch.setattr(matmul_nbits, "ENABLED", False)
     m1 = nbits_model([1, K], specs)
