@@ -18,8 +18,9 @@ codegen bufferizes it.
                         im2col + int8 matmul (conv_q8.py; AVX-512 VNNI targets)
     int8 matmuls        i32 matmul of 8-bit A (minus a zero point) and constant s8 B
                         -> VNNI kernel (matmul_q8.py; AVX-512 VNNI targets)
-    nbits decode        MatMulNBits' matmul at M <= 8 -> 2/4/8-bit weights unpacked in
-                        registers, per-block sums (matmul_nbits.py)
+    nbits decode        MatMulNBits' matmul at M <= 8 (a dynamic M: when 1 at run time)
+                        -> 2/4/8-bit weights unpacked in registers, per-block sums
+                        (matmul_nbits.py)
     pack_matmuls        matmul / batch_matmul -> linalg.pack + packed contraction + unpack
     fold relayouts      packs/transposes/reshapes of constants evaluated at compile time
     kernel schedule     packed contraction: tile to registers, vectorize, hoist, FMAs
