@@ -11,28 +11,33 @@ func.func @matmul_integer(%a: tensor<4x5xui8>, %b: tensor<5x3xui8>, %az: tensor<
   return %0 : tensor<4x3xsi32>
 }
 
-// requantize: scale product, f64 multiply, add zero point, round half to even, saturate
+// requantize as onnxruntime: scale product, f32 multiply, round half to even,
+// then add the zero point, saturate
 // CHECK-LABEL: func.func @qlinear_matmul
 // CHECK: arith.extsi {{.*}} : i8 to i32
 // CHECK: linalg.matmul
 // CHECK: linalg.generic
 // CHECK: arith.mulf {{.*}} : f32
 // CHECK: arith.divf {{.*}} : f32
-// CHECK: arith.extf
-// CHECK: arith.sitofp {{.*}} : i32 to f64
+// CHECK: arith.sitofp {{.*}} : i32 to f32
+// CHECK: arith.mulf
 // CHECK: math.roundeven
+// CHECK: arith.addf
 // CHECK: arith.maximumf
 // CHECK: arith.minimumf
-// CHECK: arith.fptosi {{.*}} : f64 to i8
+// CHECK: arith.fptosi {{.*}} : f32 to i8
 func.func @qlinear_matmul(%a: tensor<2x4xsi8>, %sa: tensor<f32>, %za: tensor<si8>, %b: tensor<4x3xsi8>, %sb: tensor<f32>, %zb: tensor<si8>, %sy: tensor<f32>, %zy: tensor<si8>) -> tensor<2x3xsi8> {
   %0 = "onnx.q_linear_mat_mul"(%a, %sa, %za, %b, %sb, %zb, %sy, %zy) : (tensor<2x4xsi8>, tensor<f32>, tensor<si8>, tensor<4x3xsi8>, tensor<f32>, tensor<si8>, tensor<f32>, tensor<si8>) -> tensor<2x3xsi8>
   return %0 : tensor<2x3xsi8>
 }
 
+// min/max per row (a row reduction), then over the rows
 // CHECK-LABEL: func.func @dynamic_quantize_linear
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
 // CHECK: arith.maximumf
 // CHECK: arith.minimumf
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]
 // CHECK: arith.select
 // CHECK: math.roundeven
 // CHECK: arith.fptoui {{.*}} : f32 to i8

@@ -60,7 +60,7 @@ func.func @mitf(%a: tensor<?x?x8xui8>, %b: tensor<8x4xi8>, %sa: tensor<f32>, %sb
 // DynamicQuantizeMatMul: DynamicQuantizeLinear's min/max reduction and
 // uint8 quantization of A, then as MatMulIntegerToFloat with its scale
 // CHECK-LABEL: func.func @dqmm
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
 // CHECK: arith.maximumf
 // CHECK: arith.minimumf
 // CHECK: linalg.generic
