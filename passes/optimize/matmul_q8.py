@@ -77,14 +77,21 @@ class Q8Matmul:
     a_signed: bool
     za: ir.Value | None         # A's per-tensor zero point (an i8 tensor of one element)
     za_signed: bool
-    b: ir.Value                 # the constant i8 [K, N]
+    b: ir.Value                 # the constant i8 [K, N] ([N, K] when b_transposed)
     m: int | None
     k: int
     n: int
+    b_transposed: bool = False  # B is linalg.transpose of the widened constant (QGemm transB=1)
+
+    @property
+    def n_padded(self) -> int:
+        """N rounded up to whole 16-column vectors (the kernel's columns;
+        the extra ones are zero columns of B, sliced off the result)."""
+        return -(-self.n // LANES) * LANES
 
     @property
     def nb(self) -> int:
-        return 32 if self.n % 32 == 0 else 16
+        return 32 if self.n_padded % 32 == 0 else 16
 
 
 def _body_ops(generic: ir.Operation) -> list[ir.Operation]:
@@ -184,7 +191,12 @@ def match(op: ir.Operation) -> Q8Matmul | None:
         reassoc = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)]
                    for g in ir.ArrayAttr(c.attributes["reassociation"])]
         a32 = c.operands[0]
-    wa, wb = _widened(a32), _widened(op.operands[1], per_tensor=False)
+    b32, b_t = op.operands[1], False
+    t = owner_op(b32)
+    if t is not None and t.name == "linalg.transpose" and \
+            list(ir.DenseI64ArrayAttr(t.attributes["permutation"])) == [1, 0]:
+        b32, b_t = t.operands[0], True          # B = W^T (QGemm / Gemm transB): packed from W
+    wa, wb = _widened(a32), _widened(b32, per_tensor=False)
     if wa is None or wb is None:
         return None
     b, b_signed, zb, _ = wb
@@ -193,13 +205,15 @@ def match(op: ir.Operation) -> Q8Matmul | None:
             cb.name != "arith.constant":
         return None
     bt, at = b.type, op.operands[0].type
-    if not bt.has_static_shape or at.is_dynamic_dim(1) or at.shape[1] != bt.shape[0]:
+    if not bt.has_static_shape:
         return None
-    k, n = bt.shape
-    if n % LANES != 0 or k == 0 or n == 0:
+    k, n = bt.shape[::-1] if b_t else bt.shape
+    if at.is_dynamic_dim(1) or at.shape[1] != k:
+        return None
+    if k == 0 or n == 0:
         return None
     m = None if at.is_dynamic_dim(0) else at.shape[0]
-    return Q8Matmul(wa[0], reassoc, wa[1], wa[2], wa[3], b, m, k, n)
+    return Q8Matmul(wa[0], reassoc, wa[1], wa[2], wa[3], b, m, k, n, b_t)
 
 
 def plan(op: ir.Operation, target: Target):
@@ -328,14 +342,19 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
     count = 0
     i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
     for op, q, b in planned(module, "linalg.matmul", "int8_vnni", match, lambda q: q.b):
+        if q.b_transposed:
+            b = np.ascontiguousarray(b.T)
+        npad = q.n_padded
+        if npad != q.n:         # zero columns up to whole vectors (a 1000-class head)
+            b = np.concatenate([b, np.zeros((q.k, npad - q.n), np.int8)], axis=1)
         nb = q.nb
         macs = None if q.m is None else q.m * q.k * q.n
         nbytes = None if q.m is None else q.m * q.k + q.k * q.n + 4 * q.m * q.n
         par = threads and threaded_kernel(macs, nbytes)
-        key = (q.k, q.n, nb, q.a_signed, par)
+        key = (q.k, npad, nb, q.a_signed, par)
         if key not in funcs:
             funcs[key] = f"__om_q8_matmul_{len(funcs)}"
-            text = kernel_text(funcs[key], q.k, q.n, nb, q.a_signed, par)
+            text = kernel_text(funcs[key], q.k, npad, nb, q.a_signed, par)
             sub = ir.Module.parse("module {\n" + text + "\n" + DPBUSD_TEXT + "\n}",
                                   module.context)
             add_functions(module, sub)
@@ -359,10 +378,16 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
             bp = const(pack_b(b, nb), i8)
             z8 = zero_point_byte(q.za)
             za = arith.ExtSIOp(i32, z8).result if q.za_signed else arith.ExtUIOp(i32, z8).result
-            call = func.CallOp([ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size(), q.n], i32)],
+            dyn_m = ir.ShapedType.get_dynamic_size()
+            call = func.CallOp([ir.RankedTensorType.get([dyn_m, npad], i32)],
                                ir.FlatSymbolRefAttr.get(funcs[key]),
                                [a, bp, const(base, i32), const(colsum, i32), za])
             res = call.results[0]
+            if npad != q.n:
+                rows = tensor_d.DimOp(res, arith.ConstantOp(ir.IndexType.get(), 0).result).result
+                res = tensor_d.ExtractSliceOp(
+                    ir.RankedTensorType.get([dyn_m, q.n], i32), res, [], [rows], [],
+                    [0, 0], [dyn_m, q.n], [1, 1]).result
             if res.type != op.results[0].type:
                 res = tensor_d.CastOp(op.results[0].type, res).result
         op.results[0].replace_all_uses_with(res)

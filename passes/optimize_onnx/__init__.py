@@ -27,7 +27,8 @@ from onnx_mlir_py.passes.optimize_onnx.attention import fuse_attention
 from onnx_mlir_py.passes.optimize_onnx.conv_fold import (fold_affine_into_conv,
                                                          fold_batchnorm_into_conv)
 from onnx_mlir_py.passes.optimize_onnx.matmul_bias import fuse_matmul_bias
-from onnx_mlir_py.passes.optimize_onnx.quantize import fold_constant_dequantize, fuse_qdq_conv
+from onnx_mlir_py.passes.optimize_onnx.quantize import (fold_constant_dequantize, fuse_qdq_conv,
+                                                        fuse_qdq_gemm)
 from onnx_mlir_py.passes.optimize_onnx.reshape_chains import (merge_reshapes, merge_transposes,
                                                               remove_identity_like)
 from onnx_mlir_py.passes.optimize_onnx.weight_layout import (fold_constant_transposes,
@@ -35,6 +36,7 @@ from onnx_mlir_py.passes.optimize_onnx.weight_layout import (fold_constant_trans
 
 REWRITES = {
     "fuse-qdq-conv": fuse_qdq_conv,
+    "fuse-qdq-gemm": fuse_qdq_gemm,
     "fold-constant-dequantize": fold_constant_dequantize,
     "remove-identity-like": remove_identity_like,
     "merge-transposes": merge_transposes,

@@ -124,12 +124,13 @@ def module_opset(module_or_op) -> int:
     return DEFAULT_OPSET
 
 
-def lowerable_spec(op_type: str, opset: int):
-    """The version of ``op_type`` the opset selects, if it has shape and
-    lowering rules (rewrites never create an op the pipeline cannot take)."""
-    spec = spec_table().resolve("", op_type, opset)
-    if spec is None or lookup("lower", "", op_type, spec.since_version) is None \
-            or lookup("shape", "", op_type, spec.since_version) is None:
+def lowerable_spec(op_type: str, opset: int, domain: str = ""):
+    """The version of ``op_type`` the opset selects (of ``domain``: for
+    com.microsoft, its version 1), if it has shape and lowering rules
+    (rewrites never create an op the pipeline cannot take)."""
+    spec = spec_table().resolve(domain, op_type, opset if not domain else 1)
+    if spec is None or lookup("lower", domain, op_type, spec.since_version) is None \
+            or lookup("shape", domain, op_type, spec.since_version) is None:
         return None
     return spec
 

@@ -229,3 +229,123 @@ def _int32_bias(bv: np.ndarray | None, sxv: np.ndarray, swv: np.ndarray, f: int)
     if not np.array_equal((q.astype(np.float32) * sb).astype(np.float32), bv):
         return None
     return q
+
+
+# -- QDQ Gemm groups -> com.microsoft QGemm (the int8 matmul kernel's input) ------------
+def fuse_qdq_gemm(module: ir.Module) -> int:
+    """``Gemm(DQ(xq), DQ(wq), DQ(bq))`` (-> ``Q``) -> ``QGemm(xq, ..., wq, ..., bq)``
+    (onnxruntime's contrib op, with its float output or, when a
+    QuantizeLinear is the Gemm's only consumer, its quantized one): the
+    classifier heads of QDQ CNNs, which otherwise multiply the dequantized
+    f32 weights (4x the bytes) in f32. Taken: transA 0, alpha and beta 1,
+    per-tensor 8-bit activations, s8 weights per tensor or per output
+    column with zero points 0, an int32 bias of scale sx * sw (or its f32
+    dequantization, recovered exactly as for convs). Only in a module
+    marked with INT8_ATTR (the int8 kernels; ``matmul_q8``). What changes:
+    the products are summed exactly in int32 and scaled once, as
+    onnxruntime's optimized session computes the group."""
+    if INT8_ATTR not in module.operation.attributes:
+        return 0
+    qgemm = lowerable_spec("QGemm", module_opset(module), "com.microsoft")
+    if qgemm is None:
+        return 0
+    count = 0
+    for gemm in onnx_ops(module, "Gemm"):
+        found = _qdq_gemm(gemm)
+        if found is None:
+            continue
+        (xq, sx, zx, wq, sw, zw, bq), q, trans_b = found
+        out = q.op if q is not None else gemm.op
+        loc = out.location
+        with ir.InsertionPoint(out), loc:
+            if zx is None:
+                zx = make_constant(np.zeros((), np.uint8 if xq.type.element_type.is_unsigned
+                                            else np.int8), loc, "zero_point")
+            if isinstance(bq, np.ndarray):
+                bq = make_constant(bq, loc, "bias_int32")
+            ins = [xq, sx, zx, wq, sw, zw, bq] + ([q.input(1), q.input(2)] if q else [])
+            attrs = {"transB": ir.IntegerAttr.get(ir.IntegerType.get_signed(64), int(trans_b))}
+            y = create_op(qgemm, ins, [out.results[0].type], attrs, loc).results[0]
+        replace(out, y)
+        count += 1
+    return count
+
+
+def _qdq_gemm(gemm):
+    """The parts of a QDQ Gemm group :func:`fuse_qdq_gemm` rewrites, or None."""
+    from onnx_mlir_py.passes.optimize_onnx.ir_util import n_uses, producer_view, static_shape
+    if len(gemm.op.results) != 1 or static_shape(gemm.input(1)) is None:
+        return None
+    a = gemm.op.attributes
+    if ("transA" in a and gemm.attrs.transA) or ("alpha" in a and gemm.attrs.alpha != 1.0) \
+            or ("beta" in a and gemm.attrs.beta != 1.0):
+        return None
+    trans_b = bool(gemm.attrs.transB) if "transB" in a else False
+    dqx, dqw = producer_view(gemm.input(0), "DequantizeLinear"), \
+        producer_view(gemm.input(1), "DequantizeLinear")
+    if dqx is None or dqw is None:
+        return None
+    ws = static_shape(gemm.input(1))
+    if ws is None or len(ws) != 2:
+        return None
+    n = ws[0] if trans_b else ws[1]
+    b = gemm.input(2)
+    dqb = producer_view(b, "DequantizeLinear") if b is not None else None
+    if b is not None and dqb is None and not is_constant(b):
+        return None
+    for d in (dqx, dqw, dqb):
+        if d is not None and "block_size" in d.spec.attributes and d.attrs.block_size:
+            return None
+    xq, sx, zx = dqx.input(0), dqx.input(1), dqx.input(2)
+    wq, sw, zw = dqw.input(0), dqw.input(1), dqw.input(2)
+    if not (_int8(xq) and _int8(wq)) or wq.type.element_type.is_unsigned:
+        return None
+    consts = [sx, zx, wq, sw, zw] + ([dqb.input(0), dqb.input(1), dqb.input(2)] if dqb else [])
+    if not all(v is None or is_constant(v) for v in consts):
+        return None
+    vals = constant_values([v for v in consts if v is not None])
+    it = iter(vals)
+    sxv, zxv, wqv, swv, zwv = (next(it) if v is not None else None for v in consts[:5])
+    if not _one(sxv) or (zx is not None and not _one(zxv)) or wqv is None or swv is None:
+        return None
+    n_axis = 0 if trans_b else 1        # the weight's dim of the output columns
+    if swv.size not in (1, n) or (swv.size == n and swv.ndim != 1) or \
+            (swv.size == n and n > 1 and dqw.attrs.axis % 2 != n_axis):
+        return None
+    if zwv is not None and (zwv.shape != swv.shape or np.any(zwv)):
+        return None
+    if swv.dtype != np.float32 or sxv.dtype != np.float32:
+        return None
+    bq = None
+    if b is not None and dqb is None:
+        bv = constant_values([b])[0]
+        bq = _int32_bias(bv.reshape(-1) if bv is not None and bv.size == n else None,
+                         sxv, swv, n)
+        if bq is None:
+            return None
+    if dqb is not None:
+        bqv, sbv, zbv = (next(it) if v is not None else None for v in consts[5:])
+        if bqv is None or bqv.dtype != np.int32 or bqv.size != n or sbv is None or \
+                (zbv is not None and np.any(zbv)):
+            return None
+        want = (np.float32(sxv.reshape(())) * swv.reshape(-1)).astype(np.float32)
+        if not np.allclose(sbv.reshape(-1), want, rtol=1e-6, atol=0):
+            return None
+        bq = dqb.input(0)
+    # a QuantizeLinear as the only consumer: QGemm's quantized output
+    y = gemm.op.results[0]
+    q = None
+    if n_uses(y) == 1:
+        from onnx_mlir_py.dialects.onnx.opview import OnnxOp, is_onnx_op
+        user = next(iter(y.uses)).owner
+        user = user.operation if isinstance(user, ir.OpView) else user
+        if is_onnx_op(user):
+            uv = OnnxOp(user)
+            if uv.op_type == "QuantizeLinear" and not uv.spec.domain and uv.input(2) is not None \
+                    and is_constant(uv.input(1)) and is_constant(uv.input(2)):
+                syv, zyv = constant_values([uv.input(1), uv.input(2)])
+                if _one(syv) and _one(zyv) and syv.dtype == np.float32 and \
+                        zyv.dtype in (np.uint8, np.int8) and not (
+                            "block_size" in uv.spec.attributes and uv.attrs.block_size):
+                    q = uv
+    return (xq, sx, zx, wq, sw, zw, bq), q, trans_b

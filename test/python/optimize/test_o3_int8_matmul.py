@@ -2,7 +2,8 @@
 QLinearMatMul with constant s8 weights, u8 and s8 activations, with and
 without a zero point, 2-D and 3-D A with dynamic dims run at several sizes
 (full register tiles and single tail rows), K not a multiple of 4, N a
-multiple of 16 but not of 32, 1 and 2 threads; exact against onnxruntime
+multiple of 16 but not of 32 and N not a multiple of 16 (zero columns), QGemm
+(transposed B, float and 8-bit outputs), 1 and 2 threads; exact against onnxruntime
 (MatMulInteger) and onnx.reference (QLinearMatMul). On a CPU with AVX-512
 VNNI the library must use the kernel (it then records avx512vnni as
 required); without VNNI (or with it hidden) it must not."""
@@ -126,13 +127,51 @@ def test_hidden_vnni_keeps_the_generic_matmul(tmp_path, monkeypatch):
         target.resolve.cache_clear()
 
 
-def test_unsupported_shapes_keep_the_generic_matmul(tmp_path):
-    """N not a multiple of 16: no kernel (the generic lowering, still exact)."""
-    m = matmul_integer(32, 24, False, True, False)
+@pytest.mark.parametrize("n", [24, 1000])
+def test_n_not_a_multiple_of_16_gets_zero_columns(tmp_path, n):
+    """N not a multiple of 16 (a 1000-class head): B gets zero columns up to
+    whole vectors and the result is sliced back; exact."""
+    m = matmul_integer(32, n, False, True, False)
     sess = _session(m, tmp_path)
-    assert not _uses_vnni(sess)
-    a = _feed((7, 32), False, 2)
-    np.testing.assert_array_equal(sess.run([a])[0], reference(m, {"a": a}, "onnxruntime")[0])
+    assert _uses_vnni(sess) == VNNI
+    for rows in (1, 7, 13):
+        a = _feed((rows, 32), False, rows)
+        np.testing.assert_array_equal(sess.run([a])[0],
+                                      reference(m, {"a": a}, "onnxruntime")[0])
+
+
+@pytest.mark.parametrize("trans_b, quantized", [(1, False), (0, False), (1, True)])
+def test_qgemm(tmp_path, trans_b, quantized):
+    """onnxruntime's QGemm (QOperator models' Gemm; the QDQ Gemm rewrite's
+    output): B transposed (transB=1, read through the lowering's
+    linalg.transpose) or not, per-column scales, int32 C, float or 8-bit
+    output, N = 1000: the int8 kernel, equal to onnxruntime."""
+    import onnxruntime as ort
+    rng = np.random.default_rng(4)
+    k, n = 96, 1000
+    w = rng.integers(-127, 128, (n, k) if trans_b else (k, n)).astype(np.int8)
+    inits = [nh.from_array(np.array(0.05, np.float32), "as"),
+             nh.from_array(np.array(7, np.uint8), "az"), nh.from_array(w, "W"),
+             nh.from_array((rng.random(n) * 0.01 + 0.001).astype(np.float32), "bs"),
+             nh.from_array(np.zeros(n, np.int8), "bz"),
+             nh.from_array(rng.integers(-3000, 3000, n).astype(np.int32), "C")]
+    ins = ["a", "as", "az", "W", "bs", "bz", "C"]
+    if quantized:
+        inits += [nh.from_array(np.array(0.3, np.float32), "ys"),
+                  nh.from_array(np.array(128, np.uint8), "yz")]
+        ins += ["ys", "yz"]
+    g = h.make_graph([h.make_node("QGemm", ins, ["y"], domain="com.microsoft", transB=trans_b)],
+                     "g", [h.make_tensor_value_info("a", TP.UINT8, ["m", k])],
+                     [h.make_tensor_value_info("y", TP.UINT8 if quantized else TP.FLOAT, None)],
+                     initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    sess = _session(m, tmp_path)
+    assert _uses_vnni(sess) == VNNI
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for rows in (1, 9):
+        a = _feed((rows, k), False, rows)
+        np.testing.assert_array_equal(sess.run([a])[0], ref.run(None, {"a": a})[0])
 
 
 def test_two_kernels_in_one_model(tmp_path):
