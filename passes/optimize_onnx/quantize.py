@@ -119,25 +119,14 @@ def fuse_qdq_conv(module: ir.Module) -> int:
     return count
 
 
-def _qdq_conv(conv):
-    """The parts of a QDQ conv group :func:`fuse_qdq_conv` rewrites, or None."""
-    from onnx_mlir_py.passes.optimize_onnx.ir_util import n_uses, producer_view, static_shape
-    if len(conv.op.results) != 1 or static_shape(conv.op.results[0]) is None:
-        return None
-    if "group" in conv.op.attributes and conv.attrs.group != 1:
-        return None
-    dqx, dqw = producer_view(conv.input(0), "DequantizeLinear"), \
-        producer_view(conv.input(1), "DequantizeLinear")
-    if dqx is None or dqw is None or static_shape(conv.input(0)) is None:
-        return None
-    from onnx_mlir_py.passes.optimize.conv_q8 import supported
-    ws = static_shape(conv.input(1))
-    strides = tuple(conv.attrs.strides) if "strides" in conv.op.attributes and \
-        conv.attrs.strides is not None else (1, 1)
-    if ws is None or len(ws) != 4 or not supported(ws[0], strides):
-        return None
-    f = ws[0]
-    b = conv.input(2)
+def _qdq_operands(dqx, dqw, b, f: int, axes: tuple):
+    """The 8-bit operands of a QDQ conv / gemm group: ``((xq, sx, zx, wq, sw,
+    zw, bq), (sxv, swv, zwv))`` (bq: the int32 bias value, a numpy array when
+    recovered from a folded f32 bias, or None) when x is per tensor, w is a
+    constant s8 per tensor or per output channel (``f`` of them, along one of
+    ``axes``) with zero points 0, and the bias (``b``) an int32 of scale
+    sx * sw; else None."""
+    from onnx_mlir_py.passes.optimize_onnx.ir_util import producer_view
     dqb = producer_view(b, "DequantizeLinear") if b is not None else None
     if b is not None and dqb is None and not is_constant(b):
         return None
@@ -157,7 +146,7 @@ def _qdq_conv(conv):
     if not _one(sxv) or (zx is not None and not _one(zxv)) or wqv is None or swv is None:
         return None
     if swv.size not in (1, f) or (swv.size == f and swv.ndim != 1) or \
-            (swv.size == f and f > 1 and dqw.attrs.axis not in (0, -4)):
+            (swv.size == f and f > 1 and dqw.attrs.axis not in axes):
         return None
     if zwv is not None and (zwv.shape != swv.shape or np.any(zwv)):
         return None
@@ -167,18 +156,45 @@ def _qdq_conv(conv):
     if b is not None and dqb is None:
         # a bias DequantizeLinear already folded (shape inference folds small
         # ones): its int32 values, if the f32 constant is exactly their dequantization
-        bq = _int32_bias(constant_values([b])[0], sxv, swv, f)
+        bv = constant_values([b])[0]
+        bq = _int32_bias(bv.reshape(-1) if bv is not None and bv.size == f else None,
+                         sxv, swv, f)
         if bq is None:
             return None
     if dqb is not None:
         bqv, sbv, zbv = (next(it) if v is not None else None for v in consts[5:])
-        if bqv is None or bqv.dtype != np.int32 or bqv.shape != (f,) or sbv is None or \
+        if bqv is None or bqv.dtype != np.int32 or bqv.size != f or sbv is None or \
                 (zbv is not None and np.any(zbv)):
             return None
         want = (np.float32(sxv.reshape(())) * swv.reshape(-1)).astype(np.float32)
         if not np.allclose(sbv.reshape(-1), want, rtol=1e-6, atol=0):
             return None
         bq = dqb.input(0)
+    return (xq, sx, zx, wq, sw, zw, bq), (sxv, swv, zwv)
+
+
+def _qdq_conv(conv):
+    """The parts of a QDQ conv group :func:`fuse_qdq_conv` rewrites, or None."""
+    from onnx_mlir_py.passes.optimize_onnx.ir_util import n_uses, producer_view, static_shape
+    if len(conv.op.results) != 1 or static_shape(conv.op.results[0]) is None:
+        return None
+    if "group" in conv.op.attributes and conv.attrs.group != 1:
+        return None
+    dqx, dqw = producer_view(conv.input(0), "DequantizeLinear"), \
+        producer_view(conv.input(1), "DequantizeLinear")
+    if dqx is None or dqw is None or static_shape(conv.input(0)) is None:
+        return None
+    from onnx_mlir_py.passes.optimize.conv_q8 import supported
+    ws = static_shape(conv.input(1))
+    strides = tuple(conv.attrs.strides) if "strides" in conv.op.attributes and \
+        conv.attrs.strides is not None else (1, 1)
+    if ws is None or len(ws) != 4 or not supported(ws[0], strides):
+        return None
+    f = ws[0]
+    found = _qdq_operands(dqx, dqw, conv.input(2), f, (0, -4))
+    if found is None:
+        return None
+    (xq, sx, zx, wq, sw, zw, bq), (sxv, swv, zwv) = found
     # the conv's only consumer: QuantizeLinear, or a ReLU whose only consumer is one
     y = conv.op.results[0]
     if n_uses(y) != 1:
@@ -261,6 +277,8 @@ def fuse_qdq_gemm(module: ir.Module) -> int:
             if zx is None:
                 zx = make_constant(np.zeros((), np.uint8 if xq.type.element_type.is_unsigned
                                             else np.int8), loc, "zero_point")
+            if zw is None:
+                zw = make_constant(np.zeros((), np.int8), loc, "zero_point")
             if isinstance(bq, np.ndarray):
                 bq = make_constant(bq, loc, "bias_int32")
             ins = [xq, sx, zx, wq, sw, zw, bq] + ([q.input(1), q.input(2)] if q else [])
@@ -289,49 +307,11 @@ def _qdq_gemm(gemm):
     if ws is None or len(ws) != 2:
         return None
     n = ws[0] if trans_b else ws[1]
-    b = gemm.input(2)
-    dqb = producer_view(b, "DequantizeLinear") if b is not None else None
-    if b is not None and dqb is None and not is_constant(b):
+    # the weight's dim of the output columns: 0 with transB, else 1
+    found = _qdq_operands(dqx, dqw, gemm.input(2), n, (0, -2) if trans_b else (1, -1))
+    if found is None:
         return None
-    for d in (dqx, dqw, dqb):
-        if d is not None and "block_size" in d.spec.attributes and d.attrs.block_size:
-            return None
-    xq, sx, zx = dqx.input(0), dqx.input(1), dqx.input(2)
-    wq, sw, zw = dqw.input(0), dqw.input(1), dqw.input(2)
-    if not (_int8(xq) and _int8(wq)) or wq.type.element_type.is_unsigned:
-        return None
-    consts = [sx, zx, wq, sw, zw] + ([dqb.input(0), dqb.input(1), dqb.input(2)] if dqb else [])
-    if not all(v is None or is_constant(v) for v in consts):
-        return None
-    vals = constant_values([v for v in consts if v is not None])
-    it = iter(vals)
-    sxv, zxv, wqv, swv, zwv = (next(it) if v is not None else None for v in consts[:5])
-    if not _one(sxv) or (zx is not None and not _one(zxv)) or wqv is None or swv is None:
-        return None
-    n_axis = 0 if trans_b else 1        # the weight's dim of the output columns
-    if swv.size not in (1, n) or (swv.size == n and swv.ndim != 1) or \
-            (swv.size == n and n > 1 and dqw.attrs.axis % 2 != n_axis):
-        return None
-    if zwv is not None and (zwv.shape != swv.shape or np.any(zwv)):
-        return None
-    if swv.dtype != np.float32 or sxv.dtype != np.float32:
-        return None
-    bq = None
-    if b is not None and dqb is None:
-        bv = constant_values([b])[0]
-        bq = _int32_bias(bv.reshape(-1) if bv is not None and bv.size == n else None,
-                         sxv, swv, n)
-        if bq is None:
-            return None
-    if dqb is not None:
-        bqv, sbv, zbv = (next(it) if v is not None else None for v in consts[5:])
-        if bqv is None or bqv.dtype != np.int32 or bqv.size != n or sbv is None or \
-                (zbv is not None and np.any(zbv)):
-            return None
-        want = (np.float32(sxv.reshape(())) * swv.reshape(-1)).astype(np.float32)
-        if not np.allclose(sbv.reshape(-1), want, rtol=1e-6, atol=0):
-            return None
-        bq = dqb.input(0)
+    (xq, sx, zx, wq, sw, zw, bq), _ = found
     # a QuantizeLinear as the only consumer: QGemm's quantized output
     y = gemm.op.results[0]
     q = None

@@ -178,9 +178,18 @@ def test_decode_step_row(tmp_path):
     res = {"name": "gpt2_decode", "gflop": harness.count_flops(model) / 1e9}
     run._measure("gpt2_decode", model, str(tmp_path), [1], True, res)
     assert res["status"] == "ok", res
-    assert res["weight_gb"] * 1e9 == decode_zoo.weight_bytes(model) == 4 * sum(
-        int(np.prod(t.dims)) for t in model.graph.initializer if t.data_type == 1) + 8 * sum(
-        int(np.prod(t.dims)) for t in model.graph.initializer if t.data_type == 7)
+    # every initializer's bytes, but the position table (read only by a Gather:
+    # one 64-float row per step) counts one row
+    full = 4 * sum(int(np.prod(t.dims)) for t in model.graph.initializer if t.data_type == 1) \
+        + 8 * sum(int(np.prod(t.dims)) for t in model.graph.initializer if t.data_type == 7)
+    readers = {}
+    for n in model.graph.node:
+        for i, x in enumerate(n.input):
+            readers.setdefault(x, []).append((n.op_type, i))
+    gathered = [t for t in model.graph.initializer
+                if readers.get(t.name) and all(r == ("Gather", 0) for r in readers[t.name])]
+    assert [list(t.dims) for t in gathered] == [[256, 64]]          # wpe (wte is the LM head too)
+    assert res["weight_gb"] * 1e9 == decode_zoo.weight_bytes(model) == full - 4 * 255 * 64
     # the library it compiled at other past lengths
     sess = harness.ours_session(str(tmp_path / "gpt2_decode.so"), 1)
     ref = harness.ort_session(str(tmp_path / "gpt2_decode.onnx"), 1)
