@@ -278,9 +278,8 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
     return count
 
 
-# -- the direct form (stride 1): no im2col ---------------------------------------------
+# -- the direct form: no im2col ---------------------------------------------------------
 PAR4 = ", ".join(['"parallel"'] * 4)
-PAR5 = ", ".join(['"parallel"'] * 5)
 PAR7 = ", ".join(['"parallel"'] * 7)
 FB = 8          # filters per register tile (broadcast, the s8 operand)
 NV = 2          # pixel vectors per register tile (16 pixels x 4 channels each, u8)
@@ -320,10 +319,11 @@ def direct(q: Q8Conv) -> bool:
 
 def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | None = None) -> str:
     """``@name(x: i8 [N, C, H, W], zx: i8, w4: i8 [F, C4*KH*KW*4], base: i32 [F],
-    rowsum: i32 [F]) -> i32 [N, F, OH, OW]``: the input padded with its zero
-    point and channel-blocked (``[N, C4, Hp, Wq, 4]``: each 64-byte vector is
-    16 pixels x 4 channels), then per FB filters x 32 pixels of an output row a
-    register tile of FB x NV accumulators; per 4 channels and filter tap, the
+    rowsum: i32 [F], epilogue externals...) -> [N, F, OH, OW]`` (i32, or the
+    epilogue's result type): the input padded with its zero point, split into
+    stride phases and channel-blocked (``[N, C4, S0*S1, Hq, Wq*4]``: each
+    64-byte vector is 16 pixels x 4 channels), then per FB filters x 32
+    pixels of an output row a register tile of FB x NV accumulators; per 4 channels and filter tap, the
     filter's 4 bytes are broadcast (s8) and multiplied into the pixel vectors
     (u8). acc starts at base[f] - zx * rowsum[f] (the zero point; base = -128
     rowsum for an s8 input, read as u8 by flipping its sign bit)."""
@@ -391,34 +391,18 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
     e.lines.append(f"{ind}^bb0(%pi0: index, %pi1: index, %pi2: index, %pi3: index):\n"
                    f"{ind}  tensor.yield {zx} : i8\n{ind}}} : {x.type} to {padded}")
     eb, x4 = e.fresh("eb"), e.fresh("x4")
-    if phases == 1:
-        blocked = f"tensor<{n}x{c4}x{hp}x{wq}x4xi8>"
-        e(f"{eb} = tensor.empty() : {blocked}")
-        e(f"{x4} = linalg.generic {{indexing_maps = [affine_map<(n, c, h, w, r) -> "
-          f"(n, c * 4 + r, h, w)>, affine_map<(n, c, h, w, r) -> (n, c, h, w, r)>], "
-          f"iterator_types = [{PAR5}]}} ins({xp} : {padded}) "
-          f"outs({eb} : {blocked}) {{")
-        reassoc = "[[0], [1, 2], [3], [4, 5]]"
-        x3e = tensor([n, c4, 1, hp, wq * 4], Elem.I8)
-        x3c = tensor([n, c4, hp, wq * 4], Elem.I8)
-    else:
-        blocked = f"tensor<{n}x{c4}x{s0}x{s1}x{hp}x{wq}x4xi8>"
-        e(f"{eb} = tensor.empty() : {blocked}")
-        e(f"{x4} = linalg.generic {{indexing_maps = [affine_map<(n, c, p, q, h, w, r) -> "
-          f"(n, c * 4 + r, h * {s0} + p, w * {s1} + q)>, "
-          f"affine_map<(n, c, p, q, h, w, r) -> (n, c, p, q, h, w, r)>], "
-          f"iterator_types = [{PAR7}]}} ins({xp} : {padded}) "
-          f"outs({eb} : {blocked}) {{")
+    # stride 1 is the one-phase case of the same copy
+    blocked = f"tensor<{n}x{c4}x{s0}x{s1}x{hp}x{wq}x4xi8>"
+    e(f"{eb} = tensor.empty() : {blocked}")
+    e(f"{x4} = linalg.generic {{indexing_maps = [affine_map<(n, c, p, q, h, w, r) -> "
+      f"(n, c * 4 + r, h * {s0} + p, w * {s1} + q)>, "
+      f"affine_map<(n, c, p, q, h, w, r) -> (n, c, p, q, h, w, r)>], "
+      f"iterator_types = [{PAR7}]}} ins({xp} : {padded}) "
+      f"outs({eb} : {blocked}) {{")
     e.lines.append(f"{ind}^bb0(%bv: i8, %bo: i8):\n{ind}  linalg.yield %bv : i8\n"
                    f"{ind}}} -> {blocked}")
-    if phases == 1:
-        x3c_ = e.op("x3", f"tensor.collapse_shape {x4} [[0], [1], [2], [3, 4]] : {blocked} into "
-                          f"{x3c}", x3c)
-        x3 = e.op("x3", f"tensor.expand_shape {x3c_} [[0], [1, 2], [3], [4]] output_shape "
-                        f"[{n}, {c4}, 1, {hp}, {wq * 4}] : {x3c} into {x3e}", x3e)
-    else:
-        x3 = e.op("x3", f"tensor.collapse_shape {x4} [[0], [1], [2, 3], [4], [5, 6]] : {blocked} "
-                        f"into {x3t}", x3t)
+    x3 = e.op("x3", f"tensor.collapse_shape {x4} [[0], [1], [2, 3], [4], [5, 6]] : {blocked} "
+                    f"into {x3t}", x3t)
     zx32 = e.op("zx32", f"{'arith.extsi' if q.signed else 'arith.extui'} {zx} : i8 to i32",
                 Type_I32)
     flip = e.splat_const("-128", v64)

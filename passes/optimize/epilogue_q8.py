@@ -22,8 +22,7 @@ memory and read them back (4 bytes per output where the result is 1).
    (per channel, per tensor) as a scalar broadcast.
 
 The ops compute what the generics computed, lane by lane, in the same
-order and types: fusing never changes a result (the f64 requantization of
-``integer_ops.py`` stays f64). The int8 convs are rewritten from the last
+order and types: fusing never changes a result. The int8 convs are rewritten from the last
 to the first, so a conv's chain may take a residual branch whose 8-bit
 tensor an earlier conv's kernel then writes directly.
 """
@@ -379,6 +378,4 @@ def _read_external(e: Emitter, t: Value, m: ir.AffineMap, coords: list, lanes: i
         zero = e.const("0" if el not in (Elem.F32, Elem.F64, Elem.F16, Elem.BF16) else "0.0",
                        Type(Kind.SCALAR, el))
         return e.read(t, idx, zero, vector(lanes, el), in_bounds=True if in_bounds else False)
-    s = e.extract(t, idx) if idx else e.op("ex", f"tensor.extract {t}[] : {t.type}",
-                                            Type(Kind.SCALAR, el))
-    return e.broadcast(s, vector(lanes, el))
+    return e.broadcast(e.extract(t, idx), vector(lanes, el))
