@@ -31,13 +31,15 @@ func.func @qlinear_matmul(%a: tensor<2x4xsi8>, %sa: tensor<f32>, %za: tensor<si8
   return %0 : tensor<2x3xsi8>
 }
 
-// min/max per row (a row reduction), then over the rows
+// min/max per row (a row reduction), then of the rows' maxima and minima
 // CHECK-LABEL: func.func @dynamic_quantize_linear
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
 // CHECK: arith.maximumf
 // CHECK: arith.minimumf
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>)
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK-NOT: iterator_types = ["reduction"]
 // CHECK: arith.select
 // CHECK: math.roundeven
 // CHECK: arith.fptoui {{.*}} : f32 to i8
