@@ -6,6 +6,7 @@
     onnx-mlir-py --list-ops
     onnx-mlir-py --version                      # package and MLIR/LLVM versions
     onnx-mlir-py --print-include-dir            # where OnnxMlirRuntime.h is (C programs)
+    onnx-mlir-py --cflags                       # its -I flag: cc $(onnx-mlir-py --cflags) ...
     onnx-mlir-py verify model.onnx [--every-value]   # compare with onnxruntime (verify/)
     onnx-mlir-py model.onnx --profile           # model.so times every node
     onnx-mlir-py profile model.onnx [--runs N] [--threads N]   # where the time goes (profiler/)
@@ -108,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--print-include-dir", action="store_true",
                     help="print the folder of the C header OnnxMlirRuntime.h (for "
                          "cc -I\"$(onnx-mlir-py --print-include-dir)\"), and exit")
+    ap.add_argument("--cflags", action="store_true",
+                    help="print the C compiler flag for OnnxMlirRuntime.h, -I<folder> (for "
+                         "cc $(onnx-mlir-py --cflags) ...), and exit")
     ap.add_argument("--debug", action="store_true", help="show Python tracebacks")
     ap.set_defaults(emit="EmitLib", opt_level=None)
     return ap
@@ -195,6 +199,13 @@ def include_dir() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime", "c")
 
 
+def cflags() -> str:
+    """The compiler flag that finds ``OnnxMlirRuntime.h``: ``-I<include_dir>``
+    (as pkg-config prints it, for ``cc $(onnx-mlir-py --cflags) ...``: a path
+    with spaces needs ``-I"$(onnx-mlir-py --print-include-dir)"`` instead)."""
+    return f"-I{include_dir()}"
+
+
 def list_ops() -> int:
     from onnx_mlir_py.registry import rules_table, source_of
     for (domain, op), kinds in sorted(rules_table().items()):
@@ -238,6 +249,9 @@ def main(argv=None) -> int:
             return print_version()
         if args.print_include_dir:
             print(include_dir())
+            return 0
+        if args.cflags:
+            print(cflags())
             return 0
         if args.list_ops:
             return list_ops()

@@ -2,7 +2,7 @@
  * run_model.c - load a model .so built by onnx-mlir-py, print its
  * signatures and run it.
  *
- *   cc -o run_model run_model.c -I"$(onnx-mlir-py --print-include-dir)" -ldl
+ *   cc -o run_model run_model.c $(onnx-mlir-py --cflags) -ldl
  *
  * Every runtime function is looked up in the model with dlsym (the model
  * .so embeds the runtime), so nothing else needs to be linked.
