@@ -277,6 +277,33 @@ def time_engines(run_ours, run_ort, threads: int, cfg: dict) -> dict:
             "ort_spread_pct": spread_pct(t_ort)}
 
 
+def process_cpu_s() -> float:
+    """CPU seconds used so far by every thread of this process (user + system)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def idle_cpu_s(run, wait_s: float = 1.0) -> float:
+    """CPU seconds the process burns in the ``wait_s`` after one ``run()``
+    while this thread sleeps: what an engine's pool threads cost between
+    requests (spinning, waiting for the next run). The whole process is
+    counted, so the other engine must have been idle for ``wait_s`` already
+    (measure the two engines one after the other, as ``idle_cpu_pair``)."""
+    run()
+    c0 = process_cpu_s()
+    time.sleep(wait_s)
+    return process_cpu_s() - c0
+
+
+def idle_cpu_pair(run_ours, run_ort, wait_s: float = 1.0) -> dict:
+    """``idle_cpu_s`` of onnxruntime then of ours, after ``wait_s`` of rest:
+    each window starts when the other engine has been idle for ``wait_s``."""
+    time.sleep(wait_s)
+    ort_s = idle_cpu_s(run_ort, wait_s)
+    return {"ours_idle_cpu_s": idle_cpu_s(run_ours, wait_s), "ort_idle_cpu_s": ort_s}
+
+
 def median_ms(ts: list[float]) -> float:
     return statistics.median(ts) * 1e3
 

@@ -8,7 +8,9 @@ torch and exported by ``torch.onnx.export`` (``torch_zoo.py``), compiled with
 ``onnx_mlir_py.compile(..., opt_level=3)``, checked against onnxruntime
 (rtol 1e-3, atol 1e-4; a mismatch is reported, not timed) and timed against
 onnxruntime in the same process, runs interleaved, median of N, per thread
-count. Every model runs in its own worker process (a crash or a hang costs
+count; then, per thread count, the CPU seconds the process burns in the
+second after one run of each engine (its pool threads spinning while idle:
+``harness.idle_cpu_pair``). Every model runs in its own worker process (a crash or a hang costs
 that model's row only). Writes ``<out>/latest.json`` and ``<out>/latest.png``.
 """
 from __future__ import annotations
@@ -102,6 +104,9 @@ def _measure(name, model, tmp, threads, quick, res) -> None:
                 tm[f"{e}_tokens_s"] = 1e3 / tm[f"{e}_ms"]
                 tm[f"{e}_weights_gb_s"] = res["weight_gb"] / (tm[f"{e}_ms"] / 1e3)
         res["timings"][str(t)] = tm
+        # CPU the process burns in the second after a run (pool threads spinning)
+        tm.update(harness.idle_cpu_pair(lambda: s_ours.run(args),
+                                        lambda: s_ort.run(None, feeds)))
         if so_static is not None:
             # dynamic / static, ours against ours, in a pairing of their own
             s_static = harness.ours_session(so_static, t)
@@ -144,10 +149,12 @@ def print_row(r: dict, threads: list[int], peak: float) -> None:
         if "ours_tokens_s" in tm:
             dyn = (f"   tokens/s {tm['ours_tokens_s']:.1f} / {tm['ort_tokens_s']:.1f}, weights "
                    f"GB/s {tm['ours_weights_gb_s']:.1f} / {tm['ort_weights_gb_s']:.1f}")
+        idle = (f"   idle CPU s {tm['ours_idle_cpu_s']:.4f} / {tm['ort_idle_cpu_s']:.4f}"
+                if "ours_idle_cpu_s" in tm else "")
         print(f"{r['name']:<14} {t:>3} {tm['ours_ms']:>10.3f} {tm['ort_ms']:>10.3f} "
               f"{tm['ratio']:>7.2f} {_fmt(tm['ours_gflops'], '8.1f'):>8} "
               f"{_fmt(tm['ort_gflops'], '8.1f'):>8} {_fmt(_pct_peak(tm, t, peak), '5.1f'):>5} "
-              f"{r['compile_s']:>9.2f}{dyn}", flush=True)
+              f"{r['compile_s']:>9.2f}{dyn}{idle}", flush=True)
 
 
 def markdown(result: dict) -> str:
@@ -188,6 +195,11 @@ def markdown(result: dict) -> str:
                                      f"{tm['ratio']:.2f}", f"{tm['ours_tokens_s']:.1f}",
                                      f"{tm['ort_tokens_s']:.1f}", f"{tm['ours_weights_gb_s']:.1f}",
                                      f"{tm['ort_weights_gb_s']:.1f}"])
+    lines += _side_table(result, "ours_idle_cpu_s",
+                         ["CPU s burned in the 1 s after a run", "threads", "ours",
+                          "onnxruntime"],
+                         lambda tm: [f"{tm['ours_idle_cpu_s']:.4f}",
+                                     f"{tm['ort_idle_cpu_s']:.4f}"])
     if "matmul_vs_numpy_1t" in result:
         lines.append(f"\nmatmul: {100 * result['matmul_vs_numpy_1t']:.0f}% of numpy's "
                      f"single-thread GFLOPS ({result['numpy_gflops_1t']:.1f}) in the same run.")

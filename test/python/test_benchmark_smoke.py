@@ -33,13 +33,43 @@ def test_quick_benchmark_writes_the_result_fields(tmp_path):
             assert key in tm, key
         assert tm["ratio"] == tm["ours_ms"] / tm["ort_ms"]
         assert res["geomean"][t] is not None
-    assert "| mnist_cnn | 1 |" in (tmp_path / "latest.md").read_text()
+        # the second after a run: our pool threads spin ONNX_MLIR_PY_SPIN_US
+        # (200 us) and then sleep, so the process burns next to no CPU (a pool
+        # spinning through the second would burn ~1 s per extra thread)
+        assert 0 <= tm["ours_idle_cpu_s"] < 0.05, tm
+        assert tm["ort_idle_cpu_s"] >= 0
+    md = (tmp_path / "latest.md").read_text()
+    assert "| mnist_cnn | 1 |" in md
+    assert "| CPU s burned in the 1 s after a run | threads | ours | onnxruntime |" in md
+    assert "idle CPU s" in r.stdout
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         assert "no PNG written" in r.stdout
     else:
         assert (tmp_path / "latest.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_idle_cpu_counts_the_threads_that_keep_running(tmp_path):
+    """harness.idle_cpu_s counts a thread that spins after the run returns
+    (what an engine's pool does), and not a sleeping one."""
+    import threading
+    import time
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import harness
+    stop = threading.Event()
+
+    def spin_after_run():
+        def spin():     # 0.3 s of this thread's CPU, however busy the machine
+            end = time.thread_time() + 0.3
+            while time.thread_time() < end and not stop.is_set():
+                pass
+        threading.Thread(target=spin, daemon=True).start()
+    try:
+        assert harness.idle_cpu_s(spin_after_run, wait_s=1.0) > 0.2
+    finally:
+        stop.set()
+    assert harness.idle_cpu_s(lambda: None, wait_s=0.5) < 0.05
 
 
 def test_flops_are_counted_from_conv_matmul_gemm():
