@@ -7,6 +7,7 @@ codegen bufferizes it.
                         tile and threads (kernel_plan.py); the steps below apply it
     attention           om.attention calls (onnx_to_linalg/attention.py) -> tiled vector kernel
     depthwise           depthwise_conv_2d_nchw_chw (+ its pad, bias, ReLU/Clip) -> vector row kernel
+                        (a QDQ model's: 8-bit in and out, its DQ / requantization fused; depthwise_q8.py)
     pools               pooling_nchw_max / _sum (+ pad, fill, epilogue) -> the same row kernel
     dynamic pools       the same pools with dynamic H/W -> per-image vector rows (pool_dyn.py)
     direct convs        conv_2d_nchw_fchw over <= 4 channels (stems) -> direct register-tiled kernel
@@ -66,6 +67,7 @@ from onnx_mlir_py.passes.optimize.conv import convs_to_matmul
 from onnx_mlir_py.passes.optimize.conv_direct import direct_convs
 from onnx_mlir_py.passes.optimize.conv_dyn import dynamic_convs_to_matmul
 from onnx_mlir_py.passes.optimize.depthwise import depthwise_convs
+from onnx_mlir_py.passes.optimize.depthwise_q8 import depthwise_q8_convs
 from onnx_mlir_py.passes.optimize.pool import pools
 from onnx_mlir_py.passes.optimize.pool_dyn import dynamic_pools
 from onnx_mlir_py.passes.optimize.elementwise import vectorize_elementwise
@@ -161,6 +163,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         if on_plan is not None:
             on_plan(plan)
         attention_kernels(module, target, threads, plan)
+        depthwise_q8_convs(module, target, threads, plan)
         depthwise_convs(module, target, threads, plan)
         pools(module, target, threads, plan)
         dynamic_pools(module, target, threads, plan)
@@ -224,6 +227,7 @@ PASSES = {
     "o3-resolve-dims": _step(resolve_dims, target=False, threads=False),
     "o3-attention": _step(attention_kernels),
     "o3-depthwise": _step(depthwise_convs),
+    "o3-depthwise-q8": _step(depthwise_q8_convs),
     "o3-pools": _step(pools),
     "o3-pool-dyn": _step(dynamic_pools),
     "o3-conv-direct": _step(direct_convs),

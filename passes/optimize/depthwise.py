@@ -88,8 +88,10 @@ def kernel_operands(op: ir.Operation, x: ir.Value, fill, bias=None):
     return init, operands, erase, last, kw
 
 
-def _match(op: ir.Operation):
-    """``(Conv, operands, ops to erase, op whose result is replaced)`` or None."""
+def depthwise_window(op: ir.Operation):
+    """``(x shape, w shape, out shape, strides, dilations)`` of an f32
+    depthwise conv the row kernel takes (static but for a dynamic batch,
+    None), or None."""
     if op.name != "linalg.depthwise_conv_2d_nchw_chw":
         return None
     if len(op.operands) != 3 or len(op.results) != 1:
@@ -105,7 +107,15 @@ def _match(op: ir.Operation):
     win = window_fits(op, xs, ws[1:], os_)
     if win is None:
         return None
-    s, d = win
+    return xs, ws, os_, win[0], win[1]
+
+
+def _match(op: ir.Operation):
+    """``(Conv, operands, ops to erase, op whose result is replaced)`` or None."""
+    found = depthwise_window(op)
+    if found is None:
+        return None
+    xs, ws, os_, s, d = found
     x = op.operands[0]
     padded = zero_pad(x)
     pad: tuple = ()

@@ -229,6 +229,12 @@ def _depthwise(op, t):
     return _window(_match, "depthwise f32")(op, t)
 
 
+def _depthwise_q8(op, t):
+    from onnx_mlir_py.passes.optimize.depthwise_q8 import _match
+    return _window(_match, "depthwise int8: 8-bit in and out (dequantized in the plane copy, "
+                           "requantized after f32 taps)")(op, t)
+
+
 def _pool(op, t):
     from onnx_mlir_py.passes.optimize.pool import _match
     return _window(_match, "static f32 pool")(op, t)
@@ -327,7 +333,7 @@ FAMILIES = {
 # family -> implementations, first accepting wins (else "linalg")
 KERNELS = {
     "attention": [("attention", _attention)],
-    "depthwise": [("depthwise_rows", _depthwise)],
+    "depthwise": [("depthwise_q8", _depthwise_q8), ("depthwise_rows", _depthwise)],
     "pool": [("pool_rows", _pool), ("pool_dyn", _pool_dyn)],
     "conv": [("int8_im2col", _int8_conv), ("conv_direct", _conv_direct),
              ("conv_im2col", _conv_matmul),

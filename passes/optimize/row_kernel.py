@@ -26,7 +26,7 @@ would run past the row's end is shortened.
 """
 from __future__ import annotations
 
-from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
+from onnx_mlir_py.passes.optimize.kernel_emit import F32, Elem, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.passes.optimize.row_plan import (UNROLL, Conv, bases, geometry, lane_sizes,
                                                    row_plan, wide)
@@ -55,12 +55,13 @@ class _Body:
 
     def __init__(self, e: Emitter, cv: Conv, limit: int, src: Value, at: list[Value],
                  out_at: list[Value], rows: list[Value], wv: dict, init: dict | None,
-                 ecv: list[dict], zero: Value):
+                 ecv: list[dict], zero: Value, quant=None):
         """``src[at + (row, col)]``: the rows read (the plane or x[n, c]);
         ``out_at``: the output's leading indices; ``wv[(i, j)][lanes]``,
         ``init[lanes]``, ``ecv[k][lanes]``: the splat weights, accumulator
-        start (None: the output's values) and epilogue scalars."""
-        self.e, self.cv, self.limit = e, cv, limit
+        start (None: the output's values) and epilogue scalars; ``quant``:
+        the channel's values of an 8-bit output's epilogue (``cv.quant``)."""
+        self.e, self.cv, self.limit, self.quant = e, cv, limit, quant
         self.src, self.at, self.out_at, self.rows = src, at, out_at, rows
         self.wv, self.init, self.ecv, self.zero = wv, init, ecv, zero
         self.bases = bases(cv)
@@ -125,6 +126,8 @@ class _Body:
             val = self.shuffle(accs[u], _INLANE8) if inlane else accs[u]
             if cv.epilogue:
                 val = emit_ops(e, cv.epilogue, cv.epi_result, val, [c[lanes] for c in self.ecv])
+            elif cv.quant is not None:
+                val = cv.quant.epilogue(e, self.quant, val)
             if u == count - 1 and last_lanes is not None and last_lanes < lanes:
                 val = e.prefix(val, last_lanes)
             cur = e.write(val, cur, self.out_at + [cols[u]])
@@ -149,8 +152,9 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
     cb = c // blocks
     e = Emitter()
     zero, padv = e.const("0.0", F32), e.f32(cv.pad_value)
-    ot = tensor(cv.os)
-    x = e.param("x", tensor(cv.xs))
+    q = cv.quant
+    ot = tensor(cv.os, q.out_elem if q else Elem.F32)
+    x = e.param("x", tensor(cv.xs, q.in_elem if q else Elem.F32))
     w = e.param("w", tensor([c, cv.kh, cv.kw] if cv.combine == "fma" else [cv.kh, cv.kw]))
     o = e.param("o", ot)                    # pools: w is the window
     params = [x, w, o]
@@ -161,6 +165,10 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
     ecaps = [e.param("ecap", F32) for _ in range(cv.n_cap)]
     pcaps = [e.param("pcap", F32) for _ in range(cv.n_pcap)]
     params += ecaps + pcaps
+    qcaps = q.params(e) if q else []
+    params += qcaps
+    if n is None:       # a dynamic batch: 8-bit kernels loop over it themselves
+        n = e.dim(x, 0)
 
     if blocks > 1:
         blk, oo, res = e.forall(blocks, o)
@@ -173,6 +181,7 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
         carried.append(plane_init(e, cv, hp, limit, vw, padv))
     cc, carried, cres = e.loop(e.index(0), e.index(cb), e.index(1), carried)
     ch = e.add(cbase, cc)
+    qch = q.channel(e, qcaps, ch, vw) if q else None
     ws = {(i, j): e.extract(w, [ch, i, j]) for i, j in (taps if cv.combine == "fma" else ())}
     init_scalar = None
     if cv.init == "bias":
@@ -183,16 +192,16 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
     wv = {t: splat(e, ws[t], sizes, vw, "wv") for t in ws}
     init = splat(e, init_scalar, sizes, vw, "iv") if init_scalar is not None else None
     ecv = [splat(e, p, sizes, vw, "ecv") for p in ecaps]
-    pro = Prologue(e, cv, vw, pcaps, padv)
+    pro = Prologue(e, cv, vw, pcaps, padv, qch)
 
-    nn, carried, nres = e.loop(e.index(0), e.index(n), e.index(1), carried)
+    nn, carried, nres = e.loop(e.index(0), n, e.index(1), carried)
     plane = plane_copy(e, cv, x, nn, ch, carried[1], vw, pro, padv) if fused else None
 
     ohv, (t2,), (hres,) = e.loop(e.index(0), e.index(oh), e.index(1), carried[:1])
     ohs = e.mul(ohv, s0)
     rows = [e.add(ohs, e.index(i * d0)) for i in range(cv.kh)]
     src, at = (plane, []) if fused else (x, [nn, ch])
-    body = _Body(e, cv, limit, src, at, [nn, cc, ohv], rows, wv, init, ecv, zero)
+    body = _Body(e, cv, limit, src, at, [nn, cc, ohv], rows, wv, init, ecv, zero, qch)
     step = UNROLL * vw
     main, chunks = row_plan(cv, vw)
     cur = t2

@@ -31,6 +31,9 @@ class Conv:
     prologue: tuple = ()  # elementwise ops applied to the input as it is copied
     pro_result: str = ""  # into the scratch plane (fused pad only), on %e_in / %e_cap<k>
     n_pcap: int = 0
+    # 8-bit input and output (depthwise_q8.Quant: hashed by identity): the plane copy
+    # converts the input, the epilogue writes the output; replaces prologue / epilogue
+    quant: object = None
 
 
 def lane_sizes(ow: int, vw: int) -> list[int]:

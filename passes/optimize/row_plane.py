@@ -48,16 +48,25 @@ def _vector_fill(e: Emitter, init: Value, rows: int, cols: int, vw: int, padv: V
 
 class Prologue:
     """Per channel: the prologue's captured scalars as vectors (``caps``)
-    and, when rows end in a masked read, its mask and border vector."""
+    and, when rows end in a masked read, its mask and border vector; with
+    an 8-bit input (``cv.quant``), its per-channel values ``quant``."""
 
-    def __init__(self, e: Emitter, cv: Conv, vw: int, pcaps: list[Value], padv: Value):
+    def __init__(self, e: Emitter, cv: Conv, vw: int, pcaps: list[Value], padv: Value,
+                 quant=None):
         w = cv.xs[3]
+        self.cv, self.quant = cv, quant
         self.caps = [e.broadcast(p, vector(vw), base="pcv") for p in pcaps]
         self.mask = self.zero = None
-        if cv.prologue and w % vw:
+        if (cv.prologue or cv.quant) and w % vw:
             # a row's masked last read: the lanes past the row keep the border's zeros
             self.mask = e.op("pmask", f"vector.constant_mask [{w % vw}] : {mask(vw)}", mask(vw))
             self.zero = e.broadcast(padv, vector(vw), base="pzero")
+
+    def apply(self, e: Emitter, v: Value) -> Value:
+        """The prologue on a vector of the input (an 8-bit one: converted to f32)."""
+        if self.cv.quant is not None:
+            return self.cv.quant.prologue(e, self.quant, v)
+        return emit_ops(e, self.cv.prologue, self.cv.pro_result, v, self.caps)
 
 
 def plane_copy(e: Emitter, cv: Conv, x: Value, n: Value, c: Value, plane: Value, vw: int,
@@ -72,9 +81,11 @@ def plane_copy(e: Emitter, cv: Conv, x: Value, n: Value, c: Value, plane: Value,
         # whole vectors: a row's last one is a masked read (zeros past
         # the row), written over the right border's zeros
         inb = col + vw <= w
-        v = e.read(x, [n, c, r, col], padv, vector(vw), in_bounds=inb, base="cp")
-        if cv.prologue:
-            v = emit_ops(e, cv.prologue, cv.pro_result, v, pro.caps)
+        el = x.type.elem
+        zero = padv if el == padv.type.elem else e.const("0", x.type.scalar)   # an 8-bit input
+        v = e.read(x, [n, c, r, col], zero, vector(vw, el), in_bounds=inb, base="cp")
+        if cv.prologue or cv.quant:
+            v = pro.apply(e, v)
             if not inb:
                 v = e.select(pro.mask, v, pro.zero, base="cp")
         cur = e.write(v, cur, [rr, col + pl], base="sc")

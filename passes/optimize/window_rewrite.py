@@ -55,8 +55,9 @@ def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, targ
     call of its row kernel, added to ``module`` once per key in ``funcs``."""
     cv, operands, erase, last = found[:4]
     dead = found[4] if len(found) > 4 else []    # unused once the call replaces the op
-    dynamic = cv.xs[0] is None
-    image = replace(cv, xs=(1,) + cv.xs[1:], os=(1,) + cv.os[1:]) if dynamic else cv
+    # a dynamic batch: the batch-1 kernel per image (an 8-bit kernel loops over the batch itself)
+    dynamic = cv.xs[0] is None and cv.quant is None
+    image = replace(cv, xs=(1,) + cv.xs[1:], os=(1,) + cv.os[1:]) if cv.xs[0] is None else cv
     blocks = channel_blocks(cv.os[1], threads and macs(image) >= WINDOW_THREAD_MIN_MACS)
     key = (cv, blocks, target.vector_width)
     if key not in funcs:
