@@ -6,12 +6,24 @@ the attribute's name from its printed form, the blobs from one print of a
 scratch module holding clones of the ops (blob = 4-byte alignment + data).
 Used by codegen (weights into the .so), the ONNX graph rewrites and the -O3
 weight packing (constants evaluated at compile time).
+
+The print costs about 10 ns a byte (ResNet-50's 100 MB of weights: ~1 s
+of its compile, issue #29), so resources made here (:func:`resource_attr`:
+the importer's initializers) are also remembered by name with the array
+that holds their bytes, and read from it. The table holds the arrays
+weakly: an entry lives as long as MLIR keeps the blob (the attribute holds
+the array's buffer). A name made twice with different arrays (two live
+contexts; MLIR renames a clash inside one context) is dropped from the
+table, so it is read through the print again: the table never answers
+for a resource it is not sure of.
 """
 from __future__ import annotations
 
 import re
+import weakref
 
 import mlir.ir as ir
+import numpy as np
 
 _RESOURCE_NAME = re.compile(r"^dense_resource<(.+?)>")
 _RESOURCE_BLOB = re.compile(r'(?m)^\s*("(?:[^"\\]|\\.)*"|[^\s:]+):\s*"0x([0-9A-Fa-f]*)"')
@@ -25,10 +37,47 @@ def resource_name(attr: ir.Attribute) -> str | None:
     return m.group(1) if m else None
 
 
+_known: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_ambiguous: set[str] = set()
+
+
+def resource_attr(arr: np.ndarray, name: str, ttype: ir.Type) -> ir.Attribute:
+    """``dense_resource`` attribute of type ``ttype`` over the bytes of the
+    contiguous array ``arr`` (not copied), remembered by its name (see the
+    module docstring)."""
+    attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(arr), name, ttype)
+    key = resource_name(attr)
+    if key is not None and key not in _ambiguous:
+        old = _known.get(key)
+        if old is None:
+            _known[key] = arr
+        elif old is not arr:
+            del _known[key]
+            _ambiguous.add(key)
+    return attr
+
+
+def _remembered(op: ir.Operation, out: dict[str, bytes]) -> bool:
+    """Put the remembered resources ``op`` refers to in ``out``; False when
+    one of them is not remembered."""
+    attrs = op.attributes
+    for i in range(len(attrs)):
+        key = resource_name(attrs[i].attr)
+        if key is None:
+            continue
+        arr = _known.get(key)
+        if arr is None:
+            return False
+        out[key] = arr.tobytes()
+    return True
+
+
 def resource_blobs(ops: list[ir.Operation]) -> dict[str, bytes]:
     """{resource key: data bytes} of the resources the ``ops`` refer to."""
+    blobs: dict[str, bytes] = {}
+    ops = [op for op in ops if not _remembered(op, blobs)]
     if not ops:
-        return {}
+        return blobs
     with ops[0].context, ir.Location.unknown():
         scratch = ir.Module.create()
         ip = ir.InsertionPoint(scratch.body)
@@ -36,7 +85,6 @@ def resource_blobs(ops: list[ir.Operation]) -> dict[str, bytes]:
             op.clone(ip)
         text = scratch.operation.get_asm(large_elements_limit=None)
     section = text[text.find("{-#"):]
-    blobs = {}
     for m in _RESOURCE_BLOB.finditer(section):
         name = m.group(1)
         blobs[name[1:-1] if name.startswith('"') else name] = bytes.fromhex(m.group(2))[4:]

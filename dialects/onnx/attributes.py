@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto as AP
 
+from onnx_mlir_py.ir_resources import resource_attr
 from onnx_mlir_py.dialects.onnx.types import elem_type, type_from_proto
 
 # Discardable attribute: the result types a node's model declared (set by the
@@ -134,8 +135,7 @@ def tensor_attr(t: onnx.TensorProto, name_hint: str = "") -> ir.Attribute:
     if arr.size > RESOURCE_THRESHOLD:
         _resource_counter[0] += 1
         name = f"{_sanitize(name_hint) or 'tensor'}_{_resource_counter[0]}"
-        return ir.DenseResourceElementsAttr.get_from_buffer(
-            memoryview(arr), name, ttype)
+        return resource_attr(arr, name, ttype)
     if arr.size == 0:
         return ir.DenseElementsAttr.get(np.zeros((0,), arr.dtype), type=ttype)
     return ir.DenseElementsAttr.get(arr, type=ttype)

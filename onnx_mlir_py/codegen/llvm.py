@@ -20,6 +20,9 @@ from onnx_mlir_py.codegen.alloc_sites import mark_alloc_sites
 from onnx_mlir_py.codegen.bool_memory import rewrite_bool_memory_accesses
 from onnx_mlir_py.codegen.bufferize import bufferize
 from onnx_mlir_py.codegen.strided_copy import strided_copies_to_linalg
+from onnx_mlir_py.codegen.dedupe import merge_identical_functions
+from onnx_mlir_py.codegen.outline_loops import PREFIX as LOOP_PREFIX, outline_serial_loops
+from onnx_mlir_py.codegen.parallel_for import PREFIX as PFOR_PREFIX
 from onnx_mlir_py.codegen.parallel_for import lower_parallel_calls, outline_parallel_loops
 from onnx_mlir_py.codegen.passes import run_pipeline
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature, find_entry
@@ -119,6 +122,9 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
         externalize_weights(mod, weights)
     run_pipeline(mod, TO_LOOPS_PIPELINE, "linalg-to-loops")
     outline_parallel_loops(mod)
+    outline_serial_loops(mod)
+    merge_identical_functions(mod, PFOR_PREFIX)   # each kernel compiled once (#29)
+    merge_identical_functions(mod, LOOP_PREFIX)
     _request_c_interface(mod, entry)
     run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")
     rewrite_bool_memory_accesses(mod)

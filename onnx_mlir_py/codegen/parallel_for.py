@@ -35,7 +35,9 @@ from onnx_mlir_py.ir_util import walk_ops
 PREFIX = "__om_pfor_"
 PARALLEL_FOR_FN = "om_parallel_for"
 # ops without operands that are cheaper to repeat inside the body than to pass
-_CLONABLE = ("arith.constant", "ub.poison", "memref.get_global", "llvm.mlir.addressof",
+# (not memref.get_global: a weight passed as an argument leaves bodies that
+# differ only in their weights the same function, merged by codegen/dedupe.py)
+CLONABLE = ("arith.constant", "ub.poison", "llvm.mlir.addressof",
              "llvm.mlir.constant", "llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison")
 
 
@@ -51,7 +53,7 @@ def _outermost_parallels(root) -> list[ir.Operation]:
     return out
 
 
-def _defining_op(v: ir.Value) -> ir.Operation | None:
+def defining_op(v: ir.Value) -> ir.Operation | None:
     owner = v.owner
     return owner.operation if isinstance(owner, ir.OpView) or isinstance(owner, ir.Operation) \
         else None
@@ -63,7 +65,7 @@ def _is_inside(v: ir.Value, inside: set) -> bool:
     return op.operation in inside
 
 
-def _captures(loop: ir.Operation, inside: set) -> list[ir.Value]:
+def captures(loop: ir.Operation, inside: set) -> list[ir.Value]:
     """Values defined outside ``loop`` and used in it, in first-use order."""
     seen, out = set(), []
     for op in walk_ops(loop):
@@ -77,13 +79,13 @@ def _captures(loop: ir.Operation, inside: set) -> list[ir.Value]:
     return out
 
 
-def _materialize(v: ir.Value, args: dict, ip: ir.InsertionPoint, cache: dict) -> ir.Value:
+def materialize(v: ir.Value, args: dict, ip: ir.InsertionPoint, cache: dict) -> ir.Value:
     """``v`` (defined outside the loop) as seen in the new function: a clone
     of its constant, or the function argument standing for it."""
     if v in args:
         return args[v]
     if v not in cache:
-        op = _defining_op(v)
+        op = defining_op(v)
         cache[v] = op.clone(ip).results[0]
     return cache[v]
 
@@ -96,7 +98,7 @@ def _outline(loop: ir.Operation, k: int, module: ir.Module,
     body = ploop.region.blocks[0]
     ivs = list(body.arguments)
     inside = {o for o in walk_ops(loop, include_root=True)}
-    caps = _captures(loop, inside)
+    caps = captures(loop, inside)
     index = ir.IndexType.get()
 
     # trip counts in the parent: max(0, ceil((ub - lb) / step))
@@ -118,7 +120,7 @@ def _outline(loop: ir.Operation, k: int, module: ir.Module,
         if v not in needed:
             needed.append(v)
     passed = [v for v in needed
-              if (d := _defining_op(v)) is None or d.name not in _CLONABLE or len(d.operands)]
+              if (d := defining_op(v)) is None or d.name not in CLONABLE or len(d.operands)]
 
     name = f"{PREFIX}{k}"
     with ir.InsertionPoint(parent_fn), loop.location:
@@ -133,7 +135,7 @@ def _outline(loop: ir.Operation, k: int, module: ir.Module,
     with ir.InsertionPoint(ret), loop.location:
         floop = scf.ForOp(entry.arguments[0], entry.arguments[1], one)
     fip = ir.InsertionPoint.at_block_begin(entry)
-    mat = {v: _materialize(v, args, fip, cache) for v in needed}
+    mat = {v: materialize(v, args, fip, cache) for v in needed}
     with ir.InsertionPoint(floop.body), loop.location:
         rest = floop.induction_variable
         new_ivs = [None] * len(ivs)

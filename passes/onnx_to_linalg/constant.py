@@ -27,7 +27,7 @@ def _signless_resource(attr: ir.Attribute, t: ir.RankedTensorType,
     unsigned constant does not bufferize (a uint8 initializer read at run
     time: a Gather from a uint8 embedding table, a DequantizeLinear of uint8
     weights at -O0 failed to compile)."""
-    from onnx_mlir_py.ir_resources import resource_name
+    from onnx_mlir_py.ir_resources import resource_attr, resource_name
     from onnx_mlir_py.passes.onnx_to_linalg.storage_consts import resource_bytes
     name, width = resource_name(attr), st.element_type.width
     if name is None or width not in _SIGNED or width == 1:
@@ -35,8 +35,8 @@ def _signless_resource(attr: ir.Attribute, t: ir.RankedTensorType,
     arr = np.frombuffer(resource_bytes(attr, t), dtype=_SIGNED[width])
     if arr.size != int(np.prod(st.shape, dtype=np.int64)):
         return None
-    return ir.DenseResourceElementsAttr.get_from_buffer(
-        memoryview(np.ascontiguousarray(arr.reshape(list(st.shape)))), f"{name}_signless", st)
+    return resource_attr(np.ascontiguousarray(arr.reshape(list(st.shape))),
+                         f"{name}_signless", st)
 
 
 def signless_elements(attr: ir.Attribute, t: ir.Type) -> tuple[ir.Attribute, bool]:
