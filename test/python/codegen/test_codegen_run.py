@@ -66,6 +66,7 @@ def test_read_only_and_view_inputs(matmul):
     np.testing.assert_allclose(y, matmul_ref(x, w, b), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.quick
 def test_dynamic_shapes(compile_mlir):
     c = compile_mlir(DYNAMIC, "dynamic")
     assert json.loads(c.session.input_signature())[0]["dims"] == [-1, -1]
@@ -88,6 +89,7 @@ def test_int64(compile_mlir):
     assert json.loads(c.session.output_signature())[0]["type"] == "i64"
 
 
+@pytest.mark.quick
 def test_bool(compile_mlir):
     c = compile_mlir(BOOL, "bool")
     rng = np.random.default_rng(3)
@@ -134,6 +136,7 @@ def test_f64_scalar_and_f16(compile_mlir):
     np.testing.assert_array_equal(h2, h + h)
 
 
+@pytest.mark.quick
 def test_inputs_are_never_written(compile_mlir):
     c = compile_mlir(INPLACE, "inplace")
     a = np.arange(4, dtype=np.float32)

@@ -22,6 +22,8 @@ from onnx_mlir_py.codegen.parallel_for import (PARALLEL_FOR_FN, lower_parallel_c
 from onnx_mlir_py.codegen.passes import run_pipeline
 from onnx_mlir_py.ir_util import walk_ops
 
+pytestmark = pytest.mark.quick   # the quick tier (README, Tests)
+
 # out[i, j] = a[i, j] * s + j  for i in [2, n) step 3, j in [1, m) step 2 (m
 # dynamic), inside an outer loop (nested forall) over k that adds k to a
 # second output; constants, a dynamic bound, a scalar and memrefs are captured

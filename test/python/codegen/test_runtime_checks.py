@@ -43,6 +43,7 @@ def test_broadcast_mismatch_is_an_error(tmp_path, opt_level):
     np.testing.assert_allclose(sess.run([x, x])[0], x + x, rtol=1e-6)
 
 
+@pytest.mark.quick
 def test_broadcast_mismatch_from_c(tmp_path):
     exe = tmp_path / "run_model"
     subprocess.run([tool("gcc"), "-O2", "-Wall", "-Werror", "-o", str(exe), str(EXAMPLE),
@@ -59,6 +60,7 @@ def test_broadcast_mismatch_from_c(tmp_path):
         and "its dim 0 is 5, the other inputs need 3 (or 1)" in bad.stderr, bad.stderr
 
 
+@pytest.mark.quick
 def test_same_dim_param_is_checked_at_the_entry(tmp_path):
     """The issue's reproducer as reported: both inputs [n, 4]."""
     sess = ExecutionSession(onnx_mlir_py.compile(_add_model("n"), tmp_path / "add.so"))

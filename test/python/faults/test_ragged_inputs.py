@@ -55,6 +55,7 @@ def test_inference_session_good_list_still_works(sessions):
     np.testing.assert_array_equal(out, np.array([[1, 2, 3], [4, 5, 6]], np.float32))
 
 
+@pytest.mark.quick
 def test_execution_session_names_the_input(sessions):
     es = ExecutionSession(sessions[0].library_path)
     for value in ([[1, 2], [3]], np.array([[1, 2], [3]], dtype=object)):

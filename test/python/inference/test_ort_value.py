@@ -97,6 +97,7 @@ def _feeds(n, s):
             "ids": rng.integers(0, 4, n).astype(np.int64)}
 
 
+@pytest.mark.quick
 def test_run_with_ort_values_matches_onnxruntime_at_two_shapes(cache):
     data = multi_io().SerializeToString()
     ours = ort.InferenceSession(data, cache_dir=cache)

@@ -74,6 +74,7 @@ def test_results_match_onnxruntime_at_two_batch_sizes_and_input_forms(dyn):
         np.testing.assert_allclose(ours.run(["z"], f)[0], want, rtol=1e-6)
 
 
+@pytest.mark.quick
 def test_a_failed_runtime_check_is_fail_naming_the_node(cache):
     m = add_model(["N"])
     m.graph.input[1].type.tensor_type.shape.dim[0].dim_param = "M"
@@ -84,6 +85,7 @@ def test_a_failed_runtime_check_is_fail_naming_the_node(cache):
     np.testing.assert_array_equal(out, np.full(3, 2, np.float32))
 
 
+@pytest.mark.quick
 def test_queries_match_onnxruntime(cache):
     data = multi_io().SerializeToString()
     ours = ort.InferenceSession(data, cache_dir=cache)
@@ -144,6 +146,7 @@ def test_optimized_model_filepath_writes_the_onnx_ir(tmp_path, cache):
     assert '"onnx.add"' in text and "func.func @main_graph" in text
 
 
+@pytest.mark.quick
 def test_intra_op_num_threads_sets_the_kernel_threads(cache):
     from onnx_mlir_py.testing import models as zoo
     so = ort.SessionOptions()

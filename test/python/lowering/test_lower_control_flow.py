@@ -125,6 +125,7 @@ def test_loop_scan_output_without_trip_count_is_a_clear_error(tmp_path):
         onnx_mlir_py.compile(m, tmp_path / "x.so", opt_level=0)
 
 
+@pytest.mark.quick
 def test_if_nested_in_a_loop_body(tmp_path):
     # body: s_out = (i is even) ? s_in + 1 : s_in * 3
     then_g = h.make_graph([h.make_node("Add", ["s_in", "one"], ["a"])], "t", [],

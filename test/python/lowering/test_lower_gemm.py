@@ -45,6 +45,7 @@ CASES = {
 
 @pytest.mark.parametrize("opt_level", [0, 3])
 @pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.quick
 def test_matmul_dynamic_broadcast(tmp_path, case, opt_level):
     dims, shape_sets = CASES[case]
     m = model([h.make_node("MatMul", ["a", "b"], ["y"])],

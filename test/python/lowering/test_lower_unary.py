@@ -39,6 +39,7 @@ def test_round_half_to_even_and_sign_uint():
 
 
 @pytest.mark.parametrize("fmod", [0, 1])
+@pytest.mark.quick
 def test_mod_int_broadcast(fmod):
     a = R.integers(-30, 30, (3, 4)).astype(np.int64)
     b = np.array([7, -3, 5, -4], np.int64)

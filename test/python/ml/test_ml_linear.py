@@ -27,6 +27,7 @@ def test_logistic_regression(tmp_path, n_classes):
 
 
 @pytest.mark.parametrize("targets", [1, 2])
+@pytest.mark.quick
 def test_linear_regression(tmp_path, targets):
     x, y = make_regression(100, 4, n_targets=targets, random_state=0)
     m = LinearRegression().fit(x.astype(np.float32), y)

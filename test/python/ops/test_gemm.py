@@ -6,6 +6,9 @@ from onnx import TensorProto as TP, helper
 from helpers import infer_and_compare, make_model, our_output_types
 from onnx_mlir_py.errors import VerificationError
 
+pytestmark = pytest.mark.quick   # the quick tier (README, Tests)
+
+
 F = TP.FLOAT
 
 

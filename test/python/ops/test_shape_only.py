@@ -9,6 +9,8 @@ from helpers import infer_and_compare, make_model, our_output_types
 from onnx_mlir_py.errors import VerificationError
 from _common import F, i64, one
 
+pytestmark = pytest.mark.quick   # the quick tier (README, Tests)
+
 
 @pytest.mark.parametrize("opset", [16, 20, 22])
 def test_grid_sample(opset):

@@ -73,6 +73,7 @@ def test_plan_gives_each_op_its_kernel(tmp_path, march, tile):
 
 
 @x86
+@pytest.mark.quick
 def test_planned_model_matches_onnxruntime(tmp_path):
     model = _model()
     so = onnx_mlir_py.compile(model, output=tmp_path / "m.so", opt_level=3, march="x86-64-v4")

@@ -205,6 +205,7 @@ def test_dynamic_batch(tmp_path):
 
 
 @pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.quick
 def test_o0_and_o3_agree(tmp_path, level):
     """The same small MLP at -O0 (plain loops) and -O3 matches the reference."""
     c = Cases()
@@ -242,6 +243,7 @@ def test_threads(tmp_path):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.quick
 def test_threads_split_work(tmp_path):
     """With 2 threads a kernel's parallel loop is split into chunks that the
     pool's threads run (async-parallel-for, used before om_parallel_for, once

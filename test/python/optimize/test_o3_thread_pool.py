@@ -68,6 +68,7 @@ def test_more_threads_than_cores_and_changes(chain):
             check(sess.run([x])[0], want)
 
 
+@pytest.mark.quick
 def test_concurrent_runs(chain):
     """Runs from four Python threads at once share one pool."""
     so, x, want = chain
@@ -92,6 +93,7 @@ def test_concurrent_runs(chain):
 
 
 @pytest.mark.parametrize("spin", ["0", "100000"])
+@pytest.mark.quick
 def test_spin_setting(chain, spin):
     """ONNX_MLIR_PY_SPIN_US=0 (sleep at once) and a long spin both give the
     right answer (own process: the setting is read once)."""
@@ -155,6 +157,7 @@ print("ok")
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs Linux and 2 CPUs to run on")
+@pytest.mark.quick
 def test_worker_leaves_the_callers_cpu(chain):
     """A worker that finds itself on the caller's CPU moves off it (the
     kernel had left both threads on one CPU for hundreds of runs after a

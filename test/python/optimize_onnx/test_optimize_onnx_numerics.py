@@ -134,6 +134,7 @@ def test_rewrite_fires_and_matches_reference(case, tmp_path):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.quick
 def test_bn_fold_removes_the_batchnorm_from_the_lowered_ir(tmp_path):
     model, _ = conv_bn()
     out = onnx_mlir_py.compile(model, output=tmp_path / "m.mlir", emit="EmitMLIR", opt_level=2)

@@ -9,6 +9,8 @@ from onnx_mlir_py.verify.compare import compare
 from onnx_mlir_py.verify.inputs import VerifyInputError, input_shapes, parse_shapes
 from onnx_mlir_py.verify.values import expose_values
 
+pytestmark = pytest.mark.quick   # the quick tier (README, Tests)
+
 
 def test_compare_floats_nan_inf_and_relative_error():
     ref = np.array([1.0, 0.0, np.nan, np.inf, -2.0], np.float32)
