@@ -1,34 +1,28 @@
 """Fused attention (optimize_onnx/attention.py -> onnx_to_linalg/attention.py ->
 optimize/attention.py) against onnxruntime: torch-exported decoder (causal
 mask made by Where/Trilu) and encoder (padding mask [B, 1, 1, S]) with
-dynamic batch and sequence, run at two lengths; an opset-23 Attention node;
+dynamic batch and sequence (exported once by
+test/python/models/data/export_torch_models.py: the committed
+attention_{gpt,bert}.onnx), run at two lengths; an opset-23 Attention node;
 the forms the fusion must leave alone."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
-import warnings
 
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
 
-torch = pytest.importorskip("torch")
+from onnx_mlir_py.testing.check import assert_match, reference
 
-from onnx_mlir_py.testing.check import assert_match, reference  # noqa: E402
-from onnx_mlir_py.testing.torch_models import BertEncoder, GPTDecoder, seeded  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "models",
+                                "data"))
+from export_torch_models import ATTENTION_VOCAB, path as export_path  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-4
-
-
-def _export(module, args, names, dyn) -> onnx.ModelProto:
-    with tempfile.TemporaryDirectory() as d, warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        p = os.path.join(d, "m.onnx")
-        torch.onnx.export(module, args, p, dynamo=False, opset_version=17, input_names=names,
-                          dynamic_axes=dyn, do_constant_folding=True)
-        return onnx.load(p)
 
 
 def _session(model, opt_level=3, march=None, threads=1):
@@ -42,17 +36,12 @@ def _session(model, opt_level=3, march=None, threads=1):
 
 @pytest.fixture(scope="module")
 def gpt():
-    m = seeded("attn_gpt", lambda: GPTDecoder(d=64, heads=2, layers=2, max_pos=96, vocab=100))
-    ids = torch.randint(0, 100, (1, 8))
-    return _export(m, (ids,), ["input_ids"], {"input_ids": {0: "B", 1: "S"}})
+    return onnx.load(export_path("attention_gpt"))
 
 
 @pytest.fixture(scope="module")
 def bert():
-    m = seeded("attn_bert", lambda: BertEncoder(d=64, heads=4, layers=1, max_pos=96, vocab=100))
-    ids = torch.randint(0, 100, (1, 8))
-    return _export(m, (ids, torch.ones_like(ids)), ["input_ids", "attention_mask"],
-                   {"input_ids": {0: "B", 1: "S"}, "attention_mask": {0: "B", 1: "S"}})
+    return onnx.load(export_path("attention_bert"))
 
 
 @pytest.mark.parametrize("opt_level,threads", [(3, 1), (3, 2), (0, 1)])
@@ -60,7 +49,7 @@ def test_causal_decoder_two_lengths(gpt, opt_level, threads):
     sess, _ = _session(gpt, opt_level, threads=threads)
     rng = np.random.default_rng(0)
     for b, s in ((1, 7), (2, 70)):          # 70: row blocks + a column tail
-        ids = rng.integers(0, 100, (b, s)).astype(np.int64)
+        ids = rng.integers(0, ATTENTION_VOCAB, (b, s)).astype(np.int64)
         got = sess.run([ids])
         assert_match(got, reference(gpt, {"input_ids": ids}, "onnxruntime"), RTOL, ATOL)
 
@@ -69,7 +58,7 @@ def test_padding_mask_encoder_two_lengths(bert):
     sess, _ = _session(bert)
     rng = np.random.default_rng(1)
     for b, s in ((2, 5), (3, 33)):
-        ids = rng.integers(0, 100, (b, s)).astype(np.int64)
+        ids = rng.integers(0, ATTENTION_VOCAB, (b, s)).astype(np.int64)
         mask = np.ones_like(ids)
         mask[0, s - 2:] = 0
         mask[-1, s // 2:] = 0
