@@ -27,6 +27,7 @@ import numpy as np
 
 from onnx_mlir_py.ir_dense import dense_to_numpy
 from onnx_mlir_py.ir_resources import resource_blobs, resource_name
+from onnx_mlir_py.ir_util import walk_ops
 
 DEFAULT_THRESHOLD = 4096  # bytes; smaller constants stay in the IR
 
@@ -119,6 +120,7 @@ def externalize_weights(module: ir.Module, store: WeightStore) -> WeightStore:
         blobs = resource_blobs([op for op in chosen
                                  if resource_name(op.attributes["initial_value"])])
         declared: set[str] = set()
+        renamed: dict[str, str] = {}
         for op in chosen:
             init = op.attributes["initial_value"]
             rname = resource_name(init)
@@ -129,7 +131,8 @@ def externalize_weights(module: ir.Module, store: WeightStore) -> WeightStore:
             align = int(op.attributes["alignment"].value) \
                 if "alignment" in op.attributes else 64
             new = store.add(data, max(64, align), str(op.attributes["type"]))
-            ir.SymbolTable.replace_all_symbol_uses(old, new, module.operation)
+            if new != old:
+                renamed[old] = new
             if new in declared:           # same bytes as an earlier constant: its symbol
                 op.erase()
                 continue
@@ -138,4 +141,17 @@ def externalize_weights(module: ir.Module, store: WeightStore) -> WeightStore:
             del op.attributes["initial_value"]
             if "sym_visibility" in op.attributes:
                 del op.attributes["sym_visibility"]   # a declaration must be public
+        _rename_uses(module, renamed)
     return store
+
+
+def _rename_uses(module: ir.Module, renamed: dict[str, str]) -> None:
+    """Point every ``memref.get_global`` at its global's new name, in one walk
+    (a SymbolTable.replace_all_symbol_uses per weight walked the module once
+    per weight). A bufferized module refers to globals only through them."""
+    if not renamed:
+        return
+    for op in walk_ops(module, "memref.get_global"):
+        name = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+        if name in renamed:
+            op.attributes["name"] = ir.FlatSymbolRefAttr.get(renamed[name])
