@@ -100,8 +100,10 @@ def optimize_tensors(module: ir.Module, opts: Options, timings: Timings, on_plan
     (``passes/optimize/kernel_plan.py``)."""
     from onnx_mlir_py.passes.optimize import optimize
     from onnx_mlir_py.target import options_target
-    with timings.phase("optimize (tensor -O3)"):
-        optimize(module, options_target(opts), threads=o3_threads(), on_plan=on_plan)
+    phase = "optimize (tensor -O3)"
+    with timings.phase(phase):
+        optimize(module, options_target(opts), threads=o3_threads(), on_plan=on_plan,
+                 timings=timings, phase=phase)
 
 
 def used_features(module: ir.Module, opts: Options) -> Options:

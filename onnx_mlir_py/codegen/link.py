@@ -163,7 +163,7 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
         sig = extract_signature(module, ENTRY_NAME)
         events = profile_events(module)
         store = WeightStore()
-        llvm_mod = emit_mlir_llvm(module, weights=store)
+        llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings)
     with temp_dir(keep_temps) as tmp:
         objects = to_objects(llvm_mod, tmp, opts, timings)
         entry_c = generate_entry_c(sig, target_json(options_target(opts)),

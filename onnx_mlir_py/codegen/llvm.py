@@ -13,6 +13,8 @@ at -O3, passes/optimize). Stages (each a textual pipeline run through
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import mlir.ir as ir
 
 from onnx_mlir_py.errors import CompileError
@@ -95,7 +97,8 @@ def _request_c_interface(module: ir.Module, entry: str) -> None:
 
 def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
                    weights: WeightStore | None = None,
-                   in_place: bool = False, alloc_seed: tuple[str, ...] = ()) -> ir.Module:
+                   in_place: bool = False, alloc_seed: tuple[str, ...] = (),
+                   timings=None, phase: str = "codegen: mlir") -> ir.Module:
     """Lower a tensor-level ``module`` to the LLVM dialect and return it.
 
     ``module`` is validated first (:func:`extract_signature`) and, unless
@@ -103,6 +106,7 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     :class:`WeightStore` that receives the large constants (the returned
     module then only declares them); None keeps every constant inline.
     ``alloc_seed``: an allocation-site table to extend (see ``mark_alloc_sites``).
+    ``timings``: each stage's seconds as steps of ``phase`` (``-v``).
     """
     if not isinstance(module, ir.Module):
         raise CompileError(f"expected an mlir.ir.Module, got {type(module).__name__}")
@@ -112,23 +116,33 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
             raise CompileError("the input module does not verify")
     from onnx_mlir_py.passes.check_sizes import check_sizes
     from onnx_mlir_py.passes.optimize.matmul_q8 import lower_dpbusd_calls
+
+    def step(name):
+        return nullcontext() if timings is None else timings.step(phase, name)
+
     with module.context:
         check_sizes(module)     # MLIR asserts on strides that overflow int64
     mod = module if in_place else clone_module(module)
-    bufferize(mod, entry)
-    lower_dpbusd_calls(mod)     # the int8 kernels' VNNI steps (passes/optimize/matmul_q8.py)
-    strided_copies_to_linalg(mod)
+    with step("bufferize"):
+        bufferize(mod, entry)
+        lower_dpbusd_calls(mod)     # the int8 kernels' VNNI steps (passes/optimize/matmul_q8.py)
+        strided_copies_to_linalg(mod)
     if weights is not None:
-        externalize_weights(mod, weights)
-    run_pipeline(mod, TO_LOOPS_PIPELINE, "linalg-to-loops")
-    outline_parallel_loops(mod)
-    outline_serial_loops(mod)
-    merge_identical_functions(mod, PFOR_PREFIX)   # each kernel compiled once (#29)
-    merge_identical_functions(mod, LOOP_PREFIX)
+        with step("externalize weights"):
+            externalize_weights(mod, weights)
+    with step("linalg to loops"):
+        run_pipeline(mod, TO_LOOPS_PIPELINE, "linalg-to-loops")
+    with step("outline and merge kernels"):
+        outline_parallel_loops(mod)
+        outline_serial_loops(mod)
+        merge_identical_functions(mod, PFOR_PREFIX)   # each kernel compiled once (#29)
+        merge_identical_functions(mod, LOOP_PREFIX)
     _request_c_interface(mod, entry)
-    run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")
-    rewrite_bool_memory_accesses(mod)
-    mark_alloc_sites(mod, alloc_seed)
-    run_pipeline(mod, LOWER_PIPELINE, "LLVM dialect lowering")
-    lower_parallel_calls(mod)
+    with step("loops to cf"):
+        run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")
+        rewrite_bool_memory_accesses(mod)
+        mark_alloc_sites(mod, alloc_seed)
+    with step("LLVM dialect"):
+        run_pipeline(mod, LOWER_PIPELINE, "LLVM dialect lowering")
+        lower_parallel_calls(mod)
     return mod

@@ -52,6 +52,8 @@ single-threaded build).
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import mlir.ir as ir
 
 from onnx_mlir_py.ir_util import walk_ops
@@ -151,43 +153,56 @@ def cleanup_vectors(module: ir.Module) -> None:
 
 
 def optimize(module: ir.Module, target: Target | None = None, *, threads: bool = False,
-             on_plan=None) -> KernelPlan:
+             on_plan=None, timings=None, phase: str = "optimize (tensor -O3)") -> KernelPlan:
     """The whole -O3 tensor pipeline, in place. The kernel plan
     (:mod:`.kernel_plan`) is made first; each kernel step then rewrites the
     ops the plan gave it (so their order below is no priority). Returns the
-    plan (``on_plan(plan)`` sees it before the kernels are built)."""
+    plan (``on_plan(plan)`` sees it before the kernels are built).
+    ``timings`` (:class:`onnx_mlir_py.timings.Timings`): each step's seconds
+    under ``phase`` (what ``-v`` prints indented)."""
     target = target or target_for("native")
+    m = module
+
+    def step(name):
+        return nullcontext() if timings is None else timings.step(phase, name)
+
     with module.context, ir.Location.unknown():
-        resolve_dims(module)
-        plan = plan_kernels(module, target, threads)
+        with step("kernel plan"):
+            resolve_dims(m)
+            plan = plan_kernels(m, target, threads)
         if on_plan is not None:
             on_plan(plan)
-        attention_kernels(module, target, threads, plan)
-        depthwise_q8_convs(module, target, threads, plan)
-        depthwise_convs(module, target, threads, plan)
-        pools(module, target, threads, plan)
-        dynamic_pools(module, target, threads, plan)
-        direct_convs(module, target, threads, plan)
-        convs_to_matmul(module, threads, (target.matmul_tile[2], target.matmul_tile[1]),
-                        row_block=target.matmul_tile[0], plan=plan)
-        dynamic_convs_to_matmul(module, target, threads, plan)
-        int8_convs(module, target, threads, plan)
-        int8_matmuls(module, target, threads, plan)
-        nbits_decodes(module, target, threads, plan)
-        clear_plan(module)
-        pack_matmuls(module, target)      # also the matmuls of the conv kernels above
-        fold_constant_relayouts(module)
-        _canonicalize(module)
-        tile_packed_contractions(module, threads)
-        lower_packs(module)
-        fold_constant_relayouts(module)
-        _canonicalize(module)
-        fuse_elementwise(module)
-        approximate_math(module)
-        vectorize_elementwise(module, target, threads)
-        cleanup_vectors(module)
-        reassociate_reductions(module)
-        _canonicalize(module)
+        steps = [
+            ("attention", lambda: attention_kernels(m, target, threads, plan)),
+            ("depthwise int8", lambda: depthwise_q8_convs(m, target, threads, plan)),
+            ("depthwise", lambda: depthwise_convs(m, target, threads, plan)),
+            ("pools", lambda: pools(m, target, threads, plan)),
+            ("dynamic pools", lambda: dynamic_pools(m, target, threads, plan)),
+            ("direct convs", lambda: direct_convs(m, target, threads, plan)),
+            ("convs to matmul", lambda: convs_to_matmul(
+                m, threads, (target.matmul_tile[2], target.matmul_tile[1]),
+                row_block=target.matmul_tile[0], plan=plan)),
+            ("dynamic convs", lambda: dynamic_convs_to_matmul(m, target, threads, plan)),
+            ("int8 convs", lambda: int8_convs(m, target, threads, plan)),
+            ("int8 matmuls", lambda: int8_matmuls(m, target, threads, plan)),
+            ("nbits decode", lambda: nbits_decodes(m, target, threads, plan)),
+            ("pack matmuls", lambda: (clear_plan(m), pack_matmuls(m, target))),
+            ("fold relayouts", lambda: fold_constant_relayouts(m)),
+            ("canonicalize", lambda: _canonicalize(m)),
+            ("tile packed contractions", lambda: tile_packed_contractions(m, threads)),
+            ("lower packs", lambda: lower_packs(m)),
+            ("fold relayouts", lambda: fold_constant_relayouts(m)),
+            ("canonicalize", lambda: _canonicalize(m)),
+            ("fuse elementwise", lambda: fuse_elementwise(m)),
+            ("approximate math", lambda: approximate_math(m)),
+            ("vectorize elementwise", lambda: vectorize_elementwise(m, target, threads)),
+            ("cleanup vectors", lambda: cleanup_vectors(m)),
+            ("reassociate reductions", lambda: reassociate_reductions(m)),
+            ("canonicalize", lambda: _canonicalize(m)),
+        ]
+        for name, run in steps:
+            with step(name):
+                run()
     return plan
 
 
