@@ -156,6 +156,19 @@ def test_qdq_depthwise_dynamic_batch(tmp_path):
         assert _close(got, _ort(path, x), step) <= MAX_OFF
 
 
+def test_qdq_depthwise_threads(tmp_path):
+    """A conv big enough for channel blocks (an scf.forall), run on 2 threads."""
+    path, shape = _quantized(tmp_path, QuantType.QUInt8, True, 1, 1, c=64, hw=(40, 40))
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    plans = []
+    out = str(tmp_path / "m3.so")
+    run_pipeline(path, Options(emit="EmitLib", opt_level=3), out, on_plan=plans.append)
+    dw = next(e for e in plans[0].entries if e.node == "dw")
+    assert dw.kernel == "depthwise_q8" and dw.threaded
+    got = ExecutionSession(out, num_threads=2).run([x])[0]
+    assert _close(got, _ort(path, x), _step(path)) <= MAX_OFF
+
+
 def test_kernel_off_keeps_f32_path(tmp_path, monkeypatch):
     """With the kernel off the plan gives the conv to the f32 row kernel;
     the 8-bit kernel then differs from it in rounding only."""
