@@ -26,6 +26,7 @@ import warnings
 from onnx_mlir_py.cli_guard import run_guarded
 
 from onnx_mlir_py.compiler import default_output
+from onnx_mlir_py.errors import NeedsInputShapesError
 from onnx_mlir_py.options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options
 
 # The subcommands (``onnx-mlir-py NAME ...``), listed at the end of --help.
@@ -141,6 +142,9 @@ def run(args) -> int:
                          on_plan=plans.append if want_plan else None,
                          tf=TfOptions(signature=args.signature, inputs=args.inputs,
                                       outputs=args.outputs, verbose=args.verbose))
+    except NeedsInputShapesError as e:      # says how to pass the shapes
+        from onnx_mlir_py.inference.shape_specialise import with_hint
+        raise with_hint(e, args.model, cli=True) from None
     finally:
         if stats:
             print(stats[0], flush=True)

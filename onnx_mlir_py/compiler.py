@@ -26,7 +26,7 @@ from dataclasses import replace
 
 import mlir.ir as ir
 
-from onnx_mlir_py.errors import CompileError
+from onnx_mlir_py.errors import CompileError, NeedsInputShapesError
 from onnx_mlir_py.options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options  # noqa: F401 (re-exported)
 from onnx_mlir_py.timings import Timings
 
@@ -313,4 +313,8 @@ def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = 
     src = os.fspath(model) if isinstance(model, os.PathLike) else model
     from onnx_mlir_py.frontends.tensorflow import TfOptions
     tf = TfOptions(signature=signature, inputs=inputs, outputs=outputs, verbose=verbose)
-    return run_pipeline(src, opts, os.fspath(output), timings=timings, tf=tf)
+    try:
+        return run_pipeline(src, opts, os.fspath(output), timings=timings, tf=tf)
+    except NeedsInputShapesError as e:      # says how to pass the shapes
+        from onnx_mlir_py.inference.shape_specialise import with_hint
+        raise with_hint(e, src, cli=False) from None

@@ -52,6 +52,16 @@ class CompileError(OnnxMlirError):
     """Lowering or native code generation failed."""
 
 
+class NeedsInputShapesError(CompileError):
+    """The generic (dynamic-shape) compile needs a property that concrete
+    input shapes give: a rank known only at run time (an If whose branches
+    yield different ranks, as torch traces ``if x.shape[-1] == 1: x =
+    x.squeeze(-1)``; AffineGrid's grid rank, ``size``'s length).
+    ``InferenceSession`` then compiles for the input shapes of each run
+    (``inference/shape_specialise.py``); the CLI and ``compile()`` say to
+    pass the shapes."""
+
+
 class EnvironmentFailure(CompileError):
     """A compile failed because of the machine, not the model: a full disk or
     quota, a tool killed by a signal (the out-of-memory killer's SIGKILL),
@@ -72,6 +82,12 @@ class CacheEntryWarning(OnnxMlirWarning):
     """A compile cache entry failed its check (truncated, not an ELF file, a
     content hash or key that differs from its record, unreadable JSON): it
     is removed and rebuilt (a shared cache's entry is skipped)."""
+
+
+class ShapesSpecialisedWarning(OnnxMlirWarning):
+    """A note: an ``InferenceSession`` compiled the model for the input
+    shapes of a run, because its generic compile needs them
+    (``NeedsInputShapesError``); once per session and input signature."""
 
 
 class DeclaredTypeWarning(OnnxMlirWarning):

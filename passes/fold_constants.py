@@ -110,7 +110,10 @@ def try_fold(op: ir.Operation) -> bool:
                                                str(r.type.element_type) not in MLIR_TO_ELEM_TYPE):
             return False  # sequences, string tensors: never folded
     values = []
-    if v.op_type in ("Shape", "Size"):
+    picked = _gather_of_shape(v) if v.op_type == "Gather" else None
+    if picked is not None:
+        results = [picked]
+    elif v.op_type in ("Shape", "Size"):
         shape = v.shape(v.input(0))
         if shape is None or None in shape:
             return False
@@ -160,6 +163,40 @@ def try_fold(op: ir.Operation) -> bool:
         old.replace_all_uses_with(nv)
     op.erase()
     return True
+
+
+def _shape_dims(v: ir.Value) -> list | None:
+    """The dims ``Shape(x)`` (``v``, with its start / end) yields, None for
+    a dynamic one; None when ``v`` is not such a Shape result."""
+    from onnx_mlir_py.dialects.onnx.opview import owner_op
+    owner = owner_op(v)
+    if owner is None or not owner.name.startswith("onnx.shape"):
+        return None
+    s = OnnxOp(owner)
+    if s.op_type != "Shape" or s.spec.domain:
+        return None
+    dims = s.shape(s.input(0))
+    if dims is None:
+        return None
+    start, end = (s.attrs.start, s.attrs.end) if s.version >= 15 else (0, None)
+    return list(dims)[start:end]
+
+
+def _gather_of_shape(v: OnnxOp) -> np.ndarray | None:
+    """``Gather(Shape(x), constant indices)`` whose picked dims of ``x`` are
+    static, though others are not (``x.shape[-1] == 1`` in a torch trace):
+    those dims, else None."""
+    if len(v.op.results) != 1 or len(v.op.operands) != 2:
+        return None
+    dims = _shape_dims(v.op.operands[0])
+    idx = OnnxOp.const(v.op.operands[1])
+    if dims is None or idx is None or idx.dtype.kind not in "iu" or \
+            (idx.size and not all(-len(dims) <= int(i) < len(dims) for i in idx.reshape(-1))):
+        return None
+    picked = [dims[int(i)] for i in idx.reshape(-1)]
+    if None in picked:
+        return None
+    return np.array(picked, dtype=np.int64).reshape(idx.shape)
 
 
 def _np_dtype(v: ir.Value):

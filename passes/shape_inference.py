@@ -31,6 +31,7 @@ from onnx_mlir_py.ir_util import child_blocks, walk_ops
 from onnx_mlir_py.dialects.onnx.types import UNKNOWN, meet
 from onnx_mlir_py.registry import lookup
 from onnx_mlir_py.passes.fold_constants import inline_constant_if, try_fold
+from onnx_mlir_py.passes.verify_onnx import deferred_if, verify_nested
 
 
 # Ops whose onnx.shape_inference result is known to be wrong where it
@@ -106,6 +107,8 @@ def infer_op(op: ir.Operation) -> bool:
                 infer_op(o)
         return True
     v = OnnxOp(op)
+    if deferred_if(op):     # the branches stay: verified now (passes/verify_onnx.py)
+        verify_nested(op)
     if len(op.regions):
         type_body_arguments(op)
         _fix_carried_types(v)

@@ -17,7 +17,6 @@ from onnx_mlir_py.dialects.onnx.attributes import is_string_tensor_attr
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_dense_resource, is_onnx_op
 from onnx_mlir_py.dialects.onnx.schema import VARIADIC
 from onnx_mlir_py.dialects.onnx.types import onnx_type_name
-from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.registry import lookup
 
 _KIND_CHECK = {
@@ -76,6 +75,30 @@ def verify_op(op: ir.Operation) -> None:
 
 
 def verify_onnx(module: ir.Module) -> None:
-    """Raise VerificationError (one line, node named) on the first bad op."""
-    for op in walk_ops(module, is_onnx_op):   # program order, bodies after their op
-        verify_op(op)
+    """Raise VerificationError (one line, node named) on the first bad op.
+    The branches of an If whose condition is not a constant are left to
+    shape inference (:func:`verify_nested`, once the condition did not fold:
+    a branch never taken is dropped unverified, as no runtime executes it;
+    a Squeeze of ``x.shape[-1] == 1`` that a static ``x`` cannot take)."""
+    verify_nested(module.operation)
+
+
+def deferred_if(op: ir.Operation) -> bool:
+    """An If whose condition may still fold to a constant (its branches are
+    verified once shape inference kept it)."""
+    return op.name.startswith("onnx.if") and OnnxOp(op).op_type == "If" and \
+        not domain_of(op) and OnnxOp.const(op.operands[0]) is None
+
+
+def verify_nested(root: ir.Operation) -> None:
+    """Verify the ONNX ops nested in ``root`` in program order (bodies after
+    their op), not into the branches of a :func:`deferred_if`."""
+    for region in root.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                op = op.operation
+                if is_onnx_op(op):
+                    verify_op(op)
+                    if deferred_if(op):
+                        continue
+                verify_nested(op)

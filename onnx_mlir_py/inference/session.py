@@ -24,6 +24,7 @@ from onnx_mlir_py.inference.io_binding import IOBinding
 from onnx_mlir_py.inference.model_info import ModelMetadata, node_args, np_dtype, type_of_array
 from onnx_mlir_py.inference.options import PROVIDERS, RunOptions, SessionOptions
 from onnx_mlir_py.inference.ort_value import OrtValue, as_array, c_array
+from onnx_mlir_py.errors import NeedsInputShapesError
 from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
 
 # keyword arguments beyond onnxruntime's: where and how to compile
@@ -137,26 +138,28 @@ class InferenceSession:
         how = {"in_process": bool(kwargs.get("in_process", False)),
                "timeout": kwargs.get("timeout")}
         free_dims = so.free_dimension_overrides
-        self._library, info = compiled.library(path_or_bytes, _compile_options(so, kwargs), cache,
-                                               free_dims=free_dims, **how)
+        options = _compile_options(so, kwargs)
+        try:
+            self._library, info = compiled.library(path_or_bytes, options, cache,
+                                                   free_dims=free_dims, **how)
+        except NeedsInputShapesError as e:  # compiled for each run's input shapes
+            from onnx_mlir_py.inference.shape_specialise import dispatch
+            self._library = None
+            info, self._sess = dispatch(path_or_bytes, free_dims, str(e), self._model_path,
+                                        lambda d: compiled.library(d, options, cache, **how)[0],
+                                        lambda path: self._load(path, so))
+        else:
+            self._sess = self._load(self._library, so)
         if so.optimized_model_filepath:
             data = compiled.specialised(compiled.model_data(path_or_bytes), free_dims)[0]
             compiled.write_optimized_model(data, so.opt_level, so.optimized_model_filepath,
                                            **how)
-        from onnx_mlir_py.runtime import ExecutionSession
-        try:
-            self._sess = ExecutionSession(self._library,
-                                          num_threads=so.intra_op_num_threads or None)
-        except (ModelRunError, RuntimeInputError) as e:
-            raise Fail(f"cannot load the compiled model: {e}") from None
-        spin = spin_us(so._config)
-        if spin is not None:
-            self._sess.set_spin_us(spin)
         self._inputs = node_args(info["inputs"])
         self._outputs = node_args(info["outputs"])
         self._meta = ModelMetadata(**info["meta"])
-        lib_in = [s.name for s in self._sess.input_specs]
-        if lib_in != [a.name for a in self._inputs] or \
+        lib_in = [s.name for s in self._sess.input_specs] if self._library else \
+            [a.name for a in self._inputs]
+        if lib_in != [a.name for a in self._inputs] or self._library and \
                 len(self._sess.output_specs) != len(self._outputs):
             raise Fail(f"the compiled library's signature ({lib_in}) does not match the "
                        f"model's inputs {[a.name for a in self._inputs]}")
@@ -168,6 +171,20 @@ class InferenceSession:
         self._out_dtypes = [np_dtype(a.type) for a in self._outputs]
         self._out_ranks = [e.get("rank") for e in info["outputs"]]
         self._lock = threading.Lock()
+
+    @staticmethod
+    def _load(library, so: SessionOptions):
+        """The ExecutionSession of a compiled library, with the options' threads
+        and spin time."""
+        from onnx_mlir_py.runtime import ExecutionSession
+        try:
+            sess = ExecutionSession(library, num_threads=so.intra_op_num_threads or None)
+        except (ModelRunError, RuntimeInputError) as e:
+            raise Fail(f"cannot load the compiled model: {e}") from None
+        spin = spin_us(so._config)
+        if spin is not None:
+            sess.set_spin_us(spin)
+        return sess
 
     # -- onnxruntime's queries ------------------------------------------------
     def get_inputs(self):
@@ -214,7 +231,11 @@ class InferenceSession:
 
     @property
     def library_path(self) -> str:
-        """The compiled ``.so`` this session runs (in the compile cache)."""
+        """The compiled ``.so`` this session runs (in the compile cache); for a
+        model compiled for each run's input shapes, the last run's ("" before
+        the first run)."""
+        if self._library is None:
+            return self._sess.last_library
         return str(self._library)
 
     # -- running ----------------------------------------------------------------

@@ -31,11 +31,15 @@ LOOP_VERSIONS = (1, 11, 13, 16, 19, 21, 23, 24, 25)
 SCAN_VERSIONS = (8, 9, 11, 16, 19, 21, 23, 24, 25)
 
 
-def _ranked(op: OnnxOp, t: ir.Type, what: str) -> ir.RankedTensorType:
+def _ranked(op: OnnxOp, t: ir.Type, what: str, cls=None) -> ir.RankedTensorType:
+    """``cls``: the error class (an If result: ``NeedsInputShapesError``, the
+    rank may follow from the input shapes)."""
     t = to_signless(t)
     if not isinstance(t, ir.RankedTensorType) and str(t) != "!llvm.ptr":
-        op.fail(f"{what} has type {t}; only tensors of known rank can be lowered "
-                "(rank-changing loop state is not supported)")
+        why = "its rank is known only at run time" if cls is not None else \
+            "rank-changing loop state is not supported"
+        op.fail(f"{what} has type {t}; only tensors of known rank can be lowered ({why})",
+                **({"cls": cls} if cls is not None else {}))
     return t
 
 
@@ -108,15 +112,34 @@ def _rank_differs(op: OnnxOp, t: ir.Type, a: ir.Type, b: ir.Type, what: str) -> 
                 "time cannot be lowered")
 
 
+def _branch_ranks_differ(t: ir.Type, a: ir.Type, b: ir.Type) -> bool:
+    """If branches yield ``a`` and ``b`` of different ranks for a result of
+    type ``t`` that is not the higher rank ``rank_if_results`` gives
+    (dialects/onnx/ops/control_flow_rank.py: unit dims prepended). A rank a
+    declared output type gave (torch declares the export-time branch's) is
+    not one: the other branch's values would be cast or padded to it."""
+    from onnx_mlir_py.dialects.onnx.ops.control_flow_rank import unit_prefix_type
+    if not (isinstance(a, ir.RankedTensorType) and isinstance(b, ir.RankedTensorType)) or \
+            a.rank == b.rank:
+        return False
+    padded = unit_prefix_type(a, b)
+    t = to_signless(t)
+    return not (isinstance(t, ir.RankedTensorType) and padded is not None and
+                t.rank == padded.rank)
+
+
 def lower_if(op: OnnxOp, b: LoweringContext):
+    from onnx_mlir_py.errors import NeedsInputShapesError
     branches = [op.op.regions[op.spec.regions.index(n)] for n in ("then_branch", "else_branch")]
     ys = [list(_terminator(r.blocks[0]).operands) for r in branches]
     for i, r in enumerate(op.results):
-        if i < min(len(ys[0]), len(ys[1])):
-            _rank_differs(op, r.type, ys[0][i].type, ys[1][i].type,
-                          f"output #{i} is {ys[0][i].type} in then_branch and "
-                          f"{ys[1][i].type} in else_branch")
-    res_types = [_ranked(op, r.type, f"result #{i}") for i, r in enumerate(op.results)]
+        if i < min(len(ys[0]), len(ys[1])) and _branch_ranks_differ(r.type, ys[0][i].type,
+                                                                    ys[1][i].type):
+            op.fail(f"output #{i} is {ys[0][i].type} in then_branch and {ys[1][i].type} in "
+                    "else_branch: the ranks differ, and a value whose rank is known only at "
+                    "run time cannot be lowered", NeedsInputShapesError)
+    res_types = [_ranked(op, r.type, f"result #{i}", NeedsInputShapesError)
+                 for i, r in enumerate(op.results)]
     cond = _single_element(op, b, op.input(0))
     if_op = scf.IfOp(cond, res_types, has_else=True)
     for k, (src, dst) in enumerate(zip(branches, if_op.operation.regions)):

@@ -15,7 +15,8 @@ from mlir.dialects import arith
 
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, domain_of, is_onnx_op
 from onnx_mlir_py import progress
-from onnx_mlir_py.errors import CompileError, OnnxMlirError, UnsupportedOpsError, node_error
+from onnx_mlir_py.errors import (CompileError, NeedsInputShapesError, OnnxMlirError,
+                                 UnsupportedOpsError, node_error)
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.registry import lookup
 from onnx_mlir_py.check_abi import CHECKS_ATTR, NODE_TYPES_ATTR
@@ -77,13 +78,14 @@ def _unranked_result_node(f: ir.Operation) -> None:
             on = OnnxOp(owner)
             k = next(i for i, r in enumerate(owner.results)
                      if isinstance(r.type, ir.UnrankedTensorType))
-            why = "it depends on dims or values known only at run time"
-            if on.op_type == "If":
+            why, cls = "it depends on dims or values known only at run time", CompileError
+            if on.op_type == "If":      # the input shapes may fold the condition
+                cls = NeedsInputShapesError
                 from onnx_mlir_py.dialects.onnx.ops.control_flow import yields
                 then, other = (yields(on, on.spec.regions.index(n))[k]
                                for n in ("then_branch", "else_branch"))
                 why = f"then_branch yields {then.type} and else_branch {other.type}"
-            raise node_error(CompileError, on.name, on.op_type,
+            raise node_error(cls, on.name, on.op_type,
                              f"the rank of result #{k} ({owner.results[k].type}) is not "
                              f"known at compile time ({why})")
 

@@ -212,7 +212,9 @@ def lower_affine_grid(op: OnnxOp, b: LoweringContext):
         op.fail("theta must be [N, r, r+1]")
     t = b.result_type(op)
     if not isinstance(t, ir.RankedTensorType):
-        op.fail("the grid's rank is not known at compile time (size's length)")
+        from onnx_mlir_py.errors import NeedsInputShapesError
+        op.fail("the grid's rank is not known at compile time (size's length)",
+                NeedsInputShapesError)
     r = t.rank - 2
     et = theta.type.element_type
     f = _F(b, ir.F64Type.get())
