@@ -37,7 +37,7 @@ from onnx_mlir_py.runtime import ExecutionSession
 MAX_OFF = 0.01
 
 
-def _float_model(c_in: int, c: int, hw: tuple, stride: int, batch) -> onnx.ModelProto:
+def _float_model(c_in: int, c: int, hw: tuple, stride: int, batch, pad: int = 1) -> onnx.ModelProto:
     """x -> Conv 1x1 (+ bias) -> Clip(0, 6) -> depthwise 3x3 "dw" (+ bias) -> y."""
     r = np.random.default_rng(3)
     init = [nh.from_array((r.standard_normal((c, c_in, 1, 1)) * 0.5).astype(np.float32), "w1"),
@@ -49,7 +49,7 @@ def _float_model(c_in: int, c: int, hw: tuple, stride: int, batch) -> onnx.Model
     nodes = [h.make_node("Conv", ["x", "w1", "b1"], ["a"], name="pw", kernel_shape=[1, 1]),
              h.make_node("Clip", ["a", "lo", "hi"], ["b"], name="relu6"),
              h.make_node("Conv", ["b", "w2", "b2"], ["y"], name="dw", group=c, kernel_shape=[3, 3],
-                         pads=[1, 1, 1, 1], strides=[stride, stride])]
+                         pads=[pad] * 4, strides=[stride, stride])]
     g = h.make_graph(nodes, "dw", [h.make_tensor_value_info("x", T.FLOAT, [batch, c_in, *hw])],
                      [h.make_tensor_value_info("y", T.FLOAT, None)], init)
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
@@ -80,10 +80,10 @@ def _relu6_before_q(m: onnx.ModelProto) -> None:
 
 
 def _quantized(tmp_path, act: QuantType, per_channel: bool, stride: int, batch, relu6=False,
-               c_in=8, c=32, hw=(19, 21)) -> tuple[str, tuple]:
+               c_in=8, c=32, hw=(19, 21), pad=1) -> tuple[str, tuple]:
     shape = (batch if isinstance(batch, int) else 2, c_in, *hw)
     src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
-    onnx.save(_float_model(c_in, c, hw, stride, batch), src)
+    onnx.save(_float_model(c_in, c, hw, stride, batch, pad), src)
     quantize_static(str(src), str(dst), _Reader(shape), quant_format=QuantFormat.QDQ,
                     activation_type=act, weight_type=QuantType.QInt8, per_channel=per_channel)
     if relu6:
@@ -125,14 +125,15 @@ def _close(got: np.ndarray, want: np.ndarray, step: float) -> float:
     return float(np.mean(off > step * 0.5))
 
 
-@pytest.mark.parametrize("act, per_channel, stride, relu6", [
-    (QuantType.QInt8, True, 1, False),          # MobileNetV2's S8/S8 per channel
-    (QuantType.QInt8, True, 2, True),           # strided, ReLU6 before the QuantizeLinear
-    (QuantType.QUInt8, False, 1, True),         # U8/S8 per tensor
-    (QuantType.QUInt8, True, 2, False),
+@pytest.mark.parametrize("act, per_channel, stride, relu6, pad", [
+    (QuantType.QInt8, True, 1, False, 1),          # MobileNetV2's S8/S8 per channel
+    (QuantType.QInt8, True, 2, True, 1),           # strided, ReLU6 before the QuantizeLinear
+    (QuantType.QUInt8, False, 1, True, 1),         # U8/S8 per tensor
+    (QuantType.QUInt8, True, 2, False, 1),
+    (QuantType.QInt8, False, 2, False, 0),         # no pad: the plane copy all the same
 ])
-def test_qdq_depthwise(tmp_path, act, per_channel, stride, relu6):
-    path, shape = _quantized(tmp_path, act, per_channel, stride, 1, relu6)
+def test_qdq_depthwise(tmp_path, act, per_channel, stride, relu6, pad):
+    path, shape = _quantized(tmp_path, act, per_channel, stride, 1, relu6, pad=pad)
     x = np.random.default_rng(11).standard_normal(shape).astype(np.float32)
     s3 = _compile(path, str(tmp_path / "m3.so"), "depthwise_q8")
     s0 = ExecutionSession(onnx_mlir_py.compile(path, tmp_path / "m0.so", opt_level=0))
