@@ -1,34 +1,44 @@
 """Run-wide notes: without the ``[tf]`` extra the TensorFlow frontend tests
 (test/python/tensorflow) are skipped, and the run says so in its header and
-in its closing summary, not only as skip reasons. Without torch / onnxscript
-(the ``[export]`` extra) the tests marked ``export`` (they run torch's
-exporters) are deselected, and the run says so the same way."""
+in its closing summary, not only as skip reasons. The tests marked with an
+extra's name (``export``: torch's exporters; ``ray``: the Ray integration)
+are deselected when that extra is absent, and the run says so the same way."""
 from __future__ import annotations
 
 import importlib.util
 
-EXPORT_PACKAGES = ("torch", "onnxscript")
+# marker (= the extra's name) -> (the packages its tests need, what they test)
+OPTIONAL = {"export": (("torch", "onnxscript"), "torch export tests"),
+            "ray": (("ray",), "Ray integration tests")}
 
 
-def _export_note() -> str | None:
-    missing = [p for p in EXPORT_PACKAGES if importlib.util.find_spec(p) is None]
-    if not missing:
-        return None
-    return (f"torch export tests (marker 'export') deselected: the [export] extra is absent "
-            f"(not installed: {', '.join(missing)}; pip install -e '.[export]')")
+def _absent() -> dict[str, list[str]]:
+    """marker -> the packages of its extra that are not installed (only the
+    markers with some)."""
+    missing = {m: [p for p in pkgs if importlib.util.find_spec(p) is None]
+               for m, (pkgs, _) in OPTIONAL.items()}
+    return {m: ps for m, ps in missing.items() if ps}
+
+
+def _optional_notes() -> list[str]:
+    return [f"{OPTIONAL[m][1]} (marker '{m}') deselected: the [{m}] extra is absent "
+            f"(not installed: {', '.join(ps)}; pip install -e '.[{m}]')"
+            for m, ps in _absent().items()]
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "export: runs torch's exporters (needs the [export] "
-                            "extra; deselected without it)")
+    for m, (_, what) in OPTIONAL.items():
+        config.addinivalue_line("markers", f"{m}: {what} (need the [{m}] extra; deselected "
+                                f"without it)")
 
 
 def pytest_collection_modifyitems(config, items):
-    if _export_note() is None:
+    absent = set(_absent())
+    if not absent:
         return
     keep, drop = [], []
     for item in items:
-        (keep if item.get_closest_marker("export") is None else drop).append(item)
+        (drop if any(item.get_closest_marker(m) for m in absent) else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -44,10 +54,10 @@ def _tf_note() -> str | None:
 
 
 def pytest_report_header(config):
-    return [note for note in (_tf_note(), _export_note()) if note]
+    return [note for note in (_tf_note(), *_optional_notes()) if note]
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    for note in (_tf_note(), _export_note()):
+    for note in (_tf_note(), *_optional_notes()):
         if note:
             terminalreporter.write_line(note)

@@ -1,0 +1,1 @@
+"""Integrations with engines that score at scale (``ray``: the ``[ray]`` extra)."""
