@@ -170,6 +170,47 @@ def test_cli_and_compile_say_how_to_pass_the_shapes(tmp_path):
     assert (tmp_path / "fixed.so").exists()
 
 
+def _affine_grid_expanded() -> onnx.ModelProto:
+    """AffineGrid's function body (the ``*_expanded`` node tests), every dim
+    dynamic: the grid's rank is ``size``'s length."""
+    from onnx.backend.test.case.node import function_testcase_helper
+    node = h.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=1)
+    types = [h.make_tensor_type_proto(T.FLOAT, ["N", "A", "B"]),
+             h.make_tensor_type_proto(T.INT64, ["R"])]
+    (nodes, opsets), = function_testcase_helper(node, types, "ag", [h.make_opsetid("", 20)])[0]
+    g = h.make_graph(nodes, "affine_grid_expanded",
+                     [h.make_value_info("theta", types[0]), h.make_value_info("size", types[1])],
+                     [h.make_tensor_value_info("grid", T.FLOAT, None)])
+    return h.make_model(g, opset_imports=opsets)
+
+
+def test_affine_grid_expansion_at_two_ranks(cache):
+    """The other refusal concrete shapes remove: AffineGrid's expansion, whose
+    If on ``Size(size) == 4`` yields grids of rank 4 or 5; against
+    onnx.reference's AffineGrid at a 2-D and a 3-D size."""
+    from onnx.reference import ReferenceEvaluator
+    model = _affine_grid_expanded()
+    ref = ReferenceEvaluator(h.make_model(h.make_graph(
+        [h.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=1)], "ag",
+        [h.make_tensor_value_info("theta", T.FLOAT, None),
+         h.make_tensor_value_info("size", T.INT64, None)],
+        [h.make_tensor_value_info("grid", T.FLOAT, None)]),
+        opset_imports=[h.make_opsetid("", 20)]))
+    sess = ort.InferenceSession(model.SerializeToString(), cache_dir=cache)
+    rng = np.random.default_rng(3)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        for size in ([2, 1, 5, 6], [2, 1, 4, 5, 3]):
+            r = len(size) - 2
+            feed = {"theta": rng.standard_normal((2, r, r + 1)).astype(np.float32),
+                    "size": np.array(size, np.int64)}
+            got = sess.run(None, feed)[0]
+            want = ref.run(None, feed)[0]
+            assert got.shape == (2, *size[2:], r)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert len(_notes(rec)) == 2
+
+
 def _torch_export(path: str) -> None:
     """The torch module with the squeeze ``if``, exported by the TorchScript
     exporter (dynamo=False) with dynamic axes: a scripted function keeps the
