@@ -135,3 +135,14 @@ def loc_names(loc: ir.Location) -> list[str]:
             return
     visit(loc)
     return out
+
+
+def rename_symbol_refs(root, op_name: str, attr: str, renamed: dict[str, str]) -> None:
+    """Point the flat symbol reference ``attr`` of every ``op_name`` op in
+    ``root`` at its new name in ``renamed`` (old -> new), in one walk."""
+    if not renamed:
+        return
+    for op in walk_ops(root, op_name):
+        name = ir.FlatSymbolRefAttr(op.attributes[attr]).value
+        if name in renamed:
+            op.attributes[attr] = ir.FlatSymbolRefAttr.get(renamed[name])

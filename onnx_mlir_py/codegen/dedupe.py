@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.ir_util import rename_symbol_refs
 
 
 def _name(op: ir.Operation) -> str:
@@ -40,12 +40,7 @@ def _index(name: str, prefix: str) -> int:
 
 
 def _rename_calls(root, renamed: dict[str, str]) -> None:
-    if not renamed:
-        return
-    for call in walk_ops(root, "func.call"):
-        callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-        if callee in renamed:
-            call.attributes["callee"] = ir.FlatSymbolRefAttr.get(renamed[callee])
+    rename_symbol_refs(root, "func.call", "callee", renamed)
 
 
 def merge_identical_functions(module: ir.Module, prefix: str) -> int:

@@ -27,7 +27,7 @@ import numpy as np
 
 from onnx_mlir_py.ir_dense import dense_to_numpy
 from onnx_mlir_py.ir_resources import resource_blobs, resource_name
-from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.ir_util import rename_symbol_refs
 
 DEFAULT_THRESHOLD = 4096  # bytes; smaller constants stay in the IR
 
@@ -149,9 +149,4 @@ def _rename_uses(module: ir.Module, renamed: dict[str, str]) -> None:
     """Point every ``memref.get_global`` at its global's new name, in one walk
     (a SymbolTable.replace_all_symbol_uses per weight walked the module once
     per weight). A bufferized module refers to globals only through them."""
-    if not renamed:
-        return
-    for op in walk_ops(module, "memref.get_global"):
-        name = ir.FlatSymbolRefAttr(op.attributes["name"]).value
-        if name in renamed:
-            op.attributes["name"] = ir.FlatSymbolRefAttr.get(renamed[name])
+    rename_symbol_refs(module, "memref.get_global", "name", renamed)
