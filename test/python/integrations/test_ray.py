@@ -37,10 +37,16 @@ def _model() -> bytes:
 
 @pytest.fixture(scope="module")
 def ray():
+    """A local cluster of 2 CPUs whose session files (logs, sockets) go to a
+    short temporary folder, removed afterwards."""
+    import shutil
+    import tempfile
     import ray
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    d = tempfile.mkdtemp(prefix="ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=d)
     yield ray
     ray.shutdown()
+    shutil.rmtree(d, ignore_errors=True)
 
 
 def test_scores_on_two_workers_compiling_once(ray, tmp_path, monkeypatch):
