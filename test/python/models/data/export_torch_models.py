@@ -102,7 +102,6 @@ def _smaller_cases(T):
 def _export_torch_models_cases(folder: str) -> list[str]:
     from onnx_mlir_py.testing import torch_models as T
     cases = {}
-    written = []
     with _smaller_cases(T):
         written = _export_cases(T, folder, cases)
     with open(os.path.join(folder, MANIFEST), "w") as f:
@@ -120,7 +119,8 @@ def _export_cases(T, folder: str, cases: dict) -> list[str]:
                            "dynamic": {str(a): n for a, n in case.dynamic.get(k, {}).items()}}
                        for k, v in example.items()},
             "outputs": list(case.outputs), "example": case.example,
-            "run_dims": list(case.run_dims), "vocab": T.VOCAB}
+            "run_dims": list(case.run_dims), "vocab": T.VOCAB,
+            "narrowed": SMALLER.get(name, {})}
         for exporter in T.EXPORTERS:
             T.export(name, exporter, path(f"{name}.{exporter}", folder))
             written.append(f"{name}.{exporter}")
