@@ -122,6 +122,18 @@ def test_committed_files_are_small():
     assert max(sizes.values()) < 100_000 and sum(sizes.values()) < 1_000_000, sizes
 
 
+def test_script_without_torch_says_so_in_one_line(tmp_path):
+    """The export script where torch cannot be imported: one line naming the
+    extra, exit 1, nothing written."""
+    code = ("import sys; sys.modules['torch'] = None; "
+            f"sys.path.insert(0, {X.HERE!r}); import export_torch_models as X; "
+            f"sys.exit(X.main(['--out', {str(tmp_path)!r}]))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and r.stdout == "", (r.stdout, r.stderr)
+    assert r.stderr.count("\n") == 1 and "needs the [export] extra" in r.stderr, r.stderr
+    assert os.listdir(tmp_path) == []
+
+
 # ---------------------------------------------------------------- the export step
 
 def graph_summary(m: onnx.ModelProto) -> dict:
