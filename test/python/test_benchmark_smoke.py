@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 
 import numpy as np
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -81,6 +82,7 @@ def test_flops_are_counted_from_conv_matmul_gemm():
     assert harness.count_flops(mlp()) == 2 * 64 * (784 * 512 + 512 * 512 + 512 * 10)
 
 
+@pytest.mark.export    # torch_zoo exports with torch: the [export] extra's CI step
 def test_torch_exported_model_and_peak(tmp_path):
     """A model of torch_zoo.py (exported by torch.onnx) runs end to end; the
     table shows % of the machine's peak; RNN FLOPs are counted."""
