@@ -110,3 +110,23 @@ def test_a_worker_that_would_compile_is_refused(tmp_path):
         om_ray.install({**pkg, "key": "0" * 40}, tmp_path / "worker")
     with pytest.raises(ValueError, match="what compile_for_ray returned"):
         om_ray.install({"model": b""}, tmp_path / "worker")
+
+
+def test_throughput_benchmark_runs_both_engines(tmp_path):
+    """benchmarks/ray_throughput.py (the README's Ray figure): a tiny run
+    scores the rows with both engines and writes its table."""
+    import json
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    r = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "ray_throughput.py"),
+                        "--rows", "4000", "--rounds", "1", "--batch", "256",
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "ONNX_MLIR_PY_CACHE": str(tmp_path / "cache")})
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = json.loads((tmp_path / "ray_throughput.json").read_text())
+    assert set(res["rows_per_s"]) == {"onnx-mlir-py", "onnxruntime"}
+    assert all(v > 0 for v in res["rows_per_s"].values())
+    assert "| onnx-mlir-py |" in (tmp_path / "ray_throughput.md").read_text()
