@@ -10,12 +10,14 @@ weight packing (constants evaluated at compile time).
 The print costs about 10 ns a byte (ResNet-50's 100 MB of weights: ~1 s
 of its compile, issue #29), so resources made here (:func:`resource_attr`:
 the importer's initializers) are also remembered by name with the array
-that holds their bytes, and read from it. The table holds the arrays
-weakly: an entry lives as long as MLIR keeps the blob (the attribute holds
-the array's buffer). A name made twice with different arrays (two live
-contexts; MLIR renames a clash inside one context) is dropped from the
-table, so it is read through the print again: the table never answers
-for a resource it is not sure of.
+that holds their bytes, and read from it. The table is kept per MLIR
+context (a resource name means a blob only inside its context: a module
+parsed in another context may reuse the name for other bytes) and holds
+contexts and arrays weakly: an entry lives as long as its context and the
+array. Inside a context MLIR renames a clashing name (``w`` -> ``w_1``), and
+the table records the name the attribute really got; a name seen with two
+different arrays anyway is dropped, so it is read through the print
+again: the table never answers for a resource it is not sure of.
 """
 from __future__ import annotations
 
@@ -37,8 +39,15 @@ def resource_name(attr: ir.Attribute) -> str | None:
     return m.group(1) if m else None
 
 
-_known: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-_ambiguous: set[str] = set()
+# context -> (resource name -> array holding its bytes, names seen twice)
+_known: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _table(context: ir.Context) -> tuple[weakref.WeakValueDictionary, set[str]]:
+    table = _known.get(context)
+    if table is None:
+        table = _known[context] = (weakref.WeakValueDictionary(), set())
+    return table
 
 
 def resource_attr(arr: np.ndarray, name: str, ttype: ir.Type) -> ir.Attribute:
@@ -47,25 +56,28 @@ def resource_attr(arr: np.ndarray, name: str, ttype: ir.Type) -> ir.Attribute:
     module docstring)."""
     attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(arr), name, ttype)
     key = resource_name(attr)
-    if key is not None and key not in _ambiguous:
-        old = _known.get(key)
+    known, ambiguous = _table(attr.context)
+    if key is not None and key not in ambiguous:
+        old = known.get(key)
         if old is None:
-            _known[key] = arr
+            known[key] = arr
         elif old is not arr:
-            del _known[key]
-            _ambiguous.add(key)
+            del known[key]
+            ambiguous.add(key)
     return attr
 
 
 def _remembered(op: ir.Operation, out: dict[str, bytes]) -> bool:
     """Put the remembered resources ``op`` refers to in ``out``; False when
     one of them is not remembered."""
+    table = _known.get(op.context)
+    known = table[0] if table is not None else None
     attrs = op.attributes
     for i in range(len(attrs)):
         key = resource_name(attrs[i].attr)
         if key is None:
             continue
-        arr = _known.get(key)
+        arr = known.get(key) if known is not None else None
         if arr is None:
             return False
         out[key] = arr.tobytes()
