@@ -28,8 +28,8 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import func
 
-from onnx_mlir_py.codegen.parallel_for import CLONABLE, PREFIX as PFOR_PREFIX, captures, \
-    defining_op, materialize
+from onnx_mlir_py.codegen.parallel_for import PREFIX as PFOR_PREFIX, captures, materialize, \
+    passed_values, rebind
 from onnx_mlir_py.ir_util import walk_ops
 
 PREFIX = "__om_loop_"
@@ -51,8 +51,7 @@ def _outline(loop: ir.Operation, name: str, parent_fn: ir.Operation) -> None:
     inside = {o for o in walk_ops(loop, include_root=True)}
     caps = list(loop.operands)      # bounds and step, then what the body uses
     caps += [v for v in captures(loop, inside) if v not in caps]
-    passed = [v for v in caps
-              if (d := defining_op(v)) is None or d.name not in CLONABLE or len(d.operands)]
+    passed = passed_values(caps)
     with ir.InsertionPoint(parent_fn), loop.location:
         fn = func.FuncOp(name, ir.FunctionType.get([v.type for v in passed], []),
                          visibility="private")
@@ -69,11 +68,7 @@ def _outline(loop: ir.Operation, name: str, parent_fn: ir.Operation) -> None:
     fip = ir.InsertionPoint.at_block_begin(entry)
     cache: dict = {}
     mat = {v: materialize(v, args, fip, cache) for v in caps}
-    caps_set = set(caps)
-    for op in walk_ops(loop, include_root=True):
-        for i, v in enumerate(op.operands):
-            if v in caps_set:
-                op.operands[i] = mat[v]
+    rebind(loop, caps, mat, include_root=True)      # the loop's bounds too
 
 
 def outline_serial_loops(module: ir.Module) -> int:

@@ -79,6 +79,26 @@ def captures(loop: ir.Operation, inside: set) -> list[ir.Value]:
     return out
 
 
+def passed_values(values: list[ir.Value]) -> list[ir.Value]:
+    """The ``values`` an outlined function takes as arguments: all but the
+    operand-less constants of CLONABLE, which are cloned into it."""
+    return [v for v in values
+            if (d := defining_op(v)) is None or d.name not in CLONABLE or len(d.operands)]
+
+
+def rebind(root: ir.Operation, caps: list[ir.Value], mat: dict, *,
+           include_root: bool = False) -> None:
+    """Replace, in one walk of ``root``, every operand that is one of the
+    captured values ``caps`` by its stand-in ``mat[v]`` in the outlined
+    function (a constant may have thousands of uses elsewhere, so its uses
+    are not replaced globally)."""
+    caps_set = set(caps)
+    for op in walk_ops(root, include_root=include_root):
+        for i, v in enumerate(op.operands):
+            if v in caps_set:
+                op.operands[i] = mat[v]
+
+
 def materialize(v: ir.Value, args: dict, ip: ir.InsertionPoint, cache: dict) -> ir.Value:
     """``v`` (defined outside the loop) as seen in the new function: a clone
     of its constant, or the function argument standing for it."""
@@ -119,8 +139,7 @@ def _outline(loop: ir.Operation, k: int, module: ir.Module,
     for v in lbs + steps + trips:
         if v not in needed:
             needed.append(v)
-    passed = [v for v in needed
-              if (d := defining_op(v)) is None or d.name not in CLONABLE or len(d.operands)]
+    passed = passed_values(needed)
 
     name = f"{PREFIX}{k}"
     with ir.InsertionPoint(parent_fn), loop.location:
@@ -152,13 +171,7 @@ def _outline(loop: ir.Operation, k: int, module: ir.Module,
     for iv, niv in zip(ivs, new_ivs):
         iv.replace_all_uses_with(niv)
     fn_op = fn.operation
-    # the moved ops' operands defined outside -> arguments / clones (one
-    # walk of the body: a constant may have thousands of uses elsewhere)
-    caps_set = set(caps)
-    for op in walk_ops(floop):
-        for i, v in enumerate(op.operands):
-            if v in caps_set:
-                op.operands[i] = mat[v]
+    rebind(floop, caps, mat)        # the moved ops' outside operands -> arguments / clones
     with ir.InsertionPoint(loop), loop.location:
         func.CallOp([], ir.FlatSymbolRefAttr.get(name), [zero, total] + passed)
     loop.erase()

@@ -186,7 +186,8 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
             ("int8 convs", lambda: int8_convs(m, target, threads, plan)),
             ("int8 matmuls", lambda: int8_matmuls(m, target, threads, plan)),
             ("nbits decode", lambda: nbits_decodes(m, target, threads, plan)),
-            ("pack matmuls", lambda: (clear_plan(m), pack_matmuls(m, target))),
+            ("clear plan", lambda: clear_plan(m)),
+            ("pack matmuls", lambda: pack_matmuls(m, target)),   # also the conv kernels' matmuls
             ("fold relayouts", lambda: fold_constant_relayouts(m)),
             ("canonicalize", lambda: _canonicalize(m)),
             ("tile packed contractions", lambda: tile_packed_contractions(m, threads)),
