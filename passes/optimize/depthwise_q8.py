@@ -52,7 +52,8 @@ import mlir.ir as ir
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.passes.optimize.depthwise import depthwise_window
 from onnx_mlir_py.passes.optimize.epilogue_q8 import (Q8Epilogue, Step, _dim_positions,
-                                                      _is_identity, _maps, elem_of, emit,
+                                                      _is_identity, _maps, _op, body_ok,
+                                                      constant_text, elem_of, emit,
                                                       external_type, uniform)
 from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Value
 from onnx_mlir_py.passes.optimize.kernel_fusion import fill_scalar, single_user, zero_pad
@@ -98,10 +99,6 @@ class Quant:
         return emit(e, self.epi, acc, st[2], [], acc.type.shape[0], True, st[3])
 
 
-def _op(o) -> ir.Operation:
-    return o.operation if isinstance(o, ir.OpView) else o
-
-
 def _step(g: ir.Operation, first: ir.Value, externals: list, maps: list, constants: dict):
     """The sources of generic ``g`` (see ``epilogue_q8.Step``: its first input,
     ``("acc",)``, is ``first``; the others are appended to ``externals``)
@@ -131,52 +128,23 @@ def _step(g: ir.Operation, first: ir.Value, externals: list, maps: list, constan
         externals.append(x)
         maps.append(m)
         srcs.append(("ext", len(externals) - 1))
-    return srcs if _body_ok(g, constants) else None
+    return srcs if body_ok(g, constants, _constant_text) else None
 
 
 def _constant_text(x: ir.Value) -> str | None:
-    """The value of scalar ``x`` as constant text when it is an
-    ``arith.constant`` or the ``tensor.extract`` of a 0-d one (a Clip's
-    bounds, extracted outside the generic); else None."""
+    """``epilogue_q8.constant_text``, and also the ``tensor.extract`` of a
+    0-d splat ``arith.constant`` (a Clip's bounds, extracted outside the
+    generic)."""
     o = owner_op(x)
-    if o is None:
-        return None
-    o = _op(o)
-    if o.name == "tensor.extract" and len(o.operands) == 1:
-        c = owner_op(o.operands[0])
+    if o is not None and _op(o).name == "tensor.extract" and len(_op(o).operands) == 1:
+        c = owner_op(_op(o).operands[0])
         if c is None or _op(c).name != "arith.constant":
             return None
         text = str(_op(c).attributes["value"])
         if not text.startswith("dense<") or text.startswith("dense<["):
             return None     # a splat's value only
         return text[len("dense<"):].split(">", 1)[0]
-    if o.name == "arith.constant":
-        return str(o.attributes["value"]).rsplit(" : ", 1)[0]
-    return None
-
-
-def _body_ok(g: ir.Operation, constants: dict) -> bool:
-    """Body ops are scalar arith/math ops on block arguments, earlier body
-    values and constants (recorded in ``constants``, see
-    ``Q8Epilogue.constants``); the output argument is unused."""
-    block = g.regions[0].blocks[0]
-    if len(list(block.arguments[-1].uses)):
-        return False
-    ops = [_op(o) for o in block.operations]
-    inside: set = set()
-    for o in ops[:-1]:
-        if o.name.split(".")[0] not in ("arith", "math") or len(o.regions) or \
-                any(elem_of(v.type) is None for v in list(o.results) + list(o.operands)):
-            return False
-        for x in o.operands:
-            if (isinstance(x.owner, ir.Block) and x.owner == block) or x in inside:
-                continue
-            text = _constant_text(x)
-            if text is None:
-                return False
-            constants[x] = (text, elem_of(x.type))
-        inside.update(o.results)
-    return ops[-1].name == "linalg.yield"
+    return constant_text(x)
 
 
 def _dequantize(v: ir.Value) -> Q8Epilogue | None:

@@ -113,10 +113,19 @@ def _readable(m: ir.AffineMap, v: ir.Value) -> bool:
     return 3 not in pos[:-1]
 
 
-def _body_ok(g: ir.Operation, constants: dict) -> bool:
+def constant_text(x: ir.Value) -> str | None:
+    """The value of scalar ``x`` as constant text when it is an
+    ``arith.constant`` (defined outside the generic); else None."""
+    c = owner_op(x)
+    if c is None or _op(c).name != "arith.constant":
+        return None
+    return str(_op(c).attributes["value"]).rsplit(" : ", 1)[0]
+
+
+def body_ok(g: ir.Operation, constants: dict, constant_of=constant_text) -> bool:
     """Body ops are scalar arith/math ops on block arguments, earlier body
-    values and constants (recorded in ``constants``); the output argument
-    is unused."""
+    values and constants, whose text ``constant_of`` gives (recorded in
+    ``constants``); the output argument is unused."""
     block = g.regions[0].blocks[0]
     args = list(block.arguments)
     if len(list(args[-1].uses)):
@@ -139,10 +148,10 @@ def _body_ok(g: ir.Operation, constants: dict) -> bool:
                 continue
             if x in inside:
                 continue
-            c = _op(x.owner)
-            if c.name != "arith.constant":
+            text = constant_of(x)
+            if text is None:
                 return False
-            constants[x] = (str(c.attributes["value"]).rsplit(" : ", 1)[0], elem_of(x.type))
+            constants[x] = (text, elem_of(x.type))
         inside.update(o.results)
     return _op(ops[-1]).name == "linalg.yield"
 
@@ -164,7 +173,7 @@ def _eligible(g: ir.Operation, out_t: ir.Type, constants: dict) -> bool:
     ins = list(g.operands)[:len(maps) - 1]
     if not all(_readable(m, v) for m, v in zip(maps, ins)):
         return False
-    return _body_ok(g, constants)
+    return body_ok(g, constants)
 
 
 def epilogue_chain(conv: ir.Operation) -> Q8Epilogue | None:
