@@ -157,12 +157,12 @@ class InferenceSession:
         self._inputs = node_args(info["inputs"])
         self._outputs = node_args(info["outputs"])
         self._meta = ModelMetadata(**info["meta"])
-        lib_in = [s.name for s in self._sess.input_specs] if self._library else \
-            [a.name for a in self._inputs]
-        if lib_in != [a.name for a in self._inputs] or self._library and \
-                len(self._sess.output_specs) != len(self._outputs):
-            raise Fail(f"the compiled library's signature ({lib_in}) does not match the "
-                       f"model's inputs {[a.name for a in self._inputs]}")
+        if self._library is not None:   # (per-shape libraries: known at run time)
+            lib_in = [s.name for s in self._sess.input_specs]
+            if lib_in != [a.name for a in self._inputs] or \
+                    len(self._sess.output_specs) != len(self._outputs):
+                raise Fail(f"the compiled library's signature ({lib_in}) does not match the "
+                           f"model's inputs {[a.name for a in self._inputs]}")
         # per input: (name, numpy dtype, type string, declared shape, rank or None)
         self._in_checks = [(e["name"], np_dtype(e["type"]), e["type"], e["shape"], e.get("rank"))
                            for e in info["inputs"]]

@@ -129,7 +129,7 @@ class ShapeDispatch:
         self._compile_for, self._load = compile_for, load
         self._libs: dict[tuple, object] = {}
         self._paths: dict[tuple, str] = {}
-        self._last = None
+        self._last, self._last_path = None, ""
 
     def session_for(self, arrays):
         sig = signature(arrays)
@@ -142,13 +142,13 @@ class ShapeDispatch:
                 f"model {self._model}: compiled for input shapes "
                 f"{_shapes_text(self._names, sig)}: the generic compile needs them because "
                 f"{self._reason}"), stacklevel=5)
-        self._last = sess
+        self._last, self._last_path = sess, self._paths[sig]
         return sess
 
     @property
     def last_library(self) -> str:
         """The library of the last run ("" before the first)."""
-        return next((p for sig, p in self._paths.items() if self._libs[sig] is self._last), "")
+        return self._last_path
 
     @property
     def library_paths(self) -> dict[tuple, str]:
