@@ -14,7 +14,7 @@ from pathlib import Path
 from onnx_mlir_py.codegen.signature import EntrySignature, TensorSpec
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime" / "c"
-RUNTIME_SOURCES = ("om_runtime.c", "om_cpu.c", "om_seq.c", "om_string.c")
+RUNTIME_SOURCES = ("om_runtime.c", "om_cpu.c", "om_seq.c", "om_string.c", "om_image.c")
 
 
 def _c_string(s: str) -> str:

@@ -1,7 +1,7 @@
 """The C runtime's objects, compiled once and reused by every link.
 
 Every model library links the same C runtime (``runtime/c``: ``om_runtime.c``,
-``om_cpu.c``, ``om_seq.c``, ``om_string.c``, and ``om_parallel.c`` /
+``om_cpu.c``, ``om_seq.c``, ``om_string.c``, ``om_image.c``, and ``om_parallel.c`` /
 ``om_profile.c`` when used). Compiling them again with ``gcc -O2`` for each
 library cost ~0.5 s of CPU per compile (#29), a large share of a small
 model's compile and of the test suite. They are compiled once into

@@ -45,6 +45,7 @@ from onnx_mlir_py.passes.onnx_to_linalg import trilu  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import det  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import roi_align  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import deform_conv  # noqa: F401
+from onnx_mlir_py.passes.onnx_to_linalg import image_decoder  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import cast  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import ml_tree  # noqa: F401
 from onnx_mlir_py.passes.onnx_to_linalg import ml_linear  # noqa: F401

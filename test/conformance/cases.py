@@ -292,6 +292,12 @@ def classify_error(e: BaseException, task: dict) -> dict:
         return {"category": "internal compiler error", "key": node_op, "detail": msg}
     if isinstance(e, E.CompileError):
         return {"category": "compile error", "key": node_op, "detail": msg}
+    if isinstance(e, RuntimeInputError) and "images are not supported by this build" in msg:
+        # ImageDecoder decodes BMP / PNG / PNM only: exact JPEG pixels need
+        # libjpeg's arithmetic, and a codec library would be a system
+        # dependency (passes/onnx_to_linalg/image_decoder.py)
+        return {"category": "image format without a decoder (JPEG, JPEG 2000, TIFF, WebP "
+                "need codec libraries)", "key": _main_op(task), "detail": msg}
     if isinstance(e, (RuntimeInputError, ModelRunError)):
         return {"category": "runtime error", "key": _main_op(task), "detail": msg}
     if isinstance(e, E.OnnxMlirError):

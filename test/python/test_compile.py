@@ -115,17 +115,17 @@ def test_timings_follow_the_pipeline(tmp_path, opt_level, emit):
 
 
 def _unlowerable_model():
-    """Two nodes of an op with no lowering (ImageDecoder) beside a lowerable one."""
-    def decoder(name, out):
-        return h.make_node("ImageDecoder", ["s"], [out], name=name)
-    nodes = [h.make_node("Relu", ["x"], ["a"], name="ok"), decoder("dec1", "t"),
-             decoder("dec2", "u")]
+    """Two nodes of an op with no lowering (SVMRegressor) beside a lowerable one."""
+    def svm(name, out):
+        return h.make_node("SVMRegressor", ["s"], [out], name=name, domain="ai.onnx.ml",
+                           coefficients=[1.0], support_vectors=[1.0], n_supports=1, rho=[0.0])
+    nodes = [h.make_node("Relu", ["x"], ["a"], name="ok"), svm("dec1", "t"), svm("dec2", "u")]
     g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [2]),
-                                  h.make_tensor_value_info("s", T.UINT8, [4])],
+                                  h.make_tensor_value_info("s", T.FLOAT, [4, 1])],
                      [h.make_tensor_value_info("a", T.FLOAT, [2]),
-                      h.make_tensor_value_info("t", T.UINT8, None),
-                      h.make_tensor_value_info("u", T.UINT8, None)])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 20)])
+                      h.make_tensor_value_info("t", T.FLOAT, None),
+                      h.make_tensor_value_info("u", T.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 20), h.make_opsetid("ai.onnx.ml", 1)])
     m.ir_version = 10
     return m
 
@@ -133,7 +133,7 @@ def _unlowerable_model():
 def test_unsupported_lowering_reported_all_at_once(tmp_path):
     path = tmp_path / "s.onnx"
     onnx.save(_unlowerable_model(), str(path))
-    assert_one_line_error(cli(path), "ImageDecoder", "'dec1'", "'dec2'")
+    assert_one_line_error(cli(path), "SVMRegressor", "'dec1'", "'dec2'")
     with pytest.raises(UnsupportedOpsError) as e:
         onnx_mlir_py.compile(str(path), tmp_path / "s.so")
     assert [n for _, n in e.value.nodes] == ["dec1", "dec2"]

@@ -17,7 +17,7 @@ from onnx_mlir_py.passes.pipeline import run_passes
 
 
 def model(path=None, det=True):
-    """2 Relu + 1 in an If branch, HannWindow (a function body), ImageDecoder (neither),
+    """2 Relu + 1 in an If branch, HannWindow (a function body), SVMRegressor (neither),
     a Constant node, an initializer (not a node: not counted)."""
     branch = lambda out: h.make_graph(      # noqa: E731
         [h.make_node("Relu", ["x"], [out])], "b", [],
@@ -37,14 +37,17 @@ def model(path=None, det=True):
            h.make_tensor_value_info("c", T.BOOL, []),
            h.make_tensor_value_info("n", T.INT64, [])]
     if det:      # an op with neither a lowering nor a function body
-        nodes.append(h.make_node("ImageDecoder", ["img"], ["d"], name="dconv"))
+        nodes.append(h.make_node("SVMRegressor", ["img"], ["d"], name="dconv", domain="ai.onnx.ml",
+                                 coefficients=[1.0], support_vectors=[1.0], n_supports=1,
+                                 rho=[0.0]))
         outs.append("d")
-        ins += [h.make_tensor_value_info("img", T.UINT8, [100])]
+        ins += [h.make_tensor_value_info("img", T.FLOAT, [100, 1])]
     g = h.make_graph(nodes, "g", ins,
-                     [h.make_tensor_value_info(o, T.UINT8 if o == "d" else T.FLOAT, None)
+                     [h.make_tensor_value_info(o, T.FLOAT, None)
                       for o in outs],
                      [nh.from_array(np.ones((2, 2), np.float32), "w")])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 20)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 20)]
+                     + [h.make_opsetid("ai.onnx.ml", 1)] * det)
     if path is not None:
         onnx.save(m, str(path))
         return str(path)
@@ -56,11 +59,12 @@ def test_txt_counts_per_type_and_version_with_lowering(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0, out
     lines = {ln.split()[0]: ln.split(None, 3)[1:] for ln in out.splitlines()[2:]}
-    assert out.splitlines()[0] == "ONNX op stats: 10 ops of 8 op types (opsets: ai.onnx 20)"
+    assert out.splitlines()[0] == ("ONNX op stats: 10 ops of 8 op types "
+                                 "(opsets: ai.onnx 20, ai.onnx.ml 1)")
     assert lines["Relu"] == ["v14", "3", "rule"]        # 2 + 1 in the If's then-branch
     assert lines["Constant"] == ["v19", "1", "rule"]    # the initializer w is no node
     assert lines["If"][:2] == ["v19", "1"] and lines["Neg"][:2] == ["v13", "1"]
-    assert lines["ImageDecoder"] == ["v20", "1", "none"]
+    assert lines["ai.onnx.ml.SVMRegressor"] == ["v1", "1", "none"]
     how = lines["HannWindow"]
     assert how[:2] == ["v17", "1"] and how[2].startswith("function body: ") and "Cos" in how[2]
     assert out.splitlines()[2].split()[0] == "Relu"     # most frequent first
@@ -90,8 +94,8 @@ def test_stats_printed_when_the_compile_then_fails(tmp_path, capsys):
     rc = main([model(tmp_path / "m.onnx"), "--onnx-op-stats", "-O0", "-q"])
     out, err = capsys.readouterr()
     assert rc == 1
-    assert "ImageDecoder" in out and out.splitlines()[0].startswith("ONNX op stats: 10 ops")
-    assert err.startswith("error: ") and "ImageDecoder" in err and "'dconv'" in err
+    assert "SVMRegressor" in out and out.splitlines()[0].startswith("ONNX op stats: 10 ops")
+    assert err.startswith("error: ") and "SVMRegressor" in err and "'dconv'" in err
 
 
 def test_op_stats_api_on_a_module():

@@ -38,6 +38,7 @@ from onnx_mlir_py.dialects.onnx.ops import deform_conv  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import tensor_scatter  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import roi_align  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import det  # noqa: F401
+from onnx_mlir_py.dialects.onnx.ops import image_decoder  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import unique  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import nms  # noqa: F401
 from onnx_mlir_py.dialects.onnx.ops import strings_ml  # noqa: F401

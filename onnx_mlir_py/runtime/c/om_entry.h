@@ -96,6 +96,14 @@ OMTensor *om_seq_to_output(void *v, const om_arg_spec *s);
 void om_seq_run_end(void);
 /* A string output tensor made to own its strings (om_string.c); `t` is consumed. */
 OMTensor *om_string_output(OMTensor *t);
+/* ImageDecoder (om_image.c, called by the model code): decode the `len`
+ * bytes at aligned + offset (stride in bytes) as BMP, PNG or PNM with pixel
+ * format `mode` (0 RGB, 1 BGR, 2 Grayscale) into a run-arena image; a bad
+ * image fails the call with check id check_base + its OM_IMG_* code. */
+int64_t om_image_decode(int64_t aligned, int64_t offset, int64_t stride, int64_t len,
+                        int64_t mode, int64_t check_base);
+int64_t om_image_dim(int64_t image, int64_t k);     /* 0 height, 1 width, 2 channels */
+int64_t om_image_read(int64_t image, int64_t dst);  /* copy the pixels, HWC uint8 */
 
 /* Around the model call: tells the thread pool, if any, that a run is in
  * progress (its idle threads spin instead of sleeping). */

@@ -14,6 +14,7 @@ from onnx import TensorProto, helper
 
 import onnx_mlir_py
 from onnx_mlir_py.codegen import runtime_objects as ro
+from onnx_mlir_py.codegen.cwrapper import RUNTIME_SOURCES
 from onnx_mlir_py.runtime import ExecutionSession
 
 
@@ -52,7 +53,7 @@ def _folder(cache):
 def test_second_library_compiles_no_runtime_source(compiled):
     cache, calls, build = compiled
     build("a")
-    assert sorted(calls) == ["om_cpu.c", "om_runtime.c", "om_seq.c", "om_string.c"]
+    assert sorted(calls) == ["om_cpu.c", "om_image.c", "om_runtime.c", "om_seq.c", "om_string.c"]
     calls.clear()
     build("b")
     assert calls == []
@@ -83,7 +84,7 @@ def test_unsafe_folder_is_not_used(compiled):
     os.chmod(folder, 0o777)                          # anybody could have written it
     calls.clear()
     build("b")                                       # links its own objects, runs
-    assert sorted(calls) == ["om_cpu.c", "om_runtime.c", "om_seq.c", "om_string.c"]
+    assert sorted(calls) == ["om_cpu.c", "om_image.c", "om_runtime.c", "om_seq.c", "om_string.c"]
     assert planted.read_bytes() == b"\x7fELF planted"
 
 
@@ -93,4 +94,4 @@ def test_unwritable_cache_falls_back(compiled, tmp_path, monkeypatch):
     blocker.write_text("x")
     monkeypatch.setenv("ONNX_MLIR_PY_CACHE", str(blocker / "cache"))  # mkdir fails
     build("c")
-    assert len(calls) == 4
+    assert len(calls) == len(RUNTIME_SOURCES)

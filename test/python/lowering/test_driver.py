@@ -10,12 +10,12 @@ from onnx_mlir_py.passes.onnx_to_linalg import lower_to_linalg
 from onnx_mlir_py.passes.onnx_to_linalg.builder import to_signless
 
 UNSUPPORTED = """
-func.func @f(%x: tensor<3x3xf32>, %b: tensor<10xui8>, %r: tensor<1x2x4x4xf32>, %q: tensor<3x2x1x1xf32>, %k: tensor<1x2x4x4xf32>) -> (tensor<1x2x1x1xf32>, tensor<3x3xf32>, tensor<?x?x3xui8>) {
+func.func @f(%x: tensor<3x3xf32>, %b: tensor<10xui8>, %r: tensor<1x2x4x4xf32>, %q: tensor<3x2x1x1xf32>, %k: tensor<1x2x4x4xf32>) -> (tensor<1x2x1x1xf32>, tensor<3x3xf32>, tensor<3x1xf32>) {
   %0 = "onnx.global_lp_pool_v1"(%r) {p = 2.0 : f32} : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> loc("d1")
   %1 = "onnx.relu"(%x) : (tensor<3x3xf32>) -> tensor<3x3xf32>
-  %2 = "onnx.image_decoder"(%b) {pixel_format = "RGB"} : (tensor<10xui8>) -> tensor<?x?x3xui8> loc("s1")
+  %2 = "onnx_ml.svm_regressor"(%x) {coefficients = array<f32: 1.0, 1.0, 1.0>, kernel_type = "LINEAR", n_supports = 1 : si64, one_class = 0 : si64, post_transform = "NONE", rho = array<f32: 0.0>, support_vectors = array<f32: 1.0, 1.0, 1.0>} : (tensor<3x3xf32>) -> tensor<3x1xf32> loc("s1")
   %3 = "onnx.global_lp_pool_v1"(%r) {p = 2.0 : f32} : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> loc("d2")
-  return %0, %1, %2 : tensor<1x2x1x1xf32>, tensor<3x3xf32>, tensor<?x?x3xui8>
+  return %0, %1, %2 : tensor<1x2x1x1xf32>, tensor<3x3xf32>, tensor<3x1xf32>
 }
 """
 
@@ -31,7 +31,7 @@ def test_sweep_lists_all_and_changes_nothing():
     before = str(m)
     with pytest.raises(UnsupportedOpsError) as e:
         lower_to_linalg(m)
-    assert sorted(e.value.nodes) == [("GlobalLpPool (v1)", "d1"), ("GlobalLpPool (v1)", "d2"), ("ImageDecoder", "s1")]
+    assert sorted(e.value.nodes) == [("GlobalLpPool (v1)", "d1"), ("GlobalLpPool (v1)", "d2"), ("ai.onnx.ml.SVMRegressor", "s1")]
     assert str(m) == before
 
 
