@@ -285,7 +285,7 @@ static void om_pnm(om_img_ctx *c) {
 typedef struct {
   const uint8_t *d;
   int64_t n, pos;        /* input bytes, next byte */
-  uint32_t bits;         /* unread bits, LSB first */
+  uint64_t bits;         /* unread bits, LSB first (whole bytes past pos - 1 too) */
   int nbits;
   uint8_t *out;
   int64_t cap, len;      /* output capacity (the exact size wanted), written */
@@ -297,22 +297,40 @@ static _Noreturn void om_z_bad(om_inflate *z) {
   om_img_fail(z->c, OM_IMG_PNG_BAD, z->c->n, z->at + z->pos, 0);
 }
 
-static unsigned om_z_bits(om_inflate *z, int k) {
-  while (z->nbits < k) {
-    if (z->pos >= z->n) om_z_bad(z);
-    z->bits |= (uint32_t)z->d[z->pos++] << z->nbits;
+/* Top the bit buffer up with whole bytes (as many as fit, while there are any). */
+static void om_z_fill(om_inflate *z) {
+  while (z->nbits <= 56 && z->pos < z->n) {
+    z->bits |= (uint64_t)z->d[z->pos++] << z->nbits;
     z->nbits += 8;
   }
-  unsigned v = z->bits & ((1u << k) - 1);
+}
+
+static unsigned om_z_bits(om_inflate *z, int k) {
+  if (z->nbits < k) {
+    om_z_fill(z);
+    if (z->nbits < k) om_z_bad(z);
+  }
+  unsigned v = (unsigned)(z->bits & ((1u << k) - 1));
   z->bits >>= k;
   z->nbits -= k;
   return v;
 }
 
-/* A canonical Huffman code: codes per length, symbols in code order. */
+/* Drop the bits of the current byte; the whole bytes still buffered go back
+ * to the input (pos: the next byte boundary). */
+static void om_z_align(om_inflate *z) {
+  z->pos -= z->nbits / 8;
+  z->bits = 0;
+  z->nbits = 0;
+}
+
+/* A canonical Huffman code: codes per length, symbols in code order, and
+ * the codes of up to OM_FAST bits by their next OM_FAST input bits. */
+#define OM_FAST 9
 typedef struct {
   uint16_t count[16];
   uint16_t sym[288];
+  uint16_t fast[1 << OM_FAST];   /* symbol << 4 | code length; 0: longer or unused */
 } om_huff;
 
 /* 0, or -1 when the lengths over-subscribe the code space. */
@@ -330,12 +348,33 @@ static int om_huff_build(om_huff *hf, const uint8_t *lens, int n) {
   for (int l = 1; l < 15; ++l) next[l + 1] = (uint16_t)(next[l] + hf->count[l]);
   for (int i = 0; i < n; ++i)
     if (lens[i]) hf->sym[next[lens[i]]++] = (uint16_t)i;
+  /* the short codes: code values in order per length, read LSB first in
+   * the stream, so a table slot is the code's bits reversed */
+  memset(hf->fast, 0, sizeof hf->fast);
+  uint32_t code = 0, index = 0;
+  for (int l = 1; l <= OM_FAST; ++l) {
+    for (uint32_t k = 0; k < hf->count[l]; ++k, ++code, ++index) {
+      uint32_t rev = 0;
+      for (int b = 0; b < l; ++b) rev |= ((code >> b) & 1u) << (l - 1 - b);
+      for (uint32_t slot = rev; slot < (1u << OM_FAST); slot += 1u << l)
+        hf->fast[slot] = (uint16_t)(hf->sym[index] << 4 | l);
+    }
+    code <<= 1;
+  }
   return 0;
 }
 
-/* Next symbol: the code read bit by bit (first bit = most significant),
- * compared with the range of codes of each length. */
+/* Next symbol: a short code from the table, else the code read bit by bit
+ * (first bit = most significant), compared with the range of codes of each
+ * length. */
 static int om_huff_sym(om_inflate *z, const om_huff *hf) {
+  if (z->nbits < OM_FAST) om_z_fill(z);
+  uint16_t e = hf->fast[z->bits & ((1u << OM_FAST) - 1)];
+  if (e && (e & 15) <= z->nbits) {
+    z->bits >>= e & 15;
+    z->nbits -= e & 15;
+    return e >> 4;
+  }
   int32_t code = 0, first = 0, index = 0;
   for (int l = 1; l < 16; ++l) {
     code |= (int32_t)om_z_bits(z, 1);
@@ -376,7 +415,8 @@ static void om_z_codes(om_inflate *z, const om_huff *lit, const om_huff *dist) {
     int64_t dd = om_dist_base[ds] + om_z_bits(z, om_dist_extra[ds]);
     if (dd > z->len || len > z->cap - z->len) om_z_bad(z);
     uint8_t *o = z->out + z->len;
-    for (int64_t k = 0; k < len; ++k) o[k] = o[k - dd];   /* may overlap forward */
+    if (dd >= len) memcpy(o, o - dd, (size_t)len);
+    else for (int64_t k = 0; k < len; ++k) o[k] = o[k - dd];   /* overlaps forward */
     z->len += len;
   }
 }
@@ -439,8 +479,7 @@ static void om_zlib(om_img_ctx *c, const uint8_t *d, int64_t n, uint8_t *out, in
     last = (int)om_z_bits(&z, 1);
     int type = (int)om_z_bits(&z, 2);
     if (type == 0) {
-      z.bits = 0;   /* to the byte boundary */
-      z.nbits = 0;
+      om_z_align(&z);
       if (z.pos + 4 > n) om_z_bad(&z);
       uint32_t len = om_le16(d + z.pos), nlen = om_le16(d + z.pos + 2);
       if ((len ^ 0xffffu) != nlen) om_z_bad(&z);
@@ -457,6 +496,7 @@ static void om_zlib(om_img_ctx *c, const uint8_t *d, int64_t n, uint8_t *out, in
       om_z_bad(&z);
     }
   } while (!last);
+  om_z_align(&z);
   if (z.len != cap || z.pos + 4 > n) om_z_bad(&z);
   uint32_t a = 1, b = 0;   /* Adler-32 of the output */
   for (int64_t i = 0; i < cap;) {
