@@ -51,8 +51,8 @@ import mlir.ir as ir
 
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.passes.optimize.depthwise import depthwise_window
-from onnx_mlir_py.passes.optimize.epilogue_q8 import (Q8Epilogue, Step, _dim_positions,
-                                                      _is_identity, _maps, _op, body_ok,
+from onnx_mlir_py.passes.optimize.epilogue_q8 import (Q8Epilogue, Step, dim_positions,
+                                                      is_identity, maps_of, op_of, body_ok,
                                                       constant_text, elem_of, emit,
                                                       external_type, uniform)
 from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Value
@@ -110,17 +110,17 @@ def _step(g: ir.Operation, first: ir.Value, externals: list, maps: list, constan
         return None
     if any("parallel" not in str(a) for a in g.attributes["iterator_types"]):
         return None
-    ms = _maps(g)
+    ms = maps_of(g)
     ins = list(g.operands)[:len(ms) - 1]
     rt, ft = g.results[0].type, first.type
     if not ins or ins[0] != first or first in ins[1:] or ms[-1].n_dims != 4 or \
-            not (_is_identity(ms[0]) and _is_identity(ms[-1])) or \
+            not (is_identity(ms[0]) and is_identity(ms[-1])) or \
             not isinstance(rt, ir.RankedTensorType) or rt.shape != ft.shape or \
             elem_of(rt.element_type) is None:
         return None
     srcs = [("acc",)]
     for x, m in zip(ins[1:], ms[1:]):
-        pos, t = _dim_positions(m), x.type
+        pos, t = dim_positions(m), x.type
         if pos is None or any(p not in (None, 1) for p in pos) or \
                 not isinstance(t, ir.RankedTensorType) or not t.has_static_shape or \
                 elem_of(t.element_type) is None:
@@ -136,11 +136,11 @@ def _constant_text(x: ir.Value) -> str | None:
     0-d splat ``arith.constant`` (a Clip's bounds, extracted outside the
     generic)."""
     o = owner_op(x)
-    if o is not None and _op(o).name == "tensor.extract" and len(_op(o).operands) == 1:
-        c = owner_op(_op(o).operands[0])
-        if c is None or _op(c).name != "arith.constant":
+    if o is not None and op_of(o).name == "tensor.extract" and len(op_of(o).operands) == 1:
+        c = owner_op(op_of(o).operands[0])
+        if c is None or op_of(c).name != "arith.constant":
             return None
-        text = str(_op(c).attributes["value"])
+        text = str(op_of(c).attributes["value"])
         if not text.startswith("dense<") or text.startswith("dense<["):
             return None     # a splat's value only
         return text[len("dense<"):].split(">", 1)[0]
@@ -153,7 +153,7 @@ def _dequantize(v: ir.Value) -> Q8Epilogue | None:
     g = owner_op(v)
     if g is None or single_user(v) is None or not isinstance(v.type.element_type, ir.F32Type):
         return None
-    g = _op(g)
+    g = op_of(g)
     if g.name != "linalg.generic" or not g.operands:
         return None
     xq = g.operands[0]
@@ -205,12 +205,12 @@ def _match(op: ir.Operation):
     xq = pro.steps[0].generic.operands[0]
     dyn = ir.ShapedType.get_dynamic_size()
     xs = tuple(None if v == dyn else v for v in xq.type.shape)
-    last = _op(epi.steps[-1].generic)
+    last = op_of(epi.steps[-1].generic)
     cv = Conv(xs, tuple(pad), ws[1], ws[2], tuple(os_), tuple(s), tuple(d), "scalar",
               quant=Quant(pro, epi))
     operands = [xq, op.operands[1], last.operands[-1], fill[0]] + pro.externals + epi.externals
-    erase = [op] + [_op(st.generic) for st in epi.steps]
-    dead = ([owner_op(op.operands[0])] if padded is not None else []) + [_op(pro.steps[0].generic)]
+    erase = [op] + [op_of(st.generic) for st in epi.steps]
+    dead = ([owner_op(op.operands[0])] if padded is not None else []) + [op_of(pro.steps[0].generic)]
     return cv, operands, erase, last, dead
 
 

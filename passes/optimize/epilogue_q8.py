@@ -75,19 +75,19 @@ class Q8Epilogue:
         return [s.generic for s in self.steps]
 
 
-def _op(u) -> ir.Operation:
+def op_of(u) -> ir.Operation:
     return u.operation if isinstance(u, ir.OpView) else u
 
 
-def _maps(g: ir.Operation) -> list:
+def maps_of(g: ir.Operation) -> list:
     return [ir.AffineMapAttr(a).value for a in g.attributes["indexing_maps"]]
 
 
-def _is_identity(m: ir.AffineMap) -> bool:
+def is_identity(m: ir.AffineMap) -> bool:
     return m == ir.AffineMap.get_identity(m.n_dims)
 
 
-def _dim_positions(m: ir.AffineMap) -> list | None:
+def dim_positions(m: ir.AffineMap) -> list | None:
     """The loop dim of each result (None for a constant 0), or None when a
     result is another expression."""
     out = []
@@ -105,7 +105,7 @@ def _dim_positions(m: ir.AffineMap) -> list | None:
 def _readable(m: ir.AffineMap, v: ir.Value) -> bool:
     """An input the kernel can read per vector of pixels: a static tensor
     indexed by loop dims / 0, the column dim (3) only as its last index."""
-    pos = _dim_positions(m)
+    pos = dim_positions(m)
     t = v.type
     if pos is None or not isinstance(t, ir.RankedTensorType) or not t.has_static_shape \
             or elem_of(t.element_type) is None:
@@ -117,9 +117,9 @@ def constant_text(x: ir.Value) -> str | None:
     """The value of scalar ``x`` as constant text when it is an
     ``arith.constant`` (defined outside the generic); else None."""
     c = owner_op(x)
-    if c is None or _op(c).name != "arith.constant":
+    if c is None or op_of(c).name != "arith.constant":
         return None
-    return str(_op(c).attributes["value"]).rsplit(" : ", 1)[0]
+    return str(op_of(c).attributes["value"]).rsplit(" : ", 1)[0]
 
 
 def body_ok(g: ir.Operation, constants: dict, constant_of=constant_text) -> bool:
@@ -133,7 +133,7 @@ def body_ok(g: ir.Operation, constants: dict, constant_of=constant_text) -> bool
     ops = list(block.operations)
     inside = set()
     for o in ops[:-1]:
-        o = _op(o)
+        o = op_of(o)
         if not (o.name.startswith("arith.") or o.name.startswith("math.")) or len(o.regions):
             return False
         for r in o.results:
@@ -153,7 +153,7 @@ def body_ok(g: ir.Operation, constants: dict, constant_of=constant_text) -> bool
                 return False
             constants[x] = (text, elem_of(x.type))
         inside.update(o.results)
-    return _op(ops[-1]).name == "linalg.yield"
+    return op_of(ops[-1]).name == "linalg.yield"
 
 
 def _eligible(g: ir.Operation, out_t: ir.Type, constants: dict) -> bool:
@@ -167,8 +167,8 @@ def _eligible(g: ir.Operation, out_t: ir.Type, constants: dict) -> bool:
         return False
     if any("parallel" not in str(a) for a in g.attributes["iterator_types"]):
         return False
-    maps = _maps(g)
-    if maps[-1].n_dims != 4 or not _is_identity(maps[-1]):
+    maps = maps_of(g)
+    if maps[-1].n_dims != 4 or not is_identity(maps[-1]):
         return False
     ins = list(g.operands)[:len(maps) - 1]
     if not all(_readable(m, v) for m, v in zip(maps, ins)):
@@ -197,12 +197,12 @@ def epilogue_chain(conv: ir.Operation) -> Q8Epilogue | None:
 
     def sources(g, allow_side: bool):
         """Sources of g's inputs (absorbing single-use producers), or None."""
-        maps = _maps(g)
+        maps = maps_of(g)
         ins = list(g.operands)[:len(maps) - 1]
         srcs, side = [], []
         for x, m in zip(ins, maps):
             if x in made:
-                if not _is_identity(m):
+                if not is_identity(m):
                     return None
                 srcs.append(made[x])
                 continue
@@ -210,11 +210,11 @@ def epilogue_chain(conv: ir.Operation) -> Q8Epilogue | None:
             # the elementwise producer of an input (a residual branch's
             # dequantization), taken into the epilogue: its inputs are read
             # instead (8-bit, not the f32 it writes) and its pass goes away
-            sub = sources(_op(p), False) if p is not None and len(list(x.uses)) == 1 \
-                and _is_identity(m) and _eligible(_op(p), out_t, constants) else None
+            sub = sources(op_of(p), False) if p is not None and len(list(x.uses)) == 1 \
+                and is_identity(m) and _eligible(op_of(p), out_t, constants) else None
             if sub is not None:
-                side.append((_op(p), sub))
-                srcs.append(("side", _op(p)))
+                side.append((op_of(p), sub))
+                srcs.append(("side", op_of(p)))
             elif dominates(x, conv) or _hoisted_constant(x, conv):
                 srcs.append(None)           # external, assigned below
             else:
@@ -225,29 +225,29 @@ def epilogue_chain(conv: ir.Operation) -> Q8Epilogue | None:
         uses = list(cur.uses)
         if len(uses) != 1:
             break
-        g = _op(uses[0].owner)
-        if not _eligible(g, out_t, constants) or uses[0].operand_number >= len(_maps(g)) - 1 \
-                or not _is_identity(_maps(g)[uses[0].operand_number]):
+        g = op_of(uses[0].owner)
+        if not _eligible(g, out_t, constants) or uses[0].operand_number >= len(maps_of(g)) - 1 \
+                or not is_identity(maps_of(g)[uses[0].operand_number]):
             break
         found = sources(g, True)
         if found is None:
             break
         srcs, side = found
-        new_ext = {(x, str(m)) for s_, x, m in zip(srcs, list(g.operands), _maps(g)) if s_ is None}
+        new_ext = {(x, str(m)) for s_, x, m in zip(srcs, list(g.operands), maps_of(g)) if s_ is None}
         for p, (psrcs, _) in side:
-            new_ext |= {(x, str(m)) for s_, x, m in zip(psrcs, list(p.operands), _maps(p))
+            new_ext |= {(x, str(m)) for s_, x, m in zip(psrcs, list(p.operands), maps_of(p))
                         if s_ is None}
         if len(steps) + len(side) + 1 > MAX_GENERICS or \
                 len(externals) + len(new_ext) > MAX_EXTERNALS:
             break
         for p, (psrcs, _) in side:
-            pm = _maps(p)
+            pm = maps_of(p)
             pins = list(p.operands)[:len(pm) - 1]
             resolved = [s if s is not None else external(x, m)
                         for s, x, m in zip(psrcs, pins, pm)]
             steps.append(Step(p, resolved))
             made[p.results[0]] = ("step", len(steps) - 1)
-        maps = _maps(g)
+        maps = maps_of(g)
         ins = list(g.operands)[:len(maps) - 1]
         resolved = []
         for s, x, m in zip(srcs, ins, maps):
@@ -269,9 +269,9 @@ def _hoisted_constant(x: ir.Value, conv: ir.Operation) -> bool:
     """A constant defined after the conv is moved before it (an external
     input of its epilogue must be defined where the kernel call goes)."""
     c = owner_op(x)
-    if c is None or _op(c).name != "arith.constant" or _op(c).block != conv.block:
+    if c is None or op_of(c).name != "arith.constant" or op_of(c).block != conv.block:
         return False
-    _op(c).move_before(conv)
+    op_of(c).move_before(conv)
     return True
 
 
@@ -285,7 +285,7 @@ def flat_externals(epi: Q8Epilogue, hw: tuple) -> bool:
     (its last two indices d2, d3 over [OH, OW] = ``hw``): then a conv
     computed as one row of OH*OW pixels can read them as such a row."""
     for x, m in zip(epi.externals, epi.maps):
-        pos = _dim_positions(m)
+        pos = dim_positions(m)
         if 2 in pos or 3 in pos:
             if pos[-2:] != [2, 3] or 2 in pos[:-2] or list(x.type.shape[-2:]) != list(hw):
                 return False
@@ -304,7 +304,7 @@ def _uniform_arg(epi: Q8Epilogue, src) -> bool:
     external read by the filter index only, or by none)."""
     if src[0] != "ext":
         return False
-    return all(p in (None, 1) for p in _dim_positions(epi.maps[src[1]]))
+    return all(p in (None, 1) for p in dim_positions(epi.maps[src[1]]))
 
 
 def _step_ops(e: Emitter, epi: Q8Epilogue, step_i: int, env: dict, lanes: int,
@@ -313,7 +313,7 @@ def _step_ops(e: Emitter, epi: Q8Epilogue, step_i: int, env: dict, lanes: int,
     (and not in ``skip``), in order, adding their results to ``env``."""
     block = epi.steps[step_i].generic.regions[0].blocks[0]
     for o in list(block.operations)[:-1]:
-        o = _op(o)
+        o = op_of(o)
         if o.results[0] in env or (skip is not None and o.results[0] in skip):
             continue
         if o.name == "arith.constant":
@@ -374,13 +374,13 @@ def emit(e: Emitter, epi: Q8Epilogue, acc: Value, params: list, coords: list,
                 k = src[1]
                 env[arg] = _read_external(e, params[k], epi.maps[k], coords, lanes, in_bounds)
         _step_ops(e, epi, i, env, lanes)
-        results.append(env[_op(list(block.operations)[-1]).operands[0]])
+        results.append(env[op_of(list(block.operations)[-1]).operands[0]])
     return results[-1]
 
 
 def _read_external(e: Emitter, t: Value, m: ir.AffineMap, coords: list, lanes: int,
                    in_bounds: bool) -> Value:
-    pos = _dim_positions(m)
+    pos = dim_positions(m)
     idx = [0 if p is None else coords[p] for p in pos]
     el = t.type.elem
     if pos and pos[-1] == 3:
