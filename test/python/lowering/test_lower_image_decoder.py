@@ -336,3 +336,23 @@ def test_corrupt_headers(sessions):
     _fails(sessions, _bmp(_pixels((2, 2), 3), 24, compression=1), "compression 1")
     _fails(sessions, b"P6\n2 2\n65535\n" + bytes(24), "P6 has maxval 65535")
     _fails(sessions, b"P2\n2 1\n255\n1 x", "PNM image")
+
+
+def test_strided_input(tmp_path):
+    """The bytes as a strided view (every second byte of the input, a Slice
+    with step 2): gathered before decoding."""
+    nodes = [h.make_node("Slice", ["x", "s", "e", "a", "st"], ["b"]),
+             h.make_node("ImageDecoder", ["b"], ["y"], name="dec", pixel_format="RGB")]
+    ints = [h.make_tensor(n, T.INT64, [1], [v])
+            for n, v in (("s", 1), ("e", 2 ** 40), ("a", 0), ("st", 2))]
+    m = h.make_model(h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.UINT8, [None])],
+                                  [h.make_tensor_value_info("y", T.UINT8, [None, None, 3])],
+                                  ints), opset_imports=[h.make_opsetid("", 20)])
+    m.ir_version = 10
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "s.so"))
+    for hw in SIZES:
+        px = _pixels(hw, 3, 21)
+        data = np.frombuffer(_saved(Image.fromarray(px), "PNG"), np.uint8)
+        doubled = np.stack([np.full_like(data, 7), data], 1).ravel()
+        (got,) = sess.run([doubled])
+        np.testing.assert_array_equal(got, px)
