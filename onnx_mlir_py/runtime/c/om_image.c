@@ -218,7 +218,8 @@ static int64_t om_pnm_int(om_img_ctx *c, int64_t *pos) {
   return v;
 }
 
-/* v of 0..maxval scaled to 0..255 as Pillow: round(v / maxval * 255), half to even. */
+/* v scaled to 0..255 as Pillow: round(v / maxval * 255), half to even; a
+ * binary sample above maxval is clamped to it. */
 static unsigned om_pnm_scale(int64_t v, int64_t maxval) {
   if (v > maxval) v = maxval;
   if (maxval == 255) return (unsigned)v;
@@ -272,8 +273,10 @@ static void om_pnm(om_img_ctx *c) {
         uint8_t b = c->d[pos++];
         if (b != '0' && b != '1') om_img_fail(c, OM_IMG_PNM_BAD, c->n, pos - 1, 0);
         s[k] = b == '1' ? 0 : 255;
-      } else {
-        s[k] = om_pnm_scale(om_pnm_int(c, &pos), maxval);
+      } else {   /* a value above maxval is an error here (Pillow's too) */
+        int64_t v = om_pnm_int(c, &pos);
+        if (v > maxval) om_img_fail(c, OM_IMG_PNM_BAD, c->n, pos, 0);
+        s[k] = om_pnm_scale(v, maxval);
       }
     }
     if (ch == 1) om_img_put(c, i, s[0], s[0], s[0]);

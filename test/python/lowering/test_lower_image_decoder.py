@@ -336,6 +336,14 @@ def test_corrupt_headers(sessions):
     _fails(sessions, _bmp(_pixels((2, 2), 3), 24, compression=1), "compression 1")
     _fails(sessions, b"P6\n2 2\n65535\n" + bytes(24), "P6 has maxval 65535")
     _fails(sessions, b"P2\n2 1\n255\n1 x", "PNM image")
+    _fails(sessions, b"P2 3 1 100 0 100 200", "PNM image")      # above maxval (Pillow too)
+    _check(sessions, b"P5 3 1 100 \x00\x64\xc8")                # binary: clamped (Pillow too)
+
+
+def test_palette_index_past_the_palette(sessions):
+    """Indices past PLTE's entries are black (Pillow's zero-filled palette)."""
+    idx = np.array([[0, 1, 5, 200], [255, 1, 0, 2]], np.uint8)
+    _check(sessions, _png(idx, 4, 2, 8, 3, palette=bytes([10, 20, 30, 40, 50, 60, 70, 80, 90])))
 
 
 def test_strided_input(tmp_path):
