@@ -1,0 +1,86 @@
+"""The tool launcher: start llc / opt / gcc with vfork instead of fork (#29).
+
+A tool must die with the compiler (``tool_process``): its own process group
+and ``PR_SET_PDEATHSIG``. Python can only set the latter in a pre-exec step,
+and a pre-exec step makes ``subprocess`` fork the whole compiler: with a
+model's weights and MLIR context in memory that took 30-120 ms per tool
+(ResNet-50: 21 tools, 1.4 s of its compile, and the next parallel ``opt`` /
+``llc`` waits for each fork). The launcher (``tool_launch.c``) sets the
+signal itself and execs the tool, so the compiler starts it with
+``process_group=0`` and no pre-exec step, which ``subprocess`` does with
+vfork (~1 ms).
+
+It is built once with gcc into the compile cache's folder
+(``<cache>/tools/<key>/``, keyed by its source and the machine), under the
+cache's rules (``backend/cache_files.py``: a private folder, written
+atomically, checked against its recorded sha256 before a process first uses
+it; missing, corrupt or foreign: built again). Where it cannot be built or
+run (not Linux, Python < 3.11, no gcc, an unusable cache, a ``noexec``
+mount) the tools start as before, with the pre-exec step: the launcher
+only saves time, it never fails a compile.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+from onnx_mlir_py.errors import CompileError, UnsafeCacheError
+
+SOURCE = Path(__file__).with_name("tool_launch.c")
+NAME = "om-tool-launch"
+DISABLE_ENV = "ONNX_MLIR_PY_NO_TOOL_LAUNCHER"      # tests: the pre-exec path
+
+_state: dict[str, str | None] = {}
+
+
+def usable_here() -> bool:
+    return sys.platform.startswith("linux") and sys.version_info >= (3, 11) \
+        and not os.environ.get(DISABLE_ENV)
+
+
+def launcher(build) -> str | None:
+    """Path of the verified launcher, built on this process's first call
+    with ``build(args)`` (runs gcc: the pre-exec path, so no recursion);
+    None when there is none (see the module docstring)."""
+    if "path" not in _state:
+        _state["path"] = _find_or_build(build) if usable_here() else None
+    return _state["path"]
+
+
+def disable() -> None:
+    """No launcher for the rest of this process (it failed to start)."""
+    _state["path"] = None
+
+
+def _find_or_build(build) -> str | None:
+    from onnx_mlir_py.backend.cache import cache_dir
+    from onnx_mlir_py.codegen.tools import tool
+    from onnx_mlir_py.scratch import temp_dir
+    from onnx_mlir_py.backend.cache_files import (private_dir, read_checked, unlink_quiet,
+                                                  write_atomic)
+    try:
+        src = SOURCE.read_bytes()
+        key = hashlib.sha256(src + platform.machine().encode()).hexdigest()[:24]
+        folder = private_dir(private_dir(private_dir(cache_dir()) / "tools") / key)
+        exe, digest_file = folder / NAME, folder / (NAME + ".sha256")
+        data, digest = read_checked(exe), read_checked(digest_file)
+        if data is not None and digest is not None and data[:4] == b"\x7fELF" \
+                and hashlib.sha256(data).hexdigest().encode() == digest.strip():
+            return str(exe)
+        for p in (exe, digest_file):
+            unlink_quiet(p)
+        with temp_dir() as tmp:     # pid-named: a killed build's is collected later
+            built = tmp / NAME
+            r = build([tool("gcc"), "-O2", "-o", str(built), str(SOURCE)])
+            if r.returncode != 0 or not built.is_file():
+                return None
+            data = built.read_bytes()
+        write_atomic(exe, data, mode=0o700)
+        write_atomic(digest_file, hashlib.sha256(data).hexdigest().encode())
+        return str(exe)
+    except (OSError, UnsafeCacheError, CompileError, subprocess.SubprocessError):
+        return None
