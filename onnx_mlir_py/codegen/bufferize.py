@@ -22,6 +22,7 @@ from onnx_mlir_py.codegen.empty_slices import fold_empty_slices
 from onnx_mlir_py.codegen.partial_writes import mark_partial_writes
 from onnx_mlir_py.codegen.resolve_dims import resolve_dims
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, find_entry
+from onnx_mlir_py.distinct_loops import distinct_loops
 from onnx_mlir_py.ir_util import walk_ops
 
 ONE_SHOT = ("one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
@@ -101,7 +102,8 @@ def bufferize(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
     mark_inputs_read_only(module, entry)
     run_pipeline(module, RESOLVE_DIMS_PIPELINE, "bufferization (dims)")
     resolve_dims(module)
-    run_pipeline(module, PRE_BUFFERIZE_PIPELINE, "bufferization")
+    with distinct_loops(module):        # its CSE: linear in the loops
+        run_pipeline(module, PRE_BUFFERIZE_PIPELINE, "bufferization")
     if fold_empty_slices(module):
         run_pipeline(module, "canonicalize", "bufferization")
     split_shared_empties(module)        # after the last CSE (see there)

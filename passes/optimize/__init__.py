@@ -57,6 +57,7 @@ from contextlib import nullcontext
 import mlir.ir as ir
 
 from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.distinct_loops import distinct_loops
 from mlir.passmanager import PassManager
 
 from onnx_mlir_py.passes.optimize.attention import attention_kernels
@@ -83,7 +84,8 @@ from onnx_mlir_py.target import Target, target_for
 
 
 def _canonicalize(module: ir.Module) -> None:
-    PassManager.parse("builtin.module(canonicalize, cse)", module.context).run(module.operation)
+    with distinct_loops(module):        # CSE linear in the loops (distinct_loops.py)
+        PassManager.parse("builtin.module(canonicalize, cse)", module.context).run(module.operation)
 
 
 def resolve_dims(module: ir.Module) -> int:

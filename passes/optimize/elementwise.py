@@ -285,4 +285,7 @@ def vectorize_elementwise(module: ir.Module, target: Target, threads: bool = Fal
                  split_on_work(op, _maps(op), _loop_sizes(op), work(op), THREAD_MIN_WORK)]
         if split:
             ops = [op for op in walk_ops(module.operation) if candidate(op)]
-    return apply_to_ops(module, ops, lambda op: schedule(op, target, threads))
+    # each schedule tiles and vectorizes its own op only: a run per op,
+    # rooted at the op (linear in the module, see apply_to_ops)
+    return apply_to_ops(module, ops, lambda op: schedule(op, target, threads),
+                        own_op_only=True)

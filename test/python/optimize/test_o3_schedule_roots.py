@@ -1,0 +1,68 @@
+"""Per-op -O3 schedules rooted at their op (passes/optimize/schedule.py,
+``apply_to_ops(own_op_only=True)``): the elementwise step's interpreter runs
+take the op itself as payload root, so each run's match walks one op
+instead of the whole module (a run per op over the whole module was
+quadratic in the model: a 10,000-node chain spent 22 s there, issue #29).
+The IR they produce is the same as with the module as root."""
+from __future__ import annotations
+
+import os
+import sys
+
+import mlir.ir as ir
+
+from onnx_mlir_py.importer import import_model
+from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.onnx_to_linalg import lower_to_linalg
+from onnx_mlir_py.passes.pipeline import to_onnx_ir
+from onnx_mlir_py.target import target_for
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "benchmarks"))
+import compile_time  # noqa: E402  (the compile-time benchmark's chain model)
+
+
+def _vectorized(monkeypatch, own_op_only: bool | None, threads: bool):
+    """The printed module of a 60-node chain after fusion and the elementwise
+    step, and the payload roots its interpreter runs got. ``own_op_only``
+    None: as vectorize_elementwise asks; else forced."""
+    from mlir.dialects.transform import interpreter
+
+    from onnx_mlir_py.passes.optimize import elementwise, schedule
+    from onnx_mlir_py.passes.optimize.fuse_elementwise import fuse_elementwise
+    roots = []
+    real_apply = interpreter.apply_named_sequence
+
+    class Recorder:
+        @staticmethod
+        def apply_named_sequence(root, *args):
+            roots.append(root.name)
+            return real_apply(root, *args)
+    monkeypatch.setattr(schedule, "interpreter", Recorder)
+    if own_op_only is not None:
+        real = schedule.apply_to_ops
+        monkeypatch.setattr(elementwise, "apply_to_ops",
+                            lambda m, ops, body, **kw: real(m, ops, body,
+                                                            own_op_only=own_op_only))
+    module = import_model(compile_time.chain_model(60))
+    to_onnx_ir(module)
+    lower_to_linalg(module)
+    with module.context, ir.Location.unknown():
+        fuse_elementwise(module)
+        groups = len(walk_ops(module.operation, "linalg.generic"))
+        done = elementwise.vectorize_elementwise(module, target_for("x86-64-v4"), threads)
+    assert done == groups > 1            # every fused group got its schedule
+    return str(module), roots
+
+
+def test_elementwise_runs_are_rooted_at_their_op(monkeypatch):
+    _, roots = _vectorized(monkeypatch, None, threads=True)
+    assert roots and set(roots) == {"linalg.generic"}, set(roots)
+
+
+def test_rooted_runs_give_the_module_rooted_ir(monkeypatch):
+    for threads in (False, True):
+        rooted, r1 = _vectorized(monkeypatch, True, threads)
+        whole, r2 = _vectorized(monkeypatch, False, threads)
+        assert set(r1) == {"linalg.generic"} and set(r2) == {"builtin.module"}
+        assert "vector.transfer_write" in rooted
+        assert rooted == whole
