@@ -11,6 +11,9 @@ random weights, no downloads.
     bert_base        BERT-base encoder: int64 ids [1, 128] + int64 attention mask, 12 layers
     gpt2_small       GPT-2-small-sized decoder: 12 layers, d 768, vocab 50257, seq 64 (124 M)
     yolo             YOLOv5n-style detector (SiLU, C3 / SPPF Concats, nearest Resize x2), 640
+    efficientnet_b0  EfficientNet-B0 (MBConv + squeeze-excitation, SiLU, transformers'
+                     AvgPool2d(1280, ceil_mode) pooler), 1x3x224x224; ``export_dynamic``
+                     writes it with dynamic batch, H and W (compile_time's efficientnet_dyn)
 
 ``export(name, path)`` writes one; ``feeds(name)`` makes its inputs.
 Requires torch (the ``bench`` extra).
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import warnings
 
 import numpy as np
@@ -176,6 +180,69 @@ class Yolo(nn.Module):
         return tuple(d(o) for d, o in zip(self.detect, (o3, o4, o5)))
 
 
+# ---------------------------------------------------------------- EfficientNet-B0
+# (expand ratio, kernel, stride, in channels, out channels, repeats) per stage
+EFFNET_B0 = ((1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2),
+             (6, 3, 2, 40, 80, 3), (6, 5, 1, 80, 112, 3), (6, 5, 2, 112, 192, 4),
+             (6, 3, 1, 192, 320, 1))
+
+
+def _round8(c: float) -> int:
+    """Channels scaled by a width multiplier, rounded to a multiple of 8 (not below 90 %)."""
+    r = max(8, int(c + 4) // 8 * 8)
+    return r + 8 if r < 0.9 * c else r
+
+
+class MBConv(nn.Module):
+    """Expand 1x1 (+BN+SiLU), depthwise kxk with stride (+BN+SiLU), squeeze-excitation
+    (global average, 1x1 reduce to in/4, SiLU, 1x1 expand, Sigmoid, Mul), project 1x1
+    (+BN), residual when the shape is kept."""
+
+    def __init__(self, cin: int, cout: int, expand: int, k: int, stride: int):
+        super().__init__()
+        mid = cin * expand
+        self.expand = _cbs(cin, mid) if expand != 1 else nn.Identity()
+        self.dw = nn.Sequential(nn.Conv2d(mid, mid, k, stride, k // 2, groups=mid, bias=False),
+                                nn.BatchNorm2d(mid), nn.SiLU())
+        sq = max(1, cin // 4)
+        self.se = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(mid, sq, 1), nn.SiLU(),
+                                nn.Conv2d(sq, mid, 1), nn.Sigmoid())
+        self.project = nn.Sequential(nn.Conv2d(mid, cout, 1, bias=False), nn.BatchNorm2d(cout))
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        h = self.dw(self.expand(x))
+        h = self.project(h * self.se(h))
+        return x + h if self.residual else h
+
+
+class EfficientNet(nn.Module):
+    """EfficientNet-B0 layout: stem 3x3 s2 conv + BN + SiLU, the MBConv stages of
+    ``EFFNET_B0`` (channels times ``width``, repeats ceil(times ``depth``)), head 1x1
+    conv to 1280 + BN + SiLU, the pooler as transformers writes it (AvgPool2d with a
+    kernel of 1280 and ceil_mode: one window over the whole map), Linear."""
+
+    def __init__(self, width: float = 1.0, depth: float = 1.0, classes: int = 1000,
+                 stages=EFFNET_B0, head: int = 1280):
+        super().__init__()
+        stem = _round8(32 * width)
+        self.stem = _cbs(3, stem, 3, 2)
+        blocks, cin = [], stem
+        for expand, k, stride, _, cout, n in stages:
+            cout = _round8(cout * width)
+            for i in range(math.ceil(n * depth)):
+                blocks.append(MBConv(cin, cout, expand, k, stride if i == 0 else 1))
+                cin = cout
+        self.blocks = nn.Sequential(*blocks)
+        self.head = _cbs(cin, head)
+        self.pool = nn.AvgPool2d(head, ceil_mode=True)
+        self.fc = nn.Linear(head, classes)
+
+    def forward(self, x):
+        x = self.pool(self.head(self.blocks(self.stem(x))))
+        return self.fc(torch.flatten(x, 1))
+
+
 # ---------------------------------------------------------------- the set
 def _image(size=224):
     return lambda rng: {"x": rng.standard_normal((1, 3, size, size)).astype(np.float32)}
@@ -206,6 +273,7 @@ MODELS = {
                                       ff=3072),
                    lambda rng: {"input_ids": rng.integers(0, 50257, (1, 64)).astype(np.int64)}),
     "yolo": (Yolo, _image(640)),
+    "efficientnet_b0": (EfficientNet, _image()),
 }
 
 
@@ -228,4 +296,21 @@ def export(name: str, path: str) -> str:
         warnings.simplefilter("ignore")
         torch.onnx.export(model, args, path, dynamo=False, opset_version=OPSET,
                           input_names=list(inputs), do_constant_folding=True)
+    return path
+
+
+def export_dynamic(name: str, path: str, axes: dict[int, str] | None = None) -> str:
+    """Export ``name`` (one image input ``x``) to ``path`` with the input's and the
+    output's ``axes`` (default batch, H and W: ``{0: "N", 2: "H", 3: "W"}``)
+    dynamic; the output keeps only the batch axis's name."""
+    axes = axes or {0: "N", 2: "H", 3: "W"}
+    inputs = feeds(name)
+    args = tuple(torch.from_numpy(v) for v in inputs.values())
+    out_axes = {0: axes[0]} if 0 in axes else {}
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(build(name), args, path, dynamo=False, opset_version=OPSET,
+                          input_names=list(inputs), output_names=["y"],
+                          dynamic_axes={**{n: axes for n in inputs}, "y": out_axes},
+                          do_constant_folding=True)
     return path
