@@ -249,6 +249,15 @@ def _pool_dyn(op, t: Target):
             "pool with dynamic H/W: per-image vector rows, channels split")
 
 
+def _depthwise_dyn(op, t: Target):
+    from onnx_mlir_py.passes.optimize.pool_dyn import depthwise_signature
+    sig = depthwise_signature(op)
+    if sig is None:
+        return None
+    return (f"rows of {t.vector_width} lanes", sig[0][1] > 1,
+            "depthwise f32 with dynamic H/W: per-image vector rows, channels split")
+
+
 def _conv_direct(op, t: Target):
     from onnx_mlir_py.passes.optimize.conv_direct import MAX_CHANNELS, _match, tile
     found = _match(op, t)
@@ -333,7 +342,8 @@ FAMILIES = {
 # family -> implementations, first accepting wins (else "linalg")
 KERNELS = {
     "attention": [("attention", _attention)],
-    "depthwise": [("depthwise_q8", _depthwise_q8), ("depthwise_rows", _depthwise)],
+    "depthwise": [("depthwise_q8", _depthwise_q8), ("depthwise_rows", _depthwise),
+                  ("depthwise_dyn", _depthwise_dyn)],
     "pool": [("pool_rows", _pool), ("pool_dyn", _pool_dyn)],
     "conv": [("int8_im2col", _int8_conv), ("conv_direct", _conv_direct),
              ("conv_im2col", _conv_matmul),
