@@ -121,7 +121,8 @@ def plan(op: ir.Operation, target: Target):
     macs = int(np.prod(q.os)) * int(np.prod(q.ws[1:]))
     sign = "s8" if q.signed else "u8"
     if direct(q):
-        return (f"{FB} filters x {NV * 16} pixels", threaded_kernel(macs, None),
+        nv = NV_FLAT if _flat(q) else NV
+        return (f"{FB} filters x {nv * 16} pixels", threaded_kernel(macs, None),
                 f"int8 conv, direct on 4-channel blocks ({sign} x s8, vpdpbusd); {_macs_str(macs)}")
     return ("8x32, k 4", threaded_kernel(macs, None),
             f"int8 conv: 8-bit im2col + VNNI matmul ({sign} x s8); {_macs_str(macs)}")
@@ -313,8 +314,40 @@ def direct(q: Q8Conv) -> bool:
     if q.ws[0] % FB != 0 or (not STRIDED and tuple(q.strides) != (1, 1)):
         return False
     ow = q.os[2] * q.os[3] if _flat(q) else q.os[3]
+    # the fill of whole NV-vector blocks: rows of at most 16 pixels computed
+    # as one-vector blocks are slower than the im2col kernel (Zen 4, 1 thread,
+    # thread CPU time, direct / im2col: 256->256 3x3 at 14x14 1.005, 256->256
+    # 3x3/2 at 28x28 1.053)
     fill = ow / (-(-ow // (16 * NV)) * 16 * NV)
     return fill >= DIRECT_MIN_FILL or q.ws[0] % LANES != 0
+
+
+# pixel vectors per register tile of a 1x1 conv computed as one row of its
+# image: 8 x 3 accumulators, 11 loads per 24 vpdpbusd (Zen 4, 1 thread,
+# thread CPU time, NV_FLAT 3 / 2: 1024->256 at 14x14 0.970, 512->128 at
+# 28x28 0.977, 64->256 + residual at 56x56 1.007; ResNet-50 QDQ 0.996)
+NV_FLAT = 3
+
+# False: a row's last block has NV vectors however few pixels it has left
+# (A/B: ResNet-50 QDQ, 1 thread, thread CPU time, with / without 0.988)
+ROW_TAIL = True
+
+
+def _row_blocks(ow: int, nv: int = NV) -> tuple:
+    """(pixels in whole blocks of ``nv`` vectors, vectors of the last block):
+    the rest of the row after its whole blocks takes as few vectors as hold
+    it (one for ResNet's 196- and 784-pixel 1x1 images)."""
+    full = ow // (16 * nv) * 16 * nv
+    rest = ow - full
+    if not rest:
+        return full, 0
+    return full, (-(-rest // 16) if ROW_TAIL else nv)
+
+
+def _row_lanes(ow: int, nv: int = NV) -> int:
+    """The pixels a row of ``ow`` is computed as (its blocks' lanes)."""
+    full, tail = _row_blocks(ow, nv)
+    return full + 16 * tail
 
 
 def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | None = None) -> str:
@@ -323,7 +356,9 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
     epilogue's result type): the input padded with its zero point, split into
     stride phases and channel-blocked (``[N, C4, S0*S1, Hq, Wq*4]``: each
     64-byte vector is 16 pixels x 4 channels), then per FB filters x 32
-    pixels of an output row a register tile of FB x NV accumulators; per 4 channels and filter tap, the
+    pixels of an output row (48 of a 1x1 conv's one-row image; the row's
+    rest in as few 16-pixel vectors as hold it) a register tile of FB x NV
+    (NV_FLAT) accumulators; per 4 channels and filter tap, the
     filter's 4 bytes are broadcast (s8) and multiplied into the pixel vectors
     (u8). acc starts at base[f] - zx * rowsum[f] (the zero point; base = -128
     rowsum for an s8 input, read as u8 by flipping its sign bit)."""
@@ -340,7 +375,8 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
     _, _, oh, ow = q.os
     (pt, pl, pb, pr), (d0, d1), (s0, s1) = q.pads, q.dilations, q.strides
     c4 = -(-c // 4)
-    owb = -(-ow // (16 * NV)) * 16 * NV
+    nv = NV_FLAT if flat else NV
+    owb = _row_lanes(ow, nv)
     # stride s: the padded input split into s0 x s1 phases (rows i*s0 + p,
     # columns j*s1 + r): tap (a, b) reads phase (a*d0 % s0, b*d1 % s1) at
     # offset (a*d0 // s0, b*d1 // s1), with unit stride (stride 1: one phase)
@@ -424,45 +460,59 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
         corr.append(e.broadcast(ci, v16))
     wrow = [e.add(f0, i) for i in range(FB)]
     pre = [uniform(e, epi, ext, wrow[i], 16) for i in range(FB)] if epi is not None else []
-    in_bounds = ow % (16 * NV) == 0
     ni, (t1,), (r1,) = e.loop(0, n, 1, [tile], base="img")
     hi, (t2,), (r2,) = e.loop(0, oh, 1, [t1], base="row")
-    w0, (t3,), (r3,) = e.loop(0, owb, 16 * NV, [t2], base="col")
-    cc, accs, racc = e.loop(0, c4, 1, [corr[i] for i in range(FB) for _ in range(NV)], base="ch")
-    accs = list(accs)
-    for a in range(kh):
-        hrow = e.add(hi, a * d0 // s0)
-        for b in range(kw):
-            tap = a * kw + b
-            phase = (a * d0 % s0) * s1 + b * d1 % s1
-            bx = []
-            for j in range(NV):
-                col = e.mul(e.add(w0, j * 16 + b * d1 // s1), 4)
-                v = e.read(x3, [ni, cc, phase, hrow, col], zero8, v64)
-                if q.signed:
-                    v = e.binary("arith.xori", v, flip)
-                bx.append(v)
-            kof = e.mul(e.add(e.mul(cc, taps), tap), 4)
-            for i in range(FB):
-                wv = e.read(w4, [wrow[i], kof], zero8, v4)
-                w1 = e.cast("vector.bitcast", wv, vector(1, Elem.I32))
-                s = e.op("ws", f"vector.extract {w1}[0] : i32 from {w1.type}", Type_I32)
-                wb = e.cast("vector.bitcast", e.broadcast(s, v16), v64)
-                for j in range(NV):
-                    k = i * NV + j
-                    accs[k] = e.op("acc", f"func.call @{DPBUSD}({accs[k]}, {bx[j]}, {wb}) "
-                                          f"{{no_inline}} : ({v16}, {v64}, {v64}) -> {v16}", v16)
-    e.end(accs)
-    for i in range(FB):
-        for j in range(NV):
-            val = racc[i * NV + j]
-            if epi is not None:
-                val = emit_epilogue(e, epi, val, ext, [ni, wrow[i], hi, e.add(w0, j * 16)], 16,
-                                    in_bounds, pre[i])
-            t3 = e.write(val, t3, [ni, i, hi, e.add(w0, j * 16)],
-                         in_bounds=True if in_bounds else False)
-    e.end([t3])
-    e.end([r3])
+
+    def block(t3, w0, nv: int, in_bounds: bool):
+        """FB filters x nv pixel vectors of the row from column w0 into t3."""
+        cc, accs, racc = e.loop(0, c4, 1, [corr[i] for i in range(FB) for _ in range(nv)],
+                                base="ch")
+        accs = list(accs)
+        for a in range(kh):
+            hrow = e.add(hi, a * d0 // s0)
+            for b in range(kw):
+                tap = a * kw + b
+                phase = (a * d0 % s0) * s1 + b * d1 % s1
+                bx = []
+                for j in range(nv):
+                    col = e.mul(e.add(w0, j * 16 + b * d1 // s1), 4)
+                    v = e.read(x3, [ni, cc, phase, hrow, col], zero8, v64)
+                    if q.signed:
+                        v = e.binary("arith.xori", v, flip)
+                    bx.append(v)
+                kof = e.mul(e.add(e.mul(cc, taps), tap), 4)
+                for i in range(FB):
+                    wv = e.read(w4, [wrow[i], kof], zero8, v4)
+                    w1 = e.cast("vector.bitcast", wv, vector(1, Elem.I32))
+                    s = e.op("ws", f"vector.extract {w1}[0] : i32 from {w1.type}", Type_I32)
+                    wb = e.cast("vector.bitcast", e.broadcast(s, v16), v64)
+                    for j in range(nv):
+                        k = i * nv + j
+                        accs[k] = e.op("acc", f"func.call @{DPBUSD}({accs[k]}, {bx[j]}, {wb}) "
+                                              f"{{no_inline}} : ({v16}, {v64}, {v64}) -> {v16}",
+                                       v16)
+        e.end(accs)
+        for i in range(FB):
+            for j in range(nv):
+                val = racc[i * nv + j]
+                if epi is not None:
+                    val = emit_epilogue(e, epi, val, ext, [ni, wrow[i], hi, e.add(w0, j * 16)],
+                                        16, in_bounds, pre[i])
+                t3 = e.write(val, t3, [ni, i, hi, e.add(w0, j * 16)],
+                             in_bounds=True if in_bounds else False)
+        return t3
+
+    # whole blocks of NV vectors, then the row's rest in one block of
+    # ``tail`` vectors (one when at most 16 pixels are left)
+    full, tail = _row_blocks(ow, nv)
+    t = t2
+    if full:
+        w0, (t3,), (r3,) = e.loop(0, full, 16 * nv, [t], base="col")
+        e.end([block(t3, w0, nv, True)])
+        t = r3
+    if tail:
+        t = block(t, full, tail, ow - full == 16 * tail)
+    e.end([t])
     e.end([r2])
     if threaded:
         e.end_forall(r1, tile_src, [0, f0, 0, 0], [n, FB, oh, ow])

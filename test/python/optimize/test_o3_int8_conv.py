@@ -66,6 +66,10 @@ def _uses_vnni(sess) -> bool:
     dict(c=16, f=8, hw=37, k=1, pads=[0, 0, 0, 0], signed=True),  # direct 1x1, 37-pixel rows
     dict(c=8, f=16, hw=20, k=5, pads=[2, 2, 2, 2]),              # direct 5x5, rows past 32 pixels
     dict(c=12, f=32, hw=7, k=1, pads=[0, 0, 0, 0], batch=2),     # 1x1: one row of 49 pixels
+    dict(c=8, f=16, hw=14, k=1, pads=[0, 0, 0, 0]),              # 196 pixels: 4 in a 1-vector tail
+    dict(c=8, f=24, hw=11, k=1, pads=[0, 0, 0, 0], batch=2),     # 121 pixels: 96 + a 2-vector tail
+    dict(c=8, f=8, hw=40, k=3),                                  # rows of 32 + 8 (masked tail)
+    dict(c=8, f=24, hw=48, k=3, signed=True),                    # rows of 32 + a 16-pixel tail
 ])
 def test_qlinear_conv(tmp_path, kw):
     m = qlinear_conv(**kw)
@@ -76,6 +80,19 @@ def test_qlinear_conv(tmp_path, kw):
     got = s3.run([x])[0]
     np.testing.assert_array_equal(got, s0.run([x])[0])
     np.testing.assert_array_equal(got, reference(m, {"x": x})[0])
+
+
+def test_row_blocks():
+    """The direct kernel computes a row as whole blocks of NV vectors (a
+    1x1 conv's image: NV_FLAT) and a last block of as few vectors as hold
+    the rest (ResNet's 196- and 784-pixel 1x1 images: one)."""
+    from onnx_mlir_py.passes.optimize import conv_q8
+    assert (conv_q8.NV, conv_q8.NV_FLAT) == (2, 3)
+    assert [conv_q8._row_blocks(w) for w in (56, 196, 784, 49, 64, 14, 3136)] == \
+        [(32, 2), (192, 1), (768, 1), (32, 2), (64, 0), (0, 1), (3136, 0)]
+    assert [conv_q8._row_blocks(w, 3) for w in (56, 196, 784, 49, 28, 3136)] == \
+        [(48, 1), (192, 1), (768, 1), (48, 1), (0, 2), (3120, 1)]
+    assert [conv_q8._row_lanes(w, 3) for w in (196, 784, 49, 3136)] == [208, 784, 64, 3136]
 
 
 def test_conv_integer(tmp_path):
