@@ -24,6 +24,7 @@ afterwards. A dynamic batch runs the batch-1 kernel once per image
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import mlir.ir as ir
 
@@ -34,8 +35,9 @@ from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functi
 from onnx_mlir_py.passes.optimize.conv_row import row_conv_function
 from onnx_mlir_py.passes.optimize.conv_pixel_rows import epilogue_operands, pixel_rows_product
 from onnx_mlir_py.passes.optimize.im2col_packed import packed_im2col
-from onnx_mlir_py.passes.optimize.im2col_text import end_channel_loop, zero_regions
-from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.im2col_shared import (channel_loop, end_channel_loop,
+                                                        zero_regions)
+from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.conv_strips import strip_functions
 from onnx_mlir_py.passes.optimize import epilogue as epilogue_mod
 from onnx_mlir_py.passes.optimize.epilogue import (Epilogue, epilogue_chain, epilogue_generic,
@@ -53,74 +55,59 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _im2col(lines, x: str, xs, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
-            threads: bool = False) -> str:
-    """Append the im2col of ``x`` ([B, C, H, W]); returns the name of col,
-    ``[B, kp, mp]``: rows ``c*KH*KW + kh*KW + kw`` < C*KH*KW, columns
-    ``oh*OW + ow`` < OH*OW, zeros in the padding (rows up to ``kp``, columns
-    up to ``mp``: whole blocks for the matmul kernel, so it needs no padded
-    copy).
+def _im2col(e: Emitter, x: Value, kh_, kw_, oh, ow, s, d, kp: int, mp: int,
+            threads: bool = False) -> Value:
+    """The im2col of ``x`` ([B, C, H, W]) as col ``[B, kp, mp]``: rows
+    ``c*KH*KW + kh*KW + kw`` < C*KH*KW, columns ``oh*OW + ow`` < OH*OW, zeros
+    in the padding (rows up to ``kp``, columns up to ``mp``: whole blocks for
+    the matmul kernel, so it needs no padded copy).
 
     Written as vector code: for each channel (an ``scf.forall`` when
     ``threads`` and the copy is large), image, output row and tap, one
     ``vector.transfer_read`` of the input row and one ``vector.transfer_write``
     into col. A stride-s row is read as (OW-1)*s+1 contiguous values and every
     s-th one is kept (``vector.shuffle``)."""
-    b, c = xs[0], xs[1]
+    b, c = x.type.shape[0], x.type.shape[1]
     k, m, taps = c * kh_ * kw_, oh * ow, kh_ * kw_
     full, one = [b, kp, mp], [b, taps, mp]
     par = threads and b * k * m >= IM2COL_THREAD_MIN
-    lines += [f"    %ce = tensor.empty() : {tensor_type(full)}",
-              "    %i2c_0 = arith.constant 0 : index", "    %i2c_1 = arith.constant 1 : index",
-              f"    %i2c_b = arith.constant {b} : index", f"    %i2c_oh = arith.constant {oh} : index",
-              f"    %i2c_c = arith.constant {c} : index", "    %i2c_pad = arith.constant 0.0 : f32"]
-    lines += [f"    %i2c_w{j} = arith.constant {j * d[1]} : index" for j in range(kw_)]
-    lines += [f"    %i2c_t{t} = arith.constant {t} : index" for t in range(taps)]
-    lines += [f"    %i2c_h{i} = arith.constant {i * d[0]} : index" for i in range(kh_)]
-    lines += [f"    %i2c_taps = arith.constant {taps} : index", f"    %i2c_ow = arith.constant {ow} : index",
-              f"    %i2c_s0 = arith.constant {s[0]} : index"]
-    init = zero_regions(lines, "%ce", full, (("rows", [0, k, 0], [b, kp - k, mp]),
-                                             ("cols", [0, 0, m], [b, k, mp - m])), "%i2c_pad")
-    if par:
-        lines.append(f"    %colt = scf.forall (%ch) in ({c}) shared_outs(%co = {init}) -> ({tensor_type(full)}) {{")
-    else:
-        lines.append(f"    %colt = scf.for %ch = %i2c_0 to %i2c_c step %i2c_1 "
-                     f"iter_args(%co = {init}) -> ({tensor_type(full)}) {{")
+    pad = e.f32(0.0)
+    init = zero_regions(e, e.empty(full, base="ce"),
+                        (([0, k, 0], [b, kp - k, mp]), ([0, 0, m], [b, k, mp - m])), pad)
+    ch, carried, colt = channel_loop(e, par, c, init)
     # index arithmetic in arith, not affine.apply: affine ops may not be
     # inlined into an scf.for (the batch loop of batch_loop.py)
-    lines.append(f"      %row0 = arith.muli %ch, %i2c_taps : index")
-    lines.append(f"      %cs = tensor.extract_slice %co[0, %row0, 0] {one} [1, 1, 1] "
-                 f": {tensor_type(full)} to {tensor_type(one)}")
-    lines.append(f"      %cb = scf.for %ib = %i2c_0 to %i2c_b step %i2c_1 iter_args(%ab = %cs) -> ({tensor_type(one)}) {{")
-    lines.append(f"      %cr = scf.for %r = %i2c_0 to %i2c_oh step %i2c_1 iter_args(%ar = %ab) -> ({tensor_type(one)}) {{")
-    lines.append("        %dcol = arith.muli %r, %i2c_ow : index")
-    lines.append(f"        %rs = arith.muli %r, %i2c_s0 : index")
-    cur = "%ar"
-    consts: set[int] = set()
-    for i in range(kh_):
-        lines.append(f"        %row{i}_ = arith.addi %rs, %i2c_h{i} : index")
+    row0 = e.iop("muli", ch, taps)
+    ib, (images,), (filled,) = e.loop(0, b, 1, [e.extract_slice(carried, [0, row0, 0], one)],
+                                      base="cb")
+    r, (rows,), (done,) = e.loop(0, oh, 1, [images], base="cr")
+    dcol, rs = e.iop("muli", r, ow), e.iop("muli", r, s[0])
+    at = Im2colRow(ib, ch, dcol, [e.iop("addi", rs, i * d[0]) for i in range(kh_)])
+    cur = rows
     if s[1] != 1:
-        cur = _strided_rows(lines, consts, x, xs, one, cur, kh_, kw_, ow, s[1], d[1])
+        cur = _strided_rows(e, x, at, cur, kh_, kw_, ow, s[1], d[1])
     for i in range(kh_ if s[1] == 1 else 0):
         for j in range(kw_):
-            v = f"%v{i}_{j}"
-            lines.append(f"        {v} = vector.transfer_read {x}[%ib, %ch, %row{i}_, %i2c_w{j}], "
-                         f"%i2c_pad {{in_bounds = [true]}} : {tensor_type(xs)}, vector<{ow}xf32>")
-            nxt = f"%t{i}_{j}"
-            lines.append(f"        {nxt} = vector.transfer_write {v}, {cur}[%ib, %i2c_t{i * kw_ + j}, %dcol] "
-                         f"{{in_bounds = [true]}} : vector<{ow}xf32>, {tensor_type(one)}")
-            cur = nxt
-    lines.append(f"        scf.yield {cur} : {tensor_type(one)}\n      }}")
-    lines.append(f"        scf.yield %cr : {tensor_type(one)}\n      }}")
-    # the strided chunks' column constants, declared before the loops
-    at = lines.index(f"    %i2c_taps = arith.constant {taps} : index")
-    lines[at:at] = [f"    %i2c_c{v} = arith.constant {v} : index" for v in sorted(consts)]
-    end_channel_loop(lines, par, "%cb", "%co", "%row0", one, full, "%ci")
-    return "%colt"
+            v = e.read(x, [ib, ch, at.rows[i], j * d[1]], pad, vector(ow), base="v")
+            cur = e.write(v, cur, [ib, i * kw_ + j, at.col], base="t")
+    e.end([cur])
+    e.end([done])
+    end_channel_loop(e, par, filled, carried, row0)
+    return colt
 
 
-def _strided_rows(lines, consts: set, x: str, xs, one, cur: str, kh_: int, kw_: int, ow: int,
-                  s: int, d: int) -> str:
+@dataclass(frozen=True)
+class Im2colRow:
+    """Where one output row's im2col values go: the image, the channel, its
+    first column in col and the input row of each kernel row."""
+    image: Value
+    channel: Value
+    col: Value
+    rows: list
+
+
+def _strided_rows(e: Emitter, x: Value, at: Im2colRow, cur: Value, kh_: int, kw_: int,
+                  ow: int, s: int, d: int) -> Value:
     """Every tap's im2col row of one output row at stride ``s``, in chunks of
     V = STRIDED_LANES output columns (one row-long shuffle of (OW-1)*s+1
     lanes was slower than the matmul): a loop over the chunks whose V*s
@@ -129,44 +116,34 @@ def _strided_rows(lines, consts: set, x: str, xs, one, cur: str, kh_: int, kw_: 
     are unrolled in one body (chunks unrolled per tap made bufferization
     take minutes on a 6x6 kernel). Returns the new col value."""
     V = STRIDED_LANES
+    width = x.type.shape[3]
     reach = (kw_ - 1) * d
-    nsafe = min(ow // V, (xs[3] - reach - V * s) // (V * s) + 1) if xs[3] >= reach + V * s else 0
-    consts.update({V * s, V, nsafe})
+    nsafe = min(ow // V, (width - reach - V * s) // (V * s) + 1) if width >= reach + V * s else 0
+    pad = e.f32(0.0)
 
-    def chunk(ind: str, col0: str, dst: str, lanes: int, span_of, sfx: str, c: str) -> str:
+    def chunk(col0, dst, lanes: int, span_of, c: Value) -> Value:
         for i in range(kh_):
             for j in range(kw_):
-                p, span = f"%s{i}_{j}{sfx}", span_of(j)
-                consts.add(j * d)
-                lines.append(f"{ind}{p}c = arith.addi {col0}, %i2c_c{j * d} : index")
-                lines.append(f"{ind}{p}r = vector.transfer_read {x}[%ib, %ch, %row{i}_, {p}c], "
-                             f"%i2c_pad {{in_bounds = [true]}} : {tensor_type(xs)}, vector<{span}xf32>")
-                lines.append(f"{ind}{p}v = vector.shuffle {p}r, {p}r "
-                             f"[{', '.join(str(q * s) for q in range(lanes))}] "
-                             f": vector<{span}xf32>, vector<{span}xf32>")
-                lines.append(f"{ind}{p}w = vector.transfer_write {p}v, {c}[%ib, %i2c_t{i * kw_ + j}, "
-                             f"{dst}] {{in_bounds = [true]}} : vector<{lanes}xf32>, {tensor_type(one)}")
-                c = f"{p}w"
+                span = span_of(j)
+                cj = e.iop("addi", col0, j * d)
+                row = e.read(x, [at.image, at.channel, at.rows[i], cj], pad, vector(span), base="sr")
+                v = e.shuffle(row, row, [q * s for q in range(lanes)], base="sv")
+                c = e.write(v, c, [at.image, i * kw_ + j, dst], base="sw")
         return c
 
     if nsafe:
-        lines += [f"        %sl = scf.for %q = %i2c_0 to %i2c_c{nsafe} step %i2c_1 "
-                  f"iter_args(%su = {cur}) -> ({tensor_type(one)}) {{",
-                  f"          %sq = arith.muli %q, %i2c_c{V * s} : index",
-                  f"          %so = arith.muli %q, %i2c_c{V} : index",
-                  "          %sd = arith.addi %dcol, %so : index"]
-        c = chunk("          ", "%sq", "%sd", V, lambda j: V * s, "", "%su")
-        lines += [f"          scf.yield {c} : {tensor_type(one)}", "        }"]
-        cur = "%sl"
+        q, (carried,), (res,) = e.loop(0, nsafe, 1, [cur], base="sl")
+        col0, off = e.iop("muli", q, V * s), e.iop("muli", q, V)
+        e.end([chunk(col0, e.iop("addi", at.col, off), V, lambda j: V * s, carried)])
+        cur = res
     for q0 in range(nsafe * V, ow, V):
         lanes = min(V, ow - q0)
-        consts.update({q0 * s, q0})
-        lines.append(f"        %sd{q0} = arith.addi %dcol, %i2c_c{q0} : index")
+        dst = e.iop("addi", at.col, q0)
 
         def span_of(j, q0=q0, lanes=lanes):
             col = q0 * s + j * d
-            return lanes * s if col + lanes * s <= xs[3] else (lanes - 1) * s + 1
-        cur = chunk("        ", f"%i2c_c{q0 * s}", f"%sd{q0}", lanes, span_of, f"_{q0}", cur)
+            return lanes * s if col + lanes * s <= width else (lanes - 1) * s + 1
+        cur = chunk(e.index(q0 * s), dst, lanes, span_of, cur)
     return cur
 
 
@@ -194,136 +171,101 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
         f, _, kh_, kw_ = ws
         oh, ow = os_[2], os_[3]
         g, fg, xb = 1, f, list(xs)
-        kk = c * kh_ * kw_
-        wk = (f"    %wk0 = tensor.collapse_shape %w [[0], [1, 2, 3]] : {tensor_type(ws)} into {tensor_type([f, kk])}\n"
-              f"    %wk = tensor.expand_shape %wk0 [[0, 1], [2]] output_shape [1, {f}, {kk}] "
-              f": {tensor_type([f, kk])} into {tensor_type([1, f, kk])}")
-        o3 = f"    %o3 = tensor.collapse_shape %o [[0], [1], [2, 3]] : {tensor_type(os_)} into {tensor_type([n, f, oh * ow])}"
-        x = "%x"
-        pre = []
     else:
-        n, g, cg, h, w = xs
+        n, g, c, h, w = xs
         _, fg, _, kh_, kw_ = ws
         oh, ow = os_[3], os_[4]
-        c, xb = cg, [n * g, cg, h, w]
-        wk = f"    %wk = tensor.collapse_shape %w [[0], [1], [2, 3, 4]] : {tensor_type(ws)} into {tensor_type([g, fg, cg * kh_ * kw_])}"
-        o3 = (f"    %o3 = tensor.collapse_shape %o [[0, 1], [2], [3, 4]] : {tensor_type(os_)} "
-              f"into {tensor_type([n * g, fg, oh * ow])}")
-        x = "%x4"
-        pre = [f"    %x4 = tensor.collapse_shape %x [[0, 1], [2], [3], [4]] : {tensor_type(xs)} into {tensor_type(xb)}"]
+        xb = [n * g, c, h, w]
     bsz, k, m = xb[0], c * kh_ * kw_, oh * ow
-    third = f"%b: {tensor_type([os_[1]])}" if bias else f"%o: {tensor_type(os_)}"
-    if bias and dest:
-        third = f"%o: {tensor_type(os_)}, {third}"
-    if epilogue is not None:
-        third += "".join(f", %et{k}: {tensor_type(os_)}" for k in range(len(epilogue.tensors)))
-        third += "".join(f", %ec{k}: f32" for k in range(len(epilogue.captured)))
-    lines = [f"  func.func private @{name}(%x: {tensor_type(xs)}, %w: {tensor_type(ws)}, {third}) "
-             f"-> {tensor_type(os_)} {{"] + pre
-    lines.append("    %zero = arith.constant 0.0 : f32")
-    packed = False
     form, mr = conv_form(xs, ws, s, groups, bsz, fg, (h, w), (oh, ow), bias, blocks, row_block)
     if form == "row":
         return row_conv_function(name, xs, ws, os_, bias, dest)
+    e = Emitter()
+    xv, wv = e.param("x", tensor(xs)), e.param("w", tensor(ws))
+    out = e.param("o", tensor(os_)) if dest or not bias else None
+    bv = e.param("b", tensor([os_[1]])) if bias else None
+    params = [xv, wv] + [v for v in (out, bv) if v is not None]
+    ets = [e.param("et", tensor(os_)) for _ in (epilogue.tensors if epilogue else ())]
+    ecs = [e.param("ec", F32) for _ in (epilogue.captured if epilogue else ())]
+    x = xv if groups == 1 else e.collapse(xv, "[[0, 1], [2], [3], [4]]", xb, base="x4")
+    packed = False
     if form == "pixel_rows_in_place":              # the input itself, read in place
         kp, mp = k, m
-        lines.append(f"    %pr_col = tensor.collapse_shape %x [[0, 1], [2, 3]] : {tensor_type(xs)} into {tensor_type([k, m])}")
+        col = e.collapse(xv, "[[0, 1], [2, 3]]", [k, m], base="pr_col")
     elif form == "pixel_rows":
         kp, mp = _cdiv(k, kb) * kb, _cdiv(m, mr) * mr
-        col = _im2col(lines, x, xb, kh_, kw_, oh, ow, s, d, kp, mp, threads)
-        lines.append(f"    %pr_col = tensor.collapse_shape {col} [[0, 1], [2]] "
-                     f": {tensor_type([1, kp, mp])} into {tensor_type([kp, mp])}")
+        col = e.collapse(_im2col(e, x, kh_, kw_, oh, ow, s, d, kp, mp, threads),
+                         "[[0, 1], [2]]", [kp, mp], base="pr_col")
     elif form == "in_place":
         kp, mp = k, m                      # col is a view of x; the kernel pads if needed
-        lines.append(f"    %col = tensor.collapse_shape {x} [[0], [1], [2, 3]] : {tensor_type(xb)} into {tensor_type([bsz, k, m])}")
-        col = "%col"
+        col = e.collapse(x, "[[0], [1], [2, 3]]", [bsz, k, m], base="col")
     elif packed := form == "packed_im2col":
         kp, mp = _cdiv(k, kb) * kb, _cdiv(m, nb) * nb
-        col = packed_im2col(lines, x, xb, kh_, kw_, oh, ow, d, kp, mp, kb, nb, threads,
-                            IM2COL_THREAD_MIN)
+        col = packed_im2col(e, x, kh_, kw_, oh, ow, d, kp, mp, kb, nb, threads, IM2COL_THREAD_MIN)
     else:
         kp, mp = _cdiv(k, kb) * kb, _cdiv(m, nb) * nb
-        col = _im2col(lines, x, xb, kh_, kw_, oh, ow, s, d, kp, mp, threads)
+        col = _im2col(e, x, kh_, kw_, oh, ow, s, d, kp, mp, threads)
     # weights [G, F', K] zero-padded to [G, F', kp] (a constant: folded at compile time)
-    lines.append(wk)
-    wsh = [g, fg, kp]
-    if kp != k:
-        lines += [f"    %wp = tensor.pad %wk low[0, 0, 0] high[0, 0, {kp - k}] {{",
-                  "    ^bb0(%p0: index, %p1: index, %p2: index):\n      tensor.yield %zero : f32",
-                  f"    }} : {tensor_type([g, fg, k])} to {tensor_type(wsh)}"]
-        wv = "%wp"
+    if groups == 1:
+        wk = e.expand(e.collapse(wv, "[[0], [1, 2, 3]]", [f, k], base="wk0"), "[[0, 1], [2]]",
+                      [1, f, k], base="wk")
     else:
-        wv = "%wk"
+        wk = e.collapse(wv, "[[0], [1], [2, 3, 4]]", [g, fg, k], base="wk")
+    zero = e.f32(0.0)
+    wp = e.pad(wk, [0, 0, kp - k], [g, fg, kp], zero, base="wp") if kp != k else wk
     if mr:
-        pixel_rows_product(lines, "%pr_col", kp, mp, m, fg, wv, os_, dest, nb // 2, epilogue)
-        lines.append(f"    return %r : {tensor_type(os_)}\n  }}")
-        return "\n".join(lines)
+        r = pixel_rows_product(e, col, m, wp, bv, os_, out if dest else None, nb // 2,
+                               (epilogue, ets, ecs) if epilogue is not None else None)
+        e(f"return {r} : {r.type}")
+        return e.function(name, params + ets + ecs, r.type)
     # the result [B, F', mp] accumulates into the conv's init: the broadcast
     # bias, or the init itself (or a copy padded to whole column blocks)
+    o3_shape = [bsz, fg, m]
     if bias and dest and mp == m and groups == 1 and n == 1:
-        _bias_into(lines, os_)
-        acc = "%o3"
+        acc = _bias_into(e, out, bv)
     elif bias:
-        at = tensor_type([bsz, fg, mp])
-        lines += [f"    %be = tensor.empty() : {at}",
-                  f"    %o3 = linalg.generic {{indexing_maps = [affine_map<(a, f, p) -> (f)>, "
-                  f"affine_map<(a, f, p) -> (a, f, p)>], iterator_types = "
-                  f'["parallel", "parallel", "parallel"]}} ins(%b : {tensor_type([fg])}) outs(%be : {at}) {{',
-                  "    ^bb0(%bv: f32, %bo: f32):\n      linalg.yield %bv : f32",
-                  f"    }} -> {at}"]
-        acc = "%o3"
-    elif mp == m:
-        lines.append(o3)
-        acc = "%o3"
+        acc = e.broadcast_rows(bv, e.empty([bsz, fg, mp], base="be"),
+                               "affine_map<(a, f, p) -> (f)>, affine_map<(a, f, p) -> (a, f, p)>",
+                               base="o3")
     else:
-        lines.append(o3)
-        lines += [f"    %acc = tensor.pad %o3 low[0, 0, 0] high[0, 0, {mp - m}] {{",
-                  "    ^bb0(%q0: index, %q1: index, %q2: index):\n      tensor.yield %zero : f32",
-                  f"    }} : {tensor_type([bsz, fg, m])} to {tensor_type([bsz, fg, mp])}"]
-        acc = "%acc"
+        reassoc = "[[0], [1], [2, 3]]" if groups == 1 else "[[0, 1], [2], [3, 4]]"
+        acc = e.collapse(out, reassoc, o3_shape, base="o3")
+        if mp != m:
+            acc = e.pad(acc, [0, 0, mp - m], [bsz, fg, mp], zero, base="acc")
     if bsz == 1:
-        lines.append(f"    %w2 = tensor.collapse_shape {wv} [[0, 1], [2]] : {tensor_type(wsh)} into {tensor_type([fg, kp])}")
-        if not packed:        # the packed im2col is [kp, mp] already
-            lines.append(f"    %pcol2 = tensor.collapse_shape {col} [[0, 1], [2]] "
-                         f": {tensor_type([1, kp, mp])} into {tensor_type([kp, mp])}")
-        lines += [f"    %a2 = tensor.collapse_shape {acc} [[0, 1], [2]] : {tensor_type([1, fg, mp])} into {tensor_type([fg, mp])}",
-                  f"    %r2 = linalg.matmul ins(%w2, %pcol2 : {tensor_type([fg, kp])}, {tensor_type([kp, mp])}) "
-                  f"outs(%a2 : {tensor_type([fg, mp])}) -> {tensor_type([fg, mp])}"]
-        r2 = "%r2"
+        w2 = e.collapse(wp, "[[0, 1], [2]]", [fg, kp], base="w2")
+        col2 = col if packed else e.collapse(col, "[[0, 1], [2]]", [kp, mp], base="pcol2")
+        a2 = e.collapse(acc, "[[0, 1], [2]]", [fg, mp], base="a2")
+        r2 = e.op("r2", f"linalg.matmul ins({w2}, {col2} : {w2.type}, {col2.type}) "
+                        f"outs({a2} : {a2.type}) -> {a2.type}", a2.type)
         if epilogue is not None:
-            r2 = _epilogue_lines(lines, epilogue, os_, mp)
-        lines.append(f"    %r3 = tensor.expand_shape {r2} [[0, 1], [2]] output_shape [1, {fg}, {mp}] "
-                     f": {tensor_type([fg, mp])} into {tensor_type([1, fg, mp])}")
+            r2 = _epilogue_generic(e, r2, epilogue, ets, ecs, os_)
+        r3 = e.expand(r2, "[[0, 1], [2]]", [1, fg, mp], base="r3")
     else:
-        lines += [f"    %wbe = tensor.empty() : {tensor_type([n, g, fg, kp])}",
-                  f"    %wb4 = linalg.broadcast ins({wv} : {tensor_type(wsh)}) outs(%wbe : {tensor_type([n, g, fg, kp])}) dimensions = [0]",
-                  f"    %wb = tensor.collapse_shape %wb4 [[0, 1], [2], [3]] : {tensor_type([n, g, fg, kp])} into {tensor_type([bsz, fg, kp])}",
-                  f"    %r3 = linalg.batch_matmul ins(%wb, {col} : {tensor_type([bsz, fg, kp])}, {tensor_type([bsz, kp, mp])}) "
-                  f"outs({acc} : {tensor_type([bsz, fg, mp])}) -> {tensor_type([bsz, fg, mp])}"]
-    res = "%r3"
-    if mp != m:
-        lines.append(f"    %rs = tensor.extract_slice %r3[0, 0, 0] [{bsz}, {fg}, {m}] [1, 1, 1] "
-                     f": {tensor_type([bsz, fg, mp])} to {tensor_type([bsz, fg, m])}")
-        res = "%rs"
-    if groups == 1:
-        lines.append(f"    %r = tensor.expand_shape {res} [[0], [1], [2, 3]] output_shape {list(os_)} "
-                     f": {tensor_type([n, fg, m])} into {tensor_type(os_)}")
-    else:
-        lines.append(f"    %r = tensor.expand_shape {res} [[0, 1], [2], [3, 4]] output_shape {list(os_)} "
-                     f": {tensor_type([bsz, fg, m])} into {tensor_type(os_)}")
-    lines.append(f"    return %r : {tensor_type(os_)}\n  }}")
-    return "\n".join(lines)
+        wbe = e.empty([n, g, fg, kp], base="wbe")
+        wb4 = e.op("wb4", f"linalg.broadcast ins({wp} : {wp.type}) outs({wbe} : {wbe.type}) "
+                          f"dimensions = [0]", wbe.type)
+        wb = e.collapse(wb4, "[[0, 1], [2], [3]]", [bsz, fg, kp], base="wb")
+        r3 = e.op("r3", f"linalg.batch_matmul ins({wb}, {col} : {wb.type}, {col.type}) "
+                        f"outs({acc} : {acc.type}) -> {acc.type}", acc.type)
+    res = e.extract_slice(r3, [0, 0, 0], o3_shape, base="rs") if mp != m else r3
+    r = e.expand(res, "[[0], [1], [2, 3]]" if groups == 1 else "[[0, 1], [2], [3, 4]]",
+                 list(os_), base="r")
+    e(f"return {r} : {r.type}")
+    return e.function(name, params + ets + ecs, r.type)
 
 
-def _epilogue_lines(lines, epi: Epilogue, os_, mp: int) -> str:
-    """Append the epilogue generic on ``%r2`` ([F, mp]); its tensors
-    (``%et<k>``, the NCHW output's shape) are read as [F, OH*OW] (= mp,
-    :func:`epilogue_fits`). Returns its result's name."""
-    ts, caps = epilogue_operands(lines, epi, os_)
+def _epilogue_generic(e: Emitter, r2: Value, epi: Epilogue, ets, ecs, os_) -> Value:
+    """The epilogue generic on the matmul result ``r2`` ([F, mp]); its
+    tensors (NCHW parameters) are read as [F, OH*OW] (= mp,
+    :func:`epilogue_fits`)."""
+    (ts,) = epilogue_operands(e, ets, os_)
     ident = "(d0, d1) -> (d0, d1)"
-    lines += epilogue_generic("%r2epi", "%r2", ts, caps, [os_[1], mp], [ident] * (len(ts) + 2), 2,
-                              epi.ops, epi.result)
-    return "%r2epi"
+    res = Value(e.fresh("epi"), r2.type)
+    e.lines += epilogue_generic(str(res), str(r2), [str(t) for t in ts], [str(c) for c in ecs],
+                                list(r2.type.shape), [ident] * (len(ts) + 2), 2, epi.ops,
+                                epi.result, "  " * e.ind)
+    return res
 
 
 def epilogue_fits(sig, bias: bool, blocks: tuple[int, int], row_block: int,
@@ -350,32 +292,24 @@ def epilogue_fits(sig, bias: bool, blocks: tuple[int, int], row_block: int,
 BIAS_LANES = 64     # vector width of the bias broadcast into a destination
 
 
-def _bias_into(lines, os_) -> None:
-    """``%o3`` [1, F, OH*OW] = bias ``%b`` [F] broadcast along OH*OW, written
-    into ``%o`` (``os_`` = [1, F, OH, OW]) as vector code."""
-    f, m = os_[1], os_[2] * os_[3]
+def _bias_into(e: Emitter, out: Value, bias: Value) -> Value:
+    """The bias ``bias`` [F] broadcast along OH*OW, written into ``out``
+    ([1, F, OH, OW]) as vector code; returns it as [1, F, OH*OW]."""
+    f, m = out.type.shape[1], out.type.shape[2] * out.type.shape[3]
     main, tail = m - m % BIAS_LANES, m % BIAS_LANES
-    ot = tensor_type([1, f, m])
-    lines += [f"    %bo = tensor.collapse_shape %o [[0], [1], [2, 3]] : {tensor_type(os_)} into {ot}",
-              f"    %b_f = arith.constant {f} : index", f"    %b_main = arith.constant {main} : index",
-              f"    %b_step = arith.constant {BIAS_LANES} : index",
-              "    %b_0 = arith.constant 0 : index", "    %b_1 = arith.constant 1 : index",
-              f"    %o3 = scf.for %bf = %b_0 to %b_f step %b_1 iter_args(%bt = %bo) -> ({ot}) {{",
-              f"      %bs = tensor.extract %b[%bf] : {tensor_type([f])}"]
-    cur = "%bt"
+    o3 = e.collapse(out, "[[0], [1], [2, 3]]", [1, f, m], base="bo")
+    ch, (acc,), (res,) = e.loop(0, f, 1, [o3], base="o3")
+    b = e.extract(bias, [ch])
+    cur = acc
     if main:
-        lines += [f"      %bw = vector.broadcast %bs : f32 to vector<{BIAS_LANES}xf32>",
-                  f"      %bm = scf.for %bj = %b_0 to %b_main step %b_step iter_args(%bu = %bt) -> ({ot}) {{",
-                  f"        %bx = vector.transfer_write %bw, %bu[%b_0, %bf, %bj] {{in_bounds = [true]}} "
-                  f": vector<{BIAS_LANES}xf32>, {ot}",
-                  f"        scf.yield %bx : {ot}\n      }}"]
-        cur = "%bm"
+        bw = e.broadcast(b, vector(BIAS_LANES), base="bw")
+        j, (part,), (filled,) = e.loop(0, main, BIAS_LANES, [cur], base="bm")
+        e.end([e.write(bw, part, [0, ch, j], base="bx")])
+        cur = filled
     if tail:
-        lines += [f"      %bwt = vector.broadcast %bs : f32 to vector<{tail}xf32>",
-                  f"      %bxt = vector.transfer_write %bwt, {cur}[%b_0, %bf, %b_main] {{in_bounds = [true]}} "
-                  f": vector<{tail}xf32>, {ot}"]
-        cur = "%bxt"
-    lines.append(f"      scf.yield {cur} : {ot}\n    }}")
+        cur = e.write(e.broadcast(b, vector(tail), base="bwt"), cur, [0, ch, main], base="bxt")
+    e.end([cur])
+    return res
 
 
 def conv_signature_and_bias(op: ir.Operation):

@@ -24,7 +24,7 @@ Here the product is transposed, ``outᵀ [M, F] = colᵀ [M, K] @ Wᵀ [K, F]``:
 from __future__ import annotations
 
 from onnx_mlir_py.passes.optimize.matmul import row_tile
-from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, Value, vector
 from onnx_mlir_py.passes.optimize.matmul_text import _cdiv
 
 # The pixel-row form is used when the pixel panels pad the work by more than
@@ -52,110 +52,85 @@ def pixel_rows(bsz: int, groups: int, bias: bool, f: int, m: int, nb: int, mb: i
     return mr if waste_cols > MIN_PANEL_WASTE and waste_rows < waste_cols else 0
 
 
-def pixel_rows_product(lines: list[str], col: str, kp: int, mp: int, m: int, f: int,
-                       w: str, os_, dest: bool, blk: int, epilogue=None) -> None:
-    """Append ``%r`` (the conv's NCHW result ``os_`` = [1, F, OH, OW]) from
-    ``col`` ([kp, mp]: rows c*KH*KW + tap, zero rows past K; columns the
-    pixels, zero columns past ``m``), the padded weights ``w`` ([1, F, kp],
-    a constant) and the bias ``%b`` [F]; with ``dest`` the result is
-    written into ``%o`` (the caller's output slice). ``blk``: the side of
-    the transpose's blocks (the vector width). ``epilogue``: the
-    :class:`.epilogue.Epilogue` after the conv, applied to each transposed
-    block (its tensors are the parameters ``%et<k>``, its scalars ``%ec<k>``)."""
-    lines += [
-        f"    %pr_w2 = tensor.collapse_shape {w} [[0, 1], [2]] : {tensor_type([1, f, kp])} into {tensor_type([f, kp])}",
-        f"    %pr_wte = tensor.empty() : {tensor_type([kp, f])}",
-        f"    %pr_wt = linalg.transpose ins(%pr_w2 : {tensor_type([f, kp])}) outs(%pr_wte : {tensor_type([kp, f])}) "
-        f"permutation = [1, 0]",
-        f"    %pr_be = tensor.empty() : {tensor_type([mp, f])}",
-        f"    %pr_init = linalg.generic {{indexing_maps = [affine_map<(p, q) -> (q)>, "
-        f"affine_map<(p, q) -> (p, q)>], iterator_types = [\"parallel\", \"parallel\"]}} "
-        f"ins(%b : {tensor_type([f])}) outs(%pr_be : {tensor_type([mp, f])}) {{",
-        "    ^bb0(%pr_bv: f32, %pr_bo: f32):\n      linalg.yield %pr_bv : f32",
-        f"    }} -> {tensor_type([mp, f])}",
-        f"    %pr_rt = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, "
-        f"affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>] "
-        f"ins({col}, %pr_wt : {tensor_type([kp, mp])}, {tensor_type([kp, f])}) outs(%pr_init : {tensor_type([mp, f])}) "
-        f"-> {tensor_type([mp, f])}"]
-    if dest:
-        lines.append(f"    %pr_oe = tensor.collapse_shape %o [[0, 1], [2, 3]] : {tensor_type(os_)} into {tensor_type([f, m])}")
-    else:
-        lines.append(f"    %pr_oe = tensor.empty() : {tensor_type([f, m])}")
-    epi = None
-    if epilogue is not None:
-        epi = (epilogue,) + epilogue_operands(lines, epilogue, os_)
-    transpose_blocks(lines, "%pr_o", "%pr_rt", [mp, f], "%pr_oe", m, blk, epi)
-    lines.append(f"    %r = tensor.expand_shape %pr_o [[0, 1], [2, 3]] output_shape {list(os_)} "
-                 f": {tensor_type([f, m])} into {tensor_type(os_)}")
+def pixel_rows_product(e: Emitter, col: Value, m: int, w: Value, b: Value, os_,
+                       out: Value | None, blk: int, epi=None) -> Value:
+    """The conv's NCHW result ``os_`` = [1, F, OH, OW] from ``col`` ([kp, mp]:
+    rows c*KH*KW + tap, zero rows past K; columns the pixels, zero columns
+    past ``m``), the padded weights ``w`` ([1, F, kp], a constant) and the
+    bias ``b`` [F]; written into ``out`` (the caller's output slice) when
+    given. ``blk``: the side of the transpose's blocks (the vector width).
+    ``epi``: (the :class:`.epilogue.Epilogue` after the conv, its tensor
+    parameters, its scalar parameters), applied to each transposed block."""
+    kp, mp = col.type.shape
+    f = os_[1]
+    w2 = e.collapse(w, "[[0, 1], [2]]", [f, kp], base="pr_w2")
+    wte = e.empty([kp, f], base="pr_wte")
+    wt = e.op("pr_wt", f"linalg.transpose ins({w2} : {w2.type}) outs({wte} : {wte.type}) "
+                       f"permutation = [1, 0]", wte.type)
+    init = e.broadcast_rows(b, e.empty([mp, f], base="pr_be"),
+                            "affine_map<(p, q) -> (q)>, affine_map<(p, q) -> (p, q)>", base="pr_init")
+    rt = e.op("pr_rt", f"linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, "
+                       f"affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>] "
+                       f"ins({col}, {wt} : {col.type}, {wt.type}) outs({init} : {init.type}) "
+                       f"-> {init.type}", init.type)
+    oe = e.collapse(out, "[[0, 1], [2, 3]]", [f, m], base="pr_oe") if out is not None \
+        else e.empty([f, m], base="pr_oe")
+    if epi is not None:
+        epi = (epi[0],) + epilogue_operands(e, epi[1], os_) + (epi[2],)
+    res = transpose_blocks(e, rt, oe, m, blk, epi)
+    return e.expand(res, "[[0, 1], [2, 3]]", list(os_), base="r")
 
 
-def epilogue_operands(lines: list[str], epi, os_) -> tuple[list[str], list[str]]:
-    """The names of an :class:`.epilogue.Epilogue`'s operands in a conv
-    kernel: its tensors (the parameters ``%et<k>``, NCHW ``os_``) viewed
-    as [F, OH*OW] (lines appended), and its captured scalars (``%ec<k>``)."""
+def epilogue_operands(e: Emitter, tensors: list[Value], os_) -> tuple[list[Value]]:
+    """An :class:`.epilogue.Epilogue`'s tensor parameters (NCHW ``os_``)
+    viewed as [F, OH*OW]."""
     f, m = os_[1], os_[2] * os_[3]
-    for k in range(len(epi.tensors)):
-        lines.append(f"    %etc{k} = tensor.collapse_shape %et{k} [[0, 1], [2, 3]] "
-                     f": {tensor_type(os_)} into {tensor_type([f, m])}")
-    return [f"%etc{k}" for k in range(len(epi.tensors))], [f"%ec{k}" for k in range(len(epi.captured))]
+    return ([e.collapse(t, "[[0, 1], [2, 3]]", [f, m], base="etc") for t in tensors],)
 
 
-def transpose_blocks(lines: list[str], res: str, src: str, src_shape, dest: str, m: int,
-                     blk: int, epi=None) -> None:
+def transpose_blocks(e: Emitter, src: Value, dest: Value, m: int, blk: int, epi=None) -> Value:
     """(A 16x16 f32 block on AVX-512: 16 registers transposed with shuffles,
     see passes.optimize.VECTOR_CLEANUP's lower_transpose.)
-    ``res`` = ``dest`` [F, m] with ``dest[f, p] = src[p, f]`` (``src`` =
-    [mp, F], rows past ``m`` ignored; F a multiple of ``blk``), as loops over
-    blk x blk blocks: one 2-D read of blk rows, a ``vector.transpose``, one
-    2-D write; the last partial block of pixels has static bounds. ``epi``:
-    (epilogue, its tensors' [F, m] names, its scalars' names), applied to
-    each block before it is written."""
-    mp, f = src_shape
+    ``dest`` [F, m] with ``dest[f, p] = src[p, f]`` (``src`` = [mp, F], rows
+    past ``m`` ignored; F a multiple of ``blk``), as loops over blk x blk
+    blocks: one 2-D read of blk rows, a ``vector.transpose``, one 2-D write;
+    the last partial block of pixels has static bounds. ``epi``: (epilogue,
+    its tensors as [F, m], its scalars), applied to each block before it is
+    written."""
+    f = src.type.shape[1]
     whole, tail = m // blk, m % blk
-    vt = f"vector<{blk}x{blk}xf32>"
-    dt = tensor_type([f, m])
-    lines += [f"    %tb_0 = arith.constant 0 : index", f"    %tb_b = arith.constant {blk} : index",
-              f"    %tb_f = arith.constant {f} : index", f"    %tb_m = arith.constant {whole * blk} : index",
-              "    %tb_pad = arith.constant 0.0 : f32",
-              f"    {res} = scf.for %tb_q = %tb_0 to %tb_f step %tb_b iter_args(%tb_a = {dest}) -> ({dt}) {{"]
-    cur = "%tb_a"
+    pad = e.f32(0.0)
+    q, (acc,), (res,) = e.loop(0, f, blk, [dest], base="tb")
+    cur = acc
     if whole:
-        lines += [f"      %tb_w = scf.for %tb_p = %tb_0 to %tb_m step %tb_b iter_args(%tb_c = {cur}) -> ({dt}) {{",
-                  f"        %tb_v = vector.transfer_read {src}[%tb_p, %tb_q], %tb_pad {{in_bounds = [true, true]}} "
-                  f": {tensor_type(src_shape)}, {vt}",
-                  f"        %tb_t = vector.transpose %tb_v, [1, 0] : {vt} to {vt}"]
-        val = _epilogue(lines, epi, "%tb_t", vt, "%tb_q", "%tb_p", dt, "w", "        ")
-        lines += [f"        %tb_x = vector.transfer_write {val}, %tb_c[%tb_q, %tb_p] {{in_bounds = [true, true]}} "
-                  f": {vt}, {dt}",
-                  f"        scf.yield %tb_x : {dt}\n      }}"]
-        cur = "%tb_w"
+        vt = vector([blk, blk])
+        p, (blocks,), (done,) = e.loop(0, whole * blk, blk, [cur], base="tbw")
+        v = e.read(src, [p, q], pad, vt, base="tb_v")
+        t = e.op("tb_t", f"vector.transpose {v}, [1, 0] : {vt} to {vt}", vt)
+        e.end([e.write(_epilogue(e, epi, t, q, p), blocks, [q, p], base="tb_x")])
+        cur = done
     if tail:
         # the last pixels: a [tail, blk] read (rows in bounds of src) and a
         # [blk, tail] write, both static
-        rt, wt = f"vector<{tail}x{blk}xf32>", f"vector<{blk}x{tail}xf32>"
-        lines += [f"      %tb_vt = vector.transfer_read {src}[%tb_m, %tb_q], %tb_pad {{in_bounds = [true, true]}} "
-                  f": {tensor_type(src_shape)}, {rt}",
-                  f"      %tb_tt = vector.transpose %tb_vt, [1, 0] : {rt} to {wt}"]
-        val = _epilogue(lines, epi, "%tb_tt", wt, "%tb_q", "%tb_m", dt, "t", "      ")
-        lines += [f"      %tb_xt = vector.transfer_write {val}, {cur}[%tb_q, %tb_m] {{in_bounds = [true, true]}} "
-                  f": {wt}, {dt}"]
-        cur = "%tb_xt"
-    lines.append(f"      scf.yield {cur} : {dt}\n    }}")
+        rt, wt = vector([tail, blk]), vector([blk, tail])
+        v = e.read(src, [whole * blk, q], pad, rt, base="tb_vt")
+        t = e.op("tb_tt", f"vector.transpose {v}, [1, 0] : {rt} to {wt}", wt)
+        cur = e.write(_epilogue(e, epi, t, q, whole * blk), cur, [q, whole * blk], base="tb_xt")
+    e.end([cur])
+    return res
 
 
-def _epilogue(lines: list[str], epi, val: str, vt: str, row: str, col: str, dt: str, tag: str,
-              ind: str) -> str:
+def _epilogue(e: Emitter, epi, val: Value, row, col) -> Value:
     """The epilogue ``epi`` (see :func:`transpose_blocks`) on block ``val``
-    (``vt``) of the output at [row, col]; returns the value to write."""
+    of the output at [row, col]; returns the value to write."""
     if epi is None:
         return val
     from onnx_mlir_py.passes.optimize.epilogue import vector_lines
     epilogue, tensors, caps = epi
-    reads = []
-    for k, t in enumerate(tensors):
-        lines.append(f"{ind}%tb_e{k}{tag} = vector.transfer_read {t}[{row}, {col}], %tb_pad "
-                     f"{{in_bounds = [true, true]}} : {dt}, {vt}")
-        reads.append(f"%tb_e{k}{tag}")
-    body, out = vector_lines(epilogue.ops, epilogue.result, val, reads, caps, vt, tag, ind)
-    lines += body
-    return out
+    pad = e.f32(0.0)
+    reads = [e.read(t, [row, col], pad, val.type, base="tb_e") for t in tensors]
+    tag = e.fresh("epi")[1:]
+    body, out = vector_lines(epilogue.ops, epilogue.result, str(val), [str(r) for r in reads],
+                             [str(c) for c in caps], str(val.type), tag, "  " * e.ind)
+    e.lines += body
+    return Value(out, val.type)

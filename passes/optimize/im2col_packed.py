@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import math
 
-from onnx_mlir_py.passes.optimize.im2col_text import end_channel_loop, zero_regions
-from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.im2col_shared import (channel_loop, end_channel_loop,
+                                                        zero_regions)
+from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, Value, vector
 
 
 def row_pieces(r: int, ow: int, nb: int) -> list[tuple[int, int, int, int]]:
@@ -41,90 +42,55 @@ def row_pieces(r: int, ow: int, nb: int) -> list[tuple[int, int, int, int]]:
     return pieces
 
 
-def packed_im2col(lines: list[str], x: str, xs, kh_: int, kw_: int, oh: int, ow: int, d,
-                  kp: int, mp: int, kb: int, nb: int, threads: bool, thread_min: int) -> str:
-    """Append the packed im2col of ``x`` ([1, C, H, W], already padded, stride
-    1, dilations ``d``); returns the name of ``[kp, mp]`` (the unpack of the
-    packed ``[mp/nb, kp/kb, kb, nb]``), zeros in the padding rows/columns.
+def packed_im2col(e: Emitter, x: Value, kh_: int, kw_: int, oh: int, ow: int, d,
+                  kp: int, mp: int, kb: int, nb: int, threads: bool, thread_min: int) -> Value:
+    """The packed im2col of ``x`` ([1, C, H, W], already padded, stride 1,
+    dilations ``d``) as ``[kp, mp]`` (the unpack of the packed
+    ``[mp/nb, kp/kb, kb, nb]``), zeros in the padding rows/columns.
 
     Per channel, output row and tap, the row's pieces are masked nb-lane
     transfers (at most :func:`max_pieces` of them): the first from the
     row's first column ``j0 = (oh*OW) % nb`` of panel ``(oh*OW) // nb``, the
     next ones whole panels from column 0; a piece past the row's end has an
     empty mask (its panel index clamped into range)."""
-    c = xs[1]
+    c = x.type.shape[1]
     k, m, taps = c * kh_ * kw_, oh * ow, kh_ * kw_
     nq, ko = mp // nb, kp // kb
     full, one = [nq, kp, nb], [nq, taps, nb]
-    npieces = max_pieces(ow, nb)
     par = threads and k * m >= thread_min
-    vt, mt = f"vector<{nb}xf32>", f"vector<{nb}xi1>"
-    consts: set[int] = {0, 1, oh, ow, nb, nq - 1, ow - 1, taps}
-    lines.append(f"    %pce = tensor.empty() : {tensor_type(full)}")
-    lines.append("    %pc_pad = arith.constant 0.0 : f32")
+    vt = vector(nb)
+    pad = e.f32(0.0)
     jl = m - (nq - 1) * nb
-    init = zero_regions(lines, "%pce", full, (("prow", [0, k, 0], [nq, kp - k, nb]),
-                                              ("pcol", [nq - 1, 0, jl], [1, k, nb - jl])), "%pc_pad")
-    at_consts = len(lines)
-    if par:
-        lines.append(f"    %pcolt = scf.forall (%pch) in ({c}) shared_outs(%pco = {init}) -> ({tensor_type(full)}) {{")
-    else:
-        lines.append(f"    %pcolt = scf.for %pch = %pc_c0 to %pc_c{c} step %pc_c1 "
-                     f"iter_args(%pco = {init}) -> ({tensor_type(full)}) {{")
-        consts.add(c)
-    lines.append(f"      %prow0 = arith.muli %pch, %pc_c{taps} : index")
-    lines.append(f"      %pcs = tensor.extract_slice %pco[0, %prow0, 0] {one} [1, 1, 1] "
-                 f": {tensor_type(full)} to {tensor_type(one)}")
-    ind = "        "
-    lines += [f"      %prl = scf.for %pr = %pc_c0 to %pc_c{oh} step %pc_c1 "
-              f"iter_args(%pra = %pcs) -> ({tensor_type(one)}) {{",
-              f"{ind}%pbase = arith.muli %pr, %pc_c{ow} : index",
-              f"{ind}%pq0 = arith.divui %pbase, %pc_c{nb} : index",
-              f"{ind}%pj0 = arith.remui %pbase, %pc_c{nb} : index",
-              f"{ind}%pfirst = arith.subi %pc_c{nb}, %pj0 : index"]
+    init = zero_regions(e, e.empty(full, base="pce"),
+                        (([0, k, 0], [nq, kp - k, nb]), ([nq - 1, 0, jl], [1, k, nb - jl])), pad)
+    ch, carried, colt = channel_loop(e, par, c, init)
+    row0 = e.iop("muli", ch, taps)
+    r, (rows,), (filled,) = e.loop(0, oh, 1, [e.extract_slice(carried, [0, row0, 0], one)])
+    base = e.iop("muli", r, ow)
+    q0, j0 = e.iop("divui", base, nb), e.iop("remui", base, nb)
+    first = e.iop("subi", nb, j0)
     # piece p: output columns from o_p, n_p of them, into panel q_p from column j_p
-    pieces = []
-    for p in range(npieces):
-        if p == 0:
-            lines.append(f"{ind}%pn0 = arith.minsi %pfirst, %pc_c{ow} : index")
-            pieces.append(("%pc_c0", "%pn0", "%pq0", "%pj0"))
-            continue
-        consts.update({(p - 1) * nb, p})
-        lines += [f"{ind}%po{p}_ = arith.addi %pfirst, %pc_c{(p - 1) * nb} : index",
-                  f"{ind}%pn{p} = arith.subi %pc_c{ow}, %po{p}_ : index",
-                  f"{ind}%po{p} = arith.minsi %po{p}_, %pc_c{ow - 1} : index",
-                  f"{ind}%pq{p}_ = arith.addi %pq0, %pc_c{p} : index",
-                  f"{ind}%pq{p} = arith.minsi %pq{p}_, %pc_c{nq - 1} : index"]
-        pieces.append((f"%po{p}", f"%pn{p}", f"%pq{p}", "%pc_c0"))
-    for p, (_o, n, _q, _j) in enumerate(pieces):
-        lines.append(f"{ind}%pm{p} = vector.create_mask {n} : {mt}")
-    cur = "%pra"
+    pieces = [(e.index(0), e.iop("minsi", first, ow), q0, j0)]
+    for p in range(1, max_pieces(ow, nb)):
+        o_ = e.iop("addi", first, (p - 1) * nb)
+        n = e.iop("subi", ow, o_)
+        pieces.append((e.iop("minsi", o_, ow - 1), n,
+                       e.iop("minsi", e.iop("addi", q0, p), nq - 1), e.index(0)))
+    masks = [e.create_mask(n, nb) for _o, n, _q, _j in pieces]
+    cur = rows
     for i in range(kh_):
-        consts.add(i * d[0])
-        lines.append(f"{ind}%ph{i} = arith.addi %pr, %pc_c{i * d[0]} : index")
+        h = e.iop("addi", r, i * d[0])
         for j in range(kw_):
-            t = i * kw_ + j
-            consts.update({t, j * d[1]})
-            for p, (o, _n, q, j0) in enumerate(pieces):
-                col = o if j == 0 else f"%pcl{t}_{p}"
-                if j:
-                    lines.append(f"{ind}{col} = arith.addi {o}, %pc_c{j * d[1]} : index")
-                v, w = f"%pv{t}_{p}", f"%pw{t}_{p}"
-                lines.append(f"{ind}{v} = vector.transfer_read {x}[%pc_c0, %pch, %ph{i}, {col}], %pc_pad, "
-                             f"%pm{p} : {tensor_type(xs)}, {vt}")
-                lines.append(f"{ind}{w} = vector.transfer_write {v}, {cur}[{q}, %pc_c{t}, {j0}], %pm{p} "
-                             f": {vt}, {tensor_type(one)}")
-                cur = w
-    lines.append(f"{ind}scf.yield {cur} : {tensor_type(one)}\n      }}")
-    end_channel_loop(lines, par, "%prl", "%pco", "%prow0", one, full, "%pci")
-    lines[at_consts:at_consts] = [f"    %pc_c{v} = arith.constant {v} : index" for v in sorted(consts)]
-    p4 = [nq, ko, kb, nb]
-    lines += [f"    %pcol4 = tensor.expand_shape %pcolt [[0], [1, 2], [3]] output_shape {p4} "
-              f": {tensor_type(full)} into {tensor_type(p4)}",
-              f"    %pue = tensor.empty() : {tensor_type([kp, mp])}",
-              f"    %pcol2 = linalg.unpack %pcol4 outer_dims_perm = [1, 0] inner_dims_pos = [0, 1] "
-              f"inner_tiles = [{kb}, {nb}] into %pue : {tensor_type(p4)} -> {tensor_type([kp, mp])}"]
-    return "%pcol2"
+            for (o, _n, q, jp), mk in zip(pieces, masks):
+                col = o if j == 0 else e.iop("addi", o, j * d[1])
+                v = e.read(x, [0, ch, h, col], pad, vt, mk, in_bounds=None, base="pv")
+                cur = e.write(v, cur, [q, i * kw_ + j, jp], mk, in_bounds=None, base="pw")
+    e.end([cur])
+    end_channel_loop(e, par, filled, carried, row0)
+    col4 = e.expand(colt, "[[0], [1, 2], [3]]", [nq, ko, kb, nb], base="pcol4")
+    ue = e.empty([kp, mp], base="pue")
+    return e.op("pcol2", f"linalg.unpack {col4} outer_dims_perm = [1, 0] inner_dims_pos = [0, 1] "
+                         f"inner_tiles = [{kb}, {nb}] into {ue} : {col4.type} -> {ue.type}", ue.type)
 
 
 def max_pieces(ow: int, nb: int) -> int:

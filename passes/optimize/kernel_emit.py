@@ -1,6 +1,6 @@
 """The typed emitter of the -O3 kernels' MLIR text (the kernel functions of
-``passes/optimize/``; not yet the im2col writers of :mod:`.conv`,
-:mod:`.im2col_packed`, :mod:`.im2col_text` and :mod:`.conv_pixel_rows`).
+``passes/optimize/``; docs/design.md lists the few lines still written
+with names of their own).
 
 Types are values, not text: a :class:`Type` is a scalar, vector or tensor of
 an :class:`Elem` with a shape (``None``: a dynamic dim), rendered once by
