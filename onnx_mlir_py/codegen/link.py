@@ -20,6 +20,7 @@ hold a tensor-level module and plain options.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import platform
@@ -113,9 +114,12 @@ def _translate(module: ir.Module, timings: Timings) -> bytes:
         with timings.phase("codegen: mlir"):
             module = emit_mlir_llvm(module)
     with timings.phase("codegen: translate"):
-        with module.context:
-            text = module.operation.get_asm(binary=False, large_elements_limit=None)
-        return run([tool("mlir-translate"), "--mlir-to-llvmir"], stdin=text.encode(),
+        # as MLIR bytecode, not text: ResNet-50's LLVM dialect module is 3.0 MB
+        # of text (0.29 s to print, 0.39 s for mlir-translate to parse) and
+        # 0.5 MB of bytecode (0.05 s, 0.27 s); the LLVM IR is the same (#29)
+        buf = io.BytesIO()
+        module.operation.write_bytecode(buf)
+        return run([tool("mlir-translate"), "--mlir-to-llvmir"], stdin=buf.getvalue(),
                    what="mlir-translate --mlir-to-llvmir")
 
 
