@@ -39,7 +39,12 @@ sys.path.insert(0, HERE)
 import worker  # noqa: E402
 
 DEFAULT_MODELS = ["mnist_cnn", "mlp", "resnet18", "mobilenetv2", "mobilenetv3", "encoder_layer",
-                  "bert_layer", "matmul1024", "resnet50", "gpt2_decode"]
+                  "bert_layer", "matmul1024", "resnet50", "gpt2_decode", "efficientnet_dyn",
+                  "gpt2_decode_dyn"]
+# dynamic-shape rows built here (#29's Done-when): name -> how to build it
+#   efficientnet_dyn   torch_zoo's EfficientNet-B0 exported with dynamic batch, H and W
+#   gpt2_decode_dyn    decode_zoo's GPT-2-small decode step, batch, sequence and past dynamic
+DYNAMIC_MODELS = ("efficientnet_dyn", "gpt2_decode_dyn")
 SERIES = ("chain", "convs")
 DEFAULT_SIZES = {"chain": [250, 500, 1000, 2000], "convs": [4, 8, 16, 32]}
 
@@ -87,10 +92,20 @@ def convs_model(n: int, seed: int = 0):
 
 
 def build(name: str):
-    """The model of a row: a benchmark model (harness.build) or ``chain<N>`` / ``convs<N>``."""
+    """The model of a row: a benchmark model (harness.build), one of
+    DYNAMIC_MODELS, or ``chain<N>`` / ``convs<N>``."""
     for s in SERIES:
         if name.startswith(s) and name[len(s):].isdigit():
             return (chain_model if s == "chain" else convs_model)(int(name[len(s):]))
+    if name == "efficientnet_dyn":
+        import onnx
+        import torch_zoo
+        with tempfile.TemporaryDirectory(prefix="compile_time_export_") as d:
+            return onnx.load(torch_zoo.export_dynamic("efficientnet_b0",
+                                                      os.path.join(d, "m.onnx")))
+    if name == "gpt2_decode_dyn":
+        import decode_zoo
+        return decode_zoo.build(name)
     import harness
     return harness.build(name)
 

@@ -4,6 +4,12 @@ seeded random weights (no transformers, no downloads).
     gpt2_decode   GPT-2-small-sized KV-cache decode step: 12 layers, d_model 768,
                   12 heads of 64, FFN 3072, vocab 50257 (tied embedding / LM head),
                   1024 positions; batch 1, one new token, past length 127
+    gpt2_decode_dyn
+                  the same step with batch, sequence (new tokens) and past length all
+                  dim_params (``batch``, ``seq``, ``past``), as a decode export with
+                  ``dynamic_axes`` writes it: position ids from a Range, a causal
+                  mask over the past and new tokens; fed at batch 1, one token,
+                  past 127
     llama_int4_decode
                   a LLaMA-style decode step (RMSNorm, rotary embedding, grouped-query
                   attention, SiLU-gated FFN): 4 layers, d_model 2048, 32 heads of 64
@@ -28,6 +34,11 @@ every past position and itself, so the causal mask is all ones):
                 a = Softmax(q K^T / 8) V;  x = x + a @ W_o + b_o
                 h = LayerNorm(x);  x = x + gelu_tanh(h @ W_1 + b_1) @ W_2 + b_2
     logits = LayerNorm(x) @ wte^T                      (the tied LM head: a Transpose of wte)
+
+The dynamic variant (``gpt2_decode(..., batch="batch", seq="seq")``) reshapes
+with 0s (copy the batch / sequence dims), takes the positions
+Range(past, past + seq) and adds, before each Softmax, the causal bias
+Where(key position <= query position, 0, -1e9) [seq, past + seq].
 
 At batch 1 every MatMul has M = 1: the step streams the 124 M weights
 (~500 MB) once, so it is bound by memory bandwidth. ``weight_bytes`` gives
@@ -59,7 +70,10 @@ from onnx import TensorProto, helper
 from onnx_mlir_py.testing.models import IR_VERSION, OPSET, _Graph
 
 # name -> (layers, d_model, heads, ffn, vocab, positions, past length)
-CONFIGS = {"gpt2_decode": (12, 768, 12, 3072, 50257, 1024, 127)}
+CONFIGS = {"gpt2_decode": (12, 768, 12, 3072, 50257, 1024, 127),
+           "gpt2_decode_dyn": (12, 768, 12, 3072, 50257, 1024, 127)}
+# models whose batch and sequence are dim_params too (past always is)
+DYNAMIC_BATCH_SEQ = {"gpt2_decode_dyn"}
 # name -> (layers, d_model, heads, kv heads, ffn, vocab, positions, past length, bits, block)
 LLAMA_CONFIGS = {"llama_int4_decode": (4, 2048, 32, 4, 5632, 32000, 512, 511, 4, 32)}
 MODELS = list(CONFIGS) + list(LLAMA_CONFIGS)
@@ -86,32 +100,58 @@ def _gelu_tanh(g: _Graph, x: str) -> str:
     return g.node("Mul", [half_x, g.node("Add", [t, g.f32("one", 1.0)])])
 
 
-def _attention(g: _Graph, h: str, past_k: str, past_v: str, d: int, heads: int
-               ) -> tuple[str, str, str]:
-    """(attention output [1, 1, d] before the residual, present key, present value)."""
+def _attention(g: _Graph, h: str, past_k: str, past_v: str, d: int, heads: int,
+               mask: str | None = None) -> tuple[str, str, str]:
+    """(attention output [1, 1, d] before the residual, present key, present value);
+    ``mask``: the causal bias added to the scores (the dynamic variant: then the
+    reshapes keep the batch and sequence dims with 0s)."""
     dh = d // heads
+    lead = 0 if mask is not None else 1
     qkv = _linear(g, h, d, 3 * d)
     q, k, v = g.node("Split", [qkv, g.i64("split", [d, d, d])], n_out=3, axis=-1)
-    heads_shape = g.i64("heads_shape", [1, 1, heads, dh])
+    heads_shape = g.i64("heads_shape", [lead, lead, heads, dh])
     q, k, v = (g.node("Transpose", [g.node("Reshape", [t, heads_shape])], perm=[0, 2, 1, 3])
                for t in (q, k, v))                                  # [1, heads, 1, dh]
     present_k = g.node("Concat", [past_k, k], axis=2)               # [1, heads, past+1, dh]
     present_v = g.node("Concat", [past_v, v], axis=2)
     kt = g.node("Transpose", [present_k], perm=[0, 1, 3, 2])
     s = g.node("Div", [g.node("MatMul", [q, kt]), g.f32("scale", math.sqrt(dh))])
+    if mask is not None:
+        s = g.node("Add", [s, mask])                                # [B, heads, S, T]
     c = g.node("MatMul", [g.node("Softmax", [s], axis=-1), present_v])   # [1, heads, 1, dh]
     c = g.node("Reshape", [g.node("Transpose", [c], perm=[0, 2, 1, 3]),
-                           g.i64("merged", [1, 1, d])])
+                           g.i64("merged", [lead, lead, d])])
     return _linear(g, c, d, d), present_k, present_v
+
+
+def _causal_bias(g: _Graph, past: str, seq: str) -> tuple[str, str]:
+    """(positions [S] = past .. past+S-1, bias [S, past+S]: 0 where the key's
+    position <= the query's, else -1e9) from the [1] int64 ``past`` and ``seq``."""
+    total = g.node("Add", [past, seq])
+    one = g.i64("one", 1)
+    zero = g.i64("zero", 0)
+    squeeze = lambda t: g.node("Squeeze", [t, g.i64("axes0", [0])])   # noqa: E731
+    pos = g.node("Range", [squeeze(past), squeeze(total), one])        # [S]
+    keys = g.node("Range", [zero, squeeze(total), one])                # [T]
+    allowed = g.node("LessOrEqual", [g.node("Unsqueeze", [keys, g.i64("axes0", [0])]),
+                                     g.node("Unsqueeze", [pos, g.i64("axes1", [1])])])
+    bias = g.node("Where", [allowed, g.f32("open", 0.0), g.f32("closed", -1e9)])
+    return pos, bias
 
 
 def gpt2_decode(layers: int = 12, d: int = 768, heads: int = 12, ffn: int = 3072,
                 vocab: int = 50257, positions: int = 1024, seed: int = 0,
-                past: str | int = "past") -> onnx.ModelProto:
+                past: str | int = "past", batch: str | int = 1,
+                seq: str | int = 1) -> onnx.ModelProto:
     """One KV-cache decode step of a GPT-2-shaped decoder (see the module doc);
-    ``past`` is the past length's dim_param (or an int for a static copy)."""
+    ``past`` is the past length's dim_param (or an int for a static copy);
+    ``batch`` / ``seq`` dim_params (strings) make the dynamic variant (with
+    position Range and causal mask), ints other than 1 are not supported."""
     if d % heads:
         raise ValueError(f"d={d} is not a multiple of heads={heads}")
+    dynamic = isinstance(batch, str) or isinstance(seq, str)
+    if not dynamic and (batch, seq) != (1, 1):
+        raise ValueError(f"batch={batch}, seq={seq}: expected 1 and 1, or dim_params")
     g = _Graph(seed)
     dh = d // heads
     wte = g.weight("wte", (vocab, d), d, gain=1.0)
@@ -119,25 +159,31 @@ def gpt2_decode(layers: int = 12, d: int = 768, heads: int = 12, ffn: int = 3072
     kv_in = [(f"past_key.{i}", f"past_value.{i}") for i in range(layers)]
     # the new token's position is the past length: dim 2 of a past key
     pos = g.node("Shape", [kv_in[0][0]], start=2, end=3)             # [1] int64
+    mask = None
+    if dynamic:
+        pos, mask = _causal_bias(g, pos, g.node("Shape", ["input_ids"], start=1, end=2))
     x = g.node("Add", [g.node("Gather", [wte, "input_ids"], axis=0),   # [1, 1, d]
                        g.node("Gather", [wpe, pos], axis=0)])          # [1, d]
     presents = []
     for pk, pv in kv_in:
-        a, present_k, present_v = _attention(g, _layer_norm(g, x, d), pk, pv, d, heads)
+        a, present_k, present_v = _attention(g, _layer_norm(g, x, d), pk, pv, d, heads, mask)
         x = g.node("Add", [x, a])
         f = _gelu_tanh(g, _linear(g, _layer_norm(g, x, d), d, ffn))
         x = g.node("Add", [x, _linear(g, f, ffn, d)])
         presents += [present_k, present_v]
     head = g.node("Transpose", [wte], perm=[1, 0])                      # tied LM head
     logits = g.node("MatMul", [_layer_norm(g, x, d), head])
-    return _decode_model(g, "gpt2_decode", logits, presents, layers, heads, dh, vocab, past)
+    return _decode_model(g, "gpt2_decode", logits, presents, layers, heads, dh, vocab, past,
+                         batch, seq)
 
 
 def _decode_model(g: _Graph, name: str, logits: str, presents: list, layers: int,
-                  kv_heads: int, dh: int, vocab: int, past: str | int) -> onnx.ModelProto:
-    """The decode step's model: inputs input_ids, past_key.L / past_value.L
-    [1, kv_heads, past, dh]; outputs logits, present_key.L / present_value.L
-    (``presents``: the Concat results, key and value per layer)."""
+                  kv_heads: int, dh: int, vocab: int, past: str | int,
+                  batch: str | int = 1, seq: str | int = 1) -> onnx.ModelProto:
+    """The decode step's model: inputs input_ids [batch, seq], past_key.L /
+    past_value.L [batch, kv_heads, past, dh]; outputs logits [batch, seq, vocab],
+    present_key.L / present_value.L (``presents``: the Concat results, key and
+    value per layer)."""
     # name the graph outputs the way decode exports do
     out_names = {logits: "logits"}
     for i in range(layers):
@@ -146,12 +192,15 @@ def _decode_model(g: _Graph, name: str, logits: str, presents: list, layers: int
     for n in g.nodes:
         n.input[:] = [out_names.get(x, x) for x in n.input]
         n.output[:] = [out_names.get(x, x) for x in n.output]
-    total = past + 1 if isinstance(past, int) else f"{past} + 1"
+    if isinstance(past, int) and isinstance(seq, int):
+        total = past + seq
+    else:
+        total = f"{past} + {seq}"
     kv = lambda name, length: helper.make_tensor_value_info(  # noqa: E731
-        name, TensorProto.FLOAT, [1, kv_heads, length, dh])
-    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, 1])]
+        name, TensorProto.FLOAT, [batch, kv_heads, length, dh])
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, seq])]
     inputs += [kv(f"past_{kind}.{i}", past) for i in range(layers) for kind in ("key", "value")]
-    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1, vocab])]
+    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, seq, vocab])]
     outputs += [kv(f"present_{kind}.{i}", total) for i in range(layers)
                 for kind in ("key", "value")]
     graph = helper.make_graph(g.nodes, name, inputs, outputs, initializer=g.inits)
@@ -254,6 +303,8 @@ def build(name: str, **kw) -> onnx.ModelProto:
         return quantize_nbits(llama_decode(layers, d, heads, kv, ffn, vocab, positions, **kw),
                               bits, block)
     layers, d, heads, ffn, vocab, positions, _ = CONFIGS[name]
+    if name in DYNAMIC_BATCH_SEQ:
+        kw = {"batch": "batch", "seq": "seq", **kw}
     return gpt2_decode(layers, d, heads, ffn, vocab, positions, **kw)
 
 
@@ -263,18 +314,21 @@ def feeds(name: str, model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndar
     return step_feeds(model, past, seed)
 
 
-def step_feeds(model: onnx.ModelProto, past: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """A token id in range (the vocab is the logits' last dim) and random past
-    keys / values of length ``past``."""
+def step_feeds(model: onnx.ModelProto, past: int, seed: int = 0, batch: int = 1,
+               seq: int = 1) -> dict[str, np.ndarray]:
+    """Token ids in range (the vocab is the logits' last dim), ``batch`` x ``seq``
+    of them, and random past keys / values of length ``past`` (a static batch
+    or sequence dim of the model wins over the arguments)."""
     vocab = model.graph.output[0].type.tensor_type.shape.dim[-1].dim_value
     rng = np.random.default_rng(seed)
     out = {}
     for vi in model.graph.input:
+        dims = [d.dim_value or None for d in vi.type.tensor_type.shape.dim]
+        b = dims[0] or batch
         if vi.name == "input_ids":
-            out[vi.name] = rng.integers(0, vocab, (1, 1)).astype(np.int64)
+            out[vi.name] = rng.integers(0, vocab, (b, dims[1] or seq)).astype(np.int64)
         else:
-            b, h, _, dh = (d.dim_value for d in vi.type.tensor_type.shape.dim)
-            out[vi.name] = rng.standard_normal((b, h, past, dh)).astype(np.float32)
+            out[vi.name] = rng.standard_normal((b, dims[1], past, dims[3])).astype(np.float32)
     return out
 
 

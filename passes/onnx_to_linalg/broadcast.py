@@ -28,6 +28,49 @@ def broadcast_dim(d: ir.Value, e: ir.Value) -> ir.Value:
     return arith.select(arith.cmpi(I.eq, d, one), e, d)
 
 
+def _dim_root(v: ir.Value, j: int):
+    """Where dim ``j`` of ``v`` comes from: through the results of linalg ops
+    (a result's dims are its init's), ``tensor.empty`` sizes and
+    ``tensor.dim`` of a constant index, to the first value it cannot follow:
+    ``(value, dim)`` or an index value. Equal roots: equal dims."""
+    from onnx_mlir_py.dialects.onnx.opview import owner_op
+    for _ in range(256):
+        o = owner_op(v)
+        if o is None:
+            break
+        if o.name.startswith("linalg.") and len(o.results) >= 1 \
+                and len(o.operands) >= len(o.results):
+            k = ir.OpResult(v).result_number
+            v = o.operands[len(o.operands) - len(o.results) + k]
+            continue
+        if o.name != "tensor.empty":
+            break
+        size = o.operands[sum(1 for i in range(j) if v.type.is_dynamic_dim(i))]
+        d = owner_op(size)
+        c = owner_op(d.operands[1]) if d is not None and d.name == "tensor.dim" else None
+        if c is None or c.name != "arith.constant":
+            return size
+        v, j = d.operands[0], ir.IntegerAttr(c.attributes["value"]).value
+    return (v, j)
+
+
+def same_dims(cands: list) -> bool:
+    """Whether the dims ``cands`` ((value, dim) pairs) are provably equal."""
+    if len(cands) < 2:
+        return len(cands) == 1
+    first = _dim_root(*cands[0])
+    return all(_dim_root(*c) == first for c in cands[1:])
+
+
+def _is_sole(sole: dict, k: int, v: ir.Value, j: int) -> bool:
+    """Whether the result's dim ``k`` is ``v``'s dim ``j``: ``sole[k]`` is one
+    (value, dim) pair or a list of provably equal ones."""
+    s = sole.get(k)
+    if s is None:
+        return False
+    return s == (v, j) if isinstance(s, tuple) else any(c == (v, j) for c in s)
+
+
 def broadcast_generic(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value],
                       body, out_index: int = 0) -> ir.Value:
     """linalg.generic over op's result ``out_index`` shape; body(*scalars)."""
@@ -51,6 +94,8 @@ def broadcast_generic(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value],
         if not cs:
             return 1
         d = b.dim(*cs[0])
+        if same_dims(cs):
+            return d
         for c in cs[1:]:
             d = broadcast_dim(d, b.dim(*c))
         return d
@@ -58,9 +103,10 @@ def broadcast_generic(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value],
     dims = b.out_dims(op, out_index, dyn)
     # A dynamic input dim may be 1 at run time while the result's is not:
     # such inputs are broadcast explicitly first (a run-time branch), so the
-    # generic below can index them like the result.
-    sole = {k: cands(k)[0] for k in range(rank)
-            if isinstance(dims[k], ir.Value) and len(cands(k)) == 1}
+    # generic below can index them like the result. Inputs whose dims there
+    # are provably one value (SiLU's x * sigmoid(x)) are each the result's.
+    sole = {k: (cands(k)[0] if len(cands(k)) == 1 else cands(k)) for k in range(rank)
+            if isinstance(dims[k], ir.Value) and same_dims(cands(k))}
     _check_broadcast(op, b, inputs, dims, rank, sole)
     inputs = [runtime_broadcast(b, v, dims, rank, sole) for v in inputs]
     maps = []
@@ -88,7 +134,7 @@ def _check_broadcast(op: OnnxOp, b: LoweringContext, inputs: list[ir.Value], dim
         r = v.type.rank
         for j in range(r):
             k = rank - r + j
-            if not v.type.is_dynamic_dim(j) or sole.get(k) == (v, j):
+            if not v.type.is_dynamic_dim(j) or _is_sole(sole, k, v, j):
                 continue
             dv, do = b.ixdim(v, j), wrap(dims[k])
             chk.require(D.either(D.eq(dv, do), D.eq(dv, 1)),
@@ -108,7 +154,7 @@ def runtime_broadcast(b: LoweringContext, v: ir.Value, dims: list, rank: int,
     from onnx_mlir_py.passes.onnx_to_linalg.tensor_util import extract_slice, loop_index
     r = v.type.rank
     js = [j for j in range(r) if v.type.is_dynamic_dim(j) and dims[rank - r + j] != 1
-          and sole.get(rank - r + j) != (v, j)]
+          and not _is_sole(sole, rank - r + j, v, j)]
     if not js:
         return v
     one = b.as_index(1)
