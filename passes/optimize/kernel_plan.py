@@ -240,22 +240,20 @@ def _pool(op, t):
     return _window(_match, "static f32 pool")(op, t)
 
 
-def _pool_dyn(op, t: Target):
-    from onnx_mlir_py.passes.optimize.pool_dyn import signature
-    sig = signature(op)
-    if sig is None:
-        return None
-    return (f"rows of {t.vector_width} lanes", sig[0][1] > 1,
-            "pool with dynamic H/W: per-image vector rows, channels split")
+def _dyn_rows(signature: str, what: str):
+    """The rule of a pool_dyn.py kernel: ``signature`` its matcher's name there."""
+    def rule(op, t: Target):
+        from onnx_mlir_py.passes.optimize import pool_dyn
+        sig = getattr(pool_dyn, signature)(op)
+        if sig is None:
+            return None
+        return (f"rows of {t.vector_width} lanes", sig[0][1] > 1,
+                f"{what} with dynamic H/W: per-image vector rows, channels split")
+    return rule
 
 
-def _depthwise_dyn(op, t: Target):
-    from onnx_mlir_py.passes.optimize.pool_dyn import depthwise_signature
-    sig = depthwise_signature(op)
-    if sig is None:
-        return None
-    return (f"rows of {t.vector_width} lanes", sig[0][1] > 1,
-            "depthwise f32 with dynamic H/W: per-image vector rows, channels split")
+_pool_dyn = _dyn_rows("signature", "pool")
+_depthwise_dyn = _dyn_rows("depthwise_signature", "depthwise f32")
 
 
 def _conv_direct(op, t: Target):

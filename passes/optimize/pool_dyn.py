@@ -69,24 +69,31 @@ REDUCE = {"arith.maximumf": ("maximumf", "0xFF800000"), "arith.addf": ("add", "0
 MAX_TAPS = 64
 
 
-def signature(op: ir.Operation):
-    """(x shape, window, out shape, strides, dilations) of a pool whose H/W
-    are (partly) dynamic, channels static, output starting from a fill;
-    else None."""
-    if op.name not in KINDS or len(op.operands) != 3 or len(op.results) != 1:
+def _window_signature(op: ir.Operation, names, wrank: int):
+    """(x shape, window / weights shape, out shape, strides, dilations) of an
+    f32 NCHW op of ``names`` whose H/W are (partly) dynamic, channels and
+    window (rank ``wrank``) static, output starting from a fill; else None."""
+    if op.name not in names or len(op.operands) != 3 or len(op.results) != 1:
         return None
     xs, ws, os_ = _dyn_shape(op.operands[0]), static_f32(op.operands[1]), \
         _dyn_shape(op.operands[2])
-    if xs is None or ws is None or os_ is None or len(ws) != 2 or 0 in ws:
+    if xs is None or ws is None or os_ is None or len(ws) != wrank or 0 in ws:
         return None
     if None in (xs[1], os_[1]) or xs[1] != os_[1] or None not in xs[2:] + os_[2:]:
-        return None           # dynamic channels: not handled; static H/W: pool.py
+        return None           # dynamic channels: not handled; static H/W: pool.py, depthwise.py
     if (xs[0] is None) != (os_[0] is None) or (xs[0] is not None and xs[0] != 1):
         return None
     s, d = window_ints(op, "strides"), window_ints(op, "dilations")
     if len(s) != 2 or len(d) != 2 or min(s + d) < 1 or fill_scalar(op.operands[2]) is None:
         return None
     return tuple(xs), tuple(ws), tuple(os_), tuple(s), tuple(d)
+
+
+def signature(op: ir.Operation):
+    """(x shape, window, out shape, strides, dilations) of a pool whose H/W
+    are (partly) dynamic, channels static, output starting from a fill;
+    else None."""
+    return _window_signature(op, KINDS, 2)
 
 
 def _chunk(e: Emitter, combine: str, v: dict, kh: int, kw: int, s, d, col: Value,
@@ -121,7 +128,7 @@ def image_function(name: str, kind: str, xs, ws, os_, s, d, lanes: int, threads:
     xin = e.param("x", tensor([1] + list(xs[1:])))
     params = [xin, e.param("win", tensor(ws)), e.param("dst", tensor([1] + list(os_[1:]))),
               e.param("init", tensor([c]) if bias else F32)]
-    dst, ot = params[2], params[2].type
+    dst = params[2]
     ecaps = [e.param("ecap", F32) for _ in range(n_cap)]
     v = {"x": xin, "padv": e.const("0.0", F32)}
     if not bias:
@@ -157,12 +164,19 @@ def image_function(name: str, kind: str, xs, ws, os_, s, d, lanes: int, threads:
     e.end([e.write(acc, u, [0, 0, r, q])])
     acc = post(_chunk(e, combine, v, kh, kw, s, d, full, smask, lanes))
     e.end([e.write(acc, done, [0, 0, r, full], m)])
+    return _close(e, name, params + ecaps, threads, (rows, o, ch, oh, ow), res)
+
+
+def _close(e: Emitter, name: str, params: list, threads: bool, plane, res: Value) -> str:
+    """Close the channel loop (``plane``: the channel's result rows, the
+    loop's output, the channel, OH, OW) and return the kernel function."""
+    rows, o, ch, oh, ow = plane
     if threads:
         e.end_forall(rows, o, [0, ch, 0, 0], [1, 1, oh, ow])
     else:
         e.end([e.insert_slice(rows, o, [0, ch, 0, 0], [1, 1, oh, ow])])
-    e(f"return {res} : {ot}")
-    return e.function(name, params + ecaps, ot)
+    e(f"return {res} : {params[2].type}")
+    return e.function(name, params, params[2].type)
 
 
 def identity_pad(v: ir.Value, combine: str):
@@ -219,7 +233,7 @@ def window_function(name: str, kind: str, xs, ws, os_, s, d, lanes: int, threads
     xin = e.param("x", tensor([1] + list(xs[1:])))
     params = [xin, e.param("win", tensor(ws)), e.param("dst", tensor([1] + list(os_[1:]))),
               e.param("init", F32)]
-    dst, ot = params[2], params[2].type
+    dst = params[2]
     ecaps = [e.param("ecap", F32) for _ in range(n_cap)]
     vt, one = vector(lanes), vector(1)
     span = (lanes - 1) * d[1] + 1
@@ -267,33 +281,17 @@ def window_function(name: str, kind: str, xs, ws, os_, s, d, lanes: int, threads
         out = emit_ops(e, epilogue, epi_result, out, ecv)
     e.end([e.write(out, u, [0, 0, r, q])])
     e.end([cols])
-    if threads:
-        e.end_forall(rows, o, [0, ch, 0, 0], [1, 1, oh, ow])
-    else:
-        e.end([e.insert_slice(rows, o, [0, ch, 0, 0], [1, 1, oh, ow])])
-    e(f"return {res} : {ot}")
-    return e.function(name, params + ecaps, ot)
+    return _close(e, name, params + ecaps, threads, (rows, o, ch, oh, ow), res)
 
 
 def depthwise_signature(op: ir.Operation):
     """(x shape, w shape, out shape, strides, dilations) of an f32 depthwise
     conv with (partly) dynamic H/W, static channels and weights (at most
     MAX_TAPS taps), output starting from a fill; else None."""
-    if op.name != DEPTHWISE or len(op.operands) != 3 or len(op.results) != 1:
+    sig = _window_signature(op, (DEPTHWISE,), 3)
+    if sig is None or sig[1][0] != sig[0][1] or sig[1][1] * sig[1][2] > MAX_TAPS:
         return None
-    xs, ws, os_ = _dyn_shape(op.operands[0]), static_f32(op.operands[1]), \
-        _dyn_shape(op.operands[2])
-    if xs is None or ws is None or os_ is None or len(ws) != 3 or 0 in ws \
-            or ws[1] * ws[2] > MAX_TAPS:
-        return None
-    if None in (xs[1], os_[1]) or not xs[1] == os_[1] == ws[0] or None not in xs[2:] + os_[2:]:
-        return None           # dynamic channels: not handled; static H/W: depthwise.py
-    if (xs[0] is None) != (os_[0] is None) or (xs[0] is not None and xs[0] != 1):
-        return None
-    s, d = window_ints(op, "strides"), window_ints(op, "dilations")
-    if len(s) != 2 or len(d) != 2 or min(s + d) < 1 or fill_scalar(op.operands[2]) is None:
-        return None
-    return tuple(xs), tuple(ws), tuple(os_), tuple(s), tuple(d)
+    return sig
 
 
 def _depthwise(module: ir.Module, target: Target, threads: bool, plan, funcs: dict) -> int:
