@@ -62,23 +62,42 @@ from onnx_mlir_py.passes.optimize.kernel_emit import F32, Elem, Emitter, Value
 _C = "fastmath<contract>"
 
 
-def _horner(out: str, var: str, coeffs: list[str], lines: list[str], tag: str) -> None:
-    """``out = coeffs[0] + var*(coeffs[1] + var*(...))`` (coeffs low to high)."""
-    n = len(coeffs)
-    for i, c in enumerate(coeffs):
-        lines.append(f"    %{tag}c{i} = arith.constant {c} : f32")
-    acc = f"%{tag}c{n - 1}"
-    for i in range(n - 2, -1, -1):
-        m = f"%{tag}m{i}"
-        a = out if i == 0 else f"%{tag}a{i}"
-        lines.append(f"    {m} = arith.mulf {acc}, {var} {_C} : f32")
-        lines.append(f"    {a} = arith.addf {m}, %{tag}c{i} {_C} : f32")
-        acc = a
+def _ops(e: Emitter):
+    """Scalar f32 helpers on ``e``: constants, contractible mul/add, sub,
+    compare, select."""
+    def c(text: str, t=F32) -> Value:
+        return e.const(text, t)
+
+    def mul(a, b, fm=" " + _C):
+        return e.binary("arith.mulf", a, b, "m", fm)
+
+    def add(a, b, fm=" " + _C):
+        return e.binary("arith.addf", a, b, "a", fm)
+
+    def sub(a, b):
+        return e.binary("arith.subf", a, b, "s")
+
+    def pick(pred: str, a, b, yes, no):
+        return e.select(e.cmpf(pred, a, b), yes, no)
+    return c, mul, add, sub, pick
 
 
-def _func(name: str, body: list[str], result: str) -> str:
-    return "\n".join([f"  func.func private @{name}(%x: f32) -> f32 {{"] + body
-                     + [f"    return {result} : f32", "  }"])
+def _horner(e: Emitter, var: Value, coeffs: list[str]) -> Value:
+    """``coeffs[0] + var*(coeffs[1] + var*(...))`` (coeffs low to high)."""
+    c, mul, add, _sub, _pick = _ops(e)
+    acc = c(coeffs[-1])
+    for k in coeffs[-2::-1]:
+        acc = add(mul(acc, var), c(k))
+    return acc
+
+
+def _func(name: str, body) -> str:
+    """``func.func private @name(%x: f32) -> f32`` returning ``body(e, x)``."""
+    e = Emitter()
+    x = e.param("x", F32)
+    res = body(e, x)
+    e(f"return {res} : f32")
+    return e.function(name, [x], F32)
 
 
 # -- exp --------------------------------------------------------------------
@@ -130,11 +149,7 @@ def exp_values(e: Emitter, x: Value) -> Value:
 
 
 def exp_function(name: str) -> str:
-    e = Emitter()
-    x = e.param("x", F32)
-    res = exp_values(e, x)
-    e(f"return {res} : f32")
-    return e.function(name, [x], F32)
+    return _func(name, exp_values)
 
 
 # -- erf --------------------------------------------------------------------
@@ -150,27 +165,18 @@ ERF_LARGE = ["9.99367118e-1", "3.28797754e-3", "-7.94594921e-3", "1.17015159e-2"
 
 
 def erf_function(name: str) -> str:
-    L = [f"    %t1 = arith.constant {ERF_T1} : f32",
-         f"    %clamp = arith.constant {ERF_CLAMP} : f32",
-         f"    %center = arith.constant {ERF_CENTER} : f32",
-         "    %one = arith.constant 1.0 : f32",
-         "    %a = math.absf %x : f32",
-         # |x| < 1: erf(x) = a + a*Q(a^2)
-         f"    %t = arith.mulf %a, %a {_C} : f32"]
-    _horner("%q", "%t", ERF_SMALL, L, "s")
-    L += [f"    %aq = arith.mulf %a, %q {_C} : f32",
-          f"    %ys = arith.addf %aq, %a {_C} : f32",
-          # |x| >= 1: polynomial in min(a, clamp) - center (NaN passes the clamp)
-          "    %gt = arith.cmpf ogt, %a, %clamp : f32",
-          "    %ac = arith.select %gt, %clamp, %a : f32",
-          "    %u = arith.subf %ac, %center : f32"]
-    _horner("%pl", "%u", ERF_LARGE, L, "l")
-    L += ["    %gt1 = arith.cmpf ogt, %pl, %one : f32",
-          "    %yl = arith.select %gt1, %one, %pl : f32",
-          "    %small = arith.cmpf olt, %a, %t1 : f32",
-          "    %y = arith.select %small, %ys, %yl : f32",
-          "    %res = math.copysign %y, %x : f32"]
-    return _func(name, L, "%res")
+    def body(e: Emitter, x: Value) -> Value:
+        c, mul, add, sub, pick = _ops(e)
+        a = e.op("abs", f"math.absf {x} : f32", F32)
+        # |x| < 1: erf(x) = a + a*Q(a^2)
+        ys = add(mul(a, _horner(e, mul(a, a), ERF_SMALL)), a)
+        # |x| >= 1: polynomial in min(a, clamp) - center (NaN passes the clamp)
+        clamp = c(ERF_CLAMP)
+        pl = _horner(e, sub(pick("ogt", a, clamp, clamp, a), c(ERF_CENTER)), ERF_LARGE)
+        one = c("1.0")
+        y = pick("olt", a, c(ERF_T1), ys, pick("ogt", pl, one, one, pl))
+        return e.binary("math.copysign", y, x, "res")
+    return _func(name, body)
 
 
 # -- tanh -------------------------------------------------------------------
@@ -184,25 +190,20 @@ TANH_DEN = ["4.89352518554385e-03", "2.26843463243900e-03", "1.18534705686654e-0
 
 
 def tanh_function(name: str) -> str:
-    L = [f"    %hi = arith.constant {TANH_CLAMP} : f32",
-         f"    %tiny = arith.constant {TANH_TINY} : f32",
-         "    %one = arith.constant 1.0 : f32",
-         "    %a = math.absf %x : f32",
-         # clamp (NaN passes); the rational is accurate up to 9.2
-         "    %gthi = arith.cmpf ogt, %a, %hi : f32",
-         "    %ac = arith.select %gthi, %hi, %a : f32",
-         f"    %t = arith.mulf %ac, %ac {_C} : f32"]
-    _horner("%p", "%t", TANH_NUM, L, "n")
-    _horner("%q", "%t", TANH_DEN, L, "d")
-    L += [f"    %ap = arith.mulf %ac, %p {_C} : f32",
-          "    %y0 = arith.divf %ap, %q : f32",
-          # it exceeds 1 by up to 2 ulp above 7.9
-          "    %gt1 = arith.cmpf ogt, %y0, %one : f32",
-          "    %y1 = arith.select %gt1, %one, %y0 : f32",
-          "    %istiny = arith.cmpf olt, %a, %tiny : f32",
-          "    %y = arith.select %istiny, %a, %y1 : f32",
-          "    %res = math.copysign %y, %x : f32"]
-    return _func(name, L, "%res")
+    def body(e: Emitter, x: Value) -> Value:
+        c, mul, _add, _sub, pick = _ops(e)
+        a = e.op("abs", f"math.absf {x} : f32", F32)
+        # clamp (NaN passes); the rational is accurate up to 9.2
+        hi = c(TANH_CLAMP)
+        ac = pick("ogt", a, hi, hi, a)
+        t = mul(ac, ac)
+        p, q = _horner(e, t, TANH_NUM), _horner(e, t, TANH_DEN)
+        y0 = e.binary("arith.divf", mul(ac, p), q, "div")
+        # it exceeds 1 by up to 2 ulp above 7.9
+        one = c("1.0")
+        y = pick("olt", a, c(TANH_TINY), a, pick("ogt", y0, one, one, y0))
+        return e.binary("math.copysign", y, x, "res")
+    return _func(name, body)
 
 
 # -- log --------------------------------------------------------------------
@@ -212,61 +213,37 @@ LOG_POLY = ["3.3333331174e-1", "-2.4999993993e-1", "2.0000714765e-1", "-1.666805
 
 
 def log_function(name: str) -> str:
-    L = ["    %minnorm = arith.constant 1.17549435e-38 : f32",
-         "    %two23 = arith.constant 8388608.0 : f32",
-         "    %sqrthf = arith.constant 0.707106781 : f32",
-         "    %zero = arith.constant 0.0 : f32",
-         "    %one = arith.constant 1.0 : f32",
-         "    %half = arith.constant -0.5 : f32",
-         "    %ln2hi = arith.constant 0.693359375 : f32",
-         "    %ln2lo = arith.constant -2.12194440e-4 : f32",
-         "    %inf = arith.constant 0x7F800000 : f32",
-         "    %ninf = arith.constant 0xFF800000 : f32",
-         "    %nan = arith.constant 0x7FC00000 : f32",
-         "    %i23 = arith.constant 23 : i32",
-         "    %b126 = arith.constant 126 : i32",
-         "    %b149 = arith.constant 149 : i32",
-         "    %mmask = arith.constant 8388607 : i32",         # 0x007fffff
-         "    %half_bits = arith.constant 1056964608 : i32",  # 0x3f000000
-         # subnormals: scale by 2^23 first
-         "    %sub = arith.cmpf olt, %x, %minnorm : f32",
-         "    %xsc = arith.mulf %x, %two23 : f32",
-         "    %xs = arith.select %sub, %xsc, %x : f32",
-         "    %bias = arith.select %sub, %b149, %b126 : i32",
-         # x = m * 2^e, m in [0.5, 1)
-         "    %bits = arith.bitcast %xs : f32 to i32",
-         "    %eb = arith.shrsi %bits, %i23 : i32",
-         "    %e = arith.subi %eb, %bias : i32",
-         "    %mb = arith.andi %bits, %mmask : i32",
-         "    %mb2 = arith.ori %mb, %half_bits : i32",
-         "    %m = arith.bitcast %mb2 : i32 to f32",
-         # m < sqrt(1/2): m = 2m, e -= 1 (so m - 1 is in [-0.29, 0.41])
-         "    %lt = arith.cmpf olt, %m, %sqrthf : f32",
-         "    %ef0 = arith.sitofp %e : i32 to f32",
-         "    %dec = arith.select %lt, %one, %zero : f32",
-         "    %ef = arith.subf %ef0, %dec : f32",
-         "    %m2 = arith.addf %m, %m : f32",
-         "    %m3 = arith.select %lt, %m2, %m : f32",
-         "    %f = arith.subf %m3, %one : f32",
-         f"    %z = arith.mulf %f, %f {_C} : f32"]
-    _horner("%p", "%f", LOG_POLY, L, "p")
-    L += [f"    %pf = arith.mulf %p, %f {_C} : f32",
-          f"    %y0 = arith.mulf %pf, %z {_C} : f32",
-          f"    %el = arith.mulf %ef, %ln2lo {_C} : f32",
-          f"    %y1 = arith.addf %y0, %el {_C} : f32",
-          f"    %hz = arith.mulf %z, %half {_C} : f32",
-          f"    %y2 = arith.addf %y1, %hz {_C} : f32",
-          "    %r0 = arith.addf %f, %y2 : f32",
-          f"    %eh = arith.mulf %ef, %ln2hi {_C} : f32",
-          f"    %r1 = arith.addf %r0, %eh {_C} : f32",
-          # specials
-          "    %isinf = arith.cmpf oeq, %x, %inf : f32",
-          "    %r2 = arith.select %isinf, %inf, %r1 : f32",
-          "    %iszero = arith.cmpf oeq, %x, %zero : f32",
-          "    %r3 = arith.select %iszero, %ninf, %r2 : f32",
-          "    %bad = arith.cmpf ult, %x, %zero : f32",     # x < 0 or NaN
-          "    %res = arith.select %bad, %nan, %r3 : f32"]
-    return _func(name, L, "%res")
+    def body(e: Emitter, x: Value) -> Value:
+        c, mul, add, sub, pick = _ops(e)
+        i32 = F32.like(Elem.I32)
+
+        def ii(name_: str, a, b):
+            return e.binary(f"arith.{name_}", a, b, "i")
+        zero, one = c("0.0"), c("1.0")
+        # subnormals: scale by 2^23 first
+        sub_ = e.cmpf("olt", x, c("1.17549435e-38"))
+        xs = e.select(sub_, mul(x, c("8388608.0"), ""), x)
+        bias = e.select(sub_, c("149", i32), c("126", i32))
+        # x = m * 2^e, m in [0.5, 1)
+        bits = e.cast("arith.bitcast", xs, i32)
+        ex = ii("subi", ii("shrsi", bits, c("23", i32)), bias)
+        mb = ii("ori", ii("andi", bits, c("8388607", i32)),       # 0x007fffff
+                c("1056964608", i32))                             # 0x3f000000
+        m = e.cast("arith.bitcast", mb, F32)
+        # m < sqrt(1/2): m = 2m, e -= 1 (so m - 1 is in [-0.29, 0.41])
+        lt = e.cmpf("olt", m, c("0.707106781"))
+        ef = sub(e.cast("arith.sitofp", ex, F32), e.select(lt, one, zero))
+        f = sub(e.select(lt, add(m, m, ""), m), one)
+        z = mul(f, f)
+        y0 = mul(mul(_horner(e, f, LOG_POLY), f), z)
+        y2 = add(add(y0, mul(ef, c("-2.12194440e-4"))), mul(z, c("-0.5")))
+        r1 = add(add(f, y2, ""), mul(ef, c("0.693359375")))
+        # specials: +inf, 0 -> -inf, x < 0 or NaN -> NaN
+        inf = c("0x7F800000")
+        r2 = pick("oeq", x, inf, inf, r1)
+        r3 = pick("oeq", x, zero, c("0xFF800000"), r2)
+        return pick("ult", x, zero, c("0x7FC00000"), r3)
+    return _func(name, body)
 
 
 # op name -> (function name, text builder), in priority order
