@@ -95,6 +95,29 @@ def test_row_blocks():
     assert [conv_q8._row_lanes(w, 3) for w in (196, 784, 49, 3136)] == [208, 784, 64, 3136]
 
 
+@pytest.mark.skipif(not VNNI, reason="the direct kernel needs AVX-512 VNNI")
+@pytest.mark.parametrize("kw", [
+    dict(c=8, f=8, hw=13, k=3, stride=2),                        # 2x2 phases of i32 words
+    dict(c=8, f=8, hw=40, k=3, signed=True),                     # pad words of zx = -5
+    dict(c=8, f=24, hw=9, k=3, dil=2, pads=[2, 1, 0, 2], batch=2),
+    dict(c=16, f=32, hw=14, k=1, pads=[0, 0, 0, 0]),             # one row, 12 pad columns
+])
+def test_word_and_byte_relayouts_agree(tmp_path, monkeypatch, kw):
+    """conv_q8.PACKED_WORDS: the direct kernel's input as i32 words of 4
+    channels (padding words of the zero point's 4 bytes) gives the byte
+    relayout's results and onnx.reference's, bit for bit."""
+    from onnx_mlir_py.passes.optimize import conv_q8
+    m = qlinear_conv(**kw)
+    words = onnx_mlir_py.compile(m, tmp_path / "w.so", opt_level=3)
+    monkeypatch.setattr(conv_q8, "PACKED_WORDS", False)
+    byts = onnx_mlir_py.compile(m, tmp_path / "b.so", opt_level=3)
+    assert open(words, "rb").read() != open(byts, "rb").read()
+    x = _x(m, 3)
+    got = ExecutionSession(words).run([x])[0]
+    np.testing.assert_array_equal(got, ExecutionSession(byts).run([x])[0])
+    np.testing.assert_array_equal(got, reference(m, {"x": x})[0])
+
+
 def test_conv_integer(tmp_path):
     rng = np.random.default_rng(4)
     g = h.make_graph([h.make_node("ConvInteger", ["x", "W", "zx"], ["y"], pads=[1, 1, 1, 1])], "g",
