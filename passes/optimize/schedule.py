@@ -141,19 +141,50 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for, *,
     return done
 
 
-def apply_to_funcs(module: ir.Module, body: str) -> None:
+# %func bound to every tagged op (a function's loops, see apply_to_funcs)
+_TAGGED_WRAPPER = """
+module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    %func = transform.structured.match attributes{{{tag} = {id} : i64}}
+      in %root : (!transform.any_op) -> !transform.any_op
+{body}
+    transform.yield
+  }}
+}}
+"""
+
+
+def apply_to_funcs(module: ir.Module, body: str, *, on_loops: bool = False) -> None:
     """Run a schedule written against ``%func`` on every function with a body
     (one at a time: several transform ops want exactly one target; the
-    module also declares external functions such as the run-time check)."""
+    module also declares external functions such as the run-time check).
+
+    ``on_loops`` (a body of ``transform.apply_patterns`` only): ``%func`` is
+    the ops with regions directly in the function (its loops), unless vector
+    ops stand directly in its body. Patterns applied to a function (isolated
+    from above) also simplify all its regions after each round; applied to
+    the loops they rewrite the ops inside them only (the -O3 canonicalize
+    after the vector cleanup simplifies the regions once): the cleanup of a
+    10,000-node chain 4.5 -> 2.1 s CPU, the same IR after that canonicalize."""
     with module.context, ir.Location.unknown():
         funcs = [op.operation for op in module.body.operations
                  if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)]
         for i, f in enumerate(funcs):
-            f.attributes[TAG] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+            targets = [f]
+            if on_loops:
+                ops = [op.operation for op in f.regions[0].blocks[0].operations]
+                if not any(o.name.startswith("vector.") for o in ops):
+                    targets = [o for o in ops if len(o.regions)]
+            for t in targets:
+                t.attributes[TAG] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
             try:
-                _apply(module, _FUNC_WRAPPER.format(tag=TAG, id=i, body=body))
+                if targets == [f]:
+                    _apply(module, _FUNC_WRAPPER.format(tag=TAG, id=i, body=body))
+                elif targets:
+                    _apply(module, _TAGGED_WRAPPER.format(tag=TAG, id=i, body=body), f)
             finally:
-                del f.attributes[TAG]
+                for t in targets:
+                    del t.attributes[TAG]
 
 
 def _first_line(e: Exception) -> str:

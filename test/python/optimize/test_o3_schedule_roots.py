@@ -66,3 +66,48 @@ def test_rooted_runs_give_the_module_rooted_ir(monkeypatch):
         assert set(r1) == {"linalg.generic"} and set(r2) == {"builtin.module"}
         assert "vector.transfer_write" in rooted
         assert rooted == whole
+
+
+_LOOP_IR = """
+func.func @f(%t: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %p = arith.constant 0.0 : f32
+  %dead = arith.addf %p, %p : f32
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %t) -> (tensor<4x8xf32>) {
+    %v = vector.transfer_read %t[%i, %c0], %p {in_bounds = [true, true]}
+      : tensor<4x8xf32>, vector<1x8xf32>
+    %w = vector.transfer_write %v, %acc[%i, %c0] {in_bounds = [true, true]}
+      : vector<1x8xf32>, tensor<4x8xf32>
+    scf.yield %w : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+"""
+
+
+def test_vector_cleanup_rewrites_the_loops_only(monkeypatch):
+    """cleanup_vectors (apply_to_funcs(on_loops=True)) applies its patterns
+    to the function's loops: their unit-dim vectors are cast away, the
+    function body itself is not rewritten (the dead op stays, no region
+    simplification), and after the -O3 canonicalize the IR is the one the
+    patterns applied to the whole function give."""
+    from onnx_mlir_py.context import make_context
+    from onnx_mlir_py.passes import optimize as O
+
+    def cleaned(on_loops: bool):
+        with make_context(), ir.Location.unknown():
+            m = ir.Module.parse(_LOOP_IR)
+            O.apply_to_funcs(m, O.VECTOR_CLEANUP, on_loops=on_loops)
+            text = str(m)
+            O._canonicalize(m)
+            return text, str(m)
+
+    loops, loops_canon = cleaned(True)
+    func, func_canon = cleaned(False)
+    for text in (loops, func):
+        assert "vector<1x8xf32>" not in text and "vector<8xf32>" in text
+    assert "arith.addf" in loops and "arith.addf" not in func
+    assert "onnx_mlir_py.sched" not in loops
+    assert loops_canon == func_canon
