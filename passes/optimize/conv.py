@@ -261,11 +261,7 @@ def _epilogue_generic(e: Emitter, r2: Value, epi: Epilogue, ets, ecs, os_) -> Va
     :func:`epilogue_fits`)."""
     (ts,) = epilogue_operands(e, ets, os_)
     ident = "(d0, d1) -> (d0, d1)"
-    res = Value(e.fresh("epi"), r2.type)
-    e.lines += epilogue_generic(str(res), str(r2), [str(t) for t in ts], [str(c) for c in ecs],
-                                list(r2.type.shape), [ident] * (len(ts) + 2), 2, epi.ops,
-                                epi.result, "  " * e.ind)
-    return res
+    return epilogue_generic(e, r2, ts, ecs, [ident] * (len(ts) + 2), epi.ops, epi.result)
 
 
 def epilogue_fits(sig, bias: bool, blocks: tuple[int, int], row_block: int,

@@ -129,8 +129,4 @@ def _epilogue(e: Emitter, epi, val: Value, row, col) -> Value:
     epilogue, tensors, caps = epi
     pad = e.f32(0.0)
     reads = [e.read(t, [row, col], pad, val.type, base="tb_e") for t in tensors]
-    tag = e.fresh("epi")[1:]
-    body, out = vector_lines(epilogue.ops, epilogue.result, str(val), [str(r) for r in reads],
-                             [str(c) for c in caps], str(val.type), tag, "  " * e.ind)
-    e.lines += body
-    return Value(out, val.type)
+    return vector_lines(e, epilogue.ops, epilogue.result, val, reads, caps)

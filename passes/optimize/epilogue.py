@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 
-from onnx_mlir_py.passes.optimize.kernel_emit import tensor_type
+from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Type, Value
 from onnx_mlir_py.passes.optimize.kernel_fusion import body_ops
 
 EPILOGUE_ATTR = "onnx_mlir_py.epilogue"
@@ -191,57 +191,54 @@ def _translate(v: ir.Value, chain: list[ir.Operation]) -> Epilogue | None:
     return Epilogue(tuple(ops), result, tuple(tensors), tuple(captured), tuple(chain))
 
 
-def scalar_line(op_name: str, res: str, opnds: tuple, attrs: str) -> str:
-    """One op of an epilogue body on f32 scalars."""
-    if op_name == "arith.constant":
-        return f"{res} = arith.constant {opnds[0]} : f32"
-    return f"{res} = {op_name} {', '.join(opnds)}{attrs} : f32"
-
-
-def epilogue_generic(res: str, src: str, tensors: list[str], caps: list[str], shape,
-                     maps: list[str], dims: int, ops: tuple, result: str, ind: str = "    ") -> list[str]:
-    """Lines of ``res = linalg.generic`` (tagged EPILOGUE_ATTR) computing the
-    epilogue ``ops`` on ``src`` and ``tensors`` (all of type ``shape``, read
-    with ``maps[i]``: src first, then the tensors; the result written with
-    the last map) into a fresh tensor; ``caps`` the captured scalars' SSA
-    names."""
-    tt = tensor_type(shape)
+def epilogue_generic(e: Emitter, src: Value, tensors: list[Value], caps: list[Value],
+                     maps: list[str], ops: tuple, result: str) -> Value:
+    """``linalg.generic`` (tagged EPILOGUE_ATTR) computing the epilogue
+    ``ops`` on ``src`` and ``tensors`` (all of ``src``'s type, read with
+    ``maps[i]``: src first, then the tensors; the result written with the
+    last map) into a fresh tensor; ``caps`` the captured scalars."""
+    tt = src.type
     ins = [src] + list(tensors)
-    iters = ", ".join(['"parallel"'] * dims)
+    iters = ", ".join(['"parallel"'] * len(tt.shape))
     map_text = ", ".join(f"affine_map<{m}>" for m in maps)
-    args = ", ".join(f"%epa{i}: f32" for i in range(len(ins))) + ", %epo: f32"
-    sub = {"%e_in": "%epa0"}
-    sub.update({f"%e_t{k}": f"%epa{k + 1}" for k in range(len(tensors))})
-    sub.update({f"%e_cap{k}": c for k, c in enumerate(caps)})
-    lines = [f"{ind}{res}_e = tensor.empty() : {tt}",
-             f"{ind}{res} = linalg.generic {{indexing_maps = [{map_text}], iterator_types = [{iters}], "
-             f"{EPILOGUE_ATTR}}} ins({', '.join(ins)} : {', '.join([tt] * len(ins))}) "
-             f"outs({res}_e : {tt}) {{",
-             f"{ind}^bb0({args}):"]
+    args = [Value(e.fresh("epa"), F32) for _ in ins]
+    out = Value(e.fresh("epo"), F32)
+    empty = e.empty(list(tt.shape), base="epe")
+    res = Value(e.fresh("epi"), tt)
+    e(f"{res} = linalg.generic {{indexing_maps = [{map_text}], iterator_types = [{iters}], "
+      f"{EPILOGUE_ATTR}}} ins({', '.join(map(str, ins))} : {', '.join([str(tt)] * len(ins))}) "
+      f"outs({empty} : {tt}) {{")
+    e(f"^bb0({', '.join(f'{a}: f32' for a in args + [out])}):")
+    e.ind += 1
+    names = {"%e_in": args[0]} | {f"%e_t{k}": a for k, a in enumerate(args[1:])} \
+        | {f"%e_cap{k}": c for k, c in enumerate(caps)}
+    y = _body(e, ops, result, names, F32, "")
+    e(f"linalg.yield {y} : f32")
+    e.ind -= 1
+    e(f"}} -> {tt}")
+    return res
+
+
+def vector_lines(e: Emitter, ops: tuple, result: str, src: Value, tensors: list[Value],
+                 caps: list[Value]) -> Value:
+    """The epilogue ``ops`` on the vector ``src``, ``tensors`` the tensors'
+    elements read as the same vectors, ``caps`` the captured scalars
+    (broadcast here)."""
+    names = {"%e_in": src} | {f"%e_t{k}": t for k, t in enumerate(tensors)}
+    names |= {f"%e_cap{k}": e.broadcast(c, src.type, base="epc") for k, c in enumerate(caps)}
+    return _body(e, ops, result, names, src.type, "dense")
+
+
+def _body(e: Emitter, ops: tuple, result: str, names: dict, t: Type, splat: str) -> Value:
+    """Emit the epilogue ``ops`` (op name, result name, operand names,
+    attributes) on values of type ``t``, the operand names looked up in
+    ``names`` (which gets the results); a constant is ``splat<value>`` when
+    ``splat`` is given. Returns the value of ``result``."""
     for name, r, opnds, attrs in ops:
-        opnds = tuple(sub.get(a, a) for a in opnds) if name != "arith.constant" else opnds
-        lines.append(f"{ind}  " + scalar_line(name, r, opnds, attrs))
-    lines += [f"{ind}  linalg.yield {sub.get(result, result)} : f32", f"{ind}}} -> {tt}"]
-    return lines
-
-
-def vector_lines(ops: tuple, result: str, src: str, tensors: list[str], caps: list[str],
-                 vtype: str, tag: str, ind: str) -> tuple[list[str], str]:
-    """``(lines, value)``: the epilogue ``ops`` on vector ``src`` (of type
-    ``vtype``), ``tensors`` the SSA names of the tensors' elements read as
-    the same vectors, ``caps`` the captured scalars (broadcast here); the
-    names are suffixed with ``tag`` (one set per use in a function)."""
-    lines = []
-    names = {"%e_in": src}
-    names.update({f"%e_t{k}": t for k, t in enumerate(tensors)})
-    for k, c in enumerate(caps):
-        names[f"%e_cap{k}"] = f"%epc{k}_{tag}"
-        lines.append(f"{ind}%epc{k}_{tag} = vector.broadcast {c} : f32 to {vtype}")
-    for name, res, opnds, attrs in ops:
-        r = f"{res}_{tag}"
         if name == "arith.constant":
-            lines.append(f"{ind}{r} = arith.constant dense<{opnds[0]}> : {vtype}")
+            value = f"{splat}<{opnds[0]}>" if splat else opnds[0]
+            names[r] = e.op("epk", f"arith.constant {value} : {t}", t)
         else:
-            lines.append(f"{ind}{r} = {name} {', '.join(names[a] for a in opnds)}{attrs} : {vtype}")
-        names[res] = r
-    return lines, names[result]
+            names[r] = e.op("epb", f"{name} {', '.join(str(names.get(a, a)) for a in opnds)}"
+                                   f"{attrs} : {t}", t)
+    return names[result]

@@ -140,8 +140,4 @@ def _blocked_epilogue(e: Emitter, r4: Value, t4: list[Value], caps: list[Value],
     the contraction gives the register tile the contraction fuses into."""
     ops, result, _nt, _nc = epilogue
     m = "(d0, d1, d2, d3) -> (d1, d2, d0, d3)" if n_outer else "(d0, d1, d2, d3) -> (d0, d2, d1, d3)"
-    res = Value(e.fresh("epi"), r4.type)
-    for line in epilogue_generic(str(res), str(r4), [str(t) for t in t4], [str(c) for c in caps],
-                                 list(r4.type.shape), [m] * (len(t4) + 2), 4, ops, result, ind=""):
-        e(line)
-    return res
+    return epilogue_generic(e, r4, t4, caps, [m] * (len(t4) + 2), ops, result)
