@@ -268,6 +268,23 @@ class BiGRUModel(nn.Module):
         return y
 
 
+class SqueezeLast(nn.Module):
+    """``x.squeeze(-1)`` of a dynamic last dim (issue #31 class 1): the
+    legacy exporter writes If(shape[-1] == 1, Squeeze, Identity), whose
+    branches have ranks 2 and 3."""
+    def forward(self, x):
+        return torch.relu(x.squeeze(-1))
+
+
+class MaskedAttention(nn.Module):
+    """Scores plus a mask [B, 1, M, S] whose M is dynamic (issue #31 class
+    3: 1 at run time in the wheel that failed), softmax, times V; head
+    size 8, its scale a constant as there."""
+    def forward(self, q, k, v, mask):
+        s = torch.matmul(q, k.transpose(-1, -2)) * (8 ** -0.5) + mask
+        return torch.matmul(torch.softmax(s, -1), v)
+
+
 # ---------------------------------------------------------------- cases
 
 @dataclass(frozen=True)

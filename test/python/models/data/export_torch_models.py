@@ -14,7 +14,9 @@ writes into this folder (or DIR), from seeded random weights:
   test_ort_tool_models.py hands to onnxruntime's tools (legacy exporter,
   opset 17, dynamic batch / sequence);
 * ``attention_{gpt,bert}.onnx``: the decoder and encoder of
-  test/python/optimize/test_o3_attention.py.
+  test/python/optimize/test_o3_attention.py;
+* ``class_{squeeze_last,mask_attention}.onnx``: issue #31's classes 1 and 3
+  as torch's legacy exporter writes them: test_real_exporter_classes.py.
 
 Exporting needs the ``[export]`` extra (torch, onnxscript); importing this
 module does not (the tests take the file names and the input makers from it
@@ -167,9 +169,9 @@ BS = {0: "batch", 1: "seq"}
 
 @dataclass(frozen=True)
 class OrtToolExport:
-    """A model of ort_tool_modules.py (class name and arguments), the feeds
-    maker, its export-time example dims, the dynamic axes of its inputs /
-    outputs (names in order)."""
+    """A model (its class name in ort_tool_modules.py, or in torch_models for
+    CLASSES, and arguments), the feeds maker, its export-time example dims,
+    the dynamic axes of its inputs / outputs (names in order)."""
     module: str
     kwargs: dict
     feeds: Callable[[dict, np.random.Generator], dict]
@@ -217,12 +219,50 @@ def attention_feeds(name: str, b: int = 1, s: int = 8, seed: int = 0) -> dict:
     return dict(zip(ATTENTION[name][2], (ids, np.ones_like(ids))))
 
 
+# ------------------------------------------------- issue #31's classes (test_real_exporter_classes.py)
+
+def squeeze_feeds(d, rng):
+    return {"x": rng.standard_normal((d["batch"], 4, d["t"])).astype(np.float32)}
+
+
+def mask_feeds(d, rng):
+    b, s = d["batch"], d["seq"]
+    feeds = {n: rng.standard_normal((b, 2, s, 8)).astype(np.float32) for n in ("q", "k", "v")}
+    feeds["mask"] = rng.standard_normal((b, 1, d["m"], s)).astype(np.float32)
+    return feeds
+
+
+_QKV = {0: "batch", 2: "seq"}
+# torch_models modules exported the way the real models of issue #31 were
+# (legacy exporter, dynamic axes): "class_<name>.onnx"
+CLASSES = {
+    "squeeze_last": OrtToolExport("SqueezeLast", {}, squeeze_feeds, {"batch": 2, "t": 3},
+                                  {"x": {0: "batch", 2: "t"}}, {}),
+    "mask_attention": OrtToolExport("MaskedAttention", {}, mask_feeds,
+                                    {"batch": 2, "seq": 5, "m": 5},
+                                    {"q": _QKV, "k": _QKV, "v": _QKV,
+                                     "mask": {0: "batch", 2: "m", 3: "seq"}},
+                                    {"y": _QKV}),
+}
+
+
+def _export_class_models(folder: str) -> list[str]:
+    from onnx_mlir_py.testing import torch_models as T
+    for name, e in CLASSES.items():
+        model = T.seeded(f"class_{name}", functools.partial(getattr(T, e.module), **e.kwargs))
+        _legacy_export(model, example_feeds(f"class_{name}"), path(f"class_{name}", folder),
+                       {**e.inputs, **e.outputs}, ["y"])
+    return [f"class_{name}" for name in CLASSES]
+
+
 # ------------------------------------------------- every file
 
 def example_feeds(name: str, folder: str = HERE) -> dict:
     """Inputs at the export-time dims for the model file ``name``."""
-    if name.startswith("ort_tools_"):
-        e = ORT_TOOLS[name[len("ort_tools_"):]]
+    if name.startswith(("ort_tools_", "class_")):
+        prefix, table = ("ort_tools_", ORT_TOOLS) if name.startswith("ort_tools_") \
+            else ("class_", CLASSES)
+        e = table[name[len(prefix):]]
         return e.feeds(e.example, np.random.default_rng(0))
     if name.startswith("attention_"):
         return attention_feeds(name[len("attention_"):])
@@ -291,7 +331,7 @@ def export_all(folder: str = HERE) -> list[str]:
     """Writes every file into ``folder``; returns the model names written."""
     os.makedirs(folder, exist_ok=True)
     names = (_export_torch_models_cases(folder) + _export_ort_tool_models(folder)
-             + _export_attention_models(folder))
+             + _export_attention_models(folder) + _export_class_models(folder))
     for name in names:
         strip_metadata(path(name, folder))
     return names
