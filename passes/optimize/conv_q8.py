@@ -12,7 +12,7 @@ It becomes the int8 matmul of :mod:`.matmul_q8` on an im2col matrix::
     xt = transpose(x) to NHWC, padded with zx
     col[n*OH*OW + oh*OW + ow, (kh*KW + kw)*C + c] = xt[n, oh*s + kh*d, ow*s + kw*d, c]
     acc[p, f] = sum_k (col[p, k] - zx) * Wt[k, f]          (Wt: the filter as [K, F])
-    out[n, f, oh, ow] = acc[n*OH*OW + oh*OW + ow, f]      (a linalg.transpose)
+    out[n, f, oh, ow] = acc[n*OH*OW + oh*OW + ow, f]      (16x16 register blocks)
 
 where the input is padded with its zero point ``zx`` in the 8-bit domain (the
 same as padding the shifted values with 0), ``col`` is 8-bit (a quarter of
@@ -133,8 +133,9 @@ def _function(name: str, q: Q8Conv) -> str:
     with K ordered (kh, kw, c): the input is transposed to NHWC and padded
     with its zero point, so each im2col row is KH x KW runs of C contiguous
     bytes (the copy vectorizes along C); the result [N*OH*OW, F] is
-    transposed back to NCHW by a ``linalg.transpose``, which vectorizes too,
-    and the requantization after it stays an identity-map elementwise op."""
+    transposed back to NCHW in 16x16 register blocks (:func:`_block_transpose`;
+    a ``linalg.transpose`` for a batch above 1), and the requantization after
+    it stays an identity-map elementwise op."""
     n, c, h, w = q.xs
     f, _, kh, kw = q.ws
     _, _, oh, ow = q.os
@@ -200,6 +201,17 @@ def _function(name: str, q: Q8Conv) -> str:
         f"  %fill = linalg.fill ins(%c0 : i32) outs(%ec : {t((p, f), 'i32')}) -> {t((p, f), 'i32')}",
         f"  %mm = linalg.matmul ins(%a32, %b32 : {t((p, k), 'i32')}, {t((k, f), 'i32')}) "
         f"outs(%fill : {t((p, f), 'i32')}) -> {t((p, f), 'i32')}",
+    ]
+    if n == 1 and BLOCK_TRANSPOSE:
+        # [P, F] -> [F, P] in 16x16 blocks of registers, then [1, F, OH, OW]
+        pf, fp = t((p, f), "i32"), t((f, p), "i32")
+        lines += [
+            f"  %ti = func.call @{name}_t(%mm) : ({pf}) -> {fp}",
+            f"  %out = tensor.expand_shape %ti [[0, 1], [2, 3]] output_shape [1, {f}, {oh}, {ow}] "
+            f": {t((f, p), 'i32')} into {t(q.os, 'i32')}",
+            f"  return %out : {t(q.os, 'i32')}", "}", _block_transpose(f"{name}_t", p, f)]
+        return "\n".join(lines)
+    lines += [
         f"  %mm4 = tensor.expand_shape %mm [[0, 1, 2], [3]] output_shape [{n}, {oh}, {ow}, {f}] "
         f": {t((p, f), 'i32')} into {t((n, oh, ow, f), 'i32')}",
         f"  %eo = tensor.empty() : {t(q.os, 'i32')}",
@@ -208,6 +220,45 @@ def _function(name: str, q: Q8Conv) -> str:
         f"  return %out : {t(q.os, 'i32')}",
         "}"]
     return "\n".join(lines)
+
+
+# False: the im2col form's result goes back to NCHW through a linalg.transpose
+# (a scalar loop: the elementwise vectorizer takes no transpose whose input
+# is strided along the output's rows). A/B, Zen 4, 1 thread, thread CPU time,
+# blocks / linalg.transpose: 256->256 3x3 at 14x14 0.923, 512->512 3x3 at 7x7
+# 0.970; ResNet-50 QDQ 0.990.
+BLOCK_TRANSPOSE = True
+
+
+def _block_transpose(name: str, p: int, f: int) -> str:
+    """``@name(src: i32 [P, F]) -> i32 [F, P]`` (F a multiple of 16, as on
+    the im2col path) in 16x16 blocks: a 2-D read of 16 rows, a
+    ``vector.transpose`` (16 registers shuffled: VECTOR_CLEANUP lowers it
+    with ``shuffle_16x16``), a 2-D write; the last rows' block has static
+    bounds. (conv_pixel_rows.transpose_blocks does the same for f32 with an
+    epilogue on each block.)"""
+    from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, tensor, vector
+    from onnx_mlir_py.passes.optimize.matmul_q8 import Type_I32
+    e = Emitter()
+    src = e.param("src", tensor([p, f], Elem.I32))
+    zero = e.const("0", Type_I32)
+    whole, rest = divmod(p, 16)
+    q, (acc,), (res,) = e.loop(0, f, 16, [e.empty([f, p], elem=Elem.I32)], base="tb")
+    for r0, rows in ([(0, 16)] * (whole > 0)) + ([(whole * 16, rest)] * (rest > 0)):
+        rt, wt = vector([rows, 16], Elem.I32), vector([16, rows], Elem.I32)
+        if rows == 16:
+            r, (blocks,), (done,) = e.loop(0, whole * 16, 16, [acc], base="tbr")
+        else:
+            r, blocks = r0, acc
+        v = e.read(src, [r, q], zero, rt)
+        tv = e.op("tbt", f"vector.transpose {v}, [1, 0] : {rt} to {wt}", wt)
+        acc = e.write(tv, blocks, [q, r])
+        if rows == 16:
+            e.end([acc])
+            acc = done
+    e.end([acc])
+    e(f"return {res} : {res.type}")
+    return e.function(name, [src], res.type)
 
 
 def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> int:

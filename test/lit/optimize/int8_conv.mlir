@@ -3,7 +3,8 @@
 // An i32 conv of a shifted u8 input (zero padded after the shift) and a
 // widened constant s8 filter (QLinearConv's lowering) becomes an 8-bit
 // im2col (NHWC, padded with the zero point) and an i32 matmul that the int8
-// matmul kernel takes (passes/optimize/conv_q8.py).
+// matmul kernel takes, its [pixels, filters] result transposed back to NCHW
+// in 16x16 register blocks (passes/optimize/conv_q8.py).
 
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #scalar = affine_map<(d0, d1, d2, d3) -> ()>
@@ -15,7 +16,8 @@
 // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x6x6x4xi8>) outs(%{{.*}} : tensor<1x4x4x3x3x4xi8>)
 // CHECK: tensor.collapse_shape {{.*}} into tensor<16x36xi8>
 // CHECK: linalg.matmul {{.*}} : tensor<16x36xi32>, tensor<36x16xi32>)
-// CHECK: linalg.transpose {{.*}} permutation = [0, 3, 1, 2]
+// CHECK: vector.transpose %{{.*}}, [1, 0] : vector<16x16xi32> to vector<16x16xi32>
+// CHECK: output_shape [1, 16, 4, 4] : tensor<16x16xi32> into tensor<1x16x4x4xi32>
 // NOVNNI-LABEL: func.func @qconv
 // NOVNNI: linalg.conv_2d_nchw_fchw
 func.func @qconv(%x: tensor<1x4x4x4xi8>) -> tensor<1x16x4x4xi32> {

@@ -106,16 +106,35 @@ def test_word_and_byte_relayouts_agree(tmp_path, monkeypatch, kw):
     """conv_q8.PACKED_WORDS: the direct kernel's input as i32 words of 4
     channels (padding words of the zero point's 4 bytes) gives the byte
     relayout's results and onnx.reference's, bit for bit."""
+    _on_off_agree(tmp_path, monkeypatch, qlinear_conv(**kw), "PACKED_WORDS")
+
+
+def _on_off_agree(tmp_path, monkeypatch, m, flag: str):
+    """The -O3 library with conv_q8.<flag> on (the default) differs from the
+    one with it off and both give onnx.reference's results, bit for bit."""
     from onnx_mlir_py.passes.optimize import conv_q8
-    m = qlinear_conv(**kw)
-    words = onnx_mlir_py.compile(m, tmp_path / "w.so", opt_level=3)
-    monkeypatch.setattr(conv_q8, "PACKED_WORDS", False)
-    byts = onnx_mlir_py.compile(m, tmp_path / "b.so", opt_level=3)
-    assert open(words, "rb").read() != open(byts, "rb").read()
+    assert getattr(conv_q8, flag) is True
+    on = onnx_mlir_py.compile(m, tmp_path / "on.so", opt_level=3)
+    monkeypatch.setattr(conv_q8, flag, False)
+    off = onnx_mlir_py.compile(m, tmp_path / "off.so", opt_level=3)
+    assert open(on, "rb").read() != open(off, "rb").read()
     x = _x(m, 3)
-    got = ExecutionSession(words).run([x])[0]
-    np.testing.assert_array_equal(got, ExecutionSession(byts).run([x])[0])
+    got = ExecutionSession(on).run([x])[0]
+    np.testing.assert_array_equal(got, ExecutionSession(off).run([x])[0])
     np.testing.assert_array_equal(got, reference(m, {"x": x})[0])
+
+
+@pytest.mark.skipif(not VNNI, reason="the im2col kernel needs AVX-512 VNNI")
+@pytest.mark.parametrize("kw", [
+    dict(c=16, f=32, hw=14, k=3),                                # 196 pixels: 12 blocks + 4 rows
+    dict(c=8, f=16, hw=3, k=3, signed=True),                     # 9 pixels: the short block only
+    dict(c=8, f=48, hw=8, k=3, stride=2),                        # 16 pixels: one whole block
+])
+def test_im2col_block_transpose(tmp_path, monkeypatch, kw):
+    """conv_q8.BLOCK_TRANSPOSE: the im2col form's [pixels, filters] result
+    goes back to NCHW in 16x16 register blocks; equal to the
+    linalg.transpose build and to onnx.reference."""
+    _on_off_agree(tmp_path, monkeypatch, qlinear_conv(**kw), "BLOCK_TRANSPOSE")
 
 
 def test_conv_integer(tmp_path):
