@@ -1,12 +1,12 @@
 """A small EfficientNet exported with dynamic batch, H and W (#29): compiled
 once at -O3, run at two shapes against onnxruntime.
 
-data/efficientnet_dyn.onnx (data/export_efficientnet.py: benchmarks/
-torch_zoo.py's EfficientNet at width 0.125, one MBConv block per stage, head
-64, transformers' AvgPool2d(64, ceil_mode) pooler) has what made the real
+data/efficientnet/efficientnet_dyn.onnx (data/export_efficientnet.py: benchmarks/
+torch_zoo.py's EfficientNet at width 0.125, expand ratio 3, one MBConv block
+per stage, head 32, transformers' AvgPool2d(32, ceil_mode) pooler) has what made the real
 export slow or refused: depthwise 3x3 / 5x5 convs with strides over dynamic
 maps (planned to depthwise_dyn), SiLU as Sigmoid * x and squeeze-excitation
-Muls over dynamic dims, and a 64x64 pool window larger than the map (the
+Muls over dynamic dims, and a 32x32 pool window larger than the map (the
 clipped-loop pool kernel; unrolled, transformers' 1280x1280 pooler never
 finished compiling). The compile is timed: it must stay in seconds.
 """
@@ -24,7 +24,7 @@ import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODEL = os.path.join(HERE, "data", "efficientnet_dyn.onnx")
+MODEL = os.path.join(HERE, "data", "efficientnet", "efficientnet_dyn.onnx")
 
 
 def test_efficientnet_dynamic_hw_against_onnxruntime(tmp_path):
