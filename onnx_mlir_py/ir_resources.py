@@ -67,9 +67,10 @@ def resource_attr(arr: np.ndarray, name: str, ttype: ir.Type) -> ir.Attribute:
     return attr
 
 
-def _remembered(op: ir.Operation, out: dict[str, bytes]) -> bool:
-    """Put the remembered resources ``op`` refers to in ``out``; False when
-    one of them is not remembered."""
+def _remembered(op: ir.Operation, out: dict, views: bool = False) -> bool:
+    """Put the remembered resources ``op`` refers to in ``out`` (bytes, or
+    with ``views`` byte views of the arrays, not copied); False when one of
+    them is not remembered."""
     table = _known.get(op.context)
     known = table[0] if table is not None else None
     attrs = op.attributes
@@ -80,14 +81,17 @@ def _remembered(op: ir.Operation, out: dict[str, bytes]) -> bool:
         arr = known.get(key) if known is not None else None
         if arr is None:
             return False
-        out[key] = arr.tobytes()
+        out[key] = memoryview(arr).cast("B") if views else arr.tobytes()
     return True
 
 
-def resource_blobs(ops: list[ir.Operation]) -> dict[str, bytes]:
-    """{resource key: data bytes} of the resources the ``ops`` refer to."""
+def resource_blobs(ops: list[ir.Operation], views: bool = False) -> dict[str, bytes]:
+    """{resource key: data bytes} of the resources the ``ops`` refer to.
+    ``views``: a remembered resource's data is a byte ``memoryview`` of its
+    array instead of a copy (codegen's weights: a decode step's hundreds of
+    MB were copied once more)."""
     blobs: dict[str, bytes] = {}
-    ops = [op for op in ops if not _remembered(op, blobs)]
+    ops = [op for op in ops if not _remembered(op, blobs, views)]
     if not ops:
         return blobs
     with ops[0].context, ir.Location.unknown():

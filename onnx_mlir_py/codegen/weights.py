@@ -35,7 +35,7 @@ DEFAULT_THRESHOLD = 4096  # bytes; smaller constants stay in the IR
 @dataclass
 class Weight:
     symbol: str
-    data: bytes
+    data: bytes | memoryview       # a byte buffer (a view of an array: not copied)
     alignment: int
 
 
@@ -47,7 +47,7 @@ class WeightStore:
     # (bytes digest, memref type) -> index in weights
     by_content: dict[tuple[bytes, str], int] = field(default_factory=dict)
 
-    def add(self, data: bytes, alignment: int, type_: str = "") -> str:
+    def add(self, data: bytes | memoryview, alignment: int, type_: str = "") -> str:
         """The symbol of a weight with these bytes and memref type (one
         declaration per symbol in a module): an existing one (its alignment
         raised to ``alignment`` if lower) or a new one."""
@@ -88,7 +88,7 @@ class WeightStore:
         return out
 
 
-def _payload(attr: ir.Attribute) -> bytes | None:
+def _payload(attr: ir.Attribute) -> memoryview | None:
     """Raw little-endian bytes of a dense initializer, or None to keep it inline."""
     if not isinstance(attr, ir.DenseElementsAttr):
         return None
@@ -98,7 +98,7 @@ def _payload(attr: ir.Attribute) -> bytes | None:
         return None
     if arr.dtype == np.bool_:   # one byte per bool in memory
         arr = arr.astype(np.uint8)
-    return np.ascontiguousarray(arr).tobytes()
+    return memoryview(np.ascontiguousarray(arr)).cast("B")      # the copy just made
 
 
 def externalize_weights(module: ir.Module, store: WeightStore) -> WeightStore:
@@ -118,7 +118,7 @@ def externalize_weights(module: ir.Module, store: WeightStore) -> WeightStore:
             if nbytes_est >= store.threshold:
                 chosen.append(op)
         blobs = resource_blobs([op for op in chosen
-                                 if resource_name(op.attributes["initial_value"])])
+                                 if resource_name(op.attributes["initial_value"])], views=True)
         declared: set[str] = set()
         renamed: dict[str, str] = {}
         for op in chosen:

@@ -104,7 +104,7 @@ def _const_value(op: ir.Operation, blobs) -> np.ndarray | None:
     if name is None:
         return None
     if name not in blobs:
-        blobs.update(_resource_blobs([op]))
+        blobs.update(_resource_blobs([op], views=True))
     data = blobs.get(name)
     if data is None or len(data) != int(np.prod(t.shape)) * np.dtype(dt).itemsize:
         return None
@@ -186,6 +186,24 @@ FOLDABLE = ("linalg.pack", "linalg.transpose", "linalg.broadcast", "tensor.colla
             "tensor.expand_shape", "tensor.pad")
 
 
+# folded values of at least this many bytes become ``dense_resource``s
+RESOURCE_MIN_BYTES = 4096
+
+
+def _folded_attr(y: np.ndarray, rt: ir.RankedTensorType) -> ir.Attribute:
+    """The folded value ``y`` as a constant of type ``rt``. A large one is a
+    ``dense_resource`` over ``y`` itself (``ir_resources.resource_attr``: not
+    copied, and read back from the array by codegen) instead of a
+    ``DenseElementsAttr``, which copies and hashes all of it (a decode
+    step's packed weights: hundreds of MB); a uniform one stays a splat."""
+    bits = getattr(rt.element_type, "width", 0)
+    if y.nbytes < RESOURCE_MIN_BYTES or bits != 8 * y.itemsize or y.dtype == np.bool_ \
+            or (y.flat[0] == y).all():
+        return ir.DenseElementsAttr.get(y, type=rt)
+    from onnx_mlir_py.ir_resources import resource_attr
+    return resource_attr(y, "__om_folded", rt)
+
+
 def fold_constant_relayouts(module: ir.Module) -> int:
     """Fold relayouts of constants (chains fold too). Returns the count."""
     blobs: dict[str, bytes] = {}
@@ -207,7 +225,7 @@ def fold_constant_relayouts(module: ir.Module) -> int:
         if y is None:
             continue
         with ir.InsertionPoint(op), op.location:
-            attr = ir.DenseElementsAttr.get(np.ascontiguousarray(y), type=rt)
+            attr = _folded_attr(np.ascontiguousarray(y), rt)
             new = ir.Operation.create("arith.constant", results=[rt],
                                       attributes={"value": attr})
         op.results[0].replace_all_uses_with(new.results[0])

@@ -36,9 +36,15 @@ def test_made_resources_read_from_their_arrays_and_agree_with_the_print(monkeypa
             ops = [_const(ra), _const(rb)]
         got = R.resource_blobs(ops)
         assert got == {ka: a.tobytes(), kb: b.tobytes()}
+        # views: the same bytes, read from the arrays themselves (not copies)
+        views = R.resource_blobs(ops, views=True)
+        assert {k: bytes(v) for k, v in views.items()} == got
+        assert all(isinstance(v, memoryview) for v in views.values())
+        assert np.shares_memory(np.frombuffer(views[ka], np.float32), a)
         # the same through the print (table bypassed)
-        monkeypatch.setattr(R, "_remembered", lambda op, out: False)
+        monkeypatch.setattr(R, "_remembered", lambda op, out, views=False: False)
         assert R.resource_blobs(ops) == got
+        assert R.resource_blobs(ops, views=True) == got
 
 
 def test_another_context_reusing_a_name_gets_its_own_bytes():
