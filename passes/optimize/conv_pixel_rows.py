@@ -24,7 +24,7 @@ Here the product is transposed, ``outᵀ [M, F] = colᵀ [M, K] @ Wᵀ [K, F]``:
 from __future__ import annotations
 
 from onnx_mlir_py.passes.optimize.matmul import row_tile
-from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, Value, vector
+from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Value, vector
 from onnx_mlir_py.passes.optimize.matmul_text import _cdiv
 
 # The pixel-row form is used when the pixel panels pad the work by more than
@@ -89,21 +89,22 @@ def epilogue_operands(e: Emitter, tensors: list[Value], os_) -> tuple[list[Value
 
 
 def transpose_blocks(e: Emitter, src: Value, dest: Value, m: int, blk: int, epi=None) -> Value:
-    """(A 16x16 f32 block on AVX-512: 16 registers transposed with shuffles,
-    see passes.optimize.VECTOR_CLEANUP's lower_transpose.)
+    """(A 16x16 block of 32-bit elements on AVX-512: 16 registers transposed
+    with shuffles, see passes.optimize.VECTOR_CLEANUP's lower_transpose; f32
+    here, i32 for the int8 conv's result, conv_q8.)
     ``dest`` [F, m] with ``dest[f, p] = src[p, f]`` (``src`` = [mp, F], rows
     past ``m`` ignored; F a multiple of ``blk``), as loops over blk x blk
     blocks: one 2-D read of blk rows, a ``vector.transpose``, one 2-D write;
     the last partial block of pixels has static bounds. ``epi``: (epilogue,
     its tensors as [F, m], its scalars), applied to each block before it is
     written."""
-    f = src.type.shape[1]
+    f, elem = src.type.shape[1], src.type.elem
     whole, tail = m // blk, m % blk
-    pad = e.f32(0.0)
+    pad = e.f32(0.0) if elem is Elem.F32 else e.const("0", src.type.scalar)
     q, (acc,), (res,) = e.loop(0, f, blk, [dest], base="tb")
     cur = acc
     if whole:
-        vt = vector([blk, blk])
+        vt = vector([blk, blk], elem)
         p, (blocks,), (done,) = e.loop(0, whole * blk, blk, [cur], base="tbw")
         v = e.read(src, [p, q], pad, vt, base="tb_v")
         t = e.op("tb_t", f"vector.transpose {v}, [1, 0] : {vt} to {vt}", vt)
@@ -112,7 +113,7 @@ def transpose_blocks(e: Emitter, src: Value, dest: Value, m: int, blk: int, epi=
     if tail:
         # the last pixels: a [tail, blk] read (rows in bounds of src) and a
         # [blk, tail] write, both static
-        rt, wt = vector([tail, blk]), vector([blk, tail])
+        rt, wt = vector([tail, blk], elem), vector([blk, tail], elem)
         v = e.read(src, [whole * blk, q], pad, rt, base="tb_vt")
         t = e.op("tb_tt", f"vector.transpose {v}, [1, 0] : {rt} to {wt}", wt)
         cur = e.write(_epilogue(e, epi, t, q, whole * blk), cur, [q, whole * blk], base="tb_xt")

@@ -232,31 +232,15 @@ BLOCK_TRANSPOSE = True
 
 def _block_transpose(name: str, p: int, f: int) -> str:
     """``@name(src: i32 [P, F]) -> i32 [F, P]`` (F a multiple of 16, as on
-    the im2col path) in 16x16 blocks: a 2-D read of 16 rows, a
-    ``vector.transpose`` (16 registers shuffled: VECTOR_CLEANUP lowers it
-    with ``shuffle_16x16``), a 2-D write; the last rows' block has static
-    bounds. (conv_pixel_rows.transpose_blocks does the same for f32 with an
-    epilogue on each block.)"""
-    from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, tensor, vector
-    from onnx_mlir_py.passes.optimize.matmul_q8 import Type_I32
+    the im2col path) in 16x16 register blocks: conv_pixel_rows'
+    :func:`~.conv_pixel_rows.transpose_blocks` (a 2-D read of 16 rows, a
+    ``vector.transpose`` that VECTOR_CLEANUP lowers with ``shuffle_16x16``,
+    a 2-D write; the last rows' block static), on i32."""
+    from onnx_mlir_py.passes.optimize.conv_pixel_rows import transpose_blocks
+    from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, tensor
     e = Emitter()
     src = e.param("src", tensor([p, f], Elem.I32))
-    zero = e.const("0", Type_I32)
-    whole, rest = divmod(p, 16)
-    q, (acc,), (res,) = e.loop(0, f, 16, [e.empty([f, p], elem=Elem.I32)], base="tb")
-    for r0, rows in ([(0, 16)] * (whole > 0)) + ([(whole * 16, rest)] * (rest > 0)):
-        rt, wt = vector([rows, 16], Elem.I32), vector([16, rows], Elem.I32)
-        if rows == 16:
-            r, (blocks,), (done,) = e.loop(0, whole * 16, 16, [acc], base="tbr")
-        else:
-            r, blocks = r0, acc
-        v = e.read(src, [r, q], zero, rt)
-        tv = e.op("tbt", f"vector.transpose {v}, [1, 0] : {rt} to {wt}", wt)
-        acc = e.write(tv, blocks, [q, r])
-        if rows == 16:
-            e.end([acc])
-            acc = done
-    e.end([acc])
+    res = transpose_blocks(e, src, e.empty([f, p], elem=Elem.I32), p, 16)
     e(f"return {res} : {res.type}")
     return e.function(name, [src], res.type)
 
