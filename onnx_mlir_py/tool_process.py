@@ -65,6 +65,20 @@ def _child_setup(parent: int):
     return setup
 
 
+def spawn_quiet(args: list[str]) -> subprocess.Popen:
+    """Start ``args`` in the background (no input, output discarded) with
+    the guarantees of the module docstring; the caller waits for it or
+    kills it (:func:`kill_group`) on every way out."""
+    return _spawn(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL, env=_tool_env())
+
+
+def kill_group(p: subprocess.Popen) -> None:
+    """Kill ``p``'s process group (if still running) and reap it."""
+    if p.poll() is None:
+        _kill_group(p)
+
+
 def _kill_group(p: subprocess.Popen) -> None:
     try:
         os.killpg(p.pid, signal.SIGKILL)

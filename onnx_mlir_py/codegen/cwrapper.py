@@ -14,7 +14,10 @@ from pathlib import Path
 from onnx_mlir_py.codegen.signature import EntrySignature, TensorSpec
 
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime" / "c"
-RUNTIME_SOURCES = ("om_runtime.c", "om_cpu.c", "om_seq.c", "om_string.c", "om_image.c")
+RUNTIME_SOURCES = ("om_runtime.c", "om_cpu.c", "om_seq.c", "om_string.c")
+# linked only into libraries whose code calls it (ImageDecoder)
+IMAGE_RUNTIME_SOURCE = "om_image.c"
+IMAGE_DECODE_FN = "om_image_decode"
 
 
 def _c_string(s: str) -> str:

@@ -37,10 +37,11 @@ from onnx_mlir_py.scratch import output_temp, temp_dir
 from onnx_mlir_py.test_hooks import pause_point
 from onnx_mlir_py.target import Target, options_target, resolve
 from onnx_mlir_py.timings import Timings
-from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR, RUNTIME_SOURCES, generate_entry_c
+from onnx_mlir_py.codegen.cwrapper import (IMAGE_DECODE_FN, IMAGE_RUNTIME_SOURCE, RUNTIME_DIR,
+                                           RUNTIME_SOURCES, generate_entry_c)
 from onnx_mlir_py.codegen.alloc_sites import alloc_sites
 from onnx_mlir_py.codegen.llvm import emit_mlir_llvm
-from onnx_mlir_py.codegen.parallel_for import uses_parallel_for
+from onnx_mlir_py.codegen.parallel_for import PARALLEL_FOR_FN, llvm_functions
 from onnx_mlir_py.codegen.runtime_objects import runtime_objects
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature
 from onnx_mlir_py.codegen.tools import run, tool
@@ -162,18 +163,31 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
     code, its weights, the C runtime and the entry wrapper (see
     ``runtime/c/OnnxMlirRuntime.h``). ``keep_temps``: a directory to keep the
     intermediate files in (for debugging)."""
+    from onnx_mlir_py.codegen.runtime_objects import Prefetch
     from onnx_mlir_py.passes.instrument import profile_events
-    with timings.phase("codegen: mlir"):
-        sig = extract_signature(module, ENTRY_NAME)
-        events = profile_events(module)
-        store = WeightStore()
-        llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings)
     with temp_dir(keep_temps) as tmp:
-        objects = to_objects(llvm_mod, tmp, opts, timings)
-        entry_c = generate_entry_c(sig, target_json(options_target(opts)),
-                                   alloc_sites(llvm_mod), events)
-        return link_library(path, objects, entry_c, store, tmp, timings,
-                            profiled=events is not None, parallel=uses_parallel_for(llvm_mod))
+        events = profile_events(module)
+        # the runtime objects a new cache lacks compile meanwhile (on another core)
+        with Prefetch(runtime_sources(events is not None, True, True), tmp) as prefetched:
+            with timings.phase("codegen: mlir"):
+                sig = extract_signature(module, ENTRY_NAME)
+                store = WeightStore()
+                llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings)
+            objects = to_objects(llvm_mod, tmp, opts, timings)
+            entry_c = generate_entry_c(sig, target_json(options_target(opts)),
+                                       alloc_sites(llvm_mod), events)
+            funcs = llvm_functions(llvm_mod)
+            return link_library(path, objects, entry_c, store, tmp, timings,
+                                runtime_sources(events is not None, PARALLEL_FOR_FN in funcs,
+                                                IMAGE_DECODE_FN in funcs), prefetched)
+
+
+def runtime_sources(profiled: bool, parallel: bool, images: bool) -> list[str]:
+    """The C runtime's sources a library links: the profiler hooks, the
+    thread pool (-O3 multi-threaded kernels) and the image decoders only
+    when used."""
+    return list(RUNTIME_SOURCES) + [PROFILE_RUNTIME_SOURCE] * profiled \
+        + [PARALLEL_RUNTIME_SOURCE] * parallel + [IMAGE_RUNTIME_SOURCE] * images
 
 
 def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings) -> list[str]:
@@ -190,19 +204,18 @@ def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings) ->
 
 
 def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Path,
-                 timings: Timings, *, profiled: bool, parallel: bool) -> str:
+                 timings: Timings, runtime: list[str], prefetched=None) -> str:
     """Link the model ``objects``, the entry wrapper source ``entry_c``, the
-    weights of ``store`` and the C runtime (with the profiler hooks /
-    thread pool when ``profiled`` / ``parallel``) into the shared object ``path``."""
+    weights of ``store`` and the C runtime's ``runtime`` sources (their
+    cached objects; see :func:`runtime_sources`, and ``prefetched``, a
+    :class:`~.runtime_objects.Prefetch`) into the shared object ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with timings.phase("codegen: link"):
         entry = tmp / "entry.c"
         entry.write_text(entry_c)
-        runtime = list(RUNTIME_SOURCES) + [PROFILE_RUNTIME_SOURCE] * profiled \
-            + [PARALLEL_RUNTIME_SOURCE] * parallel      # -O3 multi-threaded kernels
         sources = [str(o) for o in objects] + [str(entry)] + \
-            [str(o) for o in runtime_objects(runtime, tmp)]     # compiled once, cached
+            [str(o) for o in runtime_objects(runtime, tmp, prefetched)]     # compiled once, cached
         wasm = store.write_assembly(tmp)
         if wasm is not None:
             sources.append(str(wasm))

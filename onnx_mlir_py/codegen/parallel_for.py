@@ -203,7 +203,8 @@ def outline_parallel_loops(module: ir.Module) -> int:
 
 # ---- step 2: LLVM dialect ----------------------------------------------------------
 
-def _llvm_funcs(module: ir.Module) -> dict[str, ir.Operation]:
+def llvm_functions(module: ir.Module) -> dict[str, ir.Operation]:
+    """The ``llvm.func`` ops (definitions and declarations) of an LLVM-dialect module, by name."""
     return {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
             for op in module.body.operations if op.operation.name == "llvm.func"}
 
@@ -242,7 +243,7 @@ def _glue(name: str, params: list[str], declare_pfor: bool) -> str:
 
 def lower_parallel_calls(module: ir.Module) -> int:
     """Step 2 (see the module docstring); returns how many outlined loops."""
-    funcs = _llvm_funcs(module)
+    funcs = llvm_functions(module)
     outlined = [n for n in funcs if n.startswith(PREFIX) and not n.endswith(("_t", "_l"))]
     if not outlined:
         return 0
@@ -274,4 +275,4 @@ def lower_parallel_calls(module: ir.Module) -> int:
 
 def uses_parallel_for(module: ir.Module) -> bool:
     """True when an LLVM-dialect module calls ``om_parallel_for``."""
-    return PARALLEL_FOR_FN in _llvm_funcs(module)
+    return PARALLEL_FOR_FN in llvm_functions(module)

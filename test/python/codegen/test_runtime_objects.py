@@ -2,7 +2,8 @@
 (codegen/runtime_objects.py, #29): a second library compiles no runtime
 source; a corrupt object is compiled again; an unsafe or unusable cache
 folder is not used (the runtime is compiled into the link's work folder),
-and every library still runs."""
+and every library still runs. The link's own compiles are counted with the
+background prefetch off; the prefetch has its own tests at the end."""
 from __future__ import annotations
 
 import os
@@ -30,6 +31,7 @@ def compiled(monkeypatch, tmp_path):
     """(cache dir, list of runtime sources compiled, build(name) -> checked .so)."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("ONNX_MLIR_PY_CACHE", str(cache))
+    monkeypatch.setattr(ro, "PREFETCH", False)
     calls = []
     real = ro._compile
 
@@ -53,7 +55,7 @@ def _folder(cache):
 def test_second_library_compiles_no_runtime_source(compiled):
     cache, calls, build = compiled
     build("a")
-    assert sorted(calls) == ["om_cpu.c", "om_image.c", "om_runtime.c", "om_seq.c", "om_string.c"]
+    assert sorted(calls) == ["om_cpu.c", "om_runtime.c", "om_seq.c", "om_string.c"]
     calls.clear()
     build("b")
     assert calls == []
@@ -84,7 +86,7 @@ def test_unsafe_folder_is_not_used(compiled):
     os.chmod(folder, 0o777)                          # anybody could have written it
     calls.clear()
     build("b")                                       # links its own objects, runs
-    assert sorted(calls) == ["om_cpu.c", "om_image.c", "om_runtime.c", "om_seq.c", "om_string.c"]
+    assert sorted(calls) == ["om_cpu.c", "om_runtime.c", "om_seq.c", "om_string.c"]
     assert planted.read_bytes() == b"\x7fELF planted"
 
 
@@ -95,3 +97,48 @@ def test_unwritable_cache_falls_back(compiled, tmp_path, monkeypatch):
     monkeypatch.setenv("ONNX_MLIR_PY_CACHE", str(blocker / "cache"))  # mkdir fails
     build("c")
     assert len(calls) == len(RUNTIME_SOURCES)
+
+
+def test_prefetch_compiles_before_the_link(compiled, monkeypatch):
+    """An empty cache: the runtime's objects are compiled by the processes
+    started before codegen (none by the link), stored, and the library runs;
+    the thread pool's and image decoders' objects, not linked here, are
+    stored too when their compile has ended."""
+    cache, calls, build = compiled
+    monkeypatch.setattr(ro, "PREFETCH", True)
+    build("a")
+    assert calls == []
+    folder = _folder(cache)
+    assert {"om_cpu.o", "om_runtime.o", "om_seq.o", "om_string.o"} <= \
+        {p.name for p in folder.iterdir()}
+    for s in RUNTIME_SOURCES:
+        assert ro._valid(s, folder)
+    build("b")
+    assert calls == []
+
+
+def test_a_failed_prefetch_is_compiled_by_the_link(compiled, monkeypatch):
+    cache, calls, build = compiled
+    monkeypatch.setattr(ro, "PREFETCH", True)
+    real = ro._command
+
+    def broken(source, out):
+        cmd = real(source, out)
+        return cmd + ["-DOM_NO_SUCH_MACRO=", "-include", "/nonexistent.h"] \
+            if source == "om_seq.c" else cmd
+    monkeypatch.setattr(ro, "_command", broken)
+
+    def compile_(source, out):        # the link's own compile: the real command
+        calls.append(source)
+        from onnx_mlir_py.codegen.tools import run
+        run(real(source, out), what="test")
+    monkeypatch.setattr(ro, "_compile", compile_)
+    build("a")
+    assert calls == ["om_seq.c"]
+    assert ro._valid("om_seq.c", _folder(cache))
+
+
+def test_linked_runtime_sources():
+    from onnx_mlir_py.codegen.link import runtime_sources
+    assert runtime_sources(False, False, False) == list(RUNTIME_SOURCES)
+    assert runtime_sources(True, True, True)[-3:] == ["om_profile.c", "om_parallel.c", "om_image.c"]
