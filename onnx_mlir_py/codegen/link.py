@@ -2,7 +2,7 @@
 
     emit_mlir_llvm (.llvm) | mlir-translate --mlir-to-llvmir | opt -O<n>
       | llc -O<n> -relocation-model=pic -filetype=obj [-mcpu/-march]
-      ->  gcc -shared (+ C runtime, entry wrapper, .incbin'd weights)
+      ->  gcc -shared (+ C runtime, entry wrapper, the weights' object)
 
 Tools come from the installed wheels (:mod:`.tools`). The CPU (``-mcpu``)
 and triple come from the options' resolved :class:`~onnx_mlir_py.target.Target`
@@ -216,9 +216,9 @@ def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Pat
         entry.write_text(entry_c)
         sources = [str(o) for o in objects] + [str(entry)] + \
             [str(o) for o in runtime_objects(runtime, tmp, prefetched)]     # compiled once, cached
-        wasm = store.write_assembly(tmp)
-        if wasm is not None:
-            sources.append(str(wasm))
+        wobj = store.write_object(tmp)
+        if wobj is not None:
+            sources.append(str(wobj))
         with output_temp(path) as out_tmp:      # <path>.tmp<pid>, removed on every way out
             run([tool("gcc"), "-shared", "-fPIC", "-O2", "-std=gnu11", f"-I{RUNTIME_DIR}",
                  "-fvisibility=default", "-o", str(out_tmp), *sources,

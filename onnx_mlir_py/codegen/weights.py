@@ -4,9 +4,10 @@ After bufferization every dense tensor constant is a ``memref.global
 constant``. Translating a 50 MB initializer through textual LLVM IR would
 print every element as text (hundreds of MB through ``opt`` and ``llc``), so
 globals larger than a threshold are turned into *external declarations*
-(renamed ``__om_weight_<n>``) and their bytes are written to ``.bin`` files,
-which an assembler stub pulls into ``.rodata`` of the shared object with
-``.incbin``. The result is still one self-contained ``.so``. Constants with
+(renamed ``__om_weight_<n>``) and their bytes are written into one object
+file defining them in ``.rodata`` (:mod:`.elf_weights`, x86-64; elsewhere
+``.bin`` files that an assembler stub pulls in with ``.incbin``), linked
+into the shared object. The result is still one self-contained ``.so``. Constants with
 the same bytes get one symbol (one copy in the library), also across the
 modules of one store: the ISA variants of a model (``codegen/fat.py``)
 share the weights that their kernels do not pack differently.
@@ -63,6 +64,19 @@ class WeightStore:
     @property
     def nbytes(self) -> int:
         return sum(len(w.data) for w in self.weights)
+
+    def write_object(self, directory: Path) -> Path | None:
+        """The object file defining the weights, for the link: written
+        directly on x86-64 (:mod:`.elf_weights`), else
+        :meth:`write_assembly`'s stub; None if there are none."""
+        from onnx_mlir_py.codegen.elf_weights import supported, write_weights_object
+        if not self.weights:
+            return None
+        if not supported():
+            return self.write_assembly(directory)
+        out = directory / "weights.o"
+        write_weights_object(out, self.weights)
+        return out
 
     def write_assembly(self, directory: Path) -> Path | None:
         """Write ``weights.s`` and one ``.bin`` per weight; None if empty."""
