@@ -8,7 +8,9 @@ export slow or refused: depthwise 3x3 / 5x5 convs with strides over dynamic
 maps (planned to depthwise_dyn), SiLU as Sigmoid * x and squeeze-excitation
 Muls over dynamic dims, and a 32x32 pool window larger than the map (the
 clipped-loop pool kernel; unrolled, transformers' 1280x1280 pooler never
-finished compiling). The compile is timed: it must stay in seconds.
+finished compiling). The 120 s bound is a guard against that blow-up
+coming back (the compile takes seconds), not a speed test: compile time is
+benchmarks/compile_time.py's (its efficientnet_dyn row).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ def test_efficientnet_dynamic_hw_against_onnxruntime(tmp_path):
     t0 = time.perf_counter()
     so = onnx_mlir_py.compile(MODEL, output=os.fspath(tmp_path / "m.so"), opt_level=3)
     seconds = time.perf_counter() - t0
-    assert seconds < 120, f"compile took {seconds:.0f} s"
+    assert seconds < 120, f"compile took {seconds:.0f} s: a blow-up (see the module docstring)"
     ref = ort.InferenceSession(MODEL, providers=["CPUExecutionProvider"])
     sess = ExecutionSession(so)
     rng = np.random.default_rng(0)
