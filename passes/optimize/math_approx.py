@@ -57,16 +57,17 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.ir_util import walk_ops
-from onnx_mlir_py.passes.optimize.kernel_emit import F32, Elem, Emitter, Value
+from onnx_mlir_py.passes.optimize.kernel_emit import F32, Elem, Emitter, Type, Value
 
 _C = "fastmath<contract>"
 
 
-def _ops(e: Emitter):
-    """Scalar f32 helpers on ``e``: constants, contractible mul/add, sub,
+def _ops(e: Emitter, t: Type = F32):
+    """Helpers on values of type ``t`` (f32, or a vector of it) on ``e``:
+    constants (of ``t`` or ``ty``: every lane), contractible mul/add, sub,
     compare, select."""
-    def c(text: str, t=F32) -> Value:
-        return e.const(text, t)
+    def c(text: str, ty: Type | None = None) -> Value:
+        return e.splat_const(text, ty or t)
 
     def mul(a, b, fm=" " + _C):
         return e.binary("arith.mulf", a, b, "m", fm)
@@ -108,21 +109,10 @@ EXP_POLY = ["5.0000001201e-1", "1.6666665459e-1", "4.1665795894e-2", "8.33345190
 def exp_values(e: Emitter, x: Value) -> Value:
     """``exp(x)`` of an f32 scalar or vector ``x``, through the emitter."""
     t, ti = x.type, x.type.like(Elem.I32)
-
-    def f(c: str) -> Value:
-        return e.splat_const(c, t)
+    f, mul, add, sub, _pick = _ops(e, t)
 
     def i(c: str) -> Value:
-        return e.splat_const(c, ti)
-
-    def mul(a, b, fm=" " + _C):
-        return e.binary("arith.mulf", a, b, "ex", fm)
-
-    def add(a, b, fm=" " + _C):
-        return e.binary("arith.addf", a, b, "ex", fm)
-
-    def sub(a, b):
-        return e.binary("arith.subf", a, b, "ex")
+        return f(c, ti)
 
     lo, hi = f("-104.0"), f("89.0")
     # clamp; a NaN compares false and passes through
