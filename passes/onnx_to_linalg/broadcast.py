@@ -41,7 +41,10 @@ def _dim_root(v: ir.Value, j: int):
         if o.name.startswith("linalg.") and len(o.results) >= 1 \
                 and len(o.operands) >= len(o.results):
             k = ir.OpResult(v).result_number
-            v = o.operands[len(o.operands) - len(o.results) + k]
+            init = o.operands[len(o.operands) - len(o.results) + k]
+            if init.type != v.type:     # not its destination (a pack's padding value)
+                break
+            v = init
             continue
         if o.name != "tensor.empty":
             break
