@@ -60,27 +60,22 @@ def _find_or_build(build) -> str | None:
     from onnx_mlir_py.backend.cache import cache_dir
     from onnx_mlir_py.codegen.tools import tool
     from onnx_mlir_py.scratch import temp_dir
-    from onnx_mlir_py.backend.cache_files import (private_dir, read_checked, unlink_quiet,
-                                                  write_atomic)
+    from onnx_mlir_py.backend.cache_files import (elf_verified, private_dir, store_verified,
+                                                  unlink_verified)
     try:
         src = SOURCE.read_bytes()
         key = hashlib.sha256(src + platform.machine().encode()).hexdigest()[:24]
         folder = private_dir(private_dir(private_dir(cache_dir()) / "tools") / key)
-        exe, digest_file = folder / NAME, folder / (NAME + ".sha256")
-        data, digest = read_checked(exe), read_checked(digest_file)
-        if data is not None and digest is not None and data[:4] == b"\x7fELF" \
-                and hashlib.sha256(data).hexdigest().encode() == digest.strip():
+        exe = folder / NAME
+        if elf_verified(exe):
             return str(exe)
-        for p in (exe, digest_file):
-            unlink_quiet(p)
+        unlink_verified(exe)
         with temp_dir() as tmp:     # pid-named: a killed build's is collected later
             built = tmp / NAME
             r = build([tool("gcc"), "-O2", "-o", str(built), str(SOURCE)])
             if r.returncode != 0 or not built.is_file():
                 return None
-            data = built.read_bytes()
-        write_atomic(exe, data, mode=0o700)
-        write_atomic(digest_file, hashlib.sha256(data).hexdigest().encode())
+            store_verified(exe, built.read_bytes(), mode=0o700)
         return str(exe)
     except (OSError, UnsafeCacheError, CompileError, subprocess.SubprocessError):
         return None

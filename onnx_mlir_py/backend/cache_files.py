@@ -150,3 +150,30 @@ def unlink_quiet(path: Path) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+# -- code kept beside its sha256 (the runtime's objects, the tool launcher) --------
+
+def _digest_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def elf_verified(path: Path) -> bool:
+    """``path`` is an ELF file (checked as :func:`read_checked` does) whose
+    sha256 is the one recorded beside it (``<path>.sha256``)."""
+    data, digest = read_checked(path), read_checked(_digest_path(path))
+    return data is not None and digest is not None and data[:4] == b"\x7fELF" \
+        and hashlib.sha256(data).hexdigest().encode() == digest.strip()
+
+
+def store_verified(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
+    """Write ``data`` to ``path`` and its sha256 beside it, each atomically
+    (what :func:`elf_verified` checks)."""
+    write_atomic(path, data, mode)
+    write_atomic(_digest_path(path), hashlib.sha256(data).hexdigest().encode())
+
+
+def unlink_verified(path: Path) -> None:
+    """Remove ``path`` and its recorded sha256, if there."""
+    for p in (path, _digest_path(path)):
+        unlink_quiet(p)

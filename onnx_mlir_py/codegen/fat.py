@@ -35,10 +35,9 @@ from onnx_mlir_py.isa import LEVELS
 from onnx_mlir_py.options import Options
 from onnx_mlir_py.timings import Timings
 from onnx_mlir_py.codegen.alloc_sites import alloc_sites
-from onnx_mlir_py.codegen.cwrapper import IMAGE_DECODE_FN, generate_entry_c, variant_symbol
+from onnx_mlir_py.codegen.cwrapper import generate_entry_c, variant_symbol
 from onnx_mlir_py.codegen.link import link_library, runtime_sources, temp_dir, to_object
 from onnx_mlir_py.codegen.llvm import emit_mlir_llvm
-from onnx_mlir_py.codegen.parallel_for import PARALLEL_FOR_FN, llvm_functions
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature
 from onnx_mlir_py.codegen.weights import WeightStore
 
@@ -90,7 +89,5 @@ def to_fat_library(variants: list[tuple[str, ir.Module]], path, opts: Options,
             objects.append(obj)
         entry_c = generate_entry_c(sig, fat_target_json(levels), sites, None,
                                    variants=tuple((lv, LEVELS[lv]) for lv in levels))
-        funcs = set().union(*(llvm_functions(m) for _, m, _ in lowered))
         return link_library(path, objects, entry_c, store, tmp, timings,
-                            runtime_sources(False, PARALLEL_FOR_FN in funcs,
-                                            IMAGE_DECODE_FN in funcs))
+                            runtime_sources(False, [m for _, m, _ in lowered]))

@@ -168,7 +168,7 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
     with temp_dir(keep_temps) as tmp:
         events = profile_events(module)
         # the runtime objects a new cache lacks compile meanwhile (on another core)
-        with Prefetch(runtime_sources(events is not None, True, True), tmp) as prefetched:
+        with Prefetch(runtime_sources(events is not None), tmp) as prefetched:
             with timings.phase("codegen: mlir"):
                 sig = extract_signature(module, ENTRY_NAME)
                 store = WeightStore()
@@ -176,18 +176,20 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
             objects = to_objects(llvm_mod, tmp, opts, timings)
             entry_c = generate_entry_c(sig, target_json(options_target(opts)),
                                        alloc_sites(llvm_mod), events)
-            funcs = llvm_functions(llvm_mod)
             return link_library(path, objects, entry_c, store, tmp, timings,
-                                runtime_sources(events is not None, PARALLEL_FOR_FN in funcs,
-                                                IMAGE_DECODE_FN in funcs), prefetched)
+                                runtime_sources(events is not None, [llvm_mod]), prefetched)
 
 
-def runtime_sources(profiled: bool, parallel: bool, images: bool) -> list[str]:
-    """The C runtime's sources a library links: the profiler hooks, the
-    thread pool (-O3 multi-threaded kernels) and the image decoders only
-    when used."""
-    return list(RUNTIME_SOURCES) + [PROFILE_RUNTIME_SOURCE] * profiled \
-        + [PARALLEL_RUNTIME_SOURCE] * parallel + [IMAGE_RUNTIME_SOURCE] * images
+def runtime_sources(profiled: bool, modules: list | None = None) -> list[str]:
+    """The C runtime's sources a library of the LLVM-dialect ``modules``
+    links: the profiler hooks when ``profiled``, the thread pool (-O3
+    multi-threaded kernels) and the image decoders only when their code
+    calls them (``modules`` None: every source it might need)."""
+    calls = set().union(*(llvm_functions(m) for m in modules)) if modules is not None else None
+    return list(RUNTIME_SOURCES) + [PROFILE_RUNTIME_SOURCE] * profiled + \
+        [src for src, fn in ((PARALLEL_RUNTIME_SOURCE, PARALLEL_FOR_FN),
+                             (IMAGE_RUNTIME_SOURCE, IMAGE_DECODE_FN))
+         if calls is None or fn in calls]
 
 
 def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings) -> list[str]:

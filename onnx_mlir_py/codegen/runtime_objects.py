@@ -64,36 +64,30 @@ def _folder() -> Path:
     return private_dir(folder)
 
 
-def _paths(source: str, folder: Path) -> tuple[Path, Path]:
-    return folder / (source[:-2] + ".o"), folder / (source[:-2] + ".o.sha256")
+def _object(source: str, folder: Path) -> Path:
+    return folder / (source[:-2] + ".o")
 
 
 def _valid(source: str, folder: Path) -> bool:
     """``folder`` holds ``source``'s object and it matches its recorded hash."""
-    from onnx_mlir_py.backend.cache_files import read_checked
-    obj, digest_file = _paths(source, folder)
-    data, digest = read_checked(obj), read_checked(digest_file)
-    return data is not None and digest is not None and data[:4] == b"\x7fELF" \
-        and hashlib.sha256(data).hexdigest().encode() == digest.strip()
+    from onnx_mlir_py.backend.cache_files import elf_verified
+    return elf_verified(_object(source, folder))
 
 
 def _cached(source: str, folder: Path, tmp: Path, prefetched=None) -> Path:
     """``folder``'s verified object of ``source``, compiled (in ``tmp``, or
     taken from ``prefetched``) and stored first when it is missing or does
     not match its recorded hash."""
-    from onnx_mlir_py.backend.cache_files import unlink_quiet, write_atomic
-    obj, digest_file = _paths(source, folder)
+    from onnx_mlir_py.backend.cache_files import store_verified, unlink_verified
+    obj = _object(source, folder)
     if _valid(source, folder):
         return obj
-    for p in (obj, digest_file):
-        unlink_quiet(p)
+    unlink_verified(obj)
     built = prefetched.take(source) if prefetched is not None else None
     if built is None:
         built = tmp / (source[:-2] + ".o")
         _compile(source, built)
-    data = built.read_bytes()
-    write_atomic(obj, data)
-    write_atomic(digest_file, hashlib.sha256(data).hexdigest().encode())
+    store_verified(obj, built.read_bytes())
     return obj
 
 
@@ -156,17 +150,14 @@ class Prefetch:
         """Store the objects the link did not need whose compile has ended
         well (the next library may need them: the thread pool, the image
         decoders); kill the compiles still running."""
-        from onnx_mlir_py.backend.cache_files import write_atomic
+        from onnx_mlir_py.backend.cache_files import store_verified
         from onnx_mlir_py.tool_process import kill_group
         for source, (p, out) in self.running.items():
             if p.poll() is None:
                 kill_group(p)
             elif p.returncode == 0 and out.is_file() and self.folder is not None:
                 try:
-                    data = out.read_bytes()
-                    obj, digest_file = _paths(source, self.folder)
-                    write_atomic(obj, data)
-                    write_atomic(digest_file, hashlib.sha256(data).hexdigest().encode())
+                    store_verified(_object(source, self.folder), out.read_bytes())
                 except OSError:
                     pass                # the cache only saves time
         self.running.clear()

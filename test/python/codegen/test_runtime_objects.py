@@ -139,6 +139,15 @@ def test_a_failed_prefetch_is_compiled_by_the_link(compiled, monkeypatch):
 
 
 def test_linked_runtime_sources():
+    import mlir.ir as ir
     from onnx_mlir_py.codegen.link import runtime_sources
-    assert runtime_sources(False, False, False) == list(RUNTIME_SOURCES)
-    assert runtime_sources(True, True, True)[-3:] == ["om_profile.c", "om_parallel.c", "om_image.c"]
+    from onnx_mlir_py.context import make_context
+
+    def module(*callees):
+        with make_context():
+            return ir.Module.parse("\n".join(f"llvm.func @{c}(i64) -> i64" for c in callees))
+    assert runtime_sources(False, [module("foo")]) == list(RUNTIME_SOURCES)
+    assert runtime_sources(False, [module("om_image_decode")])[-1:] == ["om_image.c"]
+    assert runtime_sources(True, [module("foo"), module("om_parallel_for")])[-2:] == \
+        ["om_profile.c", "om_parallel.c"]
+    assert runtime_sources(True)[-3:] == ["om_profile.c", "om_parallel.c", "om_image.c"]
