@@ -39,7 +39,7 @@ import numpy as np
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.passes.optimize.epilogue_q8 import (Q8Epilogue, emit as emit_epilogue,
                                                       epilogue_chain, external_type, flat_externals,
-                                                      uniform)
+                                                      pixel_free, uniform)
 from onnx_mlir_py.passes.optimize.matmul_q8 import (LANES, _widened, _zero_constant, add_functions,
                                                     i32_into_zeros, planned, zero_point_byte)
 from onnx_mlir_py.target import Target
@@ -121,9 +121,11 @@ def plan(op: ir.Operation, target: Target):
     macs = int(np.prod(q.os)) * int(np.prod(q.ws[1:]))
     sign = "s8" if q.signed else "u8"
     if direct(q):
-        nv = NV_FLAT if _flat(q) else NV
+        nv = NV_FLAT if _flat(q) or padded_rows(q) else NV
+        rows = ", rows over the padded width" if padded_rows(q) else ""
         return (f"{FB} filters x {nv * 16} pixels", threaded_kernel(macs, None),
-                f"int8 conv, direct on 4-channel blocks ({sign} x s8, vpdpbusd); {_macs_str(macs)}")
+                f"int8 conv, direct on 4-channel blocks{rows} ({sign} x s8, vpdpbusd); "
+                f"{_macs_str(macs)}")
     return ("8x32, k 4", threaded_kernel(macs, None),
             f"int8 conv: 8-bit im2col + VNNI matmul ({sign} x s8); {_macs_str(macs)}")
 
@@ -270,6 +272,8 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
             epi = epilogue_chain(op) if EPILOGUES else None
             if epi is not None and _flat(q) and not flat_externals(epi, q.os[2:]):
                 epi = None
+            if epi is not None and padded_rows(q) and not pixel_free(epi):
+                epi = None
             # the VNNI step's placeholder is declared with each kernel's text
             # (it must parse) and cloned into the module once
             text = _direct_function(name, q, threads and threaded_kernel(macs, None), epi) + \
@@ -354,6 +358,8 @@ def direct(q: Q8Conv) -> bool:
     # thread CPU time, direct / im2col: 256->256 3x3 at 14x14 1.005, 256->256
     # 3x3/2 at 28x28 1.053)
     fill = ow / (-(-ow // (16 * NV)) * 16 * NV)
+    if padded_rows(q):
+        fill = q.os[2] * ow / _row_lanes(q.os[2] * _padded_width(q), NV_FLAT)
     return fill >= DIRECT_MIN_FILL or q.ws[0] % LANES != 0
 
 
@@ -362,6 +368,50 @@ def direct(q: Q8Conv) -> bool:
 # thread CPU time, NV_FLAT 3 / 2: 1024->256 at 14x14 0.970, 512->128 at
 # 28x28 0.977, 64->256 + residual at 56x56 1.007; ResNet-50 QDQ 0.996)
 NV_FLAT = 3
+
+# False: convs with padding or a kernel wider than 1 compute each output row
+# in whole blocks of NV vectors (56- and 28-pixel rows fill 7/8 of them)
+PADDED_ROWS = True
+
+
+def padded_rows(q: Q8Conv) -> bool:
+    """Whether the direct kernel computes the conv as one row of OH x Wq
+    positions over its padded (phase) planes, Wq = :func:`_padded_width`:
+    output (oh, ow) is position oh*Wq + ow, tap (a, b) reads the plane
+    (a*d0//s0)*Wq + b*d1//s1 words further on, and the Wq - OW positions
+    after each row are computed and not stored. Taken when that uses more of
+    the pixel vectors' lanes than row blocks do (56-pixel rows: 3136 of 3248
+    lanes instead of 3584), for C a multiple of 4 (the word relayout) and
+    rows of at least 16 pixels (a vector then spans at most two rows)."""
+    if not PADDED_ROWS or not PACKED_WORDS or _flat(q) or q.xs[1] % 4 or q.os[3] < 16:
+        return False
+    oh, ow = q.os[2:]
+    return oh * ow / _row_lanes(oh * _padded_width(q), NV_FLAT) > ow / _row_lanes(ow, NV)
+
+
+def _padded_width(q: Q8Conv) -> int:
+    """The words of a padded-rows plane's row: an output row and the taps'
+    reach past it, at least the padded input's columns (per stride phase)."""
+    (_, pl, _, _), d1, s1 = q.pads, q.dilations[1], q.strides[1]
+    return max(q.os[3] + (q.ws[3] - 1) * d1 // s1, -(-(q.xs[3] + pl) // s1))
+
+
+def _padded_stores(e, p0, out_rows: tuple, wq: int) -> list:
+    """Where the 16 positions from ``p0`` of a padded-rows conv go in its
+    output row of OH*OW pixels: [(index, mask)] of two masked stores, the
+    lanes in row r = p0 div Wq with columns below OW, and the lanes past the
+    row (the next row's first columns; masked out of bounds after the last
+    row). ``OW >= 16`` keeps the second index >= 0 whenever it has lanes."""
+    from onnx_mlir_py.passes.optimize.kernel_emit import mask
+    ow = out_rows[1]
+    r = e.div(p0, wq)
+    c0 = e.sub(p0, e.mul(r, wq))
+    at = e.add(e.mul(r, ow), c0)
+    here = e.create_mask(e.sub(ow, c0), 16)
+    before_next = e.create_mask(e.sub(wq, c0), 16)
+    nxt = e.binary("arith.xori", before_next, e.splat_const("true", mask(16)), base="m")
+    return [(at, here), (e.iop("maxsi", e.add(at, ow - wq), 0), nxt)]
+
 
 # False: a row's last block has NV vectors however few pixels it has left
 # (A/B: ResNet-50 QDQ, 1 thread, thread CPU time, with / without 0.988)
@@ -402,7 +452,7 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
     from dataclasses import replace
     from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Value, tensor, vector
     from onnx_mlir_py.passes.optimize.matmul_q8 import DPBUSD, Type_I32, Type_I8
-    flat = _flat(q)
+    flat, prows = _flat(q), padded_rows(q)
     x_shape, o_shape, sub = q.xs, q.os, tuple(q.strides)
     if flat:        # computed as one row of OH*OW pixels (collapsed in, expanded out)
         q = replace(q, xs=(q.xs[0], q.xs[1], 1, q.os[2] * q.os[3]),
@@ -412,13 +462,22 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
     _, _, oh, ow = q.os
     (pt, pl, pb, pr), (d0, d1), (s0, s1) = q.pads, q.dilations, q.strides
     c4 = -(-c // 4)
-    nv = NV_FLAT if flat else NV
-    owb = _row_lanes(ow, nv)
+    nv = NV_FLAT if flat or prows else NV
     # stride s: the padded input split into s0 x s1 phases (rows i*s0 + p,
     # columns j*s1 + r): tap (a, b) reads phase (a*d0 % s0, b*d1 % s1) at
     # offset (a*d0 // s0, b*d1 // s1), with unit stride (stride 1: one phase)
-    hp = max(oh + (kh - 1) * d0 // s0, -(-(h + pt) // s0))
-    wq = max(owb + (kw - 1) * d1 // s1, -(-(w + pl) // s1))
+    if prows:       # one row of OH x Wq positions over the padded phase planes
+        wq = _padded_width(q)
+        span = oh * wq
+        last = _row_lanes(span, nv) - 1 + (kh - 1) * d0 // s0 * wq + (kw - 1) * d1 // s1
+        hp = max(-(-(last + 1) // wq), -(-(h + pt) // s0))
+        out_rows = (oh, ow)
+        q = replace(q, os=(n, f, 1, oh * ow))
+        oh, ow = 1, oh * ow
+    else:
+        span = ow
+        hp = max(oh + (kh - 1) * d0 // s0, -(-(h + pt) // s0))
+        wq = max(_row_lanes(ow, nv) + (kw - 1) * d1 // s1, -(-(w + pl) // s1))
     phases = s0 * s1
     taps = kh * kw
     e = Emitter()
@@ -461,6 +520,13 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
     packed = PACKED_WORDS and c % 4 == 0
     if packed:
         x3 = _packed_words(e, x, zx, (n, c4, h, w), (pt, pl), (hp, wq, s0, s1))
+        if prows:      # the planes as rows of hp * wq words
+            rt, pt_ = tensor([n, c4, phases, hp * wq], Elem.I32), tensor([n, c4, phases, 1, hp * wq],
+                                                                        Elem.I32)
+            xr = e.op("xr", f"tensor.collapse_shape {x3} [[0], [1], [2], [3, 4]] : {x3.type} "
+                            f"into {rt}", rt)
+            x3 = e.op("xr", f"tensor.expand_shape {xr} [[0], [1], [2], [3, 4]] output_shape "
+                            f"[{n}, {c4}, {phases}, 1, {hp * wq}] : {rt} into {pt_}", pt_)
     else:
         xp = e.fresh("xp")
         e(f"{xp} = tensor.pad {x} low[0, 0, {pt}, {pl}] high[0, {c4 * 4 - c}, "
@@ -511,15 +577,17 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
                                 base="ch")
         accs = list(accs)
         for a in range(kh):
-            hrow = e.add(hi, a * d0 // s0)
+            # padded rows: tap row a is a*d0//s0 rows of wq words further on
+            hrow = hi if prows else e.add(hi, a * d0 // s0)
             for b in range(kw):
                 tap = a * kw + b
                 phase = (a * d0 % s0) * s1 + b * d1 % s1
+                coff = b * d1 // s1 + (a * d0 // s0 * wq if prows else 0)
                 bx = []
                 for j in range(nv):
                     if packed:      # 16 pixels' 4 channels as i32 lanes
                         v = e.cast("vector.bitcast", e.read(
-                            x3, [ni, cc, phase, hrow, e.add(w0, j * 16 + b * d1 // s1)],
+                            x3, [ni, cc, phase, hrow, e.add(w0, j * 16 + coff)],
                             zero32, v16), v64)
                     else:
                         col = e.mul(e.add(w0, j * 16 + b * d1 // s1), 4)
@@ -539,33 +607,39 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
                                               f"{{no_inline}} : ({v16}, {v64}, {v64}) -> {v16}",
                                        v16)
         e.end(accs)
+        stores = [_padded_stores(e, e.add(w0, j * 16), out_rows, wq) for j in range(nv)] \
+            if prows else []
         for i in range(FB):
             for j in range(nv):
                 val = racc[i * nv + j]
                 if epi is not None:
                     val = emit_epilogue(e, epi, val, ext, [ni, wrow[i], hi, e.add(w0, j * 16)],
                                         16, in_bounds, pre[i])
-                t3 = e.write(val, t3, [ni, i, hi, e.add(w0, j * 16)],
-                             in_bounds=True if in_bounds else False)
+                if prows:
+                    for at, m in stores[j]:
+                        t3 = e.write(val, t3, [ni, i, 0, at], m, in_bounds=False)
+                else:
+                    t3 = e.write(val, t3, [ni, i, hi, e.add(w0, j * 16)],
+                                 in_bounds=True if in_bounds else False)
         return t3
 
     # whole blocks of NV vectors, then the row's rest in one block of
     # ``tail`` vectors (one when at most 16 pixels are left)
-    full, tail = _row_blocks(ow, nv)
+    full, tail = _row_blocks(span, nv)
     t = t2
     if full:
         w0, (t3,), (r3,) = e.loop(0, full, 16 * nv, [t], base="col")
         e.end([block(t3, w0, nv, True)])
         t = r3
     if tail:
-        t = block(t, full, tail, ow - full == 16 * tail)
+        t = block(t, full, tail, span - full == 16 * tail)
     e.end([t])
     e.end([r2])
     if threaded:
         e.end_forall(r1, tile_src, [0, f0, 0, 0], [n, FB, oh, ow])
     else:
         e.end([e.insert_slice(r1, tile_src, [0, f0, 0, 0], [n, FB, oh, ow])])
-    if flat:
+    if flat or prows:
         o3d = tensor([n, f, ow], out_el)
         rc = e.op("rc", f"tensor.collapse_shape {res} [[0], [1], [2, 3]] : {out_t} into {o3d}", o3d)
         full = tensor(o_shape, out_el)

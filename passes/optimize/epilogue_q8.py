@@ -292,6 +292,14 @@ def flat_externals(epi: Q8Epilogue, hw: tuple) -> bool:
     return True
 
 
+def pixel_free(epi: Q8Epilogue) -> bool:
+    """Whether no external is read by pixel (by (n, f) only or by nothing):
+    a conv computed over its padded rows has no pixel coordinates to read
+    them at."""
+    return all((pos := dim_positions(m)) is not None and 2 not in pos and 3 not in pos
+               for m in epi.maps)
+
+
 def _generic_line(o: ir.Operation, names: list[str], in_types: list[str], out_types: list[str]):
     attrs = ", ".join(f"{k} = {o.attributes[k]}" for k in o.attributes)
     attrs = f" {{{attrs}}}" if attrs else ""

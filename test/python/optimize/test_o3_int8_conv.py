@@ -109,6 +109,57 @@ def test_word_and_byte_relayouts_agree(tmp_path, monkeypatch, kw):
     _on_off_agree(tmp_path, monkeypatch, qlinear_conv(**kw), "PACKED_WORDS")
 
 
+def test_padded_rows_choice():
+    """conv_q8.padded_rows: ResNet's 56- and 28-pixel 3x3 rows (and the
+    3x3/2 convs to them) are computed over their padded width, rows that
+    fill their blocks, rows under 16 pixels, 1x1 images and C % 4 != 0 not."""
+    from onnx_mlir_py.passes.optimize import conv_q8
+
+    def q(c, hw, k, stride=1, pad=None, ow=None):
+        pad = k // 2 if pad is None else pad
+        ow = ow or (hw + 2 * pad - k) // stride + 1
+        return conv_q8.Q8Conv(None, False, None, False, None, (pad,) * 4, (1, c, hw, hw),
+                              (64, c, k, k), (1, 64, ow, ow), (stride, stride), (1, 1))
+    assert [conv_q8.padded_rows(q(*a)) for a in [(64, 56, 3), (128, 28, 3), (128, 56, 3, 2),
+                                                 (64, 48, 3), (256, 14, 3), (64, 56, 1, 1, 0),
+                                                 (3, 224, 7, 2)]] == \
+        [True, True, True, False, False, False, False]
+    assert conv_q8._padded_width(q(64, 56, 3)) == 58
+    assert conv_q8._padded_width(q(128, 56, 3, 2)) == 29
+
+
+@pytest.mark.skipif(not VNNI, reason="the direct kernel needs AVX-512 VNNI")
+@pytest.mark.parametrize("kw", [
+    dict(c=8, f=16, hw=40, k=3),                                 # im2col in row blocks
+    dict(c=8, f=8, hw=57, k=3, stride=2),                        # phases of 30 words
+    dict(c=8, f=24, hw=20, k=3, dil=2, pads=[2, 1, 0, 2], batch=2),   # 19-pixel rows
+    dict(c=8, f=16, hw=40, k=5, pads=[2, 2, 2, 2], signed=True),
+    dict(c=8, f=8, hw=35, k=3, stride=2, pads=[0, 1, 1, 0]),     # 17 pixels, asymmetric
+])
+def test_padded_rows_agree(tmp_path, monkeypatch, kw):
+    """conv_q8.PADDED_ROWS: the conv computed as one row over its padded
+    planes, each vector stored by two masked stores (the row's lanes and the
+    next row's), gives the row-block build's and onnx.reference's results."""
+    from onnx_mlir_py.passes.optimize import conv_q8
+    m = qlinear_conv(**kw)
+    assert conv_q8.padded_rows(_q8(m))
+    _on_off_agree(tmp_path, monkeypatch, m, "PADDED_ROWS")
+
+
+def _q8(m):
+    """The conv_q8.Q8Conv of a one-QLinearConv model (shapes and attributes only)."""
+    from onnx_mlir_py.passes.optimize import conv_q8
+    node = m.graph.node[0]
+    a = {x.name: list(x.ints) for x in node.attribute}
+    x = [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]
+    w = [i for i in m.graph.initializer if i.name == "W"][0].dims
+    (s0, s1), (d0, d1), p = a["strides"], a["dilations"], a["pads"]
+    oh = (x[2] + p[0] + p[2] - d0 * (w[2] - 1) - 1) // s0 + 1
+    ow = (x[3] + p[1] + p[3] - d1 * (w[3] - 1) - 1) // s1 + 1
+    return conv_q8.Q8Conv(None, False, None, False, None, (p[0], p[1], p[2], p[3]), tuple(x),
+                          tuple(w), (x[0], w[0], oh, ow), (s0, s1), (d0, d1))
+
+
 def _on_off_agree(tmp_path, monkeypatch, m, flag: str):
     """The -O3 library with conv_q8.<flag> on (the default) differs from the
     one with it off and both give onnx.reference's results, bit for bit."""
