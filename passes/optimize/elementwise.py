@@ -5,6 +5,8 @@ reduction loop: row reductions such as softmax sums), ``linalg.transpose``
 and ``linalg.copy`` (what the pack/unpack lowering produces), where every
 operand is *contiguous in the innermost loop* (its map's last result is the
 last loop dim) or does not depend on it (broadcast).
+Trailing run-time dims that every operand reads as one contiguous row (H and
+W of an NCHW op) are merged into one loop first (:mod:`.collapse_rows`).
 Everything but the innermost dim is tiled by 1 (dynamic outer dims too) and
 the innermost dim is vectorized: whole when it is small, else in chunks of 4
 vectors (or 3 or 2 when that divides the row and 4 does not, see
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from onnx_mlir_py.passes.optimize.collapse_rows import collapse_row
 from onnx_mlir_py.passes.optimize.dynamic_threads import DYN_THREADS, split_on_work
 from onnx_mlir_py.passes.optimize.matmul import PACKED_ATTR
 from onnx_mlir_py.ir_util import walk_ops
@@ -279,6 +282,8 @@ def vectorize_elementwise(module: ir.Module, target: Target, threads: bool = Fal
     """Tile + vectorize every candidate op; ``threads``: big ones get an
     ``scf.forall`` (see the module docstring). Returns how many applied."""
     ops = [op for op in walk_ops(module.operation) if candidate(op)]
+    # trailing run-time dims read as one contiguous row: one loop (collapse_rows)
+    ops = [collapse_row(op, _maps(op), _loop_sizes(op)) or op for op in ops]
     if threads:
         # dynamic outer dims: threads decided at run time on the work
         split = [op for op in ops if work(op) < THREAD_MIN_WORK and

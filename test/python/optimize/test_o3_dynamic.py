@@ -308,3 +308,33 @@ def test_matmul_cache_blocks_dynamic_rows(tmp_path):
     c.outputs += ["rows", "cols"]
     run_shapes(tmp_path, c, lambda n, s: {"x": rand(s, 1100), "y": rand(s, 600)},
                threads=(1, 2), shapes=[(1, s) for s in (1, 7, 64, 70, 203)])
+
+
+def test_elementwise_rows_of_dynamic_planes(tmp_path):
+    """Elementwise ops over [N, C, H, W] with run-time H and W run over one
+    row of H*W elements (collapse_rows.py): a SiLU, a squeeze-excitation gate
+    ([N, C, 1, 1], collapsed with the row), an [H, W] plane broadcast over
+    N and C; a bias over W alone and a per-row [N, C, H, 1] scale keep their
+    loops. Planes of 1x1, shorter than a vector, just over one chunk (a
+    whole chunk plus a masked remainder), and several chunks; at 1 and 2
+    threads (a 2 x 24 x 40 x 40 op is big enough for the threaded copy)."""
+    c = Cases()
+    c.input("x", ["N", 24, "H", "W"])
+    c.input("p", ["H", "W"])
+    c.input("wb", ["W"])
+    c.input("hs", ["N", 24, "H", 1])
+    c.nodes += [
+        N("Sigmoid", ["x"], ["sg"]), N("Mul", ["x", "sg"], ["silu"]),
+        N("ReduceMean", ["silu"], ["pool"], axes=[2, 3], keepdims=1),
+        N("Sigmoid", ["pool"], ["gate"]), N("Mul", ["silu", "gate"], ["se"]),
+        N("Add", ["x", "p"], ["plane"]),
+        N("Add", ["x", "wb"], ["wbias"]),
+        N("Mul", ["x", "hs"], ["hscale"]),
+    ]
+    c.outputs += ["se", "plane", "wbias", "hscale"]
+
+    def feeds(n, hw):
+        h, w = hw
+        return {"x": rand(n, 24, h, w), "p": rand(h, w), "wb": rand(w), "hs": rand(n, 24, h, 1)}
+    run_shapes(tmp_path, c, feeds, threads=(1, 2),
+               shapes=[(1, (1, 1)), (2, (7, 7)), (1, (5, 13)), (3, (9, 8)), (2, (40, 40))])
