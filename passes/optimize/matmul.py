@@ -309,8 +309,11 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
                                        n_outer=None if not pack_b else _n_outer(m, k),
                                        epilogue=epi[1] if epi is not None else None)
             sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
-            fop = sub.body.operations[0].operation
-            funcs[key] = (name, fop.clone(ir.InsertionPoint(module.body)))
+            # the text's first function is the one called (a dynamic kernel's
+            # may call a second: matmul_dyn_text.shared_kernel)
+            clones = [f.operation.clone(ir.InsertionPoint(module.body))
+                      for f in sub.body.operations]
+            funcs[key] = (name, clones[0])
         name, fop = funcs[key]
         # with an epilogue the call replaces it too (its tensors and
         # scalars may be defined between the two)

@@ -34,6 +34,15 @@ from onnx_mlir_py.passes.optimize.matmul_text import contraction
 REMAINDER_BLOCKS = (2, 4)
 
 
+def shared_kernel(k: int | None, n: int | None, nb: int, pack_b: bool) -> bool:
+    """Whether the kernel is split in two (:func:`kernel_function_dynamic`):
+    B packed by the caller, the kernel a function of its own that is not
+    inlined, so every matmul of the same shapes calls one copy. Needs a
+    packed B of static K and N, and C in whole column blocks (the kernel
+    then writes C in place and returns it: no padded C to allocate)."""
+    return pack_b and k is not None and n is not None and n % nb == 0
+
+
 def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
                             k: int | None, n: int | None, mb: int, nb: int, kb: int,
                             n_outer: bool, pack_b: bool) -> str:
@@ -42,12 +51,54 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
     None (dynamic) for a batch_matmul. ``pack_b``: B relaid out by
     ``linalg.pack`` (for constant B, folded at compile time); else B is only
     viewed in blocks [KO, kb, NO, nb] (padded first when N or K are not
-    whole blocks)."""
+    whole blocks).
+
+    When :func:`shared_kernel`, the text holds two functions: ``@name``
+    packs B and calls ``@name_kernel(A, packed B, C)`` with ``no_inline``.
+    ``@name`` is inlined at each matmul (its pack of constant B folds
+    there); the kernel stays one function for all of them, so the -O3
+    schedule, bufferization and the lowerings handle it once (issue #29:
+    GPT-2's 12 layers repeat four matmul shapes)."""
+    if not shared_kernel(k, n, nb, pack_b):
+        return _kernel(name, batch, m, k, n, mb, nb, kb, n_outer, pack_b, False)
+    batched = batch is not False
+    e = Emitter()
+    bs = [batch] if batched else []
+    a, b, c = (e.param("a", tensor(bs + [m, k])), e.param("b", tensor(bs + [k, n])),
+               e.param("c", tensor(bs + [m, n])))
+    bp = _pack_b(e, b, [e.dim(a, 0) if batch is None else batch] if batched else [],
+                 e.cdiv(k, kb), e.cdiv(n, nb), kb, nb, batched)
+    r = e.op("r", f"func.call @{name}_kernel({a}, {bp}, {c}) {{no_inline}} : "
+                  f"({a.type}, {bp.type}, {c.type}) -> {c.type}", c.type)
+    e(f"return {r} : {c.type}")
+    return e.function(name, [a, b, c], c.type) + "\n" \
+        + _kernel(f"{name}_kernel", batch, m, k, n, mb, nb, kb, n_outer, pack_b, True)
+
+
+def _pack_b(e: Emitter, b: Value, bt: list, ko, no, kb: int, nb: int, batched: bool) -> Value:
+    """B [batch,] [K, N] relaid out by ``linalg.pack`` as [batch,] [NO, KO, kb, nb]."""
+    zero = e.const("0.0", F32)
+    perm, dims = ("[0, 2, 1]", "[1, 2]") if batched else ("[1, 0]", "[0, 1]")
+    bpe = e.empty(bt + [no, ko, kb, nb])
+    return e.op("bp", f"linalg.pack {b} padding_value({zero} : f32) outer_dims_perm = {perm} "
+                      f"inner_dims_pos = {dims} inner_tiles = [{kb}, {nb}] into {bpe} "
+                      f": {b.type} -> {bpe.type}", bpe.type)
+
+
+def _kernel(name: str, batch: int | None | bool, m: int | None, k: int | None,
+            n: int | None, mb: int, nb: int, kb: int, n_outer: bool, pack_b: bool,
+            b_packed: bool) -> str:
+    """The kernel of :func:`kernel_function_dynamic`; ``b_packed``: its B
+    parameter is already packed ([batch,] [NO, KO, kb, nb], static K and N)."""
     batched = batch is not False
     e = Emitter()
     o = 1 if batched else 0
     bs = [batch] if batched else []
-    a, b, c = (e.param("a", tensor(bs + [m, k])), e.param("b", tensor(bs + [k, n])),
+    if b_packed:
+        bshape = bs + [-(-n // nb), -(-k // kb), kb, nb]
+    else:
+        bshape = bs + [k, n]
+    a, b, c = (e.param("a", tensor(bs + [m, k])), e.param("b", tensor(bshape)),
                e.param("c", tensor(bs + [m, n])))
     zero = e.const("0.0", F32)
 
@@ -55,7 +106,7 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
         return static if static is not None else e.dim(v, i)
 
     bt = [dim(a, 0, batch)] if batched else []
-    M, K, N = dim(a, o, m), dim(a, o + 1, k), dim(b, o + 1, n)
+    M, K, N = dim(a, o, m), dim(a, o + 1, k), n if b_packed else dim(b, o + 1, n)
     if k is None:
         kb = 1
     mo = e.div(M, mb)
@@ -66,12 +117,10 @@ def kernel_function_dynamic(name: str, batch: int | None | bool, m: int | None,
     z = [0] * o
     rt = "[" + ("[0], " if batched else "") + f"[{o}, {o + 1}], [{o + 2}, {o + 3}]]"
     # B: packed [batch,] [NO, KO, kb, nb] or viewed [batch,] [KO, kb, NO, nb]
-    if pack_b:
-        perm, dims = ("[0, 2, 1]", "[1, 2]") if batched else ("[1, 0]", "[0, 1]")
-        bpe = e.empty(bt + [no, ko, kb, nb])
-        bp = e.op("bp", f"linalg.pack {b} padding_value({zero} : f32) outer_dims_perm = {perm} "
-                        f"inner_dims_pos = {dims} inner_tiles = [{kb}, {nb}] into {bpe} "
-                        f": {b.type} -> {bpe.type}", bpe.type)
+    if b_packed:
+        bp = b
+    elif pack_b:
+        bp = _pack_b(e, b, bt, ko, no, kb, nb, batched)
     else:
         bv = b
         if kp != K or np_ != N:
