@@ -139,11 +139,15 @@ def test_padded_rows_choice():
 def test_padded_rows_agree(tmp_path, monkeypatch, kw):
     """conv_q8.PADDED_ROWS: the conv computed as one row over its padded
     planes, each vector stored by two masked stores (the row's lanes and the
-    next row's), gives the row-block build's and onnx.reference's results."""
+    next row's), gives the row-block build's and onnx.reference's results,
+    at 1 and 2 threads (filter blocks split across the pool)."""
     from onnx_mlir_py.passes.optimize import conv_q8
     m = qlinear_conv(**kw)
     assert conv_q8.padded_rows(_q8(m))
     _on_off_agree(tmp_path, monkeypatch, m, "PADDED_ROWS")
+    x = _x(m, 5)
+    got = ExecutionSession(str(tmp_path / "on.so"), num_threads=2).run([x])[0]
+    np.testing.assert_array_equal(got, reference(m, {"x": x})[0])
 
 
 def _q8(m):
