@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from onnx_mlir_py.codegen.bufferize_chunks import outline_chunks
 from onnx_mlir_py.codegen.passes import run_pipeline
 from onnx_mlir_py.codegen.empty_slices import fold_empty_slices
 from onnx_mlir_py.codegen.partial_writes import mark_partial_writes
@@ -40,6 +41,10 @@ BUFFERIZE_PIPELINE = ", ".join([
     "eliminate-empty-tensors",
     ONE_SHOT,
     "canonicalize",
+    # a function's result that is its argument's buffer (the kernels of
+    # codegen/kernel_functions.py write their destination in place) is
+    # dropped: the deallocation pipeline would otherwise clone it
+    "drop-equivalent-buffer-results",
     "buffer-deallocation-pipeline",
     "convert-bufferization-to-memref",
     "canonicalize",
@@ -109,5 +114,6 @@ def bufferize(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
     split_shared_empties(module)        # after the last CSE (see there)
     # last step before the analysis: canonicalize would fold the marks away
     mark_partial_writes(module)
+    outline_chunks(module, entry)       # a long entry: linear time (see there)
     run_pipeline(module, BUFFERIZE_PIPELINE, "bufferization")
     return module
