@@ -284,6 +284,9 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
             # [F, C4*4, KH, KW] -> [F, C4, KH, KW, 4]: the 4 channels of a tap side by side
             w4 = np.ascontiguousarray(wpad.reshape(f, c4, 4, q.ws[2], q.ws[3])
                                       .transpose(0, 1, 3, 4, 2).reshape(f, -1))
+            if FILTER_BLOCKS:   # [F/FB, C4*KH*KW, FB, 4]: a tile's 8 filters side by side
+                w4 = np.ascontiguousarray(w4.reshape(f // FB, FB, -1, 4).transpose(0, 2, 1, 3)
+                                          .reshape(f // FB, -1))
             rowsum = wv.astype(np.int64).reshape(f, -1).sum(axis=1).astype(np.int32)
             base = (-128 * rowsum if q.signed else np.zeros_like(rowsum)).astype(np.int32)
             consts = [w4, base, rowsum]
@@ -413,6 +416,14 @@ def _padded_stores(e, p0, out_rows: tuple, wq: int) -> list:
     return [(at, here), (e.iop("maxsi", e.add(at, ow - wq), 0), nxt)]
 
 
+# False: the filters are [F, C4*KH*KW*4] (each filter's bytes in a row; a
+# tile's 8 broadcasts then read 8 rows, C*KH*KW bytes apart). A/B (Zen 4, 1
+# thread, thread CPU time): ResNet-50 QDQ 0.974-0.977 (on/off), 1.041-1.049
+# (off/on); single convs with their weights warm in cache 0.99-1.01: it is
+# the cold weights' stream from memory that runs faster
+FILTER_BLOCKS = True
+
+
 # False: a row's last block has NV vectors however few pixels it has left
 # (A/B: ResNet-50 QDQ, 1 thread, thread CPU time, with / without 0.988)
 ROW_TAIL = True
@@ -436,7 +447,10 @@ def _row_lanes(ow: int, nv: int = NV) -> int:
 
 
 def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | None = None) -> str:
-    """``@name(x: i8 [N, C, H, W], zx: i8, w4: i8 [F, C4*KH*KW*4], base: i32 [F],
+    """``@name(x: i8 [N, C, H, W], zx: i8, w4: i8 [F/FB, C4*KH*KW*FB*4] (each
+    4-channel tap's bytes of a tile's FB filters side by side: the tile reads
+    its filters as one sequential stream; [F, C4*KH*KW*4] without
+    FILTER_BLOCKS), base: i32 [F],
     rowsum: i32 [F], epilogue externals...) -> [N, F, OH, OW]`` (i32, or the
     epilogue's result type): the input padded with its zero point, split into
     stride phases and channel-blocked (``[N, C4, S0*S1, Hq, Wq]`` of i32 words
@@ -484,7 +498,8 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
     v16, v64, v4 = vector(16, Elem.I32), vector(64, Elem.I8), vector(4, Elem.I8)
     x = x_in = e.param("x", tensor(x_shape, Elem.I8))
     zx = e.param("zx", Type_I8)
-    w4 = e.param("w4", tensor([f, c4 * taps * 4], Elem.I8))
+    w4 = e.param("w4", tensor([f // FB, c4 * taps * FB * 4] if FILTER_BLOCKS
+                              else [f, c4 * taps * 4], Elem.I8))
     base = e.param("base", tensor([f], Elem.I32))
     rowsum = e.param("rowsum", tensor([f], Elem.I32))
     out_el = epi.elem if epi is not None else Elem.I32
@@ -597,7 +612,8 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
                     bx.append(v)
                 kof = e.mul(e.add(e.mul(cc, taps), tap), 4)
                 for i in range(FB):
-                    wv = e.read(w4, [wrow[i], kof], zero8, v4)
+                    wv = e.read(w4, [fb, e.add(e.mul(kof, FB), i * 4)] if FILTER_BLOCKS
+                                else [wrow[i], kof], zero8, v4)
                     w1 = e.cast("vector.bitcast", wv, vector(1, Elem.I32))
                     s = e.op("ws", f"vector.extract {w1}[0] : i32 from {w1.type}", Type_I32)
                     wb = e.cast("vector.bitcast", e.broadcast(s, v16), v64)

@@ -150,6 +150,19 @@ def test_padded_rows_agree(tmp_path, monkeypatch, kw):
     np.testing.assert_array_equal(got, reference(m, {"x": x})[0])
 
 
+@pytest.mark.skipif(not VNNI, reason="the direct kernel needs AVX-512 VNNI")
+@pytest.mark.parametrize("kw", [
+    dict(c=8, f=16, hw=40, k=3),                                 # two filter blocks
+    dict(c=6, f=24, hw=9, k=3, stride=2, batch=2),               # C % 4 != 0: padded taps
+    dict(c=16, f=8, hw=14, k=1, pads=[0, 0, 0, 0], signed=True),
+])
+def test_filter_blocks_agree(tmp_path, monkeypatch, kw):
+    """conv_q8.FILTER_BLOCKS: the filters as [F/8, C4*KH*KW, 8, 4] (a
+    tile's 8 filters side by side) give the per-filter rows' results and
+    onnx.reference's."""
+    _on_off_agree(tmp_path, monkeypatch, qlinear_conv(**kw), "FILTER_BLOCKS")
+
+
 def _q8(m):
     """The conv_q8.Q8Conv of a one-QLinearConv model (shapes and attributes only)."""
     from onnx_mlir_py.passes.optimize import conv_q8
