@@ -26,8 +26,9 @@ Threads (``threads=True``, on at -O3): an op with at least
 the size of its body, see :func:`work`) gets its outermost non-unit loop as
 an ``scf.forall`` (``tile_using_forall``; codegen runs it on the library's
 thread pool, see the package docstring); an op with dynamic outer dims is
-decided at run time instead (:mod:`.dynamic_threads`: an ``scf.if`` on its
-work, the threaded copy distributing the dynamic dims); when that loop has fewer than
+decided at run time instead (:mod:`.dynamic_threads`: one ``scf.forall``
+over its outer loops whose tile sizes are 1 or the whole extent, chosen on
+its run-time work, so the op is emitted once); when that loop has fewer than
 :data:`MIN_FORALL_TRIPS` iterations the next loops join it (a 2-D/3-D
 forall, which codegen linearizes into one range of iterations),
 the innermost dim in chunks of the vectorized width if it comes to that.
@@ -41,7 +42,8 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.passes.optimize.collapse_rows import collapse_row
-from onnx_mlir_py.passes.optimize.dynamic_threads import DYN_THREADS, split_on_work
+from onnx_mlir_py.passes.optimize.dynamic_threads import (DYN_THREADS, FORALL_TILE, forall_loops,
+                                                       tile_on_work)
 from onnx_mlir_py.passes.optimize.matmul import PACKED_ATTR
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.schedule import apply_to_ops, loop_sizes
@@ -175,27 +177,46 @@ def work(op: ir.Operation) -> int:
     return total * (3 + body) // 3
 
 
-def _forall_dims(sizes: list[int], chunk: int, reduction: bool,
-                 dynamic: bool = False) -> list[int]:
+def _forall_dims(sizes: list[int], chunk: int, reduction: bool) -> list[int]:
     """Loops of the ``scf.forall`` (outermost first): the outer non-unit
     loops, then the innermost one in chunks (only if parallel), taken until
     the forall has MIN_FORALL_TRIPS iterations or the loops run out.
-    Dynamic loops stay sequential (inside the forall) unless ``dynamic``
-    (the op runs under a run-time work check, :mod:`.dynamic_threads`):
-    then all dynamic outer loops are distributed (a batch of 1 leaves the
-    sequence), and static ones as before."""
+    Dynamic loops stay sequential (inside the forall); an op with dynamic
+    outer dims and too little work for a forall of its static ones has one
+    over its dynamic ones instead (:mod:`.dynamic_threads`)."""
     n = len(sizes)
-    dims = [i for i in range(n - 1) if sizes[i] is None] if dynamic else []
+    dims = []
     cands = [(i, sizes[i]) for i in range(n - 1) if sizes[i] is not None and sizes[i] > 1]
     if not reduction and sizes[-1] is not None and chunk < sizes[-1]:
         cands.append((n - 1, -(-sizes[-1] // chunk)))
-    trips = MIN_FORALL_TRIPS if dims else 1
+    trips = 1
     for i, t in cands:
         if trips >= MIN_FORALL_TRIPS:
             break
         dims.append(i)
         trips *= t
     return sorted(dims) if trips > 1 else []
+
+
+def _run_time_forall(dims: list[int], n: int) -> str:
+    """Schedule text: ``%op`` (in its ``scf.execute_region``, see
+    :mod:`.dynamic_threads`) tiled into ``%tf`` by an ``scf.forall`` over the
+    loops ``dims``, with the FORALL_TILE selects in front of it (in loop
+    order) as tile sizes."""
+    k = len(dims)
+    any_ops = lambda j: ", ".join(["!transform.any_op"] * j)   # noqa: E731
+    text = ('    %region = transform.get_parent_op %op {op_name = "scf.execute_region"}\n'
+            "      : (!transform.any_op) -> !transform.any_op\n"
+            f'    %ts = transform.structured.match ops{{["arith.select"]}} '
+            f"attributes{{{FORALL_TILE}}} in %region\n"
+            "      : (!transform.any_op) -> !transform.any_op\n")
+    names = ["%ts"]
+    if k > 1:
+        names = [f"%ts{j}" for j in range(k)]
+        text += f"    {', '.join(names)} = transform.split_handle %ts : (!transform.any_op) -> ({any_ops(k)})\n"
+    sizes = ", ".join(names[dims.index(i)] if i in dims else "0" for i in range(n))
+    return text + (f"    %tf, %lf = transform.structured.tile_using_forall %op tile_sizes [{sizes}]\n"
+                   f"      : ({any_ops(k + 1)}) -> (!transform.any_op, !transform.any_op)\n")
 
 
 def row_chunk(inner: int, width: int) -> int:
@@ -232,11 +253,12 @@ def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | N
         (tiles, sizes, vec)
     reduction = op.name == "linalg.generic" and \
         "reduction" in str(op.attributes["iterator_types"][n - 1])
+    src, pre, fdims = "%op", "", []
     if DYN_THREADS in op.attributes:
-        fdims = _forall_dims(sizes, chunk, reduction, dynamic=True)
-    else:
-        fdims = _forall_dims(sizes, chunk, reduction) \
-            if threads and work(op) >= THREAD_MIN_WORK else []
+        # a forall over the dynamic outer loops with run-time tile sizes, then tiled as below
+        src, pre = "%tf", _run_time_forall(forall_loops(sizes), n)
+    elif threads and work(op) >= THREAD_MIN_WORK:
+        fdims = _forall_dims(sizes, chunk, reduction)
     if fdims:
         ftiles = [tiles[i] if i in fdims else 0 for i in range(n)]
         rest = [0 if i in fdims else tiles[i] for i in range(n)]
@@ -249,13 +271,13 @@ def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | N
                       f"      : (!transform.any_op) -> (!transform.any_op, {loops})\n")
         else:
             tiled += "    %t = transform.cast %tf : !transform.any_op to !transform.any_op\n"
-    elif all(t == 0 or t == s for t, s in zip(tiles, sizes)) and n == 1:
+    elif all(t == 0 or t == s for t, s in zip(tiles, sizes)) and n == 1 and not pre:
         tiled = "    %t = transform.cast %op : !transform.any_op to !transform.any_op\n"
     else:
         k = sum(1 for t in tiles if t)
         loops = ", ".join(["!transform.any_op"] * k)
-        tiled = (f"    %t, %l:{k} = transform.structured.tile_using_for %op tile_sizes {tiles}\n"
-                 f"      : (!transform.any_op) -> (!transform.any_op, {loops})\n")
+        tiled = pre + (f"    %t, %l:{k} = transform.structured.tile_using_for {src} tile_sizes {tiles}\n"
+                       f"      : (!transform.any_op) -> (!transform.any_op, {loops})\n")
     # peeled: a dynamic row, or a long static row reduction that is no
     # whole number of chunks (its remainder stays scalar, as above)
     if inner is None or (reduction and inner > chunk and inner % chunk):
@@ -284,13 +306,13 @@ def vectorize_elementwise(module: ir.Module, target: Target, threads: bool = Fal
     ops = [op for op in walk_ops(module.operation) if candidate(op)]
     # trailing run-time dims read as one contiguous row: one loop (collapse_rows)
     ops = [collapse_row(op, _maps(op), _loop_sizes(op)) or op for op in ops]
-    if threads:
-        # dynamic outer dims: threads decided at run time on the work
-        split = [op for op in ops if work(op) < THREAD_MIN_WORK and
-                 split_on_work(op, _maps(op), _loop_sizes(op), work(op), THREAD_MIN_WORK)]
-        if split:
-            ops = [op for op in walk_ops(module.operation) if candidate(op)]
+    # dynamic outer dims: threads decided at run time on the work (the forall's tile sizes)
+    tiled = [op for op in ops if threads and work(op) < THREAD_MIN_WORK and
+             tile_on_work(op, _maps(op), _loop_sizes(op), work(op), THREAD_MIN_WORK)]
     # each schedule tiles and vectorizes its own op only: a run per op,
     # rooted at the op (linear in the module, see apply_to_ops)
-    return apply_to_ops(module, ops, lambda op: schedule(op, target, threads),
-                        own_op_only=True)
+    done = apply_to_ops(module, ops, lambda op: schedule(op, target, threads), own_op_only=True)
+    for op in walk_ops(module.operation) if tiled else ():
+        if FORALL_TILE in op.attributes:
+            del op.attributes[FORALL_TILE]
+    return done

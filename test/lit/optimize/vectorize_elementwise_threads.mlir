@@ -111,18 +111,24 @@ func.func @transpose_rows(%x: tensor<64x16x32x128xf32>) -> tensor<16x64x32x128xf
 }
 
 // Dynamic rows (batch x sequence): the work is known at run time only, so
-// the op is cloned under an scf.if on (rows x work of one row) >= 2^16:
-// the threaded copy is an scf.forall with a run-time bound, the other copy
-// stays on the calling thread.
+// the op is one scf.forall over the rows whose tile size is chosen at run time
+// on (rows x work of one row) >= 2^16 (dynamic_threads.py): 1 (a row per
+// iteration, on the thread pool), else all rows (one iteration, run inline);
+// the rows of a tile are a loop inside it. The op is emitted once.
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK: %[[W:.*]] = arith.muli %{{.*}}, %{{.*}} : index
 // CHECK: %[[BIG:.*]] = arith.cmpi uge, %[[W]], %c65536
-// CHECK: scf.if %[[BIG]]
+// CHECK: scf.execute_region
+// CHECK: %[[TS:.*]] = arith.select %[[BIG]], %{{.*}}, %{{.*}} : index
+// CHECK-NOT: onnx_mlir_py.forall_tile
 // CHECK: scf.forall (%{{.*}}) in (%{{.*}})
+// CHECK: affine.min {{.*}}[%{{.*}}, %[[TS]]]
+// CHECK: scf.for
 // CHECK: arith.maximumf {{.*}} : vector<1x256xf32>
-// CHECK: } else {
-// CHECK-NOT: scf.forall
-// CHECK: arith.maximumf {{.*}} : vector<1x256xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: arith.maximumf
+// CHECK-NOT: scf.if
+// CHECK: return
 func.func @dynamic_rows(%x: tensor<?x256xf32>, %b: tensor<256xf32>) -> tensor<?x256xf32> {
   %zero = arith.constant 0.0 : f32
   %c0 = arith.constant 0 : index
@@ -136,4 +142,41 @@ func.func @dynamic_rows(%x: tensor<?x256xf32>, %b: tensor<256xf32>) -> tensor<?x
     linalg.yield %u : f32
   } -> tensor<?x256xf32>
   return %r : tensor<?x256xf32>
+}
+
+// Run-time N, H and W: H and W are one row (collapse_rows.py), and the forall spreads
+// N and the static channels, each with a run-time tile size (1 when the work,
+// N x H*W x the work of one unit, is at least 2^16, else the whole extent, at
+// least 1: the trip count divides by it, and N may be 0).
+// CHECK-LABEL: func.func @dynamic_planes
+// CHECK: tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]]
+// CHECK: %[[N:.*]] = tensor.dim %{{.*}}, %c0
+// CHECK: %[[HW:.*]] = tensor.dim %{{.*}}, %c2
+// CHECK: arith.muli %{{.*}}, %[[N]] : index
+// CHECK: arith.muli %{{.*}}, %[[HW]] : index
+// CHECK: scf.execute_region
+// CHECK: %[[N1:.*]] = arith.maxui %[[N]], %{{.*}} : index
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[N1]] : index
+// CHECK: arith.select %{{.*}}, %{{.*}}, %c8 : index
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}})
+// CHECK: arith.negf {{.*}} : vector<1x1x64xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: arith.negf
+// CHECK: tensor.reshape
+func.func @dynamic_planes(%x: tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8x?x?xf32>
+  %h = tensor.dim %x, %c2 : tensor<?x8x?x?xf32>
+  %w = tensor.dim %x, %c3 : tensor<?x8x?x?xf32>
+  %e = tensor.empty(%n, %h, %w) : tensor<?x8x?x?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<?x8x?x?xf32>) outs(%e : tensor<?x8x?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.negf %a : f32
+    linalg.yield %t : f32
+  } -> tensor<?x8x?x?xf32>
+  return %r : tensor<?x8x?x?xf32>
 }

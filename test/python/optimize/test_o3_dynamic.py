@@ -316,8 +316,10 @@ def test_elementwise_rows_of_dynamic_planes(tmp_path):
     ([N, C, 1, 1], collapsed with the row), an [H, W] plane broadcast over
     N and C; a bias over W alone and a per-row [N, C, H, 1] scale keep their
     loops. Planes of 1x1, shorter than a vector, just over one chunk (a
-    whole chunk plus a masked remainder), and several chunks; at 1 and 2
-    threads (a 2 x 24 x 40 x 40 op is big enough for the threaded copy)."""
+    whole chunk plus a masked remainder), and several chunks, and a batch of
+    0 (the forall's run-time tile size is at least 1: fuzz s2903-8 divided by
+    0); at 1 and 2 threads (2 x 24 x 40 x 40 is enough work for a tile size of
+    1, a row per iteration)."""
     c = Cases()
     c.input("x", ["N", 24, "H", "W"])
     c.input("p", ["H", "W"])
@@ -337,4 +339,5 @@ def test_elementwise_rows_of_dynamic_planes(tmp_path):
         h, w = hw
         return {"x": rand(n, 24, h, w), "p": rand(h, w), "wb": rand(w), "hs": rand(n, 24, h, 1)}
     run_shapes(tmp_path, c, feeds, threads=(1, 2),
-               shapes=[(1, (1, 1)), (2, (7, 7)), (1, (5, 13)), (3, (9, 8)), (2, (40, 40))])
+               shapes=[(1, (1, 1)), (2, (7, 7)), (1, (5, 13)), (3, (9, 8)), (2, (40, 40)),
+                       (0, (3, 5))])
