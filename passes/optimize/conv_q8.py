@@ -399,14 +399,13 @@ def _padded_width(q: Q8Conv) -> int:
     return max(q.os[3] + (q.ws[3] - 1) * d1 // s1, -(-(q.xs[3] + pl) // s1))
 
 
-def _padded_stores(e, p0, out_rows: tuple, wq: int) -> list:
+def _padded_stores(e, p0, ow: int, wq: int) -> list:
     """Where the 16 positions from ``p0`` of a padded-rows conv go in its
     output row of OH*OW pixels: [(index, mask)] of two masked stores, the
     lanes in row r = p0 div Wq with columns below OW, and the lanes past the
     row (the next row's first columns; masked out of bounds after the last
     row). ``OW >= 16`` keeps the second index >= 0 whenever it has lanes."""
     from onnx_mlir_py.passes.optimize.kernel_emit import mask
-    ow = out_rows[1]
     r = e.div(p0, wq)
     c0 = e.sub(p0, e.mul(r, wq))
     at = e.add(e.mul(r, ow), c0)
@@ -485,7 +484,7 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
         span = oh * wq
         last = _row_lanes(span, nv) - 1 + (kh - 1) * d0 // s0 * wq + (kw - 1) * d1 // s1
         hp = max(-(-(last + 1) // wq), -(-(h + pt) // s0))
-        out_rows = (oh, ow)
+        row_ow = ow
         q = replace(q, os=(n, f, 1, oh * ow))
         oh, ow = 1, oh * ow
     else:
@@ -536,12 +535,12 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
     if packed:
         x3 = _packed_words(e, x, zx, (n, c4, h, w), (pt, pl), (hp, wq, s0, s1))
         if prows:      # the planes as rows of hp * wq words
-            rt, pt_ = tensor([n, c4, phases, hp * wq], Elem.I32), tensor([n, c4, phases, 1, hp * wq],
-                                                                        Elem.I32)
+            rt = tensor([n, c4, phases, hp * wq], Elem.I32)
+            r1 = tensor([n, c4, phases, 1, hp * wq], Elem.I32)
             xr = e.op("xr", f"tensor.collapse_shape {x3} [[0], [1], [2], [3, 4]] : {x3.type} "
                             f"into {rt}", rt)
             x3 = e.op("xr", f"tensor.expand_shape {xr} [[0], [1], [2], [3, 4]] output_shape "
-                            f"[{n}, {c4}, {phases}, 1, {hp * wq}] : {rt} into {pt_}", pt_)
+                            f"[{n}, {c4}, {phases}, 1, {hp * wq}] : {rt} into {r1}", r1)
     else:
         xp = e.fresh("xp")
         e(f"{xp} = tensor.pad {x} low[0, 0, {pt}, {pl}] high[0, {c4 * 4 - c}, "
@@ -623,7 +622,7 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
                                               f"{{no_inline}} : ({v16}, {v64}, {v64}) -> {v16}",
                                        v16)
         e.end(accs)
-        stores = [_padded_stores(e, e.add(w0, j * 16), out_rows, wq) for j in range(nv)] \
+        stores = [_padded_stores(e, e.add(w0, j * 16), row_ow, wq) for j in range(nv)] \
             if prows else []
         for i in range(FB):
             for j in range(nv):
