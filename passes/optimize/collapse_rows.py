@@ -13,10 +13,12 @@ shape. The reshape is a ``tensor.reshape`` (an ``expand_shape`` with two
 run-time sizes in one group aborts ``expand-strided-metadata``, see
 ``onnx_to_linalg/reshape.py``); both are views after bufferization.
 
-Only run-time dims are merged: static rows keep their layout (their
-vectorization is exact, and the static libraries stay as they were), and a
-static dim in front of the row (the channels) stays a loop of its own, which
-the threads can distribute.
+Only ops with a run-time dim are rewritten (the static libraries stay as
+they were). A dynamic row takes in the dynamic loops in front of it, a static
+row shorter than SHORT_ROW any loop (a 7x7 map of a dynamic batch: rows of 49
+instead of 7), while it stays within LONG_ROW elements; a static dim in front
+of a dynamic row or of a long one (the channels) stays a loop of its own,
+which the threads can distribute.
 """
 from __future__ import annotations
 
@@ -26,6 +28,11 @@ import mlir.ir as ir
 from mlir.dialects import arith, tensor
 
 DYN = ir.ShapedType.get_dynamic_size()
+# A static row shorter than this (4 AVX-512 vectors) takes the loop in front
+# of it in (a 7x7 map of a dynamic batch: rows of 49), up to LONG_ROW
+# elements (vectorized whole, see elementwise.WHOLE_ROW_MAX).
+SHORT_ROW = 64
+LONG_ROW = 256
 
 
 def _dim_pos(m: ir.AffineMap, d: int) -> int | None:
@@ -62,16 +69,28 @@ def _mergeable(maps: list[ir.AffineMap], first: int, n: int) -> bool:
     return True
 
 
+def _joins(row: int | None, dim: int | None) -> bool:
+    """Does loop extent ``dim`` join the row of extent ``row`` (None:
+    dynamic) in front of it? A dynamic one a dynamic row; anything a static
+    row shorter than SHORT_ROW, as long as the row stays within LONG_ROW."""
+    if row is None:
+        return dim is None
+    return row < SHORT_ROW and (dim is None or row * dim <= LONG_ROW)
+
+
 def row_start(op: ir.Operation, maps: list[ir.AffineMap], sizes: list[int | None]) -> int | None:
-    """First loop of the trailing run of dynamic loops that can be merged
-    into one row; None when fewer than two can."""
+    """First loop of the trailing loops that are merged into one row (see
+    :func:`_joins`; never the outermost loop), in an op with a dynamic loop;
+    None when fewer than two are."""
     n = len(sizes)
-    if op.name != "linalg.generic" or n < 2 or sizes[-1] is not None or \
+    if op.name != "linalg.generic" or n < 2 or None not in sizes or \
             any("parallel" not in str(a) for a in op.attributes["iterator_types"]):
         return None
-    first = n - 1
-    while first > 0 and sizes[first - 1] is None and _mergeable(maps, first - 1, n):
+    first, row = n - 1, sizes[-1]
+    # the outermost loop stays one (the threads distribute it)
+    while first > 1 and _joins(row, sizes[first - 1]) and _mergeable(maps, first - 1, n):
         first -= 1
+        row = None if row is None or sizes[first] is None else row * sizes[first]
     return first if first < n - 1 else None
 
 

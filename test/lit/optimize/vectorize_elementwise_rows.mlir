@@ -76,10 +76,10 @@ func.func @w_bias(%x: tensor<?x8x?x?xf32>, %b: tensor<?xf32>) -> tensor<?x8x?x?x
   return %r : tensor<?x8x?x?xf32>
 }
 
-// Static H and W keep their loops (only run-time dims are merged).
+// Static 7x7 maps of a dynamic batch: rows of 7 are short, H joins them (rows of 49).
 // CHECK-LABEL: func.func @static_plane
-// CHECK-NOT: tensor.collapse_shape
-// CHECK: arith.mulf {{.*}} : vector<1x1x1x7xf32>
+// CHECK: tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<?x8x7x7xf32> into tensor<?x8x49xf32>
+// CHECK: arith.mulf {{.*}} : vector<1x1x49xf32>
 // CHECK: return
 func.func @static_plane(%x: tensor<?x8x7x7xf32>, %g: tensor<?x8x1x1xf32>) -> tensor<?x8x7x7xf32> {
   %c0 = arith.constant 0 : index
@@ -92,4 +92,35 @@ func.func @static_plane(%x: tensor<?x8x7x7xf32>, %g: tensor<?x8x1x1xf32>) -> ten
     linalg.yield %t : f32
   } -> tensor<?x8x7x7xf32>
   return %r : tensor<?x8x7x7xf32>
+}
+
+// A static row of 100 (over SHORT_ROW) keeps its loops; so does a whole static op.
+// CHECK-LABEL: func.func @long_rows
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: arith.mulf {{.*}} : vector<1x1x1x100xf32>
+// CHECK-LABEL: func.func @all_static
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: arith.mulf {{.*}} : vector<1x1x1x7xf32>
+// CHECK: return
+func.func @long_rows(%x: tensor<?x8x4x100xf32>, %g: tensor<?x8x1x1xf32>) -> tensor<?x8x4x100xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8x4x100xf32>
+  %e = tensor.empty(%n) : tensor<?x8x4x100xf32>
+  %r = linalg.generic {indexing_maps = [#id, #gate, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %g : tensor<?x8x4x100xf32>, tensor<?x8x1x1xf32>) outs(%e : tensor<?x8x4x100xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %t = arith.mulf %a, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<?x8x4x100xf32>
+  return %r : tensor<?x8x4x100xf32>
+}
+func.func @all_static(%x: tensor<2x8x7x7xf32>, %g: tensor<2x8x1x1xf32>) -> tensor<2x8x7x7xf32> {
+  %e = tensor.empty() : tensor<2x8x7x7xf32>
+  %r = linalg.generic {indexing_maps = [#id, #gate, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %g : tensor<2x8x7x7xf32>, tensor<2x8x1x1xf32>) outs(%e : tensor<2x8x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %t = arith.mulf %a, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<2x8x7x7xf32>
+  return %r : tensor<2x8x7x7xf32>
 }

@@ -341,3 +341,28 @@ def test_elementwise_rows_of_dynamic_planes(tmp_path):
     run_shapes(tmp_path, c, feeds, threads=(1, 2),
                shapes=[(1, (1, 1)), (2, (7, 7)), (1, (5, 13)), (3, (9, 8)), (2, (40, 40)),
                        (0, (3, 5))])
+
+
+def test_elementwise_rows_of_static_planes_dynamic_batch(tmp_path):
+    """A dynamic batch over 7x7 and 5x9 maps: rows shorter than a chunk take
+    H in (rows of 49 / 45, collapse_rows.py); a 4 x 100 map keeps its rows
+    of 100. SiLU, a squeeze-excitation gate, an [H, W] plane; batch 0, 1, 3;
+    1 and 2 threads."""
+    c = Cases()
+    for name, (hh, ww) in [("a", (7, 7)), ("b", (5, 9)), ("l", (4, 100))]:
+        c.input(name, ["N", 16, hh, ww])
+        c.input(f"p{name}", [hh, ww])
+        c.nodes += [
+            N("Sigmoid", [name], [f"sg{name}"]), N("Mul", [name, f"sg{name}"], [f"silu{name}"]),
+            N("ReduceMean", [f"silu{name}"], [f"pool{name}"], axes=[2, 3], keepdims=1),
+            N("Sigmoid", [f"pool{name}"], [f"gate{name}"]),
+            N("Mul", [f"silu{name}", f"gate{name}"], [f"se{name}"]),
+            N("Add", [name, f"p{name}"], [f"plane{name}"]),
+        ]
+        c.outputs += [f"se{name}", f"plane{name}"]
+
+    def feeds(n, _):
+        return {k: rand(*s) for k, s in [("a", (n, 16, 7, 7)), ("b", (n, 16, 5, 9)),
+                                         ("l", (n, 16, 4, 100)), ("pa", (7, 7)), ("pb", (5, 9)),
+                                         ("pl", (4, 100))]}
+    run_shapes(tmp_path, c, feeds, threads=(1, 2), shapes=[(1, 0), (3, 0), (0, 0)])
