@@ -161,8 +161,17 @@ def test_merged_kernels_match_onnxruntime(tmp_path, monkeypatch, threads):
         dropped.append((prefix, n))
         return n
     monkeypatch.setattr(codegen_llvm, "merge_identical_functions", spy)
+    real_kernels = codegen_llvm.outline_kernels
+
+    def spy_kernels(module, entry):
+        n = real_kernels(module, entry)
+        dropped.append(("kernels", n[1]))
+        return n
+    monkeypatch.setattr(codegen_llvm, "outline_kernels", spy_kernels)
     m, feeds = _conv_stack()
     so = onnx_mlir_py.compile(m, output=str(tmp_path / "m.so"), opt_level=3)
-    assert sum(n for _, n in dropped) >= 2, dropped    # the repeated convs' kernels
+    # the repeated convs' kernels, merged as tensor-level kernels
+    # (codegen/kernel_functions.py) or as loop bodies
+    assert sum(n for _, n in dropped) >= 2, dropped
     got = ExecutionSession(so, num_threads=threads).run([feeds["x"]])
     assert_match(got, reference(m, feeds, "onnxruntime"), rtol=1e-4, atol=1e-5)

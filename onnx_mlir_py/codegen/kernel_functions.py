@@ -1,0 +1,270 @@
+"""The -O3 kernels as functions of their own at the tensor level, the
+copies merged before bufferization (issue #29: each kernel compiled once).
+
+After passes/optimize, the entry function (``main_graph``) is a sequence of
+kernels: each conv, matmul, pool or fused elementwise group is one
+outermost ``scf.forall`` (threaded) or ``scf.for`` loop nest over tensors,
+tiled, packed and vectorized, between the layout ops that connect them.
+A repeated block repeats its kernels op for op (ResNet-50's bottleneck
+blocks repeat within each stage), and every later stage of the compile
+(bufferization, the loop and LLVM lowerings) did the same work again for
+each copy; :mod:`.dedupe` merged the copies only after all of that.
+
+:func:`outline_kernels` moves each outermost loop nest of the entry into a
+private function ``__om_kernel*`` called in its place, with upstream's
+``transform.loop.outline`` (one interpreter run for all of them):
+
+- every value from outside becomes an argument: activations, sizes, the
+  packed weights (so two kernels that differ only in their weights are the
+  same function) and the loop's destinations (its ``shared_outs`` /
+  ``iter_args`` inits), which the function writes in place and returns.
+  One-shot bufferization analyses the functions with the module
+  (``bufferize-function-boundaries``): a returned destination is
+  equivalent to its argument, so the call writes into the caller's buffer
+  as the loop did;
+- index constants are cloned in by the outlining; scalar and vector
+  constants and ``ub.poison`` passed as arguments are cloned in here (LLVM
+  folds them; the argument stays, unused);
+- an argument has the identity layout, so a slice passed to one would be
+  copied: a loop whose destination is a slice of another tensor stays in
+  place, and a slice the loop only reads is taken inside the loop (its
+  view ops cloned in; views cost nothing) from the whole tensor;
+- a loop whose result is inserted into a larger tensor (a Concat's part)
+  stays in place too: there ``eliminate-empty-tensors`` makes it write into
+  the larger tensor directly, which it cannot do through a call.
+
+The functions that print the same (name left out) are then merged: what is
+left goes through bufferization and the lowerings once, and the
+memref-level outlining of parallel loops (:mod:`.parallel_for`) works
+inside them as before. Run time: one call per kernel.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects.transform import interpreter
+
+from onnx_mlir_py.codegen.parallel_for import defining_op
+from onnx_mlir_py.codegen.signature import find_entry
+from onnx_mlir_py.errors import CompileError
+
+PREFIX = "__om_kernel"
+LOOPS = ("scf.forall", "scf.for")
+_TAG = "onnx_mlir_py.kernel"
+# operand-less ops cloned into a kernel instead of passed (not tensors: a
+# tensor constant is a weight, passed)
+_CLONED = ("arith.constant", "ub.poison")
+# ops whose result is a view of their first operand
+_VIEWS = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
+# ops whose tensor result is (bufferizes into) their destination operand
+_RESULT_IS_DEST = {"tensor.insert_slice": 1, "vector.transfer_write": 1}
+
+_OUTLINE = f"""
+module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    %loops = transform.structured.match attributes{{{_TAG}}} in %root
+      : (!transform.any_op) -> !transform.any_op
+    %f, %c = transform.loop.outline %loops {{func_name = "{PREFIX}"}}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }}
+}}
+"""
+
+
+def _destination(v: ir.Value) -> ir.Value | None:
+    """The operand whose buffer the op result ``v`` is (destination-style
+    ops, loops, insert-like ops), or None."""
+    d = defining_op(v)
+    if d is None:
+        return None
+    i = ir.OpResult(v).result_number
+    if d.name == "scf.forall":
+        return d.opview.outputs[i]
+    if d.name == "scf.for":
+        return d.opview.initArgs[i]
+    if d.name in _RESULT_IS_DEST:
+        return d.operands[_RESULT_IS_DEST[d.name]]
+    if d.name.startswith("linalg.") and hasattr(d.opview, "outputs"):
+        outs = list(d.opview.outputs)
+        return outs[i] if i < len(outs) else None
+    return None
+
+
+def is_slice(v: ir.Value) -> bool:
+    """Whether ``v``'s buffer will be a slice of a larger one (following
+    reshapes, casts and destinations back to where it is allocated)."""
+    while isinstance(v.type, ir.RankedTensorType):
+        d = defining_op(v)
+        if d is None:
+            return False            # a block argument: the entry's are whole
+        if d.name == "tensor.extract_slice":
+            return True
+        if d.name in _VIEWS:
+            v = d.operands[0]
+            continue
+        dest = _destination(v)
+        if dest is None:
+            return False            # allocated by its op (empty, pad, call, ...)
+        v = dest
+    return False
+
+
+def _destinations(loop: ir.Operation) -> list[ir.Value]:
+    view = loop.opview
+    return list(view.outputs) if loop.name == "scf.forall" else list(view.initArgs)
+
+
+def _inserted(loop: ir.Operation) -> bool:
+    """Whether a result of ``loop`` is (a view of it) inserted into a larger
+    tensor: inline, ``eliminate-empty-tensors`` makes the loop write there
+    directly (a Concat's part); through a call it would be a copy."""
+    work = list(loop.results)
+    while work:
+        v = work.pop()
+        for use in v.uses:
+            user = use.owner
+            user = user.operation if hasattr(user, "operation") else user
+            if user.name == "tensor.insert_slice" and use.operand_number == 0:
+                return True
+            if user.name in _VIEWS[1:]:
+                work.extend(user.results)
+    return False
+
+
+def _top_ancestor(op: ir.Operation, top_block_parent: ir.Operation) -> ir.Operation | None:
+    """The ancestor of ``op`` (or ``op``) whose parent is the entry function."""
+    while op is not None:
+        p = op.parent
+        if p is None:
+            return None
+        if p == top_block_parent:
+            return op
+        op = p
+    return None
+
+
+def _slices_into_loops(fn: ir.Operation, block: ir.Block, marked: set) -> None:
+    """Clone each top-level view chain that yields a slice into the marked
+    loops that only read it, at the start of the loop's body."""
+    for op in list(block.operations):
+        op = op.operation
+        if op.name not in _VIEWS or not is_slice(op.results[0]):
+            continue
+        v = op.results[0]
+        for use in list(v.uses):
+            user = use.owner
+            user = user.operation if hasattr(user, "operation") else user
+            loop = _top_ancestor(user, fn)
+            if loop is None or loop not in marked or loop == user:
+                continue            # not in a kernel, or the loop's own operand (a destination)
+            body = loop.regions[0].blocks[0]
+            clone = _clone_chain(v, ir.InsertionPoint.at_block_begin(body), {})
+            user.operands[use.operand_number] = clone
+
+
+def _clone_chain(v: ir.Value, ip: ir.InsertionPoint, done: dict) -> ir.Value:
+    """``v``'s view ops cloned at ``ip`` back to the first value that is not
+    a view (kept as it is: the loop captures that one whole)."""
+    d = defining_op(v)
+    if d is None or d.name not in _VIEWS:
+        return v
+    if d not in done:
+        src = _clone_chain(d.operands[0], ip, done)
+        clone = d.clone(ip)
+        clone.operands[0] = src
+        done[d] = clone
+    return done[d].results[ir.OpResult(v).result_number]
+
+
+def _clone_constant_args(fn: ir.Operation, call: ir.Operation) -> None:
+    """In the outlined ``fn``, uses of arguments that the ``call`` passes an
+    operand-less scalar or vector constant for use a clone of it instead."""
+    entry = fn.regions[0].blocks[0]
+    ip = ir.InsertionPoint.at_block_begin(entry)
+    for arg, v in zip(entry.arguments, call.operands):
+        d = defining_op(v)
+        if d is not None and d.name in _CLONED and not len(d.operands) \
+                and not isinstance(v.type, ir.RankedTensorType) and len(list(arg.uses)):
+            arg.replace_all_uses_with(d.clone(ip).results[0])
+
+
+def _is_wrapper(op: ir.Operation) -> bool:
+    """An ``scf.execute_region`` the outlining made: a call of a kernel."""
+    if op.name != "scf.execute_region":
+        return False
+    first = list(op.regions[0].blocks[0].operations)[0].operation
+    return first.name == "func.call" and ir.FlatSymbolRefAttr(
+        first.attributes["callee"]).value.startswith(PREFIX)
+
+
+def _unwrap(region_op: ir.Operation) -> ir.Operation:
+    """The ``scf.execute_region`` the outlining left around a call: the call
+    moved before it, its results used instead; returns the call."""
+    inner = region_op.regions[0].blocks[0]
+    call = list(inner.operations)[0].operation
+    call.move_before(region_op)
+    for r, c in zip(region_op.results, call.results):
+        r.replace_all_uses_with(c)
+    region_op.erase()
+    return call
+
+
+def _merge(module: ir.Module, calls: list[ir.Operation]) -> int:
+    """Merge the outlined functions that print the same; returns how many
+    were dropped."""
+    funcs = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+             for op in module.body.operations if op.operation.name == "func.func"}
+    kept: dict[str, str] = {}
+    dropped = 0
+    for call in calls:
+        name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+        fn = funcs.get(name)
+        if fn is None:          # already merged away: the call was retargeted
+            continue
+        text = fn.get_asm(large_elements_limit=None, use_local_scope=True,
+                          assume_verified=True).replace(
+            f"@{name}(", "@_(", 1)
+        keep = kept.setdefault(text, name)
+        if keep != name:
+            call.attributes["callee"] = ir.FlatSymbolRefAttr.get(keep)
+            fn.erase()
+            del funcs[name]
+            dropped += 1
+    return dropped
+
+
+def outline_kernels(module: ir.Module, entry: str) -> tuple[int, int]:
+    """Outline the entry's kernels and merge the copies (see the module
+    docstring); returns (kernels outlined, copies dropped)."""
+    with module.context:
+        fn = find_entry(module, entry)
+        block = fn.regions[0].blocks[0]
+        loops = [op.operation for op in block.operations if op.operation.name in LOOPS]
+        marked = [loop for loop in loops
+                  if not any(is_slice(v) for v in _destinations(loop)) and not _inserted(loop)]
+        if not marked:
+            return 0, 0
+        for loop in marked:
+            loop.attributes[_TAG] = ir.UnitAttr.get()
+        _slices_into_loops(fn, block, set(marked))
+        script = ir.Module.parse(_OUTLINE)
+        try:
+            interpreter.apply_named_sequence(module.operation, script.body.operations[0], script)
+        except (ir.MLIRError, ValueError) as e:
+            raise CompileError(f"outlining the kernels failed: {e}") from None
+        wrappers = [op.operation for op in block.operations if _is_wrapper(op.operation)]
+        calls = [_unwrap(w) for w in wrappers]
+        funcs = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+                 for op in module.body.operations if op.operation.name == "func.func"}
+        private = ir.StringAttr.get("private")
+        internal = ir.Attribute.parse("#llvm.linkage<internal>")
+        for call in calls:
+            kfn = funcs[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+            kfn.attributes["sym_visibility"] = private
+            kfn.attributes["llvm.linkage"] = internal
+            _clone_constant_args(kfn, call)
+            loop = list(kfn.regions[0].blocks[0].operations)
+            for op in loop:
+                if _TAG in op.operation.attributes:
+                    del op.operation.attributes[_TAG]
+        return len(calls), _merge(module, calls)

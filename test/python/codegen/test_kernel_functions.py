@@ -1,0 +1,163 @@
+"""The -O3 kernels as functions at the tensor level, the copies merged
+before bufferization (codegen/kernel_functions.py, #29).
+
+What can go wrong, and what each test checks:
+- a wrong merge (one conv's weights or constants used for another) or a
+  wrong argument gives wrong numbers: models with repeated blocks run
+  against onnxruntime at 1 and 2 threads;
+- a kernel that no longer writes its destination in place costs a copy per
+  call at run time: the LLVM IR has no more allocations than without the
+  outlining, no memcpy, and no kernel returns a buffer;
+- a slice passed to a kernel would be copied (an argument has the identity
+  layout): a kernel reading a Slice's output takes the slice inside, and a
+  kernel writing into a slice (a Concat's half) stays in place.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import mlir.ir as ir
+
+from onnx_mlir_py.codegen import llvm as codegen_llvm
+from onnx_mlir_py.codegen import kernel_functions
+from onnx_mlir_py.testing.check import assert_match, reference
+
+
+def _blocks(n_same=3, ch=16, hw=14, seed=0):
+    """``n_same`` conv + ReLU blocks of one shape (different weights and
+    biases), then one of another width: the repeated ones share a kernel."""
+    rng = np.random.default_rng(seed)
+    nodes, inits, cur = [], [], "x"
+    widths = [ch] * n_same + [ch * 2]
+    cin = ch
+    for i, cout in enumerate(widths):
+        inits.append(nh.from_array((rng.standard_normal((cout, cin, 3, 3)) * 0.2)
+                                   .astype(np.float32), f"w{i}"))
+        inits.append(nh.from_array(rng.standard_normal(cout).astype(np.float32), f"b{i}"))
+        nodes += [h.make_node("Conv", [cur, f"w{i}", f"b{i}"], [f"c{i}"], pads=[1, 1, 1, 1]),
+                  h.make_node("Relu", [f"c{i}"], [f"r{i}"])]
+        cur, cin = f"r{i}", cout
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [1, ch, hw, hw])],
+                     [h.make_tensor_value_info(cur, TP.FLOAT, [1, cin, hw, hw])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    return m, {"x": rng.standard_normal((1, ch, hw, hw)).astype(np.float32)}
+
+
+def _spy(monkeypatch, results: list, enabled: bool = True):
+    real = kernel_functions.outline_kernels
+
+    def spy(module, entry):
+        r = real(module, entry) if enabled else (0, 0)
+        results.append(r)
+        return r
+    monkeypatch.setattr(codegen_llvm, "outline_kernels", spy)
+
+
+def _run(m, feeds, tmp_path, threads):
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    so = onnx_mlir_py.compile(m, output=str(tmp_path / f"m{threads}.so"), opt_level=3)
+    return ExecutionSession(so, num_threads=threads).run(list(feeds.values()))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_repeated_blocks_share_kernels_and_match(tmp_path, monkeypatch, threads):
+    results = []
+    _spy(monkeypatch, results)
+    m, feeds = _blocks()
+    got = _run(m, feeds, tmp_path, threads)
+    (outlined, dropped), = results
+    assert outlined >= 4 and dropped >= 2, results     # blocks 2 and 3 reuse block 1's
+    assert_match(got, reference(m, feeds, "onnxruntime"), rtol=1e-4, atol=1e-5)
+
+
+def _llvm_ir(m, tmp_path, name):
+    import onnx_mlir_py
+    return open(onnx_mlir_py.compile(m, output=str(tmp_path / f"{name}.ll"), opt_level=3,
+                                     emit="EmitLLVMIR")).read()
+
+
+def _allocs(ll: str) -> int:
+    return len(re.findall(r"call ptr @_mlir_memref_to_llvm_alloc\(", ll))
+
+
+def _memcpys(ll: str) -> int:
+    return len(re.findall(r"call void @llvm\.memcpy", ll))
+
+
+def test_kernels_write_their_destination_in_place(tmp_path, monkeypatch):
+    m, _ = _blocks()
+    results = []
+    _spy(monkeypatch, results, enabled=False)
+    inline = _llvm_ir(m, tmp_path, "inline")
+    _spy(monkeypatch, results, enabled=True)
+    returns = {}
+    real = codegen_llvm.bufferize
+
+    def bufferize(module, entry):
+        out = real(module, entry)
+        for op in module.body.operations:
+            name = ir.StringAttr(op.operation.attributes["sym_name"]).value
+            if name.startswith(kernel_functions.PREFIX):
+                returns[name] = len(ir.FunctionType(
+                    ir.TypeAttr(op.operation.attributes["function_type"]).value).results)
+        return out
+    monkeypatch.setattr(codegen_llvm, "bufferize", bufferize)
+    outlined = _llvm_ir(m, tmp_path, "outlined")
+    assert results[-1][0] >= 4
+    # after bufferization no kernel returns its destination (it would be cloned)
+    assert returns and set(returns.values()) == {0}, returns
+    assert _memcpys(outlined) <= _memcpys(inline)
+    assert _allocs(outlined) <= _allocs(inline), (_allocs(outlined), _allocs(inline))
+
+
+def _slice_model(seed=1):
+    """A kernel reading a slice (Slice -> Mul -> Tanh) and kernels writing into
+    the parts of a Concat (Sigmoid, Relu)."""
+    rng = np.random.default_rng(seed)
+    k = nh.from_array(rng.standard_normal((1, 32, 1, 1)).astype(np.float32), "k")
+    starts = nh.from_array(np.array([1], np.int64), "st")
+    ends = nh.from_array(np.array([29], np.int64), "en")
+    axes = nh.from_array(np.array([3], np.int64), "ax")
+    nodes = [h.make_node("Slice", ["x", "st", "en", "ax"], ["s"]),
+             h.make_node("Mul", ["s", "k"], ["m"]),
+             h.make_node("Tanh", ["m"], ["t"]),
+             h.make_node("Sigmoid", ["z"], ["g"]),
+             h.make_node("Relu", ["z"], ["r"]),
+             h.make_node("Concat", ["g", "r"], ["y"], axis=1)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [2, 32, 24, 30]),
+                                  h.make_tensor_value_info("z", TP.FLOAT, [2, 16, 24, 28])],
+                     [h.make_tensor_value_info("t", TP.FLOAT, [2, 32, 24, 28]),
+                      h.make_tensor_value_info("y", TP.FLOAT, [2, 32, 24, 28])],
+                     [k, starts, ends, axes])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    return m, {"x": rng.standard_normal((2, 32, 24, 30)).astype(np.float32),
+               "z": rng.standard_normal((2, 16, 24, 28)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_slices_in_and_out_of_kernels(tmp_path, monkeypatch, threads):
+    results = []
+    _spy(monkeypatch, results)
+    m, feeds = _slice_model()
+    got = _run(m, feeds, tmp_path, threads)
+    assert results and results[0][0] >= 1, results
+    assert_match(got, reference(m, feeds, "onnxruntime"), rtol=1e-5, atol=1e-6)
+
+
+def test_a_slice_read_costs_no_copy(tmp_path, monkeypatch):
+    m, _ = _slice_model()
+    results = []
+    _spy(monkeypatch, results, enabled=False)
+    inline = _llvm_ir(m, tmp_path, "inline")
+    _spy(monkeypatch, results, enabled=True)
+    outlined = _llvm_ir(m, tmp_path, "outlined")
+    assert results[-1][0] >= 1
+    assert _memcpys(outlined) <= _memcpys(inline)
+    assert _allocs(outlined) <= _allocs(inline)
