@@ -156,10 +156,11 @@ class _Entry:
         for i, op in enumerate(self.ops):
             for r in op.results:
                 self.index[r] = i
-        # value -> [(top-level index of the user, using op, operand number)]
+        # value -> [(top-level index of the user, using op, operand number)];
+        # per top-level op: [(using op, operand number, value)]
         self.uses: dict = {}
         self.last_use: dict = {}
-        self.used_by: list[list] = [[] for _ in self.ops]
+        self.sites: list[list] = [[] for _ in self.ops]
         for i, top in enumerate(self.ops):
             for op in walk_ops(top, include_root=True):
                 for k, v in enumerate(op.operands):
@@ -167,7 +168,7 @@ class _Entry:
                         continue         # defined inside ``top``
                     self.uses.setdefault(v, []).append((i, op, k))
                     self.last_use[v] = i
-                    self.used_by[i].append(v)
+                    self.sites[i].append((op, k, v))
 
 
 def _hoist_constants(fn: ir.Operation) -> None:
@@ -196,7 +197,7 @@ class _Cutter:
     def live_ins(self, s: int, e: int) -> list:
         seen, out = set(), []
         for i in range(s, e):
-            for v in self.e.used_by[i]:
+            for _, _, v in self.e.sites[i]:
                 if self.e.index[v] < s and v not in seen:
                     seen.add(v)
                     out.append(v)
@@ -302,10 +303,10 @@ def _outline(e: _Entry, s: int, end: int, name: str, cut: _Cutter, renamed: dict
             inner[v] = _owner_op(v).clone(ir.InsertionPoint(ret)).results[0]
     for i in range(s, end):
         e.ops[i].move_before(ret)
-    for v, arg in inner.items():
-        for i, op, k in e.uses[v]:
-            if s <= i < end:
-                op.operands[k] = arg
+    for i in range(s, end):             # not by value: a constant has uses everywhere
+        for op, k, v in e.sites[i]:
+            if v in inner:
+                op.operands[k] = inner[v]
     for v, r in zip(outs, call.results):
         renamed[v] = r
         for i, op, k in e.uses[v]:
