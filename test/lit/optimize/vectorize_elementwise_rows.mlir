@@ -124,3 +124,27 @@ func.func @all_static(%x: tensor<2x8x7x7xf32>, %g: tensor<2x8x1x1xf32>) -> tenso
   } -> tensor<2x8x7x7xf32>
   return %r : tensor<2x8x7x7xf32>
 }
+
+// An operand that is a tensor.extract_slice (an Add's run-time broadcast check) is a
+// view with run-time strides: collapsing it would copy it, so the op keeps its loops.
+// CHECK-LABEL: func.func @sliced
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: arith.addf {{.*}} : vector<1x1x1x64xf32>
+// CHECK: return
+func.func @sliced(%x: tensor<?x8x?x?xf32>, %y: tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %n = tensor.dim %y, %c0 : tensor<?x8x?x?xf32>
+  %h = tensor.dim %y, %c2 : tensor<?x8x?x?xf32>
+  %w = tensor.dim %y, %c3 : tensor<?x8x?x?xf32>
+  %s = tensor.extract_slice %x[0, 0, 0, 0] [%n, 8, %h, %w] [1, 1, 1, 1] : tensor<?x8x?x?xf32> to tensor<?x8x?x?xf32>
+  %e = tensor.empty(%n, %h, %w) : tensor<?x8x?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %y : tensor<?x8x?x?xf32>, tensor<?x8x?x?xf32>) outs(%e : tensor<?x8x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %t = arith.addf %a, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<?x8x?x?xf32>
+  return %r : tensor<?x8x?x?xf32>
+}
