@@ -212,8 +212,15 @@ class _Cutter:
         return out
 
     def _ok_type(self, v: ir.Value) -> bool:
+        """Whether ``v`` may be a chunk's argument or result: not a vector
+        (an i1 vector passed between functions made llc fail with "Cannot
+        emit physreg copy instruction" on AVX-512: fuzzer case s2901-38 with
+        chunks of 3 ops), an unranked tensor or a memref. Constant vectors
+        are cloned, not passed."""
+        if _clonable(v):
+            return True
         t = v.type
-        return not (isinstance(t, (ir.UnrankedTensorType, ir.MemRefType,
+        return not (isinstance(t, (ir.VectorType, ir.UnrankedTensorType, ir.MemRefType,
                                    ir.UnrankedMemRefType)))
 
     def valid(self, s: int, e: int) -> bool:

@@ -176,3 +176,30 @@ def test_chunked_model_matches_onnxruntime(tmp_path, monkeypatch, opt):
     assert made and len(made[0]) >= (2 if opt < 3 else 1), made   # -O3: few fused loops
     got = ExecutionSession(so).run([feeds["x"]])
     assert_match(got, reference(m, feeds, "onnxruntime"), rtol=1e-5, atol=1e-6)
+
+
+def test_vectors_are_not_passed_between_chunks():
+    """A computed vector crossing a cut would be a function argument (an i1
+    vector so passed made llc fail on AVX-512: fuzzer case s2901-38)."""
+    text = _chain_ir(40).replace(
+        "  %c = arith.constant 1.0 : f32",
+        "  %c = arith.constant 1.0 : f32\n"
+        "  %x = tensor.extract %v0[%i0] : tensor<8xf32>\n"
+        "  %m = vector.broadcast %x : f32 to vector<8xf32>\n"
+        "  %k = arith.cmpf ogt, %m, %m : vector<8xf32>").replace(
+        "  %i0 = ", "  %unused = ")
+    text = text.replace("func.func @main_graph(%v0: tensor<8xf32>) -> tensor<8xf32> {",
+                        "func.func @main_graph(%v0: tensor<8xf32>) -> tensor<8xf32> {\n"
+                        "  %i0 = arith.constant 0 : index")
+    # the last op reads the mask: it lives across every cut
+    text = text.replace("  return %v40 : tensor<8xf32>",
+                        "  %r = vector.transfer_write %m, %v40[%i0], %k"
+                        " : vector<8xf32>, tensor<8xf32>\n  return %r : tensor<8xf32>")
+    with make_context():
+        m = ir.Module.parse(text)
+        names = C.outline_chunks(m, "main_graph", size=8, min_ops=16)
+        assert m.operation.verify()
+        for c in _chunks(m):
+            assert "vector" not in str(c.attributes["function_type"]), \
+                str(c.attributes["function_type"])
+        assert len(names) >= 1, names
