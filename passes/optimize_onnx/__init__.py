@@ -12,6 +12,7 @@ before lowering (``onnx_mlir_py.compiler.lower`` runs ``optimize-onnx`` at -O2 a
     fold-constant-transposes Transpose of a constant (any size) -> constant
     fuse-qdq-conv            Q(Conv(DQ, DQ, DQ)) [with a ReLU] -> QLinearConv, when the
                              -O3 target has int8 kernels (module attribute int8_kernels)
+    fuse-qdq-maxpool         Q(MaxPool(DQ(xq))) of one scale and zero point -> MaxPool(xq)
     fold-constant-dequantize DequantizeLinear of constants (QDQ weights) -> f32 constant
     fuse-attention           MatMul / scale / mask Add / Softmax / MatMul -> Attention
 
@@ -28,7 +29,7 @@ from onnx_mlir_py.passes.optimize_onnx.conv_fold import (fold_affine_into_conv,
                                                          fold_batchnorm_into_conv)
 from onnx_mlir_py.passes.optimize_onnx.matmul_bias import fuse_matmul_bias
 from onnx_mlir_py.passes.optimize_onnx.quantize import (fold_constant_dequantize, fuse_qdq_conv,
-                                                        fuse_qdq_gemm)
+                                                        fuse_qdq_gemm, fuse_qdq_maxpool)
 from onnx_mlir_py.passes.optimize_onnx.reshape_chains import (merge_reshapes, merge_transposes,
                                                               remove_identity_like)
 from onnx_mlir_py.passes.optimize_onnx.weight_layout import (fold_constant_transposes,
@@ -37,6 +38,7 @@ from onnx_mlir_py.passes.optimize_onnx.weight_layout import (fold_constant_trans
 REWRITES = {
     "fuse-qdq-conv": fuse_qdq_conv,
     "fuse-qdq-gemm": fuse_qdq_gemm,
+    "fuse-qdq-maxpool": fuse_qdq_maxpool,
     "fold-constant-dequantize": fold_constant_dequantize,
     "remove-identity-like": remove_identity_like,
     "merge-transposes": merge_transposes,
