@@ -361,9 +361,11 @@ def fuse_qdq_maxpool(module: ir.Module) -> int:
     Speed (Zen 4, 1 thread): the 8-bit 3x3/2 pool of 1x64x112x112 alone
     takes 144 us against 255 us in f32, but -O3's row kernel
     (passes/optimize/pool.py) takes only f32 pools; the integer one runs as
-    linalg's loop nest after a materialized pad, and in ResNet-50 QDQ (the
-    stem conv's output no longer in cache) it costs about what the f32
-    chain did: no gain until the row kernel takes 8-bit pools."""
+    linalg's loop nest after a materialized pad, which is fast only when its
+    input is in L2: with two inputs alternating it takes 330-370 us (f32:
+    270-280). In ResNet-50 QDQ it costs about what the f32 chain did (stem
+    conv + pool 1093 -> 1135 us median): no gain until the row kernel takes
+    8-bit pools."""
     spec = lowerable_spec("MaxPool", module_opset(module))
     if spec is None or spec.since_version < 12:
         return 0
