@@ -162,6 +162,30 @@ def _slices_into_loops(fn: ir.Operation, block: ir.Block, marked: set) -> None:
             user.operands[use.operand_number] = clone
 
 
+def _constants_per_loop(fn: ir.Operation, block: ir.Block, marked: set) -> None:
+    """Give each marked loop its own copy of the entry's scalar, vector and
+    index constants (canonicalization hoisted one of each to the top, used by
+    every loop). The outlining replaces a captured value's uses inside the
+    loop by walking all its uses: a constant shared by every loop made that
+    quadratic (a 10,000-op chain, 834 loops: 3.6 s); a copy per loop, placed
+    in front of it, has only that loop's uses."""
+    for op in list(block.operations):
+        op = op.operation
+        if op.name not in _CLONED or len(op.operands) or len(op.results) != 1 \
+                or isinstance(op.results[0].type, ir.RankedTensorType):
+            continue
+        copies: dict = {}
+        for use in list(op.results[0].uses):
+            user = use.owner
+            user = user.operation if hasattr(user, "operation") else user
+            loop = _top_ancestor(user, fn)
+            if loop is None or loop not in marked:
+                continue
+            if loop not in copies:
+                copies[loop] = op.clone(ir.InsertionPoint(loop)).results[0]
+            user.operands[use.operand_number] = copies[loop]
+
+
 def _clone_chain(v: ir.Value, ip: ir.InsertionPoint, done: dict) -> ir.Value:
     """``v``'s view ops cloned at ``ip`` back to the first value that is not
     a view (kept as it is: the loop captures that one whole)."""
@@ -247,6 +271,7 @@ def outline_kernels(module: ir.Module, entry: str) -> tuple[int, int]:
         for loop in marked:
             loop.attributes[_TAG] = ir.UnitAttr.get()
         _slices_into_loops(fn, block, set(marked))
+        _constants_per_loop(fn, block, set(marked))
         script = ir.Module.parse(_OUTLINE)
         try:
             interpreter.apply_named_sequence(module.operation, script.body.operations[0], script)
