@@ -157,8 +157,11 @@ def test_dynamic_model_reaches_bufferization_without_dims_of_branches(tmp_path):
     to_onnx_ir(m, t)
     C.lower(m, opts, t)
     C.optimize_tensors(m, C.resolve_target(opts), t)
-    before = _dim_sources(m)
-    assert {"scf.if"} & set(before), before          # the test still exercises the case
+    # since dynamic_threads.tile_on_work (one loop per op instead of a
+    # threaded and a serial copy under an scf.if) the -O3 IR of this model
+    # has no dims of branches left to resolve; resolve_dims' own cases are
+    # the hand-written modules above. What must hold for the real model:
+    # nothing that reaches bufferization takes a dim of a loop or branch.
     run_pipeline(m, RESOLVE_DIMS_PIPELINE, "test")
     resolve_dims(m)
     run_pipeline(m, "resolve-ranked-shaped-type-result-dims, canonicalize, cse", "test")
