@@ -23,8 +23,10 @@ private function ``__om_kernel*`` called in its place, with upstream's
   equivalent to its argument, so the call writes into the caller's buffer
   as the loop did;
 - index constants are cloned in by the outlining; scalar and vector
-  constants and ``ub.poison`` passed as arguments are cloned in here (LLVM
-  folds them; the argument stays, unused);
+  constants and ``ub.poison`` passed as arguments are cloned in here, and
+  the arguments left unused are removed (in a split module a kernel is an
+  external function of the part that calls it, where unused arguments
+  would still be built and passed);
 - an argument has the identity layout, so a slice passed to one would be
   copied: a loop whose destination is a slice of another tensor stays in
   place, and a slice the loop only reads is taken inside the loop (its
@@ -41,6 +43,7 @@ inside them as before. Run time: one call per kernel.
 from __future__ import annotations
 
 import mlir.ir as ir
+from mlir.dialects import func
 from mlir.dialects.transform import interpreter
 
 from onnx_mlir_py.codegen.parallel_for import defining_op
@@ -212,6 +215,33 @@ def _clone_constant_args(fn: ir.Operation, call: ir.Operation) -> None:
             arg.replace_all_uses_with(d.clone(ip).results[0])
 
 
+def _drop_unused_args(fn: ir.Operation, call: ir.Operation) -> ir.Operation:
+    """Remove ``fn``'s unused arguments (the constants cloned in, the
+    outlining's own index constants) and ``call``'s operands for them;
+    returns the new call. A kernel in another part of the split module
+    (codegen/split.py) is an external function there: its unused vector
+    arguments were built and passed at every call (a 2,000-op chain's
+    entry: 0.9 MB of code, 8 s of llc)."""
+    entry = fn.regions[0].blocks[0]
+    keep = [i for i, a in enumerate(entry.arguments) if len(list(a.uses))]
+    if len(keep) == len(entry.arguments):
+        return call
+    for i in reversed(range(len(entry.arguments))):
+        if i not in keep:
+            entry.erase_argument(i)
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [a.type for a in entry.arguments], list(ftype.results)))
+    operands = list(call.operands)
+    with ir.InsertionPoint(call), call.location:
+        new = func.CallOp(list(ftype.results), ir.FlatSymbolRefAttr(call.attributes["callee"]),
+                          [operands[i] for i in keep])
+    for r, n in zip(call.results, new.results):
+        r.replace_all_uses_with(n)
+    call.erase()
+    return new.operation
+
+
 def _is_wrapper(op: ir.Operation) -> bool:
     """An ``scf.execute_region`` the outlining made: a call of a kernel."""
     if op.name != "scf.execute_region":
@@ -283,11 +313,12 @@ def outline_kernels(module: ir.Module, entry: str) -> tuple[int, int]:
                  for op in module.body.operations if op.operation.name == "func.func"}
         private = ir.StringAttr.get("private")
         internal = ir.Attribute.parse("#llvm.linkage<internal>")
-        for call in calls:
+        for n, call in enumerate(calls):
             kfn = funcs[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
             kfn.attributes["sym_visibility"] = private
             kfn.attributes["llvm.linkage"] = internal
             _clone_constant_args(kfn, call)
+            calls[n] = _drop_unused_args(kfn, call)
             loop = list(kfn.regions[0].blocks[0].operations)
             for op in loop:
                 if _TAG in op.operation.attributes:
