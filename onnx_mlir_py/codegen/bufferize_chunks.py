@@ -46,6 +46,8 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import func
 
+from onnx_mlir_py.codegen.buffer_origin import origin
+from onnx_mlir_py.codegen.parallel_for import defining_op
 from onnx_mlir_py.codegen.signature import find_entry
 from onnx_mlir_py.ir_util import walk_ops
 
@@ -57,89 +59,6 @@ CHUNK_OPS = 256
 CHUNK_MIN_OPS = 1024
 
 _HOISTED = ("arith.constant", "ub.poison", "tensor.empty")
-# ops whose result is a new buffer
-_ALLOCATES = ("tensor.empty", "bufferization.alloc_tensor", "tensor.pad",
-              "tensor.from_elements", "tensor.generate", "tensor.splat", "tensor.concat")
-_SLICES = ("tensor.extract_slice",)
-_VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast", "tensor.reshape",
-          "tensor.bitcast")
-# destination-style ops outside linalg: result -> operand index of its buffer
-_DEST_OPERAND = {"tensor.insert_slice": 1, "vector.transfer_write": 1,
-                 "tensor.parallel_insert_slice": 1, "tensor.scatter": 2,
-                 "linalg.pack": 1, "linalg.unpack": 1}
-
-
-def _owner_op(v: ir.Value) -> ir.Operation | None:
-    owner = v.owner
-    return owner.operation if isinstance(owner, (ir.OpView, ir.Operation)) else None
-
-
-def _dest(op: ir.Operation, v: ir.Value) -> ir.Value | None:
-    """The operand whose buffer ``op``'s result ``v`` is, or None."""
-    i = ir.OpResult(v).result_number
-    name = op.name
-    if name == "scf.forall":
-        return list(op.opview.outputs)[i]
-    if name == "scf.for":
-        return list(op.opview.initArgs)[i]
-    if name in _DEST_OPERAND:
-        return op.operands[_DEST_OPERAND[name]]
-    if name.startswith("linalg.") and hasattr(op.opview, "outputs"):
-        outs = list(op.opview.outputs)
-        return outs[i] if i < len(outs) else None
-    return None
-
-
-class _Origin:
-    """Where a tensor's buffer comes from: ``root`` (an allocating op's
-    result, a block argument, or None when it cannot be told), and whether
-    a slice or another view lies on the way."""
-    __slots__ = ("root", "sliced", "viewed")
-
-    def __init__(self):
-        self.root, self.sliced, self.viewed = None, False, False
-
-
-def _origin(v: ir.Value, callees: dict, depth: int = 0) -> _Origin:
-    o = _Origin()
-    for _ in range(100_000):
-        d = _owner_op(v)
-        if d is None:
-            o.root = v                   # a block argument
-            return o
-        name = d.name
-        if name in _SLICES or name in _VIEWS:
-            o.sliced |= name in _SLICES
-            o.viewed = True
-            v = d.operands[0]
-            continue
-        if name in _ALLOCATES:
-            o.root = v
-            return o
-        if name == "func.call" and depth == 0:
-            callee = callees.get(d.opview.callee.value)
-            if callee is None:
-                return o
-            block = callee.regions[0].blocks[0]
-            ret = list(block.operations)[-1]
-            inner = _origin(ret.operands[ir.OpResult(v).result_number], {}, 1)
-            o.sliced |= inner.sliced
-            o.viewed |= inner.viewed
-            if inner.root is None:
-                return o
-            if _owner_op(inner.root) is not None:
-                o.root = v               # the callee allocates it
-                return o
-            args = list(block.arguments)
-            if inner.root not in args:
-                return o
-            v = d.operands[args.index(inner.root)]
-            continue
-        dest = _dest(d, v)
-        if dest is None:
-            return o                     # a constant, an scf.if, ...: not followed
-        v = dest
-    return o
 
 
 class _Entry:
@@ -184,7 +103,7 @@ def _clonable(v: ir.Value) -> bool:
     """A value each chunk makes for itself: a scalar or vector constant, or
     a static ``tensor.empty`` (no contents: a copy per chunk is what
     ``bufferize.split_shared_empties`` makes per user)."""
-    d = _owner_op(v)
+    d = defining_op(v)
     return (d is not None and d.name in _HOISTED and not len(d.operands)
             and (d.name == "tensor.empty" or not isinstance(v.type, ir.RankedTensorType)))
 
@@ -229,7 +148,7 @@ class _Cutter:
             if not self._ok_type(v):
                 return False
             if isinstance(v.type, ir.RankedTensorType):
-                o = _origin(v, self.callees)
+                o = origin(v, self.callees)
                 if o.viewed or o.root is None:
                     return False
                 if not (s <= self.e.index.get(o.root, -1) < e or _clonable(o.root)):
@@ -241,7 +160,7 @@ class _Cutter:
             if not self._ok_type(v):
                 return False
             if isinstance(v.type, ir.RankedTensorType) and not _clonable(v) \
-                    and _origin(v, self.callees).sliced:
+                    and origin(v, self.callees).sliced:
                 return False
         return True
 
@@ -307,7 +226,7 @@ def _outline(e: _Entry, s: int, end: int, name: str, cut: _Cutter, renamed: dict
     inner = dict(zip(passed, block.arguments))
     for v in ins:
         if v not in inner:
-            inner[v] = _owner_op(v).clone(ir.InsertionPoint(ret)).results[0]
+            inner[v] = defining_op(v).clone(ir.InsertionPoint(ret)).results[0]
     for i in range(s, end):
         e.ops[i].move_before(ret)
     for i in range(s, end):             # not by value: a constant has uses everywhere

@@ -46,6 +46,7 @@ import mlir.ir as ir
 from mlir.dialects import func
 from mlir.dialects.transform import interpreter
 
+from onnx_mlir_py.codegen.buffer_origin import is_slice
 from onnx_mlir_py.codegen.parallel_for import defining_op
 from onnx_mlir_py.codegen.signature import find_entry
 from onnx_mlir_py.errors import CompileError
@@ -56,10 +57,9 @@ _TAG = "onnx_mlir_py.kernel"
 # operand-less ops cloned into a kernel instead of passed (not tensors: a
 # tensor constant is a weight, passed)
 _CLONED = ("arith.constant", "ub.poison")
-# ops whose result is a view of their first operand
+# view ops cloned into a loop with the slice it reads (their result is a
+# view of their first operand)
 _VIEWS = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
-# ops whose tensor result is (bufferizes into) their destination operand
-_RESULT_IS_DEST = {"tensor.insert_slice": 1, "vector.transfer_write": 1}
 
 _OUTLINE = f"""
 module attributes {{transform.with_named_sequence}} {{
@@ -72,44 +72,6 @@ module attributes {{transform.with_named_sequence}} {{
   }}
 }}
 """
-
-
-def _destination(v: ir.Value) -> ir.Value | None:
-    """The operand whose buffer the op result ``v`` is (destination-style
-    ops, loops, insert-like ops), or None."""
-    d = defining_op(v)
-    if d is None:
-        return None
-    i = ir.OpResult(v).result_number
-    if d.name == "scf.forall":
-        return d.opview.outputs[i]
-    if d.name == "scf.for":
-        return d.opview.initArgs[i]
-    if d.name in _RESULT_IS_DEST:
-        return d.operands[_RESULT_IS_DEST[d.name]]
-    if d.name.startswith("linalg.") and hasattr(d.opview, "outputs"):
-        outs = list(d.opview.outputs)
-        return outs[i] if i < len(outs) else None
-    return None
-
-
-def is_slice(v: ir.Value) -> bool:
-    """Whether ``v``'s buffer will be a slice of a larger one (following
-    reshapes, casts and destinations back to where it is allocated)."""
-    while isinstance(v.type, ir.RankedTensorType):
-        d = defining_op(v)
-        if d is None:
-            return False            # a block argument: the entry's are whole
-        if d.name == "tensor.extract_slice":
-            return True
-        if d.name in _VIEWS:
-            v = d.operands[0]
-            continue
-        dest = _destination(v)
-        if dest is None:
-            return False            # allocated by its op (empty, pad, call, ...)
-        v = dest
-    return False
 
 
 def _destinations(loop: ir.Operation) -> list[ir.Value]:
@@ -263,11 +225,9 @@ def _unwrap(region_op: ir.Operation) -> ir.Operation:
     return call
 
 
-def _merge(module: ir.Module, calls: list[ir.Operation]) -> int:
-    """Merge the outlined functions that print the same; returns how many
-    were dropped."""
-    funcs = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
-             for op in module.body.operations if op.operation.name == "func.func"}
+def _merge(funcs: dict, calls: list[ir.Operation]) -> int:
+    """Merge the outlined functions (``funcs``: name -> ``func.func``) that
+    print the same; returns how many were dropped."""
     kept: dict[str, str] = {}
     dropped = 0
     for call in calls:
@@ -323,4 +283,4 @@ def outline_kernels(module: ir.Module, entry: str) -> tuple[int, int]:
             for op in loop:
                 if _TAG in op.operation.attributes:
                     del op.operation.attributes[_TAG]
-        return len(calls), _merge(module, calls)
+        return len(calls), _merge(funcs, calls)
