@@ -38,6 +38,7 @@ class Weight:
     symbol: str
     data: bytes | memoryview       # a byte buffer (a view of an array: not copied)
     alignment: int
+    digest: bytes = b""            # sha256 of data
 
 
 @dataclass
@@ -56,7 +57,7 @@ class WeightStore:
         i = self.by_content.get(key)
         if i is None:
             i = self.by_content[key] = len(self.weights)
-            self.weights.append(Weight(f"__om_weight_{i}", data, alignment))
+            self.weights.append(Weight(f"__om_weight_{i}", data, alignment, key[0]))
         w = self.weights[i]
         w.alignment = max(w.alignment, alignment)
         return w.symbol
@@ -64,6 +65,13 @@ class WeightStore:
     @property
     def nbytes(self) -> int:
         return sum(len(w.data) for w in self.weights)
+
+    def identity(self, h) -> None:
+        """Feed what decides the weights' object (each weight's symbol,
+        alignment, size and content digest) to the hash ``h``: the
+        library's build-id without reading the bytes again (see link.py)."""
+        for w in self.weights:
+            h.update(f"{w.symbol}:{w.alignment}:{len(w.data)}:".encode() + w.digest)
 
     def write_object(self, directory: Path) -> Path | None:
         """The object file defining the weights, for the link: written

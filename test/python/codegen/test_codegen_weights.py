@@ -107,3 +107,28 @@ def test_equal_constants_one_copy(tmp_path):
     y, z = ExecutionSession(so).run([x])
     np.testing.assert_allclose(y, x + 5.0, rtol=1e-6)
     assert (z == 1075838976).all()
+
+
+def _build_id(so) -> bytes:
+    """The GNU build-id note's 20 bytes (namesz 4, descsz 20, NT_GNU_BUILD_ID)."""
+    import struct
+    data = open(so, "rb").read()
+    head = struct.pack("<III", 4, 20, 3) + b"GNU\0"
+    at = data.find(head)
+    assert at >= 0 and data.find(head, at + 1) < 0
+    return data[at + len(head):at + len(head) + 20]
+
+
+def test_build_id_from_the_weights_digests(tmp_path):
+    """The library's build-id is link.py's (the objects' bytes and the
+    weights' digests, not ld's hash of the whole output): the same module
+    gives the same id, other weight bytes another one."""
+    with ir.Context():
+        a = emit_library(ir.Module.parse(SAME_BYTES), tmp_path / "a.so")
+        a2 = emit_library(ir.Module.parse(SAME_BYTES), tmp_path / "a2.so")
+        b = emit_library(ir.Module.parse(SAME_BYTES.replace("dense<2.5>", "dense<3.5>")),
+                         tmp_path / "b.so")
+    assert _build_id(a) == _build_id(a2) != _build_id(b)
+    assert open(a, "rb").read() == open(a2, "rb").read()
+    x = np.random.default_rng(0).standard_normal((64, 64), dtype=np.float32)
+    np.testing.assert_allclose(ExecutionSession(b).run([x])[0], x + 7.0, rtol=1e-6)
