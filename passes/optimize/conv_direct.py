@@ -5,33 +5,42 @@ The im2col form (:mod:`.conv`) spends most of a stem conv on the im2col
 copy (a strided gather of 27 to 147 short rows) and on padding K = C*KH*KW
 to whole blocks, for a matmul of only 16 to 64 rows: MobileNetV3's
 3 -> 16 3x3/2 stem ran at 34 GFLOPS against onnxruntime's 62. Here the
-input vectors are read straight from the image:
+input vectors are read from a per-row phase buffer:
 
     for each output row oh (an scf.forall over the rows when threaded):
-      for each block of FB filters fo:
-        for each group of U vectors of V output columns:
+      buf[c, i, r, m] = x[c, oh*s - top + i*d, m*s + r - left]   (0 in the pad;
+                        for the kernel rows i of the row inside the image)
+      for each group of U vectors of V output columns:
+        for each block of FB filters fo:
           acc[f][u] = bias[fo*FB + f] (or the fill scalar)
           for c:                                  (scf.for, accumulators carried)
-            for kh, kw:                           (unrolled; kh a loop over the
-                                                   row's kernel rows in the image
-                                                   when the pad has rows)
-              x_u = x[c, oh*s + kh*d - top, (ow_u + q)*s + kw*d - left  for q < V]
-                    (one contiguous read of (V-1)*s+1 values per tap,
-                     every s-th lane kept by a vector.shuffle)
-              acc[f][u] += x_u * broadcast(w[fo, c, kh, kw, f])
+            for kh in the row's kernel rows:      (scf.for)
+              for kw:                             (unrolled)
+                x_u = buf[c, kh, (kw*d) % s, ow_u + (kw*d) // s ...]   (one read)
+                acc[f][u] += x_u * broadcast(w[fo, c, kh, kw, f])
           out[fo*FB + f, oh, ow_u ...] = epilogue(acc[f][u])
 
-The weights are repacked at compile time to [F/FB, C, KH, KW, FB] (one
-contiguous run of FB scalars per tap). The register tile is FB x U
+The buffer is the row's input, de-interleaved by stride phase with the
+zero pad's columns in place: a stride-2 column gather (a read of 2V-1
+values and a shuffle) is done once per input value of the row instead of
+once per tap, filter block and vector, and every group (also at the row's
+ends) runs the same code. The filter blocks are the inner loop: the group's
+columns of the buffer stay in L1 across them (YOLO's 3x640 stem has a 48 KB
+buffer). The weights are repacked at compile time to [F/FB, C, KH, KW, FB]
+(one contiguous run of FB scalars per tap). The register tile is FB x U
 accumulators: 8 x 3 with 32 vector registers (AVX-512), 4 x 2 with 16.
-The conv's zero pad is fused: the kernel reads the unpadded image. Groups of
-U vectors whose reads all lie in the row run in a loop; the rest of the row
-(the left pad's vectors, the right end) is static code whose reads cover
-only the lanes in the image (the pad's lanes come from a zero vector in the
-shuffle, the last vector stores only the row's lanes); the pad's rows are
-left out of each output row's loop over kernel rows. A per-channel bias add
-after the conv is the accumulators' start and an elementwise op after that
-(ReLU, HardSwish, Clip, ...) their epilogue, as in the depthwise kernel.
+Rows of the pad are left out of each output row's loop over kernel rows.
+A per-channel bias add after the conv is the accumulators' start and an
+elementwise op after that (ReLU, HardSwish, Clip, ...) their epilogue, as
+in the depthwise kernel.
+
+Zen 4, 1 thread, thread CPU time, against onnxruntime in the same process
+(loaded machine): 3->64 7x7/2 at 224 (ResNet) 3.21-3.77 -> 2.25-2.41 ms
+(onnxruntime 2.20-2.40); 3->16 6x6/2 at 640 (YOLO) 5.57-5.87 -> 4.18-4.92
+(3.61-4.34); 3->32 3x3/2 at 224 (MobileNetV2) 0.297-0.398 -> 0.278-0.285
+(0.268-0.305); 3->16 3x3/2 at 224 (MobileNetV3) unchanged, 0.161 -> 0.164
+(0.126). Before, a tap's vector was a shuffle of a strided read
+and the row's ends were static code gathering single lanes.
 """
 from __future__ import annotations
 
@@ -113,87 +122,103 @@ def _match(op: ir.Operation, target: Target):
     return dv, operands, erase, last, dead
 
 
+def phase_width(dv: Direct, vw: int) -> int:
+    """M, the length of one phase row of the kernel's input buffer: the
+    output row's vectors plus the taps' reach ((KW-1)*d // s columns),
+    rounded up to whole vectors."""
+    nv = -(-dv.os[3] // vw)
+    reach = ((dv.ws[3] - 1) * dv.d[1]) // dv.s[1]
+    return -(-(nv * vw + reach) // vw) * vw
+
+
 class _Row:
-    """The emitter of one output row's groups of vectors."""
+    """The emitter of one output row: the phase buffer's fill and the
+    groups of vectors that read it."""
 
     def __init__(self, e: Emitter, dv: Direct, vw: int, fb: int, v: dict):
-        """``v``: the values the groups read (x, wp, zero, n, fo, f0, iv,
-        ecv, and rows or ohs_p / khlo / khhi)."""
+        """``v``: the values the row reads (x, wp, zero, n, fo, f0, iv, ecv,
+        ohs_p, khlo, khhi, and buf once filled)."""
         self.e, self.dv, self.vw, self.fb, self.v = e, dv, vw, fb, v
 
-    def read(self, ch: Value, row: Value, j: int, xcol, u: int, static_ow0: int | None,
-             keep: int | None) -> Value | None:
-        """Input vector of tap column ``j`` for the output vector ``u``: lane q
-        is x[row, (ow_u + q)*s + j*d - left]; lanes in the pad (or past the
-        output row, the last vector's ``keep``) are 0 (None: all of them)."""
+    def _chunk(self, ch: Value, row: Value, r: int, t, static_t: int | None) -> Value:
+        """Lanes q of phase ``r``'s vector ``t``: x[row, (t*vw + q)*s + r - left]
+        (0 outside the image row)."""
         e, dv, vw, v = self.e, self.dv, self.vw, self.v
         s, w = dv.s[1], dv.xs[3]
-        off = j * dv.d[1] - dv.pad[1]
         span = (vw - 1) * s + 1
-        if static_ow0 is None:             # a loop group: every read lies in the row
-            start = xcol if off == 0 else \
-                e.iop("addi" if off > 0 else "subi", xcol, e.index(abs(off)))
-            r = e.read(v["x"], [v["n"], ch, row, start], v["zero"], vector(span))
-            if s == 1:
-                return r
-            return e.shuffle(r, r, [s * q for q in range(vw)])
-        cols = [(static_ow0 + u * vw + q) * s + off for q in range(vw)]
-        lanes = vw if keep is None else keep
-        valid = [q for q in range(lanes) if 0 <= cols[q] < w]
+        if static_t is None:               # a loop chunk: the whole span lies in the row
+            col = e.add(e.mul(t, vw * s), r - dv.pad[1]) if r != dv.pad[1] else e.mul(t, vw * s)
+            x = e.read(v["x"], [v["n"], ch, row, col], v["zero"], vector(span))
+            return x if s == 1 else e.shuffle(x, x, [s * q for q in range(vw)])
+        cols = [(static_t * vw + q) * s + r - dv.pad[1] for q in range(vw)]
+        valid = [q for q in range(vw) if 0 <= cols[q] < w]
         if not valid:
-            return None
+            return e.const("dense<0.0>", vector(vw))
         lo, hi = cols[valid[0]], cols[valid[-1]]
         length = hi - lo + 1
-        r = e.read(v["x"], [v["n"], ch, row, lo], v["zero"], vector(length))
+        x = e.read(v["x"], [v["n"], ch, row, lo], v["zero"], vector(length))
         idx = [cols[q] - lo if q in valid else length for q in range(vw)]
         if length == vw and idx == list(range(vw)):
-            return r
-        return e.shuffle(r, e.const("dense<0.0>", vector(length)), idx)
+            return x
+        return e.shuffle(x, e.const("dense<0.0>", vector(length)), idx)
 
-    def tap(self, ch: Value, row: Value, i, j: int, xcols: list, count: int,
-            static_ow0: int | None, keep: int | None, accs: list) -> None:
-        """accs[f * count + u] += x_u * w[f, c, i, j] for the tap (in place)."""
-        e, fb = self.e, self.fb
-        xs_ = [self.read(ch, row, j, xcols[u], u, static_ow0,
-                         keep if u == count - 1 else None) for u in range(count)]
-        if all(x is None for x in xs_):
-            return
-        for f in range(fb):
-            w = e.extract(self.v["wp"], [self.v["fo"], ch, i, j, f])
-            wv = e.broadcast(w, vector(self.vw))
-            for u in range(count):
-                if xs_[u] is not None:
-                    k = f * count + u
-                    accs[k] = e.fma(xs_[u], wv, accs[k])
+    def fill(self, buf: Value) -> Value:
+        """buf[c, i, r, m] = x[c, oh*s - top + i*d, m*s + r - left] for the
+        row's kernel rows i in [khlo, khhi): one strided gather per input
+        value, so that every tap of the groups is one contiguous read."""
+        e, dv, vw, v = self.e, self.dv, self.vw, self.v
+        c, kh = dv.ws[1], dv.ws[2]
+        s, w = dv.s[1], dv.xs[3]
+        span = (vw - 1) * s + 1
+        mw = buf.type.shape[3]
+        ch, (b1,), (bres,) = e.loop(e.index(0), e.index(c), e.index(1), [buf])
+        i, (b2,), (ires,) = e.loop(v["khlo"], v["khhi"], e.index(1), [b1])
+        row = e.add(v["ohs_p"], e.mul(i, dv.d[0]))
+        cur = b2
+        for r in range(s):
+            def safe(t: int) -> bool:
+                col = t * vw * s + r - dv.pad[1]
+                return col >= 0 and col + span <= w
+            chunks = list(range(mw // vw))
+            inner = [t for t in chunks if safe(t)]
+            lo_t, hi_t = (inner[0], inner[-1] + 1) if inner else (0, 0)
+            if hi_t - lo_t > 0 and all(safe(t) for t in range(lo_t, hi_t)):
+                statics = [t for t in chunks if t < lo_t or t >= hi_t]
+            else:
+                lo_t = hi_t = 0
+                statics = chunks
+            for t in statics:
+                cur = e.write(self._chunk(ch, row, r, t, t), cur, [ch, i, r, t * vw])
+            if hi_t > lo_t:
+                t, (bt,), (tres,) = e.loop(e.index(lo_t), e.index(hi_t), e.index(1), [cur])
+                e.end([e.write(self._chunk(ch, row, r, t, None), bt, [ch, i, r, e.mul(t, vw)])])
+                cur = tres
+        e.end([cur])
+        e.end([ires])
+        return bres
 
-    def group(self, ow0, count: int, tin: Value, static_ow0: int | None,
-              keep: int | None) -> Value:
+    def group(self, ow0, count: int, tin: Value, keep: int | None) -> Value:
         """``count`` vectors of output columns from ``ow0`` for the filter
         block ``fo`` (the last vector stores ``keep`` lanes when given);
         returns the updated row tensor."""
         e, dv, vw, fb, v = self.e, self.dv, self.vw, self.fb, self.v
-        _f, c, kh, kw = dv.ws
+        _f, c, _kh, kw = dv.ws
         s = dv.s[1]
         cols = [e.add(ow0, u * vw) for u in range(count)]
-        xcols = [e.mul(col, s) for col in cols]
-        n_acc = fb * count
         ch, accs, res = e.loop(e.index(0), e.index(c), e.index(1),
-                               [v["iv"][k // count] for k in range(n_acc)])
-        if dv.pad[0] or dv.pad[2]:
-            # rows of the pad: the row's valid kernel rows [khlo, khhi) (run time)
-            kh_, accs, kres = e.loop(v["khlo"], v["khhi"], e.index(1), accs)
-            khd = e.mul(kh_, e.index(dv.d[0]))
-            xrow = e.add(v["ohs_p"], khd)
-            for j in range(kw):
-                self.tap(ch, xrow, kh_, j, xcols, count, static_ow0, keep, accs)
-            e.end(accs)
-            accs = kres
-        else:
-            for i in range(kh):
-                for j in range(kw):
-                    self.tap(ch, v["rows"][i], e.index(i), j, xcols, count, static_ow0, keep,
-                             accs)
+                               [v["iv"][k // count] for k in range(fb * count)])
+        i, accs, kres = e.loop(v["khlo"], v["khhi"], e.index(1), accs)
+        accs = list(accs)
+        for j in range(kw):
+            r, off = (j * dv.d[1]) % s, (j * dv.d[1]) // s
+            xs_ = [e.read(v["buf"], [ch, i, r, e.add(col, off)], v["zero"], vector(vw))
+                   for col in cols]
+            for f in range(fb):
+                wv = e.broadcast(e.extract(v["wp"], [v["fo"], ch, i, j, f]), vector(vw))
+                for u in range(count):
+                    accs[f * count + u] = e.fma(xs_[u], wv, accs[f * count + u])
         e.end(accs)
+        e.end(kres)
         cur = tin
         for f in range(fb):
             frow = e.add(v["f0"], f)
@@ -207,44 +232,18 @@ class _Row:
         return cur
 
 
-def _static_groups(first: int, end: int, u: int, ow: int, vw: int) -> list:
-    """Vectors [first, end) in static groups of at most ``u``: (first vector,
-    count, lanes kept by the last one or None)."""
-    out, j = [], first
-    while j < end:
-        cnt = min(u, end - j)
+def row_groups(ow: int, vw: int, u: int) -> tuple[int, list]:
+    """(loop iterations of ``u`` whole vectors, static tail groups: (first
+    vector, count, lanes kept by the last one or None)) of an output row of
+    ``ow`` columns."""
+    loops = (ow // vw) // u
+    out, j, nv = [], loops * u, -(-ow // vw)
+    while j < nv:
+        cnt = min(u, nv - j)
         last = ow - (j + cnt - 1) * vw
         out.append((j, cnt, last if last < vw else None))
         j += cnt
-    return out
-
-
-def row_groups(dv: Direct, vw: int, u: int) -> tuple[list, int, int, list]:
-    """(static head groups, first vector of the loop, loop groups of ``u``
-    vectors, static tail groups) of an output row. The loop takes whole
-    vectors whose every read lies in the row (no left or right pad lane);
-    the vectors before it (the left pad) and after it are static code."""
-    ow, w, s = dv.os[3], dv.xs[3], dv.s[1]
-    kw, d1, left = dv.ws[3], dv.d[1], dv.pad[1]
-    span = (vw - 1) * s + 1
-    nv = -(-ow // vw)
-
-    def safe(j: int) -> bool:
-        if (j + 1) * vw > ow:
-            return False
-        return all(0 <= j * vw * s + t * d1 - left and j * vw * s + t * d1 - left + span <= w
-                   for t in range(kw))
-    first = 0
-    while first < nv and not safe(first):
-        first += 1
-    loops = 0
-    while first + (loops + 1) * u <= nv and \
-            all(safe(j) for j in range(first + loops * u, first + loops * u + u)):
-        loops += 1
-    if loops == 0:
-        return _static_groups(0, nv, u, ow, vw), 0, 0, []
-    return (_static_groups(0, first, u, ow, vw), first, loops,
-            _static_groups(first + loops * u, nv, u, ow, vw))
+    return loops, out
 
 
 def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str:
@@ -254,6 +253,7 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     n, c, _hp, _wp = dv.xs
     f, _c, kh, kw = dv.ws
     _, _, oh, ow = dv.os
+    s = dv.s[1]
     ot = tensor(dv.os)
     e = Emitter()
     v = {"zero": e.const("0.0", F32)}
@@ -282,10 +282,10 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     orow = e.extract_slice(oo, [v["n"], 0, ohv, 0], [1, f, 1, ow], base="orow")
     ohs = e.mul(ohv, dv.s[0])
     top, bottom = dv.pad[0], dv.pad[2]
+    v["ohs_p"] = e.iop("subi", ohs, e.index(top)) if top else ohs
     if top or bottom:
         # kernel rows in the image: kh*d in [top - oh*s, H - 1 + top - oh*s]
         hgt, d0 = dv.xs[2], dv.d[0]
-        v["ohs_p"] = e.iop("subi", ohs, e.index(top))
         lo_t = e.iop("subi", e.index(top), ohs)
         lo_d = e.iop("ceildivsi", lo_t, e.index(d0))
         v["khlo"] = e.iop("maxsi", lo_d, e.index(0))
@@ -294,27 +294,29 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
         hi_1 = e.iop("addi", hi_d, e.index(1))
         v["khhi"] = e.iop("minsi", hi_1, e.index(kh))
     else:
-        v["rows"] = [e.iop("addi", ohs, e.index(i_ * dv.d[0])) for i_ in range(kh)]
-    fo, (rt0,), (rres,) = e.loop(e.index(0), e.index(f // fb), e.index(1), [orow])
-    v["fo"] = fo
-    v["f0"] = e.iop("muli", fo, e.index(fb))
-    v["iv"] = []
-    for k in range(fb):
-        b = e.extract(init, [e.add(v["f0"], k)]) if dv.init == "bias" else init
-        v["iv"].append(e.broadcast(b, vector(vw), base="iv"))
+        v["khlo"], v["khhi"] = e.index(0), e.index(kh)
     row = _Row(e, dv, vw, fb, v)
-    head, first, loops, tail = row_groups(dv, vw, u)
-    cur = rt0
-    for j, cnt, keep in head:
-        cur = row.group(e.index(j * vw), cnt, cur, j * vw, keep)
+    v["buf"] = row.fill(e.empty([c, kh, s, phase_width(dv, vw)], base="buf"))
+    def blocks(ow0, count: int, tin: Value, keep: int | None) -> Value:
+        """The group of ``count`` vectors at ``ow0`` for every filter block."""
+        fo, (bt,), (bres,) = e.loop(e.index(0), e.index(f // fb), e.index(1), [tin])
+        v["fo"] = fo
+        v["f0"] = e.iop("muli", fo, e.index(fb))
+        v["iv"] = []
+        for k in range(fb):
+            b = e.extract(init, [e.add(v["f0"], k)]) if dv.init == "bias" else init
+            v["iv"].append(e.broadcast(b, vector(vw), base="iv"))
+        e.end([row.group(ow0, count, bt, keep)])
+        return bres
+    loops, tail = row_groups(ow, vw, u)
+    cur = orow
     if loops:
-        owb, (rt1,), (gres,) = e.loop(e.index(first * vw), e.index((first + loops * u) * vw),
-                                      e.index(u * vw), [cur])
-        e.end([row.group(owb, u, rt1, None, None)])
+        owb, (rt1,), (gres,) = e.loop(e.index(0), e.index(loops * u * vw), e.index(u * vw), [cur])
+        e.end([blocks(owb, u, rt1, None)])
         cur = gres
     for j, cnt, keep in tail:
-        cur = row.group(e.index(j * vw), cnt, cur, j * vw, keep)
-    e.end([cur])
+        cur = blocks(e.index(j * vw), cnt, cur, keep)
+    rres = cur
     if par:
         e.end_forall(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])
     else:

@@ -1,7 +1,7 @@
 """-O3 direct kernel of convs over few input channels (network stems,
 ``passes/optimize/conv_direct.py``) against onnxruntime: strides 1 and 2,
 3x3 to 7x7 windows, dilation, asymmetric pads, rows that end in a partial
-vector (the last reads shortened to the row), with and without a bias, with
+vector, taps whose phase and offset come from a dilated column, with and without a bias, with
 a fused ReLU / HardSwish / Clip epilogue; a static batch of 2, a dynamic
 batch at two sizes, 1 and 2 threads, and the AVX2 / SSE targets (4x2 tiles,
 8- and 4-lane vectors)."""
@@ -28,6 +28,11 @@ CASES = [
     ("yolo_asym", (3, 40, 41), 32, 6, dict(strides=[2, 2], pads=[2, 2, 1, 1]), True, None),
     ("nopad_s2", (2, 35, 70), 16, 3, dict(strides=[2, 2]), True, "relu"),
     ("wide_s1", (3, 12, 100), 16, 3, dict(pads=[1, 1, 1, 1]), False, "relu"),
+    # the phase buffer: a tap's phase and offset from j*d (stride 2, dilation 2), no right
+    # pad with image columns left over; pads of 4 on both sides of a 5x5/2 window
+    ("dilated_s2", (3, 33, 75), 8, 3, dict(strides=[2, 2], dilations=[2, 2], pads=[1, 3, 2, 0]),
+     True, None),
+    ("wide_pad_s2", (2, 20, 37), 16, 5, dict(strides=[2, 2], pads=[3, 4, 3, 4]), False, "relu"),
 ]
 
 
