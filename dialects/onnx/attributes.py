@@ -10,6 +10,8 @@ Graph attributes become regions (see ``nodes.py``), not attributes.
 """
 from __future__ import annotations
 
+import sys
+
 import mlir.ir as ir
 import numpy as np
 import onnx
@@ -123,8 +125,11 @@ def tensor_attr(t: onnx.TensorProto, name_hint: str = "") -> ir.Attribute:
     et = elem_type(t.data_type)
     if t.data_type == onnx.TensorProto.STRING:
         return string_tensor_attr(t)
-    check_payload(t)
-    arr = numpy_helper.to_array(t)
+    raw = t.raw_data if t.HasField("raw_data") else None     # each read copies it
+    check_payload(t, raw)
+    arr = np.frombuffer(raw, onnx.helper.tensor_dtype_to_np_dtype(t.data_type)).reshape(t.dims) \
+        if raw is not None and t.data_type in _SIZE and sys.byteorder == "little" \
+        and not t.HasField("segment") else numpy_helper.to_array(t)   # to_array's raw path
     shape = list(arr.shape)
     ttype = ir.RankedTensorType.get(shape, et)
     if t.data_type == onnx.TensorProto.BOOL:
@@ -153,10 +158,11 @@ _SIZE = {_P.FLOAT: 4, _P.DOUBLE: 8, _P.INT64: 8, _P.UINT32: 4, _P.UINT64: 8, _P.
          _P.BFLOAT16: 2}
 
 
-def check_payload(t: onnx.TensorProto) -> None:
+def check_payload(t: onnx.TensorProto, raw: bytes | None = None) -> None:
     """The tensor's data agrees with its dims (ValueError saying how not),
     before numpy reads it: a damaged payload gets a message that names the
-    counts, and nothing is allocated for dims that the data cannot fill."""
+    counts, and nothing is allocated for dims that the data cannot fill.
+    ``raw``: ``t.raw_data`` if already read (a read copies it)."""
     dims = list(t.dims)
     if any(d < 0 for d in dims):
         raise ValueError(f"dims {dims} has a negative dim")
@@ -171,8 +177,9 @@ def check_payload(t: onnx.TensorProto) -> None:
         return                                  # raw_data wins (as in onnxruntime)
     if t.HasField("raw_data"):
         need = n * _SIZE[t.data_type]
-        if len(t.raw_data) != need:
-            raise ValueError(f"raw_data holds {len(t.raw_data)} bytes, dims {dims} of "
+        got = len(raw if raw is not None else t.raw_data)
+        if got != need:
+            raise ValueError(f"raw_data holds {got} bytes, dims {dims} of "
                              f"{name} need {need}")
         return
     field = _FIELD[t.data_type]

@@ -62,17 +62,24 @@ def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
 
 def _check_strings(msg, path: str, where: str = "model") -> None:
     """Protobuf hands a string field that is not UTF-8 (a damaged file) over
-    as bytes; names must be text. (Data fields are bytes or numbers: skipped.)"""
-    for f, value in msg.ListFields():
-        if f.type == f.TYPE_STRING:
-            for v in (value if _repeated(f) else [value]):
-                if isinstance(v, bytes):
-                    raise ModelLoadError(f"'{path}': {where}.{f.name} = {v[:40]!r} is not "
-                                         "valid UTF-8 text (a damaged file?)")
-        elif f.type == f.TYPE_MESSAGE:
-            items = value if _repeated(f) else [value]
-            for k, m in enumerate(items):
-                _check_strings(m, path, f"{where}.{f.name}" + (f"[{k}]" if _repeated(f) else ""))
+    as bytes; names must be text. Data fields (bytes, numbers) are not read:
+    reading ``raw_data`` copies it (``ListFields`` did, once more every
+    weight byte of the model, #29)."""
+    for f in msg.DESCRIPTOR.fields:
+        if f.type not in (f.TYPE_STRING, f.TYPE_MESSAGE):
+            continue
+        if _repeated(f):
+            items = getattr(msg, f.name)
+        elif f.type == f.TYPE_STRING or msg.HasField(f.name):
+            items = [getattr(msg, f.name)]
+        else:
+            continue
+        for k, v in enumerate(items):
+            if f.type == f.TYPE_MESSAGE:
+                _check_strings(v, path, f"{where}.{f.name}" + (f"[{k}]" if _repeated(f) else ""))
+            elif isinstance(v, bytes):
+                raise ModelLoadError(f"'{path}': {where}.{f.name} = {v[:40]!r} is not "
+                                     "valid UTF-8 text (a damaged file?)")
 
 
 def _repeated(f) -> bool:

@@ -159,3 +159,72 @@ def test_output_never_produced_is_named():
     m2 = h.make_model(g2, opset_imports=[h.make_opsetid("", 17)])
     with pytest.raises(ImportError_, match="subgraph 'then_g': graph output 'missing_in_branch'"):
         import_model(m2)
+
+
+@pytest.mark.parametrize("where, marker", [("node", b"NODEXX"), ("initializer", b"INITXX"),
+                                           ("raw_data", None)])
+def test_names_that_are_not_utf8_are_refused_data_bytes_are_not_names(tmp_path, where, marker):
+    """A string field that is not UTF-8 (a damaged file) is a one-line
+    ModelLoadError naming the field, also inside an initializer; raw_data
+    bytes that are not UTF-8 are data (not read as names)."""
+    from onnx_mlir_py.errors import ModelLoadError
+    from onnx_mlir_py.importer.model import load_model
+    w = np.frombuffer(b"\xff\xfe\xfd\xfc" * 16, np.float32).reshape(4, 4).copy()
+    node = h.make_node("Add", ["x", "INITXX"], ["y"], name="NODEXX")
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, [4, 4])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [4, 4])],
+                     [nh.from_array(w, "INITXX")])
+    data = h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+    path = tmp_path / "m.onnx"
+    if marker is None:
+        path.write_bytes(data)
+        m = load_model(str(path))
+        assert m.graph.initializer[0].raw_data == w.tobytes()
+        return
+    at = data.rindex(marker)       # the initializer's name, not the Add's input
+    path.write_bytes(data[:at] + b"\xff\xfe" + data[at + 2:])
+    with pytest.raises(ModelLoadError, match="is not valid UTF-8") as e:
+        load_model(str(path))
+    field = "node[0].name" if where == "node" else "initializer[0].name"
+    assert f"model.graph.{field}" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_raw_data_initializers_of_every_plain_dtype_against_onnxruntime(tmp_path):
+    """Initializers read from raw_data (one read, numpy over its bytes; the
+    importer's fast path) keep their values: each dtype through an Add or an
+    Identity, against onnxruntime."""
+    import onnxruntime as ort
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    rng = np.random.default_rng(7)
+    dtypes = [np.float32, np.float16, np.float64, np.int8, np.uint8, np.int16, np.uint16,
+              np.int32, np.int64, np.bool_]
+    nodes, inits, outs = [], [], []
+    for k, dt in enumerate(dtypes):
+        vals = rng.integers(-100, 100, (40, 3)) if dt != np.bool_ else rng.integers(0, 2, (40, 3))
+        w = (np.abs(vals) if np.dtype(dt).kind == "u" else vals).astype(dt)
+        inits.append(nh.from_array(w, f"w{k}"))
+        if dt == np.float32:
+            nodes.append(h.make_node("Add", ["x", f"w{k}"], [f"y{k}"]))
+        else:
+            nodes.append(h.make_node("Identity", [f"w{k}"], [f"y{k}"]))
+        outs.append(h.make_tensor_value_info(f"y{k}", nh.helper.np_dtype_to_tensor_dtype(
+            np.dtype(dt)), [40, 3]))
+    bad = nh.from_array(np.zeros((4, 4), np.float32), "short")
+    bad.raw_data = bad.raw_data[:12]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [40, 3])], outs, inits)
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    assert all(t.HasField("raw_data") for t in model.graph.initializer)
+    x = rng.standard_normal((40, 3)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    so = onnx_mlir_py.compile(model, output=str(tmp_path / "m.so"), opt_level=0)
+    got = ExecutionSession(so).run([x])
+    for w, g_ in zip(want, got):
+        assert w.dtype == g_.dtype
+        np.testing.assert_array_equal(g_, w)
+    g.initializer.append(bad)
+    from onnx_mlir_py.errors import ImportError_
+    with pytest.raises(ImportError_, match=r"initializer 'short': raw_data holds 12 bytes, "
+                       r"dims \[4, 4\] of FLOAT need 64"):
+        import_model(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]))
