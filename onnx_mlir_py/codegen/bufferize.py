@@ -33,22 +33,24 @@ ONE_SHOT = ("one-shot-bufferize{bufferize-function-boundaries allow-return-alloc
 # tensor.dim of ops that reify their result shapes (linalg, pad, reshapes)
 # -> those shapes; then resolve_dims for loops and scf.if (see there: with
 # dynamic dims the one-shot analysis otherwise dominated compile time)
-RESOLVE_DIMS_PIPELINE = "canonicalize, resolve-ranked-shaped-type-result-dims"
+RESOLVE_DIMS_PIPELINE = "func.func(canonicalize, resolve-ranked-shaped-type-result-dims)"
 
-PRE_BUFFERIZE_PIPELINE = "resolve-ranked-shaped-type-result-dims, canonicalize, cse, canonicalize"
+# (per-function passes nested under func.func run on the functions in
+# parallel: see codegen/llvm.py's TO_LOOPS_PIPELINE; the result is the same)
+PRE_BUFFERIZE_PIPELINE = "func.func(resolve-ranked-shaped-type-result-dims, canonicalize, cse, canonicalize)"
 
 BUFFERIZE_PIPELINE = ", ".join([
+    # at the module level: nested under func.func it left a ResNet-50
+    # kernel an allocation per parallel-loop iteration
     "eliminate-empty-tensors",
     ONE_SHOT,
-    "canonicalize",
+    "func.func(canonicalize)",
     # a function's result that is its argument's buffer (the kernels of
     # codegen/kernel_functions.py write their destination in place) is
     # dropped: the deallocation pipeline would otherwise clone it
     "drop-equivalent-buffer-results",
     "buffer-deallocation-pipeline",
-    "convert-bufferization-to-memref",
-    "canonicalize",
-    "cse",
+    "func.func(convert-bufferization-to-memref, canonicalize, cse)",
 ])
 
 

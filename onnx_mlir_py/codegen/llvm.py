@@ -31,16 +31,21 @@ from onnx_mlir_py.codegen.passes import run_pipeline
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature, find_entry
 from onnx_mlir_py.codegen.weights import WeightStore, externalize_weights
 
-TO_LOOPS_PIPELINE = ", ".join([
-    "func.func(convert-linalg-to-loops)",
-    "canonicalize",
-])
+# Passes that work inside one function are nested under func.func / llvm.func:
+# the MLIR pass manager then runs them on the functions in parallel (the
+# context's thread pool). After codegen/kernel_functions.py and parallel_for
+# a module is the entry plus a function per kernel and loop body, so this
+# uses every core (ResNet-50, Zen 4, 2 cores, loaded: the LLVM dialect
+# lowering 2.7 -> 1.3-1.5 s wall, same CPU); the LLVM IR is byte-identical.
+# What must see the whole module (math-to-libm and memref-to-llvm declare
+# functions, cf- and func-to-llvm) stays at the top level.
+TO_LOOPS_PIPELINE = "func.func(convert-linalg-to-loops, canonicalize)"
 
 # Up to memref.load/store + cf (then i1 accesses are rewritten, see bool_memory).
-PRE_LLVM_PIPELINE = ", ".join([
+PRE_LLVM_PIPELINE = "func.func(" + ", ".join([
     # full unroll: n-D transfers become 1-D vector loads/stores (no stack
     # temporaries, which would grow the stack inside loops)
-    "func.func(convert-vector-to-scf{full-unroll=true})",
+    "convert-vector-to-scf{full-unroll=true}",
     # memref-expand first, so one expand-strided-metadata + lower-affine
     # covers what it makes too (it ran twice: 0.12 s CPU of ResNet-50)
     "memref-expand",
@@ -50,30 +55,27 @@ PRE_LLVM_PIPELINE = ", ".join([
     # bf16 arithmetic in f32, rounded to bf16 after each op (the conversions
     # in integer ops: x86 has no bf16 instructions below AVX512-BF16, and
     # LLVM's fptrunc to bfloat calls __truncsfbf2, which libgcc 12 lacks)
-    "func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})",
-    "func.func(math-extend-to-supported-types{extra-types=f16 target-type=f32})",
+    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
+    "math-extend-to-supported-types{extra-types=f16 target-type=f32}",
     "arith-expand{include-bf16=true}",
-])
+]) + ")"
 
 # Multi-threading (-O3): the scf.forall loops of the tensor-level schedules
 # become calls of the library's parallel-for (codegen/parallel_for.py,
 # runtime/c/om_parallel.c; thread count settable at run time).
 
 LOWER_PIPELINE = ", ".join([
-    "convert-math-to-llvm",
+    "func.func(convert-math-to-llvm)",
     "convert-math-to-libm",
-    "convert-vector-to-llvm",
+    "func.func(convert-vector-to-llvm)",
     # allocations call the C runtime's _mlir_memref_to_llvm_alloc, which
     # fails the call (NULL, OM_ERROR_ALLOC) when malloc fails, naming the
     # node (alloc_sites)
     "finalize-memref-to-llvm{use-generic-functions=true}",
-    "convert-arith-to-llvm",
-    "convert-index-to-llvm",
+    "func.func(convert-arith-to-llvm, convert-index-to-llvm)",
     "convert-cf-to-llvm",
     "convert-func-to-llvm",
-    "convert-ub-to-llvm",
-    "reconcile-unrealized-casts",
-    "canonicalize",
+    "llvm.func(convert-ub-to-llvm, reconcile-unrealized-casts, canonicalize)",
 ])
 
 
