@@ -66,6 +66,14 @@ DIRECT_THREAD_MIN_MACS = 1 << 20
 WINDOW_THREAD_MIN_MACS = 1 << 17
 # im2col copies of at least this many elements are split across threads.
 IM2COL_THREAD_MIN = 1 << 16
+# A threaded packed contraction's forall runs its outer block loop P (or P's
+# cache groups) and the pool splits whole iterations, so P = 3 or 5
+# (MobileNetV2's 7x7 and 14x14 convs: 3 or 5 groups of filter blocks, 2.6 of
+# its 7.5 ms at 1 thread) left one of 2 threads 2/3 or 3/5 of the work.
+# When P is below this and not a multiple of 4 (even for 2 and 4 threads),
+# the forall takes the other block loop Q in as well: P x Q iterations,
+# linearized in the serial loops' order (no measurable cost at 1 thread).
+BALANCED_SPLIT_ITERS = 16
 # A 1x1 stride-1 conv's input is its im2col matrix as it is; it is packed
 # (im2col_packed) when its pixels are not whole column blocks (the kernel
 # would copy it into a padded matrix anyway) or when this many filters share
@@ -95,6 +103,13 @@ def threaded_kernel(macs: int | None, nbytes: int | None) -> bool:
         return True
     return macs >= THREAD_MIN_MACS or (macs >= THREAD_MIN_MACS_MEMORY and nbytes is not None
                                        and nbytes >= THREAD_MIN_BYTES)
+
+
+def forall_takes_both(p: int, q: int) -> bool:
+    """Whether a threaded packed contraction's forall takes both outer block
+    loops in: its ``p`` iterations alone are fewer than BALANCED_SPLIT_ITERS
+    and no multiple of 4, and the other loop has ``q`` > 1 blocks."""
+    return p < BALANCED_SPLIT_ITERS and p % 4 != 0 and q > 1
 
 
 def pack_one_by_one(f: int, m: int, nb: int) -> bool:

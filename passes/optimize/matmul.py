@@ -30,7 +30,8 @@ from onnx_mlir_py.target import Target
 
 from onnx_mlir_py.passes.optimize.kernel_fusion import single_user, static_f32
 from onnx_mlir_py.passes.optimize.epilogue import EPILOGUE_ATTR, body_ops, identity_parallel
-from onnx_mlir_py.passes.optimize.kernel_plan import STREAMED_B_BYTES, threaded_kernel
+from onnx_mlir_py.passes.optimize.kernel_plan import (STREAMED_B_BYTES, forall_takes_both,
+                                                      threaded_kernel)
 from onnx_mlir_py.passes.optimize.matmul_attrs import PACKED_ATTR
 from onnx_mlir_py.passes.optimize.matmul_text import _cdiv, kernel_function
 from onnx_mlir_py.passes.optimize.matmul_dyn_text import kernel_function_dynamic
@@ -409,12 +410,19 @@ def cache_blocks(sizes, outer_is_rows: bool) -> tuple[int, int, int] | None:
     return (0, pt, ko) if pt >= 2 else None
 
 
-def _grouped_tiling(n: int, par: int, tile: int, kcb: int, ko: int, threads: bool) -> str:
+def _grouped_tiling(n: int, par: int, tile: int, kcb: int, ko: int, threads: bool,
+                    both: bool = False) -> str:
     """Transform text of the loops of :func:`cache_blocks`, ending in ``%t``
-    (the tile of one block pair and all its k blocks)."""
+    (the tile of one block pair and all its k blocks). ``both`` (threads, K
+    not cut): the forall also takes the other block loop in (one block each),
+    see :func:`~.kernel_plan.forall_takes_both`."""
     def sizes(d: int, v: int) -> list[int]:
         return [v if i == d else 0 for i in range(n)]
     one = "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
+    if both:
+        grid = [tile if i == par else 1 if i == 1 - par else 0 for i in range(n)]
+        text = f"    %tg, %lg = transform.structured.tile_using_forall %op tile_sizes {grid}\n" + one
+        return text + f"    %t, %lpi = transform.structured.tile_using_for %tg tile_sizes {sizes(par, 1)}\n" + one
     how = "tile_using_forall" if threads else "tile_using_for"
     text = f"    %tg, %lg = transform.structured.{how} %op tile_sizes {sizes(par, tile)}\n" + one
     src = "%tg"
@@ -445,20 +453,24 @@ def kernel_schedule(op: ir.Operation, threads: bool = False) -> str | None:
     sizes = loop_sizes(op, maps)
     blocks = cache_blocks(sizes, _outer_is_rows(op)) if outer == 3 and k == 2 else None
     epi = outer == 3 and k == 2 and _epilogue_consumer(op) and (not blocks or blocks[2] >= sizes[2])
+    both = threads and outer == 3 and k == 2 and _forall_both(sizes, blocks)
     if epi:
-        first = _epilogue_tiling(blocks, threads)
+        first = _epilogue_tiling(blocks, threads, both)
     elif blocks:
-        first = _grouped_tiling(n, *blocks, sizes[k], threads)
+        first = _grouped_tiling(n, *blocks, sizes[k], threads, both)
     elif threads:
         # the first outer parallel loop is distributed, the others stay loops
+        # (both block loops when the first alone splits unevenly)
         p0 = par.index(1)
-        fpar = [1 if i == p0 else 0 for i in range(n)]
-        rest = [1 if (par[i] and i != p0) else 0 for i in range(n)]
-        first = (f"    %tf, %lp = transform.structured.tile_using_forall %op tile_sizes {fpar}\n"
+        fpar = [1 if i == p0 or (both and i == 1) else 0 for i in range(n)]
+        rest = [1 if (par[i] and not fpar[i]) else 0 for i in range(n)]
+        first = (f"    %{'tf' if any(rest) else 't'}, %lp = transform.structured.tile_using_forall %op"
+                 f" tile_sizes {fpar}\n"
                  "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n")
-        loops = ", ".join(["!transform.any_op"] * sum(rest))
-        first += (f"    %t, %lq:{sum(rest)} = transform.structured.tile_using_for %tf tile_sizes {rest}\n"
-                  f"      : (!transform.any_op) -> (!transform.any_op, {loops})\n")
+        if any(rest):
+            loops = ", ".join(["!transform.any_op"] * sum(rest))
+            first += (f"    %t, %lq:{sum(rest)} = transform.structured.tile_using_for %tf tile_sizes {rest}\n"
+                      f"      : (!transform.any_op) -> (!transform.any_op, {loops})\n")
     else:
         loops = ", ".join(["!transform.any_op"] * sum(par))
         first = (f"    %t, %lp:{sum(par)} = transform.structured.tile_using_for %op tile_sizes {par}\n"
@@ -495,7 +507,21 @@ def _epilogue_consumer(op: ir.Operation) -> bool:
         and len(list(user.attributes["iterator_types"])) == 4
 
 
-def _epilogue_tiling(blocks, threads: bool) -> str:
+def _forall_both(sizes, blocks) -> bool:
+    """Whether the threaded schedule's forall takes both outer block loops
+    (P, Q) in instead of P (or P's groups) alone: when that alone would split
+    unevenly (:func:`~.kernel_plan.forall_takes_both`), P is the grouped loop
+    and K is not cut into slabs (the slab loop sits between the group and Q
+    loops): the linearized forall then runs the serial schedule's order."""
+    if sizes is None or any(v is None for v in sizes[:3]):
+        return False
+    if blocks is None:
+        return forall_takes_both(sizes[0], sizes[1])
+    par, tile, kcb = blocks
+    return par == 0 and kcb >= sizes[2] and forall_takes_both(_cdiv(sizes[0], tile), sizes[1])
+
+
+def _epilogue_tiling(blocks, threads: bool, both: bool = False) -> str:
     """Transform text tiling the epilogue (the contraction's one user:
     loops P, Q, mi, ni) like :func:`kernel_schedule` tiles a contraction
     alone (``blocks``: the groups of :func:`cache_blocks`, K not cut) and
@@ -505,13 +531,20 @@ def _epilogue_tiling(blocks, threads: bool) -> str:
     one = "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
     text = ("    %epi = transform.get_consumers_of_result %op[0]"
             " : (!transform.any_op) -> !transform.any_op\n")
-    if blocks:
+    if blocks and both:
+        par, tile = blocks[0], blocks[1]
+        grid = [tile if i == par else 1 if i == 1 - par else 0 for i in range(4)]
+        text += f"    %eg, %lg = transform.structured.tile_using_forall %epi tile_sizes {grid}\n" + one
+        text += f"    %ep, %l0 = transform.structured.tile_using_for %eg tile_sizes {[1 - par, par, 0, 0]}\n" + one
+    elif blocks:
         par, tile = blocks[0], blocks[1]
         how = "tile_using_forall" if threads else "tile_using_for"
         sizes = [tile if i == par else 0 for i in range(4)]
         text += f"    %eg, %lg = transform.structured.{how} %epi tile_sizes {sizes}\n" + one
         text += "    %eq, %lq = transform.structured.tile_using_for %eg tile_sizes [0, 1, 0, 0]\n" + one
         text += "    %ep, %l0 = transform.structured.tile_using_for %eq tile_sizes [1, 0, 0, 0]\n" + one
+    elif both:
+        text += "    %ef, %lf = transform.structured.tile_using_forall %epi tile_sizes [1, 1, 0, 0]\n" + one
     elif threads:
         text += "    %ef, %lf = transform.structured.tile_using_forall %epi tile_sizes [1, 0, 0, 0]\n" + one
         text += "    %ep, %l0 = transform.structured.tile_using_for %ef tile_sizes [0, 1, 0, 0]\n" + one
@@ -520,7 +553,8 @@ def _epilogue_tiling(blocks, threads: bool) -> str:
                  "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)\n")
     # into each loop in turn, outermost first: an inner loop's tile reads a
     # slice of the outer loop's slice
-    loops = ["%lg", "%lq", "%l0"] if blocks else ["%lf", "%l0"] if threads else ["%l0"]
+    loops = (["%lg", "%l0"] if both else ["%lg", "%lq", "%l0"]) if blocks else \
+        (["%lf"] if both else ["%lf", "%l0"]) if threads else ["%l0"]
     src = "%op"
     for i, loop in enumerate(loops):
         res = ("%t", "%lin") if i == len(loops) - 1 else (f"%tf{i}", f"%lf{i}")

@@ -29,3 +29,20 @@ func.func @small(%a: tensor<32x32xf32>, %b: tensor<32x64xf32>) -> tensor<32x64xf
   %m = linalg.matmul ins(%a, %b : tensor<32x32xf32>, tensor<32x64xf32>) outs(%z : tensor<32x64xf32>) -> tensor<32x64xf32>
   return %m : tensor<32x64xf32>
 }
+
+// 3 column blocks alone would split 2:1 between 2 threads: the forall takes
+// the 16 row blocks in too (kernel_plan.forall_takes_both), 48 iterations in
+// the serial loops' order; the k loop stays inside.
+// CHECK-LABEL: func.func @uneven
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (3, 16)
+// CHECK-NOT: scf.for {{.*}} to %c16
+// CHECK: scf.for {{.*}} -> ({{.*}}vector<8x32xf32>)
+// CHECK: vector.fma
+// CHECK: scf.forall.in_parallel
+func.func @uneven(%a: tensor<128x256xf32>, %b: tensor<256x96xf32>) -> tensor<128x96xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x96xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<128x96xf32>) -> tensor<128x96xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<128x256xf32>, tensor<256x96xf32>) outs(%z : tensor<128x96xf32>) -> tensor<128x96xf32>
+  return %m : tensor<128x96xf32>
+}
