@@ -1,5 +1,6 @@
 """Convs over few input channels (a network's stem: 3 channels, 3x3 to 7x7,
-stride 1 or 2) -> a direct, register-tiled kernel.
+stride 1 or 2; a window over up to 32 channels: YOLO's first 3x3 convs) -> a
+direct, register-tiled kernel.
 
 The im2col form (:mod:`.conv`) spends most of a stem conv on the im2col
 copy (a strided gather of 27 to 147 short rows) and on padding K = C*KH*KW
@@ -59,8 +60,28 @@ from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
 from onnx_mlir_py.passes.optimize.kernel_plan import DIRECT_THREAD_MIN_MACS, assigned
 
-MAX_CHANNELS = 4          # input channels of a stem conv
-MAX_TAPS = 160            # C*KH*KW (7x7x3 = 147): the unrolled taps of one channel step
+MAX_CHANNELS = 4          # input channels of a stem conv (any window)
+# Input channels of a conv with a window of 2+ taps. Zen 4, 1 thread, thread CPU
+# against onnxruntime in the same process (YOLO's 3x3 convs), im2col form -> this
+# kernel: 16x320x320->32 /2 1.19 -> 1.00, 32x160x160->64 /2 1.09 -> 1.00,
+# 16x160x160->16 1.20 -> 1.05, 32x80x80->32 1.16 -> 1.04; but 64 channels lose
+# (64x40x40->64 1.18 -> 1.28, 64x56x56->64 1.08 -> 1.22, 64x80x80->128 /2 1.17 ->
+# 1.23, 128x40x40->256 /2 1.11 -> 1.62): a group's columns of the buffer
+# (C*KH*s*(3*16 + reach) floats) then no longer fit L1 with the weights. Narrow
+# maps lose as well (a row of 2-3 vectors, one partial group): 16x32x32->16
+# 1.35 -> 1.58, 32x40x40->32 1.24 -> 1.36, 32x80x80->64 /2 (40 wide) 1.12 -> 1.24;
+# hence output rows of at least MIN_WINDOW_WIDTH columns (80 and 160 measured).
+MAX_WINDOW_CHANNELS = 32
+MIN_WINDOW_WIDTH = 80
+MAX_KW = 11               # kernel columns (the unrolled taps of one kernel row)
+
+
+def takes(c: int, kh: int, kw: int, ow: int) -> bool:
+    """Whether a conv over ``c`` input channels with a ``kh`` x ``kw`` window
+    and output rows of ``ow`` is this kernel's (the stems and the few-channel
+    3x3 convs of wide maps)."""
+    return kw <= MAX_KW and (c <= MAX_CHANNELS or (
+        c <= MAX_WINDOW_CHANNELS and kh * kw > 1 and ow >= MIN_WINDOW_WIDTH))
 
 
 @dataclass(frozen=True)
@@ -99,7 +120,7 @@ def _match(op: ir.Operation, target: Target):
     f, c, kh, kw = ws
     s, d = window_ints(op, "strides"), window_ints(op, "dilations")
     fb, _u = tile(target)
-    if c > MAX_CHANNELS or c * kh * kw > MAX_TAPS or f % fb or os_[3] < target.vector_width \
+    if not takes(c, kh, kw, os_[3]) or f % fb or os_[3] < target.vector_width \
             or s[0] != s[1] or s[0] not in (1, 2) or min(d) < 1:
         return None
     if (os_[2] - 1) * s[0] + (kh - 1) * d[0] + 1 > xs[2] \

@@ -272,7 +272,7 @@ _depthwise_dyn = _dyn_rows("depthwise_signature", "depthwise f32")
 
 
 def _conv_direct(op, t: Target):
-    from onnx_mlir_py.passes.optimize.conv_direct import MAX_CHANNELS, _match, tile
+    from onnx_mlir_py.passes.optimize.conv_direct import _match, tile
     found = _match(op, t)
     if found is None:
         return None
@@ -281,7 +281,7 @@ def _conv_direct(op, t: Target):
     rows = dv.os[0] * dv.os[2] if dv.os[0] is not None else dv.os[2]
     n = rows * dv.os[3] * math.prod(dv.ws)
     return (f"{fb} filters x {u} vectors", n >= DIRECT_THREAD_MIN_MACS and rows > 1,
-            f"stem conv: {dv.ws[1]} <= {MAX_CHANNELS} input channels, "
+            f"direct conv: {dv.ws[1]} input channels, "
             f"filters in blocks of {fb}; {_macs_str(n)}")
 
 

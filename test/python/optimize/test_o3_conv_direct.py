@@ -33,6 +33,9 @@ CASES = [
     ("dilated_s2", (3, 33, 75), 8, 3, dict(strides=[2, 2], dilations=[2, 2], pads=[1, 3, 2, 0]),
      True, None),
     ("wide_pad_s2", (2, 20, 37), 16, 5, dict(strides=[2, 2], pads=[3, 4, 3, 4]), False, "relu"),
+    # windows over up to 32 channels on rows of 80+ columns (YOLO's first 3x3 convs)
+    ("c16_s2", (16, 9, 166), 32, 3, dict(strides=[2, 2], pads=[1, 1, 1, 1]), True, "relu"),
+    ("c32_s1", (32, 5, 85), 16, 3, dict(pads=[1, 1, 1, 1]), True, None),
 ]
 
 
@@ -102,8 +105,9 @@ def test_direct_other_targets(tmp_path, march):
 
 def test_direct_form_is_taken(tmp_path):
     """Every case becomes the direct kernel on AVX-512 and AVX2 (filters in
-    whole blocks of 8 / 4), its zero pad and epilogue fused; a conv over 5 channels or
-    with 12 filters (not whole blocks of 8) does not."""
+    whole blocks of 8 / 4), its zero pad and epilogue fused; a 1x1 conv over 5
+    channels, a 3x3 conv over 33 channels or with rows of 38 columns, or 12
+    filters (not whole blocks of 8) do not."""
     import mlir.ir as ir
 
     from onnx_mlir_py.context import make_context
@@ -119,11 +123,11 @@ def test_direct_form_is_taken(tmp_path):
             assert "linalg.conv_2d_nchw_fchw" not in text
             assert "linalg.generic" not in text        # bias adds and activations fused
             assert "tensor.pad" not in text            # the zero pads read through
-    for c, f in ((5, 16), (3, 12)):
-        g = h.make_graph([h.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3])], "g",
-                         [h.make_tensor_value_info("x", T.FLOAT, [1, c, 20, 40])],
+    for c, f, k, w in ((5, 16, 1, 100), (33, 16, 3, 100), (16, 16, 3, 40), (3, 12, 3, 40)):
+        g = h.make_graph([h.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[k, k])], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, c, 20, w])],
                          [h.make_tensor_value_info("y", T.FLOAT, None)],
-                         [nh.from_array(np.ones((f, c, 3, 3), np.float32), "w")])
+                         [nh.from_array(np.ones((f, c, k, k), np.float32), "w")])
         m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
         path = onnx_mlir_py.compile(m, output=tmp_path / "n.mlir", emit="EmitMLIR")
         with make_context(), ir.Location.unknown():
