@@ -15,7 +15,9 @@ Stage seconds are the compiler's own phases (``onnx_mlir_py.timings``, what
 
 - ``chain``: N elementwise ops cycling Add / Mul (a [256] constant) / Tanh /
   Sigmoid over [64, 256] (issue #29's super-linear case);
-- ``convs``: N 3x3 conv + ReLU layers of 32 channels over 32x32.
+- ``convs``: N 3x3 conv + ReLU layers of 32 channels over 32x32;
+- ``layers``: N transformer encoder layers (d 256, 4 heads, FFN 1024, a
+  sequence of 128), issue #29's "transformer layer stacks 2 -> 24".
 
 The growth exponent is the slope of log(seconds) over log(N) (least
 squares): 1 is linear. Results go to ``--out`` (default benchmarks/results)
@@ -45,8 +47,9 @@ DEFAULT_MODELS = ["mnist_cnn", "mlp", "resnet18", "mobilenetv2", "mobilenetv3", 
 #   efficientnet_dyn   torch_zoo's EfficientNet-B0 exported with dynamic batch, H and W
 #   gpt2_decode_dyn    decode_zoo's GPT-2-small decode step, batch, sequence and past dynamic
 DYNAMIC_MODELS = ("efficientnet_dyn", "gpt2_decode_dyn")
-SERIES = ("chain", "convs")
-DEFAULT_SIZES = {"chain": [250, 500, 1000, 2000], "convs": [4, 8, 16, 32]}
+SERIES = ("chain", "convs", "layers")
+DEFAULT_SIZES = {"chain": [250, 500, 1000, 2000], "convs": [4, 8, 16, 32],
+                 "layers": [2, 4, 8, 16, 24]}
 
 
 def chain_model(n: int, seed: int = 0):
@@ -91,12 +94,20 @@ def convs_model(n: int, seed: int = 0):
     return m
 
 
+def layers_model(n: int, seed: int = 0):
+    """N post-LN transformer encoder layers (d 256, 4 heads, FFN 1024) over
+    [1, 128, 256]: ``testing.models.encoder_layer(layers=N)``."""
+    from onnx_mlir_py.testing.models import encoder_layer
+    return encoder_layer(layers=n, seed=seed)
+
+
 def build(name: str):
     """The model of a row: a benchmark model (harness.build), one of
     DYNAMIC_MODELS, or ``chain<N>`` / ``convs<N>``."""
     for s in SERIES:
         if name.startswith(s) and name[len(s):].isdigit():
-            return (chain_model if s == "chain" else convs_model)(int(name[len(s):]))
+            return {"chain": chain_model, "convs": convs_model,
+                    "layers": layers_model}[s](int(name[len(s):]))
     if name == "efficientnet_dyn":
         import onnx
         import torch_zoo
@@ -177,13 +188,28 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def series_sizes(spec: str, s: str) -> list[int]:
+    """The sizes of series ``s`` in ``--sizes``: a plain comma list applies
+    to every series; 'chain=250,1000;layers=2,24' gives each its own (a
+    series it does not name keeps DEFAULT_SIZES)."""
+    if "=" not in spec:
+        return [int(v) for v in spec.split(",") if v] or DEFAULT_SIZES[s]
+    for part in spec.split(";"):
+        name, _, values = part.partition("=")
+        if name.strip() == s:
+            return [int(v) for v in values.split(",") if v]
+    return DEFAULT_SIZES[s]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
                     help="comma list of benchmark models ('none' for only the series)")
     ap.add_argument("--series", default="", help=f"comma list of {', '.join(SERIES)}")
-    ap.add_argument("--sizes", default="", help="comma list of series sizes (default per series)")
+    ap.add_argument("--sizes", default="",
+                    help="series sizes: a comma list for every series, or per series "
+                         "'chain=250,1000;layers=2,24' (default per series)")
     ap.add_argument("-O", dest="opt", type=int, default=3, choices=[0, 1, 2, 3])
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="results directory")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per compile")
@@ -225,7 +251,7 @@ def main(argv=None) -> int:
         for name in models:
             result["rows"].append(one(name))
         for s in series:
-            sizes = [int(v) for v in args.sizes.split(",") if v] or DEFAULT_SIZES[s]
+            sizes = series_sizes(args.sizes, s)
             rows = [one(f"{s}{n}") for n in sizes]
             result["rows"] += rows
             pts = [(n, r["seconds"]) for n, r in zip(sizes, rows) if r.get("status") == "ok"]

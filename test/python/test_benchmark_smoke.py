@@ -268,3 +268,17 @@ def test_compile_time_growth_exponent():
     assert abs(compile_time.growth_exponent([(10, 1.0), (20, 2.0), (40, 4.0)]) - 1.0) < 1e-12
     assert abs(compile_time.growth_exponent([(10, 1.0), (20, 4.0)]) - 2.0) < 1e-12
     assert compile_time.growth_exponent([(10, 1.0)]) is None
+
+
+def test_compile_time_series_sizes_and_layers():
+    """--sizes per series ('chain=..;layers=..') and the transformer-layer
+    series: N encoder layers, each adding the same nodes."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import compile_time
+    assert compile_time.series_sizes("", "layers") == compile_time.DEFAULT_SIZES["layers"]
+    assert compile_time.series_sizes("4,8", "chain") == [4, 8]
+    assert compile_time.series_sizes("4,8", "layers") == [4, 8]
+    assert compile_time.series_sizes("chain=250,500;layers=2,24", "layers") == [2, 24]
+    assert compile_time.series_sizes("chain=250", "convs") == compile_time.DEFAULT_SIZES["convs"]
+    one, three = (len(compile_time.build(f"layers{n}").graph.node) for n in (1, 3))
+    assert one > 10 and three == 3 * one
