@@ -18,6 +18,12 @@ def make_context() -> ir.Context:
     """A fresh context with ``onnx``, ``onnx_ml``, ``onnx_training`` and
     ``onnx_preview`` registered, plus the upstream dialects we emit."""
     ctx = ir.Context()
+    # the per-function passes run on the functions in parallel (codegen's
+    # pipelines nest them under func.func) on the context's thread pool, as
+    # many threads as codegen may use cores ($ONNX_MLIR_PY_CODEGEN_JOBS)
+    from onnx_mlir_py.codegen.split import split_jobs
+    if split_jobs() < 2:
+        ctx.enable_multithreading(False)
     with ctx, ir.Location.unknown():
         irdl.load_dialects(ir.Module.parse(_irdl_text()))
     return ctx

@@ -15,7 +15,8 @@ Functions in different parts are not inlined into each other; they never
 were (loop bodies are called through ``om_parallel_for``'s pointer).
 
 Below SPLIT_MIN_BYTES of LLVM IR (or with one core) the module is compiled
-whole, as before. ``ONNX_MLIR_PY_CODEGEN_JOBS=1`` turns splitting off.
+whole, as before. ``ONNX_MLIR_PY_CODEGEN_JOBS=1`` turns splitting off (and
+the MLIR context's threads, see onnx_mlir_py/context.py).
 """
 from __future__ import annotations
 

@@ -162,3 +162,23 @@ def test_slices_in_and_out_of_kernels(tmp_path, monkeypatch, threads):
 def test_a_slice_read_costs_no_copy(tmp_path, monkeypatch):
     m, _ = _slice_model()
     assert _no_more_copies_than_inline(m, tmp_path, monkeypatch) >= 1
+
+
+def test_nested_pipelines_give_the_code_of_module_level_ones(tmp_path):
+    """Codegen's per-function passes are nested under func.func / llvm.func
+    (MLIR runs them on the functions in parallel): the LLVM IR is the one the
+    same passes give at the module level."""
+    import onnx_mlir_py.codegen.bufferize as bufferize
+    m, _ = _blocks()
+    nested = _llvm_ir(m, tmp_path, "nested")
+    pipelines = [(codegen_llvm, ("TO_LOOPS_PIPELINE", "PRE_LLVM_PIPELINE", "LOWER_PIPELINE")),
+                 (bufferize, ("RESOLVE_DIMS_PIPELINE", "PRE_BUFFERIZE_PIPELINE",
+                              "BUFFERIZE_PIPELINE"))]
+    with pytest.MonkeyPatch.context() as mp:
+        for mod, names in pipelines:
+            for n in names:
+                text = getattr(mod, n)
+                assert re.search(r"\b(func|llvm)\.func\(", text), n    # nested today
+                mp.setattr(mod, n, re.sub(r"\b(?:func|llvm)\.func\(([^()]*)\)", r"\1", text))
+        flat = _llvm_ir(m, tmp_path, "flat")
+    assert flat == nested
