@@ -395,4 +395,23 @@ def _read_external(e: Emitter, t: Value, m: ir.AffineMap, coords: list, lanes: i
         zero = e.const("0" if el not in (Elem.F32, Elem.F64, Elem.F16, Elem.BF16) else "0.0",
                        Type(Kind.SCALAR, el))
         return e.read(t, idx, zero, vector(lanes, el), in_bounds=True if in_bounds else False)
+    if all(p is None for p in pos):
+        return _read_uniform(e, t, lanes)
     return e.broadcast(e.extract(t, idx), vector(lanes, el))
+
+
+def _read_uniform(e: Emitter, t: Value, lanes: int) -> Value:
+    """A per-tensor external (one value: its indices all 0) broadcast to
+    ``lanes`` by a ``vector.transfer_read``, which canonicalization does not
+    fold as it folds ``tensor.extract`` of a constant at constant indices: the
+    scale or zero point stays an operand of the kernel, so two convs that
+    differ only in those values have the same kernel text and
+    codegen/kernel_functions.py compiles it once (issue #29)."""
+    el = t.type.elem
+    rank = len(t.type.shape)
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    pad = e.op("pu", "ub.poison : " + str(Type(Kind.SCALAR, el)), Type(Kind.SCALAR, el))
+    vt = vector(lanes, el)
+    idx = ", ".join(str(e.ix(0)) for _ in range(rank))
+    return e.op("uv", f"vector.transfer_read {t}[{idx}], {pad} {{in_bounds = [true], "
+                      f"permutation_map = affine_map<({dims}) -> (0)>}} : {t.type}, {vt}", vt)

@@ -236,3 +236,58 @@ def test_requantized_result_with_two_users_stays_8_bit(tmp_path):
     x = _x([1, 16, 28, 28])
     for got, want in zip(s3.run([x]), s0.run([x])):
         np.testing.assert_array_equal(got, want)
+
+
+
+def _two_qconvs():
+    """Two QLinearConvs of one shape in a row (16 -> 16, 3x3 over 28x28,
+    input zero points 0), every scale and the output zero points different:
+    0.5 -> 0.4 (zero point 0) -> 0.7 (zero point 3), weight scales about
+    0.003 and 0.004 per channel."""
+    rng = np.random.default_rng(3)
+    inits = [nh.from_array(np.array(0.5, np.float32), "s0"),
+             nh.from_array(np.array(0.4, np.float32), "s1"),
+             nh.from_array(np.array(0.7, np.float32), "s2"),
+             nh.from_array(np.array(0, np.uint8), "z0"),
+             nh.from_array(np.array(3, np.uint8), "z2"),
+             nh.from_array(np.zeros(16, np.int8), "zw")]
+    nodes = []
+    for i, (src, s, out_s, out_z, sw) in enumerate(
+            [("x", "s0", "s1", "z0", 0.003), ("y0", "s1", "s2", "z2", 0.004)]):
+        inits += [nh.from_array(rng.integers(-128, 128, (16, 16, 3, 3)).astype(np.int8), f"W{i}"),
+                  nh.from_array((np.full(16, sw) * (1 + 0.1 * rng.random(16)))
+                                .astype(np.float32), f"sw{i}"),
+                  nh.from_array(rng.integers(-5000, 5000, 16).astype(np.int32), f"B{i}")]
+        nodes.append(h.make_node("QLinearConv", [src, s, "z0", f"W{i}", f"sw{i}", "zw", out_s,
+                                                 out_z, f"B{i}"], [f"y{i}"], pads=[1, 1, 1, 1],
+                                 kernel_shape=[3, 3]))
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.UINT8, [1, 16, 28, 28])],
+                     [h.make_tensor_value_info("y1", TP.UINT8, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+@vnni
+def test_convs_differing_in_scales_share_a_kernel_function(tmp_path, monkeypatch):
+    """Issue #29: the per-tensor scales and zero points of an epilogue are
+    read from the kernel's operands (not folded into vector constants), so
+    two convs of one shape whose scales differ compile to one kernel
+    function (codegen/kernel_functions.py merges them; it did not when each
+    kernel had its own constants); each still computes with its own scales:
+    equal to onnx.reference (exact)."""
+    from onnx_mlir_py.codegen import kernel_functions
+    from onnx_mlir_py.codegen import llvm as codegen_llvm
+    real = kernel_functions.outline_kernels
+    counts = []
+
+    def spy(module, entry):
+        counts.append(real(module, entry))
+        return counts[-1]
+    monkeypatch.setattr(codegen_llvm, "outline_kernels", spy)
+    m = _two_qconvs()
+    sess = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m.so", opt_level=3))
+    for seed in (1, 2):
+        x = _x([1, 16, 28, 28], seed=seed)
+        np.testing.assert_array_equal(sess.run([x])[0], reference(m, {"x": x})[0])
+    assert counts == [(2, 1)], counts       # (kernels outlined, copies merged away)
