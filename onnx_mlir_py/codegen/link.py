@@ -220,15 +220,22 @@ def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Pat
         sources = [str(o) for o in objects] + [str(entry)] + \
             [str(o) for o in runtime_objects(runtime, tmp, prefetched)]     # compiled once, cached
         build_id = _build_id(sources, store)
-        wobj = store.write_object(tmp)
-        if wobj is not None:
-            sources.append(str(wobj))
-        with output_temp(path) as out_tmp:      # <path>.tmp<pid>, removed on every way out
+        # x86-64: the weights' bytes are written once, into the linked library
+        # (elf_weights.py); the object only reserves their place
+        placeholder = store.placeholders()
+        wobj = store.write_object(tmp, placeholder)
+
+        def link(weights_object) -> None:
             run([tool("gcc"), "-shared", "-fPIC", "-O2", "-std=gnu11", f"-I{RUNTIME_DIR}",
                  "-fvisibility=default", "-o", str(out_tmp), *sources,
+                 *([str(weights_object)] if weights_object is not None else []),
                  "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,--no-undefined",
                  f"-Wl,--build-id=0x{build_id}", "-lm",
                  "-lpthread"], what="linking the shared object (gcc -shared)")
+        with output_temp(path) as out_tmp:      # <path>.tmp<pid>, removed on every way out
+            link(wobj)
+            if placeholder and not store.fill(out_tmp):
+                link(store.write_object(tmp))   # another linker's layout: the bytes in the object
             pause_point("linked")       # test hook (onnx_mlir_py/test_hooks.py)
             os.replace(out_tmp, path)     # atomic: a loaded old .so is not clobbered
     return str(path)

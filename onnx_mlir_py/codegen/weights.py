@@ -4,10 +4,11 @@ After bufferization every dense tensor constant is a ``memref.global
 constant``. Translating a 50 MB initializer through textual LLVM IR would
 print every element as text (hundreds of MB through ``opt`` and ``llc``), so
 globals larger than a threshold are turned into *external declarations*
-(renamed ``__om_weight_<n>``) and their bytes are written into one object
-file defining them in ``.rodata`` (:mod:`.elf_weights`, x86-64; elsewhere
-``.bin`` files that an assembler stub pulls in with ``.incbin``), linked
-into the shared object. The result is still one self-contained ``.so``. Constants with
+(renamed ``__om_weight_<n>``) and one object file defines them in
+``.rodata`` (:mod:`.elf_weights`, x86-64: it reserves their place and their
+bytes are written once, into the linked library; elsewhere ``.bin`` files
+that an assembler stub pulls in with ``.incbin``), linked into the shared
+object. The result is still one self-contained ``.so``. Constants with
 the same bytes get one symbol (one copy in the library), also across the
 modules of one store: the ISA variants of a model (``codegen/fat.py``)
 share the weights that their kernels do not pack differently.
@@ -73,18 +74,31 @@ class WeightStore:
         for w in self.weights:
             h.update(f"{w.symbol}:{w.alignment}:{len(w.data)}:".encode() + w.digest)
 
-    def write_object(self, directory: Path) -> Path | None:
+    def write_object(self, directory: Path, placeholder: bool = False) -> Path | None:
         """The object file defining the weights, for the link: written
         directly on x86-64 (:mod:`.elf_weights`), else
-        :meth:`write_assembly`'s stub; None if there are none."""
+        :meth:`write_assembly`'s stub; None if there are none.
+        ``placeholder``: on x86-64, without the bytes, which :meth:`fill`
+        writes into the linked library (ignored elsewhere)."""
         from onnx_mlir_py.codegen.elf_weights import supported, write_weights_object
         if not self.weights:
             return None
         if not supported():
             return self.write_assembly(directory)
-        out = directory / "weights.o"
-        write_weights_object(out, self.weights)
+        out = directory / ("weights_placeholder.o" if placeholder else "weights.o")
+        write_weights_object(out, self.weights, placeholder)
         return out
+
+    def placeholders(self) -> bool:
+        """Whether :meth:`write_object` can leave the bytes to :meth:`fill`."""
+        from onnx_mlir_py.codegen.elf_weights import supported
+        return bool(self.weights) and supported()
+
+    def fill(self, library: Path) -> bool:
+        """Write the weights into ``library``, linked with the placeholder
+        object; False (nothing written) if its layout is not the expected one."""
+        from onnx_mlir_py.codegen.elf_weights import fill_weights
+        return fill_weights(library, self.weights)
 
     def write_assembly(self, directory: Path) -> Path | None:
         """Write ``weights.s`` and one ``.bin`` per weight; None if empty."""
