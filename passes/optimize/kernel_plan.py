@@ -42,9 +42,15 @@ KERNEL_ATTR = "om.kernel"
 
 # ---- thresholds (what the rules decide by; measured on the machines named) ----
 # Packed matmul kernels with at least this many multiply-adds are split across
-# threads: waking pool workers costs tens of microseconds (MNIST's small
-# convs ran 2.4x slower with 2 threads than with 1) ...
-THREAD_MIN_MACS = 1 << 21
+# threads. It was 2^21 while waking pool workers cost tens of microseconds
+# (MNIST's small convs ran 2.4x slower with 2 threads than with 1); workers
+# now spin through a run and a parallel loop costs ~0.1 us (an empty loop at
+# 2 threads, Zen 4), while a 1M-MAC kernel takes 20-40 us on one thread: at
+# 2^21 eleven of MobileNetV3's 1x1 convs (1.1-1.9M MACs, ~0.33 ms of its
+# ~2.2 at 1 thread) ran on one thread with 2; at 2^20 its 2-thread sum of
+# per-node minima is 1.73 -> 1.59 ms, 1 thread unchanged (MNIST's 627K-MAC
+# conv stays below) ...
+THREAD_MIN_MACS = 1 << 20
 # ... unless it has THREAD_MIN_MACS_MEMORY and its operands (A, B, C) take
 # THREAD_MIN_BYTES: such a kernel is bound by memory more than by its
 # multiply-adds (a recurrent step's H x R^T reads all of R, a 1x1 conv of
@@ -54,8 +60,9 @@ THREAD_MIN_MACS = 1 << 21
 # MNIST's 627K-MAC conv (182 KB) ran 1.3x slower (32 -> 42 us a run).
 THREAD_MIN_MACS_MEMORY = 1 << 18
 THREAD_MIN_BYTES = 512 * 1024
-# Attention kernels (per batch x head) from the matmuls' threshold.
-ATTENTION_THREAD_MIN_MACS = THREAD_MIN_MACS
+# Attention kernels (per batch x head): the matmuls' threshold before it was
+# lowered (not measured at 2^20).
+ATTENTION_THREAD_MIN_MACS = 1 << 21
 # The direct stem conv's row loop is an scf.forall from this many multiply-adds.
 DIRECT_THREAD_MIN_MACS = 1 << 20
 # Depthwise convs and pools from this many multiply-adds split their channels

@@ -340,6 +340,7 @@ def test_matmul_cache_blocked_schedules(tmp_path, caplog):
 @pytest.mark.parametrize("m,k,n,split", [
     (2, 256, 1024, True),      # 524K MACs, 1 MiB of B: memory-bound, split
     (64, 100, 98, False),      # 627K MACs in 90 KB: on the calling thread
+    (96, 128, 96, True),       # 1.2M MACs in 135 KB (>= 2^20; 2^21 before): split
     (128, 128, 128, True),     # 2^21 MACs: split
 ])
 def test_threads_for_memory_bound_kernels(tmp_path, m, k, n, split):
