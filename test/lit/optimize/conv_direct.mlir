@@ -8,11 +8,13 @@
 // x 3 vectors), its zero pad, bias add and ReLU fused: the kernel reads the
 // unpadded 34x38 image. 19 output columns: one static group of 2 vectors,
 // the second storing 3 lanes. Per output row the kernel rows inside the
-// image are a loop [khlo, khhi) (the top pad row skipped at oh = 0); in a
-// column, lane 0 of the first vector is the left pad (a shuffle with a zero
-// vector: 29 values read from column 1, kept every other lane) and the
-// second vector reads only the 5 values left in the row. Weights repacked
-// to [2, 3, 3, 3, 8]; the channel loop carries the 16 accumulators.
+// image are a loop [khlo, khhi) (the top pad row skipped at oh = 0). Each
+// output row first copies its input rows into a phase buffer
+// [C, KH, stride, 48] (de-interleaved by stride phase: phase 0 holds columns
+// 2m - 1, whose lane 0 is the left pad, a shuffle with a zero vector: 29
+// values read from column 1, kept every other lane); every tap then reads
+// the buffer with one contiguous vector. Weights repacked to
+// [2, 3, 3, 3, 8]; the channel loop carries the 16 accumulators.
 // CHECK-LABEL: func.func @stem
 // CHECK-NOT: tensor.pad
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
@@ -20,13 +22,15 @@
 // CHECK: scf.for {{.*}} -> (tensor<1x16x17x19xf32>)
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
+// CHECK: tensor.empty() : tensor<3x3x2x48xf32>
+// CHECK: vector.transfer_read %arg0[{{.*}}, %c1], %{{.*}} {in_bounds = [true]} : tensor<1x3x34x38xf32>, vector<29xf32>
+// CHECK: vector.shuffle {{.*}} [29, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28] : vector<29xf32>, vector<29xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<3x3x2x48xf32>
 // CHECK: scf.for {{.*}} -> (tensor<1x16x1x19xf32>)
 // CHECK-COUNT-8: tensor.extract %{{.*}} : tensor<16xf32>
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 iter_args
-// CHECK: vector.transfer_read %arg0[{{.*}}, %c1], %{{.*}} {in_bounds = [true]} : tensor<1x3x34x38xf32>, vector<29xf32>
-// CHECK: vector.shuffle {{.*}} [29, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28] : vector<29xf32>, vector<29xf32>
-// CHECK: vector.transfer_read {{.*}} : tensor<1x3x34x38xf32>, vector<5xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<3x3x2x48xf32>, vector<16xf32>
 // CHECK: vector.fma
 // CHECK: arith.maximumf {{.*}} : vector<16xf32>
 // CHECK: vector.extract_strided_slice {{.*}} {offsets = [0], sizes = [3], strides = [1]} : vector<16xf32> to vector<3xf32>
@@ -63,12 +67,15 @@ func.func @stem(%x: tensor<1x3x34x38xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<
 }
 
 // 4.1M multiply-adds (>= 2^20): with threads the 98 output rows are an
-// scf.forall; stride 1 reads 16 values per tap, the first 6 vectors of a row
-// in a loop of 2 groups of 3, the 7th (2 lanes kept) static.
+// scf.forall; stride 1 copies each input row into a [3, 3, 1, 128] buffer
+// (16 values per vector), the taps read 16 values of it, the first 6
+// vectors of a row in a loop of 2 groups of 3, the 7th (2 lanes kept) static.
 // CHECK-LABEL: func.func @stem_big
 // CHECK-NOT: scf.forall
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}}) -> (tensor<1x16x1x98xf32>)
+// CHECK: tensor.empty() : tensor<3x3x1x128xf32>
 // CHECK: vector.transfer_read {{.*}} : tensor<1x3x100x100xf32>, vector<16xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}}) -> (tensor<1x16x1x98xf32>)
+// CHECK: vector.transfer_read {{.*}} : tensor<3x3x1x128xf32>, vector<16xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<2xf32>, tensor<1x16x1x98xf32>
 // THREADS: scf.forall (%{{.*}}) in (98)
 // THREADS: tensor.parallel_insert_slice
