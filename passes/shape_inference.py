@@ -46,6 +46,8 @@ def merge_types(old: ir.Type, new: ir.Type, op: OnnxOp, i: int) -> ir.Type:
     """Combine the importer's type (from onnx.shape_inference) with the
     rule's, keeping what each knows; a contradiction is an error (one of the
     two inferences is wrong), except for the ops of ONNX_INFERENCE_WRONG."""
+    if new == old:      # the usual case; meet(t, t) is t (and prints both types)
+        return new
     m = meet(new, old)
     if m is not None:
         return m

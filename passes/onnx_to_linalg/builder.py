@@ -42,15 +42,25 @@ STORAGE_TYPES = {"f8E4M3FN": "float8e4m3fn", "f8E4M3FNUZ": "float8e4m3fnuz",
                  "i2": "int2", "si2": "int2", "ui2": "uint2"}
 
 
+# Builtin types that are neither a storage type, a string nor a sequence /
+# optional: the type tests below answer for them without printing the type
+# (printing is most of their cost, and they run per operand of every op)
+_PLAIN = (ir.F32Type, ir.F64Type, ir.F16Type, ir.BF16Type, ir.IndexType)
+
+
 def is_string_type(t: ir.Type) -> bool:
     """``!onnx.string`` (or a shaped type of it): lowered to ``i64`` elements,
     each the address of a NUL-terminated UTF-8 buffer (docs/design.md)."""
     et = t.element_type if isinstance(t, ir.ShapedType) else t
-    return str(et) == "!onnx.string"
+    return not isinstance(et, _PLAIN + (ir.IntegerType,)) and str(et) == "!onnx.string"
 
 
 def is_storage_type(t: ir.Type) -> bool:
     """An element type lowered to an ``i8`` bit container (STORAGE_TYPES)."""
+    if isinstance(t, _PLAIN + (ir.ShapedType,)):
+        return False
+    if isinstance(t, ir.IntegerType):
+        return t.width in (2, 4)
     return str(t) in STORAGE_TYPES
 
 
@@ -58,6 +68,8 @@ def to_signless(t: ir.Type) -> ir.Type:
     """ONNX-dialect type -> type upstream dialects accept (``uiN``/``siN`` ->
     ``iN``, recursively through tensor/function types). The one place where
     this conversion happens. STORAGE_TYPES (float8, float4, int4, int2) -> ``i8``."""
+    if isinstance(t, _PLAIN):
+        return t
     if is_storage_type(t):
         return ir.IntegerType.get_signless(8)
     if str(t) == "!onnx.string":

@@ -127,8 +127,17 @@ def _one_output_map(op: ir.Operation) -> bool:
         all(r.type == op.results[0].type for r in op.results)
 
 
-def candidate(op: ir.Operation) -> bool:
-    if op.name not in ("linalg.generic", "linalg.transpose", "linalg.copy"):
+_CANDIDATE_NAMES = ("linalg.generic", "linalg.transpose", "linalg.copy")
+
+
+def _body(op: ir.Operation) -> list[str] | None:
+    """The names of the ops nested in a ``linalg.generic`` (None for other ops)."""
+    return [o.name for o in walk_ops(op)] if op.name == "linalg.generic" else None
+
+
+def candidate(op: ir.Operation, body: list[str] | None = None) -> bool:
+    """``body``: :func:`_body` of ``op`` if the caller has it."""
+    if op.name not in _CANDIDATE_NAMES:
         return False
     if PACKED_ATTR in op.attributes or not _one_output_map(op):
         return False
@@ -139,14 +148,14 @@ def candidate(op: ir.Operation) -> bool:
         if isinstance(et, ir.IntegerType) and et.width == 1 and et.is_signless:
             return False
     if op.name == "linalg.generic":
+        body = _body(op) if body is None else body
         # gathers (tensor.extract) and nested loops do not vectorize this way
-        if any(o.name != "linalg.yield" and not o.name.startswith(("arith.", "math."))
-               for o in walk_ops(op)):
+        if any(n != "linalg.yield" and not n.startswith(("arith.", "math.")) for n in body):
             return False
         # integer division: x86 has no vector form (LLVM scalarizes it), and
         # the masked-off lanes of a masked tail divide by their padding 0: a
         # SIGFPE (Mod over a dynamic row, test_mod_broadcast [dynamic] -O3)
-        if any(o.name in _INT_DIV for o in walk_ops(op)):
+        if any(n in _INT_DIV for n in body):
             return False
         iters = [str(a) for a in op.attributes["iterator_types"]]
         if any("reduction" in it for it in iters[:-1]):
@@ -164,17 +173,17 @@ def candidate(op: ir.Operation) -> bool:
     return _innermost_ok(maps, len(sizes))
 
 
-def work(op: ir.Operation) -> int:
+def work(op: ir.Operation, body: list[str] | None = None) -> int:
     """Estimated cost of ``op`` in THREAD_MIN_WORK units: loop iterations
     times (1 + its body's ops / 3, weighted by :data:`_SLOW_OPS`). Dynamic
-    loops count as one iteration (a dynamic batch: the work per image)."""
+    loops count as one iteration (a dynamic batch: the work per image).
+    ``body``: :func:`_body` of ``op`` if the caller has it."""
     total = 1
     for n in _loop_sizes(op):
         total *= n or 1
-    body = 0
-    if op.name == "linalg.generic":
-        body = sum(_SLOW_OPS.get(o.name, 1) for o in walk_ops(op) if o.name != "linalg.yield")
-    return total * (3 + body) // 3
+    body = _body(op) if body is None else body
+    weight = sum(_SLOW_OPS.get(n, 1) for n in body if n != "linalg.yield") if body else 0
+    return total * (3 + weight) // 3
 
 
 def _forall_dims(sizes: list[int], chunk: int, reduction: bool) -> list[int]:
@@ -231,7 +240,9 @@ def row_chunk(inner: int, width: int) -> int:
     return 4 * width
 
 
-def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | None:
+def schedule(op: ir.Operation, target: Target, threads: bool = False,
+             units: int | None = None) -> str | None:
+    """``units``: :func:`work` of ``op`` if the caller has it."""
     sizes = _loop_sizes(op)
     n = len(sizes)
     inner = sizes[-1]
@@ -257,7 +268,7 @@ def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | N
     if DYN_THREADS in op.attributes:
         # a forall over the dynamic outer loops with run-time tile sizes, then tiled as below
         src, pre = "%tf", _run_time_forall(forall_loops(sizes), n)
-    elif threads and work(op) >= THREAD_MIN_WORK:
+    elif threads and (work(op) if units is None else units) >= THREAD_MIN_WORK:
         fdims = _forall_dims(sizes, chunk, reduction)
     if fdims:
         ftiles = [tiles[i] if i in fdims else 0 for i in range(n)]
@@ -303,15 +314,23 @@ def schedule(op: ir.Operation, target: Target, threads: bool = False) -> str | N
 def vectorize_elementwise(module: ir.Module, target: Target, threads: bool = False) -> int:
     """Tile + vectorize every candidate op; ``threads``: big ones get an
     ``scf.forall`` (see the module docstring). Returns how many applied."""
-    ops = [op for op in walk_ops(module.operation) if candidate(op)]
-    # trailing run-time dims read as one contiguous row: one loop (collapse_rows)
-    ops = [collapse_row(op, _maps(op), _loop_sizes(op)) or op for op in ops]
+    # each generic's body is walked once (candidate and work)
+    found = [(op, body) for op in walk_ops(module.operation, _CANDIDATE_NAMES)
+             for body in [_body(op)] if candidate(op, body)]
+    ops, units = [], []
+    for op, body in found:
+        # trailing run-time dims read as one contiguous row: one loop (collapse_rows)
+        new = collapse_row(op, _maps(op), _loop_sizes(op))
+        ops.append(new or op)
+        units.append(work(new) if new else work(op, body))
     # dynamic outer dims: threads decided at run time on the work (the forall's tile sizes)
-    tiled = [op for op in ops if threads and work(op) < THREAD_MIN_WORK and
-             tile_on_work(op, _maps(op), _loop_sizes(op), work(op), THREAD_MIN_WORK)]
-    # each schedule tiles and vectorizes its own op only: a run per op,
-    # rooted at the op (linear in the module, see apply_to_ops)
-    done = apply_to_ops(module, ops, lambda op: schedule(op, target, threads), own_op_only=True)
+    tiled = [op for op, u in zip(ops, units) if threads and u < THREAD_MIN_WORK and
+             tile_on_work(op, _maps(op), _loop_sizes(op), u, THREAD_MIN_WORK)]
+    units_of = dict(zip(map(id, ops), units))
+    # each schedule tiles and vectorizes its own op only (rooted at the op,
+    # linear in the module; ops of equal schedules in one run, see apply_to_ops)
+    done = apply_to_ops(module, ops, lambda op: schedule(op, target, threads, units_of[id(op)]),
+                        own_op_only=True)
     for op in walk_ops(module.operation) if tiled else ():
         if FORALL_TILE in op.attributes:
             del op.attributes[FORALL_TILE]
