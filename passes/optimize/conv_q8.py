@@ -590,13 +590,17 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
         cc, accs, racc = e.loop(0, c4, 1, [corr[i] for i in range(FB) for _ in range(nv)],
                                 base="ch")
         accs = list(accs)
-        for a in range(kh):
+
+        def tap_row(accs, row_off, prow: int, tap0):
+            """The kw taps of one filter row: ``row_off`` rows of the phase
+            plane below the output row (in phase row ``prow``), taps from
+            ``tap0`` (ints, or index values in a rolled loop)."""
             # padded rows: tap row a is a*d0//s0 rows of wq words further on
-            hrow = hi if prows else e.add(hi, a * d0 // s0)
+            hrow = hi if prows else e.add(hi, row_off)
             for b in range(kw):
-                tap = a * kw + b
-                phase = (a * d0 % s0) * s1 + b * d1 % s1
-                coff = b * d1 // s1 + (a * d0 // s0 * wq if prows else 0)
+                tap = e.add(tap0, b)
+                phase = prow * s1 + b * d1 % s1
+                coff = b * d1 // s1 + (row_off * wq if prows else 0)
                 bx = []
                 for j in range(nv):
                     if packed:      # 16 pixels' 4 channels as i32 lanes
@@ -621,6 +625,21 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
                         accs[k] = e.op("acc", f"func.call @{DPBUSD}({accs[k]}, {bx[j]}, {wb}) "
                                               f"{{no_inline}} : ({v16}, {v64}, {v64}) -> {v16}",
                                        v16)
+            return accs
+
+        rolled = kh // s0 if taps >= ROLL_TAPS and not prows else 0
+        if rolled:
+            # filter rows a = u*s0 + p, p unrolled: row offset u*d0 + p*d0//s0,
+            # phase row p*d0 % s0 (the same for every u)
+            u, its, rres = e.loop(0, rolled, 1, accs, base="kr")
+            its = list(its)
+            for p_ in range(s0):
+                its = tap_row(its, e.add(e.mul(u, d0), p_ * d0 // s0), p_ * d0 % s0,
+                              e.mul(e.add(e.mul(u, s0), p_), kw))
+            e.end(its)
+            accs = list(rres)
+        for a in range(rolled * s0, kh):
+            accs = tap_row(accs, a * d0 // s0, a * d0 % s0, a * kw)
         e.end(accs)
         stores = [_padded_stores(e, e.add(w0, j * 16), row_ow, wq) for j in range(nv)] \
             if prows else []
@@ -663,6 +682,12 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
         out_t = full
     e(f"return {res} : {out_t}")
     return e.function(name, [x_in, zx, w4, base, rowsum] + ext_in, out_t)
+
+
+# Filters of at least this many taps (the 7x7 stem) loop over their rows
+# (s0 rows per iteration, each row's taps unrolled) instead of unrolling all
+# taps: the stem's kernel was a quarter of ResNet-50 QDQ's kernel code.
+ROLL_TAPS = 25
 
 
 # False: the padded, phase-split, channel-blocked input is built by byte

@@ -74,6 +74,10 @@ def _qconv(c, f, hw, k, stride, pads, dil=1, signed=False):
     dict(c=8, f=16, hw=61, k=3, stride=2, dil=2, pads=[2, 1, 0, 2]),      # dilated + strided
     dict(c=16, f=32, hw=28, k=1, stride=2, pads=[0, 0, 0, 0], signed=True),  # 1x1: 196 pixels
     dict(c=8, f=8, hw=95, k=5, stride=3, pads=[2, 2, 2, 2]),              # stride 3, 8 filters
+    # 25 taps or more: a loop over the filter rows (conv_q8.ROLL_TAPS), s0 rows
+    # per iteration and the rest after it, with dilation (words, then bytes)
+    dict(c=4, f=8, hw=50, k=7, stride=3, dil=2, pads=[3, 3, 3, 3]),
+    dict(c=5, f=8, hw=41, k=5, stride=2, dil=2, pads=[4, 3, 2, 4], signed=True),
 ])
 def test_strided_convs_take_the_direct_kernel(tmp_path, kw):
     m = _qconv(**kw)
