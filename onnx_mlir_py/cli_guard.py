@@ -59,6 +59,11 @@ def run_guarded(body: Callable[[], int], debug: bool, internal_status: int = 2) 
     except Exception as e:  # noqa: BLE001 - a bug of ours: still one line, ask for a report
         if debug:
             raise
+        from onnx_mlir_py.errors import environment_failure, is_machine_error
+        if is_machine_error(e):     # a full disk, a read-only folder: not a bug
+            print(f"error: {environment_failure(e, 'the machine failed the compile')}",
+                  file=sys.stderr)
+            return 1
         first = str(e).splitlines()[0] if str(e) else ""
         print(f"internal error: {type(e).__name__}: {first} (rerun with --debug for the "
               "traceback, and please report it)", file=sys.stderr)

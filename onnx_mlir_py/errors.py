@@ -69,6 +69,31 @@ class EnvironmentFailure(CompileError):
     compile succeeds once the cause is gone."""
 
 
+# errnos that mean the machine failed a write or a read, not the compiler
+MACHINE_ERRNOS = frozenset(("ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EIO", "EFBIG",
+                            "ENOMEM", "EMFILE", "ENFILE"))
+
+
+def environment_failure(e: BaseException, what: str) -> EnvironmentFailure:
+    """``e`` (an ``OSError`` or ``MemoryError``) as one line naming what
+    failed and why (errno name and message, the file)."""
+    import errno
+    if isinstance(e, MemoryError):
+        return EnvironmentFailure(f"{what}: out of memory (MemoryError)")
+    name = errno.errorcode.get(getattr(e, "errno", None) or 0, "")
+    where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+    return EnvironmentFailure(f"{what}: {getattr(e, 'strerror', None) or e}"
+                              f"{f' [{name}]' if name else ''}{where}")
+
+
+def is_machine_error(e: BaseException) -> bool:
+    """A ``MemoryError``, or an ``OSError`` of MACHINE_ERRNOS (a full disk, a
+    read-only or unwritable directory, ...): the machine's failure, not a bug."""
+    import errno
+    return isinstance(e, MemoryError) or (
+        isinstance(e, OSError) and errno.errorcode.get(e.errno or 0, "") in MACHINE_ERRNOS)
+
+
 class UnsafeCacheError(OnnxMlirError):
     """A compile cache directory or entry that another user could have written
     (not owned by this user, or writable by group or others): not loaded."""

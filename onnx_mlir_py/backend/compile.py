@@ -10,13 +10,12 @@ out of memory is an ``EnvironmentFailure`` (not cached).
 """
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
 
 import onnx
 
-from onnx_mlir_py.errors import EnvironmentFailure, OnnxMlirError
+from onnx_mlir_py.errors import EnvironmentFailure, OnnxMlirError, environment_failure
 from onnx_mlir_py.backend.cache import CompileCache, cache_key
 from onnx_mlir_py.backend.cache_files import unlink_quiet
 from onnx_mlir_py.backend.errors import (CompilerCrashError, CompileTimeoutError, error_from_dict,
@@ -57,16 +56,6 @@ def model_bytes(model) -> bytes:
     raise TypeError(f"expected an onnx.ModelProto, bytes or a path, got {type(model).__name__}")
 
 
-def _environment_failure(e: BaseException, what: str) -> EnvironmentFailure:
-    """One line naming what failed and why (errno name and message)."""
-    if isinstance(e, MemoryError):
-        return EnvironmentFailure(f"{what}: out of memory (MemoryError)")
-    name = errno.errorcode.get(getattr(e, "errno", None) or 0, "")
-    where = f" ({e.filename})" if getattr(e, "filename", None) else ""
-    return EnvironmentFailure(f"{what}: {getattr(e, 'strerror', None) or e}"
-                              f"{f' [{name}]' if name else ''}{where}")
-
-
 def build(data: bytes, options: dict, key: str, cache_dir: str) -> str:
     """Compile ``data`` into the cache entry ``key`` (runs in the child).
     Compile errors are stored in the cache; failures of the environment
@@ -76,7 +65,7 @@ def build(data: bytes, options: dict, key: str, cache_dir: str) -> str:
     try:
         tmp = cache.temp_library(key)
     except OSError as e:
-        raise _environment_failure(e, f"cannot write to the compile cache {cache_dir}") from None
+        raise environment_failure(e, f"cannot write to the compile cache {cache_dir}") from None
     kept = None
     try:
         model = onnx.load_from_string(data)
@@ -91,7 +80,7 @@ def build(data: bytes, options: dict, key: str, cache_dir: str) -> str:
         kept = cache.store_library(key, tmp)
         return str(kept)
     except (OSError, MemoryError) as e:
-        raise _environment_failure(e, f"compiling into the cache {cache_dir}") from None
+        raise environment_failure(e, f"compiling into the cache {cache_dir}") from None
     finally:
         if kept != tmp:
             unlink_quiet(tmp)

@@ -244,3 +244,27 @@ def test_print_include_dir_holds_the_c_header(tmp_path):
                        text=True, cwd=tmp_path)
     assert r.returncode != 0
 
+
+
+@pytest.mark.parametrize("exc, shown", [
+    (OSError(28, "No space left on device", "/tmp/x/m.so.tmp1"),
+     "error: the machine failed the compile: No space left on device [ENOSPC] (/tmp/x/m.so.tmp1)"),
+    (OSError(30, "Read-only file system", "/ro/m.so"),
+     "error: the machine failed the compile: Read-only file system [EROFS] (/ro/m.so)"),
+    (MemoryError(), "error: the machine failed the compile: out of memory (MemoryError)"),
+    (FileNotFoundError(2, "No such file or directory", "/ours"), "internal error: FileNotFoundError"),
+    (ValueError("a bug"), "internal error: ValueError: a bug"),
+])
+def test_cli_guard_tells_the_machine_from_a_bug(capsys, exc, shown):
+    """A full disk or a read-only folder met by the compiler's own writes
+    (the weights filled into the library, the entry source) is one 'error:'
+    line naming the errno and the file, status 1; anything else is still an
+    internal error to report (status 2)."""
+    from onnx_mlir_py.cli_guard import run_guarded
+
+    def body():
+        raise exc
+    rc = run_guarded(body, debug=False)
+    err = capsys.readouterr().err
+    assert err.startswith(shown) and err.count("\n") == 1, err
+    assert rc == (2 if err.startswith("internal") else 1)
