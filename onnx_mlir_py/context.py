@@ -21,7 +21,7 @@ def make_context() -> ir.Context:
     # the per-function passes run on the functions in parallel (codegen's
     # pipelines nest them under func.func) on the context's thread pool, as
     # many threads as codegen may use cores ($ONNX_MLIR_PY_CODEGEN_JOBS)
-    from onnx_mlir_py.codegen.split import split_jobs
+    from onnx_mlir_py.tool_process import split_jobs
     if split_jobs() < 2:
         ctx.enable_multithreading(False)
     with ctx, ir.Location.unknown():

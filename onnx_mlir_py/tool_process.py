@@ -34,6 +34,21 @@ from onnx_mlir_py import tool_launcher
 from onnx_mlir_py.scratch import current_dir
 from onnx_mlir_py.test_hooks import PAUSE_ENV, pause_point
 
+# cores codegen (opt / llc over the split module, MLIR's per-function passes) may use
+JOBS_ENV = "ONNX_MLIR_PY_CODEGEN_JOBS"
+
+
+def split_jobs() -> int:
+    """Cores codegen may use: the CPUs this process may run on, or
+    ``$ONNX_MLIR_PY_CODEGEN_JOBS``."""
+    env = os.environ.get(JOBS_ENV)
+    if env is not None and env.strip().isdigit():
+        return max(1, int(env))
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
 _PR_SET_PDEATHSIG = 1
 
 

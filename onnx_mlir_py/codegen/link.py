@@ -225,17 +225,18 @@ def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Pat
         placeholder = store.placeholders()
         wobj = store.write_object(tmp, placeholder)
 
-        def link(weights_object) -> None:
+        def link(out: Path, weights_object) -> None:
             run([tool("gcc"), "-shared", "-fPIC", "-O2", "-std=gnu11", f"-I{RUNTIME_DIR}",
-                 "-fvisibility=default", "-o", str(out_tmp), *sources,
+                 "-fvisibility=default", "-o", str(out), *sources,
                  *([str(weights_object)] if weights_object is not None else []),
                  "-Wl,-Bsymbolic", "-Wl,-z,noexecstack", "-Wl,--no-undefined",
                  f"-Wl,--build-id=0x{build_id}", "-lm",
                  "-lpthread"], what="linking the shared object (gcc -shared)")
         with output_temp(path) as out_tmp:      # <path>.tmp<pid>, removed on every way out
-            link(wobj)
+            link(out_tmp, wobj)
             if placeholder and not store.fill(out_tmp):
-                link(store.write_object(tmp))   # another linker's layout: the bytes in the object
+                # another linker's layout: link again with the bytes in the object
+                link(out_tmp, store.write_object(tmp))
             pause_point("linked")       # test hook (onnx_mlir_py/test_hooks.py)
             os.replace(out_tmp, path)     # atomic: a loaded old .so is not clobbered
     return str(path)

@@ -20,12 +20,13 @@ the MLIR context's threads, see onnx_mlir_py/context.py).
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from onnx_mlir_py.codegen.tools import run, tool
 from onnx_mlir_py.timings import Timings
-from onnx_mlir_py.tool_process import run_tools
+# split_jobs / JOBS_ENV live with the tool runner: the MLIR context reads
+# them too (onnx_mlir_py/context.py), without importing codegen
+from onnx_mlir_py.tool_process import JOBS_ENV, run_tools, split_jobs  # noqa: F401
 
 # LLVM IR text below this is compiled whole: splitting costs ~0.1 s
 # (llvm-split, a process per part) and pays from about a second of opt + llc:
@@ -34,19 +35,6 @@ from onnx_mlir_py.tool_process import run_tools
 SPLIT_MIN_BYTES = 192 << 10
 # parts per core
 PARTS_PER_JOB = 4
-JOBS_ENV = "ONNX_MLIR_PY_CODEGEN_JOBS"
-
-
-def split_jobs() -> int:
-    """Cores codegen may use: the CPUs this process may run on, or
-    ``$ONNX_MLIR_PY_CODEGEN_JOBS``."""
-    env = os.environ.get(JOBS_ENV)
-    if env is not None and env.strip().isdigit():
-        return max(1, int(env))
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def _run_all(commands: list[list[str]], jobs: int, what: str) -> None:

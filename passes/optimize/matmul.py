@@ -420,8 +420,8 @@ def _grouped_tiling(n: int, par: int, tile: int, kcb: int, ko: int, threads: boo
         return [v if i == d else 0 for i in range(n)]
     one = "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
     if both:
-        grid = [tile if i == par else 1 if i == 1 - par else 0 for i in range(n)]
-        text = f"    %tg, %lg = transform.structured.tile_using_forall %op tile_sizes {grid}\n" + one
+        text = (f"    %tg, %lg = transform.structured.tile_using_forall %op tile_sizes "
+                f"{_both_grid(n, par, tile)}\n" + one)
         return text + f"    %t, %lpi = transform.structured.tile_using_for %tg tile_sizes {sizes(par, 1)}\n" + one
     how = "tile_using_forall" if threads else "tile_using_for"
     text = f"    %tg, %lg = transform.structured.{how} %op tile_sizes {sizes(par, tile)}\n" + one
@@ -507,6 +507,13 @@ def _epilogue_consumer(op: ir.Operation) -> bool:
         and len(list(user.attributes["iterator_types"])) == 4
 
 
+def _both_grid(n: int, par: int, tile: int) -> list[int]:
+    """The forall tile sizes of a schedule that takes both outer block loops
+    in (:func:`_forall_both`): ``tile`` blocks of the grouped loop ``par``,
+    one block of the other, the rest untiled (``n`` loops)."""
+    return [tile if i == par else 1 if i == 1 - par else 0 for i in range(n)]
+
+
 def _forall_both(sizes, blocks) -> bool:
     """Whether the threaded schedule's forall takes both outer block loops
     (P, Q) in instead of P (or P's groups) alone: when that alone would split
@@ -533,8 +540,8 @@ def _epilogue_tiling(blocks, threads: bool, both: bool = False) -> str:
             " : (!transform.any_op) -> !transform.any_op\n")
     if blocks and both:
         par, tile = blocks[0], blocks[1]
-        grid = [tile if i == par else 1 if i == 1 - par else 0 for i in range(4)]
-        text += f"    %eg, %lg = transform.structured.tile_using_forall %epi tile_sizes {grid}\n" + one
+        text += (f"    %eg, %lg = transform.structured.tile_using_forall %epi tile_sizes "
+                 f"{_both_grid(4, par, tile)}\n" + one)
         text += f"    %ep, %l0 = transform.structured.tile_using_for %eg tile_sizes {[1 - par, par, 0, 0]}\n" + one
     elif blocks:
         par, tile = blocks[0], blocks[1]
