@@ -19,6 +19,12 @@ run.py prints) x threads. Per model and thread count a summary gives the
 time-weighted % of peak of each kind of conv (all its shapes' FLOPs x count
 over all their time x count): 1x1, 3x3 (dense), 3x3 depthwise, other.
 
+``--cpu`` (1 thread only) times each engine by the CPU time of the calling
+thread (``time.thread_time``; both engines run a 1-thread model on it), in
+alternating blocks of CPU_BLOCK runs: on a loaded, shared machine a
+preempted run keeps its CPU time, so the minimum and median are the
+kernel's own (the table's ms are the medians, the json also has the minima).
+
 Writes ``<out>/kernels.json`` and ``<out>/kernels.md``. ``--quick``: few
 runs, and unless --filter is given only the first shape of each kind per
 model.
@@ -173,8 +179,36 @@ def conv_model(s: ConvShape, seed: int = 0):
     return m
 
 
+# -- thread CPU timing (--cpu) -----------------------------------------------------------
+CPU_BLOCK = 5           # runs of one engine back to back
+CPU_REPS = {False: 60, True: 10}   # runs of each engine (--quick: True)
+
+
+def time_cpu(run_ours, run_ort, reps: int) -> dict:
+    """Thread CPU ms of each engine (1 thread: the run is on this thread),
+    alternating blocks of CPU_BLOCK runs, the order flipped every round,
+    after one warm-up run each: medians (the table's), minima, ratio."""
+    import statistics
+    run_ours()
+    run_ort()
+    ts: dict = {"ours": [], "ort": []}
+    order = [("ours", run_ours), ("ort", run_ort)]
+    while len(ts["ours"]) < reps:
+        for name, run in order:
+            for _ in range(CPU_BLOCK):
+                t0 = time.thread_time()
+                run()
+                ts[name].append((time.thread_time() - t0) * 1e3)
+        order.reverse()
+    med = {k: statistics.median(v) for k, v in ts.items()}
+    return {"ours_ms": med["ours"], "ort_ms": med["ort"], "ratio": med["ours"] / med["ort"],
+            "ours_min_ms": min(ts["ours"]), "ort_min_ms": min(ts["ort"]),
+            "min_ratio": min(ts["ours"]) / min(ts["ort"]), "reps": len(ts["ours"]),
+            "clock": "thread_cpu"}
+
+
 # -- worker: one shape, all thread counts ------------------------------------------------
-def _work(key: str, threads: list[int], quick: bool, res: dict) -> None:
+def _work(key: str, threads: list[int], quick: bool, res: dict, cpu: bool = False) -> None:
     import onnx
 
     import onnx_mlir_py
@@ -206,8 +240,12 @@ def _work(key: str, threads: list[int], quick: bool, res: dict) -> None:
         res["timings"] = {}
         for t in threads:
             s_ours, s_ort = harness.ours_session(so, t), harness.ort_session(path, t)
-            tm = harness.time_engines(lambda: s_ours.run(args), lambda: s_ort.run(None, feeds),
-                                      t, cfg)
+            if cpu:
+                tm = time_cpu(lambda: s_ours.run(args), lambda: s_ort.run(None, feeds),
+                              CPU_REPS[quick])
+            else:
+                tm = harness.time_engines(lambda: s_ours.run(args),
+                                          lambda: s_ort.run(None, feeds), t, cfg)
             tm["ours_gflops"] = res["gflop"] / (tm["ours_ms"] / 1e3)
             tm["ort_gflops"] = res["gflop"] / (tm["ort_ms"] / 1e3)
             res["timings"][str(t)] = tm
@@ -316,11 +354,17 @@ def main(argv=None) -> int:
                                      "e.g. '*_k3x3_*,c64_*' (keys are printed with --list)")
     ap.add_argument("--list", action="store_true", help="print the shapes and keys, run nothing")
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="results directory")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time by thread CPU time (1 thread; for A/B on a loaded machine)")
     args = worker.parse(ap, argv, threads="1")
+    if args.cpu and args.threads != [1]:
+        raise SystemExit("--cpu: thread CPU time measures 1-thread runs only (--threads 1)")
     if args.worker:
         worker.serve(args.worker, args.result,
-                     lambda res: _work(args.worker, args.threads, args.quick, res))
+                     lambda res: _work(args.worker, args.threads, args.quick, res, args.cpu))
         return 0
+    if args.cpu:
+        args.worker_args.append("--cpu")
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     for m in models:
         if m not in MODELS:
@@ -333,7 +377,8 @@ def main(argv=None) -> int:
     import numpy
     import onnxruntime
     env = (f"{machine.machine_line()}; onnxruntime {onnxruntime.__version__}, "
-           f"numpy {numpy.__version__}, load {os.getloadavg()[0]:.2f}")
+           f"numpy {numpy.__version__}, load {os.getloadavg()[0]:.2f}"
+           + ("; times: thread CPU medians" if args.cpu else ""))
     pk = machine.peak()
     peak = pk["gflops_per_core"]
     print("\n".join(header_lines(env, pk)), flush=True)
