@@ -265,6 +265,11 @@ def _pool(op, t):
     return _window(_match, "static f32 pool")(op, t)
 
 
+def _pool_q8(op, t):
+    from onnx_mlir_py.passes.optimize.pool_q8 import _match
+    return _window(_match, "8-bit max pool (f32 maxima, exact)")(op, t)
+
+
 def _dyn_rows(signature: str, what: str):
     """The rule of a pool_dyn.py kernel: ``signature`` its matcher's name there."""
     def rule(op, t: Target):
@@ -359,6 +364,7 @@ FAMILIES = {
     "func.call": "attention",
     "linalg.depthwise_conv_2d_nchw_chw": "depthwise",
     "linalg.pooling_nchw_max": "pool", "linalg.pooling_nchw_sum": "pool",
+    "linalg.generic": "pool",       # only the unsigned 8-bit max pools (pool_q8.is_pool)
     "linalg.conv_2d_nchw_fchw": "conv", "linalg.conv_2d_ngchw_gfchw": "conv",
     "linalg.matmul": "matmul", "linalg.batch_matmul": "matmul",
 }
@@ -367,7 +373,7 @@ KERNELS = {
     "attention": [("attention", _attention)],
     "depthwise": [("depthwise_q8", _depthwise_q8), ("depthwise_rows", _depthwise),
                   ("depthwise_dyn", _depthwise_dyn)],
-    "pool": [("pool_rows", _pool), ("pool_dyn", _pool_dyn)],
+    "pool": [("pool_rows", _pool), ("pool_q8", _pool_q8), ("pool_dyn", _pool_dyn)],
     "conv": [("int8_im2col", _int8_conv), ("conv_direct", _conv_direct),
              ("conv_im2col", _conv_matmul),
              ("conv_dyn", _conv_dyn)],
@@ -381,10 +387,13 @@ def plan_kernels(module: ir.Module, target: Target, threads: bool) -> KernelPlan
     """Classify every planned op of ``module`` (see the module docstring),
     tag it with ``om.kernel`` and return the plan."""
     from onnx_mlir_py.passes.optimize.attention import CALL_ATTR
+    from onnx_mlir_py.passes.optimize.pool_q8 import is_pool
     entries = []
     for op in walk_ops(module.operation, set(FAMILIES)):
         family = FAMILIES[op.name]
         if family == "attention" and CALL_ATTR not in op.attributes:
+            continue
+        if op.name == "linalg.generic" and not is_pool(op):
             continue
         kernel, tile, par, reason = "linalg", "-", False, \
             f"no kernel accepts it (tried {', '.join(k for k, _ in KERNELS[family])})"

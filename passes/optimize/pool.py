@@ -57,6 +57,8 @@ def _match(op: ir.Operation):
 def pools(module: ir.Module, target: Target, threads: bool = False, plan=None) -> int:
     """Replace every static f32 NCHW max / sum pool (with its constant pad,
     fill and elementwise user when fusable; with a kernel ``plan``: those it
-    gave to ``pool_rows``) by the row kernel. Returns how many were rewritten."""
+    gave to ``pool_rows``) by the row kernel, and the 8-bit max pools
+    (:mod:`.pool_q8`). Returns how many were rewritten."""
+    from onnx_mlir_py.passes.optimize.pool_q8 import pools_q8
     return rewrite_all(module, set(KINDS), _match, "__om_pool", target, threads, plan,
-                       "pool_rows")
+                       "pool_rows") + pools_q8(module, target, threads, plan)

@@ -1,0 +1,107 @@
+"""-O3 max pools on 8-bit tensors (passes/optimize/pool_q8.py): the MaxPool
+that fuse-qdq-maxpool leaves on a QDQ model's 8-bit tensor (DequantizeLinear
+-> MaxPool -> QuantizeLinear of one grid) runs the row kernel with 8-bit
+ends instead of linalg's scalar loop nest.
+
+The kernel's f32 maxima of widened bytes are exact, so every output must
+equal onnxruntime's (the QDQ model; its optimized session) and our -O0
+build bit for bit: uint8 (an ``arith.maxui`` generic) and int8 (the named
+pool on i8), zero points at and away from the type's minimum, inputs over
+the whole range and all at the minimum (the padding must not win), windows
+with and without padding, strides, dilations, ceil_mode, a dynamic batch
+run at 1 and 3 images, and a pool big enough for channel blocks at 2
+threads."""
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import onnx_mlir_py
+from onnx_mlir_py.passes.optimize import pool_q8
+from onnx_mlir_py.runtime import ExecutionSession
+
+
+def _chain(dtype, zp, shape, kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1), **attrs):
+    """x (8-bit) -> DequantizeLinear -> MaxPool -> QuantizeLinear (same scale and zero point)."""
+    et = T.UINT8 if dtype == np.uint8 else T.INT8
+    inits = [nh.from_array(np.array(0.05, np.float32), "s"), nh.from_array(np.array(zp, dtype), "z")]
+    nodes = [h.make_node("DequantizeLinear", ["x", "s", "z"], ["xd"]),
+             h.make_node("MaxPool", ["xd"], ["p"], kernel_shape=list(kernel),
+                         strides=list(strides), pads=list(pads), **attrs),
+             h.make_node("QuantizeLinear", ["p", "s", "z"], ["y"])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", et, shape)],
+                     [h.make_tensor_value_info("y", et, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def _inputs(dtype, shape, seed=5):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(seed)
+    return [rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype),
+            np.full(shape, info.min, dtype)]
+
+
+def _o3(tmp_path, m, monkeypatch, threads=1):
+    """The -O3 session, asserting the 8-bit pool kernel took the pool."""
+    taken = []
+    rewrite = pool_q8._rewrite
+
+    def spy(op):
+        found = rewrite(op)
+        if found is not None:
+            taken.append(found[0])
+        return found
+    monkeypatch.setattr(pool_q8, "_rewrite", spy)
+    so = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3),
+                          num_threads=threads)
+    assert len(taken) == 1, taken
+    return so, taken[0]
+
+
+@pytest.mark.parametrize("dtype, zp, kw", [
+    (np.uint8, 0, {}),                                       # ResNet's stem pool
+    (np.uint8, 131, {}),
+    (np.int8, -128, {}),
+    (np.int8, 3, {}),
+    (np.uint8, 7, dict(kernel=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))),   # no pad
+    (np.int8, 0, dict(kernel=(3, 2), strides=(1, 2), pads=(1, 0, 2, 1), dilations=[2, 1])),
+    (np.uint8, 9, dict(kernel=(3, 3), strides=(2, 2), pads=(0, 0, 0, 0), ceil_mode=1)),
+])
+def test_8bit_maxpool_bit_exact(tmp_path, monkeypatch, dtype, zp, kw):
+    shape = [1, 8, 21, 20]       # odd and even sides: the last window ends in the padding or not
+    m = _chain(dtype, zp, shape, **kw)
+    s3, _ = _o3(tmp_path, m, monkeypatch)
+    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for x in _inputs(dtype, shape):
+        want = ref.run(None, {"x": x})[0]
+        got, o0 = s3.run([x])[0], s0.run([x])[0]
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert np.array_equal(o0, want)
+
+
+def test_8bit_maxpool_dynamic_batch(tmp_path, monkeypatch):
+    m = _chain(np.uint8, 0, ["N", 8, 21, 20])
+    s3, cv = _o3(tmp_path, m, monkeypatch)
+    assert cv.xs[0] is None
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in (1, 3):
+        for x in _inputs(np.uint8, [n, 8, 21, 20], seed=n):
+            got = s3.run([x])[0]
+            assert got.shape[0] == n and np.array_equal(got, ref.run(None, {"x": x})[0])
+
+
+def test_8bit_maxpool_threads(tmp_path, monkeypatch):
+    """ResNet's stem pool shape: channel blocks of an scf.forall on 2 threads."""
+    shape = [1, 64, 112, 112]
+    m = _chain(np.uint8, 0, shape)
+    s3, _ = _o3(tmp_path, m, monkeypatch, threads=2)
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for x in _inputs(np.uint8, shape):
+        assert np.array_equal(s3.run([x])[0], ref.run(None, {"x": x})[0])
