@@ -55,6 +55,7 @@ from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functi
 from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, fill_scalar,
                                                         replace_with_call, static_f32,
                                                         window_ints)
+from onnx_mlir_py.passes.optimize import conv_direct_pixels as pixels
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
@@ -104,6 +105,17 @@ def tile(target: Target) -> tuple[int, int]:
     return (8, 3) if target.num_registers >= 32 else (4, 2)
 
 
+def variant(c: int, f: int, kh: int, kw: int, ow: int, target: Target) -> str | None:
+    """``"rows"`` (output columns in the lanes, this module's tile), ``"pixels"``
+    (filters in the lanes, :mod:`.conv_direct_pixels`) or None (not direct)."""
+    fb, _u = tile(target)
+    if takes(c, kh, kw, ow) and f % fb == 0 and ow >= target.vector_width:
+        return "rows"
+    if kw <= MAX_KW and pixels.takes(c, f, kh, kw, target.vector_width, target.num_registers):
+        return "pixels"
+    return None
+
+
 def _match(op: ir.Operation, target: Target):
     """``(Direct, operands, ops to erase, op whose result is replaced)`` or None."""
     from onnx_mlir_py.passes.optimize.depthwise import kernel_operands
@@ -119,8 +131,7 @@ def _match(op: ir.Operation, target: Target):
         return None
     f, c, kh, kw = ws
     s, d = window_ints(op, "strides"), window_ints(op, "dilations")
-    fb, _u = tile(target)
-    if not takes(c, kh, kw, os_[3]) or f % fb or os_[3] < target.vector_width \
+    if variant(c, f, kh, kw, os_[3], target) is None \
             or s[0] != s[1] or s[0] not in (1, 2) or min(d) < 1:
         return None
     if (os_[2] - 1) * s[0] + (kh - 1) * d[0] + 1 > xs[2] \
@@ -271,6 +282,7 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     """``func.func private @name(x, w, out, init | bias, captured...) -> out``."""
     vw = target.vector_width
     fb, u = tile(target)
+    pix = variant(dv.ws[1], dv.ws[0], dv.ws[2], dv.ws[3], dv.os[3], target) == "pixels"
     n, c, _hp, _wp = dv.xs
     f, _c, kh, kw = dv.ws
     _, _, oh, ow = dv.os
@@ -282,14 +294,9 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     v["x"] = x
     init = e.param("init", F32) if dv.init == "scalar" else e.param("bias", tensor([f]))
     ecaps = [e.param("ecap", F32) for _ in range(dv.n_cap)]
-    # weights [F/FB, FB, C, KH, KW] -> [F/FB, C, KH, KW, FB] (a constant: folded)
-    et = tensor([f // fb, fb, c, kh, kw])
-    wexp = e.op("wexp", f"tensor.expand_shape {w} [[0, 1], [2], [3], [4]] output_shape "
-                        f"[{f // fb}, {fb}, {c}, {kh}, {kw}] : {w.type} into {et}", et)
-    wpt = tensor([f // fb, c, kh, kw, fb])
-    wpe = e.empty(wpt.shape)
-    v["wp"] = e.op("wp", f"linalg.transpose ins({wexp} : {et}) outs({wpe} : {wpt}) "
-                         "permutation = [0, 2, 3, 4, 1]", wpt)
+    # weights [F, C, KH, KW] -> [F/FB, C, KH, KW, FB] (a constant: folded)
+    v["wp"] = pixels.weights(e, w, dv, 2 * vw if pix else fb)
+    v["init"] = init
     v["ecv"] = [e.broadcast(p, vector(vw), base="ecv") for p in ecaps]
     rows = n * oh
     macs = rows * ow * f * c * kh * kw
@@ -318,6 +325,24 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
         v["khlo"], v["khhi"] = e.index(0), e.index(kh)
     row = _Row(e, dv, vw, fb, v)
     v["buf"] = row.fill(e.empty([c, kh, s, phase_width(dv, vw)], base="buf"))
+    if pix:
+        rres = pixels.emit_row(e, dv, vw, v, orow)
+    else:
+        rres = _row_groups(e, dv, vw, fb, u, v, row, init, orow)
+    if par:
+        e.end_forall(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])
+    else:
+        e.end([e.insert_slice(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])])
+    e(f"return {res} : {ot}")
+    return e.function(name, [x, w, o, init] + ecaps, ot)
+
+
+def _row_groups(e: Emitter, dv: Direct, vw: int, fb: int, u: int, v: dict, row: "_Row",
+                init: Value, orow: Value) -> Value:
+    """The output row ``orow`` in groups of ``u`` vectors of columns, every
+    filter block of ``fb`` per group (output columns in the lanes)."""
+    f, ow = dv.ws[0], dv.os[3]
+
     def blocks(ow0, count: int, tin: Value, keep: int | None) -> Value:
         """The group of ``count`` vectors at ``ow0`` for every filter block."""
         fo, (bt,), (bres,) = e.loop(e.index(0), e.index(f // fb), e.index(1), [tin])
@@ -337,13 +362,7 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
         cur = gres
     for j, cnt, keep in tail:
         cur = blocks(e.index(j * vw), cnt, cur, keep)
-    rres = cur
-    if par:
-        e.end_forall(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])
-    else:
-        e.end([e.insert_slice(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])])
-    e(f"return {res} : {ot}")
-    return e.function(name, [x, w, o, init] + ecaps, ot)
+    return cur
 
 
 def direct_convs(module: ir.Module, target: Target, threads: bool = False, plan=None) -> int:
@@ -356,10 +375,16 @@ def direct_convs(module: ir.Module, target: Target, threads: bool = False, plan=
     from onnx_mlir_py.passes.optimize.window_rewrite import inline_kernels
     funcs: dict[tuple, str] = {}
     count = 0
-    found_all = [m for op in walk_ops(module.operation, "linalg.conv_2d_nchw_fchw")
-                 if (plan is None or assigned(op, "conv_direct"))
-                 and (m := _match(op, target)) is not None]
-    for dv, operands, erase, last, dead in found_all:
+    # matched one at a time, each after the rewrite of the one before: in a
+    # chain conv -> ReLU -> pad -> conv (ResNet-18's 3x3 convs) the second's
+    # input is the first's fused ReLU, replaced by the first's call
+    convs = [op for op in walk_ops(module.operation, "linalg.conv_2d_nchw_fchw")
+             if plan is None or assigned(op, "conv_direct")]
+    for op in convs:
+        found = _match(op, target)
+        if found is None:
+            continue
+        dv, operands, erase, last, dead = found
         dynamic = dv.xs[0] is None
         key = (dv, target, threads)
         if key not in funcs:

@@ -287,7 +287,8 @@ _depthwise_dyn = _dyn_rows("depthwise_signature", "depthwise f32")
 
 
 def _conv_direct(op, t: Target):
-    from onnx_mlir_py.passes.optimize.conv_direct import _match, tile
+    from onnx_mlir_py.passes.optimize.conv_direct import _match, tile, variant
+    from onnx_mlir_py.passes.optimize.conv_direct_pixels import pixel_tile
     found = _match(op, t)
     if found is None:
         return None
@@ -295,9 +296,13 @@ def _conv_direct(op, t: Target):
     fb, u = tile(t)
     rows = dv.os[0] * dv.os[2] if dv.os[0] is not None else dv.os[2]
     n = rows * dv.os[3] * math.prod(dv.ws)
-    return (f"{fb} filters x {u} vectors", n >= DIRECT_THREAD_MIN_MACS and rows > 1,
-            f"direct conv: {dv.ws[1]} input channels, "
-            f"filters in blocks of {fb}; {_macs_str(n)}")
+    if variant(dv.ws[1], dv.ws[0], dv.ws[2], dv.ws[3], dv.os[3], t) == "pixels":
+        tile_, how = (f"{pixel_tile(dv.os[3])} pixels x {2 * t.vector_width} filters",
+                      "filters in the lanes")
+    else:
+        tile_, how = f"{fb} filters x {u} vectors", f"filters in blocks of {fb}"
+    return (tile_, n >= DIRECT_THREAD_MIN_MACS and rows > 1,
+            f"direct conv: {dv.ws[1]} input channels, {how}; {_macs_str(n)}")
 
 
 def _conv_matmul(op, t: Target):

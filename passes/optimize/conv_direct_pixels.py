@@ -1,0 +1,131 @@
+"""The direct conv with the filters in the vector lanes: convs over many
+channels (a ResNet's 3x3 convs) without an im2col matrix.
+
+The im2col form (:mod:`.conv`, :mod:`.conv_pixel_rows`) writes the
+C*KH*KW x OH*OW matrix (9x the input for a 3x3 conv) and reads it back in the
+packed matmul; its pixel-row form reads that matrix in place, one k step a
+row piece of 8 pixels 3 KB apart. Here, per output row (an ``scf.forall``
+over the rows when threaded), the row's input is copied into the phase
+buffer of :mod:`.conv_direct` (``buf[c, kh, r, m]``, the zero pad's columns
+in place, only the kernel rows inside the image), then:
+
+    for each panel fo of NB filters (two vectors):
+      for each tile of MR output pixels of the row (ow0):
+        acc[p][j] = bias[fo*NB + j*V ...]           (MR x 2 vectors)
+        for c:  for kh in the row's kernel rows:     (loops carrying acc)
+          for kw:                                    (unrolled)
+            w_j = wp[fo, c, kh, kw, j*V ...]         (two vector reads)
+            acc[p][j] += broadcast(buf[c, kh, r, ow0 + p + off]) * w_j
+        out[fo*NB ..., oh, ow0 ...] = epilogue(transpose(acc))
+
+the register tile of the packed matmul (MR pixel rows x 2 vectors of
+filters, :mod:`.conv_pixel_rows`), but each k step's MR pixels are one
+contiguous run of the buffer (C*KH rows of ~OW floats, L1/L2-resident)
+and the MR x NB tile is transposed in registers into NCHW. The weights are
+repacked at compile time to [F/NB, C, KH, KW, NB].
+"""
+from __future__ import annotations
+
+from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, Value, tensor, vector
+from onnx_mlir_py.passes.optimize.row_emit import emit_ops
+
+# Input channels from which a conv with a window of 2+ taps takes this
+# kernel (conv_direct.takes), at least one filter panel (2 vectors).
+MIN_CHANNELS = 64
+MAX_TILE = 8              # pixels of the register tile (x 2 vectors of filters)
+
+
+def takes(c: int, f: int, kh: int, kw: int, vw: int, num_registers: int) -> bool:
+    """Whether a conv over ``c`` channels with ``f`` filters and a ``kh`` x
+    ``kw`` window is this kernel's (32 vector registers: the 8 x 2 tile)."""
+    return num_registers >= 32 and c >= MIN_CHANNELS and kh * kw > 1 and f % (2 * vw) == 0
+
+
+def pixel_tile(ow: int) -> int:
+    """Pixels of the register tile for output rows of ``ow``: of 6..8 the
+    one that leaves the smallest last tile unfilled (a divisor when there is
+    one; the larger on a tie)."""
+    if ow <= MAX_TILE:
+        return ow
+    return min(range(MAX_TILE - 2, MAX_TILE + 1), key=lambda t: (-(-ow // t) * t - ow, -t))
+
+
+def row_tiles(ow: int, mr: int) -> tuple[int, int]:
+    """(whole tiles of ``mr`` pixels, pixels of the last, shorter tile or 0)."""
+    return ow // mr, ow % mr
+
+
+def emit_row(e: Emitter, dv, vw: int, v: dict, orow: Value) -> Value:
+    """The output row ``orow`` ([1, F, 1, OW]) of the filters-in-lanes
+    kernel, from the filled phase buffer ``v["buf"]`` and the repacked
+    weights ``v["wp"]`` ([F/NB, C, KH, KW, NB])."""
+    f, ow = dv.ws[0], dv.os[3]
+    nb = 2 * vw
+    mr = pixel_tile(ow)
+    whole, tail = row_tiles(ow, mr)
+    o2 = e.collapse(orow, "[[0, 1], [2, 3]]", [f, ow], base="o2")
+    fo, (ot,), (ores,) = e.loop(e.index(0), e.index(f // nb), e.index(1), [o2], base="fp")
+    f0 = e.mul(fo, nb)
+    if dv.init == "bias":
+        iv = [e.read(v["init"], [e.add(f0, j * vw)], v["zero"], vector(vw), base="iv")
+              for j in range(2)]
+    else:
+        iv = [e.broadcast(v["init"], vector(vw), base="iv")] * 2
+    cur = ot
+    if whole:
+        t, (tt,), (tres,) = e.loop(e.index(0), e.index(whole * mr), e.index(mr), [cur], base="pt")
+        e.end([_tile(e, dv, vw, v, iv, fo, f0, t, mr, tt)])
+        cur = tres
+    if tail:
+        cur = _tile(e, dv, vw, v, iv, fo, f0, e.index(whole * mr), tail, cur)
+    e.end([cur])
+    return e.expand(ores, "[[0, 1], [2, 3]]", [1, f, 1, ow], base="orow")
+
+
+def _tile(e: Emitter, dv, vw: int, v: dict, iv, fo, f0, ow0, mr: int, dst: Value) -> Value:
+    """One MR-pixel x NB-filter tile at output column ``ow0`` of filter
+    panel ``fo`` written into ``dst`` ([F, OW])."""
+    _f, _c, _kh, kw = dv.ws
+    s, d = dv.s[1], dv.d[1]
+    ch, accs, res = e.loop(e.index(0), e.index(dv.ws[1]), e.index(1),
+                           [iv[k % 2] for k in range(2 * mr)], base="pc")
+    i, accs, kres = e.loop(v["khlo"], v["khhi"], e.index(1), list(accs), base="pk")
+    accs = list(accs)
+    for j in range(kw):
+        r, off = (j * d) % s, (j * d) // s
+        ws_ = [e.read(v["wp"], [fo, ch, i, j, h * vw], v["zero"], vector(vw), base="wv")
+               for h in range(2)]
+        for p in range(mr):
+            a = e.broadcast(e.extract(v["buf"], [ch, i, r, e.add(ow0, p + off)]), vector(vw),
+                            base="av")
+            for h in range(2):
+                accs[2 * p + h] = e.fma(a, ws_[h], accs[2 * p + h])
+    e.end(accs)
+    e.end(kres)
+    vals = list(res)
+    if dv.epilogue:
+        vals = [emit_ops(e, dv.epilogue, dv.epi_result, a, v["ecv"]) for a in vals]
+    nb = 2 * vw
+    tt = vector([mr, 2, vw])
+    blk = e.const("dense<0.0>", tt)
+    for p in range(mr):
+        for h in range(2):
+            blk = e.op("pins", f"vector.insert {vals[2 * p + h]}, {blk} [{p}, {h}] : "
+                               f"{vals[0].type} into {tt}", tt)
+    flat = vector([mr, nb])
+    blk2 = e.op("pfl", f"vector.shape_cast {blk} : {tt} to {flat}", flat)
+    tr = vector([nb, mr])
+    blkt = e.op("ptr", f"vector.transpose {blk2}, [1, 0] : {flat} to {tr}", tr)
+    return e.write(blkt, dst, [f0, ow0], base="pw")
+
+
+def weights(e: Emitter, w: Value, dv, nb: int) -> Value:
+    """``w`` [F, C, KH, KW] repacked to [F/nb, C, KH, KW, nb] (a constant: folded)."""
+    f, c, kh, kw = dv.ws
+    et = tensor([f // nb, nb, c, kh, kw])
+    wexp = e.op("wexp", f"tensor.expand_shape {w} [[0, 1], [2], [3], [4]] output_shape "
+                        f"[{f // nb}, {nb}, {c}, {kh}, {kw}] : {w.type} into {et}", et)
+    wpt = tensor([f // nb, c, kh, kw, nb])
+    return e.op("wp", f"linalg.transpose ins({wexp} : {et}) outs({e.empty(wpt.shape)} : {wpt}) "
+                      "permutation = [0, 2, 3, 4, 1]", wpt)
+
