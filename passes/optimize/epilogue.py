@@ -194,9 +194,10 @@ def _translate(v: ir.Value, chain: list[ir.Operation]) -> Epilogue | None:
 def epilogue_generic(e: Emitter, src: Value, tensors: list[Value], caps: list[Value],
                      maps: list[str], ops: tuple, result: str) -> Value:
     """``linalg.generic`` (tagged EPILOGUE_ATTR) computing the epilogue
-    ``ops`` on ``src`` and ``tensors`` (all of ``src``'s type, read with
-    ``maps[i]``: src first, then the tensors; the result written with the
-    last map) into a fresh tensor; ``caps`` the captured scalars."""
+    ``ops`` on ``src`` and ``tensors`` (of ``src``'s type, or smaller when
+    their map leaves dims out: a broadcast; read with ``maps[i]``: src
+    first, then the tensors; the result written with the last map) into a
+    fresh tensor of ``src``'s type; ``caps`` the captured scalars."""
     tt = src.type
     ins = [src] + list(tensors)
     iters = ", ".join(['"parallel"'] * len(tt.shape))
@@ -206,7 +207,7 @@ def epilogue_generic(e: Emitter, src: Value, tensors: list[Value], caps: list[Va
     empty = e.empty(list(tt.shape), base="epe")
     res = Value(e.fresh("epi"), tt)
     e(f"{res} = linalg.generic {{indexing_maps = [{map_text}], iterator_types = [{iters}], "
-      f"{EPILOGUE_ATTR}}} ins({', '.join(map(str, ins))} : {', '.join([str(tt)] * len(ins))}) "
+      f"{EPILOGUE_ATTR}}} ins({', '.join(map(str, ins))} : {', '.join(str(v.type) for v in ins)}) "
       f"outs({empty} : {tt}) {{")
     e(f"^bb0({', '.join(f'{a}: f32' for a in args + [out])}):")
     e.ind += 1

@@ -28,7 +28,7 @@ from onnx_mlir_py.passes.optimize.schedule import (apply_to_funcs, apply_to_ops,
                                                    static_loop_sizes)
 from onnx_mlir_py.target import Target
 
-from onnx_mlir_py.passes.optimize.kernel_fusion import single_user, static_f32
+from onnx_mlir_py.passes.optimize.kernel_fusion import fill_scalar, single_user, static_f32
 from onnx_mlir_py.passes.optimize.epilogue import EPILOGUE_ATTR, body_ops, identity_parallel
 from onnx_mlir_py.passes.optimize.kernel_plan import (STREAMED_B_BYTES, forall_takes_both,
                                                       threaded_kernel)
@@ -273,6 +273,83 @@ def matmul_epilogue(op: ir.Operation, m: int, n: int, mb: int, nb: int):
     return user, (tuple(found[0]), found[1], len(tensors), len(captured)), tensors, captured
 
 
+def _non_unit(shape) -> list[int]:
+    return [d for d in shape if d != 1]
+
+
+def _broadcast_map(g: ir.Operation) -> ir.AffineMap | None:
+    """The input map when ``g`` is an all-parallel ``linalg.generic`` that
+    only copies its one input into its identity-mapped output (a broadcast
+    when the map leaves dims out), else None."""
+    if g.name != "linalg.generic" or len(g.operands) != 2 or len(g.results) != 1:
+        return None
+    if any("parallel" not in str(a) for a in g.attributes["iterator_types"]):
+        return None
+    m_in, m_out = (ir.AffineMapAttr(a).value for a in g.attributes["indexing_maps"])
+    if m_out != ir.AffineMap.get_identity(m_out.n_dims):
+        return None
+    body = list(g.regions[0].blocks[0].operations)
+    args = g.regions[0].blocks[0].arguments
+    if len(body) != 1 or body[0].name != "linalg.yield" or body[0].operands[0] != args[0]:
+        return None
+    return m_in
+
+
+def _broadcast_source(g: ir.Operation) -> tuple[int, ir.Value] | None:
+    """(dim, vector) when ``g`` (:func:`_broadcast_map`) broadcasts a static
+    f32 vector along every dim of its output but ``dim``."""
+    m_in = _broadcast_map(g)
+    if m_in is None or len(m_in.results) != 1:
+        return None
+    v, dim = g.operands[0], str(m_in.results[0])
+    if static_f32(v) is None or len(v.type.shape) != 1 or not dim.startswith("d"):
+        return None
+    d = int(dim[1:])
+    return (d, v) if v.type.shape[0] == g.results[0].type.shape[d] else None
+
+
+def matmul_init(op: ir.Operation, m: int, n: int):
+    """``(kind, value)`` when C, the init of static matmul ``op`` ([M, N],
+    M and N above 1), is (reshaped without moving data: unit dims only)
+    a ``linalg.fill`` of an f32 (``"fill"``, the scalar) or an [M] vector
+    broadcast along the columns (``"rows"``: a conv's bias along its
+    pixels, see :mod:`.conv`). The kernel then builds C in registers
+    (:func:`.matmul_text.kernel_function`'s ``init``). Else None."""
+    v = op.operands[2]
+    if m <= 1 or n <= 1 or static_f32(v) is None:
+        return None
+    for _ in range(4):
+        src = owner_op(v)
+        if src is None or src.name not in ("tensor.collapse_shape", "tensor.expand_shape"):
+            break
+        if _non_unit(src.operands[0].type.shape) != _non_unit(src.results[0].type.shape):
+            return None
+        v = src.operands[0]
+    src = owner_op(v)
+    if src is None:
+        return None
+    if src.name == "linalg.fill":
+        found = fill_scalar(v)
+        return None if found is None else ("fill", found[0])
+    found = _broadcast_source(src)
+    shape = list(v.type.shape)
+    if found is None or _non_unit(shape) != [m, n]:
+        return None
+    dim, vec = found
+    big = [i for i, d in enumerate(shape) if d != 1]
+    return ("rows", vec) if big.index(dim) == 0 else None
+
+
+def _epilogue_scheduled(m: int, k: int, n: int, mb: int, nb: int, kb: int, n_outer: bool) -> bool:
+    """Whether :func:`kernel_schedule` fuses the contraction of this static
+    matmul into an epilogue's register tile (it does unless K is cut into
+    slabs, see :func:`cache_blocks`)."""
+    mo, ko, no = _cdiv(m, mb), _cdiv(k, kb), _cdiv(n, nb)
+    sizes = [no, mo] if n_outer else [mo, no]
+    blocks = cache_blocks(sizes + [ko, mb, nb, kb], not n_outer)
+    return not blocks or blocks[2] >= ko
+
+
 def pack_matmuls(module: ir.Module, target: Target) -> int:
     """Static f32 matmul/batch_matmul -> packed kernels (inlined private
     functions from :mod:`.matmul_text`); dynamic ones -> upstream
@@ -296,7 +373,18 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
         tm, tn = small_m_tile(m, n, mb, nb, target.vector_width) if pack_b and not dynamic \
             else (mb, nb)
         epi = None if dynamic or a_cols or bt is not None else matmul_epilogue(op, m, n, tm, tn)
-        key = shape + (pack_b, a_cols, epi[1] if epi is not None else None)
+        n_out = (_n_outer(m, k) if pack_b else True) if not dynamic else None
+        # C built in the register tile: with an epilogue (a fill only then);
+        # without one, the bias added by the kernel's own epilogue where the
+        # schedule fuses one
+        init = None if dynamic or a_cols or bt is not None else matmul_init(op, m, n)
+        if init is not None and epi is None:
+            if init[0] == "rows" and _epilogue_scheduled(m, k, n, tm, tn, kb, n_out):
+                init = ("rows_after", init[1])
+            else:
+                init = None
+        key = shape + (pack_b, a_cols, epi[1] if epi is not None else None,
+                       init[0] if init is not None else None)
         if key not in funcs:
             name = f"__om_matmul_{len(funcs)}"
             if dynamic:
@@ -306,9 +394,9 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
                 text = kernel_function(name, None, m, k, n, row_tile(m, mb), nb, kb, pack_b,
                                        n_outer=_n_outer(m, k), a_cols=True)
             else:
-                text = kernel_function(name, bt, m, k, n, tm, tn, kb, pack_b,
-                                       n_outer=None if not pack_b else _n_outer(m, k),
-                                       epilogue=epi[1] if epi is not None else None)
+                text = kernel_function(name, bt, m, k, n, tm, tn, kb, pack_b, n_outer=n_out,
+                                       epilogue=epi[1] if epi is not None else None,
+                                       init=init[0] if init is not None else None)
             sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
             # the text's first function is the one called (a dynamic kernel's
             # may call a second: matmul_dyn_text.shared_kernel)
@@ -320,16 +408,19 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
         # scalars may be defined between the two)
         last = epi[0] if epi is not None else op
         extra = epi[2] + epi[3] if epi is not None else []
+        operands = list(op.operands)
+        if init is not None:
+            operands[2] = init[1]
         with ir.InsertionPoint(last), op.location:
             rtype = ir.FunctionType(ir.TypeAttr(fop.attributes["function_type"]).value).results[0]
             call = func.CallOp([rtype], ir.FlatSymbolRefAttr.get(name),
-                               _cast_to_params(fop, list(op.operands) + extra))
+                               _cast_to_params(fop, operands + extra))
             res = call.results[0]
             if rtype != last.results[0].type:
                 from mlir.dialects import tensor
                 res = tensor.CastOp(last.results[0].type, res).result
         last.results[0].replace_all_uses_with(res)
-        if epi is not None:
+        if last is not op:
             epi[0].erase()
         op.erase()
         count += 1
@@ -455,7 +546,7 @@ def kernel_schedule(op: ir.Operation, threads: bool = False) -> str | None:
     epi = outer == 3 and k == 2 and _epilogue_consumer(op) and (not blocks or blocks[2] >= sizes[2])
     both = threads and outer == 3 and k == 2 and _forall_both(sizes, blocks)
     if epi:
-        first = _epilogue_tiling(blocks, threads, both)
+        first = _epilogue_tiling(blocks, threads, both, _tile_init(op))
     elif blocks:
         first = _grouped_tiling(n, *blocks, sizes[k], threads, both)
     elif threads:
@@ -507,6 +598,18 @@ def _epilogue_consumer(op: ir.Operation) -> bool:
         and len(list(user.attributes["iterator_types"])) == 4
 
 
+def _tile_init(op: ir.Operation) -> bool:
+    """The packed contraction's init is built by an op of its own that the
+    epilogue schedule fuses into the register tile: a broadcast generic
+    (``matmul_text._init_blocks``) whose only user it is.
+    Its accumulators then start from registers instead of from an init
+    tensor the size of the output, written and read back."""
+    src = owner_op(op.operands[2])
+    if src is None or single_user(op.operands[2]) is None:
+        return False
+    return _broadcast_map(src) is not None
+
+
 def _both_grid(n: int, par: int, tile: int) -> list[int]:
     """The forall tile sizes of a schedule that takes both outer block loops
     in (:func:`_forall_both`): ``tile`` blocks of the grouped loop ``par``,
@@ -528,16 +631,21 @@ def _forall_both(sizes, blocks) -> bool:
     return par == 0 and kcb >= sizes[2] and forall_takes_both(_cdiv(sizes[0], tile), sizes[1])
 
 
-def _epilogue_tiling(blocks, threads: bool, both: bool = False) -> str:
+def _epilogue_tiling(blocks, threads: bool, both: bool = False, init: bool = False) -> str:
     """Transform text tiling the epilogue (the contraction's one user:
     loops P, Q, mi, ni) like :func:`kernel_schedule` tiles a contraction
     alone (``blocks``: the groups of :func:`cache_blocks`, K not cut) and
     fusing the contraction into the innermost loop: ``%t`` (the fused
     contraction, all its k blocks) in ``%lin`` (the loop of one register
-    tile, with the epilogue's tile after the contraction's)."""
+    tile, with the epilogue's tile after the contraction's). ``init``
+    (:func:`_tile_init`): the contraction's init is fused after it, through
+    the same loops."""
     one = "      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
     text = ("    %epi = transform.get_consumers_of_result %op[0]"
             " : (!transform.any_op) -> !transform.any_op\n")
+    if init:
+        text += ("    %init = transform.get_producer_of_operand %op[2]"
+                 " : (!transform.any_op) -> !transform.any_op\n")
     if blocks and both:
         par, tile = blocks[0], blocks[1]
         text += (f"    %eg, %lg = transform.structured.tile_using_forall %epi tile_sizes "
@@ -562,12 +670,19 @@ def _epilogue_tiling(blocks, threads: bool, both: bool = False) -> str:
     # slice of the outer loop's slice
     loops = (["%lg", "%l0"] if both else ["%lg", "%lq", "%l0"]) if blocks else \
         (["%lf"] if both else ["%lf", "%l0"]) if threads else ["%l0"]
-    src = "%op"
+    fuse = ("    {0}, {1} = transform.structured.fuse_into_containing_op {2} into {3}\n"
+            "      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)\n")
+    src, fused = "%op", []
     for i, loop in enumerate(loops):
         res = ("%t", "%lin") if i == len(loops) - 1 else (f"%tf{i}", f"%lf{i}")
-        text += (f"    {res[0]}, {res[1]} = transform.structured.fuse_into_containing_op {src} into {loop}\n"
-                 "      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)\n")
+        text += fuse.format(*res, src, loop)
         src = res[0]
+        fused.append(res[1])
+    if init:
+        src = "%init"
+        for i, loop in enumerate(fused):
+            text += fuse.format(f"%ti{i}", f"%li{i}", src, loop)
+            src = f"%ti{i}"
     return text
 
 

@@ -70,7 +70,7 @@ def contraction(e: Emitter, a4: Value, bp: Value, c4: Value, batched: bool, pack
 def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
                     mb: int, nb: int, kb: int, pack_b: bool = True,
                     n_outer: bool | None = None, a_cols: bool = False,
-                    epilogue: tuple | None = None) -> str:
+                    epilogue: tuple | None = None, init: str | None = None) -> str:
     """A private ``func.func @name(A, B, C) -> C`` computing C + A @ B.
     ``n_outer``: the N-block loop outside the M-block loop (default: when B
     is not packed). ``a_cols`` (no batch): the first argument is Aᵀ,
@@ -81,7 +81,17 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     captured)`` of :mod:`.epilogue`, applied to the result in its block
     layout (a generic ``kernel_schedule`` fuses into the register tile);
     the function then also takes the ``tensors`` ([M, N]; only when M and N
-    are whole blocks) and the ``captured`` f32 scalars."""
+    are whole blocks) and the ``captured`` f32 scalars.
+    ``init`` (no batch, not ``a_cols``; see :func:`.matmul.matmul_init`):
+    the third argument is not C but what C is made of, and the
+    accumulators start from it in registers (``kernel_schedule`` fuses the
+    init into the register tile) instead of from a C the caller
+    materialized: ``"rows"`` a vector [M] (C[i, j] = v[i], a conv's bias)
+    or ``"fill"`` an f32 scalar. ``"rows_after"`` (no ``epilogue``): the
+    vector [M] of ``"rows"`` added to the accumulators after the k loop,
+    which start from zero, by an epilogue generic of that one add (a
+    kernel's own epilogue that only copied its result would be erased by
+    the canonicalizer, and the init left unfused)."""
     if n_outer is None:
         n_outer = not pack_b
     bt = [] if batch is None else [batch]
@@ -90,8 +100,10 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     assert not (a_cols and bt), "a_cols: no batch"
     ash, apad = ([k, m], [kp, mp]) if a_cols else (bt + [m, k], bt + [mp, kp])
     e = Emitter()
-    a, b, c = e.param("a", tensor(ash)), e.param("b", tensor(bt + [k, n])), \
-        e.param("c", tensor(bt + [m, n]))
+    assert init is None or not (bt or a_cols), "init: no batch, not a_cols"
+    assert init != "rows_after" or epilogue is None
+    a, b = e.param("a", tensor(ash)), e.param("b", tensor(bt + [k, n]))
+    c = e.param("c", _INIT_PARAM[init](m, n) if init else tensor(bt + [m, n]))
     ets, ecs = [], []
     if epilogue is not None:
         assert not bt and not a_cols and (not epilogue[2] or (mp, np_) == (m, n))
@@ -110,7 +122,7 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     rtext = "[" + ", ".join(str(r) for r in reass) + "]"
     a4 = [ko, kb, mo, mb] if a_cols else bt + [mo, mb, ko, kb]
     c4 = bt + [mo, mb, no, nb]
-    av, cv = padded(a, apad), padded(c, bt + [mp, np_])
+    av = padded(a, apad)
     if pack_b:
         perm = "[0, 2, 1]" if bt else "[1, 0]"
         dims = "[1, 2]" if bt else "[0, 1]"
@@ -120,16 +132,46 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
                         f"inner_tiles = [{kb}, {nb}] into {bpe} : {b.type} -> {bpe.type}", bpe.type)
     else:
         bp = e.expand(padded(b, bt + [kp, np_]), rtext, bt + [ko, kb, no, nb])
-    r4 = contraction(e, e.expand(av, rtext, a4), bp, e.expand(cv, rtext, c4), bool(bt), pack_b,
-                     n_outer, a_cols=a_cols)
+    if init == "rows_after":
+        c4v = _init_blocks(e, "fill", zero, padded, c4)
+    elif init:
+        c4v = _init_blocks(e, init, c, padded, c4)
+    else:
+        c4v = e.expand(padded(c, bt + [mp, np_]), rtext, c4)
+    r4 = contraction(e, e.expand(av, rtext, a4), bp, c4v, bool(bt), pack_b, n_outer, a_cols=a_cols)
     if epilogue is not None:
         r4 = _blocked_epilogue(e, r4, [e.expand(t, rtext, c4) for t in ets], ecs, n_outer, epilogue)
+    if init == "rows_after":
+        r4 = _bias_epilogue(e, r4, e.expand(padded(c, [mp]), "[[0, 1]]", [mo, mb], base="cv"),
+                            n_outer)
     r = e.collapse(r4, rtext, bt + [mp, np_])
     if (mp, np_) != (m, n):
         full = bt + [m, n]
         r = e.extract_slice(r, [0] * len(full), full)
-    e(f"return {r} : {c.type}")
-    return e.function(name, [a, b, c] + ets + ecs, c.type)
+    rt = tensor(bt + [m, n])
+    e(f"return {r} : {rt}")
+    return e.function(name, [a, b, c] + ets + ecs, rt)
+
+
+_INIT_PARAM = {"rows": lambda m, n: tensor([m]), "rows_after": lambda m, n: tensor([m]),
+               "fill": lambda m, n: F32}
+
+
+def _init_blocks(e: Emitter, init: str, v: Value, padded, c4: list[int]) -> Value:
+    """The contraction's init in blocks ``c4`` ([MO, mb, NO, nb]) made from
+    ``v`` (see ``init`` of :func:`kernel_function`): a ``linalg.generic``
+    broadcasting the scalar or the (padded) vector, which the register tile
+    reads directly once fused into it (a ``linalg.fill`` would not be
+    vectorized with the tile)."""
+    dst = e.empty(c4, base="ce")
+    mo, mb, no, nb = c4
+    if init == "fill":
+        src, dims = v, ""
+    else:
+        src, dims = e.expand(padded(v, [mo * mb]), "[[0, 1]]", [mo, mb], base="cv"), "d0, d1"
+    return e.broadcast_rows(src, dst, f"affine_map<(d0, d1, d2, d3) -> ({dims})>, "
+                                         "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>",
+                            base="cb")
 
 
 def _blocked_epilogue(e: Emitter, r4: Value, t4: list[Value], caps: list[Value], n_outer: bool,
@@ -139,5 +181,19 @@ def _blocked_epilogue(e: Emitter, r4: Value, t4: list[Value], caps: list[Value],
     contraction's order (outer block loops, then mi, ni): tiling it like
     the contraction gives the register tile the contraction fuses into."""
     ops, result, _nt, _nc = epilogue
-    m = "(d0, d1, d2, d3) -> (d1, d2, d0, d3)" if n_outer else "(d0, d1, d2, d3) -> (d0, d2, d1, d3)"
-    return epilogue_generic(e, r4, t4, caps, [m] * (len(t4) + 2), ops, result)
+    return epilogue_generic(e, r4, t4, caps, [_block_map(n_outer)] * (len(t4) + 2), ops, result)
+
+
+def _block_map(n_outer: bool, rows_only: bool = False) -> str:
+    """The map of the blocks [MO, mb, NO, nb] (or of the row vector in
+    blocks [MO, mb]) in an epilogue's loops (the contraction's order)."""
+    mo, no = ("d1", "d0") if n_outer else ("d0", "d1")
+    return f"(d0, d1, d2, d3) -> ({mo}, d2{'' if rows_only else f', {no}, d3'})"
+
+
+def _bias_epilogue(e: Emitter, r4: Value, bias: Value, n_outer: bool) -> Value:
+    """``r4`` ([MO, mb, NO, nb]) + ``bias`` ([MO, mb]) broadcast along the
+    columns: the epilogue of ``init="rows_after"``."""
+    m = _block_map(n_outer)
+    return epilogue_generic(e, r4, [bias], [], [m, _block_map(n_outer, True), m],
+                            (("arith.addf", "%e_b", ("%e_in", "%e_t0"), ""),), "%e_b")
