@@ -36,9 +36,11 @@ def _matcher(select: Select) -> Callable[[ir.Operation], bool]:
     return lambda op: op.name in names
 
 
-def _walk(root, select: Select, order: str, include_root: bool, first: bool):
+def _walk(root, select: Select, order: str, include_root: bool, first: bool,
+          prune: Select = None):
     top = as_operation(root)
     keep = _matcher(select)
+    skip = None if prune is None else _matcher(prune)
     out: list[ir.Operation] = []
     error: list[BaseException] = []
 
@@ -50,6 +52,8 @@ def _walk(root, select: Select, order: str, include_root: bool, first: bool):
                 out.append(op)
                 if first:
                     return ir.WalkResult.INTERRUPT
+            if skip is not None and skip(op):
+                return ir.WalkResult.SKIP
         except Exception as e:   # re-raised as itself after the walk
             error.append(e)
             return ir.WalkResult.INTERRUPT
@@ -62,13 +66,17 @@ def _walk(root, select: Select, order: str, include_root: bool, first: bool):
 
 
 def walk_ops(root, select: Select = None, *, order: str = "pre",
-             include_root: bool = False) -> list[ir.Operation]:
+             include_root: bool = False, prune: Select = None) -> list[ir.Operation]:
     """Every operation nested (at any depth) in ``root`` (an ``ir.Module``,
     ``ir.Operation`` or OpView), in ``order`` "pre" (an op before the ops in
     its regions: program order) or "post" (after them), ``root`` itself only
     with ``include_root``. ``select`` keeps only ops of one name (a str),
-    of a set of names, or for which a predicate is true."""
-    return _walk(root, select, order, include_root, first=False)
+    of a set of names, or for which a predicate is true. ``prune`` (same
+    forms; "pre" order only): the ops it names are visited but not entered
+    (a walk for top-level ops that need not visit every op of a
+    ``linalg.generic`` body: each op visited costs a Python call)."""
+    assert prune is None or order == "pre", "prune: pre-order walks only"
+    return _walk(root, select, order, include_root, first=False, prune=prune)
 
 
 def first_op(root, select: Select = None) -> ir.Operation | None:

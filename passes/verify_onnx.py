@@ -32,7 +32,23 @@ _KIND_CHECK = {
 }
 
 
-def check_types(v: OnnxOp) -> None:
+def _type_name(t: ir.Type, names: dict | None) -> str | None:
+    """The ONNX type name of ``t``, None when it is not inferred yet;
+    ``names``: a cache (type -> name) kept over one verify run (a model has
+    few distinct types: a 50,000-node chain one)."""
+    if names is not None and t in names:
+        return names[t]
+    if "!onnx.unknown" in str(t) if not isinstance(t, ir.ShapedType) else \
+            str(t.element_type) == "!onnx.unknown":
+        name = None
+    else:
+        name = onnx_type_name(t)
+    if names is not None:
+        names[t] = name
+    return name
+
+
+def check_types(v: OnnxOp, names: dict | None = None) -> None:
     spec = v.spec
     bound: dict[str, tuple[str, str]] = {}
     groups = v.operand_groups()
@@ -41,11 +57,9 @@ def check_types(v: OnnxOp) -> None:
         for vs, group in zip(specs, vals):
             allowed = spec.allowed_types(vs)
             for val in group:
-                t = val.type
-                if "!onnx.unknown" in str(t) if not isinstance(t, ir.ShapedType) else \
-                        str(t.element_type) == "!onnx.unknown":
+                name = _type_name(val.type, names)
+                if name is None:
                     continue  # not inferred yet: nothing to check
-                name = onnx_type_name(t)
                 if allowed and name not in allowed:
                     v.fail(f"{what} '{vs.onnx_name}' has type {name}, expected one of "
                            f"{', '.join(allowed)}")
@@ -65,10 +79,11 @@ def check_attribute_kinds(v: OnnxOp) -> None:
                        f"{v.op.attributes[name]}")
 
 
-def verify_op(op: ir.Operation) -> None:
+def verify_op(op: ir.Operation, names: dict | None = None) -> None:
+    """``names``: :func:`_type_name`'s cache."""
     v = OnnxOp(op)
     check_attribute_kinds(v)
-    check_types(v)
+    check_types(v, names)
     rule = lookup("verify", domain_of(op), v.op_type, v.version)
     if rule is not None:
         rule(v)
@@ -80,7 +95,7 @@ def verify_onnx(module: ir.Module) -> None:
     shape inference (:func:`verify_nested`, once the condition did not fold:
     a branch never taken is dropped unverified, as no runtime executes it;
     a Squeeze of ``x.shape[-1] == 1`` that a static ``x`` cannot take)."""
-    verify_nested(module.operation)
+    verify_nested(module.operation, {})
 
 
 def deferred_if(op: ir.Operation) -> bool:
@@ -90,15 +105,18 @@ def deferred_if(op: ir.Operation) -> bool:
         not domain_of(op) and OnnxOp.const(op.operands[0]) is None
 
 
-def verify_nested(root: ir.Operation) -> None:
+def verify_nested(root: ir.Operation, names: dict | None = None) -> None:
     """Verify the ONNX ops nested in ``root`` in program order (bodies after
-    their op), not into the branches of a :func:`deferred_if`."""
+    their op), not into the branches of a :func:`deferred_if`; ``names``:
+    :func:`_type_name`'s cache."""
+    names = {} if names is None else names
     for region in root.regions:
         for block in region.blocks:
             for op in block.operations:
                 op = op.operation
                 if is_onnx_op(op):
-                    verify_op(op)
+                    verify_op(op, names)
                     if deferred_if(op):
                         continue
-                verify_nested(op)
+                if len(op.regions):
+                    verify_nested(op, names)

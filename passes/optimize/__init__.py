@@ -31,6 +31,14 @@ codegen bufferizes it.
     approximate math    f32 exp/erf/tanh/log -> vectorizable polynomials (math_approx.py)
     elementwise         parallel generics: tile + vectorize (masked tails), big ones threaded
 
+Steps with nothing to do are not run: one walk first takes the module's op
+kinds (:func:`census`), and a step none of whose ops (or of the ops an
+earlier step that ran may create) is there is skipped, as is the second
+canonicalize when nothing changed the module since the first. An
+elementwise model then runs only canonicalize, fuse, approximate math,
+vectorize and the cleanups (each kernel step walked the whole module for
+nothing: issue #29, a 50,000-node chain).
+
 Each step is also a named pass for ``python -m onnx_mlir_py.opt`` (see
 :data:`PASSES`), with a lit test in ``test/lit/optimize/``.
 
@@ -53,6 +61,7 @@ single-threaded build).
 from __future__ import annotations
 
 from contextlib import nullcontext
+from dataclasses import dataclass
 
 import mlir.ir as ir
 
@@ -65,7 +74,7 @@ from onnx_mlir_py.passes.optimize.matmul import pack_matmuls, tile_packed_contra
 from onnx_mlir_py.passes.optimize.matmul_q8 import int8_matmuls
 from onnx_mlir_py.passes.optimize.matmul_nbits import nbits_decodes
 from onnx_mlir_py.passes.optimize.conv_q8 import int8_convs
-from onnx_mlir_py.passes.optimize.packs import PACK_LOWERING, fold_constant_relayouts
+from onnx_mlir_py.passes.optimize.packs import FOLDABLE, PACK_LOWERING, fold_constant_relayouts
 from onnx_mlir_py.passes.optimize.conv import convs_to_matmul
 from onnx_mlir_py.passes.optimize.conv_direct import direct_convs
 from onnx_mlir_py.passes.optimize.conv_dyn import dynamic_convs_to_matmul
@@ -78,7 +87,7 @@ from onnx_mlir_py.passes.optimize.fuse_elementwise import fuse_elementwise
 from onnx_mlir_py.passes.optimize.math_approx import approximate_math
 from onnx_mlir_py.passes.optimize.reductions import reassociate_reductions
 from onnx_mlir_py.passes.optimize.schedule import apply_to_funcs
-from onnx_mlir_py.passes.optimize.kernel_plan import KernelPlan, plan_kernels
+from onnx_mlir_py.passes.optimize.kernel_plan import FAMILIES, KernelPlan, plan_kernels
 from onnx_mlir_py.passes.optimize.kernel_plan import clear as clear_plan
 from onnx_mlir_py.target import Target, target_for
 
@@ -121,6 +130,41 @@ def resolve_dims(module: ir.Module) -> int:
             op.operands[0] = src
             moved += 1
     return moved
+
+
+# linalg ops that are no contraction (``linalg-block-pack-matmul`` packs the
+# named matmuls and any contraction-like generic)
+_NOT_CONTRACTIONS = frozenset({"linalg.generic", "linalg.yield", "linalg.index", "linalg.fill",
+                               "linalg.broadcast", "linalg.transpose", "linalg.copy",
+                               "linalg.map"})
+
+
+@dataclass(frozen=True)
+class Census:
+    """The op kinds of a module, from one walk: ``names`` the op names,
+    ``contractions`` whether any op may be a contraction (a linalg op not
+    in _NOT_CONTRACTIONS, or a generic with a non-parallel iterator)."""
+    names: frozenset
+    contractions: bool
+
+
+def census(module: ir.Module) -> Census:
+    """The module's :class:`Census` (one walk; no Python object per op it
+    does not look at twice)."""
+    names: set[str] = set()
+    contraction = [False]
+
+    def visit(op):
+        name = op.name
+        names.add(name)
+        if not contraction[0] and name.startswith("linalg."):
+            if name not in _NOT_CONTRACTIONS or (
+                    name == "linalg.generic" and
+                    "reduction" in str(op.attributes["iterator_types"])):
+                contraction[0] = True
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return Census(frozenset(names), contraction[0])
 
 
 def lower_packs(module: ir.Module) -> None:
@@ -169,43 +213,61 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         return nullcontext() if timings is None else timings.step(phase, name)
 
     with module.context, ir.Location.unknown():
+        kinds = census(m)
         with step("kernel plan"):
-            resolve_dims(m)
-            plan = plan_kernels(m, target, threads)
+            if "tensor.dim" in kinds.names:
+                resolve_dims(m)
+            plan = plan_kernels(m, target, threads) if kinds.names & set(FAMILIES) else \
+                KernelPlan(target, threads, [])
         if on_plan is not None:
             on_plan(plan)
+        # what a step may act on (see census); a step whose ops the module
+        # has none of is not run (each would walk the whole module for nothing)
+        kernels = bool(plan.entries)       # each kernel step rewrites only the ops planned for it
+        matmuls = kernels or kinds.contractions
+        packs = matmuls or bool(kinds.names & {"linalg.pack", "linalg.unpack"})
+        relayouts = matmuls or bool(kinds.names & set(FOLDABLE))
+        # vector.reduction: from vectorized reductions (contractions) and kernels only
+        reductions = matmuls or any(n.startswith("vector.") for n in kinds.names)
+        folded = [0]        # relayouts the fold steps folded
+
+        def fold():
+            folded[0] += fold_constant_relayouts(m)
         steps = [
-            ("attention", lambda: attention_kernels(m, target, threads, plan)),
-            ("depthwise int8", lambda: depthwise_q8_convs(m, target, threads, plan)),
-            ("depthwise", lambda: depthwise_convs(m, target, threads, plan)),
-            ("pools", lambda: pools(m, target, threads, plan)),
-            ("dynamic pools", lambda: dynamic_pools(m, target, threads, plan)),
-            ("direct convs", lambda: direct_convs(m, target, threads, plan)),
-            ("convs to matmul", lambda: convs_to_matmul(
+            ("attention", kernels, lambda: attention_kernels(m, target, threads, plan)),
+            ("depthwise int8", kernels, lambda: depthwise_q8_convs(m, target, threads, plan)),
+            ("depthwise", kernels, lambda: depthwise_convs(m, target, threads, plan)),
+            ("pools", kernels, lambda: pools(m, target, threads, plan)),
+            ("dynamic pools", kernels, lambda: dynamic_pools(m, target, threads, plan)),
+            ("direct convs", kernels, lambda: direct_convs(m, target, threads, plan)),
+            ("convs to matmul", kernels, lambda: convs_to_matmul(
                 m, threads, (target.matmul_tile[2], target.matmul_tile[1]),
                 row_block=target.matmul_tile[0], plan=plan)),
-            ("dynamic convs", lambda: dynamic_convs_to_matmul(m, target, threads, plan)),
-            ("int8 convs", lambda: int8_convs(m, target, threads, plan)),
-            ("int8 matmuls", lambda: int8_matmuls(m, target, threads, plan)),
-            ("nbits decode", lambda: nbits_decodes(m, target, threads, plan)),
-            ("clear plan", lambda: clear_plan(m)),
-            ("pack matmuls", lambda: pack_matmuls(m, target)),   # also the conv kernels' matmuls
-            ("fold relayouts", lambda: fold_constant_relayouts(m)),
-            ("canonicalize", lambda: _canonicalize(m)),
-            ("tile packed contractions", lambda: tile_packed_contractions(m, threads)),
-            ("lower packs", lambda: lower_packs(m)),
-            ("fold relayouts", lambda: fold_constant_relayouts(m)),
-            ("canonicalize", lambda: _canonicalize(m)),
-            ("fuse elementwise", lambda: fuse_elementwise(m)),
-            ("approximate math", lambda: approximate_math(m)),
-            ("vectorize elementwise", lambda: vectorize_elementwise(m, target, threads)),
-            ("cleanup vectors", lambda: cleanup_vectors(m)),
-            ("reassociate reductions", lambda: reassociate_reductions(m)),
-            ("canonicalize", lambda: _canonicalize(m)),
+            ("dynamic convs", kernels, lambda: dynamic_convs_to_matmul(m, target, threads, plan)),
+            ("int8 convs", kernels, lambda: int8_convs(m, target, threads, plan)),
+            ("int8 matmuls", kernels, lambda: int8_matmuls(m, target, threads, plan)),
+            ("nbits decode", kernels, lambda: nbits_decodes(m, target, threads, plan)),
+            ("clear plan", kernels, lambda: clear_plan(m)),
+            # also the conv kernels' matmuls
+            ("pack matmuls", matmuls, lambda: pack_matmuls(m, target)),
+            ("fold relayouts", relayouts, fold),
+            ("canonicalize", True, lambda: _canonicalize(m)),
+            ("tile packed contractions", matmuls, lambda: tile_packed_contractions(m, threads)),
+            ("lower packs", packs, lambda: lower_packs(m)),
+            ("fold relayouts", True, fold),
+            # again only when something above changed the module since the last one
+            ("canonicalize", lambda: packs or folded[0] > 0, lambda: _canonicalize(m)),
+            ("fuse elementwise", True, lambda: fuse_elementwise(m)),
+            ("approximate math", True, lambda: approximate_math(m)),
+            ("vectorize elementwise", True, lambda: vectorize_elementwise(m, target, threads)),
+            ("cleanup vectors", True, lambda: cleanup_vectors(m)),
+            ("reassociate reductions", reductions, lambda: reassociate_reductions(m)),
+            ("canonicalize", True, lambda: _canonicalize(m)),
         ]
-        for name, run in steps:
-            with step(name):
-                run()
+        for name, needed, run in steps:
+            if needed if isinstance(needed, bool) else needed():
+                with step(name):
+                    run()
     return plan
 
 

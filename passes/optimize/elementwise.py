@@ -315,7 +315,10 @@ def vectorize_elementwise(module: ir.Module, target: Target, threads: bool = Fal
     """Tile + vectorize every candidate op; ``threads``: big ones get an
     ``scf.forall`` (see the module docstring). Returns how many applied."""
     # each generic's body is walked once (candidate and work)
-    found = [(op, body) for op in walk_ops(module.operation, _CANDIDATE_NAMES)
+    # not into linalg bodies (no linalg op is nested in one): a fused
+    # generic's body is hundreds of ops once math_approx inlined its polynomials
+    found = [(op, body) for op in walk_ops(module.operation, _CANDIDATE_NAMES,
+                                           prune=_CANDIDATE_NAMES)
              for body in [_body(op)] if candidate(op, body)]
     ops, units = [], []
     for op, body in found:
@@ -329,8 +332,10 @@ def vectorize_elementwise(module: ir.Module, target: Target, threads: bool = Fal
     units_of = dict(zip(map(id, ops), units))
     # each schedule tiles and vectorizes its own op only (rooted at the op,
     # linear in the module; ops of equal schedules in one run, see apply_to_ops)
+    # a schedule vectorizes its op's tiled copies (they are gone), except a
+    # peeled reduction's scalar remainder
     done = apply_to_ops(module, ops, lambda op: schedule(op, target, threads, units_of[id(op)]),
-                        own_op_only=True)
+                        own_op_only=True, consumes=lambda body: "loop.peel" not in body)
     for op in walk_ops(module.operation) if tiled else ():
         if FORALL_TILE in op.attributes:
             del op.attributes[FORALL_TILE]

@@ -82,7 +82,7 @@ def _cut_groups(module: ir.Module) -> int:
     from mlir.dialects import func
     weight: dict = {}
     cut: list[ir.Value] = []
-    for op in walk_ops(module.operation, "linalg.generic"):
+    for op in walk_ops(module.operation, "linalg.generic", prune="linalg.generic"):
         if not _all_parallel(op):
             continue
         own = _body_weight(op)
@@ -111,7 +111,8 @@ def _cut_groups(module: ir.Module) -> int:
 
 
 def _drop_barriers(module: ir.Module) -> None:
-    for c in walk_ops(module.operation, "func.call"):
+    # a barrier stands before its generic, never in a generic's body
+    for c in walk_ops(module.operation, "func.call", prune="linalg.generic"):
         if ir.FlatSymbolRefAttr(c.attributes["callee"]).value.startswith(_BARRIER):
             c.erase()
     for op in list(module.body.operations):

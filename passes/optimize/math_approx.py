@@ -251,7 +251,7 @@ def _f32(t: ir.Type) -> bool:
 
 def _targets(module: ir.Module, names) -> list[ir.Operation]:
     out = []
-    for g in walk_ops(module.operation, "linalg.generic"):
+    for g in walk_ops(module.operation, "linalg.generic", prune="linalg.generic"):
         if len(g.regions) != 1 or len(g.regions[0].blocks) != 1:
             continue
         for o in g.regions[0].blocks[0].operations:
