@@ -9,7 +9,7 @@ multiple of 16.
 
 It becomes the int8 matmul of :mod:`.matmul_q8` on an im2col matrix::
 
-    xt = transpose(x) to NHWC, padded with zx
+    xt = transpose(x) to NHWC, padded with zx     (C % 64 == 0: as 4-channel words, WORD_NHWC)
     col[n*OH*OW + oh*OW + ow, (kh*KW + kw)*C + c] = xt[n, oh*s + kh*d, ow*s + kw*d, c]
     acc[p, f] = sum_k (col[p, k] - zx) * Wt[k, f]          (Wt: the filter as [K, F])
     out[n, f, oh, ow] = acc[n*OH*OW + oh*OW + ow, f]      (16x16 register blocks)
@@ -149,10 +149,15 @@ def _function(name: str, q: Q8Conv) -> str:
     t = lambda shape, e: f"tensor<{'x'.join(map(str, shape))}x{e}>"  # noqa: E731
     nhwc = t((n, h, w, c), "i8")
     lines = [f"func.func private @{name}(%x: {t(q.xs, 'i8')}, %zx: i8, %wt: {t((k, f), 'i8')}) "
-             f"-> {t(q.os, 'i32')} {{",
-             f"  %et = tensor.empty() : {nhwc}",
-             f"  %xt = linalg.transpose ins(%x : {t(q.xs, 'i8')}) outs(%et : {nhwc}) "
-             "permutation = [0, 2, 3, 1]"]
+             f"-> {t(q.os, 'i32')} {{"]
+    helpers = []
+    if word_nhwc(q.xs):
+        lines.append(f"  %xt = func.call @{name}_nhwc(%x) : ({t(q.xs, 'i8')}) -> {nhwc}")
+        helpers.append(_nhwc_function(f"{name}_nhwc", q.xs))
+    else:
+        lines += [f"  %et = tensor.empty() : {nhwc}",
+                  f"  %xt = linalg.transpose ins(%x : {t(q.xs, 'i8')}) outs(%et : {nhwc}) "
+                  "permutation = [0, 2, 3, 1]"]
     src = "%xt"
     if (pt, pl, pb, pr) != (0, 0, 0, 0):
         lines += [f"  %xp = tensor.pad %xt low[0, {pt}, {pl}, 0] high[0, {pb}, {pr}, 0] {{",
@@ -212,7 +217,7 @@ def _function(name: str, q: Q8Conv) -> str:
             f"  %out = tensor.expand_shape %ti [[0, 1], [2, 3]] output_shape [1, {f}, {oh}, {ow}] "
             f": {t((f, p), 'i32')} into {t(q.os, 'i32')}",
             f"  return %out : {t(q.os, 'i32')}", "}", _block_transpose(f"{name}_t", p, f)]
-        return "\n".join(lines)
+        return "\n".join(lines + helpers)
     lines += [
         f"  %mm4 = tensor.expand_shape %mm [[0, 1, 2], [3]] output_shape [{n}, {oh}, {ow}, {f}] "
         f": {t((p, f), 'i32')} into {t((n, oh, ow, f), 'i32')}",
@@ -221,7 +226,7 @@ def _function(name: str, q: Q8Conv) -> str:
         "permutation = [0, 3, 1, 2]",
         f"  return %out : {t(q.os, 'i32')}",
         "}"]
-    return "\n".join(lines)
+    return "\n".join(lines + helpers)
 
 
 # False: the im2col form's result goes back to NCHW through a linalg.transpose
@@ -230,6 +235,62 @@ def _function(name: str, q: Q8Conv) -> str:
 # blocks / linalg.transpose: 256->256 3x3 at 14x14 0.923, 512->512 3x3 at 7x7
 # 0.970; ResNet-50 QDQ 0.990.
 BLOCK_TRANSPOSE = True
+
+
+# False: the im2col kernel's input goes to NHWC through a linalg.transpose of
+# bytes (a scalar loop, or byte gathers: the elementwise vectorizer takes no
+# transpose of bytes); see _nhwc_function
+WORD_NHWC = True
+
+
+def word_nhwc(xs: tuple) -> bool:
+    """Whether :func:`_nhwc_function` takes an im2col conv's input ``xs``:
+    one image, channels a multiple of 64 (16-word blocks of 4 channels)."""
+    return WORD_NHWC and xs[0] == 1 and xs[1] % 64 == 0
+
+
+def _nhwc_function(name: str, xs: tuple) -> str:
+    """``@name(x: i8 [1, C, H, W]) -> i8 [1, H, W, C]``, vectorized: each
+    pixel's 4 channels packed into an i32 word (:func:`_channel_words`, reads
+    along W), the [C/4, H*W] words transposed in 16x16 register blocks
+    (``vector.transpose``, lowered with shuffles as the i32 result's
+    :func:`_block_transpose`) and each transposed row of 16 words written as
+    the 64 bytes of one pixel's 64 channels (``vector.bitcast``: little
+    endian, channel 4j + r is byte r of word j); the last H*W % 16 pixels as
+    one static block. A byte-for-byte copy: the same tensor as
+    ``linalg.transpose`` [0, 2, 3, 1]."""
+    from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, tensor, vector
+    _, c, h, w = xs
+    c4, p = c // 4, h * w
+    e = Emitter()
+    x = e.param("x", tensor(xs, Elem.I8))
+    words = _channel_words(e, x, (1, c4, h, w))
+    wt = tensor([c4, p], Elem.I32)
+    flat = e.op("wf", f"tensor.collapse_shape {words} [[0, 1], [2, 3]] : {words.type} into {wt}",
+                wt)
+    zero = e.const("0", wt.scalar)
+    q, (acc,), (res,) = e.loop(0, c4, 16, [e.empty([p, c], elem=Elem.I8)], base="nw")
+    cur = acc
+
+    def block(cur, p0, rows):
+        v = e.read(flat, [q, p0], zero, vector([16, rows], Elem.I32), base="nw_v")
+        tt = vector([rows, 16], Elem.I32)
+        tv = e.op("nw_t", f"vector.transpose {v}, [1, 0] : {v.type} to {tt}", tt)
+        return e.write(e.cast("vector.bitcast", tv, vector([rows, 64], Elem.I8)), cur,
+                       [p0, e.mul(q, 4)], base="nw_x")
+    whole, tail = p // 16, p % 16
+    if whole:
+        p0, (blocks,), (done,) = e.loop(0, whole * 16, 16, [cur], base="nwb")
+        e.end([block(blocks, p0, 16)])
+        cur = done
+    if tail:
+        cur = block(cur, whole * 16, tail)
+    e.end([cur])
+    ot = tensor([1, h, w, c], Elem.I8)
+    out = e.op("nw_o", f"tensor.expand_shape {res} [[0, 1, 2], [3]] output_shape "
+                       f"[1, {h}, {w}, {c}] : {res.type} into {ot}", ot)
+    e(f"return {out} : {ot}")
+    return e.function(name, [x], ot)
 
 
 def _block_transpose(name: str, p: int, f: int) -> str:
@@ -706,19 +767,45 @@ def _packed_words(e, x, zx, xdims: tuple, pads: tuple, dims: tuple):
     (vectorized) into the interior of a word tensor filled with zx's word;
     the stride-s gather that follows moves 4-byte words. (The byte form
     pads with a scalar byte copy and gathers bytes one at a time.)"""
-    from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Value, tensor
+    from onnx_mlir_py.passes.optimize.kernel_emit import Elem, tensor
     from onnx_mlir_py.passes.optimize.matmul_q8 import Type_I32
     n, c4, h, w = xdims
     pt, pl = pads
     hq, wq, s0, s1 = dims
     ind = "  " * e.ind
+    zw = e.op("zw", f"arith.muli {e.op('zxu', f'arith.extui {zx} : i8 to i32', Type_I32)}, "
+                    f"{e.const('16843009', Type_I32)} : i32", Type_I32)   # 0x01010101
+    filled = e.fill(zw, e.empty([n, c4, hq * s0, wq * s1], elem=Elem.I32))
+    inner = _channel_words(e, x, xdims)
+    padded = e.insert_slice(inner, filled, [0, 0, pt, pl], [n, c4, h, w])
+    x3t = tensor([n, c4, s0 * s1, hq, wq], Elem.I32)
+    if (s0, s1) == (1, 1):
+        return e.op("x3", f"tensor.expand_shape {padded} [[0], [1, 2], [3], [4]] output_shape "
+                          f"[{n}, {c4}, 1, {hq}, {wq}] : {padded.type} into {x3t}", x3t)
+    pt_ = f"tensor<{n}x{c4}x{s0}x{s1}x{hq}x{wq}xi32>"
+    ep, ph = e.fresh("ep"), e.fresh("ph")
+    e(f"{ep} = tensor.empty() : {pt_}")
+    e(f"{ph} = linalg.generic {{indexing_maps = [affine_map<(n, c, p, q, h, w) -> "
+      f"(n, c, h * {s0} + p, w * {s1} + q)>, affine_map<(n, c, p, q, h, w) -> "
+      f"(n, c, p, q, h, w)>], iterator_types = [{PAR6}]}} "
+      f"ins({padded} : {padded.type}) outs({ep} : {pt_}) {{")
+    e.lines.append(f"{ind}^bb0(%pv: i32, %po: i32):\n{ind}  linalg.yield %pv : i32\n"
+                   f"{ind}}} -> {pt_}")
+    return e.op("x3", f"tensor.collapse_shape {ph} [[0], [1], [2, 3], [4], [5]] : {pt_} "
+                      f"into {x3t}", x3t)
+
+
+def _channel_words(e, x, xdims: tuple):
+    """``x`` [N, C, H, W] (i8, C = 4*C4) as i32 words [N, C4, H, W] holding
+    each pixel's 4 channels (channel 4j + r in byte r, little endian): a
+    generic reading 4 channel rows with contiguous maps (vectorized)."""
+    from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Value
+    n, c4, h, w = xdims
+    ind = "  " * e.ind
     x5t = f"tensor<{n}x{c4}x4x{h}x{w}xi8>"
     x5 = e.fresh("x5")
     e(f"{x5} = tensor.expand_shape {x} [[0], [1, 2], [3], [4]] output_shape "
       f"[{n}, {c4}, 4, {h}, {w}] : {x.type} into {x5t}")
-    zw = e.op("zw", f"arith.muli {e.op('zxu', f'arith.extui {zx} : i8 to i32', Type_I32)}, "
-                    f"{e.const('16843009', Type_I32)} : i32", Type_I32)   # 0x01010101
-    filled = e.fill(zw, e.empty([n, c4, hq * s0, wq * s1], elem=Elem.I32))
     inner = e.empty([n, c4, h, w], elem=Elem.I32)
     words = e.fresh("words")
     ins = ", ".join([x5] * 4)
@@ -737,22 +824,7 @@ def _packed_words(e, x, zx, xdims: tuple, pads: tuple, dims: tuple):
              f"{ind}  %pw3 = arith.ori %pw2, %ps3 : i32", f"{ind}  linalg.yield %pw3 : i32",
              f"{ind}}} -> {inner.type}"]
     e.lines.append("\n".join(body))
-    padded = e.insert_slice(Value(words, inner.type), filled, [0, 0, pt, pl], [n, c4, h, w])
-    x3t = tensor([n, c4, s0 * s1, hq, wq], Elem.I32)
-    if (s0, s1) == (1, 1):
-        return e.op("x3", f"tensor.expand_shape {padded} [[0], [1, 2], [3], [4]] output_shape "
-                          f"[{n}, {c4}, 1, {hq}, {wq}] : {padded.type} into {x3t}", x3t)
-    pt_ = f"tensor<{n}x{c4}x{s0}x{s1}x{hq}x{wq}xi32>"
-    ep, ph = e.fresh("ep"), e.fresh("ph")
-    e(f"{ep} = tensor.empty() : {pt_}")
-    e(f"{ph} = linalg.generic {{indexing_maps = [affine_map<(n, c, p, q, h, w) -> "
-      f"(n, c, h * {s0} + p, w * {s1} + q)>, affine_map<(n, c, p, q, h, w) -> "
-      f"(n, c, p, q, h, w)>], iterator_types = [{PAR6}]}} "
-      f"ins({padded} : {padded.type}) outs({ep} : {pt_}) {{")
-    e.lines.append(f"{ind}^bb0(%pv: i32, %po: i32):\n{ind}  linalg.yield %pv : i32\n"
-                   f"{ind}}} -> {pt_}")
-    return e.op("x3", f"tensor.collapse_shape {ph} [[0], [1], [2, 3], [4], [5]] : {pt_} "
-                      f"into {x3t}", x3t)
+    return Value(words, inner.type)
 
 
 def _one_row(e, t):

@@ -205,6 +205,22 @@ def test_im2col_block_transpose(tmp_path, monkeypatch, kw):
     _on_off_agree(tmp_path, monkeypatch, qlinear_conv(**kw), "BLOCK_TRANSPOSE")
 
 
+@pytest.mark.skipif(not VNNI, reason="the im2col kernel needs AVX-512 VNNI")
+@pytest.mark.parametrize("kw", [
+    dict(c=64, f=16, hw=14, k=3),                                # 196 pixels: 12 blocks + 4
+    dict(c=128, f=32, hw=7, k=3, signed=True),                   # 49 pixels: 3 blocks + 1
+    dict(c=64, f=16, hw=28, k=3, stride=2),                      # ResNet's 3x3/2 to 14x14
+    dict(c=64, f=16, hw=3, k=3),                                 # 9 pixels: the short block only
+])
+def test_im2col_word_nhwc(tmp_path, monkeypatch, kw):
+    """conv_q8.WORD_NHWC: the im2col kernel's input goes to NHWC as 4-channel
+    words transposed in 16x16 blocks; equal to the linalg.transpose build
+    and to onnx.reference, bit for bit."""
+    from onnx_mlir_py.passes.optimize import conv_q8
+    assert conv_q8.word_nhwc((1, kw["c"], kw["hw"], kw["hw"]))
+    _on_off_agree(tmp_path, monkeypatch, qlinear_conv(**kw), "WORD_NHWC")
+
+
 def test_conv_integer(tmp_path):
     rng = np.random.default_rng(4)
     g = h.make_graph([h.make_node("ConvInteger", ["x", "W", "zx"], ["y"], pads=[1, 1, 1, 1])], "g",
