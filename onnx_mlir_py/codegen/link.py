@@ -116,6 +116,9 @@ def _translate(module: ir.Module, timings: Timings) -> bytes:
         with timings.phase("codegen: mlir"):
             module = emit_mlir_llvm(module)
     with timings.phase("codegen: translate"):
+        from onnx_mlir_py.codegen import llvm_capi
+        if llvm_capi.available():       # in this process: no bytecode, no tool (#29)
+            return llvm_capi.translate(module)
         # as MLIR bytecode, not text: ResNet-50's LLVM dialect module is 3.0 MB
         # of text (0.29 s to print, 0.39 s for mlir-translate to parse) and
         # 0.5 MB of bytecode (0.05 s, 0.27 s); the LLVM IR is the same (#29)

@@ -7,6 +7,11 @@
       llc -O<n> -filetype=obj          the same
       -> part<i>.o                      linked with the rest by codegen/link.py
 
+opt + llc of a part run in this process, on ``jobs`` threads, through LLVM's
+C API (:mod:`.llvm_capi`: the same libLLVM, byte-identical objects, no
+process start-up or optimised bitcode in between) when it is usable for the
+target; otherwise (or ``ONNX_MLIR_PY_LLVM_IN_PROCESS=0``) the tools run.
+
 The model's functions are its entry (``main_graph``, with most kernels
 inlined: about half of ResNet-50's code) and one per parallel loop body
 (``__om_pfor_*``), so more parts than cores balance the work: the part
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from onnx_mlir_py.codegen import llvm_capi
 from onnx_mlir_py.codegen.tools import run, tool
 from onnx_mlir_py.timings import Timings
 # split_jobs / JOBS_ENV live with the tool runner: the MLIR context reads
@@ -63,12 +69,25 @@ def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: 
         parts = [tmp / f"part{i}" for i in range(n)]
         # largest first: the longest runs start first
         parts.sort(key=lambda p: -p.stat().st_size)
+    objects = [f"{p}.o" for p in parts]
+    triple, cpu, features = _target(target_args)
+    if llvm_capi.usable(triple, cpu):
+        # opt + llc of each part in this process, a thread per job (llvm_capi.py)
+        with timings.phase("codegen: opt + llc"):
+            llvm_capi.compile_parts(parts, objects, jobs, opt_level, triple, cpu, features)
+        return objects
     with timings.phase("codegen: opt"):
         _run_all([[tool("opt"), f"-O{opt_level}", *target_args, str(p), "-o", f"{p}.opt.bc"]
                   for p in parts], jobs, f"opt -O{opt_level}")
-    objects = [f"{p}.o" for p in parts]
     with timings.phase("codegen: llc"):
         _run_all([[tool("llc"), f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
                    *target_args, f"{p}.opt.bc", "-o", o] for p, o in zip(parts, objects)],
                  jobs, "llc")
     return objects
+
+
+def _target(target_args: list[str]) -> tuple[str, str | None, str]:
+    """(triple, cpu or None, features) of the tools' ``-mtriple`` / ``-mcpu`` /
+    ``-mattr`` arguments (link._target_args)."""
+    given = dict(a[1:].split("=", 1) for a in target_args)
+    return given.get("mtriple", ""), given.get("mcpu"), given.get("mattr", "")

@@ -1,0 +1,384 @@
+"""LLVM in this process, through its C API (issue #29): ``mlir-translate
+--mlir-to-llvmir`` (:func:`translate`) and ``opt -O<n>`` + ``llc -O<n>
+-filetype=obj`` of a split part (:func:`compile_part`, :func:`compile_parts`).
+
+The MLIR wheel's ``libMLIRPythonCAPI.so`` links the LLVM wheel's
+``libLLVM.so``, the library the tools run on, so the same code runs here
+without a process per tool (opt and llc: 27 ms of CPU start-up each, per
+part), without MLIR bytecode written for mlir-translate to read back, and
+without the optimised bitcode between opt and llc::
+
+    mlirTranslateModuleToLLVMIR   the module in memory -> LLVM IR text
+    LLVMParseBitcodeInContext     a part, in a context of its own
+    LLVMVerifyModule              a broken module is an error, not an abort
+    (triple, data layout, target-cpu / target-features: what the tools'
+     -mtriple / -mcpu / -mattr set)
+    LLVMRunPasses("default<O<n>>")    the pipeline ``opt -O<n>`` runs
+    LLVMTargetMachineEmitToMemoryBuffer   ``llc``'s object file
+
+ctypes releases the GIL during each LLVM call, so :func:`compile_parts`
+runs the parts on ``jobs`` threads. LLVM's error diagnostics are collected
+and raised as CompileError (its default handler would print and exit). The
+output is the tools' byte for byte (test_llvm_capi; ResNet-50's library).
+:func:`usable` says whether the parts can be compiled here: the library
+and every symbol found, an x86-64 triple (the one target initialised here),
+an explicit CPU (``native`` is resolved by the tools), and
+``ONNX_MLIR_PY_LLVM_IN_PROCESS`` not ``0``; otherwise the callers run the
+tools (codegen/split.py, codegen/link.py).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+from onnx_mlir_py.errors import CompileError
+
+# "0": always run the opt / llc tools (A/B, debugging)
+IN_PROCESS_ENV = "ONNX_MLIR_PY_LLVM_IN_PROCESS"
+
+_P = ctypes.c_void_p
+_S = ctypes.c_char_p
+_I = ctypes.c_int
+
+
+class _MlirOperation(ctypes.Structure):     # MLIR C API handles: a pointer, by value
+    _fields_ = [("ptr", _P)]
+
+
+class _MlirContext(ctypes.Structure):
+    _fields_ = [("ptr", _P)]
+
+
+_SIGNATURES = {
+    # name: (result, arguments)
+    "LLVMInitializeX86TargetInfo": (None, []),
+    "LLVMInitializeX86Target": (None, []),
+    "LLVMInitializeX86TargetMC": (None, []),
+    "LLVMInitializeX86AsmPrinter": (None, []),
+    "LLVMInitializeX86AsmParser": (None, []),       # inline asm in an object file
+    "LLVMContextCreate": (_P, []),
+    "LLVMContextDispose": (None, [_P]),
+    "LLVMCreateMemoryBufferWithMemoryRangeCopy": (_P, [_S, ctypes.c_size_t, _S]),
+    "LLVMDisposeMemoryBuffer": (None, [_P]),
+    "LLVMGetBufferStart": (_P, [_P]),
+    "LLVMGetBufferSize": (ctypes.c_size_t, [_P]),
+    # not ...InContext2: it reports through the context's handler (the default one exits)
+    "LLVMParseBitcodeInContext": (_I, [_P, _P, ctypes.POINTER(_P), ctypes.POINTER(_P)]),
+    "LLVMContextSetDiagnosticHandler": (None, [_P, _P, _P]),
+    "LLVMGetDiagInfoSeverity": (_I, [_P]),
+    "LLVMGetDiagInfoDescription": (_P, [_P]),
+    "LLVMDisposeModule": (None, [_P]),
+    "LLVMVerifyModule": (_I, [_P, _I, ctypes.POINTER(_P)]),
+    "LLVMDisposeMessage": (None, [_P]),
+    "LLVMGetTargetFromTriple": (_I, [_S, ctypes.POINTER(_P), ctypes.POINTER(_P)]),
+    "LLVMCreateTargetMachine": (_P, [_P, _S, _S, _S, _I, _I, _I]),
+    "LLVMDisposeTargetMachine": (None, [_P]),
+    "LLVMSetTarget": (None, [_P, _S]),
+    "LLVMCreateTargetDataLayout": (_P, [_P]),
+    "LLVMSetModuleDataLayout": (None, [_P, _P]),
+    "LLVMDisposeTargetData": (None, [_P]),
+    "LLVMGetFirstFunction": (_P, [_P]),
+    "LLVMGetNextFunction": (_P, [_P]),
+    "LLVMGetStringAttributeAtIndex": (_P, [_P, ctypes.c_uint, _S, ctypes.c_uint]),
+    "LLVMCreateStringAttribute": (_P, [_P, _S, ctypes.c_uint, _S, ctypes.c_uint]),
+    "LLVMAddAttributeAtIndex": (None, [_P, ctypes.c_uint, _P]),
+    "LLVMGetStringAttributeValue": (_P, [_P, ctypes.POINTER(ctypes.c_uint)]),
+    "LLVMPrintModuleToString": (_P, [_P]),
+    "LLVMCreatePassBuilderOptions": (_P, []),
+    "LLVMPassBuilderOptionsSetLoopVectorization": (None, [_P, _I]),
+    "LLVMPassBuilderOptionsSetSLPVectorization": (None, [_P, _I]),
+    "LLVMDisposePassBuilderOptions": (None, [_P]),
+    "LLVMRunPasses": (_P, [_P, _S, _P, _P]),
+    "LLVMGetErrorMessage": (_P, [_P]),
+    "LLVMDisposeErrorMessage": (None, [_P]),
+    "LLVMTargetMachineEmitToMemoryBuffer": (_I, [_P, _P, _I, ctypes.POINTER(_P),
+                                                  ctypes.POINTER(_P)]),
+}
+# LLVMCodeGenOptLevel by -O level; LLVMRelocPIC; LLVMCodeModelDefault; LLVMObjectFile
+_CODEGEN_LEVEL = {0: 0, 1: 1, 2: 2, 3: 3}
+_RELOC_PIC, _CODE_MODEL_DEFAULT, _OBJECT_FILE = 2, 0, 1
+# LLVMAttributeFunctionIndex
+_FUNCTION_INDEX = 0xFFFFFFFF
+# LLVMReturnStatusAction: LLVMVerifyModule reports, never aborts
+_RETURN_STATUS = 2
+
+
+# MLIR's, called with the GIL held (they may call the Python diagnostic handler)
+_MLIR_SIGNATURES = {
+    "mlirTranslateModuleToLLVMIR": (_P, [_MlirOperation, _P]),
+    "mlirRegisterAllLLVMTranslations": (None, [_MlirContext]),
+}
+
+
+class _Api:
+    """The LLVM-C functions, typed: ctypes releases the GIL while they run."""
+
+    def __init__(self, path: str):
+        for lib, table in ((ctypes.CDLL(path), _SIGNATURES), (ctypes.PyDLL(path), _MLIR_SIGNATURES)):
+            for name, (res, args) in table.items():
+                fn = getattr(lib, name)         # AttributeError: the caller's "not usable"
+                fn.restype, fn.argtypes = res, args
+                setattr(self, name[4:] if name.startswith("LLVM") else name, fn)
+
+
+@lru_cache(maxsize=1)
+def _api() -> _Api | None:
+    """The C API of the MLIR wheel's LLVM, X86 initialised; None when any
+    part is missing."""
+    try:
+        import mlir._mlir_libs as libs
+        api = _Api(os.path.join(list(libs.__path__)[0], "libMLIRPythonCAPI.so"))
+    except (ImportError, OSError, AttributeError, IndexError):
+        return None
+    api.InitializeX86TargetInfo()
+    api.InitializeX86Target()
+    api.InitializeX86TargetMC()
+    api.InitializeX86AsmPrinter()
+    api.InitializeX86AsmParser()
+    return api
+
+
+def available() -> bool:
+    """Whether LLVM's C API is here (and not turned off): :func:`translate`."""
+    return os.environ.get(IN_PROCESS_ENV, "1") != "0" and _api() is not None
+
+
+def usable(triple: str, cpu: str | None) -> bool:
+    """Whether :func:`compile_parts` can compile for ``triple`` / ``cpu``."""
+    return triple.startswith("x86_64-") and cpu not in (None, "", "native") and available()
+
+
+def _message(api: _Api, ptr, dispose) -> str:
+    text = ctypes.string_at(ptr).decode(errors="replace").strip() if ptr else "?"
+    if ptr:
+        dispose(ptr)
+    return text
+
+
+def _error(api: _Api, err) -> str:
+    """The text of an LLVMErrorRef (consumed)."""
+    msg = api.GetErrorMessage(err)
+    return _message(api, msg, api.DisposeErrorMessage)
+
+
+def _as_tools_set(api: _Api, ctx, module, tm, triple: str, cpu: str, features: str) -> None:
+    """What ``opt`` / ``llc`` do to the module their ``-mtriple`` / ``-mcpu`` /
+    ``-mattr`` name before anything runs: its triple and the target's data
+    layout (mlir-translate writes neither; without them opt has no cost
+    model), and each function's ``target-cpu`` / ``target-features``
+    attributes (``codegen::setFunctionAttributes``: the CPU unless the
+    function names one; the features appended to its own)."""
+    api.SetTarget(module, triple.encode())
+    layout = api.CreateTargetDataLayout(tm)
+    api.SetModuleDataLayout(module, layout)
+    api.DisposeTargetData(layout)
+
+    def attr(key: str, value: str):
+        k, v = key.encode(), value.encode()
+        return api.CreateStringAttribute(ctx, k, len(k), v, len(v))
+
+    fn = api.GetFirstFunction(module)
+    while fn:
+        if not api.GetStringAttributeAtIndex(fn, _FUNCTION_INDEX, b"target-cpu", 10):
+            api.AddAttributeAtIndex(fn, _FUNCTION_INDEX, attr("target-cpu", cpu))
+        if features:
+            old = api.GetStringAttributeAtIndex(fn, _FUNCTION_INDEX, b"target-features", 15)
+            n = ctypes.c_uint()
+            own = ctypes.string_at(api.GetStringAttributeValue(old, ctypes.byref(n)),
+                                   n.value).decode() if old else ""
+            api.AddAttributeAtIndex(fn, _FUNCTION_INDEX,
+                                    attr("target-features", f"{own},{features}" if own else features))
+        fn = api.GetNextFunction(fn)
+
+
+def _capi_pointer(obj) -> int:
+    """The C pointer in a Python binding object's ``_CAPIPtr`` capsule."""
+    cap = obj._CAPIPtr
+    name = ctypes.pythonapi.PyCapsule_GetName
+    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = _P, [ctypes.py_object, ctypes.c_char_p]
+    return get(cap, name(cap))
+
+
+def translate(module) -> bytes:
+    """``mlir-translate --mlir-to-llvmir`` of the LLVM-dialect ``module``
+    (an ``mlir.ir.Module``): the same LLVM IR text, without writing the
+    module as bytecode for a tool that reads it back. CompileError with
+    MLIR's diagnostics when it cannot be translated."""
+    import mlir.ir as ir
+    api = _api()
+    with module.context:
+        api.mlirRegisterAllLLVMTranslations(_MlirContext(_capi_pointer(module.context)))
+        ctx = api.ContextCreate()
+        try:
+            try:
+                with _diagnostics(module.context) as diags:
+                    llvm = api.mlirTranslateModuleToLLVMIR(
+                        _MlirOperation(_capi_pointer(module.operation)), ctx)
+            except ir.MLIRError as e:         # pragma: no cover (reported as diagnostics)
+                diags.append(str(e))
+                llvm = None
+            if not llvm:
+                raise CompileError("mlir-translate --mlir-to-llvmir failed: " +
+                                   ("; ".join(diags) or "no diagnostic"))
+            try:
+                text = api.PrintModuleToString(llvm)
+                try:
+                    return ctypes.string_at(text)
+                finally:
+                    api.DisposeMessage(text)
+            finally:
+                api.DisposeModule(llvm)
+        finally:
+            api.ContextDispose(ctx)
+
+
+class _diagnostics:
+    """The error diagnostics emitted inside the block, as text (a list)."""
+
+    def __init__(self, context):
+        self.context, self.found = context, []
+
+    def __enter__(self) -> list[str]:
+        def handler(d) -> bool:
+            if str(d.severity).endswith("ERROR"):
+                self.found.append(f"{d.location}: {d.message}")
+            return True         # handled: not printed
+        self.handle = self.context.attach_diagnostic_handler(handler)
+        return self.found
+
+    def __exit__(self, *exc) -> None:
+        self.handle.detach()
+
+
+def compile_part(bitcode: bytes, opt_level: int, triple: str, cpu: str,
+                 features: str) -> bytes:
+    """The object file ``llc -O<n> -relocation-model=pic -filetype=obj`` makes
+    of ``opt -O<n>`` of ``bitcode`` (``-mtriple``, ``-mcpu``, ``-mattr`` =
+    ``features``). CompileError with LLVM's message when it fails."""
+    api = _api()
+    if opt_level not in _CODEGEN_LEVEL:
+        raise CompileError(f"in-process LLVM: no optimisation level {opt_level}")
+    ctx = api.ContextCreate()
+    errors: list[str] = []
+    handler = _DIAGNOSTIC_HANDLER(lambda info, _: _diagnostic(api, info, errors))
+    # LLVM's default handler prints an error and exits the process: this one
+    # keeps it (it runs Python, with the GIL, only when LLVM reports something)
+    api.ContextSetDiagnosticHandler(ctx, ctypes.cast(handler, _P), None)
+    module = tm = pbo = None
+
+    def check(step: str) -> None:
+        if errors:
+            raise CompileError(f"in-process LLVM: {step}: {'; '.join(errors)}")
+    try:
+        buf = api.CreateMemoryBufferWithMemoryRangeCopy(bitcode, len(bitcode), b"part")
+        module, msg = _P(), _P()
+        failed = api.ParseBitcodeInContext(ctx, buf, ctypes.byref(module), ctypes.byref(msg))
+        api.DisposeMemoryBuffer(buf)        # the module is materialised: not its
+        if failed:
+            module = None
+            raise CompileError(f"in-process LLVM: unreadable bitcode: "
+                               f"{_message(api, msg.value, api.DisposeMessage)}")
+        if api.VerifyModule(module, _RETURN_STATUS, ctypes.byref(msg)):
+            raise CompileError(f"in-process LLVM: invalid module: "
+                               f"{_message(api, msg.value, api.DisposeMessage)}")
+        if msg.value:
+            api.DisposeMessage(msg.value)
+        target, err = _P(), _P()
+        if api.GetTargetFromTriple(triple.encode(), ctypes.byref(target), ctypes.byref(err)):
+            raise CompileError(f"in-process LLVM: {_message(api, err.value, api.DisposeMessage)}")
+        tm = api.CreateTargetMachine(target, triple.encode(), cpu.encode(), features.encode(),
+                                     _CODEGEN_LEVEL[opt_level], _RELOC_PIC, _CODE_MODEL_DEFAULT)
+        if not tm:
+            raise CompileError(f"in-process LLVM: no target machine for {triple} {cpu}")
+        _as_tools_set(api, ctx, module, tm, triple, cpu, features)
+        # opt -O<n>: its pipeline, vectorizers on from -O2 (as opt sets them)
+        pbo = api.CreatePassBuilderOptions()
+        api.PassBuilderOptionsSetLoopVectorization(pbo, int(opt_level >= 2))
+        api.PassBuilderOptionsSetSLPVectorization(pbo, int(opt_level >= 2))
+        e = api.RunPasses(module, f"default<O{opt_level}>".encode(), tm, pbo)
+        if e:
+            raise CompileError(f"in-process LLVM: opt -O{opt_level}: {_error(api, e)}")
+        check(f"opt -O{opt_level}")
+        out = _P()
+        if api.TargetMachineEmitToMemoryBuffer(tm, module, _OBJECT_FILE, ctypes.byref(err),
+                                               ctypes.byref(out)):
+            raise CompileError(f"in-process LLVM: llc: "
+                               f"{_message(api, err.value, api.DisposeMessage)}")
+        try:
+            check("llc")
+            return ctypes.string_at(api.GetBufferStart(out), api.GetBufferSize(out))
+        finally:
+            api.DisposeMemoryBuffer(out)
+    finally:
+        if pbo:
+            api.DisposePassBuilderOptions(pbo)
+        if tm:
+            api.DisposeTargetMachine(tm)
+        if module:
+            api.DisposeModule(module)
+        api.ContextDispose(ctx)
+
+
+# void (*LLVMDiagnosticHandler)(LLVMDiagnosticInfoRef, void *)
+_DIAGNOSTIC_HANDLER = ctypes.CFUNCTYPE(None, _P, _P)
+_DS_ERROR = 0       # LLVMDSError
+
+
+def _diagnostic(api: _Api, info, errors: list[str]) -> None:
+    """An LLVM diagnostic: errors kept (warnings and remarks dropped, as the
+    tools' stderr is when they succeed)."""
+    if api.GetDiagInfoSeverity(info) == _DS_ERROR:
+        errors.append(_message(api, api.GetDiagInfoDescription(info), api.DisposeMessage))
+
+
+def compile_parts(parts: list[Path], objects: list[str], jobs: int, opt_level: int,
+                  triple: str, cpu: str, features: str) -> None:
+    """Each bitcode file of ``parts`` compiled (:func:`compile_part`) into
+    the matching path of ``objects``, at most ``jobs`` at a time, in the
+    order given. The first failure is raised once every started part has
+    ended; so is an interrupt (KeyboardInterrupt, SIGTERM): the threads
+    stop taking parts and the running ones finish first (a part is a
+    fraction of a second), so nothing runs on after the caller cleans up."""
+    todo = list(zip(parts, objects))
+    lock = threading.Lock()
+    errors: list[Exception] = []
+
+    def work() -> None:
+        while True:
+            with lock:
+                if not todo or errors:
+                    return
+                src, obj = todo.pop(0)
+            try:
+                data = compile_part(Path(src).read_bytes(), opt_level, triple, cpu, features)
+                Path(obj).write_bytes(data)
+            except Exception as e:       # noqa: BLE001 (raised below)
+                with lock:
+                    errors.append(e)
+
+    # LLVM runs on worker threads only: this one waits, so an interrupt (a
+    # signal handler runs on the main thread) is raised here, never inside
+    # LLVM's diagnostic callback, where ctypes would drop it
+    threads = [threading.Thread(target=work, name=f"om-llvm-{i}", daemon=True)
+               for i in range(max(1, min(jobs, len(todo))))]
+
+    def wait() -> None:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.05)
+    try:
+        for t in threads:
+            t.start()
+        wait()
+    except BaseException:
+        with lock:          # an interrupt: no part starts after it
+            todo.clear()
+        wait()
+        raise
+    if errors:
+        raise errors[0]

@@ -1,0 +1,203 @@
+"""LLVM in this process (codegen/llvm_capi.py): translate, opt + llc of the
+split parts. Its output must be the tools' byte for byte; its failures are
+one CompileError, never an abort; ONNX_MLIR_PY_LLVM_IN_PROCESS=0 and the
+targets it does not take fall back to the tools."""
+from __future__ import annotations
+
+import subprocess
+import time
+
+import mlir.ir as ir
+import numpy as np
+import pytest
+
+from onnx_mlir_py.codegen import llvm_capi, split
+from onnx_mlir_py.codegen.tools import tool
+from onnx_mlir_py.errors import CompileError
+from onnx_mlir_py.testing.check import assert_match, reference
+from onnx_mlir_py.timings import Timings
+
+pytestmark = pytest.mark.skipif(not llvm_capi.available(), reason="no LLVM C API in the wheel")
+
+TRIPLE = "x86_64-unknown-linux-gnu"
+# a vectorizable loop and a call: opt's cost model, the inliner and llc's
+# register allocation all see the target
+LOOP_IR = """
+define internal void @axpy(ptr %x, ptr %y, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %px = getelementptr float, ptr %x, i64 %i
+  %py = getelementptr float, ptr %y, i64 %i
+  %a = load float, ptr %px
+  %b = load float, ptr %py
+  %m = fmul float %a, 3.0
+  %s = fadd float %m, %b
+  %e = call float @llvm.exp.f32(float %s)
+  store float %e, ptr %py
+  %i1 = add i64 %i, 1
+  %c = icmp ult i64 %i1, %n
+  br i1 %c, label %loop, label %done
+done:
+  ret void
+}
+declare float @llvm.exp.f32(float)
+define void @entry(ptr %x, ptr %y) {
+  call void @axpy(ptr %x, ptr %y, i64 1000)
+  ret void
+}
+"""
+# not valid (%a is used before it is defined), written without the verifier
+BROKEN_IR = """
+define i32 @f(i32 %x) {
+  %b = add i32 %a, 1
+  %a = add i32 %x, 1
+  ret i32 %b
+}
+"""
+
+# llc's error (reported through the LLVM context, whose default handler exits)
+BAD_ASM_IR = """
+define void @f() {
+  call void asm sideeffect "notaninstruction %eax", ""()
+  ret void
+}
+"""
+
+
+def _bitcode(tmp_path, text: str, name: str = "m") -> bytes:
+    src, bc = tmp_path / f"{name}.ll", tmp_path / f"{name}.bc"
+    src.write_text(text)
+    subprocess.run([tool("llvm-as"), "-disable-verify", str(src), "-o", str(bc)], check=True)
+    return bc.read_bytes()
+
+
+def _tools_object(tmp_path, bc: bytes, level: int, cpu: str, features: str) -> bytes:
+    target = [f"-mtriple={TRIPLE}", f"-mcpu={cpu}"] + ([f"-mattr={features}"] if features else [])
+    src, opt, obj = tmp_path / "t.bc", tmp_path / "t.opt.bc", tmp_path / "t.o"
+    src.write_bytes(bc)
+    subprocess.run([tool("opt"), f"-O{level}", *target, str(src), "-o", str(opt)], check=True)
+    subprocess.run([tool("llc"), f"-O{level}", "-relocation-model=pic", "-filetype=obj",
+                    *target, str(opt), "-o", str(obj)], check=True)
+    return obj.read_bytes()
+
+
+@pytest.mark.parametrize("level,cpu,features", [
+    (3, "x86-64-v4", ""), (3, "x86-64-v3", "+avx512vnni"), (2, "x86-64-v2", ""),
+    (1, "znver4", ""), (0, "x86-64-v4", "")])
+def test_object_is_the_tools(tmp_path, level, cpu, features):
+    bc = _bitcode(tmp_path, LOOP_IR)
+    got = llvm_capi.compile_part(bc, level, TRIPLE, cpu, features)
+    assert got == _tools_object(tmp_path, bc, level, cpu, features)
+
+
+def test_bad_input_is_an_error_not_an_abort(tmp_path):
+    with pytest.raises(CompileError, match="invalid module: .*does not dominate"):
+        llvm_capi.compile_part(_bitcode(tmp_path, BROKEN_IR), 3, TRIPLE, "x86-64-v4", "")
+    with pytest.raises(CompileError, match="llc: .*invalid instruction mnemonic"):
+        llvm_capi.compile_part(_bitcode(tmp_path, BAD_ASM_IR), 3, TRIPLE, "x86-64-v4", "")
+    with pytest.raises(CompileError, match="unreadable bitcode: "):
+        llvm_capi.compile_part(b"BC\xc0\xde not bitcode", 3, TRIPLE, "x86-64-v4", "")
+    with pytest.raises(CompileError, match="no optimisation level 4"):
+        llvm_capi.compile_part(_bitcode(tmp_path, LOOP_IR), 4, TRIPLE, "x86-64-v4", "")
+
+
+def test_parts_failure_is_raised_after_the_rest(tmp_path):
+    good, bad = tmp_path / "good.bc", tmp_path / "bad.bc"
+    good.write_bytes(_bitcode(tmp_path, LOOP_IR, "g"))
+    bad.write_bytes(_bitcode(tmp_path, BROKEN_IR, "b"))
+    objs = [str(tmp_path / "bad.o"), str(tmp_path / "good.o")]
+    with pytest.raises(CompileError, match="does not dominate"):
+        llvm_capi.compile_parts([bad, good], objs, 2, 3, TRIPLE, "x86-64-v4", "")
+    parts = [good] * 5
+    objs = [str(tmp_path / f"p{i}.o") for i in range(5)]
+    llvm_capi.compile_parts(parts, objs, 2, 3, TRIPLE, "x86-64-v4", "")
+    first = open(objs[0], "rb").read()
+    assert all(open(o, "rb").read() == first for o in objs)
+
+
+def test_usable(monkeypatch):
+    assert llvm_capi.usable(TRIPLE, "x86-64-v4")
+    assert not llvm_capi.usable(TRIPLE, "native")       # resolved by the tools
+    assert not llvm_capi.usable(TRIPLE, None)
+    assert not llvm_capi.usable("aarch64-unknown-linux-gnu", "generic")
+    monkeypatch.setenv(llvm_capi.IN_PROCESS_ENV, "0")
+    assert not llvm_capi.available() and not llvm_capi.usable(TRIPLE, "x86-64-v4")
+
+
+def test_translate_is_mlir_translate():
+    from onnx_mlir_py.codegen.tools import run
+    text = """
+    llvm.func @f(%a: !llvm.ptr, %n: i64) -> f32 {
+      %0 = llvm.getelementptr %a[%n] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+      %1 = llvm.load %0 : !llvm.ptr -> f32
+      %2 = llvm.fmul %1, %1 : f32
+      llvm.return %2 : f32
+    }"""
+    with ir.Context():
+        module = ir.Module.parse(text)
+        got = llvm_capi.translate(module)
+    assert got == run([tool("mlir-translate"), "--mlir-to-llvmir"], stdin=text.encode())
+
+
+def test_translate_failure_is_one_error():
+    with ir.Context():
+        module = ir.Module.parse("func.func @f() { return }")       # not the LLVM dialect
+        with pytest.raises(CompileError, match="mlir-translate --mlir-to-llvmir failed: .*func"):
+            llvm_capi.translate(module)
+
+
+def test_split_library_is_the_tools(tmp_path, monkeypatch):
+    """A split -O3 library in this process is the tools' one, byte for byte."""
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    from test_codegen_split import _model
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setenv(split.JOBS_ENV, "2")
+    m, feeds = _model()
+    libs = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv(llvm_capi.IN_PROCESS_ENV, mode)
+        t = Timings()
+        libs[mode] = onnx_mlir_py.compile(m, output=str(tmp_path / f"m{mode}.so"), opt_level=3,
+                                          timings=t)
+        assert ("codegen: opt + llc" in t) == (mode == "1")
+    assert open(libs["1"], "rb").read() == open(libs["0"], "rb").read()
+    got = ExecutionSession(libs["1"], num_threads=2).run([feeds["x"]])
+    assert_match(got, reference(m, feeds, "onnxruntime"), rtol=1e-4, atol=1e-5)
+
+
+INTERRUPT_SCRIPT = """
+import os, sys, threading, time
+from pathlib import Path
+from onnx_mlir_py.codegen import llvm_capi
+d = Path(sys.argv[1])
+parts = [d / "m.bc"] * 400
+objs = [str(d / f"p{i}.o") for i in range(len(parts))]
+print("start", flush=True)
+try:
+    llvm_capi.compile_parts(parts, objs, 2, 3, "x86_64-unknown-linux-gnu", "x86-64-v4", "")
+    print("finished")
+except KeyboardInterrupt:
+    done = sum(os.path.exists(o) for o in objs)
+    time.sleep(0.3)         # nothing may be written after the interrupt left
+    print("interrupted", done, sum(os.path.exists(o) for o in objs), threading.active_count())
+"""
+
+
+def test_interrupt_stops_the_parts(tmp_path):
+    """Ctrl-C during the parts: no part starts after it, the running ones end
+    before the interrupt goes on (the caller then removes their folder)."""
+    import signal
+    import sys
+    (tmp_path / "m.bc").write_bytes(_bitcode(tmp_path, LOOP_IR))
+    p = subprocess.Popen([sys.executable, "-c", INTERRUPT_SCRIPT, str(tmp_path)],
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "start\n"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out = p.communicate(timeout=120)[0].split()
+    assert out[0] == "interrupted", out
+    before, after, threads = map(int, out[1:])
+    assert before < 400 and after == before and threads == 1
