@@ -74,6 +74,8 @@ CASES = [
     (64, 64, 32, 1, 1, False, "left", True),     # no bias: a zero init
     (64, 64, 32, 1, 1, False, None, False),      # no bias, no epilogue
     (16, 20, 40, 3, 1, True, None, True),        # packed im2col, 20 channels: rows not whole blocks
+    (16, 4, 32, 3, 1, True, None, True),         # 4 filters: fewer rows than a block
+    (16, 4, 32, 3, 1, True, "left", False),      # ... with a residual
     (32, 32, 64, 3, 2, True, "left", True),      # strided im2col + residual
     (16, 32, 20, 3, 1, True, None, True),        # 400 pixels (pixel-row form, unchanged)
     (16, 32, 20, 3, 1, True, "left", True),      # ... with a residual
