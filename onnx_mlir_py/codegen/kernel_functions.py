@@ -96,16 +96,23 @@ def _inserted(loop: ir.Operation) -> bool:
     return False
 
 
-def _top_ancestor(op: ir.Operation, top_block_parent: ir.Operation) -> ir.Operation | None:
-    """The ancestor of ``op`` (or ``op``) whose parent is the entry function."""
-    while op is not None:
-        p = op.parent
-        if p is None:
-            return None
-        if p == top_block_parent:
-            return op
-        op = p
-    return None
+def _top_ancestor(op: ir.Operation, top_block_parent: ir.Operation,
+                  memo: dict | None = None) -> ir.Operation | None:
+    """The ancestor of ``op`` (or ``op``) whose parent is the entry function.
+    ``memo`` (parent op -> its answer, kept by the caller): the users of one
+    constant in one loop nest mostly share their parent, whose climb to the
+    function is then taken once (a 50,000-node chain's loops: issue #29)."""
+    p = op.parent
+    if p is None:
+        return None
+    if p == top_block_parent:
+        return op
+    if memo is not None and p in memo:
+        return memo[p]
+    top = _top_ancestor(p, top_block_parent)
+    if memo is not None:
+        memo[p] = top
+    return top
 
 
 def _slices_into_loops(fn: ir.Operation, block: ir.Block, marked: set) -> None:
@@ -134,6 +141,7 @@ def _constants_per_loop(fn: ir.Operation, block: ir.Block, marked: set) -> None:
     loop by walking all its uses: a constant shared by every loop made that
     quadratic (a 10,000-op chain, 834 loops: 3.6 s); a copy per loop, placed
     in front of it, has only that loop's uses."""
+    memo: dict = {}
     for op in list(block.operations):
         op = op.operation
         if op.name not in _CLONED or len(op.operands) or len(op.results) != 1 \
@@ -143,7 +151,7 @@ def _constants_per_loop(fn: ir.Operation, block: ir.Block, marked: set) -> None:
         for use in list(op.results[0].uses):
             user = use.owner
             user = user.operation if hasattr(user, "operation") else user
-            loop = _top_ancestor(user, fn)
+            loop = _top_ancestor(user, fn, memo)
             if loop is None or loop not in marked:
                 continue
             if loop not in copies:
