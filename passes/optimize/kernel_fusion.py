@@ -83,14 +83,16 @@ def zero_pad(v: ir.Value):
     return found[:2]
 
 
-def const_pad(v: ir.Value):
+def const_pad(v: ir.Value, shape=batch_shape, attr=ir.FloatAttr):
     """(source, (top, left, bottom, right), value) when ``v`` is a static
     ``tensor.pad`` with a constant of the two spatial dims of an f32 tensor
-    (static but for a dynamic batch), used once."""
+    (static but for a dynamic batch), used once. ``shape`` / ``attr``: the
+    source's check and the constant's attribute class for other types
+    (pool_q8: 8-bit tensors, ``ir.IntegerAttr``)."""
     o = owner_op(v)
     if o is None or o.name != "tensor.pad" or len(o.operands) != 1 or single_user(v) is None:
         return None
-    if batch_shape(o.operands[0]) is None:
+    if shape(o.operands[0]) is None:
         return None
     lo = list(ir.DenseI64ArrayAttr(o.attributes["static_low"]))
     hi = list(ir.DenseI64ArrayAttr(o.attributes["static_high"]))
@@ -101,9 +103,9 @@ def const_pad(v: ir.Value):
         return None
     cst = owner_op(ops[-1].operands[0])
     if cst is None or cst.name != "arith.constant" \
-            or not isinstance(cst.attributes["value"], ir.FloatAttr):
+            or not isinstance(cst.attributes["value"], attr):
         return None
-    value = ir.FloatAttr(cst.attributes["value"]).value
+    value = attr(cst.attributes["value"]).value
     if len(ops) == 2 and ops[0] != cst:
         return None
     return o.operands[0], (lo[2], lo[3], hi[2], hi[3]), value

@@ -37,7 +37,7 @@ import mlir.ir as ir
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.passes.optimize.depthwise import MAX_TAPS
 from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Value, vector
-from onnx_mlir_py.passes.optimize.kernel_fusion import single_user, window_ints
+from onnx_mlir_py.passes.optimize.kernel_fusion import const_pad, single_user, window_ints
 from onnx_mlir_py.passes.optimize.row_plan import Conv
 from onnx_mlir_py.passes.optimize.window_rewrite import rewrite_all
 from onnx_mlir_py.target import Target
@@ -89,27 +89,22 @@ def _const_int(v: ir.Value, unsigned: bool) -> int | None:
     if o is None or o.name != "arith.constant" or \
             not isinstance(o.attributes["value"], ir.IntegerAttr):
         return None
-    x = ir.IntegerAttr(o.attributes["value"]).value
+    return _byte(ir.IntegerAttr(o.attributes["value"]).value, unsigned)
+
+
+def _byte(x: int, unsigned: bool) -> int:
+    """An i8 constant's value read as unsigned or signed."""
     return x & 0xFF if unsigned else (x + 128) % 256 - 128
 
 
 def _pad(v: ir.Value, unsigned: bool):
-    """(source, (top, left, bottom, right), value) of a static ``tensor.pad``
-    of the spatial dims with a constant, used once; else None."""
-    o = owner_op(v)
-    if o is None or o.name != "tensor.pad" or len(o.operands) != 1 or single_user(v) is None:
+    """``kernel_fusion.const_pad`` of an 8-bit tensor (the value as unsigned
+    or signed)."""
+    found = const_pad(v, _i8_shape, ir.IntegerAttr)
+    if found is None:
         return None
-    lo = list(ir.DenseI64ArrayAttr(o.attributes["static_low"]))
-    hi = list(ir.DenseI64ArrayAttr(o.attributes["static_high"]))
-    if len(lo) != 4 or lo[:2] != [0, 0] or hi[:2] != [0, 0] or min(lo + hi) < 0:
-        return None
-    ops = [x.operation for x in o.regions[0].blocks[0].operations]
-    if len(ops) not in (1, 2) or ops[-1].name != "tensor.yield":
-        return None
-    value = _const_int(ops[-1].operands[0], unsigned)
-    if value is None or (len(ops) == 2 and ops[0] != owner_op(ops[-1].operands[0])):
-        return None
-    return o.operands[0], (lo[2], lo[3], hi[2], hi[3]), value
+    x, pads, value = found
+    return x, pads, _byte(value, unsigned)
 
 
 _DIM = re.compile(r"^d(\d) (?:\* (\d+) )?\+ d(\d)(?: \* (\d+))?$")
