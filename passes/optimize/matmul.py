@@ -601,13 +601,27 @@ def _epilogue_consumer(op: ir.Operation) -> bool:
 def _tile_init(op: ir.Operation) -> bool:
     """The packed contraction's init is built by an op of its own that the
     epilogue schedule fuses into the register tile: a broadcast generic
-    (``matmul_text._init_blocks``) whose only user it is.
-    Its accumulators then start from registers instead of from an init
-    tensor the size of the output, written and read back."""
+    (``matmul_text._init_blocks``) whose only user it is (see
+    :func:`_own_inits`). Its accumulators then start from registers
+    instead of from an init tensor the size of the output, written and
+    read back."""
     src = owner_op(op.operands[2])
     if src is None or single_user(op.operands[2]) is None:
         return False
     return _broadcast_map(src) is not None
+
+
+def _own_inits(ops: list[ir.Operation]) -> None:
+    """Give each packed contraction whose init is a broadcast generic with
+    other users a copy of its own: CSE merges the equal inits of kernels of
+    one shape (the zero of ``rows_after``, equal biases), and a producer
+    with other users is not fused into an scf.for (upstream's fusion through
+    a loop's block argument handles scf.forall only)."""
+    for op in ops:
+        v = op.operands[2]
+        src = owner_op(v)
+        if src is not None and single_user(v) is None and _broadcast_map(src) is not None:
+            op.operands[2] = src.clone(ir.InsertionPoint(op)).results[0]
 
 
 def _both_grid(n: int, par: int, tile: int) -> list[int]:
@@ -738,7 +752,9 @@ def tile_packed_contractions(module: ir.Module, threads: bool = False) -> int:
     def body(op):
         big = threaded_kernel(contraction_macs(op), operand_bytes(op))
         return kernel_schedule(op, threads and big)
-    n = apply_to_ops(module, packed_contractions(module), body)
+    ops = packed_contractions(module)
+    _own_inits(ops)
+    n = apply_to_ops(module, ops, body)
     if n:
         apply_to_funcs(module, KERNEL_CLEANUP)
         for op in walk_ops(module.operation, "scf.for"):
