@@ -1,6 +1,8 @@
 """Convs over few input channels (a network's stem: 3 channels, 3x3 to 7x7,
 stride 1 or 2; a window over up to 32 channels: YOLO's first 3x3 convs) -> a
-direct, register-tiled kernel.
+direct, register-tiled kernel. Windows over 64+ channels with whole panels of
+2 vectors of filters (AVX-512) take the filters-in-lanes variant of
+:mod:`.conv_direct_pixels` (``variant``), on the same phase buffer.
 
 The im2col form (:mod:`.conv`) spends most of a stem conv on the im2col
 copy (a strided gather of 27 to 147 short rows) and on padding K = C*KH*KW
@@ -72,6 +74,8 @@ MAX_CHANNELS = 4          # input channels of a stem conv (any window)
 # maps lose as well (a row of 2-3 vectors, one partial group): 16x32x32->16
 # 1.35 -> 1.58, 32x40x40->32 1.24 -> 1.36, 32x80x80->64 /2 (40 wide) 1.12 -> 1.24;
 # hence output rows of at least MIN_WINDOW_WIDTH columns (80 and 160 measured).
+# (Convs over 64+ channels now take the filters-in-lanes variant instead:
+# conv_direct_pixels.py.)
 MAX_WINDOW_CHANNELS = 32
 MIN_WINDOW_WIDTH = 80
 MAX_KW = 11               # kernel columns (the unrolled taps of one kernel row)
