@@ -8,14 +8,13 @@ batch at two sizes, 1 and 2 threads, and the AVX2 / SSE targets (4x2 tiles,
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
 import onnx_mlir_py
-from onnx_mlir_py.runtime import ExecutionSession
+from conv_cases import check_cases, conv_model
 
 R = np.random.default_rng(11)
 
@@ -40,47 +39,11 @@ CASES = [
 
 
 def _model(batch):
-    nodes, inits, inputs, outputs = [], [], [], []
-    inits += [nh.from_array(np.array(0.0, np.float32), "lo"),
-              nh.from_array(np.array(6.0, np.float32), "hi")]
-    for tag, (c, hh, ww), f, k, attrs, bias, act in CASES:
-        inputs.append(h.make_tensor_value_info(f"x_{tag}", T.FLOAT, [batch, c, hh, ww]))
-        inits.append(nh.from_array((R.standard_normal((f, c, k, k)) * 0.3).astype(np.float32),
-                                   f"w_{tag}"))
-        ins = [f"x_{tag}", f"w_{tag}"]
-        if bias:
-            inits.append(nh.from_array(R.standard_normal(f).astype(np.float32), f"b_{tag}"))
-            ins.append(f"b_{tag}")
-        y = f"y_{tag}"
-        nodes.append(h.make_node("Conv", ins, [f"c_{tag}" if act else y], kernel_shape=[k, k],
-                                 **attrs))
-        if act == "relu":
-            nodes.append(h.make_node("Relu", [f"c_{tag}"], [y]))
-        elif act == "hardswish":
-            nodes.append(h.make_node("HardSwish", [f"c_{tag}"], [y]))
-        elif act == "clip":
-            nodes.append(h.make_node("Clip", [f"c_{tag}", "lo", "hi"], [y]))
-        outputs.append(y)
-    g = h.make_graph(nodes, "g", inputs, [h.make_tensor_value_info(o, T.FLOAT, None)
-                                          for o in outputs], inits)
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), outputs
+    return conv_model(CASES, batch, R, 0.3)
 
 
 def _check(tmp_path, batch, sizes, threads=(1, 2), march=None):
-    model, outputs = _model(batch)
-    so = onnx_mlir_py.compile(model, output=tmp_path / "m.so", opt_level=3, march=march)
-    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    for b in sizes:
-        feeds = {f"x_{tag}": (R.standard_normal((b, *shape)) * 2).astype(np.float32)
-                 for tag, shape, *_ in CASES}
-        want = ref.run(outputs, feeds)
-        for n in threads:
-            sess = ExecutionSession(so, num_threads=n)
-            got = sess.run([feeds[s.name] for s in sess.input_specs])
-            for name, g, w in zip(outputs, got, want):
-                assert g.shape == w.shape, name
-                np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4,
-                                           err_msg=f"{name} batch={b} threads={n}")
+    check_cases(tmp_path, CASES, batch, sizes, R, 0.3, x_scale=2.0, threads=threads, march=march)
 
 
 def test_direct_static(tmp_path):

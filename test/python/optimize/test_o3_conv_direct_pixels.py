@@ -15,6 +15,7 @@ from onnx import numpy_helper as nh
 
 import onnx_mlir_py
 from onnx_mlir_py.runtime import ExecutionSession
+from conv_cases import check_cases, conv_model
 
 R = np.random.default_rng(5)
 
@@ -33,47 +34,11 @@ CASES = [
 
 
 def _model(batch):
-    nodes, inits, inputs, outputs = [], [], [], []
-    inits += [nh.from_array(np.array(0.0, np.float32), "lo"),
-              nh.from_array(np.array(6.0, np.float32), "hi")]
-    for tag, (c, hh, ww), f, k, attrs, bias, act in CASES:
-        inputs.append(h.make_tensor_value_info(f"x_{tag}", T.FLOAT, [batch, c, hh, ww]))
-        inits.append(nh.from_array((R.standard_normal((f, c, k, k)) * 0.1).astype(np.float32),
-                                   f"w_{tag}"))
-        ins = [f"x_{tag}", f"w_{tag}"]
-        if bias:
-            inits.append(nh.from_array(R.standard_normal(f).astype(np.float32), f"b_{tag}"))
-            ins.append(f"b_{tag}")
-        y = f"y_{tag}"
-        nodes.append(h.make_node("Conv", ins, [f"c_{tag}" if act else y], kernel_shape=[k, k],
-                                 **attrs))
-        if act == "relu":
-            nodes.append(h.make_node("Relu", [f"c_{tag}"], [y]))
-        elif act == "hardswish":
-            nodes.append(h.make_node("HardSwish", [f"c_{tag}"], [y]))
-        elif act == "clip":
-            nodes.append(h.make_node("Clip", [f"c_{tag}", "lo", "hi"], [y]))
-        outputs.append(y)
-    g = h.make_graph(nodes, "g", inputs, [h.make_tensor_value_info(o, T.FLOAT, None)
-                                          for o in outputs], inits)
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), outputs
+    return conv_model(CASES, batch, R, 0.1)
 
 
 def _check(tmp_path, batch, sizes, threads=(1, 2)):
-    model, outputs = _model(batch)
-    so = onnx_mlir_py.compile(model, output=tmp_path / "m.so", opt_level=3, march="x86-64-v4")
-    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    for b in sizes:
-        feeds = {f"x_{tag}": R.standard_normal((b, *shape)).astype(np.float32)
-                 for tag, shape, *_ in CASES}
-        want = ref.run(outputs, feeds)
-        for n in threads:
-            sess = ExecutionSession(so, num_threads=n)
-            got = sess.run([feeds[s.name] for s in sess.input_specs])
-            for name, g, w in zip(outputs, got, want):
-                assert g.shape == w.shape, name
-                np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4,
-                                           err_msg=f"{name} batch={b} threads={n}")
+    check_cases(tmp_path, CASES, batch, sizes, R, 0.1, threads=threads, march="x86-64-v4")
 
 
 def test_pixels_static(tmp_path):
