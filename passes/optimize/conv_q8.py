@@ -572,7 +572,9 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
     ind = "  " * e.ind
     if flat:
         x3d = tensor([n, c, w], Elem.I8)
-        if sub != (1, 1):       # the pixels a strided 1x1 conv reads
+        if sub[1] == 2 and SPLIT_SHUFFLES:
+            x_in_rows = _subsampled(e, x_in, sub[0], o_shape[2:])
+        elif sub != (1, 1):       # the pixels a strided 1x1 conv reads
             xs_t = tensor([n, c, o_shape[2], o_shape[3]], Elem.I8)
             es, xsub = e.fresh("es"), e.fresh("xsub")
             e(f"{es} = tensor.empty() : {xs_t}")
@@ -765,7 +767,8 @@ def _packed_words(e, x, zx, xdims: tuple, pads: tuple, dims: tuple):
     kernel's 64-byte vector of 16 pixels x 4 channels): ``[N, C4, S0*S1,
     Hq, Wq]``. The packing reads 4 channel rows with contiguous maps
     (vectorized) into the interior of a word tensor filled with zx's word;
-    the stride-s gather that follows moves 4-byte words. (The byte form
+    the stride-s gather that follows moves 4-byte words (a column stride of
+    2: vector reads split by shuffles, :func:`_column_phases`). (The byte form
     pads with a scalar byte copy and gathers bytes one at a time.)"""
     from onnx_mlir_py.passes.optimize.kernel_emit import Elem, tensor
     from onnx_mlir_py.passes.optimize.matmul_q8 import Type_I32
@@ -782,6 +785,8 @@ def _packed_words(e, x, zx, xdims: tuple, pads: tuple, dims: tuple):
     if (s0, s1) == (1, 1):
         return e.op("x3", f"tensor.expand_shape {padded} [[0], [1, 2], [3], [4]] output_shape "
                           f"[{n}, {c4}, 1, {hq}, {wq}] : {padded.type} into {x3t}", x3t)
+    if s1 == 2 and SPLIT_SHUFFLES:
+        return _column_phases(e, padded, n * c4, hq * s0, s0, wq, x3t)
     pt_ = f"tensor<{n}x{c4}x{s0}x{s1}x{hq}x{wq}xi32>"
     ep, ph = e.fresh("ep"), e.fresh("ph")
     e(f"{ep} = tensor.empty() : {pt_}")
@@ -793,6 +798,94 @@ def _packed_words(e, x, zx, xdims: tuple, pads: tuple, dims: tuple):
                    f"{ind}}} -> {pt_}")
     return e.op("x3", f"tensor.collapse_shape {ph} [[0], [1], [2, 3], [4], [5]] : {pt_} "
                       f"into {x3t}", x3t)
+
+
+# False: a stride-2 direct conv's phase split (and a strided 1x1 conv's
+# subsampling) is a linalg.generic whose strided input map lowers to scalar
+# gathers; True: vector reads of a row split into even / odd columns with
+# vector.shuffle (vpermt2d / vpermt2b)
+SPLIT_SHUFFLES = True
+
+
+def _even_odd(e, src, idx, w0, lanes: int, pad, in_bounds: bool):
+    """The ``lanes`` even and odd elements of ``src``'s row ``idx`` from
+    column 2*w0: one vector read of 2*lanes elements (padded with ``pad``
+    past the row when not ``in_bounds``) split with two vector.shuffles."""
+    from onnx_mlir_py.passes.optimize.kernel_emit import vector
+    v = e.read(src, idx + [e.mul(w0, 2)], pad, vector(2 * lanes, src.type.elem),
+               in_bounds=True if in_bounds else False, base="eo")
+    return [e.shuffle(v, v, list(range(r, 2 * lanes, 2)), base="eo_s") for r in (0, 1)]
+
+
+def _subsampled(e, x, s0: int, out_hw):
+    """The pixels a 1x1 conv of strides (``s0``, 2) reads from ``x`` [N, C,
+    H, W] (i8): [N, C, OH, OW], each output row the even columns of input
+    row oh*s0, 32 bytes at a time (:func:`_even_odd`)."""
+    from onnx_mlir_py.passes.optimize.kernel_emit import Elem, tensor
+    from onnx_mlir_py.passes.optimize.matmul_q8 import Type_I8
+    n, c, h, w = x.type.shape
+    oh, ow = out_hw
+    src_t, out_t = tensor([n * c, h, w], Elem.I8), tensor([n * c, oh, ow], Elem.I8)
+    src = e.op("ss", f"tensor.collapse_shape {x} [[0, 1], [2], [3]] : {x.type} into {src_t}",
+               src_t)
+    zero = e.const("0", Type_I8)
+    mi, (o1,), (r1,) = e.loop(0, n * c, 1, [e.empty([n * c, oh, ow], elem=Elem.I8)], base="ssm")
+    hi, (o2,), (r2,) = e.loop(0, oh, 1, [o1], base="ssh")
+    cur = o2
+    whole = w // 2 // 32 * 32     # blocks whose 64 bytes lie in the row
+    if whole:
+        w0, (o3,), (r3,) = e.loop(0, whole, 32, [cur], base="ssw")
+        v, _ = _even_odd(e, src, [mi, e.mul(hi, s0)], w0, 32, zero, True)
+        e.end([e.write(v, o3, [mi, hi, w0])])
+        cur = r3
+    if ow > whole:
+        v, _ = _even_odd(e, src, [mi, e.mul(hi, s0)], whole, 32, zero, False)
+        cur = e.write(v, cur, [mi, hi, whole], in_bounds=False)
+    e.end([cur])
+    e.end([r2])
+    xs_t = tensor([n, c, oh, ow], Elem.I8)
+    return e.op("ss", f"tensor.expand_shape {r1} [[0, 1], [2], [3]] output_shape "
+                      f"[{n}, {c}, {oh}, {ow}] : {out_t} into {xs_t}", xs_t)
+
+
+def _column_phases(e, padded, m: int, rows: int, s0: int, wq: int, x3t):
+    """The stride phases of ``padded`` [N, C4, Hq*S0, Wq*2] (i32 words) as
+    ``x3t`` [N, C4, S0*2, Hq, Wq]: each padded row (row h*S0 + p) read 16
+    words at a time as 32, split into its even and odd columns (phases 2p
+    and 2p + 1 of plane row h). The same words as the strided generic."""
+    from onnx_mlir_py.passes.optimize.kernel_emit import Elem, tensor
+    from onnx_mlir_py.passes.optimize.matmul_q8 import Type_I32
+    hq = rows // s0
+    src_t = tensor([m, hq, s0, wq * 2], Elem.I32)
+    sc = e.op("ps", f"tensor.collapse_shape {padded} [[0, 1], [2], [3]] : {padded.type} into "
+                    f"{tensor([m, rows, wq * 2], Elem.I32)}", tensor([m, rows, wq * 2], Elem.I32))
+    src = e.op("ps", f"tensor.expand_shape {sc} [[0], [1, 2], [3]] output_shape "
+                     f"[{m}, {hq}, {s0}, {wq * 2}] : {sc.type} into {src_t}", src_t)
+    zero = e.const("0", Type_I32)
+    out = e.empty([m, s0 * 2, hq, wq], elem=Elem.I32)
+    mi, (o1,), (r1,) = e.loop(0, m, 1, [out], base="phm")
+    hi, (o2,), (r2,) = e.loop(0, hq, 1, [o1], base="phh")
+    cur = [o2]
+
+    def body(w0, in_bounds):
+        for p in range(s0):
+            for r, v in enumerate(_even_odd(e, src, [mi, hi, p], w0, 16, zero, in_bounds)):
+                cur[0] = e.write(v, cur[0], [mi, 2 * p + r, hi, w0],
+                                 in_bounds=True if in_bounds else False)
+    whole = wq // 16 * 16
+    if whole:
+        w0, (o3,), (r3,) = e.loop(0, whole, 16, [cur[0]], base="phw")
+        cur[0] = o3
+        body(w0, True)
+        e.end([cur[0]])
+        cur[0] = r3
+    if wq % 16:
+        body(whole, False)
+    e.end([cur[0]])
+    e.end([r2])
+    flat = tensor([m, s0 * 2, hq, wq], Elem.I32)
+    return e.op("x3", f"tensor.expand_shape {r1} [[0, 1], [2], [3], [4]] output_shape "
+                      f"[{', '.join(map(str, x3t.shape))}] : {flat} into {x3t}", x3t)
 
 
 def _channel_words(e, x, xdims: tuple):

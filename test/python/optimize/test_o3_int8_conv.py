@@ -315,3 +315,20 @@ def test_per_channel_zero_points_stored_as_resource(tmp_path):
     assert _uses_vnni(s3) == VNNI
     x = _x(m)
     np.testing.assert_array_equal(s3.run([x])[0], reference(m, {"x": x})[0])
+
+
+@pytest.mark.skipif(not VNNI, reason="the direct kernel needs AVX-512 VNNI")
+@pytest.mark.parametrize("kw", [
+    dict(c=8, f=8, hw=41, k=3, stride=2),                        # odd: 1 block of 16 + 6 words
+    dict(c=8, f=16, hw=64, k=3, stride=2, signed=True, batch=2),  # 2 blocks + 1, 2 images
+    dict(c=4, f=8, hw=30, k=3, stride=2, pads=[0, 1, 2, 0]),      # asymmetric pads
+    dict(c=8, f=8, hw=56, k=1, stride=2, pads=[0, 0, 0, 0]),      # 1x1/2: a 56-byte row's 28
+    dict(c=8, f=8, hw=131, k=1, stride=2, pads=[0, 0, 0, 0], batch=2),  # 66 = 2x32 + 2, odd rows
+    dict(c=8, f=8, hw=9, k=1, stride=2, pads=[0, 0, 0, 0], signed=True),
+])
+def test_split_shuffles_agree(tmp_path, monkeypatch, kw):
+    """conv_q8.SPLIT_SHUFFLES: the stride-2 phase split of the direct
+    kernel's input words (and a strided 1x1 conv's subsampling of bytes) by
+    vector reads and even/odd shuffles gives the strided generic's results
+    and onnx.reference's, bit for bit."""
+    _on_off_agree(tmp_path, monkeypatch, qlinear_conv(**kw), "SPLIT_SHUFFLES")
