@@ -2,7 +2,10 @@
 stride 1 or 2; a window over up to 32 channels: YOLO's first 3x3 convs) -> a
 direct, register-tiled kernel. Windows over 64+ channels with whole panels of
 2 vectors of filters (AVX-512) take the filters-in-lanes variant of
-:mod:`.conv_direct_pixels` (``variant``), on the same phase buffer.
+:mod:`.conv_direct_pixels` (``variant``), on the same phase layout: one
+plane of every input row per image (each row copied once, not once per
+kernel row of each output row: ``fill_plane``), the per-row buffer for maps
+over ``PLANE_L2`` x L2.
 
 The im2col form (:mod:`.conv`) spends most of a stem conv on the im2col
 copy (a strided gather of 27 to 147 short rows) and on padding K = C*KH*KW
@@ -79,6 +82,7 @@ MAX_CHANNELS = 4          # input channels of a stem conv (any window)
 MAX_WINDOW_CHANNELS = 32
 MIN_WINDOW_WIDTH = 80
 MAX_KW = 11               # kernel columns (the unrolled taps of one kernel row)
+PLANE_L2 = 8            # the filters-in-lanes kernel fills one plane per image up to 8x L2
 
 
 def takes(c: int, kh: int, kw: int, ow: int) -> bool:
@@ -167,6 +171,19 @@ def phase_width(dv: Direct, vw: int) -> int:
     return -(-(nv * vw + reach) // vw) * vw
 
 
+def pixel_width(dv: Direct, vw: int) -> int:
+    """The phase rows of the filters-in-lanes kernel, which reads single
+    values: the output row plus the taps' reach, rounded up to whole vectors
+    (the fill's chunks)."""
+    reach = ((dv.ws[3] - 1) * dv.d[1]) // dv.s[1]
+    return -(-(dv.os[3] + reach) // vw) * vw
+
+
+def plane_bytes(dv: Direct, vw: int) -> int:
+    """Bytes of one image's phase plane (every input row, :meth:`_Row.fill_plane`)."""
+    return dv.ws[1] * dv.xs[2] * dv.s[1] * pixel_width(dv, vw) * 4
+
+
 class _Row:
     """The emitter of one output row: the phase buffer's fill and the
     groups of vectors that read it."""
@@ -202,14 +219,38 @@ class _Row:
         """buf[c, i, r, m] = x[c, oh*s - top + i*d, m*s + r - left] for the
         row's kernel rows i in [khlo, khhi): one strided gather per input
         value, so that every tap of the groups is one contiguous read."""
-        e, dv, vw, v = self.e, self.dv, self.vw, self.v
-        c, kh = dv.ws[1], dv.ws[2]
+        e, v = self.e, self.v
+        ch, (b1,), (bres,) = e.loop(e.index(0), e.index(self.dv.ws[1]), e.index(1), [buf])
+        e.end([self.fill_rows(b1, ch, ch, v["khlo"], v["khhi"],
+                              lambda i: e.add(v["ohs_p"], e.mul(i, self.dv.d[0])))])
+        return bres
+
+    def fill_plane(self, plane: Value, par: bool) -> Value:
+        """plane[c, h, r, m] = x[c, h, m*s + r - left] for every image row h
+        (an scf.forall over the channels when ``par``): each input row
+        copied once, read by the KH output rows that use it."""
+        e, dv = self.e, self.dv
+        c, hgt = dv.ws[1], dv.xs[2]
+        if not par:
+            ch, (b1,), (bres,) = e.loop(e.index(0), e.index(c), e.index(1), [plane])
+            e.end([self.fill_rows(b1, ch, ch, e.index(0), e.index(hgt), lambda i: i)])
+            return bres
+        sizes = [1] + list(plane.type.shape[1:])
+        ch, po, pres = e.forall(c, plane, base="pf")
+        one = e.extract_slice(po, [ch, 0, 0, 0], sizes, base="pc")
+        filled = self.fill_rows(one, ch, 0, e.index(0), e.index(hgt), lambda i: i)
+        e.end_forall(filled, po, [ch, 0, 0, 0], sizes)
+        return pres
+
+    def fill_rows(self, buf: Value, ch, cb, lo, hi, row_of) -> Value:
+        """buf[cb, i, r, m] = x[n, ch, row_of(i), m*s + r - left] for i in
+        [lo, hi) (0 in the pad's columns)."""
+        e, dv, vw = self.e, self.dv, self.vw
         s, w = dv.s[1], dv.xs[3]
         span = (vw - 1) * s + 1
         mw = buf.type.shape[3]
-        ch, (b1,), (bres,) = e.loop(e.index(0), e.index(c), e.index(1), [buf])
-        i, (b2,), (ires,) = e.loop(v["khlo"], v["khhi"], e.index(1), [b1])
-        row = e.add(v["ohs_p"], e.mul(i, dv.d[0]))
+        i, (b2,), (ires,) = e.loop(lo, hi, e.index(1), [buf])
+        row = row_of(i)
         cur = b2
         for r in range(s):
             def safe(t: int) -> bool:
@@ -224,14 +265,13 @@ class _Row:
                 lo_t = hi_t = 0
                 statics = chunks
             for t in statics:
-                cur = e.write(self._chunk(ch, row, r, t, t), cur, [ch, i, r, t * vw])
+                cur = e.write(self._chunk(ch, row, r, t, t), cur, [cb, i, r, t * vw])
             if hi_t > lo_t:
                 t, (bt,), (tres,) = e.loop(e.index(lo_t), e.index(hi_t), e.index(1), [cur])
-                e.end([e.write(self._chunk(ch, row, r, t, None), bt, [ch, i, r, e.mul(t, vw)])])
+                e.end([e.write(self._chunk(ch, row, r, t, None), bt, [cb, i, r, e.mul(t, vw)])])
                 cur = tres
         e.end([cur])
-        e.end([ires])
-        return bres
+        return ires
 
     def group(self, ow0, count: int, tin: Value, keep: int | None) -> Value:
         """``count`` vectors of output columns from ``ow0`` for the filter
@@ -305,12 +345,25 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     rows = n * oh
     macs = rows * ow * f * c * kh * kw
     par = threads and macs >= DIRECT_THREAD_MIN_MACS and rows > 1
-    if par:
-        i, oo, res = e.forall(rows, o)
+    row = _Row(e, dv, vw, fb, v)
+    plane = pix and plane_bytes(dv, vw) <= PLANE_L2 * target.l2
+    if plane:                              # per image: the plane, then its rows
+        nn, (on,), (nres,) = e.loop(e.index(0), e.index(n), e.index(1), [o], base="img")
+        v["n"] = nn
+        v["buf"] = row.fill_plane(e.empty([c, dv.xs[2], s, pixel_width(dv, vw)], base="plane"),
+                                  par and oh > 1)
+        par = par and oh > 1
+        if par:
+            ohv, oo, res = e.forall(oh, on)
+        else:
+            ohv, (oo,), (res,) = e.loop(e.index(0), e.index(oh), e.index(1), [on])
     else:
-        i, (oo,), (res,) = e.loop(e.index(0), e.index(rows), e.index(1), [o])
-    v["n"] = e.iop("divui", i, e.index(oh))
-    ohv = e.rem(i, oh)
+        if par:
+            i, oo, res = e.forall(rows, o)
+        else:
+            i, (oo,), (res,) = e.loop(e.index(0), e.index(rows), e.index(1), [o])
+        v["n"] = e.iop("divui", i, e.index(oh))
+        ohv = e.rem(i, oh)
     orow = e.extract_slice(oo, [v["n"], 0, ohv, 0], [1, f, 1, ow], base="orow")
     ohs = e.mul(ohv, dv.s[0])
     top, bottom = dv.pad[0], dv.pad[2]
@@ -327,8 +380,10 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
         v["khhi"] = e.iop("minsi", hi_1, e.index(kh))
     else:
         v["khlo"], v["khhi"] = e.index(0), e.index(kh)
-    row = _Row(e, dv, vw, fb, v)
-    v["buf"] = row.fill(e.empty([c, kh, s, phase_width(dv, vw)], base="buf"))
+    if plane:                              # the row's kernel row i: image row oh*s - top + i*d
+        v["brow"] = lambda i: e.add(v["ohs_p"], e.mul(i, dv.d[0]))
+    else:
+        v["buf"] = row.fill(e.empty([c, kh, s, phase_width(dv, vw)], base="buf"))
     if pix:
         rres = pixels.emit_row(e, dv, vw, v, orow)
     else:
@@ -337,6 +392,9 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
         e.end_forall(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])
     else:
         e.end([e.insert_slice(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])])
+    if plane:
+        e.end([res])
+        res = nres
     e(f"return {res} : {ot}")
     return e.function(name, [x, w, o, init] + ecaps, ot)
 

@@ -4,10 +4,11 @@ channels (a ResNet's 3x3 convs) without an im2col matrix.
 The im2col form (:mod:`.conv`, :mod:`.conv_pixel_rows`) writes the
 C*KH*KW x OH*OW matrix (9x the input for a 3x3 conv) and reads it back in the
 packed matmul; its pixel-row form reads that matrix in place, one k step a
-row piece of 8 pixels 3 KB apart. Here, per output row (an ``scf.forall``
-over the rows when threaded), the row's input is copied into the phase
-buffer of :mod:`.conv_direct` (``buf[c, kh, r, m]``, the zero pad's columns
-in place, only the kernel rows inside the image), then:
+row piece of 8 pixels 3 KB apart. Here the image is copied once into a
+phase plane of :mod:`.conv_direct` (``plane[c, h, r, m]``, the zero pad's
+columns in place; maps over ``conv_direct.PLANE_L2`` x L2 fill its per-row
+buffer of KH rows instead), then per output row (an ``scf.forall`` over the
+rows when threaded; only the kernel rows inside the image):
 
     for each panel fo of NB filters (two vectors):
       for each tile of MR output pixels of the row (ow0):
@@ -91,12 +92,13 @@ def _tile(e: Emitter, dv, vw: int, v: dict, iv, fo, f0, ow0, mr: int, dst: Value
                            [iv[k % 2] for k in range(2 * mr)], base="pc")
     i, accs, kres = e.loop(v["khlo"], v["khhi"], e.index(1), list(accs), base="pk")
     accs = list(accs)
+    bi = v["brow"](i) if "brow" in v else i      # the buffer's row of kernel row i
     for j in range(kw):
         r, off = (j * d) % s, (j * d) // s
         ws_ = [e.read(v["wp"], [fo, ch, i, j, h * vw], v["zero"], vector(vw), base="wv")
                for h in range(2)]
         for p in range(mr):
-            a = e.broadcast(e.extract(v["buf"], [ch, i, r, e.add(ow0, p + off)]), vector(vw),
+            a = e.broadcast(e.extract(v["buf"], [ch, bi, r, e.add(ow0, p + off)]), vector(vw),
                             base="av")
             for h in range(2):
                 accs[2 * p + h] = e.fma(a, ws_[h], accs[2 * p + h])

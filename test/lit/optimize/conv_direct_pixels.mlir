@@ -6,9 +6,11 @@
 
 // A 64 -> 32 3x3 conv over a 6x10 map (conv_direct_pixels.py: the filters in
 // the lanes, one panel of 32 = 2 vectors), its zero pad, bias add and ReLU
-// fused. Weights repacked to [1, 64, 3, 3, 32]; per output row the input
-// rows go into the phase buffer [64, 3, 1, 32] (kernel rows inside the image
-// only); rows of 10 pixels are a tile of 6 and a last tile of 4 (pixel_tile).
+// fused. Weights repacked to [1, 64, 3, 3, 32]; per image the input rows go
+// once into the phase plane [64, 6, 1, 16] (10 columns + the 2 pad columns,
+// rounded up to a vector), read by the output rows' loops over their kernel
+// rows inside the image; rows of 10 pixels are a tile of 6 and a last tile
+// of 4 (pixel_tile).
 // Per tile the channel and kernel-row loops carry 6 x 2 accumulators, started
 // from the bias vectors; each tap reads two weight vectors and broadcasts one
 // buffer value per pixel; the ReLU runs on the accumulators, which are put
@@ -17,17 +19,18 @@
 // CHECK-NOT: tensor.pad
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
 // CHECK: linalg.transpose ins({{.*}} : tensor<1x32x64x3x3xf32>) outs({{.*}} : tensor<1x64x3x3x32xf32>) permutation = [0, 2, 3, 4, 1]
+// CHECK: tensor.empty() : tensor<64x6x1x16xf32>
+// CHECK: scf.for {{.*}} -> (tensor<64x6x1x16xf32>)
 // CHECK: scf.for {{.*}} -> (tensor<1x32x6x10xf32>)
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
-// CHECK: tensor.empty() : tensor<64x3x1x32xf32>
 // CHECK: tensor.collapse_shape {{.*}} : tensor<1x32x1x10xf32> into tensor<32x10xf32>
 // CHECK: vector.transfer_read %arg2[%c0]{{.*}} : tensor<32xf32>, vector<16xf32>
 // CHECK: vector.transfer_read %arg2[%c16]{{.*}} : tensor<32xf32>, vector<16xf32>
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK-NEXT: scf.for
 // CHECK-COUNT-2: vector.transfer_read {{.*}} : tensor<1x64x3x3x32xf32>, vector<16xf32>
-// CHECK: tensor.extract {{.*}} : tensor<64x3x1x32xf32>
+// CHECK: tensor.extract {{.*}} : tensor<64x6x1x16xf32>
 // CHECK: vector.broadcast
 // CHECK-COUNT-2: vector.fma
 // CHECK: arith.maximumf {{.*}} : vector<16xf32>

@@ -4,7 +4,8 @@ stride 1 and 2, 3x3 and a dilated 5x5 window, 7x7 maps and rows narrower
 than the pixel tile, rows cut into tiles with a shorter last one, padding on
 every side (asymmetric), channels that are no multiple of 8 or 16, with and
 without a bias, a fused ReLU / Clip / HardSwish; a static batch of 2, a
-dynamic batch at two sizes, 1 and 2 threads."""
+dynamic batch at two sizes, 1 and 2 threads; the phase plane filled once per
+image and the per-row buffer of large maps."""
 from __future__ import annotations
 
 import numpy as np
@@ -51,6 +52,31 @@ def test_pixels_static_batch(tmp_path):
 
 def test_pixels_dynamic_batch(tmp_path):
     _check(tmp_path, "N", [1, 3])
+
+
+def test_pixels_row_buffer(tmp_path, monkeypatch):
+    """With the phase plane over its size limit (conv_direct.PLANE_L2) each
+    output row fills its own buffer of KH rows (the form of large maps)."""
+    from onnx_mlir_py.passes.optimize import conv_direct
+    monkeypatch.setattr(conv_direct, "PLANE_L2", 0)
+    _check(tmp_path, "N", [1, 3])
+
+
+def test_pixels_plane_once(tmp_path):
+    """The phase plane holds each input row once ([C, H, s, M]; M the
+    output row plus the taps' reach, rounded up to a vector); filled per
+    image, in an scf.forall over the channels when threaded."""
+    from onnx_mlir_py.passes.optimize.conv_direct import Direct, kernel_function
+    from onnx_mlir_py.target import target_for
+    dv = Direct((1, 64, 56, 56), (64, 64, 3, 3), (1, 64, 56, 56), (1, 1), (1, 1), "bias",
+                (1, 1, 1, 1))
+    t = target_for("x86-64-v4")
+    text = kernel_function("k", dv, t, threads=True)
+    assert "tensor.empty() : tensor<64x56x1x64xf32>" in text
+    assert text.count("scf.forall (") == 2        # the plane's channels, the rows
+    s2 = Direct((1, 128, 56, 56), (128, 128, 3, 3), (1, 128, 28, 28), (2, 2), (1, 1), "bias",
+                (1, 1, 1, 1))
+    assert "tensor<128x56x2x32xf32>" in kernel_function("k", s2, t, threads=False)
 
 
 def test_pixels_form_is_taken(tmp_path):
