@@ -353,7 +353,11 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
         v["buf"] = row.fill_plane(e.empty([c, dv.xs[2], s, pixel_width(dv, vw)], base="plane"),
                                   par and oh > 1)
         par = par and oh > 1
-        if par:
+        panels = f // (2 * vw)
+        if par and panels > 1:             # rows x filter panels: even shares of short maps
+            ip, oo, res = e.forall(oh * panels, on)
+            ohv, v["panel"] = e.iop("divui", ip, e.index(panels)), e.rem(ip, panels)
+        elif par:
             ohv, oo, res = e.forall(oh, on)
         else:
             ohv, (oo,), (res,) = e.loop(e.index(0), e.index(oh), e.index(1), [on])
@@ -364,7 +368,9 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
             i, (oo,), (res,) = e.loop(e.index(0), e.index(rows), e.index(1), [o])
         v["n"] = e.iop("divui", i, e.index(oh))
         ohv = e.rem(i, oh)
-    orow = e.extract_slice(oo, [v["n"], 0, ohv, 0], [1, f, 1, ow], base="orow")
+    # the output row's slice: every filter, or the forall's panel of 2 vectors
+    fs, f0s = (f, 0) if "panel" not in v else (2 * vw, e.mul(v["panel"], 2 * vw))
+    orow = e.extract_slice(oo, [v["n"], f0s, ohv, 0], [1, fs, 1, ow], base="orow")
     ohs = e.mul(ohv, dv.s[0])
     top, bottom = dv.pad[0], dv.pad[2]
     v["ohs_p"] = e.iop("subi", ohs, e.index(top)) if top else ohs
@@ -385,11 +391,11 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     else:
         v["buf"] = row.fill(e.empty([c, kh, s, phase_width(dv, vw)], base="buf"))
     if pix:
-        rres = pixels.emit_row(e, dv, vw, v, orow)
+        rres = pixels.emit_row(e, dv, vw, v, orow, v.get("panel"))
     else:
         rres = _row_groups(e, dv, vw, fb, u, v, row, init, orow)
     if par:
-        e.end_forall(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])
+        e.end_forall(rres, oo, [v["n"], f0s, ohv, 0], [1, fs, 1, ow])
     else:
         e.end([e.insert_slice(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])])
     if plane:

@@ -56,17 +56,23 @@ def row_tiles(ow: int, mr: int) -> tuple[int, int]:
     return ow // mr, ow % mr
 
 
-def emit_row(e: Emitter, dv, vw: int, v: dict, orow: Value) -> Value:
-    """The output row ``orow`` ([1, F, 1, OW]) of the filters-in-lanes
-    kernel, from the filled phase buffer ``v["buf"]`` and the repacked
-    weights ``v["wp"]`` ([F/NB, C, KH, KW, NB])."""
+def emit_row(e: Emitter, dv, vw: int, v: dict, orow: Value, panel: Value | None = None) -> Value:
+    """The output row ``orow`` ([1, F, 1, OW]; with ``panel``, that filter
+    panel's [1, NB, 1, OW]) of the filters-in-lanes kernel, from the filled
+    phase buffer ``v["buf"]`` and the repacked weights ``v["wp"]``
+    ([F/NB, C, KH, KW, NB])."""
     f, ow = dv.ws[0], dv.os[3]
     nb = 2 * vw
     mr = pixel_tile(ow)
     whole, tail = row_tiles(ow, mr)
-    o2 = e.collapse(orow, "[[0, 1], [2, 3]]", [f, ow], base="o2")
-    fo, (ot,), (ores,) = e.loop(e.index(0), e.index(f // nb), e.index(1), [o2], base="fp")
+    fr = f if panel is None else nb
+    o2 = e.collapse(orow, "[[0, 1], [2, 3]]", [fr, ow], base="o2")
+    if panel is None:
+        fo, (ot,), (ores,) = e.loop(e.index(0), e.index(f // nb), e.index(1), [o2], base="fp")
+    else:
+        fo, ot = panel, o2
     f0 = e.mul(fo, nb)
+    d0 = f0 if panel is None else 0        # the panel's first row in orow
     if dv.init == "bias":
         iv = [e.read(v["init"], [e.add(f0, j * vw)], v["zero"], vector(vw), base="iv")
               for j in range(2)]
@@ -75,17 +81,19 @@ def emit_row(e: Emitter, dv, vw: int, v: dict, orow: Value) -> Value:
     cur = ot
     if whole:
         t, (tt,), (tres,) = e.loop(e.index(0), e.index(whole * mr), e.index(mr), [cur], base="pt")
-        e.end([_tile(e, dv, vw, v, iv, fo, f0, t, mr, tt)])
+        e.end([_tile(e, dv, vw, v, iv, fo, d0, t, mr, tt)])
         cur = tres
     if tail:
-        cur = _tile(e, dv, vw, v, iv, fo, f0, e.index(whole * mr), tail, cur)
-    e.end([cur])
-    return e.expand(ores, "[[0, 1], [2, 3]]", [1, f, 1, ow], base="orow")
+        cur = _tile(e, dv, vw, v, iv, fo, d0, e.index(whole * mr), tail, cur)
+    if panel is None:
+        e.end([cur])
+        cur = ores
+    return e.expand(cur, "[[0, 1], [2, 3]]", [1, fr, 1, ow], base="orow")
 
 
 def _tile(e: Emitter, dv, vw: int, v: dict, iv, fo, f0, ow0, mr: int, dst: Value) -> Value:
     """One MR-pixel x NB-filter tile at output column ``ow0`` of filter
-    panel ``fo`` written into ``dst`` ([F, OW])."""
+    panel ``fo`` written into ``dst`` ([F or NB, OW]) from its row ``f0``."""
     _f, _c, _kh, kw = dv.ws
     s, d = dv.s[1], dv.d[1]
     ch, accs, res = e.loop(e.index(0), e.index(dv.ws[1]), e.index(1),

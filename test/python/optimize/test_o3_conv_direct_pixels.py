@@ -65,7 +65,8 @@ def test_pixels_row_buffer(tmp_path, monkeypatch):
 def test_pixels_plane_once(tmp_path):
     """The phase plane holds each input row once ([C, H, s, M]; M the
     output row plus the taps' reach, rounded up to a vector); filled per
-    image, in an scf.forall over the channels when threaded."""
+    image, in an scf.forall over the channels when threaded; the output in
+    an scf.forall over rows x filter panels (a 7-row map: even shares)."""
     from onnx_mlir_py.passes.optimize.conv_direct import Direct, kernel_function
     from onnx_mlir_py.target import target_for
     dv = Direct((1, 64, 56, 56), (64, 64, 3, 3), (1, 64, 56, 56), (1, 1), (1, 1), "bias",
@@ -74,6 +75,7 @@ def test_pixels_plane_once(tmp_path):
     text = kernel_function("k", dv, t, threads=True)
     assert "tensor.empty() : tensor<64x56x1x64xf32>" in text
     assert text.count("scf.forall (") == 2        # the plane's channels, the rows
+    assert ") in (64)" in text and ") in (112)" in text   # 56 rows x 2 filter panels
     s2 = Direct((1, 128, 56, 56), (128, 128, 3, 3), (1, 128, 28, 28), (2, 2), (1, 1), "bias",
                 (1, 1, 1, 1))
     assert "tensor<128x56x2x32xf32>" in kernel_function("k", s2, t, threads=False)
