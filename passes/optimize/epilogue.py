@@ -1,8 +1,8 @@
 """Epilogues of the packed matmul kernel: the elementwise ops after a
-convolution (its ReLU, Clip, HardSwish, a residual add; not SiLU: see
-HEAVY) computed on the
-kernel's register tile, before it is stored, instead of by a separate pass
-that reads the whole output back from memory.
+convolution (its ReLU, Clip, HardSwish, SiLU, a residual add; not
+tanh/erf/log: see HEAVY) computed on the kernel's register tile, before it
+is stored, instead of by a separate pass that reads the whole output back
+from memory.
 
 1. :func:`epilogue_chain` (used by :mod:`.conv`) finds the elementwise
    generics that consume a value and only it (with other same-shape tensors
@@ -31,6 +31,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Type, Value
 from onnx_mlir_py.passes.optimize.kernel_fusion import body_ops
+from onnx_mlir_py.passes.optimize.math_approx import exp_values
 
 EPILOGUE_ATTR = "onnx_mlir_py.epilogue"
 
@@ -41,13 +42,14 @@ ENABLED = True
 MAX_GENERICS = 8
 MAX_TENSORS = 2
 
-# Ops an epilogue does not take (the kernels keep them in a separate pass):
-# their polynomials (math_approx.py) and the accumulators outgrow the
-# registers. Measured on Zen 4, 1 thread, conv + SiLU fused / separate:
-# 1x1 64 -> 64 on 32x32 1.02-1.04 (128 spills of zmm registers), YOLO
-# 1.05; run a row of the tile at a time from the stored tile, 1.29-1.41.
-# ReLU, Clip, HardSwish and residual adds spill nothing.
-HEAVY = {"math.exp", "math.erf", "math.tanh", "math.log"}
+# Ops an epilogue does not take (the kernels keep them in a separate pass).
+# math.exp (Sigmoid, SiLU) is taken: the kernel function's copy is written
+# as math_approx's polynomial (:func:`.math_approx.exp_values`, the
+# standalone kernels' numerics). A math.exp left in the kernel function is
+# not approximated (the kernel is built after approximate_math) and became
+# one expf call per lane, clobbering the accumulators (the 1.02-1.05x
+# slowdown measured when SiLU was first tried here).
+HEAVY = {"math.erf", "math.tanh", "math.log"}
 
 
 @dataclass(frozen=True)
@@ -158,10 +160,27 @@ def epilogue_chain(v: ir.Value) -> Epilogue | None:
         chain = region[:n]
         vals = [v] + [g.results[0] for g in chain]
         if all(all(_op(u.owner) in chain for u in x.uses) for x in vals[:-1]):
+            if _into_concat(vals[-1]):
+                return None
             found = _translate(v, chain)
             if found is not None:
                 return found
     return None
+
+
+def _into_concat(r: ir.Value) -> bool:
+    """``r`` (or a slice of it: a Split) is inserted into a larger tensor (a
+    Concat). Bufferization then writes the separate elementwise pass straight
+    into the concat's buffer; a kernel call's result would be copied there
+    (YOLO's C3 blocks, measured with them fused too: 1.003-1.014x one-thread
+    CPU time)."""
+    for u in r.uses:
+        o = _op(u.owner)
+        if o.name == "tensor.insert_slice" and o.operands[0] == r:
+            return True
+        if o.name == "tensor.extract_slice" and _into_concat(o.results[0]):
+            return True
+    return False
 
 
 def _translate(v: ir.Value, chain: list[ir.Operation]) -> Epilogue | None:
@@ -192,12 +211,16 @@ def _translate(v: ir.Value, chain: list[ir.Operation]) -> Epilogue | None:
 
 
 def epilogue_generic(e: Emitter, src: Value, tensors: list[Value], caps: list[Value],
-                     maps: list[str], ops: tuple, result: str) -> Value:
+                     maps: list[str], ops: tuple, result: str, expand_exp: bool = False) -> Value:
     """``linalg.generic`` (tagged EPILOGUE_ATTR) computing the epilogue
     ``ops`` on ``src`` and ``tensors`` (of ``src``'s type, or smaller when
     their map leaves dims out: a broadcast; read with ``maps[i]``: src
     first, then the tensors; the result written with the last map) into a
-    fresh tensor of ``src``'s type; ``caps`` the captured scalars."""
+    fresh tensor of ``src``'s type; ``caps`` the captured scalars.
+    ``expand_exp``: a ``math.exp`` written as math_approx's polynomial (in a
+    kernel function, built after ``approximate_math`` ran; the conv-level
+    generic keeps ``math.exp``, which ``pack_matmuls`` reads back with
+    :func:`.kernel_fusion.body_ops`)."""
     tt = src.type
     ins = [src] + list(tensors)
     iters = ", ".join(['"parallel"'] * len(tt.shape))
@@ -213,7 +236,7 @@ def epilogue_generic(e: Emitter, src: Value, tensors: list[Value], caps: list[Va
     e.ind += 1
     names = {"%e_in": args[0]} | {f"%e_t{k}": a for k, a in enumerate(args[1:])} \
         | {f"%e_cap{k}": c for k, c in enumerate(caps)}
-    y = _body(e, ops, result, names, F32, "")
+    y = _body(e, ops, result, names, F32, "", expand_exp)
     e(f"linalg.yield {y} : f32")
     e.ind -= 1
     e(f"}} -> {tt}")
@@ -227,18 +250,22 @@ def vector_lines(e: Emitter, ops: tuple, result: str, src: Value, tensors: list[
     (broadcast here)."""
     names = {"%e_in": src} | {f"%e_t{k}": t for k, t in enumerate(tensors)}
     names |= {f"%e_cap{k}": e.broadcast(c, src.type, base="epc") for k, c in enumerate(caps)}
-    return _body(e, ops, result, names, src.type, "dense")
+    return _body(e, ops, result, names, src.type, "dense", True)
 
 
-def _body(e: Emitter, ops: tuple, result: str, names: dict, t: Type, splat: str) -> Value:
+def _body(e: Emitter, ops: tuple, result: str, names: dict, t: Type, splat: str,
+          expand_exp: bool) -> Value:
     """Emit the epilogue ``ops`` (op name, result name, operand names,
     attributes) on values of type ``t``, the operand names looked up in
     ``names`` (which gets the results); a constant is ``splat<value>`` when
-    ``splat`` is given. Returns the value of ``result``."""
+    ``splat`` is given; a ``math.exp`` as :func:`.math_approx.exp_values`
+    when ``expand_exp``. Returns the value of ``result``."""
     for name, r, opnds, attrs in ops:
         if name == "arith.constant":
             value = f"{splat}<{opnds[0]}>" if splat else opnds[0]
             names[r] = e.op("epk", f"arith.constant {value} : {t}", t)
+        elif name == "math.exp" and expand_exp:
+            names[r] = exp_values(e, names.get(opnds[0], opnds[0]))
         else:
             names[r] = e.op("epb", f"{name} {', '.join(str(names.get(a, a)) for a in opnds)}"
                                    f"{attrs} : {t}", t)

@@ -181,7 +181,8 @@ def _blocked_epilogue(e: Emitter, r4: Value, t4: list[Value], caps: list[Value],
     contraction's order (outer block loops, then mi, ni): tiling it like
     the contraction gives the register tile the contraction fuses into."""
     ops, result, _nt, _nc = epilogue
-    return epilogue_generic(e, r4, t4, caps, [_block_map(n_outer)] * (len(t4) + 2), ops, result)
+    return epilogue_generic(e, r4, t4, caps, [_block_map(n_outer)] * (len(t4) + 2), ops, result,
+                            expand_exp=True)
 
 
 def _block_map(n_outer: bool, rows_only: bool = False) -> str:
