@@ -20,6 +20,8 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 
 from onnx_mlir_py.testing.check import assert_match, reference
+from test_o3_conv_epilogue import _chain_of as chain_after_conv
+from test_o3_conv_epilogue import _lowered
 
 
 def silu_model(c: int, f: int, hw: int, k: int, bias: bool = True, order: str = "x*s",
@@ -98,27 +100,11 @@ def test_conv_silu_dynamic_batch(threads):
     _check(silu_model(64, 64, 16, 1, batch="N"), threads, batches=(2, 3))
 
 
-def _lowered(m):
-    from onnx_mlir_py.compiler import import_onnx, lower
-    from onnx_mlir_py.options import Options
-    from onnx_mlir_py.passes.pipeline import to_onnx_ir
-    from onnx_mlir_py.timings import Timings
-    opts, t = Options(opt_level=3), Timings()
-    module = import_onnx(m, opts, t)
-    to_onnx_ir(module, t)
-    lower(module, opts, t)
-    return module
-
-
 def _chain_of(m):
-    from onnx_mlir_py.ir_util import walk_ops
-    from onnx_mlir_py.passes.optimize.epilogue import epilogue_chain
-    from onnx_mlir_py.passes.optimize.kernel_fusion import bias_add_user
+    """The epilogue ops the matcher finds after the conv (None: refused)."""
     module = _lowered(m)
     with module.context:
-        conv = walk_ops(module.operation, "linalg.conv_2d_nchw_fchw")[0]
-        fused = bias_add_user(conv.results[0])
-        epi = epilogue_chain((fused[0] if fused else conv).results[0])
+        epi = chain_after_conv(module)
         return None if epi is None else [o[0] for o in epi.ops]
 
 
