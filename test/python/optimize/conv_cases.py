@@ -49,15 +49,23 @@ def check_cases(tmp_path, cases, batch, sizes, rng, w_scale: float, x_scale: flo
     """Compile :func:`conv_model` at -O3 (``march``) and compare every output
     with onnxruntime's at each batch size of ``sizes`` and thread count."""
     model, outputs = conv_model(cases, batch, rng, w_scale)
+    compare_with_ort(tmp_path, model, outputs, sizes, threads, march=march,
+                     feeds=lambda b: {f"x_{tag}": (rng.standard_normal((b, *shape)) * x_scale)
+                                      .astype(np.float32) for tag, shape, *_ in cases})
+
+
+def compare_with_ort(tmp_path, model, outputs, sizes, threads, feeds, march=None):
+    """Compile ``model`` at -O3 (``march``) and compare ``outputs`` with
+    onnxruntime's for ``feeds(b)`` at each batch size ``b`` of ``sizes`` and
+    each thread count of ``threads``."""
     so = onnx_mlir_py.compile(model, output=tmp_path / "m.so", opt_level=3, march=march)
     ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     for b in sizes:
-        feeds = {f"x_{tag}": (rng.standard_normal((b, *shape)) * x_scale).astype(np.float32)
-                 for tag, shape, *_ in cases}
-        want = ref.run(outputs, feeds)
+        fd = feeds(b)
+        want = ref.run(outputs, fd)
         for n in threads:
             sess = ExecutionSession(so, num_threads=n)
-            got = sess.run([feeds[s.name] for s in sess.input_specs])
+            got = sess.run([fd[s.name] for s in sess.input_specs])
             for name, g, w in zip(outputs, got, want):
                 assert g.shape == w.shape, name
                 np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4,

@@ -9,13 +9,11 @@ read past the row must not get the op applied)."""
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
-import onnx_mlir_py
-from onnx_mlir_py.runtime import ExecutionSession
+from conv_cases import compare_with_ort
 
 R = np.random.default_rng(5)
 N = h.make_node
@@ -75,18 +73,7 @@ def _feeds(batch):
 
 
 def _check(tmp_path, model, outputs, batches, threads=(1, 2)):
-    so = onnx_mlir_py.compile(model, output=tmp_path / "m.so", opt_level=3)
-    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    for b in batches:
-        feeds = _feeds(b)
-        want = ref.run(outputs, feeds)
-        for n in threads:
-            sess = ExecutionSession(so, num_threads=n)
-            got = sess.run([feeds[s.name] for s in sess.input_specs])
-            for name, g, w in zip(outputs, got, want):
-                assert g.shape == w.shape, name
-                np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4,
-                                           err_msg=f"{name} batch={b} threads={n}")
+    compare_with_ort(tmp_path, model, outputs, batches, threads, feeds=_feeds)
 
 
 def test_prologue_static(tmp_path):
