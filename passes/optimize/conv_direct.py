@@ -1,7 +1,7 @@
 """Convs over few input channels (a network's stem: 3 channels, 3x3 to 7x7,
 stride 1 or 2; a window over up to 32 channels: YOLO's first 3x3 convs) -> a
-direct, register-tiled kernel. Windows over 64+ channels with whole panels of
-2 vectors of filters (AVX-512) take the filters-in-lanes variant of
+direct, register-tiled kernel. Other windows over 16+ channels with whole
+panels of 2 vectors of filters (AVX-512) take the filters-in-lanes variant of
 :mod:`.conv_direct_pixels` (``variant``), on the same phase layout: one
 plane of every input row per image (each row copied once, not once per
 kernel row of each output row: ``fill_plane``), the per-row buffer for maps
@@ -77,8 +77,9 @@ MAX_CHANNELS = 4          # input channels of a stem conv (any window)
 # maps lose as well (a row of 2-3 vectors, one partial group): 16x32x32->16
 # 1.35 -> 1.58, 32x40x40->32 1.24 -> 1.36, 32x80x80->64 /2 (40 wide) 1.12 -> 1.24;
 # hence output rows of at least MIN_WINDOW_WIDTH columns (80 and 160 measured).
-# (Convs over 64+ channels now take the filters-in-lanes variant instead:
-# conv_direct_pixels.py.)
+# (Convs over 64+ channels, and the narrower maps over 16+ channels, with whole
+# panels of 32 filters now take the filters-in-lanes variant instead:
+# conv_direct_pixels.py, measured there.)
 MAX_WINDOW_CHANNELS = 32
 MIN_WINDOW_WIDTH = 80
 MAX_KW = 11               # kernel columns (the unrolled taps of one kernel row)

@@ -31,14 +31,15 @@ from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, Value, tensor, vec
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 
 # Input channels from which a conv with a window of 2+ taps takes this
-# kernel (conv_direct.takes), at least one filter panel (2 vectors).
-# Measured below 64 (session 25; Zen 4, 1 thread, thread CPU, this kernel /
-# the im2col form, min): 32x40x40->32 0.85, 32x80x80->64 /2 0.94, 16x32x32->32
-# 0.91, 48x40x40->64 0.91, 32x20x20->64 0.90; same error against onnxruntime,
-# but the outputs differ from the im2col form's in the last bits on all but
-# the last (another summation order there): not lowered yet, as YOLO's
-# outputs would change; find that order first.
-MIN_CHANNELS = 64
+# kernel (conv_direct.takes), at least one filter panel (2 vectors); below
+# 32 channels conv_direct's own tile takes the rows of 80+ columns first.
+# Session 25 (Zen 4, 1 thread, thread CPU, this kernel / the im2col form,
+# min): 32x40x40->32 0.850, 32x80x80->64 /2 0.942, 16x32x32->32 0.906,
+# 48x40x40->64 0.912, 32x20x20->64 0.897, same error against onnxruntime.
+# Bit-identical to the im2col form when an epilogue follows the bias (ReLU);
+# a bare conv + bias differs in the last bits (im2col adds the bias after
+# the k loop, here it is the accumulators' start).
+MIN_CHANNELS = 16
 MAX_TILE = 8              # pixels of the register tile (x 2 vectors of filters)
 
 

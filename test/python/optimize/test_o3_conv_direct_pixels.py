@@ -31,6 +31,8 @@ CASES = [
     ("narrow", (64, 9, 5), 32, 3, dict(pads=[1, 1, 1, 1]), True, None),        # 5 < the tile
     ("wide_s2", (80, 7, 101), 32, 3, dict(strides=[2, 2], pads=[1, 0, 1, 2]), True, "hardswish"),
     ("nopad", (96, 10, 18), 64, 3, dict(), False, None),                        # tiles of 8
+    ("c16", (16, 12, 20), 32, 3, dict(pads=[1, 1, 1, 1]), True, "relu"),       # few channels
+    ("c48_s2", (48, 14, 18), 64, 3, dict(strides=[2, 2], pads=[1, 0, 0, 1]), True, None),
 ]
 
 
@@ -84,7 +86,7 @@ def test_pixels_plane_once(tmp_path):
 def test_pixels_form_is_taken(tmp_path):
     """Every case becomes the direct kernel on AVX-512 (16 lanes: panels of
     32 filters), its zero pad and epilogue fused; not on AVX2 (16 registers),
-    nor with 48 filters (no whole panel) or 63 channels."""
+    nor with 48 filters (no whole panel) or 15 channels."""
     import mlir.ir as ir
 
     from onnx_mlir_py.context import make_context
@@ -102,7 +104,7 @@ def test_pixels_form_is_taken(tmp_path):
     with make_context(), ir.Location.unknown():
         module = ir.Module.parse(open(path).read())
         assert direct_convs(module, target_for("x86-64-v3")) == 0
-    for c, f in ((64, 48), (63, 32)):
+    for c, f in ((64, 48), (15, 32)):
         g = h.make_graph([h.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3])], "g",
                          [h.make_tensor_value_info("x", T.FLOAT, [1, c, 12, 12])],
                          [h.make_tensor_value_info("y", T.FLOAT, None)],
