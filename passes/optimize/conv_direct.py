@@ -345,16 +345,17 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     v["ecv"] = [e.broadcast(p, vector(vw), base="ecv") for p in ecaps]
     rows = n * oh
     macs = rows * ow * f * c * kh * kw
-    par = threads and macs >= DIRECT_THREAD_MIN_MACS and rows > 1
+    par = threads and macs >= DIRECT_THREAD_MIN_MACS
     row = _Row(e, dv, vw, fb, v)
     plane = pix and plane_bytes(dv, vw) <= PLANE_L2 * target.l2
     if plane:                              # per image: the plane, then its rows
         nn, (on,), (nres,) = e.loop(e.index(0), e.index(n), e.index(1), [o], base="img")
         v["n"] = nn
-        v["buf"] = row.fill_plane(e.empty([c, dv.xs[2], s, pixel_width(dv, vw)], base="plane"),
-                                  par and oh > 1)
-        par = par and oh > 1
         panels = f // (2 * vw)
+        # one output row (a 1-D conv) still splits by filter panels
+        par = par and oh * panels > 1
+        v["buf"] = row.fill_plane(e.empty([c, dv.xs[2], s, pixel_width(dv, vw)], base="plane"),
+                                  par)
         if par and panels > 1:             # rows x filter panels: even shares of short maps
             ip, oo, res = e.forall(oh * panels, on)
             ohv, v["panel"] = e.iop("divui", ip, e.index(panels)), e.rem(ip, panels)
@@ -363,6 +364,7 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
         else:
             ohv, (oo,), (res,) = e.loop(e.index(0), e.index(oh), e.index(1), [on])
     else:
+        par = par and rows > 1
         if par:
             i, oo, res = e.forall(rows, o)
         else:

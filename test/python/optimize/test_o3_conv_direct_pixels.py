@@ -145,3 +145,26 @@ def test_pixels_chain(tmp_path):
                                 providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     got = ExecutionSession(so, num_threads=1).run([x])[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_pixels_one_row_threads(tmp_path):
+    """A 1-D conv (one output row, a 1x7 window: text CNNs) is threaded by
+    its filter panels: it took neither forall when the split was by rows
+    (2 threads ran it at the 1-thread time), and its results agree with
+    onnxruntime at 1 and 2 threads, batch 1 and a dynamic batch of 3."""
+    from onnx_mlir_py.passes.optimize.conv_direct import Direct, kernel_function
+    from onnx_mlir_py.target import target_for
+    dv = Direct((1, 64, 1, 70), (128, 64, 1, 7), (1, 128, 1, 64), (1, 1), (1, 1), "bias",
+                (0, 0, 0, 0))
+    text = kernel_function("k", dv, target_for("x86-64-v4"), threads=True)
+    assert text.count("scf.forall (") == 2 and ") in (4)" in text   # 4 filter panels
+    from conv_cases import compare_with_ort
+    w = nh.from_array((R.standard_normal((128, 64, 1, 7)) * 0.1).astype(np.float32), "w")
+    b = nh.from_array(R.standard_normal(128).astype(np.float32), "b")
+    g = h.make_graph([h.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[1, 7]),
+                      h.make_node("Relu", ["c"], ["y"])], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, ["N", 64, 1, 70])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)], [w, b])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    compare_with_ort(tmp_path, model, ["y"], [1, 3], (1, 2), march="x86-64-v4",
+                     feeds=lambda n: {"x": R.standard_normal((n, 64, 1, 70)).astype(np.float32)})
