@@ -221,9 +221,14 @@ class _Row:
         row's kernel rows i in [khlo, khhi): one strided gather per input
         value, so that every tap of the groups is one contiguous read."""
         e, v = self.e, self.v
+        return self._fill_channels(buf, v["khlo"], v["khhi"],
+                                   lambda i: e.add(v["ohs_p"], e.mul(i, self.dv.d[0])))
+
+    def _fill_channels(self, buf: Value, lo, hi, row_of) -> Value:
+        """:meth:`fill_rows` of rows [lo, hi) for each channel in turn."""
+        e = self.e
         ch, (b1,), (bres,) = e.loop(e.index(0), e.index(self.dv.ws[1]), e.index(1), [buf])
-        e.end([self.fill_rows(b1, ch, ch, v["khlo"], v["khhi"],
-                              lambda i: e.add(v["ohs_p"], e.mul(i, self.dv.d[0])))])
+        e.end([self.fill_rows(b1, ch, ch, lo, hi, row_of)])
         return bres
 
     def fill_plane(self, plane: Value, par: bool) -> Value:
@@ -233,9 +238,7 @@ class _Row:
         e, dv = self.e, self.dv
         c, hgt = dv.ws[1], dv.xs[2]
         if not par:
-            ch, (b1,), (bres,) = e.loop(e.index(0), e.index(c), e.index(1), [plane])
-            e.end([self.fill_rows(b1, ch, ch, e.index(0), e.index(hgt), lambda i: i)])
-            return bres
+            return self._fill_channels(plane, e.index(0), e.index(hgt), lambda i: i)
         sizes = [1] + list(plane.type.shape[1:])
         ch, po, pres = e.forall(c, plane, base="pf")
         one = e.extract_slice(po, [ch, 0, 0, 0], sizes, base="pc")
