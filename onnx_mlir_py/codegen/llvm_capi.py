@@ -345,40 +345,53 @@ def compile_parts(parts: list[Path], objects: list[str], jobs: int, opt_level: i
     stop taking parts and the running ones finish first (a part is a
     fraction of a second), so nothing runs on after the caller cleans up."""
     todo = list(zip(parts, objects))
-    lock = threading.Lock()
+    cond = threading.Condition()
     errors: list[Exception] = []
+    busy = 0                # parts taken and not yet written
 
     def work() -> None:
+        nonlocal busy
         while True:
-            with lock:
+            with cond:
                 if not todo or errors:
                     return
                 src, obj = todo.pop(0)
+                busy += 1
             try:
                 data = compile_part(Path(src).read_bytes(), opt_level, triple, cpu, features)
                 Path(obj).write_bytes(data)
             except Exception as e:       # noqa: BLE001 (raised below)
-                with lock:
+                with cond:
                     errors.append(e)
+            finally:
+                with cond:
+                    busy -= 1
+                    cond.notify_all()
 
     # LLVM runs on worker threads only: this one waits, so an interrupt (a
     # signal handler runs on the main thread) is raised here, never inside
-    # LLVM's diagnostic callback, where ctypes would drop it
+    # LLVM's diagnostic callback, where ctypes would drop it. The wait counts
+    # the parts in flight rather than joining the threads: a join that an
+    # interrupt breaks marks a still running thread as stopped (CPython
+    # 3.11's Thread._wait_for_tstate_lock), and a part would then be written
+    # after the caller removed its folder
     threads = [threading.Thread(target=work, name=f"om-llvm-{i}", daemon=True)
                for i in range(max(1, min(jobs, len(todo))))]
 
-    def wait() -> None:
-        for t in threads:
-            while t.is_alive():
-                t.join(0.05)
+    def wait(done) -> None:
+        with cond:
+            while not done():
+                cond.wait(0.05)
     try:
         for t in threads:
             t.start()
-        wait()
+        wait(lambda: busy == 0 and (not todo or errors))
     except BaseException:
-        with lock:          # an interrupt: no part starts after it
+        with cond:          # an interrupt: no part starts after it
             todo.clear()
-        wait()
+        wait(lambda: busy == 0)
         raise
+    for t in threads:
+        t.join()
     if errors:
         raise errors[0]
