@@ -54,17 +54,26 @@ class _Body:
     """The loop body's emitter: reads, shuffles and chunks of output vectors."""
 
     def __init__(self, e: Emitter, cv: Conv, limit: int, src: Value, at: list[Value],
-                 out_at: list[Value], rows: list[Value], wv: dict, init: dict | None,
+                 out_at: list[Value], wv: dict, init: dict | None,
                  ecv: list[dict], zero: Value, quant=None):
         """``src[at + (row, col)]``: the rows read (the plane or x[n, c]);
-        ``out_at``: the output's leading indices; ``wv[(i, j)][lanes]``,
-        ``init[lanes]``, ``ecv[k][lanes]``: the splat weights, accumulator
-        start (None: the output's values) and epilogue scalars; ``quant``:
-        the channel's values of an 8-bit output's epilogue (``cv.quant``)."""
+        ``out_at``: the output's leading indices (before the row);
+        ``wv[(i, j)][lanes]``, ``init[lanes]``, ``ecv[k][lanes]``: the splat
+        weights, accumulator start (None: the output's values) and epilogue
+        scalars; ``quant``: the channel's values of an 8-bit output's
+        epilogue (``cv.quant``). :meth:`group` sets the output rows."""
         self.e, self.cv, self.limit, self.quant = e, cv, limit, quant
-        self.src, self.at, self.out_at, self.rows = src, at, out_at, rows
+        self.src, self.at, self.out_at = src, at, out_at
         self.wv, self.init, self.ecv, self.zero = wv, init, ecv, zero
         self.bases = bases(cv)
+
+    def group(self, oh0: Value, count: int) -> None:
+        """The next chunks cover output rows ``oh0 .. oh0 + count - 1``."""
+        e, cv = self.e, self.cv
+        self.outs = [e.add(oh0, g) for g in range(count)]
+        ohs = e.mul(oh0, cv.s[0])
+        offs = {g * cv.s[0] + i * cv.d[0] for g in range(count) for i in range(cv.kh)}
+        self.rows = {off: e.add(ohs, e.index(off)) for off in sorted(offs)}
 
     def read(self, row: Value, col, length: int) -> Value:
         return self.e.read(self.src, self.at + [row, col], self.zero, vector(length))
@@ -75,62 +84,66 @@ class _Body:
     def chunk(self, ow0, lanes: int, count: int, tin: Value, static_ow0: int | None,
               last_lanes: int | None = None) -> Value:
         """``count`` vectors of ``lanes`` output columns from ``ow0`` (the last
-        one stores only ``last_lanes``); returns the updated output tensor."""
+        one stores only ``last_lanes``) in each row of the :meth:`group`;
+        returns the updated output tensor."""
         e, cv = self.e, self.cv
         s1, d1 = cv.s[1], cv.d[1]
         inlane = s1 == 2 and lanes == 8
-        cols, accs = [], []
-        for u in range(count):
-            col = e.add(ow0, u * lanes)
-            cols.append(col)
+        accs: dict = {}
+        cols = [e.add(ow0, u * lanes) for u in range(count)]
+        slots = [(g, u) for g in range(len(self.outs)) for u in range(count)]
+        for g, u in slots:
             if self.init is not None:
-                accs.append(self.init[lanes])
+                accs[g, u] = self.init[lanes]
             else:
-                a = e.read(tin, self.out_at + [col], self.zero, vector(lanes), base="acc")
-                accs.append(self.shuffle(a, _INLANE8) if inlane else a)
+                a = e.read(tin, self.out_at + [self.outs[g], cols[u]], self.zero, vector(lanes),
+                           base="acc")
+                accs[g, u] = self.shuffle(a, _INLANE8) if inlane else a
         xcols = [e.mul(col, s1) for col in cols]
-        leaves: list[list[Value]] = [[] for _ in range(count)]
+        leaves: dict = {k: [] for k in slots}
+        reads: dict = {}      # rows shared by the group's output rows are read once
         for i in range(cv.kh):
-            reads: dict = {}
             for j in range(cv.kw):
                 off = j * d1
                 base, phase = off - off % s1, off % s1
-                for u in range(count):
-                    if (base, u) not in reads:
+                for g, u in slots:
+                    row = g * cv.s[0] + i * cv.d[0]
+                    if (row, base, u) not in reads:
                         xcol = e.add(xcols[u], base)
                         length = lanes if s1 == 1 else s1 * lanes
                         if s1 > 1 and static_ow0 is not None and \
                                 (static_ow0 + u * lanes) * s1 + base + length > self.limit:
                             length = max(self.bases[base]) + s1 * (lanes - 1) + 1
-                        reads[(base, u)] = self.read(self.rows[i], xcol, length)
-                    r = reads[(base, u)]
+                        reads[row, base, u] = self.read(self.rows[row], xcol, length)
+                    r = reads[row, base, u]
                     if s1 == 1:
                         v = r
                     else:
                         order = _INLANE8 if inlane else range(lanes)
                         v = self.shuffle(r, [phase + s1 * q for q in order])
                     if cv.combine == "max":
-                        leaves[u].append(v)
+                        leaves[g, u].append(v)
                     else:
-                        accs[u] = _combine(e, cv, v, self.wv.get((i, j), {}).get(lanes), accs[u])
-        for u in range(count if cv.combine == "max" else 0):
+                        accs[g, u] = _combine(e, cv, v, self.wv.get((i, j), {}).get(lanes),
+                                              accs[g, u])
+        for k in (slots if cv.combine == "max" else ()):
             # a balanced tree (max is exact in any order): a chain of K*K
             # dependent maxima was latency-bound
-            vals = [accs[u]] + leaves[u]
+            vals = [accs[k]] + leaves[k]
             while len(vals) > 1:
                 pairs = [_combine(e, cv, a, None, b) for a, b in zip(vals[0::2], vals[1::2])]
                 vals = pairs + vals[len(pairs) * 2:]
-            accs[u] = vals[0]
+            accs[k] = vals[0]
         cur = tin
-        for u in range(count):
-            val = self.shuffle(accs[u], _INLANE8) if inlane else accs[u]
+        for g, u in slots:
+            val = self.shuffle(accs[g, u], _INLANE8) if inlane else accs[g, u]
             if cv.epilogue:
                 val = emit_ops(e, cv.epilogue, cv.epi_result, val, [c[lanes] for c in self.ecv])
             elif cv.quant is not None:
                 val = cv.quant.epilogue(e, self.quant, val)
             if u == count - 1 and last_lanes is not None and last_lanes < lanes:
                 val = e.prefix(val, last_lanes)
-            cur = e.write(val, cur, self.out_at + [cols[u]])
+            cur = e.write(val, cur, self.out_at + [self.outs[g], cols[u]])
         return cur
 
 
@@ -140,12 +153,35 @@ def _combine(e: Emitter, cv: Conv, v: Value, w: Value | None, acc: Value) -> Val
     return e.binary({"max": "arith.maximumf", "add": "arith.addf"}[cv.combine], acc, v)
 
 
+def lane_width(cv: Conv, vw: int) -> int:
+    """Lanes of the kernel's vectors: the target's ``vw``, halved (down to 8)
+    while an output row fits in half a vector. A 7-wide map (MobileNetV3's
+    last depthwise convs) used 7 of 16 lanes; an 8-lane FMA does the same
+    work, and on Zen 4 (a 512-bit FMA takes both 256-bit pipes) twice as
+    many of them issue per cycle."""
+    while vw > 8 and cv.os[3] <= vw // 2:
+        vw //= 2
+    return vw
+
+
+def row_group(cv: Conv, vw: int, target_vw: int) -> int:
+    """Output rows computed together: a row of fewer than UNROLL (target)
+    vectors alone had too few accumulators to hide the FMA latency (one
+    dependent chain of KH*KW FMAs per vector of a 14-wide row); rows in a
+    group also share their input rows' reads."""
+    main, chunks = row_plan(cv, vw)
+    if main:
+        return 1
+    per_row = sum(cnt for _pos, _lanes, cnt, _keep in chunks)
+    return max(1, min(cv.os[2], UNROLL * target_vw // vw // per_row))
+
+
 def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
-    """``func.func private @name(x, w, out[, init | bias], captured...) -> out``."""
+    """``func.func private @name(x, w, out[, init | bias], captured...) -> out``
+    on vectors of :func:`lane_width` lanes (``vw``: the target's)."""
+    target_vw, vw = vw, lane_width(cv, vw)
     n, c = cv.xs[:2]
     _, _, oh, ow = cv.os
-    s0 = cv.s[0]
-    d0 = cv.d[0]
     hp, limit = geometry(cv, vw)
     fused = bool(cv.pad)
     taps = [(i, j) for i in range(cv.kh) for j in range(cv.kw)]
@@ -197,21 +233,27 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
     nn, carried, nres = e.loop(e.index(0), n, e.index(1), carried)
     plane = plane_copy(e, cv, x, nn, ch, carried[1], vw, pro, padv) if fused else None
 
-    ohv, (t2,), (hres,) = e.loop(e.index(0), e.index(oh), e.index(1), carried[:1])
-    ohs = e.mul(ohv, s0)
-    rows = [e.add(ohs, e.index(i * d0)) for i in range(cv.kh)]
     src, at = (plane, []) if fused else (x, [nn, ch])
-    body = _Body(e, cv, limit, src, at, [nn, cc, ohv], rows, wv, init, ecv, zero, qch)
+    body = _Body(e, cv, limit, src, at, [nn, cc], wv, init, ecv, zero, qch)
     step = UNROLL * vw
     main, chunks = row_plan(cv, vw)
-    cur = t2
-    if main:
-        owb, (t3,), (wres,) = e.loop(e.index(0), e.index(main * step), e.index(step), [cur])
-        e.end([body.chunk(owb, vw, UNROLL, t3, None)])
-        cur = wres
-    for pos, lanes, cnt, keep in chunks:
-        cur = body.chunk(e.index(pos), lanes, cnt, cur, pos, keep)
-    e.end([cur])
+    group = row_group(cv, vw, target_vw)
+
+    def rows(oh0: Value, count: int, cur: Value) -> Value:
+        body.group(oh0, count)
+        if main:
+            owb, (t3,), (wres,) = e.loop(e.index(0), e.index(main * step), e.index(step), [cur])
+            e.end([body.chunk(owb, vw, UNROLL, t3, None)])
+            cur = wres
+        for pos, lanes, cnt, keep in chunks:
+            cur = body.chunk(e.index(pos), lanes, cnt, cur, pos, keep)
+        return cur
+
+    ohv, (t2,), (hres,) = e.loop(e.index(0), e.index(oh - oh % group), e.index(group),
+                                 carried[:1])
+    e.end([rows(ohv, group, t2)])
+    if oh % group:      # the rows left, one static group
+        hres = rows(e.index(oh - oh % group), oh % group, hres)
     e.end([hres] + ([plane] if fused else []))
     e.end(nres)
     if blocks > 1:

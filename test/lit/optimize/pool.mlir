@@ -1,22 +1,24 @@
 // RUN: %opt %s --o3-pools=target=x86-64-v4 | FileCheck %s
 
-// MaxPool 3x3/2 with its -inf pad (x86-64-v4, 16 lanes): per channel the
-// plane is copied into a scratch whose border holds -inf (filled once, by
-// vector stores), each output row is a tree of maxima over the 9 taps
-// (stride 2: 32 values read, every second kept), stored 4 lanes wide.
+// MaxPool 3x3/2 with its -inf pad (x86-64-v4: 16 lanes, but the 4-wide
+// output rows take 8-lane vectors): per channel the plane is copied into a
+// scratch whose border holds -inf (filled once, by vector stores); the 4
+// output rows are one group (row_kernel.row_group), each a tree of maxima
+// over the 9 taps (stride 2: 16 values read, every second kept in
+// vshufps order, put back in order before the store), stored 4 lanes wide.
 // CHECK-LABEL: func.func @maxpool
 // CHECK-NOT: linalg.pooling
 // CHECK-NOT: tensor.pad
-// CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : vector<16xf32>
-// CHECK: vector.transfer_write %[[NINF]], {{.*}} : vector<16xf32>, tensor<10x34xf32>
+// CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : vector<8xf32>
+// CHECK: vector.transfer_write %[[NINF]], {{.*}} : vector<8xf32>, tensor<10x18xf32>
 // CHECK: scf.for
-// CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x2x8x8xf32>, vector<16xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<10x34xf32>
-// CHECK: vector.transfer_read {{.*}} : tensor<10x34xf32>, vector<32xf32>
-// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
-// CHECK-COUNT-8: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x2x8x8xf32>, vector<8xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<8xf32>, tensor<10x18xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<10x18xf32>, vector<16xf32>
+// CHECK: vector.shuffle {{.*}} [0, 2, 8, 10, 4, 6, 12, 14]
+// CHECK-COUNT-32: arith.maximumf {{.*}} : vector<8xf32>
 // CHECK-NOT: arith.maximumf
-// CHECK: vector.transfer_write {{.*}} : vector<4xf32>, tensor<1x2x4x4xf32>
+// CHECK-COUNT-4: vector.transfer_write {{.*}} : vector<4xf32>, tensor<1x2x4x4xf32>
 func.func @maxpool(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
   %ninf = arith.constant 0xFF800000 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {

@@ -3,15 +3,16 @@
 // uint8 MaxPool 3x3/2 pads 1 (linalg has no unsigned NCHW pool: a generic of
 // arith.maxui): the row kernel with 8-bit ends. The plane copy widens each
 // 8-bit vector to f32 (uitofp) into the scratch whose border is the pad's 0,
-// the maxima are f32, the result goes back to 8 bits (fptoui).
+// the maxima are f32, the result goes back to 8 bits (fptoui). The 4-wide
+// output rows take 8-lane vectors, the 4 rows one group (row_kernel).
 // CHECK-LABEL: func.func @maxpool_u8
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: tensor.pad
-// CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x2x8x8xi8>, vector<16xi8>
-// CHECK: arith.uitofp {{.*}} : vector<16xi8> to vector<16xf32>
-// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
-// CHECK-COUNT-8: arith.maximumf {{.*}} : vector<16xf32>
-// CHECK: arith.fptoui {{.*}} : vector<16xf32> to vector<16xi8>
+// CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x2x8x8xi8>, vector<8xi8>
+// CHECK: arith.uitofp {{.*}} : vector<8xi8> to vector<8xf32>
+// CHECK: vector.shuffle {{.*}} [0, 2, 8, 10, 4, 6, 12, 14]
+// CHECK-COUNT-32: arith.maximumf {{.*}} : vector<8xf32>
+// CHECK: arith.fptoui {{.*}} : vector<8xf32> to vector<8xi8>
 // CHECK: vector.transfer_write {{.*}} : vector<4xi8>, tensor<1x2x4x4xi8>
 #in = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
 #win = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
@@ -37,9 +38,9 @@ func.func @maxpool_u8(%x: tensor<1x2x8x8xi8>) -> tensor<1x2x4x4xi8> {
 // the scratch border -128.0 (the pad of -128) written by vector stores.
 // CHECK-LABEL: func.func @maxpool_s8
 // CHECK-NOT: linalg.pooling_nchw_max
-// CHECK-DAG: arith.constant dense<-1.280000e+02> : vector<16xf32>
-// CHECK: arith.sitofp {{.*}} : vector<16xi8> to vector<16xf32>
-// CHECK: arith.fptosi {{.*}} : vector<16xf32> to vector<16xi8>
+// CHECK-DAG: arith.constant dense<-1.280000e+02> : vector<8xf32>
+// CHECK: arith.sitofp {{.*}} : vector<8xi8> to vector<8xf32>
+// CHECK: arith.fptosi {{.*}} : vector<8xf32> to vector<8xi8>
 func.func @maxpool_s8(%x: tensor<1x2x8x8xi8>) -> tensor<1x2x4x4xi8> {
   %lo = arith.constant -128 : i8
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {

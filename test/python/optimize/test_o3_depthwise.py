@@ -105,6 +105,42 @@ def test_depthwise_shapes(tmp_path):
     _run(tmp_path, m)
 
 
+# rows computed in groups (row_kernel.row_group: a loop of groups, then the
+# rows left) and half-width vectors for rows that fit in one (lane_width):
+# 14 rows in groups of 4, 7-wide rows at 8 lanes (stride 1 and 2), a stride
+# of (2, 1) and row dilation 2 in a group, rows without a fused pad
+GROUP_CASES = [
+    ((1, 6, 14, 14), (5, 5), dict(pads=[2, 2, 2, 2])),
+    ((1, 5, 7, 7), (5, 5), dict(pads=[2, 2, 2, 2])),
+    ((2, 4, 14, 14), (5, 5), dict(pads=[2, 2, 2, 2], strides=[2, 2])),
+    ((1, 4, 13, 6), (3, 3), dict(pads=[2, 1, 2, 1], strides=[2, 1], dilations=[2, 1])),
+    ((1, 3, 30, 30), (3, 3), dict(pads=[1, 1, 1, 1])),
+    ((2, 4, 11, 11), (3, 3), dict()),
+    ((1, 4, 9, 9), (3, 3), dict(strides=[1, 1])),
+    ((1, 4, 15, 15), (3, 3), dict(strides=[2, 2])),
+]
+
+
+def test_depthwise_row_groups(tmp_path):
+    m = Model()
+    for i, (xs, k, attrs) in enumerate(GROUP_CASES):
+        depthwise(m, i, xs, k, bias=i % 2 == 0, **attrs)
+    _run(tmp_path, m)
+
+
+def test_row_group_and_lane_width():
+    """Which widths and groups MobileNetV3's depthwise convs get (16 lanes)."""
+    from onnx_mlir_py.passes.optimize.row_kernel import lane_width, row_group
+    from onnx_mlir_py.passes.optimize.row_plan import Conv
+    for hw, k, s, want in [(7, 5, 1, (8, 7)), (14, 5, 1, (16, 4)), (14, 5, 2, (8, 7)),
+                           (28, 3, 1, (16, 2)), (56, 3, 2, (16, 2)), (112, 3, 2, (16, 1)),
+                           (56, 3, 1, (16, 1))]:
+        o = (hw - 1) // s + 1
+        cv = Conv((1, 8, hw, hw), (k // 2,) * 4, k, k, (1, 8, o, o), (s, s), (1, 1), "bias")
+        vw = lane_width(cv, 16)
+        assert (vw, row_group(cv, vw, 16)) == want, (hw, k, s)
+
+
 def test_depthwise_epilogues(tmp_path):
     """Bias + ReLU / Clip (fused into the kernel), a result used twice (not
     fused) and no bias at all."""
