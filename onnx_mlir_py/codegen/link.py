@@ -200,13 +200,20 @@ def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings) ->
     """``module`` (LLVM dialect) as PIC object files in ``tmp``: one (as
     :func:`to_object`), or, when its LLVM IR is large and the machine has
     several cores, the parts of :mod:`.split` optimised and compiled in
-    parallel."""
-    from onnx_mlir_py.codegen.split import SPLIT_MIN_BYTES, split_jobs, split_objects
-    ll = _translate(module, timings)
+    parallel. Before that, the -O3 kernels in the on-disk kernel cache are
+    taken from it and the others compiled into it (:mod:`.kernel_cache`:
+    their objects come first in the list)."""
+    from onnx_mlir_py.codegen.kernel_cache import cached_kernels
+    from onnx_mlir_py.codegen.split import SPLIT_MIN_BYTES, split_jobs, split_objects, target_of
     jobs = split_jobs()
+    # the -O3 kernels from the on-disk kernel cache (hits declared here, misses compiled)
+    kernels = cached_kernels(module, tmp, opts.opt_level, *target_of(_target_args(opts)),
+                             max(jobs, 1), timings) if _is_llvm_dialect(module) else []
+    ll = _translate(module, timings)
     if jobs < 2 or len(ll) < SPLIT_MIN_BYTES:
-        return [_compile_ll(_optimize(ll, opts, timings), tmp / "model.o", opts, timings)]
-    return split_objects(ll, tmp, jobs, opts.opt_level, _target_args(opts), timings)
+        return kernels + [_compile_ll(_optimize(ll, opts, timings), tmp / "model.o", opts,
+                                      timings)]
+    return kernels + split_objects(ll, tmp, jobs, opts.opt_level, _target_args(opts), timings)
 
 
 def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Path,

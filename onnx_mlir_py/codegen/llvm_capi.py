@@ -67,6 +67,8 @@ _SIGNATURES = {
     "LLVMGetBufferSize": (ctypes.c_size_t, [_P]),
     # not ...InContext2: it reports through the context's handler (the default one exits)
     "LLVMParseBitcodeInContext": (_I, [_P, _P, ctypes.POINTER(_P), ctypes.POINTER(_P)]),
+    # takes the buffer (text or bitcode): a kernel cache unit (codegen/kernel_cache.py)
+    "LLVMParseIRInContext": (_I, [_P, _P, ctypes.POINTER(_P), ctypes.POINTER(_P)]),
     "LLVMContextSetDiagnosticHandler": (None, [_P, _P, _P]),
     "LLVMGetDiagInfoSeverity": (_I, [_P]),
     "LLVMGetDiagInfoDescription": (_P, [_P]),
@@ -258,7 +260,7 @@ class _diagnostics:
 def compile_part(bitcode: bytes, opt_level: int, triple: str, cpu: str,
                  features: str) -> bytes:
     """The object file ``llc -O<n> -relocation-model=pic -filetype=obj`` makes
-    of ``opt -O<n>`` of ``bitcode`` (``-mtriple``, ``-mcpu``, ``-mattr`` =
+    of ``opt -O<n>`` of ``bitcode`` (or LLVM IR text; ``-mtriple``, ``-mcpu``, ``-mattr`` =
     ``features``). CompileError with LLVM's message when it fails."""
     api = _api()
     if opt_level not in _CODEGEN_LEVEL:
@@ -277,11 +279,15 @@ def compile_part(bitcode: bytes, opt_level: int, triple: str, cpu: str,
     try:
         buf = api.CreateMemoryBufferWithMemoryRangeCopy(bitcode, len(bitcode), b"part")
         module, msg = _P(), _P()
-        failed = api.ParseBitcodeInContext(ctx, buf, ctypes.byref(module), ctypes.byref(msg))
-        api.DisposeMemoryBuffer(buf)        # the module is materialised: not its
+        what = "bitcode" if bitcode[:2] == b"BC" else "LLVM IR"
+        if what == "bitcode":
+            failed = api.ParseBitcodeInContext(ctx, buf, ctypes.byref(module), ctypes.byref(msg))
+            api.DisposeMemoryBuffer(buf)        # the module is materialised: not its
+        else:           # text (it takes the buffer)
+            failed = api.ParseIRInContext(ctx, buf, ctypes.byref(module), ctypes.byref(msg))
         if failed:
             module = None
-            raise CompileError(f"in-process LLVM: unreadable bitcode: "
+            raise CompileError(f"in-process LLVM: unreadable {what}: "
                                f"{_message(api, msg.value, api.DisposeMessage)}")
         if api.VerifyModule(module, _RETURN_STATUS, ctypes.byref(msg)):
             raise CompileError(f"in-process LLVM: invalid module: "

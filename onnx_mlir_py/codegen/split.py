@@ -70,7 +70,7 @@ def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: 
         # largest first: the longest runs start first
         parts.sort(key=lambda p: -p.stat().st_size)
     objects = [f"{p}.o" for p in parts]
-    triple, cpu, features = _target(target_args)
+    triple, cpu, features = target_of(target_args)
     if llvm_capi.usable(triple, cpu):
         # opt + llc of each part in this process, a thread per job (llvm_capi.py)
         with timings.phase("codegen: opt + llc"):
@@ -86,7 +86,7 @@ def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: 
     return objects
 
 
-def _target(target_args: list[str]) -> tuple[str, str | None, str]:
+def target_of(target_args: list[str]) -> tuple[str, str | None, str]:
     """(triple, cpu or None, features) of the tools' ``-mtriple`` / ``-mcpu`` /
     ``-mattr`` arguments (link._target_args)."""
     given = dict(a[1:].split("=", 1) for a in target_args)

@@ -5,7 +5,11 @@ extra's name (``export``: torch's exporters; ``ray``: the Ray integration)
 are deselected when that extra is absent, and the run says so the same way."""
 from __future__ import annotations
 
+import atexit
 import importlib.util
+import os
+import shutil
+import tempfile
 
 # marker (= the extra's name) -> (the packages its tests need, what they test)
 OPTIONAL = {"export": (("torch", "onnxscript"), "torch export tests"),
@@ -27,6 +31,12 @@ def _optional_notes() -> list[str]:
 
 
 def pytest_configure(config):
+    # the -O3 kernel cache (codegen/kernel_cache.py) of this run (each xdist
+    # worker its own) in a temp folder, not in the user's ~/.cache
+    if "ONNX_MLIR_PY_KERNEL_CACHE" not in os.environ:
+        d = tempfile.mkdtemp(prefix="om-test-kernels-")
+        os.environ["ONNX_MLIR_PY_KERNEL_CACHE"] = d
+        atexit.register(shutil.rmtree, d, True)
     for m, (_, what) in OPTIONAL.items():
         config.addinivalue_line("markers", f"{m}: {what} (need the [{m}] extra; deselected "
                                 f"without it)")

@@ -99,6 +99,8 @@ def test_bad_input_is_an_error_not_an_abort(tmp_path):
         llvm_capi.compile_part(_bitcode(tmp_path, BAD_ASM_IR), 3, TRIPLE, "x86-64-v4", "")
     with pytest.raises(CompileError, match="unreadable bitcode: "):
         llvm_capi.compile_part(b"BC\xc0\xde not bitcode", 3, TRIPLE, "x86-64-v4", "")
+    with pytest.raises(CompileError, match="unreadable LLVM IR: .*expected"):
+        llvm_capi.compile_part(b"define void @f( {", 3, TRIPLE, "x86-64-v4", "")
     with pytest.raises(CompileError, match="no optimisation level 4"):
         llvm_capi.compile_part(_bitcode(tmp_path, LOOP_IR), 4, TRIPLE, "x86-64-v4", "")
 
@@ -155,6 +157,7 @@ def test_split_library_is_the_tools(tmp_path, monkeypatch):
     from test_codegen_split import _model
     monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 0)
     monkeypatch.setenv(split.JOBS_ENV, "2")
+    monkeypatch.setenv("ONNX_MLIR_PY_KERNEL_CACHE", "0")    # in this process only
     m, feeds = _model()
     libs = {}
     for mode in ("1", "0"):

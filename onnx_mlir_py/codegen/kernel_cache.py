@@ -1,0 +1,344 @@
+"""The on-disk kernel cache: -O3 kernels compiled once, their objects
+reused by later compiles of any model (issue #29).
+
+After the LLVM dialect lowering, each kernel function (``__om_kernel*``,
+:mod:`.kernel_functions`) with every function it reaches (its parallel
+loop bodies ``__om_pfor_*`` and their trampolines, its serial loops
+``__om_loop_*``) is a *unit*. A unit that references no global (its
+weights and activations are arguments) is compiled on its own:
+
+- its functions get content-derived names: ``__om_kc_<hash>`` for the
+  kernel and ``__om_kc_<hash>_b<i>`` for the functions it reaches, where
+  ``<hash>`` hashes the unit's text with its own names replaced by
+  placeholders (and the target), so the same kernel in two models prints
+  the same;
+- key: sha256 of (the unit's LLVM-dialect module text, the triple, CPU,
+  features, opt level, the compiler fingerprint of the compile cache,
+  which covers the MLIR / LLVM wheels' versions and this compiler's
+  sources);
+- a hit: the kernel becomes an external declaration in the model's
+  module, its functions that nothing else calls are dropped, and the
+  cached object (checked, copied into the work folder) is linked;
+- a miss: the unit, as a module of its own (the kernel external and
+  hidden, the rest internal), is translated and compiled by
+  :func:`.llvm_capi.compile_parts` on the codegen threads, and the object
+  stored.
+
+Files: ``<dir>/<key[:2]>/<key>.o`` and ``<key>.o.sha256``, through the
+compile cache's file helpers (``backend/cache_files.py``: private 0700
+directories, 0600 files owned by this user, atomic durable writes). An
+entry is loaded only when it is a regular file owned by this user and not
+writable by others, starts with the ELF magic and matches its recorded
+sha256; else it is compiled again with one ``CacheEntryWarning`` (an
+object without its record yet is a plain miss: another process is
+writing it). A cache that cannot be used (read-only, unsafe, full) is
+skipped with one warning: the kernel cache only saves time, it never
+fails a compile.
+
+Where: ``ONNX_MLIR_PY_KERNEL_CACHE`` = a directory, or ``0`` (off);
+default ``<compile cache>/kernels`` (``backend/cache.py``: ``$ONNX_MLIR_PY_CACHE``
+or ``~/.cache/onnx-mlir-py``). Only where the parts compile in this process
+(:func:`.llvm_capi.usable`: an x86-64 triple and a named CPU).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mlir.ir as ir
+
+from onnx_mlir_py.codegen.kernel_functions import PREFIX as KERNEL_PREFIX
+from onnx_mlir_py.errors import CacheEntryWarning, UnsafeCacheError
+
+ENV = "ONNX_MLIR_PY_KERNEL_CACHE"
+NAME_PREFIX = "__om_kc_"
+# bump when what a key covers changes meaning
+_FORMAT = b"onnx-mlir-py kernel cache 1\0"
+_SYMBOL = re.compile(r'@(?:"([^"]+)"|([A-Za-z_$.][\w$.\-]*))')
+
+
+def cache_dir() -> Path | None:
+    """The kernel cache's directory, None when turned off (``$ONNX_MLIR_PY_KERNEL_CACHE=0``)."""
+    v = os.environ.get(ENV, "")
+    if v == "0":
+        return None
+    if v:
+        return Path(v)
+    from onnx_mlir_py.backend.cache import cache_dir as compile_cache_dir
+    return compile_cache_dir() / "kernels"
+
+
+@dataclass
+class Unit:
+    root: str                       # the kernel function's name in the model
+    names: list[str]                # root first, then what it reaches (first use order)
+    texts: list[str]                # their printed text, names as in the model
+    decls: list[str]                # the external functions it calls (printed declarations)
+    name: str = ""                  # the content-derived name of the root
+    text: str = ""                  # the unit's module text (content-derived names)
+    key: str = ""
+    object: Path | None = None
+    renamed: dict = field(default_factory=dict)
+
+
+@dataclass
+class Stats:
+    """What :func:`cached_kernels` did (``-v``, the tests)."""
+    units: int = 0
+    hits: int = 0
+    misses: int = 0
+    skipped: int = 0            # kernels left in the model (they reference a global)
+
+
+LAST = Stats()          # the last compile's, for the tests and benchmarks
+
+
+def _symbols(text: str) -> list[str]:
+    out, seen = [], set()
+    for m in _SYMBOL.finditer(text):
+        s = m.group(1) or m.group(2)
+        if s not in seen:
+            seen.add(s)
+            out.append(s)
+    return out
+
+
+def _rename(text: str, names: dict[str, str]) -> str:
+    def sub(m):
+        s = m.group(1) or m.group(2)
+        return "@" + names[s] if s in names else m.group(0)
+    return _SYMBOL.sub(sub, text)
+
+
+def _print(op: ir.Operation) -> str:
+    # local scope: without it each print numbers (and aliases) the whole
+    # module (ResNet-18's 144 functions: 3.8 s)
+    return op.get_asm(large_elements_limit=None, assume_verified=True, use_local_scope=True)
+
+
+def find_units(module: ir.Module) -> tuple[list[Unit], int, dict, dict]:
+    """The cacheable units of the LLVM-dialect ``module``; also the count of
+    kernels that are not (they reference a global), every defined
+    function's (op, text, symbols) and the declarations' (op, text)."""
+    defined, declared, other = {}, {}, set()
+    for op in module.body.operations:
+        op = op.operation
+        name = ir.StringAttr(op.attributes["sym_name"]).value if "sym_name" in op.attributes \
+            else None
+        if op.name != "llvm.func":
+            if name is not None:
+                other.add(name)
+            continue
+        text = _print(op)
+        if len(op.regions[0].blocks):
+            defined[name] = (op, text, _symbols(text))
+        else:
+            declared[name] = (op, text)
+    units, skipped = [], 0
+    for root in defined:
+        if not root.startswith(KERNEL_PREFIX):
+            continue
+        names, decls, todo, ok = [], [], [root], True
+        while todo and ok:
+            n = todo.pop(0)
+            if n in names:
+                continue
+            names.append(n)
+            for s in defined[n][2]:
+                if s in defined:
+                    if s not in names and s not in todo:
+                        todo.append(s)
+                elif s in declared:
+                    if s not in decls:
+                        decls.append(s)
+                elif s in other or s.startswith(KERNEL_PREFIX) and s != root:
+                    ok = False         # a global (or another kernel): stays in the model
+        if not ok or any(n.startswith(KERNEL_PREFIX) and n != root for n in names):
+            skipped += 1
+            continue
+        units.append(Unit(root, names, [defined[n][1] for n in names],
+                          [declared[d][1] for d in decls]))
+    return units, skipped, defined, declared
+
+
+def name_units(units: list[Unit], target: str) -> None:
+    """Give each unit its content-derived names, module text and key
+    (``target``: triple, CPU, features, opt level and fingerprint)."""
+    for u in units:
+        placeholder = {n: f"{NAME_PREFIX}_b{i}" if i else NAME_PREFIX
+                       for i, n in enumerate(u.names)}
+        h = hashlib.sha256(_FORMAT + target.encode() + b"\0")
+        for t in u.decls + [_rename(t, placeholder) for t in u.texts]:
+            h.update(t.encode() + b"\0")
+        u.name = NAME_PREFIX + h.hexdigest()[:32]
+        u.renamed = {n: f"{u.name}_b{i}" if i else u.name for i, n in enumerate(u.names)}
+        u.text = "\n".join(u.decls + [_rename(t, u.renamed) for t in u.texts]) + "\n"
+        u.key = hashlib.sha256(_FORMAT + target.encode() + b"\0" + u.text.encode()).hexdigest()
+
+
+def declare_units(module: ir.Module, units: list[Unit], defined: dict) -> None:
+    """In ``module``: each unit's kernel becomes an external declaration of
+    its content name (its calls retargeted), and the unit's other functions
+    that nothing left in the module references are erased."""
+    roots = {u.root for u in units}
+    in_unit = {n for u in units for n in u.names}
+    callers = {n: op for n, (op, _, syms) in defined.items()
+               if n not in in_unit and any(s in in_unit for s in syms)}
+    # what stays reaches (a loop body shared with the entry): kept
+    keep, todo = set(), [s for n in callers for s in defined[n][2]
+                         if s in in_unit and s not in roots]
+    while todo:
+        n = todo.pop()
+        if n not in keep:
+            keep.add(n)
+            todo.extend(s for s in defined[n][2] if s in defined and s not in roots)
+    external = ir.Attribute.parse("#llvm.linkage<external>")
+    declared: set[str] = set()
+    for u in units:
+        op = defined[u.root][0]
+        if u.name in declared:          # the same kernel twice (merged late): one declaration
+            pass
+        else:
+            declared.add(u.name)
+            with ir.InsertionPoint(op), op.location:
+                ir.Operation.create("llvm.func", attributes={
+                    "sym_name": ir.StringAttr.get(u.name),
+                    "function_type": op.attributes["function_type"],
+                    "linkage": external}, regions=1)
+        for n, c in callers.items():
+            if u.root in defined[n][2]:
+                ir.SymbolTable.replace_all_symbol_uses(u.root, u.name, c)
+    for n in in_unit:
+        if n not in keep:
+            defined[n][0].erase()
+
+
+# -- the entries -----------------------------------------------------------------
+
+class _Store:
+    """The cache directory of one compile: entries read and written through
+    ``backend/cache_files.py``; the first problem with the directory turns
+    it off for the rest of the compile, with one warning."""
+
+    def __init__(self, directory: Path):
+        self.dir: Path | None = directory
+
+    def _off(self, why: str) -> None:
+        warnings.warn(CacheEntryWarning(f"kernel cache {self.dir}: {why}; not used by this "
+                                        f"compile (set {ENV}=0 to turn it off, or to "
+                                        f"another directory)"), stacklevel=4)
+        self.dir = None
+
+    def _path(self, key: str) -> Path:
+        return self.dir / key[:2] / f"{key}.o"
+
+    def load(self, key: str) -> bytes | None:
+        """The verified object of ``key``; None on a miss. A bad entry is
+        removed with one warning (then a miss)."""
+        from onnx_mlir_py.backend.cache_files import check_dir, read_verified, unlink_verified
+        if self.dir is None:
+            return None
+        path = self._path(key)
+        try:
+            if not check_dir(self.dir) or not check_dir(path.parent):
+                return None
+            data, reason = read_verified(path)
+        except UnsafeCacheError as e:
+            self._off(str(e).replace("compile cache", "kernel cache"))
+            return None
+        except OSError as e:
+            self._off(f"cannot be read: {e.strerror or e}")
+            return None
+        if reason is None:
+            return data
+        warnings.warn(CacheEntryWarning(f"kernel cache entry {path}: {reason}; removed, "
+                                        f"compiling the kernel again"), stacklevel=3)
+        try:
+            unlink_verified(path)
+        except OSError:
+            pass
+        return None
+
+    def store(self, key: str, data: bytes) -> None:
+        from onnx_mlir_py.backend.cache import sources_unchanged
+        from onnx_mlir_py.backend.cache_files import private_dir, store_verified
+        if self.dir is None or not sources_unchanged():
+            return
+        try:
+            # no fsync: every load checks the sha256 (a power loss costs a recompile)
+            store_verified(private_dir(private_dir(self.dir) / key[:2]) / f"{key}.o", data,
+                           durable=False)
+        except UnsafeCacheError as e:
+            self._off(str(e).replace("compile cache", "kernel cache"))
+        except OSError as e:
+            self._off(f"cannot be written: {e.strerror or e}")
+
+
+def _unit_ir(u: Unit, context: ir.Context) -> bytes:
+    """LLVM IR of the unit as a module of its own: the kernel external and
+    hidden (the model's code calls it), the rest internal."""
+    from onnx_mlir_py.codegen import llvm_capi
+    with context:
+        m = ir.Module.parse(u.text)
+        for op in m.body.operations:
+            op = op.operation
+            if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == u.name:
+                op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
+                op.attributes["visibility_"] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), 1)        # hidden
+        return llvm_capi.translate(m)
+
+
+def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cpu: str | None,
+                   features: str, jobs: int, timings) -> list[str]:
+    """The objects of ``module``'s cacheable kernels (LLVM dialect, changed
+    in place: see the module docstring), hits read from the cache and
+    misses compiled and stored; [] when the cache is off or unusable for
+    the target (the module is then untouched)."""
+    from onnx_mlir_py.backend.cache import compiler_fingerprint
+    from onnx_mlir_py.codegen import llvm_capi
+    global LAST
+    LAST = Stats()
+    directory = cache_dir()
+    if directory is None or not llvm_capi.usable(triple, cpu):
+        return []
+    with timings.phase("codegen: kernel cache"):
+        with module.context:
+            units, skipped, defined, _ = find_units(module)
+            LAST = Stats(units=len(units), skipped=skipped)
+            if not units:
+                return []
+            target = f"{triple}\0{cpu}\0{features}\0O{opt_level}\0{compiler_fingerprint()}"
+            name_units(units, target)
+            store = _Store(directory)
+            distinct: dict[str, Unit] = {}
+            for u in units:
+                distinct.setdefault(u.name, u)
+            misses, objects = [], []
+            for i, u in enumerate(distinct.values()):
+                data = store.load(u.key)
+                obj = tmp / f"kernel{i}.o"
+                if data is None:
+                    misses.append((u, obj))
+                else:
+                    obj.write_bytes(data)
+                    objects.append(str(obj))
+            parts = []
+            for u, obj in misses:
+                src = obj.with_suffix(".ll")
+                src.write_bytes(_unit_ir(u, module.context))
+                parts.append(src)
+            declare_units(module, units, defined)
+    if misses:
+        with timings.phase("codegen: opt + llc (kernels)"):
+            llvm_capi.compile_parts(parts, [str(o) for _, o in misses], jobs, opt_level,
+                                    triple, cpu, features)
+        for u, obj in misses:
+            store.store(u.key, obj.read_bytes())
+            objects.append(str(obj))
+    LAST.hits, LAST.misses = len(distinct) - len(misses), len(misses)
+    return objects

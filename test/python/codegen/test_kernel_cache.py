@@ -1,0 +1,283 @@
+"""The on-disk kernel cache (codegen/kernel_cache.py, #29): -O3 kernels'
+objects reused across models.
+
+What can go wrong, and what each test checks:
+- a hit that links another kernel's code (a key or content name that
+  misses a difference) gives wrong numbers: every compile with hits runs
+  against onnxruntime, and against the cold compile bit for bit, on
+  models that share some kernels and not others, at two run-time shapes
+  when a dim is dynamic;
+- a damaged or planted entry (truncated, not ELF, another user's, group
+  writable) must never be linked: one warning, the kernel compiled again;
+- a cache that cannot be written (read-only, not a directory) must not
+  fail the compile: one warning;
+- two processes filling the same entries at once: both compiles succeed,
+  no warning, and the entries are whole;
+- the key covers the target: another --march misses.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import onnx_mlir_py
+from onnx_mlir_py.codegen import kernel_cache
+from onnx_mlir_py.errors import CacheEntryWarning
+from onnx_mlir_py.runtime import ExecutionSession
+from onnx_mlir_py.testing.check import assert_match, reference
+
+
+def _convs(widths=(16, 16, 32), hw=12, seed=0, dynamic=False):
+    """Conv + ReLU layers of ``widths`` output channels (3x3, pad 1): the
+    kernels depend on the shapes, not the weights (``seed``)."""
+    rng = np.random.default_rng(seed)
+    nodes, inits, cur, cin = [], [], "x", 8
+    for i, cout in enumerate(widths):
+        inits.append(nh.from_array((rng.standard_normal((cout, cin, 3, 3)) * 0.2)
+                                   .astype(np.float32), f"w{i}"))
+        inits.append(nh.from_array(rng.standard_normal(cout).astype(np.float32), f"b{i}"))
+        nodes += [h.make_node("Conv", [cur, f"w{i}", f"b{i}"], [f"c{i}"], pads=[1, 1, 1, 1]),
+                  h.make_node("Relu", [f"c{i}"], [f"r{i}"])]
+        cur, cin = f"r{i}", cout
+    n = "N" if dynamic else 1
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [n, 8, hw, hw])],
+                     [h.make_tensor_value_info(cur, TP.FLOAT, [n, cin, hw, hw])], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def _feeds(batch=1, hw=12, seed=5):
+    return {"x": np.random.default_rng(seed).standard_normal((batch, 8, hw, hw))
+            .astype(np.float32)}
+
+
+def _compile(m, path, **kw):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        so = onnx_mlir_py.compile(m, output=str(path), opt_level=3, **kw)
+    stats = kernel_cache.LAST
+    return so, stats, [x for x in w if issubclass(x.category, CacheEntryWarning)]
+
+
+def _run(so, feeds):
+    return ExecutionSession(so).run(list(feeds.values()))
+
+
+def _checked(m, so, batches=(1,)):
+    """Outputs of ``so`` (one list per batch), each matched to onnxruntime."""
+    outs = []
+    for b in batches:
+        f = _feeds(b)
+        got = _run(so, f)
+        assert_match(got, reference(m, f, "onnxruntime"), rtol=1e-4, atol=1e-4)
+        outs.append(got)
+    return outs
+
+
+def _entries(d):
+    return sorted(p for p in d.rglob("*.o"))
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    d = tmp_path / "kernels"
+    monkeypatch.setenv(kernel_cache.ENV, str(d))
+    return d
+
+
+def _same(a, b):
+    for x, y in zip(a, b):
+        for u, v in zip(x, y):
+            np.testing.assert_array_equal(u, v)
+
+
+def test_hits_across_models_match_the_cold_compile(cache, tmp_path):
+    a = _convs(seed=0)
+    so_a, st, warned = _compile(a, tmp_path / "a.so")
+    assert st.units >= 2 and st.misses >= 2 and st.hits == 0, st
+    assert not warned and len(_entries(cache)) == st.misses
+    cold = _checked(a, so_a)
+    # the same layers with other weights: every kernel a hit, the same numbers as cold
+    b = _convs(seed=0)
+    so_b, st_b, warned = _compile(b, tmp_path / "b.so")
+    assert st_b.hits == st.misses and st_b.misses == 0 and not warned, st_b
+    _same(cold, _checked(b, so_b))
+    c = _convs(seed=3)
+    so_c, st_c, _ = _compile(c, tmp_path / "c.so")
+    assert st_c.misses == 0, st_c
+    _checked(c, so_c)
+    # other widths: some kernels shared, some new
+    d = _convs(widths=(16, 16, 24), seed=1)
+    so_d, st_d, warned = _compile(d, tmp_path / "d.so")
+    assert st_d.hits >= 1 and st_d.misses >= 1 and not warned, st_d
+    _checked(d, so_d)
+
+
+def test_dynamic_batch_hits_match_at_two_shapes(cache, tmp_path):
+    m = _convs(dynamic=True, seed=2)
+    so1, st1, _ = _compile(m, tmp_path / "cold.so")
+    so2, st2, _ = _compile(_convs(dynamic=True, seed=4), tmp_path / "hit.so")
+    assert st1.units >= 1 and st2.hits == st1.hits + st1.misses and st2.misses == 0, (st1, st2)
+    cold = _checked(m, so1, batches=(1, 3))
+    hit = [_run(so2, _feeds(b)) for b in (1, 3)]
+    m2 = _convs(dynamic=True, seed=4)
+    for b in (1, 3):
+        assert_match(_run(so2, _feeds(b)), reference(m2, _feeds(b), "onnxruntime"),
+                     rtol=1e-4, atol=1e-4)
+    assert len(hit) == len(cold)
+
+
+def test_off_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv(kernel_cache.ENV, "0")
+    m = _convs()
+    so, st, _ = _compile(m, tmp_path / "m.so")
+    assert st.units == 0 and kernel_cache.cache_dir() is None
+    _checked(m, so)
+
+
+def _damage_one(cache, how):
+    obj = _entries(cache)[0]
+    if how == "truncated":
+        obj.write_bytes(obj.read_bytes()[:100])
+    elif how == "not elf":
+        data = obj.read_bytes()
+        obj.write_bytes(b"\x00BAD" + data[4:])
+    elif how == "flipped":
+        data = bytearray(obj.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        obj.write_bytes(bytes(data))
+    return obj
+
+
+@pytest.mark.parametrize("how", ["truncated", "not elf", "flipped"])
+def test_a_damaged_entry_is_compiled_again_with_one_warning(cache, tmp_path, how):
+    m = _convs()
+    so, st, _ = _compile(m, tmp_path / "a.so")
+    cold = _checked(m, so)
+    bad = _damage_one(cache, how)
+    so2, st2, warned = _compile(m, tmp_path / "b.so")
+    assert len(warned) == 1 and str(bad) in str(warned[0].message), warned
+    assert st2.misses == 1 and st2.hits == st.misses - 1, st2
+    _same(cold, _checked(m, so2))
+    # repaired: all hits, no warning
+    _, st3, warned = _compile(m, tmp_path / "c.so")
+    assert st3.misses == 0 and not warned, st3
+
+
+@pytest.mark.parametrize("how", ["group-writable", "foreign owner", "unsafe directory"])
+def test_an_unsafe_entry_is_not_linked(cache, tmp_path, how, monkeypatch):
+    m = _convs()
+    so, st, _ = _compile(m, tmp_path / "a.so")
+    obj = _entries(cache)[0]
+    if how == "group-writable":
+        os.chmod(obj, 0o660)
+    elif how == "unsafe directory":
+        os.chmod(cache, 0o777)
+    elif os.geteuid() == 0:
+        os.chown(obj, 65534, -1)
+    else:           # not root: this user looks like another one to the checks
+        uid = os.geteuid() + 1
+        monkeypatch.setattr(os, "geteuid", lambda: uid)
+    so2, st2, warned = _compile(m, tmp_path / "b.so")
+    assert len(warned) == 1 and "not used by this compile" in str(warned[0].message), warned
+    assert st2.hits + st2.misses == st.misses and st2.misses >= 1, st2
+    _same(_checked(m, so), _checked(m, so2))
+
+
+def test_a_read_only_cache_is_skipped_with_one_warning(cache, tmp_path, monkeypatch):
+    from onnx_mlir_py.backend import cache_files
+
+    def read_only(*a, **k):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+    monkeypatch.setattr(cache_files, "write_atomic", read_only)
+    m = _convs()
+    so, st, warned = _compile(m, tmp_path / "a.so")
+    assert st.misses >= 2 and len(warned) == 1 and "cannot be written" in str(warned[0].message)
+    assert not _entries(cache)
+    _checked(m, so)
+
+
+def test_a_cache_path_that_is_a_file_is_skipped(tmp_path, monkeypatch):
+    f = tmp_path / "file"
+    f.write_text("x")
+    monkeypatch.setenv(kernel_cache.ENV, str(f / "kernels"))
+    m = _convs()
+    so, st, warned = _compile(m, tmp_path / "a.so")
+    assert st.misses >= 1 and len(warned) == 1, warned
+    _checked(m, so)
+
+
+_FILL = """
+import sys, warnings
+import onnx, onnx_mlir_py
+from onnx_mlir_py.codegen import kernel_cache
+from onnx_mlir_py.errors import CacheEntryWarning
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    onnx_mlir_py.compile(onnx.load(sys.argv[1]), output=sys.argv[2], opt_level=3)
+print(sum(issubclass(x.category, CacheEntryWarning) for x in w), kernel_cache.LAST.misses)
+"""
+
+
+def test_two_processes_fill_the_same_entries(cache, tmp_path):
+    import onnx
+    m = _convs(widths=(16, 24, 32, 16))
+    onnx.save(m, tmp_path / "m.onnx")
+    env = dict(os.environ, **{kernel_cache.ENV: str(cache)})
+    procs = [subprocess.Popen([sys.executable, "-c", _FILL, str(tmp_path / "m.onnx"),
+                               str(tmp_path / f"p{i}.so")], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert out.split()[0] == "0", (out, err)        # no warning
+    so, st, warned = _compile(m, tmp_path / "after.so")
+    assert st.misses == 0 and st.hits >= 3 and not warned, st
+    ref = _checked(m, so)
+    for i in range(2):
+        _same(ref, [_run(str(tmp_path / f"p{i}.so"), _feeds())])
+
+
+def test_another_target_misses(cache, tmp_path):
+    m = _convs()
+    so4, st4, _ = _compile(m, tmp_path / "v4.so", march="x86-64-v4")
+    so3, st3, _ = _compile(m, tmp_path / "v3.so", march="x86-64-v3")
+    assert st4.misses >= 1 and st3.hits == 0 and st3.misses >= 1, (st4, st3)
+    _checked(m, so3)
+    _, again, _ = _compile(m, tmp_path / "v3b.so", march="x86-64-v3")
+    assert again.misses == 0 and again.hits == st3.misses
+
+
+def test_key_and_names_cover_the_target_and_opt_level():
+    import mlir.ir as ir
+    text = """
+    llvm.func @ext(i64)
+    llvm.func internal @__om_pfor_0(%a: i64) { llvm.call @ext(%a) : (i64) -> () llvm.return }
+    llvm.func internal @__om_kernel_0(%a: i64) { llvm.call @__om_pfor_0(%a) : (i64) -> ()
+      llvm.return }
+    llvm.func @main_graph(%a: i64) { llvm.call @__om_kernel_0(%a) : (i64) -> () llvm.return }
+    """
+    keys = set()
+    with ir.Context():
+        for target in ("x86_64\0x86-64-v4\0\0O3", "x86_64\0x86-64-v3\0\0O3",
+                       "x86_64\0x86-64-v4\0\0O2", "x86_64\0x86-64-v4\0+avx512vnni\0O3"):
+            m = ir.Module.parse(text)
+            units, skipped, defined, _ = kernel_cache.find_units(m)
+            assert len(units) == 1 and skipped == 0
+            assert units[0].names == ["__om_kernel_0", "__om_pfor_0"]
+            kernel_cache.name_units(units, target)
+            keys.add((units[0].key, units[0].name))
+            kernel_cache.declare_units(m, units, defined)
+            names = [ir.StringAttr(op.operation.attributes["sym_name"]).value
+                     for op in m.body.operations]
+            assert names == ["ext", units[0].name, "main_graph"], names
+            assert m.operation.verify()
+    assert len(keys) == 4
