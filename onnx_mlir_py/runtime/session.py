@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from onnx_mlir_py.runtime.arguments import address, check_inputs
+from onnx_mlir_py.runtime.arguments import address, check_inputs, fast_specs
 from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
 from onnx_mlir_py.runtime.library import acquire, bind, check_target, release
 from onnx_mlir_py.runtime.signature import (CODE_TO_DTYPE, DTYPE_CODE, SIG_TYPES, TensorSig,
@@ -125,9 +125,8 @@ class ExecutionSession:
             self._run_arrays.argtypes = [_P, _I64, _P, _P, _P, _P]
             self._list_info = bind(lib, "omTensorListInfo", _I64, [_P, _I64, _P, _P, _P, _P])
             self._entry_addr = ctypes.cast(self._run, _P).value
-        # per input: (dtype, rank, static shape or None when a dim is dynamic, ONNX code)
-        self._in_fast = [(s.dtype, len(s.dims or ()), None if min(s.dims or (-1,), default=0) < 0
-                          else s.dims, SIG_TYPES[s.type][1]) for s in self.input_specs]
+        self._lean = self._lean_call(lib)
+        self._in_fast = fast_specs(self.input_specs)
         # ctypes array types of _run_fast, made once (not on every run)
         n, m = len(self.input_specs), len(self.output_specs)
         cap = sum(len(s.dims or ()) for s in self.output_specs)
@@ -135,6 +134,41 @@ class ExecutionSession:
                             _I64 * max(1, m), ctypes.c_int32 * max(1, m), _P * max(1, m),
                             _I64 * max(1, cap), cap, m)
 
+    def _lean_call(self, lib):
+        """What :meth:`_run_lean` needs, made once: ``omRunInto`` bound, and
+        the ctypes arrays of the input ranks and codes, the inputs' dims when
+        all are static, and the outputs' ranks, dims and codes; None when the
+        library lacks ``omRunInto`` or an output's dims are not all static
+        (or an input or output is not a numeric tensor)."""
+        try:    # a function object of its own: no argtypes (below)
+            fn = lib["omRunInto"]
+        except AttributeError:
+            return None
+        ins, outs = self.input_specs, self.output_specs
+        if self._values is not None or self._str_in or self._str_out or \
+                self._zipmaps or self._labels or \
+                any(min(s.dims or (0,)) < 0 for s in outs):
+            return None
+        codes = [DTYPE_CODE.get(s.dtype, 0) for s in ins + outs]
+        if not all(codes):
+            return None
+        # no argtypes: every argument is a ctypes object (the counts c_int64,
+        # the entry a c_void_p, the rest arrays, passed as pointers), which
+        # ctypes passes as is; converting through argtypes cost 0.8 us of a
+        # 5 us call (Zen 4)
+        fn.restype, fn.argtypes = _I64, None
+        n, m = len(ins), len(outs)
+
+        def arr(ctype, values):
+            return (ctype * max(1, len(values)))(*values)
+        static_in = all(min(s.dims or (0,)) >= 0 for s in ins)
+        in_shapes = arr(_I64, [d for s in ins for d in s.dims or ()]) if static_in else None
+        return (fn, _P(self._entry_addr), _I64(n), _P * max(1, n),
+                arr(_I64, [len(s.dims or ()) for s in ins]), in_shapes, arr(ctypes.c_int32, codes[:n]), _I64(m), _P * max(1, m),
+                arr(_I64, [len(s.dims or ()) for s in outs]),
+                arr(_I64, [d for s in outs for d in s.dims or ()]),
+                arr(ctypes.c_int32, codes[n:]),
+                [(tuple(s.dims or ()), s.dtype) for s in outs])
 
     # -- threads ------------------------------------------------------------
     @property
@@ -211,6 +245,8 @@ class ExecutionSession:
         sequence is a list of arrays, an empty optional None; an output that
         was a ZipMap a list of {label: score} dicts, string class labels an
         array of str objects."""
+        if self._lean is not None:      # numeric tensors, static output shapes
+            return self._run_lean(check_inputs(inputs, self._in_fast, self.input_specs))
         if self._values is not None:
             from onnx_mlir_py.runtime.values import run_values
             outs = run_values(self, inputs)
@@ -313,11 +349,28 @@ class ExecutionSession:
                 out = np.empty(shape, dtype) if out_alloc is None else \
                     out_alloc(i, shape, dtype)
                 if out is not None and out.nbytes:
-                    ctypes.memmove(out.ctypes.data, datas[i], out.nbytes)
+                    ctypes.memmove(address(out), datas[i], out.nbytes)
                 outs.append(from_pointers(out) if codes[i] == STRING_CODE else out)
             return outs
         finally:
             self._list_destroy(out_list)
+
+    def _run_lean(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        """One ``omRunInto`` call: the inputs' addresses in, the outputs
+        (fresh arrays of the signature's static shapes) written by the
+        library. The dims, ranks and codes are the session's arrays (the
+        library only reads them; the address arrays are per call, so
+        concurrent runs on one session share nothing they write)."""
+        (fn, entry, n, PtrN, ranks, shapes, codes, m, PtrM, out_ranks, out_shapes, out_codes,
+         out_specs) = self._lean
+        if shapes is None:
+            flat = [d for a in arrays for d in a.shape]
+            shapes = (_I64 * max(1, len(flat)))(*flat)
+        outs = [np.empty(shape, dtype) for shape, dtype in out_specs]
+        if fn(entry, n, PtrN(*[address(a) for a in arrays]), ranks, shapes, codes, m,
+              PtrM(*[address(o) for o in outs]), out_ranks, out_shapes, out_codes):
+            raise self._run_failure()
+        return outs
 
     def _new_tensor(self, a: np.ndarray) -> int:
         """An OMTensor over ``a``'s data (not copied: keep ``a`` alive)."""

@@ -118,6 +118,12 @@ OMTensorList *omRunArrays(OMTensorList *(*entry)(OMTensorList *), int64_t n,
                           const int64_t *shapes, const int32_t *dtypes);
 int64_t omTensorListInfo(const OMTensorList *list, int64_t cap, int64_t *ranks,
                          int32_t *dtypes, void **data, int64_t *shapes);
+/* omRunArrays with outputs of known dtype and shape copied into caller-owned
+ * buffers, the output list destroyed: 0, or -1 with the last error set. */
+int64_t omRunInto(OMTensorList *(*entry)(OMTensorList *), int64_t n, void *const *data,
+                  const int64_t *ranks, const int64_t *shapes, const int32_t *dtypes,
+                  int64_t m, void *const *out, const int64_t *out_ranks,
+                  const int64_t *out_shapes, const int32_t *out_dtypes);
 
 /* Message of the last failure of this thread ("" if none). */
 const char *omGetLastError(void);

@@ -184,8 +184,17 @@ int64_t omTensorGetElemSize(OM_DATA_TYPE t) {
  * 0 (and the reason in the last error, prefixed by `what`) when a dim is
  * negative or the size does not fit in 2**63 (no wrapped multiplication). */
 #define OM_MAX_RANK 4096
+static int om_size_fits(const int64_t *shape, int64_t rank, int64_t esize, uint64_t *bytes) {
+  uint64_t n = (uint64_t)esize;
+  for (int64_t i = 0; i < rank; ++i)
+    if (shape[i] < 0 || __builtin_mul_overflow(n, (uint64_t)shape[i], &n) || n >> 63) return 0;
+  *bytes = n;
+  return 1;
+}
+
 static int om_size_bytes(const int64_t *shape, int64_t rank, int64_t esize, uint64_t *bytes,
                          const char *what) {
+  if (om_size_fits(shape, rank, esize, bytes)) return 1;
   uint64_t n = (uint64_t)esize;
   for (int64_t i = 0; i < rank; ++i) {
     if (shape[i] < 0) {
@@ -364,6 +373,44 @@ OMTensorList *omRunArrays(OMTensorList *(*entry)(OMTensorList *), int64_t n,
   return out;
 }
 
+/* omRunInto: omRunArrays, then output i copied into out[i] (caller-owned,
+ *   room for the out_ranks[i] dims of out_shapes, flat, of out_dtypes[i]) and
+ *   the output list destroyed: one call per run for outputs of static shape.
+ *   Returns 0, or -1 with omGetLastError() set: the run failed, or an output's
+ *   count, dtype, rank or dims is not what the caller expected (out[] is then
+ *   not all written). */
+int64_t omRunInto(OMTensorList *(*entry)(OMTensorList *), int64_t n, void *const *data,
+                  const int64_t *ranks, const int64_t *shapes, const int32_t *dtypes,
+                  int64_t m, void *const *out, const int64_t *out_ranks,
+                  const int64_t *out_shapes, const int32_t *out_dtypes) {
+  OMTensorList *l = omRunArrays(entry, n, data, ranks, shapes, dtypes);
+  if (!l) return -1;
+  int64_t rc = 0;
+  if (l->size != m) {
+    om_set_error(EINVAL, "omRunInto: the model returned %lld outputs, expected %lld",
+                 (long long)l->size, (long long)m);
+    rc = -1;
+  }
+  const int64_t *sh = out_shapes;
+  for (int64_t i = 0; rc == 0 && i < m; sh += out_ranks[i], ++i) {
+    const OMTensor *t = l->omts[i];
+    uint64_t bytes = 0;
+    int ok = t && !t->seq && !t->none && t->rank == out_ranks[i] &&
+             (int32_t)t->dtype == out_dtypes[i] &&
+             om_size_fits(t->shape, t->rank, omTensorGetElemSize(t->dtype), &bytes);
+    for (int64_t k = 0; ok && k < t->rank; ++k) ok = t->shape[k] == sh[k];
+    if (!ok) {
+      om_set_error(EINVAL, "omRunInto: output %lld is not of the expected type and shape",
+                   (long long)i);
+      rc = -1;
+    } else if (bytes) {
+      memcpy(out[i], t->data, (size_t)bytes);
+    }
+  }
+  omTensorListDestroy(l);
+  return rc;
+}
+
 int64_t omTensorListInfo(const OMTensorList *l, int64_t cap, int64_t *ranks,
                          int32_t *dtypes, void **data, int64_t *shapes) {
   int64_t need = 0;
@@ -448,9 +495,11 @@ int om_check_inputs(const OMTensorList *in, const om_arg_spec *specs, int64_t n,
       }
     }
     uint64_t bytes;
-    char what[256];
-    snprintf(what, sizeof what, "%s: input %lld ('%s')", entry, (long long)i, s->name);
-    if (!om_size_bytes(t->shape, t->rank, omTensorGetElemSize(t->dtype), &bytes, what)) {
+    int64_t esize = omTensorGetElemSize(t->dtype);
+    if (!om_size_fits(t->shape, t->rank, esize, &bytes)) {  /* the message only on failure */
+      char what[256];
+      snprintf(what, sizeof what, "%s: input %lld ('%s')", entry, (long long)i, s->name);
+      om_size_bytes(t->shape, t->rank, esize, &bytes, what);
       om_last_error_kind = OM_ERROR_OTHER;
       return 0;
     }

@@ -1,0 +1,239 @@
+"""ExecutionSession.run's lean path (omRunInto: one library call per run for
+outputs of static shape, the call's constant arrays made once per session)
+against onnxruntime: static and dynamic inputs (several run-time shapes),
+inputs numpy must copy or that are read-only, several outputs of different
+dtypes, outputs fresh per call (never aliased), 1 and 2 threads equal,
+concurrent runs on one session, and the errors: a bad input, a failed
+run-time check of the model code, an output that is not what the caller
+expects (omRunInto refuses it)."""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import onnx_mlir_py
+from onnx_mlir_py.runtime import ExecutionSession
+from onnx_mlir_py.runtime.errors import RuntimeInputError
+
+RNG = np.random.default_rng(7)
+
+
+def _model(nodes, inputs, outputs, inits=()):
+    g = h.make_graph(nodes, "g", inputs, outputs, list(inits))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def _cnn():
+    """Conv, Relu, MaxPool, MatMul: a small static CNN; two outputs (the
+    logits and their ArgMax, int64)."""
+    w = nh.from_array(RNG.standard_normal((8, 1, 3, 3)).astype(np.float32), "w")
+    fc = nh.from_array(RNG.standard_normal((8 * 7 * 7, 10)).astype(np.float32) * 0.1, "fc")
+    shp = nh.from_array(np.array([1, -1], np.int64), "shp")
+    return _model([h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+                   h.make_node("Relu", ["c"], ["r"]),
+                   h.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+                   h.make_node("Reshape", ["p", "shp"], ["f"]),
+                   h.make_node("MatMul", ["f", "fc"], ["y"]),
+                   h.make_node("ArgMax", ["y"], ["k"], axis=1, keepdims=0)],
+                  [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 14, 14])],
+                  [h.make_tensor_value_info("y", T.FLOAT, [1, 10]),
+                   h.make_tensor_value_info("k", T.INT64, [1])], [w, fc, shp])
+
+
+def _dyn_in():
+    """A dynamic input, outputs of static shape: a column mean and a bool."""
+    return _model([h.make_node("ReduceMean", ["x"], ["m"], axes=[0], keepdims=0),
+                   h.make_node("Greater", ["m", "z"], ["g"])],
+                  [h.make_tensor_value_info("x", T.FLOAT, ["n", 6])],
+                  [h.make_tensor_value_info("m", T.FLOAT, [6]),
+                   h.make_tensor_value_info("g", T.BOOL, [6])],
+                  [nh.from_array(np.zeros(6, np.float32), "z")])
+
+
+def _dyn_out():
+    """Outputs of dynamic shape: the per-call path (omRunArrays)."""
+    return _model([h.make_node("Relu", ["x"], ["y"])],
+                  [h.make_tensor_value_info("x", T.FLOAT, [2, "n"])],
+                  [h.make_tensor_value_info("y", T.FLOAT, [2, "n"])])
+
+
+def _reshape_check():
+    """Reshape of a dynamic input to [-1, 4]: an element count not a multiple
+    of 4 fails the model's run-time check."""
+    return _model([h.make_node("Reshape", ["x", "s"], ["y"])],
+                  [h.make_tensor_value_info("x", T.FLOAT, ["n"])],
+                  [h.make_tensor_value_info("y", T.FLOAT, [2, 4])],
+                  [nh.from_array(np.array([2, 4], np.int64), "s")])
+
+
+def _matmul():
+    """A matmul big enough for -O3 to split over the thread pool."""
+    b = nh.from_array(RNG.standard_normal((256, 256)).astype(np.float32), "b")
+    return _model([h.make_node("MatMul", ["a", "b"], ["y"])],
+                  [h.make_tensor_value_info("a", T.FLOAT, [256, 256])],
+                  [h.make_tensor_value_info("y", T.FLOAT, [256, 256])], [b])
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("run_path")
+    out = {}
+    for name, fn, opt in (("cnn3", _cnn, 3), ("cnn0", _cnn, 0), ("dyn_in", _dyn_in, 3),
+                          ("dyn_out", _dyn_out, 3), ("reshape", _reshape_check, 0),
+                          ("matmul", _matmul, 3)):
+        m = fn()
+        out[name] = (str(onnx_mlir_py.compile(m, d / f"{name}.so", opt_level=opt)),
+                     ort.InferenceSession(m.SerializeToString(),
+                                          providers=["CPUExecutionProvider"]))
+    return out
+
+
+def _same(ours, ref, exact=False):
+    assert len(ours) == len(ref)
+    for a, b in zip(ours, ref):
+        assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, b.shape, a.dtype, b.dtype)
+        if exact or a.dtype.kind in "biu":
+            np.testing.assert_array_equal(a, b)
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("name", ["cnn3", "cnn0"])
+def test_static_model_lean_and_fresh_outputs(libs, name):
+    so, ref = libs[name]
+    s = ExecutionSession(so)
+    assert s._lean is not None               # the library has omRunInto
+    x = RNG.standard_normal((1, 1, 14, 14)).astype(np.float32)
+    o1 = s.run([x])
+    _same(o1, ref.run(None, {"x": x}))
+    keep = [a.copy() for a in o1]
+    x2 = RNG.standard_normal((1, 1, 14, 14)).astype(np.float32)
+    o2 = s.run([x2])
+    _same(o2, ref.run(None, {"x": x2}))
+    for a, b, k in zip(o1, o2, keep):        # not aliased between calls
+        assert not np.shares_memory(a, b)
+        assert a.flags.owndata and a.flags.writeable and a.flags.c_contiguous
+        np.testing.assert_array_equal(a, k)  # the second run left the first's outputs alone
+        a[...] = 0
+    _same(o2, ref.run(None, {"x": x2}))      # writing the first's outputs left the second's alone
+
+
+@pytest.mark.quick
+def test_inputs_numpy_must_copy_or_read_only(libs):
+    so, ref = libs["cnn3"]
+    s = ExecutionSession(so)
+    base = RNG.standard_normal((1, 1, 14, 28)).astype(np.float32)
+    want = ref.run(None, {"x": np.ascontiguousarray(base[..., ::2])})
+    ro = np.frombuffer(np.ascontiguousarray(base[..., ::2]).tobytes(), np.float32)
+    ro = ro.reshape(1, 1, 14, 14)
+    assert not ro.flags.writeable
+    odd = np.lib.stride_tricks.as_strided(np.ascontiguousarray(base[..., ::2]),
+                                          strides=(7, 3, 56, 4))   # odd strides on dims of 1
+    assert odd.flags.c_contiguous
+    for x in (base[..., ::2], np.asfortranarray(base[..., ::2]), ro, odd):
+        _same(s.run([x]), want)
+    _same(s.run((base[..., ::2].copy(),)), want)                  # a tuple
+
+
+def test_dynamic_input_static_outputs(libs):
+    so, ref = libs["dyn_in"]
+    s = ExecutionSession(so)
+    assert s._lean is not None
+    for n in (1, 3, 17, 64):
+        x = RNG.standard_normal((n, 6)).astype(np.float32)
+        _same(s.run([x]), ref.run(None, {"x": x}))
+
+
+def test_dynamic_outputs_take_the_per_call_path(libs):
+    so, ref = libs["dyn_out"]
+    s = ExecutionSession(so)
+    assert s._lean is None
+    for n in (0, 1, 5, 33):
+        x = RNG.standard_normal((2, n)).astype(np.float32)
+        o = s.run([x])
+        _same(o, ref.run(None, {"x": x}), exact=True)
+        assert o[0].flags.owndata
+
+
+def test_errors(libs):
+    s = ExecutionSession(libs["cnn3"][0])
+    with pytest.raises(RuntimeInputError, match="expected dtype float32"):
+        s.run([np.zeros((1, 1, 14, 14), np.float64)])
+    with pytest.raises(RuntimeInputError, match="dimension 2: expected 14, got 13"):
+        s.run([np.zeros((1, 1, 13, 14), np.float32)])
+    so, ref = libs["reshape"]
+    r = ExecutionSession(so)
+    assert r._lean is not None
+    with pytest.raises(RuntimeInputError):                    # the model's own check
+        r.run([np.zeros(7, np.float32)])
+    x = np.arange(8, dtype=np.float32)
+    _same(r.run([x]), ref.run(None, {"x": x}), exact=True)   # and the session still works
+
+
+def test_run_into_refuses_an_unexpected_output(libs):
+    """omRunInto checks each output's dtype, rank and dims against what the
+    caller says before copying: -1 and a message, never a write past the
+    caller's buffer."""
+    s = ExecutionSession(libs["cnn3"][0])
+    fn, entry, n, PtrN, ranks, shapes, codes, m, PtrM, o_ranks, o_shapes, o_codes, _ = s._lean
+    x = RNG.standard_normal((1, 1, 14, 14)).astype(np.float32)
+    bufs = [np.empty(64, np.float64), np.empty(64, np.float64)]
+    ptrs = PtrM(*[b.ctypes.data for b in bufs])
+    I64, I32 = ctypes.c_int64, ctypes.c_int32
+    for bad_shapes, bad_codes in (((I64 * 3)(1, 11, 1), o_codes),   # dims
+                                  (o_shapes, (I32 * 2)(11, 7)),      # dtype
+                                  ):
+        rc = fn(entry, n, PtrN(x.ctypes.data), ranks, shapes, codes, m, ptrs, o_ranks,
+                bad_shapes, bad_codes)
+        assert rc == -1
+        assert "not of the expected type and shape" in s._error()
+    rc = fn(entry, n, PtrN(x.ctypes.data), ranks, shapes, codes, I64(1), ptrs, o_ranks,
+            o_shapes, o_codes)
+    assert rc == -1 and "returned 2 outputs, expected 1" in s._error()
+    _same(s.run([x]), libs["cnn3"][1].run(None, {"x": x}))
+
+
+def test_threads_1_and_2_equal(libs):
+    so, ref = libs["matmul"]
+    s = ExecutionSession(so)
+    assert s.multithreaded
+    tasks = s._lib.omGetPoolTaskCount
+    tasks.restype = ctypes.c_int64
+    a = RNG.standard_normal((256, 256)).astype(np.float32)
+    s.set_num_threads(1)
+    one = s.run([a])
+    s.set_num_threads(2)
+    t0 = tasks()
+    two = s.run([a])
+    assert tasks() > t0                     # the matmul was split over the pool
+    _same(one, two, exact=True)
+    _same(two, ref.run(None, {"a": a}))
+
+
+def test_concurrent_runs_on_one_session(libs):
+    so, ref = libs["dyn_in"]
+    s = ExecutionSession(so)
+    xs = [RNG.standard_normal((n, 6)).astype(np.float32) for n in (2, 5, 9, 30)]
+    want = [ref.run(None, {"x": x}) for x in xs]
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(200):
+                _same(s.run([xs[k]]), want[k])
+        except Exception as e:       # noqa: BLE001 - reported below
+            errors.append(e)
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(len(xs))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors[0]
