@@ -37,7 +37,7 @@ import mlir.ir as ir
 import numpy as np
 
 from onnx_mlir_py.dialects.onnx.opview import owner_op
-from onnx_mlir_py.passes.optimize.epilogue_q8 import (Q8Epilogue, emit as emit_epilogue,
+from onnx_mlir_py.passes.optimize.epilogue_q8 import (Q8Epilogue, acc_offset, emit as emit_epilogue,
                                                       epilogue_chain, external_type, flat_externals,
                                                       pixel_free, uniform)
 from onnx_mlir_py.passes.optimize.matmul_q8 import (LANES, _widened, _zero_constant, add_functions,
@@ -645,6 +645,10 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
         corr.append(e.broadcast(ci, v16))
     wrow = [e.add(f0, i) for i in range(FB)]
     pre = [uniform(e, epi, ext, wrow[i], 16) for i in range(FB)] if epi is not None else []
+    for i, p_ in enumerate(pre):        # the bias in the accumulators' start
+        off = acc_offset(epi, p_)
+        if off is not None:
+            corr[i] = e.binary("arith.addi", corr[i], off)
     ni, (t1,), (r1,) = e.loop(0, n, 1, [tile], base="img")
     hi, (t2,), (r2,) = e.loop(0, oh, 1, [t1], base="row")
 

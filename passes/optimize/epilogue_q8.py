@@ -69,6 +69,7 @@ class Q8Epilogue:
     result: ir.Value             # the last generic's result (the call replaces it)
     elem: Elem                   # its element type
     constants: dict = field(default_factory=dict)   # outside constant value -> (text, Elem)
+    quant: dict | None = None    # :func:`quant_plan`'s, once computed
 
     @property
     def generics(self) -> list:
@@ -345,6 +346,217 @@ def _step_ops(e: Emitter, epi: Q8Epilogue, step_i: int, env: dict, lanes: int,
             env[o.results[0]] = e.op("ep", line, rts[0])
 
 
+# -- the QuantizeLinear tails, computed with fewer ops --------------------------------
+# False: every body op is emitted as it is: ``arith.maximumf`` / ``minimumf``
+# (NaN-propagating: a compare and a blend each on x86), and a QuantizeLinear
+# whose 8-bit result a DequantizeLinear reads (the requantized conv before a
+# residual add) converted to 8 bits and back
+FAST_QUANT = True
+
+
+@dataclass
+class _Tail:
+    """The end of a step's body that quantizes ``y``:
+    ``q = fptoui/fptosi(minimumf(maximumf(roundeven(y) + zf, lo), hi))``
+    (i8), ``zf`` the zero point's f32 conversion (a value of the body that
+    depends on no pixel), ``lo`` <= ``hi`` integers within q's range."""
+    y: ir.Value
+    zf: ir.Value
+    lo: float
+    hi: float
+    to_int: str               # arith.fptoui / arith.fptosi
+    results: set              # the ops' results from roundeven on (not emitted as they are)
+    dq: ir.Value | None = None   # fused: the reading step's ``uitofp(q) - zf`` (its value)
+    reader: int | None = None    # the step of ``dq``
+
+
+def _owner_in(v: ir.Value, block) -> ir.Operation | None:
+    o = owner_op(v)
+    return op_of(o) if o is not None and op_of(o).block == block else None
+
+
+def _float_const(epi: Q8Epilogue, v: ir.Value, block) -> float | None:
+    """The value of f32 constant ``v`` (an ``arith.constant`` in the body or
+    one of ``epi.constants``), else None."""
+    o = _owner_in(v, block)
+    if o is not None and o.name == "arith.constant":
+        text = str(o.attributes["value"]).rsplit(" : ", 1)[0]
+    elif o is None and v in epi.constants:
+        text = epi.constants[v][0]
+    else:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _one_use(v: ir.Value) -> bool:
+    return len(list(v.uses)) == 1
+
+
+def _tail(epi: Q8Epilogue, i: int) -> _Tail | None:
+    """Step ``i``'s quantizing tail, when its body ends with one."""
+    block = epi.steps[i].generic.regions[0].blocks[0]
+    ops = [op_of(o) for o in block.operations]
+    q = ops[-1].operands[0]
+    qo = _owner_in(q, block)
+    if qo is None or qo.name not in ("arith.fptoui", "arith.fptosi") or             elem_of(q.type) != Elem.I8 or elem_of(qo.operands[0].type) != Elem.F32:
+        return None
+    lim = (0.0, 255.0) if qo.name == "arith.fptoui" else (-128.0, 127.0)
+    chain, bounds, v = [qo], [], qo.operands[0]
+    for name in ("arith.minimumf", "arith.maximumf"):
+        o = _owner_in(v, block)
+        if o is None or o.name != name or not _one_use(v):
+            return None
+        c = _float_const(epi, o.operands[1], block)
+        if c is None or c != int(c) or not lim[0] <= c <= lim[1]:
+            return None
+        chain.append(o)
+        bounds.append(c)
+        v = o.operands[0]
+    hi, lo = bounds
+    ao = _owner_in(v, block)
+    if lo > hi or ao is None or ao.name != "arith.addf" or not _one_use(v):
+        return None
+    for r, zf in (ao.operands[0], ao.operands[1]), (ao.operands[1], ao.operands[0]):
+        ro, zo = _owner_in(r, block), _owner_in(zf, block)
+        if ro is not None and ro.name == "math.roundeven" and _one_use(r) and zo is not None \
+                and zo.name in ("arith.uitofp", "arith.sitofp") and \
+                elem_of(zo.operands[0].type) == Elem.I8 and _uniform_value(epi, i, zf):
+            return _Tail(ro.operands[0], zf, lo, hi, qo.name,
+                         {o.results[0] for o in chain + [ao, ro]})
+    return None
+
+
+def _uniform_value(epi: Q8Epilogue, i: int, v: ir.Value) -> bool:
+    """Whether body value ``v`` of step ``i`` is computed from its uniform
+    inputs (:func:`_uniform_arg`) and constants only."""
+    block = epi.steps[i].generic.regions[0].blocks[0]
+    if isinstance(v.owner, ir.Block):
+        if v.owner != block:
+            return False
+        k = list(block.arguments).index(v)
+        return k < len(epi.steps[i].sources) and _uniform_arg(epi, epi.steps[i].sources[k])
+    o = _owner_in(v, block)
+    if o is None:
+        return v in epi.constants
+    return all(_uniform_value(epi, i, x) for x in o.operands)
+
+
+def _dequantized(epi: Q8Epilogue, i: int, t: _Tail) -> tuple | None:
+    """(step j, value d) when step i's 8-bit result is read by one step j
+    only, whose body computes ``d = uitofp(q) - uitofp(z)`` from it (sitofp
+    for fptosi), z the same zero point as the tail's: then d is computed
+    from y directly (:func:`_emit_tail`)."""
+    readers = [(j, k) for j, s in enumerate(epi.steps) for k, src in enumerate(s.sources)
+               if src == ("step", i)]
+    if len(readers) != 1:
+        return None
+    j, k = readers[0]
+    block = epi.steps[j].generic.regions[0].blocks[0]
+    arg = list(block.arguments)[k]
+    to_f = "arith.uitofp" if t.to_int == "arith.fptoui" else "arith.sitofp"
+    uses = list(arg.uses)
+    if len(uses) != 1:
+        return None
+    co = op_of(uses[0].owner)
+    if co.name != to_f or not _one_use(co.results[0]):
+        return None
+    so = op_of(list(co.results[0].uses)[0].owner)
+    if so.name != "arith.subf" or so.operands[0] != co.results[0]:
+        return None
+    zo = _owner_in(so.operands[1], block)
+    tz = _owner_in(t.zf, epi.steps[i].generic.regions[0].blocks[0])
+    if zo is None or zo.name != tz.name or not isinstance(zo.operands[0].owner, ir.Block) or \
+            not isinstance(tz.operands[0].owner, ir.Block):
+        return None
+    zi = list(block.arguments).index(zo.operands[0])
+    ti = list(tz.operands[0].owner.arguments).index(tz.operands[0])
+    zs, ts = epi.steps[j].sources[zi], epi.steps[i].sources[ti]
+    if zs != ts or zs[0] != "ext":
+        return None
+    return j, so.results[0]
+
+
+def quant_plan(epi: Q8Epilogue) -> dict:
+    """Step -> its :class:`_Tail` (with the fused DequantizeLinear), for the
+    steps that end by quantizing (empty without FAST_QUANT)."""
+    if epi.quant is None:
+        epi.quant = {}
+        for i in range(len(epi.steps)) if FAST_QUANT else ():
+            t = _tail(epi, i)
+            if t is None:
+                continue
+            found = _dequantized(epi, i, t)
+            if found is not None:
+                t.reader, t.dq = found
+            epi.quant[i] = t
+    return epi.quant
+
+
+def _dq_bounds(e: Emitter, t: _Tail, env: dict, lanes: int) -> tuple:
+    """[lo - zf, hi - zf] of a fused tail (exact: small integers)."""
+    ft = vector(lanes, Elem.F32)
+    return tuple(e.binary("arith.subf", e.splat_const(f"{b:.1f}", ft), env[t.zf], base="q")
+                 for b in (t.lo, t.hi))
+
+
+def _clamp(e: Emitter, v: Value, lo: Value, hi: Value) -> Value:
+    """``v`` clamped to [lo, hi] as x86's vmaxps / vminps compute it (one
+    instruction each: ``v > lo ? v : lo``, then ``< hi``): for a ``v`` that
+    is not NaN, maximumf / minimumf but for a zero's sign (lo, hi are not
+    NaN)."""
+    m = e.select(e.cmpf("ogt", v, lo, "q"), v, lo, "q")
+    return e.select(e.cmpf("olt", m, hi, "q"), m, hi, "q")
+
+
+def _emit_tail(e: Emitter, t: _Tail, i: int, env: dict, lanes: int) -> Value:
+    """Step ``i``'s quantization of ``env[t.y]``, exactly as its body
+    computes it (the body's 8-bit conversion is poison for a NaN; a zero's
+    sign converts to 0 either way), with :func:`_clamp`:
+
+    * read by a DequantizeLinear (``t.dq``): ``uitofp(q) - zf`` is
+      ``roundeven(y)`` clamped to [lo - zf, hi - zf] (``zf`` an integer: the
+      add is exact below 2^24, and beyond the clamp saturates the same way),
+      as an integer (``fptosi`` / ``sitofp``: +0.0 as the subtraction gives);
+      returns that f32 vector;
+    * else ``q``: returns the i8 vector."""
+    ft = vector(lanes, Elem.F32)
+    r = e.op("q", f"math.roundeven {env[t.y]} : {ft}", ft)
+    if t.dq is not None:
+        lo, hi = env[("clamp", i)] if ("clamp", i) in env else _dq_bounds(e, t, env, lanes)
+        c = _clamp(e, r, lo, hi)
+        return e.cast("arith.sitofp", e.cast("arith.fptosi", c, vector(lanes, Elem.I32), "q"),
+                      ft, "q")
+    lo, hi = (e.splat_const(f"{b:.1f}", ft) for b in (t.lo, t.hi))
+    c = _clamp(e, e.binary("arith.addf", r, env[t.zf], "q"), lo, hi)
+    return e.cast(t.to_int, c, vector(lanes, Elem.I8), "q")
+
+
+def acc_offset(epi: Q8Epilogue, pre: dict) -> Value | None:
+    """When the epilogue starts by adding a per-filter i32 vector to the
+    accumulators (a QLinearConv's bias): that vector (from ``pre``, the
+    filter's :func:`uniform` values), which the caller adds to the
+    accumulators' initial value instead (integer adds: the same sum in any
+    order), recorded in ``pre`` so that :func:`emit` skips the add."""
+    if not FAST_QUANT:
+        return None
+    step = epi.steps[0]
+    block = step.generic.regions[0].blocks[0]
+    accs = [a for a, s in zip(block.arguments, step.sources) if s == ("acc",)]
+    if len(accs) != 1 or not _one_use(accs[0]):
+        return None
+    o = op_of(list(accs[0].uses)[0].owner)
+    if o.name != "arith.addi" or "overflow<" in str(o):     # nsw / nuw: no reordering
+        return None
+    other = o.operands[1] if o.operands[0] == accs[0] else o.operands[0]
+    if other == accs[0] or other not in pre:
+        return None
+    pre["acc_sum"] = o.results[0]
+    return pre[other]
+
+
 def uniform(e: Emitter, epi: Q8Epilogue, params: list, f, lanes: int) -> dict:
     """The epilogue ops that depend only on the filter ``f`` (per-channel
     scales and zero points, their products and quotients), as ``lanes``-wide
@@ -358,6 +570,9 @@ def uniform(e: Emitter, epi: Q8Epilogue, params: list, f, lanes: int) -> dict:
                 k = src[1]
                 env[arg] = _read_external(e, params[k], epi.maps[k], [0, f, 0, 0], lanes, True)
         _step_ops(e, epi, i, env, lanes)
+    for i, t in quant_plan(epi).items():
+        if t.dq is not None and t.zf in env:
+            env[("clamp", i)] = _dq_bounds(e, t, env, lanes)
     return env
 
 
@@ -367,22 +582,35 @@ def emit(e: Emitter, epi: Q8Epilogue, acc: Value, params: list, coords: list,
     coordinates ``coords`` = [n, f, row, column] of the kernel's (possibly
     flattened) output; ``params`` the externals as the kernel sees them;
     ``pre`` the filter's :func:`uniform` values). Returns the vector to store."""
-    results: list[Value] = []
+    results: list[Value | None] = []
+    tails = quant_plan(epi)
+    fused: dict = {}        # a fused DequantizeLinear's value -> the f32 vector
     for i, step in enumerate(epi.steps):
         block = step.generic.regions[0].blocks[0]
         env: dict = dict(pre or {})
+        env.update(fused)
+        if "acc_sum" in env:        # the bias add is in the accumulators (acc_offset)
+            env[env["acc_sum"]] = acc
         for arg, src in zip(list(block.arguments), step.sources):
             if arg in env:
                 continue
             if src[0] == "acc":
                 env[arg] = acc
             elif src[0] == "step":
-                env[arg] = results[src[1]]
+                if results[src[1]] is not None:     # else: read by its fused tail
+                    env[arg] = results[src[1]]
             else:
                 k = src[1]
                 env[arg] = _read_external(e, params[k], epi.maps[k], coords, lanes, in_bounds)
-        _step_ops(e, epi, i, env, lanes)
-        results.append(env[op_of(list(block.operations)[-1]).operands[0]])
+        t = tails.get(i)
+        _step_ops(e, epi, i, env, lanes, t.results if t is not None else None)
+        if t is None:
+            results.append(env[op_of(list(block.operations)[-1]).operands[0]])
+        elif t.dq is not None:
+            fused[t.dq] = _emit_tail(e, t, i, env, lanes)
+            results.append(None)
+        else:
+            results.append(_emit_tail(e, t, i, env, lanes))
     return results[-1]
 
 

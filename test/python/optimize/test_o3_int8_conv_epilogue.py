@@ -90,11 +90,12 @@ def test_strided_convs_take_the_direct_kernel(tmp_path, kw):
 
 # -- QDQ graphs: the ops after each conv become its epilogue ----------------------------
 
-def _qdq_block(c=16, mid=8, hw=28, down=False, signed=False):
+def _qdq_block(c=16, mid=8, hw=28, down=False, signed=False, d_q=None):
     """A ResNet bottleneck in QDQ form (quantize_static's layout): x (8-bit)
     -> DQ -> 1x1 -> ReLU -> Q/DQ -> 3x3 -> ReLU -> Q/DQ -> 1x1 -> Q/DQ -> Add
     (the shortcut: DQ(x), or a strided 1x1 'down' conv when ``down``) -> ReLU
-    -> Q."""
+    -> Q. ``d_q``: the last conv's (scale, zero point) instead of 0.08 and
+    125 (-2 signed)."""
     rng = np.random.default_rng(5)
     dt, et = (np.int8, TP.INT8) if signed else (np.uint8, TP.UINT8)
     out_c = 2 * c if down else c
@@ -137,7 +138,8 @@ def _qdq_block(c=16, mid=8, hw=28, down=False, signed=False):
     nodes.append(h.make_node("DequantizeLinear", ["x", "x_s", "x_z"], ["xd"]))
     a = qdq(conv("xd", 0.03, "c1", c, mid, 1), "a", 0.05, 0)
     b = qdq(conv(a, 0.05, "c2", mid, mid, 3, stride=2 if down else 1), "b", 0.05, 0)
-    d = qdq(conv(b, 0.05, "c3", mid, out_c, 1, relu=False), "d", 0.08, -2 if signed else 125)
+    d = qdq(conv(b, 0.05, "c3", mid, out_c, 1, relu=False), "d",
+            *(d_q or (0.08, -2 if signed else 125)))
     if down:
         sc = qdq(conv("xd", 0.03, "dn", c, out_c, 1, stride=2, relu=False), "sc", 0.08,
                  1 if signed else 127)
@@ -154,10 +156,11 @@ def _qdq_block(c=16, mid=8, hw=28, down=False, signed=False):
     return m
 
 
-def _fused_equals_unfused(tmp_path, m, shape, monkeypatch, signed=False):
+def _fused_equals_unfused(tmp_path, m, shape, monkeypatch, signed=False, switch=None):
     """The -O3 library with the epilogues equals the one without them
     (conv_q8.EPILOGUES off: the requantization and the ops after it as
-    separate passes) bit for bit, and onnxruntime's (its QDQ fusion) within
+    separate passes; or ``switch`` = (module, flag) off) bit for bit, and
+    onnxruntime's (its QDQ fusion) within
     one quantization step: the QDQ rewrite computes the conv in integers,
     as onnxruntime's optimized session does, so the unoptimized float
     reference differs by a step on rare elements (as onnxruntime's own
@@ -165,7 +168,7 @@ def _fused_equals_unfused(tmp_path, m, shape, monkeypatch, signed=False):
     import onnxruntime as ort
     from onnx_mlir_py.passes.optimize import conv_q8
     s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
-    monkeypatch.setattr(conv_q8, "EPILOGUES", False)
+    monkeypatch.setattr(*(switch or (conv_q8, "EPILOGUES")), False)
     plain = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "plain.so", opt_level=3))
     def session(level):
         so = ort.SessionOptions()
@@ -206,6 +209,58 @@ def test_bottleneck_block_fuses_requantization_and_residual(tmp_path, monkeypatc
         assert f"tensor<1x8x{shape}" not in ir and f"tensor<1x16x{shape}" not in ir \
             and f"tensor<1x32x{shape}" not in ir, shape
     _fused_equals_unfused(tmp_path, m, [1, 16, 28, 28], monkeypatch, signed)
+
+
+def _requantized_then_dequantized(signed, scale, zp):
+    """A QLinearConv (16 -> 32, 3x3 over 28x28) whose output (``scale``,
+    ``zp``) is dequantized to the graph's f32 output: every clamp of the
+    requantization shows in the result."""
+    m = _qconv(c=16, f=32, hw=28, k=3, stride=1, pads=[1, 1, 1, 1], signed=signed)
+    g = m.graph
+    for i, t in enumerate(g.initializer):
+        if t.name == "sy":
+            g.initializer[i].CopyFrom(nh.from_array(np.array(scale, np.float32), "sy"))
+        elif t.name == "zy":
+            g.initializer[i].CopyFrom(nh.from_array(np.array(zp, np.int8 if signed else np.uint8),
+                                                    "zy"))
+    g.node.extend([h.make_node("DequantizeLinear", ["y", "sy", "zy"], ["yd"])])
+    del g.output[:]
+    g.output.extend([h.make_tensor_value_info("yd", TP.FLOAT, None)])
+    return m
+
+
+@vnni
+@pytest.mark.parametrize("signed, scale, zp", [(False, 0.02, 0), (False, 0.02, 255), (False, 0.05, 77),
+                                               (True, 0.02, -128), (True, 0.02, 127), (True, 0.05, 0)])
+def test_fast_quantization_equals_the_body_ops(tmp_path, monkeypatch, signed, scale, zp):
+    """epilogue_q8.FAST_QUANT: a QuantizeLinear whose result a
+    DequantizeLinear reads computed as roundeven clamped to [lo - zp, hi - zp]
+    (no 8-bit round trip), the clamps as one max / min each, the bias added
+    to the accumulators' start: bit-identical to the body ops as they are,
+    with zero points at both ends of the range and scales that saturate
+    many values at both ends (checked: the output reaches both bounds)."""
+    from onnx_mlir_py.passes.optimize import epilogue_q8
+    m = _requantized_then_dequantized(signed, scale, zp)
+    _, ir = _plan_and_ir(m)
+    assert "vector<16xf32> to vector<16xi32>" in ir       # the fused pair's fptosi
+    lo, hi = (-128, 127) if signed else (0, 255)
+    x = _x([1, 16, 28, 28], signed)
+    y = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "y.so", opt_level=3)).run([x])[0]
+    sc = np.float32(scale)
+    assert y.min() == np.float32(lo - zp) * sc and y.max() == np.float32(hi - zp) * sc
+    _fused_equals_unfused(tmp_path, m, [1, 16, 28, 28], monkeypatch, signed,
+                          switch=(epilogue_q8, "FAST_QUANT"))
+
+
+@vnni
+@pytest.mark.parametrize("signed", [False, True])
+def test_fast_quantization_in_the_residual_block(tmp_path, monkeypatch, signed):
+    """FAST_QUANT on a bottleneck block (the fused Q/DQ pair before the
+    residual add, the final QuantizeLinear): bit-identical without it."""
+    from onnx_mlir_py.passes.optimize import epilogue_q8
+    m = _qdq_block(down=True, signed=signed, d_q=(0.03, -100 if signed else 200))
+    _fused_equals_unfused(tmp_path, m, [1, 16, 28, 28], monkeypatch, signed,
+                          switch=(epilogue_q8, "FAST_QUANT"))
 
 
 @vnni
