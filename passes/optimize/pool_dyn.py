@@ -81,6 +81,8 @@ def _window_signature(op: ir.Operation, names, wrank: int):
         return None
     if None in (xs[1], os_[1]) or xs[1] != os_[1] or None not in xs[2:] + os_[2:]:
         return None           # dynamic channels: not handled; static H/W: pool.py, depthwise.py
+    if xs[1] == 0:
+        return None           # no channels: the kernel's [1, 0, 1, W] slices do not verify
     if (xs[0] is None) != (os_[0] is None) or (xs[0] is not None and xs[0] != 1):
         return None
     s, d = window_ints(op, "strides"), window_ints(op, "dilations")

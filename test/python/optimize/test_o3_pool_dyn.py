@@ -68,3 +68,23 @@ def test_dynamic_pools_become_vector_rows(tmp_path):
         assert "linalg.pooling" not in text
         assert "scf.forall" in text
         assert "arith.divf" in text and "vector<16xf32>" in text
+
+
+def test_dynamic_pool_of_no_channels(tmp_path):
+    """A dynamic-width pool over 0 channels keeps the generic code (fuzz
+    s2642-17: the kernel's [1, 0, 1, W] slices failed to verify, a compile
+    crash); it runs and returns the empty result of onnx.reference (which
+    onnxruntime refuses: only N may be 0), at two widths."""
+    from onnx.reference import ReferenceEvaluator
+    nodes = [h.make_node("AveragePool", ["x"], ["a"], kernel_shape=[3], pads=[1, 0],
+                         count_include_pad=1),
+             h.make_node("MaxPool", ["x"], ["m"], kernel_shape=[2])]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["N", 0, "W"])],
+                     [h.make_tensor_value_info(o, T.FLOAT, None) for o in ("a", "m")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    so = onnx_mlir_py.compile(m, output=tmp_path / "m.so", opt_level=3)
+    ref = ReferenceEvaluator(m)
+    for shape in [(2, 0, 5), (1, 0, 9)]:
+        x = np.zeros(shape, np.float32)
+        for g_, w in zip(ExecutionSession(so).run([x]), ref.run(None, {"x": x})):
+            assert g_.shape == w.shape, shape
