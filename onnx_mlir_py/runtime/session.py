@@ -161,10 +161,13 @@ class ExecutionSession:
 
         def arr(ctype, values):
             return (ctype * max(1, len(values)))(*values)
-        static_in = all(min(s.dims or (0,)) >= 0 for s in ins)
-        in_shapes = arr(_I64, [d for s in ins for d in s.dims or ()]) if static_in else None
-        return (fn, _P(self._entry_addr), _I64(n), _P * max(1, n),
-                arr(_I64, [len(s.dims or ()) for s in ins]), in_shapes, arr(ctypes.c_int32, codes[:n]), _I64(m), _P * max(1, m),
+        static_in = None    # the inputs' metadata when every dim is static
+        if all(min(s.dims or (0,)) >= 0 for s in ins):
+            static_in = ([(tuple(s.dims or ()), s.dtype) for s in ins], _I64(n),
+                         arr(_I64, [len(s.dims or ()) for s in ins]),
+                         arr(_I64, [d for s in ins for d in s.dims or ()]),
+                         arr(ctypes.c_int32, codes[:n]), _P * max(1, n))
+        return (fn, _P(self._entry_addr), static_in, _I64(m), _P * max(1, m),
                 arr(_I64, [len(s.dims or ()) for s in outs]),
                 arr(_I64, [d for s in outs for d in s.dims or ()]),
                 arr(ctypes.c_int32, codes[n:]),
@@ -246,7 +249,7 @@ class ExecutionSession:
         was a ZipMap a list of {label: score} dicts, string class labels an
         array of str objects."""
         if self._lean is not None:      # numeric tensors, static output shapes
-            return self._run_lean(check_inputs(inputs, self._in_fast, self.input_specs))
+            return self._run_lean(self._check(inputs))
         if self._values is not None:
             from onnx_mlir_py.runtime.values import run_values
             outs = run_values(self, inputs)
@@ -358,15 +361,23 @@ class ExecutionSession:
     def _run_lean(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         """One ``omRunInto`` call: the inputs' addresses in, the outputs
         (fresh arrays of the signature's static shapes) written by the
-        library. The dims, ranks and codes are the session's arrays (the
-        library only reads them; the address arrays are per call, so
-        concurrent runs on one session share nothing they write)."""
-        (fn, entry, n, PtrN, ranks, shapes, codes, m, PtrM, out_ranks, out_shapes, out_codes,
-         out_specs) = self._lean
-        if shapes is None:
-            flat = [d for a in arrays for d in a.shape]
-            shapes = (_I64 * max(1, len(flat)))(*flat)
+        library. The inputs' count, ranks, dims and codes are the session's
+        arrays when the arrays are what the signature says (the library only
+        reads them; the address arrays are per call, so concurrent runs on
+        one session share nothing they write), else the arrays' own, which
+        the library checks (as it does when the Python check is bypassed)."""
+        fn, entry, static_in, m, PtrM, out_ranks, out_shapes, out_codes, out_specs = self._lean
+        meta = None
+        if static_in is not None and len(arrays) == len(static_in[0]):
+            for a, (shape, dtype) in zip(arrays, static_in[0]):
+                if a.shape != shape or a.dtype != dtype:
+                    break
+            else:
+                meta = static_in[1:]
+        if meta is None:
+            meta = _metadata(arrays)
         outs = [np.empty(shape, dtype) for shape, dtype in out_specs]
+        n, ranks, shapes, codes, PtrN = meta
         if fn(entry, n, PtrN(*[address(a) for a in arrays]), ranks, shapes, codes, m,
               PtrM(*[address(o) for o in outs]), out_ranks, out_shapes, out_codes):
             raise self._run_failure()
@@ -410,6 +421,16 @@ class ExecutionSession:
 
     def __repr__(self) -> str:
         return f"ExecutionSession({self._lib._name!r}, entry={self._entry!r})"
+
+
+def _metadata(arrays: list[np.ndarray]) -> tuple:
+    """(count, ranks, dims (flat), ONNX codes) of ``arrays`` as ctypes
+    objects, as ``omRunInto`` takes them, and the type of its address array."""
+    flat = [d for a in arrays for d in a.shape]
+    k = max(1, len(arrays))
+    return (_I64(len(arrays)), (_I64 * k)(*[a.ndim for a in arrays]),
+            (_I64 * max(1, len(flat)))(*flat),
+            (ctypes.c_int32 * k)(*[DTYPE_CODE.get(a.dtype, 0) for a in arrays]), _P * k)
 
 
 OMExecutionSession = ExecutionSession

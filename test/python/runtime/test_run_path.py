@@ -182,9 +182,11 @@ def test_run_into_refuses_an_unexpected_output(libs):
     """omRunInto checks each output's dtype, rank and dims against what the
     caller says before copying: -1 and a message, never a write past the
     caller's buffer."""
+    from onnx_mlir_py.runtime.session import _metadata
     s = ExecutionSession(libs["cnn3"][0])
-    fn, entry, n, PtrN, ranks, shapes, codes, m, PtrM, o_ranks, o_shapes, o_codes, _ = s._lean
+    fn, entry, _, m, PtrM, o_ranks, o_shapes, o_codes, _ = s._lean
     x = RNG.standard_normal((1, 1, 14, 14)).astype(np.float32)
+    n, ranks, shapes, codes, PtrN = _metadata([x])
     bufs = [np.empty(64, np.float64), np.empty(64, np.float64)]
     ptrs = PtrM(*[b.ctypes.data for b in bufs])
     I64, I32 = ctypes.c_int64, ctypes.c_int32
@@ -198,6 +200,24 @@ def test_run_into_refuses_an_unexpected_output(libs):
     rc = fn(entry, n, PtrN(x.ctypes.data), ranks, shapes, codes, I64(1), ptrs, o_ranks,
             o_shapes, o_codes)
     assert rc == -1 and "returned 2 outputs, expected 1" in s._error()
+    _same(s.run([x]), libs["cnn3"][1].run(None, {"x": x}))
+
+
+def test_library_checks_when_the_python_check_is_bypassed(libs, monkeypatch):
+    """Arrays that are not what the signature says reach omRunInto with
+    their own count, ranks, dims and codes (not the session's), so the
+    library refuses them: a regression, the lean path had passed the
+    signature's dims for a smaller array."""
+    from onnx_mlir_py.runtime.errors import ModelRunError
+    s = ExecutionSession(libs["cnn3"][0])
+    monkeypatch.setattr(s, "_check", lambda xs: xs)
+    for bad, msg in (([np.zeros((1, 1, 13, 14), np.float32)], r"dimension 2: expected shape"),
+                     ([np.zeros((1, 1, 14, 14), np.float64)], "expected element type 1, got 11"),
+                     ([np.zeros((1, 14, 14), np.float32)], "expected rank 4, got 3"),
+                     ([], r"expected 1 input\(s\), got 0")):
+        with pytest.raises(ModelRunError, match=msg):
+            s.run(bad)
+    x = RNG.standard_normal((1, 1, 14, 14)).astype(np.float32)
     _same(s.run([x]), libs["cnn3"][1].run(None, {"x": x}))
 
 
