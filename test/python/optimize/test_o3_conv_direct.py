@@ -35,6 +35,9 @@ CASES = [
     # windows over up to 32 channels on rows of 80+ columns (YOLO's first 3x3 convs)
     ("c16_s2", (16, 9, 166), 32, 3, dict(strides=[2, 2], pads=[1, 1, 1, 1]), True, "relu"),
     ("c32_s1", (32, 5, 85), 16, 3, dict(pads=[1, 1, 1, 1]), True, None),
+    # 63 columns, stride 2, no pad: the second chunk of phase 0 (columns
+    # 32..63) would read one column past the row, so it is a static chunk
+    ("edge_s2", (2, 9, 63), 16, 3, dict(strides=[2, 2]), True, None),
 ]
 
 
@@ -96,3 +99,16 @@ def test_direct_form_is_taken(tmp_path):
         with make_context(), ir.Location.unknown():
             module = ir.Module.parse(open(path).read())
             assert direct_convs(module, target_for("x86-64-v4")) == 0
+
+
+def test_stride2_fill_reads_whole_vectors():
+    """A stride-2 phase fill's loop chunks read 2 whole vectors (32 columns
+    at 16 lanes) and keep every other lane: not 31 columns, an odd read that
+    LLVM splits into 16+8+4+2+1-lane loads (conv_direct.loop_span)."""
+    from onnx_mlir_py.passes.optimize.conv_direct import Direct, kernel_function
+    from onnx_mlir_py.target import target_for
+    dv = Direct((1, 16, 9, 166), (32, 16, 3, 3), (1, 32, 5, 83), (2, 2), (1, 1), "bias",
+                (1, 1, 1, 1))
+    text = kernel_function("k", dv, target_for("x86-64-v4"), threads=False)
+    assert "tensor<1x16x9x166xf32>, vector<32xf32>" in text
+    assert "vector<31xf32>" not in text
