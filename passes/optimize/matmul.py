@@ -624,6 +624,17 @@ def _own_inits(ops: list[ir.Operation]) -> None:
             op.operands[2] = src.clone(ir.InsertionPoint(op)).results[0]
 
 
+def _kernel_group(op: ir.Operation) -> list[ir.Operation]:
+    """The ops :func:`kernel_schedule` may rewrite for the contraction
+    ``op``: its own init producer (:func:`_tile_init`), itself, and its
+    epilogue (:func:`_epilogue_consumer`)."""
+    group = [owner_op(op.operands[2])] if _tile_init(op) else []
+    group.append(op)
+    if _epilogue_consumer(op):
+        group.append(single_user(op.results[0]))
+    return [g.operation for g in group]
+
+
 def _both_grid(n: int, par: int, tile: int) -> list[int]:
     """The forall tile sizes of a schedule that takes both outer block loops
     in (:func:`_forall_both`): ``tile`` blocks of the grouped loop ``par``,
@@ -754,7 +765,7 @@ def tile_packed_contractions(module: ir.Module, threads: bool = False) -> int:
         return kernel_schedule(op, threads and big)
     ops = packed_contractions(module)
     _own_inits(ops)
-    n = apply_to_ops(module, ops, body)
+    n = apply_to_ops(module, ops, body, group_for=_kernel_group)
     if n:
         apply_to_funcs(module, KERNEL_CLEANUP)
         for op in walk_ops(module.operation, "scf.for"):

@@ -18,6 +18,7 @@ import mlir.ir as ir
 from mlir.dialects.transform import interpreter
 
 from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.optimize.payload_func import isolated, movable
 
 
 TAG = "onnx_mlir_py.sched"
@@ -103,7 +104,7 @@ def _touches_empty(op: ir.Operation) -> bool:
 
 
 def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for, *,
-                 own_op_only: bool = False, consumes=None) -> int:
+                 own_op_only: bool = False, consumes=None, group_for=None) -> int:
     """Run ``body_for(op)`` (schedule text or None to skip) on each op; returns
     how many schedules applied. Failures are logged.
 
@@ -122,7 +123,12 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for, *,
     ops it matched (their tiled copies vectorized away); when every
     schedule applied and consumes its ops, no op can still carry the tag
     and the walk that drops the tags is not needed (it visits every op of
-    the vectorized module: 50,000-node chain, issue #29)."""
+    the vectorized module: 50,000-node chain, issue #29).
+
+    ``group_for(op)``: the ops the schedule of ``op`` may rewrite (``op``
+    among them, in program order); each run then has them moved into a
+    function of their own (:func:`.payload_func.isolated`: the same IR,
+    without the diagnostics a fusion prints costing O(function) each)."""
     done = 0
     clean = consumes is not None
     with module.context, ir.Location.unknown():
@@ -134,7 +140,7 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for, *,
             if body is None:
                 continue
             op.attributes[TAG] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
-            tagged.append((i, body, op.name, op if own_op_only else None,
+            tagged.append((i, body, op.name, op if own_op_only or group_for else None,
                            f"{op.name} -> {', '.join(str(r.type) for r in op.results)}"))
             clean = clean and consumes(body)
         if own_op_only:
@@ -146,7 +152,13 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for, *,
         # attribute lookup alone (53k ops: 3.5 -> 1.9 ms a walk)
         for i, body, op_name, root, name in tagged:
             try:
-                _apply(module, _WRAPPER.format(tag=TAG, id=i, body=body, name=op_name), root)
+                text = _WRAPPER.format(tag=TAG, id=i, body=body, name=op_name)
+                group = group_for(root) if group_for else None
+                if group is not None and movable(group):
+                    with isolated(module, group) as fn:
+                        _apply(module, text, fn)
+                else:
+                    _apply(module, text, None if group_for else root)
                 done += 1
             except (ir.MLIRError, ValueError) as e:   # ValueError: "Failed to apply ..."
                 clean = False
