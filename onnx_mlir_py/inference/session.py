@@ -166,6 +166,12 @@ class InferenceSession:
         # per input: (name, numpy dtype, type string, declared shape, rank or None)
         self._in_checks = [(e["name"], np_dtype(e["type"]), e["type"], e["shape"], e.get("rank"))
                            for e in info["inputs"]]
+        # run()'s common case, when every input is a numeric tensor of static
+        # shape: (name, dtype, shape) to compare a fed array with, else None
+        self._feed_fast = [(n, dt, tuple(sh)) for n, dt, t, sh, _ in self._in_checks] if all(
+            t.startswith("tensor(") and t != "tensor(string)" and dt is not None and
+            sh is not None and all(type(d) is int and d >= 0 for d in sh)
+            for _, dt, t, sh, _ in self._in_checks) else None
         self._in_index = {a.name: i for i, a in enumerate(self._inputs)}
         self._out_index = {a.name: i for i, a in enumerate(self._outputs)}
         self._out_dtypes = [np_dtype(a.type) for a in self._outputs]
@@ -251,6 +257,16 @@ class InferenceSession:
                                   f"({list(input_feed)}).")
 
     def _arrays(self, input_feed) -> list[np.ndarray]:
+        fast = self._feed_fast      # a dict of exactly the inputs, arrays as declared
+        if fast is not None and type(input_feed) is dict and len(input_feed) == len(fast):
+            arrays = []
+            for name, dtype, shape in fast:
+                x = input_feed.get(name)
+                if type(x) is not np.ndarray or x.dtype != dtype or x.shape != shape:
+                    break
+                arrays.append(x)
+            else:
+                return arrays
         self._check_feed(input_feed)
         for name in input_feed:
             if name not in self._in_index:

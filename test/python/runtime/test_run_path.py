@@ -257,3 +257,30 @@ def test_concurrent_runs_on_one_session(libs):
     for t in ts:
         t.join()
     assert not errors, errors[0]
+
+
+def test_inference_session_feed_fast_path(tmp_path):
+    """InferenceSession.run's common case (a dict of exactly the inputs,
+    arrays of their dtype and static shape) skips the per-input checks; any
+    other feed still gets them (and their onnxruntime-style errors)."""
+    from onnx_mlir_py.inference import InvalidArgument
+    from onnx_mlir_py.inference.ort_value import OrtValue
+    m = _cnn()
+    s = onnx_mlir_py.InferenceSession(m.SerializeToString(), cache_dir=str(tmp_path))
+    assert s._feed_fast is not None
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = RNG.standard_normal((1, 1, 14, 28)).astype(np.float32)
+    c = np.ascontiguousarray(x[..., ::2])
+    want = ref.run(None, {"x": c})
+    for feed in ({"x": c}, {"x": x[..., ::2]}, {"x": c.tolist()},
+                 {"x": OrtValue.ortvalue_from_numpy(c)}):
+        _same(s.run(None, feed), want)
+    _same(s.run(["k"], {"x": c}), want[1:])
+    with pytest.raises(InvalidArgument, match=r"Required inputs \(\['x'\]\) are missing"):
+        s.run(None, {"y": c})
+    with pytest.raises(InvalidArgument, match="Invalid input name: y"):
+        s.run(None, {"x": c, "y": c})
+    with pytest.raises(InvalidArgument, match="Unexpected input data type"):
+        s.run(None, {"x": c.astype(np.float64)})
+    with pytest.raises(InvalidArgument, match="Got invalid dimensions"):
+        s.run(None, {"x": np.zeros((1, 1, 14, 13), np.float32)})
