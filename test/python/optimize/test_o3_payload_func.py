@@ -55,7 +55,7 @@ def _model(batch=1):
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
-def _before_tiling(monkeypatch, threads: bool) -> str:
+def _before_tiling(monkeypatch, threads: bool, batch=1) -> str:
     """The module's text just before the tile step of the -O3 pipeline."""
     import onnx_mlir_py.passes.optimize as opt
     seen = []
@@ -67,7 +67,7 @@ def _before_tiling(monkeypatch, threads: bool) -> str:
         seen.append(str(m))
         raise Stop
     monkeypatch.setattr(opt, "tile_packed_contractions", stop)
-    module = import_model(_model())
+    module = import_model(_model(batch))
     to_onnx_ir(module)
     lower_to_linalg(module)
     with pytest.raises(Stop):
@@ -103,9 +103,11 @@ def _tiled(text: str, monkeypatch, isolate: bool, threads: bool):
 
 
 
+@pytest.mark.parametrize("batch", [1, "n"])
 @pytest.mark.parametrize("threads", [False, True])
-def test_isolated_runs_give_the_in_place_ir(monkeypatch, threads):
-    text = _before_tiling(monkeypatch, threads)
+def test_isolated_runs_give_the_in_place_ir(monkeypatch, threads, batch):
+    """(a dynamic batch: the per-image kernels in the batch loop)"""
+    text = _before_tiling(monkeypatch, threads, batch)
     isolated, roots, n = _tiled(text, monkeypatch, True, threads)
     in_place, roots0, n0 = _tiled(text, monkeypatch, False, threads)
     assert n == n0 >= 3, (n, n0)
@@ -117,16 +119,20 @@ def test_isolated_runs_give_the_in_place_ir(monkeypatch, threads):
     assert roots0 == [("builtin.module", None)] * (n + 1), roots0
 
 
+@pytest.mark.parametrize("batch", [1, "n"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_isolated_kernels_match_onnxruntime(threads):
+def test_isolated_kernels_match_onnxruntime(threads, batch):
+    """(a dynamic batch at 1 and 3 images)"""
     import onnx_mlir_py
     from onnx_mlir_py.runtime import ExecutionSession
-    m = _model()
-    x = np.random.default_rng(5).standard_normal((1, 16, 40, 40)).astype(np.float32)
+    m = _model(batch)
     with tempfile.TemporaryDirectory() as d:
         so = onnx_mlir_py.compile(m, output=os.path.join(d, "m.so"), opt_level=3)
-        got = ExecutionSession(so, num_threads=threads).run([x])
-    assert_match(got, reference(m, {"x": x}, "onnxruntime"), rtol=1e-4, atol=1e-4)
+        sess = ExecutionSession(so, num_threads=threads)
+        for n in ([1] if batch == 1 else [1, 3]):
+            x = np.random.default_rng(5 + n).standard_normal((n, 16, 40, 40)).astype(np.float32)
+            assert_match(sess.run([x]), reference(m, {"x": x}, "onnxruntime"),
+                         rtol=1e-4, atol=1e-4)
 
 
 def test_failed_schedule_puts_the_kernel_back(monkeypatch):
