@@ -284,3 +284,22 @@ def test_inference_session_feed_fast_path(tmp_path):
         s.run(None, {"x": c.astype(np.float64)})
     with pytest.raises(InvalidArgument, match="Got invalid dimensions"):
         s.run(None, {"x": np.zeros((1, 1, 14, 13), np.float32)})
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_outputs_of_every_numeric_type(tmp_path, opt):
+    """omRunInto checks each output's type code against the signature's:
+    Casts to 12 numeric types (bfloat16 too) come back as onnx.reference
+    computes them, none refused."""
+    from onnx.reference import ReferenceEvaluator
+    types = [T.UINT8, T.INT8, T.INT16, T.UINT16, T.INT32, T.UINT32, T.INT64, T.UINT64,
+             T.FLOAT16, T.DOUBLE, T.BOOL, T.BFLOAT16]
+    m = _model([h.make_node("Cast", ["x"], [f"y{t}"], to=t) for t in types],
+               [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+               [h.make_tensor_value_info(f"y{t}", t, [2, 3]) for t in types])
+    s = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "casts.so", opt_level=opt))
+    assert s._lean is not None
+    x = np.array([[0, 1.5, 2.7], [3, 100.2, 7]], np.float32)
+    for a, b in zip(s.run([x]), ReferenceEvaluator(m).run(None, {"x": x})):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a.astype(np.float64), b.astype(np.float64))
