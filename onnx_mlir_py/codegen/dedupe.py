@@ -22,11 +22,20 @@ What is left is compiled once: fewer functions through the LLVM lowering,
 (:mod:`.alloc_sites`, which names the node in an out-of-memory error) is
 built afterwards, so an allocation inside a shared body names the first
 node that uses it.
+
+In a module whose entry was cut into chunks (:mod:`.bufferize_chunks`: more
+than a thousand top-level ops), a kept function that stands for merged
+copies is marked ``noinline`` too: LLVM's inliner otherwise copied the small
+loop nest back into every call site (a 20,000-node elementwise chain at -O2:
+20,000 loop nests through ``opt`` / ``llc``, 38 s of their CPU, though only
+four are different). Smaller modules keep LLVM's choice (their code does not
+change).
 """
 from __future__ import annotations
 
 import mlir.ir as ir
 
+from onnx_mlir_py.codegen.bufferize_chunks import PREFIX as CHUNK_PREFIX
 from onnx_mlir_py.ir_util import rename_symbol_refs
 
 
@@ -70,6 +79,14 @@ def merge_identical_functions(module: ir.Module, prefix: str) -> int:
             op = op.operation
             if op.name == "func.func" and _name(op) not in renamed:
                 _rename_calls(op, renamed)
+        kept_funcs = [f for f in funcs if _name(f) not in renamed]
         for f in dropped:
             f.erase()
+        if any(_name(op.operation).startswith(CHUNK_PREFIX) for op in module.body.operations
+               if op.operation.name == "func.func"):
+            shared = set(renamed.values())
+            noinline = ir.Attribute.parse('["noinline"]')
+            for f in kept_funcs:
+                if _name(f) in shared:
+                    f.attributes["passthrough"] = noinline
     return len(dropped)

@@ -48,9 +48,10 @@ def _outermost_fors(fn: ir.Operation) -> list[ir.Operation]:
 
 
 def _outline(loop: ir.Operation, name: str, parent_fn: ir.Operation) -> None:
-    inside = {o for o in walk_ops(loop, include_root=True)}
+    ops = walk_ops(loop, include_root=True)     # one walk (a Python call per op)
+    inside = set(ops)
     caps = list(loop.operands)      # bounds and step, then what the body uses
-    caps += [v for v in captures(loop, inside) if v not in caps]
+    caps += [v for v in captures(loop, inside, ops[1:]) if v not in caps]
     passed = passed_values(caps)
     with ir.InsertionPoint(parent_fn), loop.location:
         fn = func.FuncOp(name, ir.FunctionType.get([v.type for v in passed], []),
@@ -68,7 +69,7 @@ def _outline(loop: ir.Operation, name: str, parent_fn: ir.Operation) -> None:
     fip = ir.InsertionPoint.at_block_begin(entry)
     cache: dict = {}
     mat = {v: materialize(v, args, fip, cache) for v in caps}
-    rebind(loop, caps, mat, include_root=True)      # the loop's bounds too
+    rebind(loop, caps, mat, ops=ops)      # the loop's bounds too
 
 
 def outline_serial_loops(module: ir.Module) -> int:

@@ -65,10 +65,11 @@ def _is_inside(v: ir.Value, inside: set) -> bool:
     return op.operation in inside
 
 
-def captures(loop: ir.Operation, inside: set) -> list[ir.Value]:
-    """Values defined outside ``loop`` and used in it, in first-use order."""
+def captures(loop: ir.Operation, inside: set, ops: list | None = None) -> list[ir.Value]:
+    """Values defined outside ``loop`` and used in it, in first-use order
+    (``ops``: the ops nested in ``loop`` when the caller has walked them)."""
     seen, out = set(), []
-    for op in walk_ops(loop):
+    for op in walk_ops(loop) if ops is None else ops:
         for v in op.operands:
             if _is_inside(v, inside):
                 continue
@@ -87,13 +88,14 @@ def passed_values(values: list[ir.Value]) -> list[ir.Value]:
 
 
 def rebind(root: ir.Operation, caps: list[ir.Value], mat: dict, *,
-           include_root: bool = False) -> None:
+           include_root: bool = False, ops: list | None = None) -> None:
     """Replace, in one walk of ``root``, every operand that is one of the
     captured values ``caps`` by its stand-in ``mat[v]`` in the outlined
     function (a constant may have thousands of uses elsewhere, so its uses
-    are not replaced globally)."""
+    are not replaced globally). ``ops``: that walk's ops, when the caller
+    has them."""
     caps_set = set(caps)
-    for op in walk_ops(root, include_root=include_root):
+    for op in walk_ops(root, include_root=include_root) if ops is None else ops:
         for i, v in enumerate(op.operands):
             if v in caps_set:
                 op.operands[i] = mat[v]

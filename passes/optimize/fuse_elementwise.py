@@ -46,8 +46,10 @@ _BARRIER = "__om_fusion_barrier"
 
 
 def _all_parallel(op: ir.Operation) -> bool:
-    return op.name == "linalg.generic" and all(
-        "parallel" in str(a) for a in op.attributes["iterator_types"])
+    if op.name != "linalg.generic":
+        return False
+    its = op.attributes["iterator_types"]       # printed once, not per dim (#29)
+    return str(its).count("parallel") == len(its)
 
 
 def _body_weight(op: ir.Operation) -> int:

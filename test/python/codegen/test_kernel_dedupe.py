@@ -99,6 +99,34 @@ def test_outline_then_merge_keeps_what_differs():
         assert set(calls) == set(kept)
 
 
+@pytest.mark.parametrize("chunked", [False, True])
+def test_merged_loops_stay_calls_in_a_chunked_module(chunked):
+    """In a module cut into chunks (a long entry, codegen/bufferize_chunks.py)
+    a kept function that stands for merged copies is ``noinline`` (LLVM
+    copied the loop back into every call: a 20,000-node chain at -O2 sent
+    20,000 loop nests through opt / llc); elsewhere nothing is added."""
+    from onnx_mlir_py.codegen.bufferize_chunks import PREFIX as CHUNK_PREFIX
+    src = SRC + (f"func.func private @{CHUNK_PREFIX}0()\n" if chunked else "")
+    with make_context():
+        m = ir.Module.parse(src)
+        outline_serial_loops(m)
+        assert merge_identical_functions(m, PREFIX) == 1
+        assert m.operation.verify()
+        calls = _callees(m)
+        shared = calls[0]
+        assert calls.count(shared) == 2
+        for op in m.body.operations:
+            name = ir.StringAttr(op.operation.attributes["sym_name"]).value
+            if not name.startswith(PREFIX):
+                continue
+            attr = op.operation.attributes["passthrough"] \
+                if "passthrough" in op.operation.attributes else None
+            if chunked and name == shared:
+                assert str(attr) == '["noinline"]', name
+            else:
+                assert attr is None, (name, attr)
+
+
 def _entry(m):
     return next(op.operation for op in m.body.operations
                 if ir.StringAttr(op.operation.attributes["sym_name"]).value == "main_graph")
