@@ -74,23 +74,29 @@ def _leaf(v: ir.Value) -> ir.Operation | None:
     return o if not len(o.operands) and not len(o.regions) else None
 
 
-def _externals(fn: ir.Operation) -> list[ir.Value]:
-    """The values the ops in ``fn`` read from outside it, first use first."""
-    out = []
+def _external_uses(fn: ir.Operation) -> tuple[list[ir.Value], list[tuple]]:
+    """The values the ops in ``fn`` read from outside it (first use first)
+    and those reads, (op, operand index, index in the values)."""
+    values, reads = [], []
 
     def visit(o):
-        for v in o.operands:
-            if not any(v == w for w in out) and not _defined_within(v, fn):
-                out.append(v)
+        for i, v in enumerate(o.operands):
+            if _defined_within(v, fn):
+                continue
+            k = next((k for k, w in enumerate(values) if w == v), None)
+            if k is None:
+                k = len(values)
+                values.append(v)
+            reads.append((o, i, k))
         return ir.WalkResult.ADVANCE
     fn.walk(visit)
-    return out
+    return values, reads
 
 
-def _replace_uses(v: ir.Value, new: ir.Value, inside: bool, fn: ir.Operation) -> None:
-    """Uses of ``v`` in ``fn`` (``inside``) or out of it read ``new``."""
+def _replace_outside_uses(v: ir.Value, new: ir.Value, fn: ir.Operation) -> None:
+    """The uses of ``v`` outside ``fn`` read ``new``."""
     for use in list(v.uses):
-        if _within(use.owner, [fn]) == inside:
+        if not _within(use.owner, [fn]):
             use.owner.operands[use.operand_number] = new
 
 
@@ -124,19 +130,21 @@ def isolated(module: ir.Module, group: list[ir.Operation]):
         op.move_before(ret)
     fop = fn.operation
     for r, p in zip(last.results, ph.results):
-        _replace_uses(r, p, False, fop)
-    externals = _externals(fop)
-    args, clones = [], []
+        _replace_outside_uses(r, p, fop)
+    # (the reads, not the values' uses: a shared tensor.empty has hundreds)
+    externals, reads = _external_uses(fop)
+    args, clones, inner = [], [], []
     for v in externals:
         leaf = _leaf(v)
         if leaf is None:
             args.append(v)
-            _replace_uses(v, entry.add_argument(v.type, v.location), True, fop)
+            inner.append(entry.add_argument(v.type, v.location))
         else:
             c = leaf.clone(ir.InsertionPoint(group[0]))
             clones.append((c, leaf))
-            i = next(i for i, r in enumerate(leaf.results) if r == v)
-            _replace_uses(v, c.results[i], True, fop)
+            inner.append(c.results[next(i for i, r in enumerate(leaf.results) if r == v)])
+    for o, i, k in reads:
+        o.operands[i] = inner[k]
     fn.attributes["function_type"] = ir.TypeAttr.get(
         ir.FunctionType.get([v.type for v in args], result_types))
     try:
