@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import mlir.ir as ir
+import numpy as np
 
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.passes.optimize.epilogue import dominates
@@ -368,6 +369,7 @@ class _Tail:
     results: set              # the ops' results from roundeven on (not emitted as they are)
     dq: ir.Value | None = None   # fused: the reading step's ``uitofp(q) - zf`` (its value)
     reader: int | None = None    # the step of ``dq``
+    relu: tuple | None = None    # (step, its input) of a ReLU folded into the clamp (:func:`_relu_before`)
 
 
 def _owner_in(v: ir.Value, block) -> ir.Operation | None:
@@ -491,8 +493,65 @@ def quant_plan(epi: Q8Epilogue) -> dict:
             found = _dequantized(epi, i, t)
             if found is not None:
                 t.reader, t.dq = found
+            else:
+                t.relu = _relu_before(epi, i, t)
             epi.quant[i] = t
     return epi.quant
+
+
+def _positive_constant(x: ir.Value) -> bool:
+    """Whether tensor ``x`` is an f32 ``arith.constant`` whose values are all
+    finite and above 0."""
+    c = owner_op(x)
+    if c is None or op_of(c).name != "arith.constant" or elem_of(x.type.element_type) != Elem.F32:
+        return False
+    try:
+        a = ir.DenseFPElementsAttr(op_of(c).attributes["value"])
+        vals = np.array([float(a.get_splat_value().value)]) if a.is_splat else np.array(a)
+    except (ValueError, TypeError):
+        return False
+    return bool(vals.size) and bool(np.all(np.isfinite(vals) & (vals > 0)))
+
+
+def _relu_before(epi: Q8Epilogue, i: int, t: _Tail) -> tuple | None:
+    """(r, x) for the step r whose body is only ``maximumf(x, 0.0)`` (a ReLU) when its
+    result is read only by step i's ``y = relu / s`` (or ``relu * s``), ``s``
+    a per-filter or per-tensor constant above 0: the ReLU is then the
+    clamp's lower bound max(lo, zf) (``roundeven(max(x, 0) / s) + zf`` is
+    ``max(roundeven(x / s) + zf, zf)``: division by s > 0 keeps the order
+    and 0; the add of an integer zf is exact or saturates), not an op."""
+    block = epi.steps[i].generic.regions[0].blocks[0]
+    yo = _owner_in(t.y, block)
+    if yo is None or yo.name not in ("arith.divf", "arith.mulf"):
+        return None
+    args = list(block.arguments)
+    pairs = [(yo.operands[0], yo.operands[1])]
+    if yo.name == "arith.mulf":
+        pairs.append((yo.operands[1], yo.operands[0]))
+    for a, sc in pairs:
+        if not (isinstance(a.owner, ir.Block) and isinstance(sc.owner, ir.Block)) or \
+                a.owner != block or sc.owner != block or a == sc or not _one_use(a):
+            continue
+        src, ssrc = epi.steps[i].sources[args.index(a)], epi.steps[i].sources[args.index(sc)]
+        if src[0] != "step" or not _uniform_arg(epi, ssrc) or \
+                not _positive_constant(epi.externals[ssrc[1]]):
+            continue
+        r = src[1]
+        readers = [(j, k) for j, st in enumerate(epi.steps) for k, x in enumerate(st.sources)
+                   if x == ("step", r)]
+        rblock = epi.steps[r].generic.regions[0].blocks[0]
+        rops = [op_of(o) for o in rblock.operations if op_of(o).name != "arith.constant"]
+        if len(readers) != 1 or len(rops) != 2 or rops[0].name != "arith.maximumf" or \
+                rops[1].operands[0] != rops[0].results[0]:
+            continue
+        x, z = rops[0].operands
+        if _float_const(epi, z, rblock) != 0.0:
+            x, z = z, x
+        if _float_const(epi, z, rblock) != 0.0 or not isinstance(x.owner, ir.Block) or \
+                x.owner != rblock:
+            continue
+        return r, x
+    return None
 
 
 def _dq_bounds(e: Emitter, t: _Tail, env: dict, lanes: int) -> tuple:
@@ -530,8 +589,17 @@ def _emit_tail(e: Emitter, t: _Tail, i: int, env: dict, lanes: int) -> Value:
         return e.cast("arith.sitofp", e.cast("arith.fptosi", c, vector(lanes, Elem.I32), "q"),
                       ft, "q")
     lo, hi = (e.splat_const(f"{b:.1f}", ft) for b in (t.lo, t.hi))
+    if t.relu is not None:
+        lo = env[("relu_lo", i)] if ("relu_lo", i) in env else _relu_lo(e, t, env, lanes)
     c = _clamp(e, e.binary("arith.addf", r, env[t.zf], "q"), lo, hi)
     return e.cast(t.to_int, c, vector(lanes, Elem.I8), "q")
+
+
+def _relu_lo(e: Emitter, t: _Tail, env: dict, lanes: int) -> Value:
+    """max(lo, zf): the clamp's lower bound with a folded ReLU."""
+    lo = e.splat_const(f"{t.lo:.1f}", vector(lanes, Elem.F32))
+    zf = env[t.zf]
+    return e.select(e.cmpf("ogt", zf, lo, "q"), zf, lo, "q")
 
 
 def acc_offset(epi: Q8Epilogue, pre: dict) -> Value | None:
@@ -573,6 +641,8 @@ def uniform(e: Emitter, epi: Q8Epilogue, params: list, f, lanes: int) -> dict:
     for i, t in quant_plan(epi).items():
         if t.dq is not None and t.zf in env:
             env[("clamp", i)] = _dq_bounds(e, t, env, lanes)
+        if t.relu is not None and t.zf in env:
+            env[("relu_lo", i)] = _relu_lo(e, t, env, lanes)
     return env
 
 
@@ -584,6 +654,7 @@ def emit(e: Emitter, epi: Q8Epilogue, acc: Value, params: list, coords: list,
     ``pre`` the filter's :func:`uniform` values). Returns the vector to store."""
     results: list[Value | None] = []
     tails = quant_plan(epi)
+    relus = dict(t.relu for t in tails.values() if t.relu is not None)
     fused: dict = {}        # a fused DequantizeLinear's value -> the f32 vector
     for i, step in enumerate(epi.steps):
         block = step.generic.regions[0].blocks[0]
@@ -602,6 +673,9 @@ def emit(e: Emitter, epi: Q8Epilogue, acc: Value, params: list, coords: list,
             else:
                 k = src[1]
                 env[arg] = _read_external(e, params[k], epi.maps[k], coords, lanes, in_bounds)
+        if i in relus:          # folded into the reading step's clamp: its input as it is
+            results.append(env[relus[i]])
+            continue
         t = tails.get(i)
         _step_ops(e, epi, i, env, lanes, t.results if t is not None else None)
         if t is None:

@@ -90,12 +90,12 @@ def test_strided_convs_take_the_direct_kernel(tmp_path, kw):
 
 # -- QDQ graphs: the ops after each conv become its epilogue ----------------------------
 
-def _qdq_block(c=16, mid=8, hw=28, down=False, signed=False, d_q=None):
+def _qdq_block(c=16, mid=8, hw=28, down=False, signed=False, d_q=None, y_zp=0):
     """A ResNet bottleneck in QDQ form (quantize_static's layout): x (8-bit)
     -> DQ -> 1x1 -> ReLU -> Q/DQ -> 3x3 -> ReLU -> Q/DQ -> 1x1 -> Q/DQ -> Add
     (the shortcut: DQ(x), or a strided 1x1 'down' conv when ``down``) -> ReLU
     -> Q. ``d_q``: the last conv's (scale, zero point) instead of 0.08 and
-    125 (-2 signed)."""
+    125 (-2 signed); ``y_zp`` the output's zero point."""
     rng = np.random.default_rng(5)
     dt, et = (np.int8, TP.INT8) if signed else (np.uint8, TP.UINT8)
     out_c = 2 * c if down else c
@@ -147,7 +147,7 @@ def _qdq_block(c=16, mid=8, hw=28, down=False, signed=False, d_q=None):
         sc = "xd"
     nodes.append(h.make_node("Add", [d, sc], ["sum"]))
     nodes.append(h.make_node("Relu", ["sum"], ["sr"]))
-    act_q("y", 0.06, 0)
+    act_q("y", 0.06, y_zp)
     nodes.append(h.make_node("QuantizeLinear", ["sr", "y_s", "y_z"], ["y"]))
     g = h.make_graph(nodes, "block", [h.make_tensor_value_info("x", et, [1, c, hw, hw])],
                      [h.make_tensor_value_info("y", et, None)], initializer=inits)
@@ -253,12 +253,17 @@ def test_fast_quantization_equals_the_body_ops(tmp_path, monkeypatch, signed, sc
 
 
 @vnni
-@pytest.mark.parametrize("signed", [False, True])
-def test_fast_quantization_in_the_residual_block(tmp_path, monkeypatch, signed):
+@pytest.mark.parametrize("signed, y_zp", [(False, 0), (True, 0), (False, 100), (True, -20),
+                                          (True, 30)])
+def test_fast_quantization_in_the_residual_block(tmp_path, monkeypatch, signed, y_zp):
     """FAST_QUANT on a bottleneck block (the fused Q/DQ pair before the
-    residual add, the final QuantizeLinear): bit-identical without it."""
+    residual add, the ReLU after it folded into the final QuantizeLinear's
+    lower bound max(lo, zero point): no maximumf op is left): bit-identical
+    without it, with the output's zero point above, at and below 0."""
     from onnx_mlir_py.passes.optimize import epilogue_q8
-    m = _qdq_block(down=True, signed=signed, d_q=(0.03, -100 if signed else 200))
+    m = _qdq_block(down=True, signed=signed, d_q=(0.03, -100 if signed else 200), y_zp=y_zp)
+    _, ir = _plan_and_ir(m)
+    assert "arith.maximumf" not in ir
     _fused_equals_unfused(tmp_path, m, [1, 16, 28, 28], monkeypatch, signed,
                           switch=(epilogue_q8, "FAST_QUANT"))
 
