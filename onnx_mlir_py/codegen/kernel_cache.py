@@ -52,7 +52,7 @@ from pathlib import Path
 import mlir.ir as ir
 
 from onnx_mlir_py.codegen.kernel_functions import PREFIX as KERNEL_PREFIX
-from onnx_mlir_py.errors import CacheEntryWarning, UnsafeCacheError
+from onnx_mlir_py.errors import CacheEntryWarning, CompileError, UnsafeCacheError
 
 ENV = "ONNX_MLIR_PY_KERNEL_CACHE"
 NAME_PREFIX = "__om_kc_"
@@ -91,7 +91,8 @@ class Stats:
     units: int = 0
     hits: int = 0
     misses: int = 0
-    skipped: int = 0            # kernels left in the model (they reference a global)
+    skipped: int = 0            # kernels left in the model (they reference a global, or
+    #                             their unit could not be made a module of its own)
 
 
 LAST = Stats()          # the last compile's, for the tests and benchmarks
@@ -327,11 +328,19 @@ def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cp
                 else:
                     obj.write_bytes(data)
                     objects.append(str(obj))
-            parts = []
+            parts, failed = [], set()
             for u, obj in misses:
                 src = obj.with_suffix(".ll")
-                src.write_bytes(_unit_ir(u, module.context))
+                try:
+                    src.write_bytes(_unit_ir(u, module.context))
+                except (ir.MLIRError, CompileError):
+                    failed.add(u.name)      # not cached: compiled with the model, as before
+                    continue
                 parts.append(src)
+            if failed:
+                misses = [(u, o) for u, o in misses if u.name not in failed]
+                units = [u for u in units if u.name not in failed]
+                LAST.skipped += len(failed)
             declare_units(module, units, defined)
     if misses:
         with timings.phase("codegen: opt + llc (kernels)"):
@@ -340,5 +349,6 @@ def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cp
         for u, obj in misses:
             store.store(u.key, obj.read_bytes())
             objects.append(str(obj))
-    LAST.hits, LAST.misses = len(distinct) - len(misses), len(misses)
+    LAST.hits = len(distinct) - len(misses) - len(failed)
+    LAST.misses = len(misses)
     return objects

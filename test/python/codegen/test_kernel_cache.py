@@ -281,3 +281,20 @@ def test_key_and_names_cover_the_target_and_opt_level():
             assert names == ["ext", units[0].name, "main_graph"], names
             assert m.operation.verify()
     assert len(keys) == 4
+
+
+def test_a_unit_that_cannot_stand_alone_stays_in_the_model(cache, tmp_path, monkeypatch):
+    from onnx_mlir_py.errors import CompileError
+    real, calls = kernel_cache._unit_ir, []
+
+    def first_fails(u, context):
+        calls.append(u.name)
+        if len(calls) == 1:
+            raise CompileError("cannot translate")
+        return real(u, context)
+    monkeypatch.setattr(kernel_cache, "_unit_ir", first_fails)
+    m = _convs()
+    so, st, warned = _compile(m, tmp_path / "a.so")
+    assert st.skipped == 1 and st.misses == len(calls) - 1 >= 1 and not warned, st
+    assert len(_entries(cache)) == st.misses
+    _checked(m, so)
