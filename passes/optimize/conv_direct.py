@@ -180,9 +180,27 @@ def pixel_width(dv: Direct, vw: int) -> int:
     return -(-(dv.os[3] + reach) // vw) * vw
 
 
-def plane_bytes(dv: Direct, vw: int) -> int:
+def plane_width(dv: Direct, vw: int, pix: bool) -> int:
+    """The phase rows of the plane: :func:`pixel_width` for the
+    filters-in-lanes kernel, :func:`phase_width` (whole output vectors) for
+    the rows tile."""
+    return pixel_width(dv, vw) if pix else phase_width(dv, vw)
+
+
+def plane_bytes(dv: Direct, vw: int, pix: bool = True) -> int:
     """Bytes of one image's phase plane (every input row, :meth:`_Row.fill_plane`)."""
-    return dv.ws[1] * dv.xs[2] * dv.s[1] * pixel_width(dv, vw) * 4
+    return dv.ws[1] * dv.xs[2] * dv.s[1] * plane_width(dv, vw, pix) * 4
+
+
+def row_reuse(dv: Direct) -> float:
+    """Output rows that read each input row (KH*d / s): the per-row buffer
+    copies each input row that many times, the plane once. The rows tile
+    takes the plane from 2 (Zen 4, 1 thread, thread CPU, plane / per-row
+    buffer, min: YOLO's 3x640 6x6/2 stem (3) 0.938, 16x160x160->16 3x3 (3)
+    0.920, 32x80x80->32 3x3 (3) 0.974, ResNet's 3x224 7x7/2 stem (3.5)
+    0.975; but 16x320x320->32 3x3/2 (1.5) 1.174: a 7.3 MB plane read back
+    from L3 saves only a third of the fill)."""
+    return dv.ws[2] * dv.d[0] / dv.s[0]
 
 
 def loop_span(vw: int, s: int) -> int:
@@ -298,9 +316,10 @@ class _Row:
                                [v["iv"][k // count] for k in range(fb * count)])
         i, accs, kres = e.loop(v["khlo"], v["khhi"], e.index(1), accs)
         accs = list(accs)
+        bi = v["brow"](i) if "brow" in v else i      # the buffer's row of kernel row i
         for j in range(kw):
             r, off = (j * dv.d[1]) % s, (j * dv.d[1]) // s
-            xs_ = [e.read(v["buf"], [ch, i, r, e.add(col, off)], v["zero"], vector(vw))
+            xs_ = [e.read(v["buf"], [ch, bi, r, e.add(col, off)], v["zero"], vector(vw))
                    for col in cols]
             for f in range(fb):
                 wv = e.broadcast(e.extract(v["wp"], [v["fo"], ch, i, j, f]), vector(vw))
@@ -359,15 +378,15 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     macs = rows * ow * f * c * kh * kw
     par = threads and macs >= DIRECT_THREAD_MIN_MACS
     row = _Row(e, dv, vw, fb, v)
-    plane = pix and plane_bytes(dv, vw) <= PLANE_L2 * target.l2
+    plane = plane_bytes(dv, vw, pix) <= PLANE_L2 * target.l2 and (pix or row_reuse(dv) >= 2)
     if plane:                              # per image: the plane, then its rows
         nn, (on,), (nres,) = e.loop(e.index(0), e.index(n), e.index(1), [o], base="img")
         v["n"] = nn
-        panels = f // (2 * vw)
+        panels = f // (2 * vw) if pix else 1
         # one output row (a 1-D conv) still splits by filter panels
         par = par and oh * panels > 1
-        v["buf"] = row.fill_plane(e.empty([c, dv.xs[2], s, pixel_width(dv, vw)], base="plane"),
-                                  par)
+        v["buf"] = row.fill_plane(e.empty([c, dv.xs[2], s, plane_width(dv, vw, pix)],
+                                          base="plane"), par)
         if par and panels > 1:             # rows x filter panels: even shares of short maps
             ip, oo, res = e.forall(oh * panels, on)
             ohv, v["panel"] = e.iop("divui", ip, e.index(panels)), e.rem(ip, panels)

@@ -67,16 +67,20 @@ func.func @stem(%x: tensor<1x3x34x38xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<
 }
 
 // 4.1M multiply-adds (>= 2^20): with threads the 98 output rows are an
-// scf.forall; stride 1 copies each input row into a [3, 3, 1, 128] buffer
-// (16 values per vector), the taps read 16 values of it, the first 6
-// vectors of a row in a loop of 2 groups of 3, the 7th (2 lanes kept) static.
+// scf.forall; stride 1, each input row read by 3 output rows
+// (conv_direct.row_reuse): the image is copied once into a phase plane
+// [3, 100, 1, 128] (16 values per vector; with threads a forall over the 3
+// channels), the taps read 16 values of it at the kernel row's image row,
+// the first 6 vectors of a row in a loop of 2 groups of 3, the 7th (2 lanes
+// kept) static.
 // CHECK-LABEL: func.func @stem_big
 // CHECK-NOT: scf.forall
-// CHECK: tensor.empty() : tensor<3x3x1x128xf32>
+// CHECK: tensor.empty() : tensor<3x100x1x128xf32>
 // CHECK: vector.transfer_read {{.*}} : tensor<1x3x100x100xf32>, vector<16xf32>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}}) -> (tensor<1x16x1x98xf32>)
-// CHECK: vector.transfer_read {{.*}} : tensor<3x3x1x128xf32>, vector<16xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<3x100x1x128xf32>, vector<16xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<2xf32>, tensor<1x16x1x98xf32>
+// THREADS: scf.forall (%{{.*}}) in (3)
 // THREADS: scf.forall (%{{.*}}) in (98)
 // THREADS: tensor.parallel_insert_slice
 func.func @stem_big(%x: tensor<1x3x100x100xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x98x98xf32> {

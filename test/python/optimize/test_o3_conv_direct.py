@@ -112,3 +112,24 @@ def test_stride2_fill_reads_whole_vectors():
     text = kernel_function("k", dv, target_for("x86-64-v4"), threads=False)
     assert "tensor<1x16x9x166xf32>, vector<32xf32>" in text
     assert "vector<31xf32>" not in text
+
+
+def test_rows_plane_when_rows_are_reused():
+    """The rows tile fills one phase plane per image ([C, H, s, M]: each
+    input row once) when each input row is read by 2+ output rows (KH*d/s:
+    a 6x6/2 stem, a 3x3/1 conv), and its per-row buffer of KH rows at 1.5
+    (a 3x3/2 conv: conv_direct.row_reuse)."""
+    from onnx_mlir_py.passes.optimize.conv_direct import Direct, kernel_function, phase_width
+    from onnx_mlir_py.target import target_for
+    t = target_for("x86-64-v4")
+    stem = Direct((1, 3, 40, 41), (32, 3, 6, 6), (1, 32, 19, 20), (2, 2), (1, 1), "bias",
+                  (2, 2, 1, 1))
+    text = kernel_function("k", stem, t, threads=True)
+    assert f"tensor.empty() : tensor<3x40x2x{phase_width(stem, 16)}xf32>" in text
+    assert text.count("scf.forall (") == 2          # the plane's channels, the rows
+    s1 = Direct((1, 32, 5, 85), (16, 32, 3, 3), (1, 16, 5, 85), (1, 1), (1, 1), "bias",
+                (1, 1, 1, 1))
+    assert f"tensor<32x5x1x{phase_width(s1, 16)}xf32>" in kernel_function("k", s1, t, False)
+    s2 = Direct((1, 16, 9, 166), (32, 16, 3, 3), (1, 32, 5, 83), (2, 2), (1, 1), "bias",
+                (1, 1, 1, 1))
+    assert f"tensor<16x3x2x{phase_width(s2, 16)}xf32>" in kernel_function("k", s2, t, False)
