@@ -15,7 +15,7 @@
 // THREADS-NOT: scf.forall
 // CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
 // CHECK-NOT: tensor.pad
-// CHECK: linalg.fill {{.*}} -> tensor<22x34xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<22x34xf32>
 // CHECK: scf.for
 // CHECK: tensor.extract %{{.*}} : tensor<4xf32>
 // CHECK: vector.broadcast {{.*}} : f32 to vector<16xf32>
@@ -124,7 +124,7 @@ func.func @dw_accumulate(%x: tensor<1x2x6x6xf32>, %w: tensor<2x2x2xf32>, %o: ten
 // CHECK: scf.for %[[I:.*]] = %c0 to %{{.*}} step %c1 iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<?x4x20x20xf32>)
 // CHECK: tensor.extract_slice %arg0[%[[I]], 0, 0, 0] [1, 4, 20, 20] [1, 1, 1, 1] : tensor<?x4x20x20xf32> to tensor<1x4x20x20xf32>
 // CHECK: tensor.extract_slice %[[ACC]][%[[I]], 0, 0, 0] [1, 4, 20, 20]
-// CHECK: linalg.fill {{.*}} -> tensor<22x34xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<22x34xf32>
 // CHECK-COUNT-18: vector.fma {{.*}} : vector<16xf32>
 // CHECK: arith.minimumf {{.*}} : vector<16xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<1x4x20x20xf32>

@@ -14,7 +14,7 @@
 // CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
 // CHECK-NOT: tensor.pad
 // CHECK-NOT: linalg.generic
-// CHECK: linalg.fill {{.*}} -> tensor<22x34xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<22x34xf32>
 // CHECK: scf.for
 // CHECK: tensor.extract %{{.*}} : tensor<4xf32>
 // CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x4x20x20xi8>, vector<16xi8>

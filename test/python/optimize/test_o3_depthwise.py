@@ -229,3 +229,38 @@ def test_row_plan_stores_stay_in_the_row():
                                for u in range(cnt)]
                 cols = [c for start, n in stored for c in range(start, start + n)]
                 assert cols == list(range(ow)), (vw, ow, s, pad, init)
+
+
+def test_plane_border_and_copies_cover_the_plane():
+    """Every cell of the scratch plane holds the pad value (row_plane.border,
+    filled once per task) or a value of the channel's copy (rows [pt, pt+h),
+    columns [pl, pl + ceil(w / vw) * vw)): the kernel may read any cell.
+    Widths below, at and above a vector, pads 0-3 on each side, strides 1-3,
+    kernels 1-7, 4/8/16 lanes."""
+    from onnx_mlir_py.passes.optimize.row_kernel import lane_width
+    from onnx_mlir_py.passes.optimize.row_plan import Conv, geometry
+    from onnx_mlir_py.passes.optimize.row_plane import border
+    for tvw in (4, 8, 16):
+        for w in (1, 3, 7, 8, 13, 16, 20, 33, 56):
+            for k, s, pad in [(3, 1, (1, 1, 1, 1)), (3, 2, (1, 1, 1, 1)), (5, 1, (2, 2, 2, 2)),
+                              (5, 2, (2, 2, 2, 2)), (3, 2, (0, 1, 2, 0)), (7, 3, (3, 0, 0, 3)),
+                              (1, 1, (0, 2, 1, 0)), (3, 1, (0, 0, 2, 3))]:
+                pt, pl, pb, pr = pad
+                if w + pl + pr < k:
+                    continue
+                ow = (w + pl + pr - k) // s + 1
+                oh = (5 + pt + pb - k) // s + 1
+                for init in ("bias", "scalar"):
+                    cv = Conv((1, 2, 5, w), pad, k, k, (1, 2, oh, ow), (s, s), (1, 1), init)
+                    vw = lane_width(cv, tvw)
+                    hp, limit = geometry(cv, vw)
+                    lanes = min(vw, limit)
+                    cells = {(r, c) for r in range(pt, pt + 5)
+                             for c in range(pl, pl + -(-w // vw) * vw)}
+                    assert all(c < limit for _, c in cells), (tvw, w, k, s, pad)
+                    for lo, hi, cols in border(cv, hp, limit, vw):
+                        assert all(0 <= c and c + lanes <= limit for c in cols)
+                        cells |= {(r, c) for r in range(lo, hi) for st in cols
+                                  for c in range(st, st + lanes)}
+                    assert cells == {(r, c) for r in range(hp) for c in range(limit)}, \
+                        (tvw, w, k, s, pad, init)
