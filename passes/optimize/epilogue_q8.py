@@ -412,7 +412,7 @@ def _tail(epi: Q8Epilogue, i: int) -> _Tail | None:
         if o is None or o.name != name or not _one_use(v):
             return None
         c = _float_const(epi, o.operands[1], block)
-        if c is None or c != int(c) or not lim[0] <= c <= lim[1]:
+        if c is None or not lim[0] <= c <= lim[1] or c != int(c):      # (NaN, inf: out)
             return None
         chain.append(o)
         bounds.append(c)
