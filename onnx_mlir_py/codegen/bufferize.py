@@ -18,6 +18,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.codegen.bufferize_chunks import outline_chunks
+from onnx_mlir_py.codegen.early_free import free_after_last_use
 from onnx_mlir_py.codegen.passes import run_pipeline
 from onnx_mlir_py.codegen.empty_slices import fold_empty_slices
 from onnx_mlir_py.codegen.partial_writes import mark_partial_writes
@@ -118,4 +119,5 @@ def bufferize(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
     mark_partial_writes(module)
     outline_chunks(module, entry)       # a long entry: linear time (see there)
     run_pipeline(module, BUFFERIZE_PIPELINE, "bufferization")
+    free_after_last_use(module.operation)   # not at the end of the model (see there)
     return module
