@@ -265,9 +265,11 @@ class _Store:
         return None
 
     def store(self, key: str, data: bytes) -> None:
-        from onnx_mlir_py.backend.cache import sources_unchanged
+        """Store ``data`` under ``key`` (the caller checked that the
+        compiler's sources did not change since the fingerprint: once for
+        all, as that check stats every source file)."""
         from onnx_mlir_py.backend.cache_files import private_dir, store_verified
-        if self.dir is None or not sources_unchanged():
+        if self.dir is None:
             return
         try:
             # no fsync: every load checks the sha256 (a power loss costs a recompile)
@@ -346,8 +348,11 @@ def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cp
         with timings.phase("codegen: opt + llc (kernels)"):
             llvm_capi.compile_parts(parts, [str(o) for _, o in misses], jobs, opt_level,
                                     triple, cpu, features)
+        from onnx_mlir_py.backend.cache import sources_unchanged
+        fresh = sources_unchanged()     # else: compiled by changed sources, not stored
         for u, obj in misses:
-            store.store(u.key, obj.read_bytes())
+            if fresh:
+                store.store(u.key, obj.read_bytes())
             objects.append(str(obj))
     LAST.hits = len(distinct) - len(misses) - len(failed)
     LAST.misses = len(misses)
