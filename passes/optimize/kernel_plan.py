@@ -236,6 +236,7 @@ def _attention(op, t: Target):
 
 def _window(match, what: str):
     def rule(op, t: Target):
+        from onnx_mlir_py.passes.optimize.row_kernel import lane_width
         from onnx_mlir_py.passes.optimize.row_plan import macs
         found = match(op)
         if found is None:
@@ -244,7 +245,7 @@ def _window(match, what: str):
         if cv.xs[0] is None:         # a dynamic batch: the batch-1 kernel per image
             cv = replace(cv, xs=(1,) + cv.xs[1:], os=(1,) + cv.os[1:])
         n = macs(cv)
-        return (f"rows of {t.vector_width} lanes", n >= WINDOW_THREAD_MIN_MACS,
+        return (f"rows of {lane_width(cv, t.vector_width)} lanes", n >= WINDOW_THREAD_MIN_MACS,
                 f"{what}, {cv.kh}x{cv.kw} window inside the input; {_macs_str(n)} per image")
     return rule
 
