@@ -98,17 +98,25 @@ def test_compile_api_rejects_bad_options(tmp_path):
 
 
 @pytest.mark.parametrize("opt_level,emit", [(3, "EmitLib"), (0, "EmitObj")])
-def test_timings_follow_the_pipeline(tmp_path, opt_level, emit):
+def test_timings_follow_the_pipeline(tmp_path, monkeypatch, opt_level, emit):
     """One Timings object sees every stage, in pipeline order: the -O3 tensor
-    stage runs between lowering and codegen, and each emit level stops the
-    pipeline after its stage."""
+    stage runs between lowering and codegen, the -O3 kernels go through the
+    kernel cache (empty here: compiled, with their own phase) before the
+    rest of the module, and each emit level stops the pipeline after its
+    stage."""
+    from onnx_mlir_py.codegen import kernel_cache
+    monkeypatch.setenv(kernel_cache.ENV, str(tmp_path / "kernels"))
     t = Timings()
     onnx_mlir_py.compile(str(EXAMPLE), tmp_path / "x", opt_level=opt_level, emit=emit, timings=t)
     stages = ["import", "expand-functions", "verify-mlir", "verify-onnx", "shape-inference",
               "canonicalize-onnx", "sequence-to-tensors"]
     stages += ["optimize-onnx"] if opt_level >= 2 else []
     stages += ["lower-to-linalg"] + (["optimize (tensor -O3)"] if opt_level == 3 else [])
-    stages += ["codegen: mlir", "codegen: translate", "codegen: opt", "codegen: llc"]
+    stages += ["codegen: mlir"]
+    if emit == "EmitLib" and opt_level == 3:
+        assert kernel_cache.LAST.units > 0 and kernel_cache.LAST.misses > 0
+        stages += ["codegen: kernel cache", "codegen: opt + llc (kernels)"]
+    stages += ["codegen: translate", "codegen: opt", "codegen: llc"]
     stages += ["codegen: link"] if emit == "EmitLib" else []
     assert list(t) == stages
     assert all(s >= 0 for s in t.values())
