@@ -365,3 +365,67 @@ def test_reference_softsign_of_a_scalar():
     got, want = reference_outputs(m, feeds)[0], _ort_session(m).run(None, feeds)[0]
     assert got.shape == () and got.dtype == np.float32
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def _conv_model(x_shape, w_shape, elem, **attrs):
+    from onnx import helper as h
+    g = h.make_graph([h.make_node("Conv", ["x", "w"], ["y"], **attrs)], "g",
+                     [h.make_tensor_value_info("x", elem, x_shape),
+                      h.make_tensor_value_info("w", elem, w_shape)],
+                     [h.make_tensor_value_info("y", elem, None)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_reference_dilated_conv_skips_the_holes():
+    """onnx.reference dilates a Conv kernel with zero taps and convolves
+    densely, so a NaN or inf under a hole made the output NaN (0 * NaN) though
+    the spec's sum never reads it (s2670-80: grouped 1-D Conv, dilation 2,
+    f64, which onnxruntime has no kernel for: 3 of 45 wrong booleans after
+    GreaterOrEqual; s2643-15). The oracle's Conv reads only the taps: it
+    agrees with onnxruntime (f32) and with the sum written out (f64)."""
+    from onnx import TensorProto as TP
+    from onnx_mlir_py.testing.fuzz.oracle import _ort_session, reference_outputs
+    x = np.array([[[1.0, np.nan, 2.0, np.inf, 4.0], [3.0, -np.inf, 5.0, np.nan, 1.0]]])
+    w = np.array([[[2.0, -1.0]], [[1.0, 1e300]]])
+    attrs = dict(dilations=[2], group=2, pads=[1, 1])
+    # group 0: y[o] = 2 x[o - 1] - x[o + 1]; group 1: y[o] = x[o - 1] + 1e300 x[o + 1]
+    # (x[-1] = x[5] = 0); x[o] is under the hole: y[1] and y[3] never read a NaN or inf
+    want = np.array([[[np.nan, 0.0, np.nan, 0.0, np.inf],
+                      [-np.inf, 3.0 + 5e300, np.nan, 5.0 + 1e300, np.nan]]])
+    got = reference_outputs(_conv_model([1, 2, 5], [2, 1, 2], TP.DOUBLE, **attrs),
+                            {"x": x, "w": w})[0]
+    np.testing.assert_array_equal(got, want)
+    w32 = np.array([[[2.0, -1.0]], [[1.0, 3.0]]], np.float32)
+    m32 = _conv_model([1, 2, 5], [2, 1, 2], TP.FLOAT, **attrs)
+    feeds = {"x": x.astype(np.float32), "w": w32}
+    np.testing.assert_array_equal(reference_outputs(m32, feeds)[0],
+                                  _ort_session(m32).run(None, feeds)[0])
+
+
+def test_reference_conv_agrees_with_onnxruntime():
+    """The oracle's Conv (``reference_conv``) against onnxruntime on finite
+    f32 inputs: 1-3 spatial axes, groups, strides, dilations, pads, auto_pad."""
+    from onnx import TensorProto as TP
+    from onnx_mlir_py.testing.fuzz.oracle import _ort_session, reference_outputs
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(60):
+        nsp, g = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        k, d, s = ([int(v) for v in rng.integers(1, hi, nsp)] for hi in (4, 3, 3))
+        auto_pad = str(rng.choice(["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"]))
+        attrs = dict(dilations=d, strides=s, group=g, auto_pad=auto_pad)
+        if auto_pad == "NOTSET":
+            attrs["pads"] = [int(v) for v in rng.integers(0, 3, 2 * nsp)]
+        sp = [(kk - 1) * dd + 1 + int(rng.integers(0, 4)) for kk, dd in zip(k, d)]
+        x = rng.standard_normal([2, 2 * g] + sp).astype(np.float32)
+        w = rng.standard_normal([g, 2] + k).astype(np.float32)
+        m = _conv_model(list(x.shape), list(w.shape), TP.FLOAT, **attrs)
+        try:
+            want = _ort_session(m).run(None, {"x": x, "w": w})[0]
+        except Exception:  # noqa: BLE001 - onnxruntime refuses (SAME_* with stride > kernel)
+            continue
+        got = reference_outputs(m, {"x": x, "w": w})[0]
+        assert got.shape == want.shape, attrs
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=str(attrs))
+        checked += 1
+    assert checked >= 25   # 32 with this seed

@@ -79,7 +79,8 @@ def fixed_ops() -> list:
     LogSoftmax, Hardmax skip the 2-D coercion before opset 13 and LogSoftmax
     underflows in f16 (``_softmax``); Softsign of a 0-d input raises (s2000-143);
     an integer ReduceMean over no element
-    is -2**63 (``_reduce_mean``); Loop stacks
+    is -2**63 (``_reduce_mean``); a dilated Conv multiplies the input under
+    its kernel's holes by 0 (NaN for a NaN or inf there: ``reference_conv``); Loop stacks
     its scan outputs with ``np.vstack`` (per-iteration [1, 2] values give
     (T, 2), not (T, 1, 2)) and fails on zero iterations (``_loop``)."""
     from onnx.reference.op_run import OpRun
@@ -162,7 +163,15 @@ def fixed_ops() -> list:
             pads = paddings if pads is None else pads
             c = value if constant_value is None else constant_value
             return (_spec_pad(data, pads, axes, mode or "constant", 0 if c is None else c),)
-    return [GlobalMaxPool, ArgMax, ArgMin, PRelu, Slice, Loop, Pad, Mean, Softmax, LogSoftmax,
+
+    class Conv(OpRun):
+        op_domain = ""
+
+        def _run(self, x, w, b=None, auto_pad=None, dilations=None, group=None,
+                 kernel_shape=None, pads=None, strides=None):
+            from onnx_mlir_py.testing.fuzz.reference_conv import conv
+            return (conv(x, w, b, auto_pad, dilations, group or 1, kernel_shape, pads, strides),)
+    return [GlobalMaxPool, Conv, ArgMax, ArgMin, PRelu, Slice, Loop, Pad, Mean, Softmax, LogSoftmax,
             Hardmax, ReduceMean, Softsign, *_int_log_reductions(), *_nan_pools()]
 
 
