@@ -25,9 +25,8 @@ import warnings
 
 import numpy as np
 import pytest
-from onnx import TensorProto as TP
-from onnx import helper as h
-from onnx import numpy_helper as nh
+
+from helpers_models import conv_relu_stack
 
 import onnx_mlir_py
 from onnx_mlir_py.codegen import kernel_cache
@@ -37,21 +36,9 @@ from onnx_mlir_py.testing.check import assert_match, reference
 
 
 def _convs(widths=(16, 16, 32), hw=12, seed=0, dynamic=False):
-    """Conv + ReLU layers of ``widths`` output channels (3x3, pad 1): the
-    kernels depend on the shapes, not the weights (``seed``)."""
-    rng = np.random.default_rng(seed)
-    nodes, inits, cur, cin = [], [], "x", 8
-    for i, cout in enumerate(widths):
-        inits.append(nh.from_array((rng.standard_normal((cout, cin, 3, 3)) * 0.2)
-                                   .astype(np.float32), f"w{i}"))
-        inits.append(nh.from_array(rng.standard_normal(cout).astype(np.float32), f"b{i}"))
-        nodes += [h.make_node("Conv", [cur, f"w{i}", f"b{i}"], [f"c{i}"], pads=[1, 1, 1, 1]),
-                  h.make_node("Relu", [f"c{i}"], [f"r{i}"])]
-        cur, cin = f"r{i}", cout
-    n = "N" if dynamic else 1
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [n, 8, hw, hw])],
-                     [h.make_tensor_value_info(cur, TP.FLOAT, [n, cin, hw, hw])], inits)
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    """Conv + ReLU layers over an 8-channel input: the kernels depend on the
+    shapes, not the weights (``seed``)."""
+    return conv_relu_stack(widths, 8, hw, seed, "N" if dynamic else 1)
 
 
 def _feeds(batch=1, hw=12, seed=5):

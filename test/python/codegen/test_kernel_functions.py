@@ -22,6 +22,8 @@ from onnx import TensorProto as TP
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
+from helpers_models import conv_relu_stack
+
 import mlir.ir as ir
 
 from onnx_mlir_py.codegen import llvm as codegen_llvm
@@ -32,20 +34,8 @@ from onnx_mlir_py.testing.check import assert_match, reference
 def _blocks(n_same=3, ch=16, hw=14, seed=0):
     """``n_same`` conv + ReLU blocks of one shape (different weights and
     biases), then one of another width: the repeated ones share a kernel."""
-    rng = np.random.default_rng(seed)
-    nodes, inits, cur = [], [], "x"
-    widths = [ch] * n_same + [ch * 2]
-    cin = ch
-    for i, cout in enumerate(widths):
-        inits.append(nh.from_array((rng.standard_normal((cout, cin, 3, 3)) * 0.2)
-                                   .astype(np.float32), f"w{i}"))
-        inits.append(nh.from_array(rng.standard_normal(cout).astype(np.float32), f"b{i}"))
-        nodes += [h.make_node("Conv", [cur, f"w{i}", f"b{i}"], [f"c{i}"], pads=[1, 1, 1, 1]),
-                  h.make_node("Relu", [f"c{i}"], [f"r{i}"])]
-        cur, cin = f"r{i}", cout
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [1, ch, hw, hw])],
-                     [h.make_tensor_value_info(cur, TP.FLOAT, [1, cin, hw, hw])], inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m = conv_relu_stack([ch] * n_same + [ch * 2], ch, hw, seed)
+    rng = np.random.default_rng(seed + 1)
     return m, {"x": rng.standard_normal((1, ch, hw, hw)).astype(np.float32)}
 
 
