@@ -3,6 +3,7 @@
     Transpose(Transpose(x, p), q)     => Transpose(x, p[q]), or x if identity
     Transpose(x, identity)            => x
     R2(R1(x))  (R1, R2 reshape-like, static result)  => Reshape(x, shape(R2))
+                                    (not for an empty result: a 0 there means 'copy')
     Reshape / Flatten / Squeeze / Unsqueeze / Expand / Cast / CastLike whose
     result type equals its input type => x
 
@@ -81,8 +82,8 @@ def merge_reshapes(module: ir.Module) -> int:
             out = r2.op.results[0]
             shape = static_shape(out)
             r1 = _view(producer(r2.input(0)))
-            if shape is None or r1 is None or r1.op_type not in RESHAPE_LIKE:
-                continue
+            if shape is None or 0 in shape or r1 is None or r1.op_type not in RESHAPE_LIKE:
+                continue    # a 0 in Reshape's shape copies the input's dim (fuzz s2701-10)
             src = r1.input(0)
             if static_shape(src) is None:
                 continue
