@@ -100,6 +100,21 @@ def _fold_dequantize(v: OnnxOp, inputs: list) -> list[np.ndarray] | None:
     return None if out is None else [out]
 
 
+def _fold_constant(v: OnnxOp) -> list[np.ndarray] | None:
+    """Constant with a dense ``value``: that tensor, as onnx.reference gives
+    it, without building and evaluating a model; None when it is too large
+    to fold or a resource (the importer's initializers: evaluating failed
+    there, after loading onnx.reference, for each of ResNet-50's 108
+    weights); other forms (``value_float``, ...) are evaluated."""
+    if "value" not in v.op.attributes:
+        return _evaluate(v, [])
+    a = v.op.attributes["value"]
+    if not isinstance(a, ir.DenseElementsAttr) or \
+            int(np.prod(a.type.shape)) > MAX_FOLD_ELEMENTS:
+        return None
+    return [attr_value(a)]
+
+
 def try_fold(op: ir.Operation) -> bool:
     """Replace ``op`` by constants if it can be evaluated now."""
     v = OnnxOp(op)
@@ -143,6 +158,7 @@ def try_fold(op: ir.Operation) -> bool:
         try:
             results = _fold_slice(v, flat) if v.op_type == "Slice" else \
                 _fold_dequantize(v, flat) if v.op_type == "DequantizeLinear" else \
+                _fold_constant(v) if v.op_type == "Constant" else \
                 _evaluate(v, flat)
         except Exception:
             return False
