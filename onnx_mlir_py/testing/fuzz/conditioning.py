@@ -30,6 +30,15 @@ depend on such a sum, from the reference's own intermediate values:
   a step (an integer; k + 1/2 for Round): 5.9999995 or 6.0 from LpPool decide
   5 or 6 (s2000-350, -482). This rule, like the others, is applied on every
   run once an output differs, not only on edge runs;
+* an elementwise op of values computed by sums is unstable where its
+  result, for one input moved by that input's error bound (the sum's
+  worst-case rounding error ``n * u * magnitude``, carried through data
+  movement and through earlier elementwise ops by the same rule), moves by
+  more than the relative tolerance (of ``max(|result|, 1)``; a bool or
+  integer result: changes): Reciprocal of a Conv result 1.0196e-5 whose
+  10 terms bound its error by 3.1e-6 (s2705-30: 97542 at -O0, 98075 in
+  onnxruntime, from conv results 5.6e-8 apart), Tan near a pole,
+  GreaterOrEqual of a sum within its error of the other side;
 * instability then flows to what depends on it: elementwise ops (with
   broadcasting), data movement and max/sum-like reductions and pools (the
   node run on the masks), MatMul-like ops (the node run on one mask at a
@@ -140,18 +149,14 @@ def _spread(node, opset: int, ins: list, masks: list, outs: list, run_node) -> l
     return full
 
 
-def _own(node, opset: int, ins: list, y: np.ndarray, run_node, rtol: dict, rounded: bool):
-    """The positions where ``node`` itself is unstable (module docstring), or None."""
+def _own(node, ins: list, y: np.ndarray, rtol: dict, rounded: bool, err):
+    """The positions where ``node`` itself is unstable (module docstring), or
+    None; ``err``: a sum's error bound (``_sum_error``), or None."""
     from onnx_mlir_py.testing.fuzz.oracle import ACCUMULATING
     op, r = node.op_type, rtol[y.dtype.type]
     with np.errstate(all="ignore"):
-        if op in TERMS:
-            try:
-                mag = _magnitude(node, opset, ins, run_node).astype(np.float64)
-                err = _terms(node, ins, y) * _U[y.dtype] * mag
-                return ~np.isfinite(mag) | (err > r * np.maximum(np.abs(y), 1))
-            except Exception:  # noqa: BLE001 - the reference refuses: by the result
-                pass
+        if op in TERMS and err is not None and err.shape == y.shape:
+            return ~np.isfinite(err) | (err > r * np.maximum(np.abs(y), 1))
         if op in ROUNDING and rounded and ins[0].shape == y.shape:
             x = ins[0].astype(np.float64)
             off = ROUNDING[op]
@@ -162,6 +167,73 @@ def _own(node, opset: int, ins: list, y: np.ndarray, run_node, rtol: dict, round
         if op in ACCUMULATING and op not in NONNEG:
             return ~np.isfinite(y) | (np.abs(y) > float(np.finfo(y.dtype).max) * 1e-3)
     return None
+
+
+def _sum_error(node, opset: int, ins: list, y: np.ndarray, run_node) -> np.ndarray | None:
+    """The worst-case rounding error of the sum ``node`` (``TERMS``) at each
+    result, ``n * u * magnitude``, as float64 (inf where the magnitude
+    overflows), or None when the reference refuses the magnitudes."""
+    try:
+        mag = _magnitude(node, opset, ins, run_node).astype(np.float64)
+    except Exception:  # noqa: BLE001 - the reference refuses: no bound
+        return None
+    with np.errstate(all="ignore"):
+        return np.where(np.isfinite(mag), _terms(node, ins, y) * _U[y.dtype] * mag, np.inf)
+
+
+def _perturbed(node, opset: int, ins: list, errs: list, y: np.ndarray, run_node,
+               rtol: dict):
+    """(unstable positions, the result's error bound) of the elementwise
+    ``node`` whose inputs carry error bounds ``errs`` (None: exact): each
+    bounded input moved by +-its bound, the others kept (module docstring)."""
+    moved = np.zeros(y.shape, np.float64)
+    bad = np.zeros(y.shape, bool)
+    r = rtol.get(y.dtype.type, max(rtol.values()))
+    with np.errstate(all="ignore"):
+        for i, e in enumerate(errs):
+            if e is None:
+                continue
+            e = np.where(np.isfinite(e), e, 0.0)
+            for sign in (1.0, -1.0):
+                feed = list(ins)
+                feed[i] = (ins[i].astype(np.float64) + sign * e).astype(ins[i].dtype)
+                yp = np.asarray(run_node(node, opset, feed)[0])
+                if yp.shape != y.shape:
+                    return np.ones(y.shape, bool), None
+                if y.dtype.kind != "f":
+                    bad |= yp != y
+                    continue
+                same = (yp == y) | (np.isnan(yp) & np.isnan(y))
+                d = np.where(same, 0.0, np.abs(yp.astype(np.float64) - y))
+                bad |= ~same & ~(d <= r * np.maximum(np.abs(y.astype(np.float64)), 1))
+                moved = np.maximum(moved, np.where(np.isfinite(d), d, np.inf))
+    return bad, (moved if y.dtype.kind == "f" else None)
+
+
+def _moved_error(node, opset: int, ins: list, errs: list, run_node) -> np.ndarray | None:
+    """The error bound of a data-movement node's result (``MOVE``, its data
+    input bounded): the node run on the bound."""
+    if node.op_type not in MOVE or errs[0] is None or \
+            any(e is not None for e in errs[1:]):
+        return None
+    try:
+        e = np.where(np.isfinite(errs[0]), errs[0], 0.0).astype(ins[0].dtype)
+        return np.asarray(run_node(node, opset, [e] + list(ins[1:]))[0]).astype(np.float64)
+    except Exception:  # noqa: BLE001 - the node refuses: no bound
+        return None
+
+
+def _carried(node, opset: int, ins: list, bounds: list, y: np.ndarray, run_node, rtol: dict):
+    """(unstable positions or None, the result's error bound or None) of a
+    node (not a sum) some of whose inputs carry error bounds."""
+    if node.op_type in ELEMENTWISE:
+        try:
+            return _perturbed(node, opset, ins, bounds, y, run_node, rtol)
+        except Exception:  # noqa: BLE001 - the node refuses the moved inputs
+            return np.ones(y.shape, bool), None
+    if y.dtype.kind == "f":
+        return None, _moved_error(node, opset, ins, bounds, run_node)
+    return None, None
 
 
 def unstable(model: onnx.ModelProto, feeds: dict, values: dict, run_node,
@@ -176,6 +248,7 @@ def unstable(model: onnx.ModelProto, feeds: dict, values: dict, run_node,
     vals = {**{t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer},
             **feeds, **values}
     mask: dict[str, np.ndarray | None] = {}
+    errs: dict[str, np.ndarray] = {}    # values computed by sums -> their error bound
     rounded: set[str] = set()           # values a rounding op computed (or moved)
     for node in model.graph.node:
         if node.op_type not in EXACT_OPS or any(i in rounded for i in node.input):
@@ -186,12 +259,20 @@ def unstable(model: onnx.ModelProto, feeds: dict, values: dict, run_node,
         outs = [vals[o] for o in node.output if o]
         got = _spread(node, opset, ins, [mask.get(i) for i in node.input if i], outs, run_node)
         y = outs[0] if outs else None
-        own = None
+        own, bounds = None, [errs.get(i) for i in node.input if i]
         if y is not None and y.dtype.kind == "f":
-            own = _own(node, opset, ins, y, run_node, rtol,
-                       bool(node.input) and node.input[0] in rounded)
+            e = _sum_error(node, opset, ins, y, run_node) if node.op_type in TERMS else None
+            own = _own(node, ins, y, rtol, bool(node.input) and node.input[0] in rounded, e)
+            if e is not None and e.shape == y.shape:
+                errs[node.output[0]] = e
         if own is not None and own.shape == y.shape:
             got[0] = own if got[0] is None else (got[0] | own)
+        if y is not None and node.op_type not in TERMS and any(e is not None for e in bounds):
+            bad, e = _carried(node, opset, ins, bounds, y, run_node, rtol)
+            if bad is not None:
+                got[0] = bad if got[0] is None else (got[0] | bad)
+            if e is not None and e.shape == y.shape:
+                errs[node.output[0]] = e
         for o, m in zip([o for o in node.output if o], got):
             mask[o] = m
     return {vo.name: mask[vo.name] for vo in model.graph.output
