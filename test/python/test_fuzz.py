@@ -307,3 +307,15 @@ def test_ops_of_sums_within_their_rounding_error_are_skipped():
         got[pos] = 3 * exp[pos] + 10
         assert (compare(got, exp, tol, False, skip["y"]) is None) == ok
         assert compare(got, exp, tol, False) is not None
+
+
+def test_generator_quant_and_silu_specs():
+    """The qdq, qdq_conv and silu specs make valid models: a QDQ conv group
+    (DQ(Q(x)), an int8 per-channel weight and an int32 bias of scale sx * sw
+    behind DequantizeLinear, Conv, Q -> DQ: -O3's int8 kernels on a VNNI
+    CPU), fake quantization, and x * Sigmoid(x)."""
+    seen = set()
+    for i in range(12):
+        m = check(generate(3500, i, 10, ops=["qdq_conv", "qdq", "silu"]).model)
+        seen |= {n.op_type for n in m.graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear", "Conv", "Sigmoid", "Mul"} <= seen

@@ -59,7 +59,7 @@ ELEMENTWISE = {
     "Less", "LessOrEqual", "Log", "Max", "Mean", "Min", "Mish", "Mod", "Mul", "Neg", "Not",
     "Or", "Pow", "PRelu", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin",
     "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
-    "Where", "Xor"}
+    "Where", "Xor", "QuantizeLinear", "DequantizeLinear"}
 # the node run on 0/1 masks in place of its inputs: > 0 where an unstable value lands
 MOVE = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice",
         "Gather", "Expand", "Tile", "Pad", "MaxPool", "GlobalMaxPool", "ReduceMax",

@@ -119,5 +119,6 @@ def first(g, op: str, pred=lambda v: True, dtypes=None, rank=(0, 4), **kw):
 
 def load_all() -> dict[str, Spec]:
     # noqa: F401
-    from onnx_mlir_py.testing.fuzz.ops import control, conv, elementwise, linalg, reduce, shape
+    from onnx_mlir_py.testing.fuzz.ops import (control, conv, elementwise, linalg, quant,
+                                               reduce, shape)
     return SPECS
