@@ -110,15 +110,17 @@ def _target_args(opts: Options) -> list[str]:
         ([f"-mattr={','.join('+' + f for f in target.features)}"] if target.features else [])
 
 
-def _translate(module: ir.Module, timings: Timings) -> bytes:
-    """LLVM IR (not optimised) of ``module`` (tensor-level or LLVM dialect)."""
+def _translate(module: ir.Module, timings: Timings, bitcode: bool = False) -> bytes:
+    """LLVM IR (not optimised) of ``module`` (tensor-level or LLVM dialect):
+    text, or with ``bitcode`` bitcode when translated in this process (the
+    tools read either; text otherwise)."""
     if not _is_llvm_dialect(module):
         with timings.phase("codegen: mlir"):
             module = emit_mlir_llvm(module)
     with timings.phase("codegen: translate"):
         from onnx_mlir_py.codegen import llvm_capi
         if llvm_capi.available():       # in this process: no bytecode, no tool (#29)
-            return llvm_capi.translate(module)
+            return llvm_capi.translate(module, bitcode=bitcode)
         # as MLIR bytecode, not text: ResNet-50's LLVM dialect module is 3.0 MB
         # of text (0.29 s to print, 0.39 s for mlir-translate to parse) and
         # 0.5 MB of bytecode (0.05 s, 0.27 s); the LLVM IR is the same (#29)
@@ -204,13 +206,14 @@ def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings) ->
     taken from it and the others compiled into it (:mod:`.kernel_cache`:
     their objects come first in the list)."""
     from onnx_mlir_py.codegen.kernel_cache import cached_kernels
-    from onnx_mlir_py.codegen.split import SPLIT_MIN_BYTES, split_jobs, split_objects, target_of
+    from onnx_mlir_py.codegen.split import compiled_whole, split_jobs, split_objects, target_of
     jobs = split_jobs()
     # the -O3 kernels from the on-disk kernel cache (hits declared here, misses compiled)
     kernels = cached_kernels(module, tmp, opts.opt_level, *target_of(_target_args(opts)),
                              max(jobs, 1), timings) if _is_llvm_dialect(module) else []
-    ll = _translate(module, timings)
-    if jobs < 2 or len(ll) < SPLIT_MIN_BYTES:
+    # bitcode: llvm-split (or opt) reads it back faster than text (#29)
+    ll = _translate(module, timings, bitcode=True)
+    if jobs < 2 or compiled_whole(ll):
         return kernels + [_compile_ll(_optimize(ll, opts, timings), tmp / "model.o", opts,
                                       timings)]
     return kernels + split_objects(ll, tmp, jobs, opts.opt_level, _target_args(opts), timings)

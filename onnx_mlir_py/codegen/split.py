@@ -1,7 +1,7 @@
 """LLVM codegen over all cores: the model's LLVM IR split into parts that
 ``opt`` and ``llc`` compile in parallel (issue #29, "parallel, lean codegen").
 
-    model.ll | llvm-split -j PARTS     part0 .. part<PARTS-1> (bitcode; locals
+    model.bc | llvm-split -j PARTS     part0 .. part<PARTS-1> (bitcode; locals
                                        made hidden globals, so parts link)
       opt -O<n> part<i>                at most ``jobs`` at a time, largest first
       llc -O<n> -filetype=obj          the same
@@ -19,8 +19,9 @@ holding the entry runs on one core while the others share the rest.
 Functions in different parts are not inlined into each other; they never
 were (loop bodies are called through ``om_parallel_for``'s pointer).
 
-Below SPLIT_MIN_BYTES of LLVM IR (or with one core) the module is compiled
-whole, as before. ``ONNX_MLIR_PY_CODEGEN_JOBS=1`` turns splitting off (and
+Below SPLIT_MIN_BYTES of LLVM IR text (a tenth of that in bitcode, which
+codegen/link.py translates to in this process: a tenth of the text to write
+and for llvm-split to read), or with one core, the module is compiled whole. ``ONNX_MLIR_PY_CODEGEN_JOBS=1`` turns splitting off (and
 the MLIR context's threads, see onnx_mlir_py/context.py).
 """
 from __future__ import annotations
@@ -37,10 +38,21 @@ from onnx_mlir_py.tool_process import JOBS_ENV, run_tools, split_jobs  # noqa: F
 # LLVM IR text below this is compiled whole: splitting costs ~0.1 s
 # (llvm-split, a process per part) and pays from about a second of opt + llc:
 # a 250-op elementwise chain (its vector math: 3.4 s in opt + llc, whole).
-# An MNIST CNN (0.17 MB) stays whole.
 SPLIT_MIN_BYTES = 192 << 10
+# Bitcode (what codegen/link.py translates to in this process) is measured
+# as this many times smaller: the CNNs' ratio (MNIST 9.3, MobileNetV2 9.6,
+# ResNet-50 11). A 250-op elementwise chain's bitcode (142 kB) is larger
+# than its text (99 kB): it is now split, at the same CPU and wall time.
+TEXT_PER_BITCODE = 10
 # parts per core
 PARTS_PER_JOB = 4
+
+
+def compiled_whole(ll: bytes) -> bool:
+    """Whether LLVM IR ``ll`` (text or bitcode) is too small to split."""
+    if ll[:4] == b"BC\xc0\xde":
+        return len(ll) * TEXT_PER_BITCODE < SPLIT_MIN_BYTES
+    return len(ll) < SPLIT_MIN_BYTES
 
 
 def _run_all(commands: list[list[str]], jobs: int, what: str) -> None:
@@ -58,10 +70,10 @@ def _run_all(commands: list[list[str]], jobs: int, what: str) -> None:
 
 def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: list[str],
                   timings: Timings) -> list[str]:
-    """Object files of LLVM IR ``ll`` (not optimised) split in
-    ``jobs * PARTS_PER_JOB`` parts, written in ``tmp`` (the caller compiles
-    a module below SPLIT_MIN_BYTES whole)."""
-    src = tmp / "model.ll"
+    """Object files of LLVM IR ``ll`` (not optimised; text or bitcode)
+    split in ``jobs * PARTS_PER_JOB`` parts, written in ``tmp`` (the caller
+    compiles a module that :func:`compiled_whole` says is small whole)."""
+    src = tmp / ("model.bc" if ll[:4] == b"BC\xc0\xde" else "model.ll")
     src.write_bytes(ll)
     with timings.phase("codegen: split"):
         n = jobs * PARTS_PER_JOB

@@ -45,6 +45,9 @@ def test_split_library_matches(tmp_path, monkeypatch):
     def spy(ll, tmp, jobs, *a, **k):
         objs = real(ll, tmp, jobs, *a, **k)
         seen.append(len(objs))
+        # translated in this process: bitcode for llvm-split (#29)
+        from onnx_mlir_py.codegen import llvm_capi
+        assert (ll[:4] == b"BC\xc0\xde") == llvm_capi.available()
         return objs
     monkeypatch.setattr(split, "split_objects", spy)
     monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 0)
@@ -55,6 +58,15 @@ def test_split_library_matches(tmp_path, monkeypatch):
     got = ExecutionSession(so, num_threads=2).run([feeds["x"]])
     assert_match(got, reference(m, feeds, "onnxruntime"), rtol=1e-4, atol=1e-5)
     assert not list(tmp_path.glob("part*")), "parts are temporaries"
+
+
+def test_compiled_whole_text_and_bitcode(monkeypatch):
+    """Bitcode counts as TEXT_PER_BITCODE times its size against SPLIT_MIN_BYTES."""
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1000)
+    text, bc = b"; text\n" * 200, b"BC\xc0\xde" + b"\0" * 90
+    assert not split.compiled_whole(text) and split.compiled_whole(text[:999])
+    assert split.compiled_whole(bc)
+    assert not split.compiled_whole(bc + b"\0" * (1000 // split.TEXT_PER_BITCODE))
 
 
 def test_one_job_compiles_whole(tmp_path, monkeypatch):
