@@ -91,13 +91,29 @@ class Prologue:
         return emit_ops(e, self.cv.prologue, self.cv.pro_result, v, self.caps)
 
 
+def rows_needed(e: Emitter, cv: Conv, oh0, count: int):
+    """The input rows [0, end) that output rows ``oh0 .. oh0 + count - 1``
+    (and those before them) read: ``end`` (an int when ``oh0`` is one, else
+    an index value), clamped to [0, H]."""
+    h, pt = cv.xs[2], cv.pad[0]
+    c = (count - 1) * cv.s[0] + (cv.kh - 1) * cv.d[0] - pt + 1
+    if isinstance(oh0, int):
+        return min(h, max(0, oh0 * cv.s[0] + c))
+    t = e.mul(oh0, cv.s[0])
+    t = e.add(t, c) if c >= 0 else e.sub(e.iop("maxsi", t, -c), -c)
+    return e.iop("minsi", t, h)
+
+
 def plane_copy(e: Emitter, cv: Conv, x: Value, n: Value, c: Value, plane: Value, vw: int,
-               pro: Prologue, padv: Value) -> Value:
-    """``plane`` with ``x[n, c]`` (prologue applied) written into its
-    interior; the border keeps the fill."""
+               pro: Prologue, padv: Value, lo=0, hi=None) -> Value:
+    """``plane`` with rows ``lo .. hi - 1`` (default: all) of ``x[n, c]``
+    (prologue applied) written into its interior; the border keeps the
+    fill. The row kernel copies the rows each group of output rows needs
+    just before computing it (:func:`rows_needed`): the rows it reads were
+    just written (in L1), and the input's loads overlap the FMAs."""
     h, w = cv.xs[2], cv.xs[3]
     pt, pl = cv.pad[0], cv.pad[1]
-    r, (cur,), (res,) = e.loop(e.index(0), e.index(h), e.index(1), [plane])
+    r, (cur,), (res,) = e.loop(lo, h if hi is None else hi, e.index(1), [plane])
     rr = e.add(r, pt)
     for col in range(0, w, vw):
         # whole vectors: a row's last one is a masked read (zeros past

@@ -134,11 +134,65 @@ def test_row_group_and_lane_width():
     from onnx_mlir_py.passes.optimize.row_plan import Conv
     for hw, k, s, want in [(7, 5, 1, (8, 7)), (14, 5, 1, (16, 4)), (14, 5, 2, (8, 7)),
                            (28, 3, 1, (16, 2)), (56, 3, 2, (16, 2)), (112, 3, 2, (16, 1)),
-                           (56, 3, 1, (16, 1))]:
+                           (56, 3, 1, (16, 1)), (112, 3, 1, (16, 3)), (112, 5, 1, (16, 1))]:
         o = (hw - 1) // s + 1
         cv = Conv((1, 8, hw, hw), (k // 2,) * 4, k, k, (1, 8, o, o), (s, s), (1, 1), "bias")
         vw = lane_width(cv, 16)
         assert (vw, row_group(cv, vw, 16)) == want, (hw, k, s)
+
+
+def test_shared_rows_fit_the_registers():
+    """Rows of whole 4-vector chunks share their input rows' reads
+    (row_kernel.shared_rows): 3 rows of a 3x3 stride-1 conv with 32
+    registers; 1 with 16 (AVX2: 12 accumulators and 9 weights do not fit),
+    for 5x5 weights, stride 2, a 1-row window and pools."""
+    from onnx_mlir_py.passes.optimize.row_kernel import shared_rows
+    from onnx_mlir_py.passes.optimize.row_plan import Conv
+
+    def conv(k, s, oh=100, combine="fma"):
+        ow = 200 // s
+        return Conv((1, 4, 200, 200), (1, 1, 1, 1), k, k, (1, 4, oh, ow), (s, s), (1, 1),
+                    "bias", combine=combine)
+    assert shared_rows(conv(3, 1), 16) == 3
+    assert shared_rows(conv(3, 1, oh=2), 16) == 2
+    assert shared_rows(conv(3, 1), 8) == 1
+    assert shared_rows(conv(5, 1), 16) == 1
+    assert shared_rows(conv(3, 2), 16) == 1
+    assert shared_rows(conv(1, 1), 16) == 1
+    assert shared_rows(conv(3, 1, combine="max"), 16) == 1
+
+
+# scratch planes of 32 KiB and more (row_kernel.INTERLEAVE_MIN_PLANE) are
+# copied row by row, each input row just before the first output rows that
+# read it (row_plane.rows_needed), with 3 output rows sharing their reads at
+# stride 1 (shared_rows): row counts that are and are not a multiple of 3,
+# stride 2, dilation, asymmetric pads, a pad above the window's reach (the
+# first rows read only the border), 5x5, batch 2 and threads
+LARGE_PLANE_CASES = [
+    ((1, 3, 100, 100), (3, 3), dict(pads=[1, 1, 1, 1])),
+    ((2, 2, 96, 97), (3, 3), dict(pads=[1, 1, 1, 1])),
+    ((1, 2, 101, 101), (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2])),
+    ((1, 2, 90, 90), (3, 3), dict(pads=[2, 2, 2, 2], dilations=[2, 2])),
+    ((1, 2, 91, 99), (3, 3), dict(pads=[0, 1, 2, 1])),
+    ((1, 2, 90, 90), (3, 3), dict(pads=[4, 1, 4, 1], strides=[2, 2])),
+    ((1, 2, 100, 100), (5, 5), dict(pads=[2, 2, 2, 2])),
+    ((1, 2, 95, 120), (3, 3), dict(pads=[1, 2, 3, 0], strides=[2, 1])),
+]
+
+
+def test_depthwise_large_planes(tmp_path):
+    from onnx_mlir_py.passes.optimize.row_kernel import INTERLEAVE_MIN_PLANE
+    from onnx_mlir_py.passes.optimize.row_plan import Conv, geometry
+    m = Model()
+    m.weight("lo", np.array(0.0, np.float32))
+    m.weight("hi", np.array(0.5, np.float32))
+    for i, (xs, k, attrs) in enumerate(LARGE_PLANE_CASES):
+        pt, pl, pb, pr = attrs["pads"]
+        hp, limit = geometry(Conv(xs, (pt, pl, pb, pr), k[0], k[1], xs, (1, 1), (1, 1), "bias"),
+                             16)
+        assert hp * limit * 4 >= INTERLEAVE_MIN_PLANE, xs
+        depthwise(m, i, xs, k, bias=i % 3 != 2, epilogue="clip" if i % 2 else None, **attrs)
+    _run(tmp_path, m)
 
 
 def test_depthwise_epilogues(tmp_path):

@@ -52,6 +52,9 @@ CASES = [   # tag, (C in, H, W), C out, activation, second user, depthwise attrs
     ("hsig_w20", (4, 7, 20), 8, "hardsigmoid", False, dict(strides=[2, 2])),
     ("shared", (4, 10, 10), 8, "clip", True, {}),
     ("threaded", (16, 56, 56), 96, "hardswish", False, {}),   # > 2^21 MACs: channel blocks
+    # planes of 32 KiB and more: copied row by row (row_kernel.INTERLEAVE_MIN_PLANE)
+    ("hsig_big", (2, 100, 101), 4, "hardsigmoid", False, {}),
+    ("clip_big_s2", (2, 111, 112), 4, "clip", False, dict(strides=[2, 2])),
 ]
 
 

@@ -144,6 +144,17 @@ def test_qdq_depthwise(tmp_path, act, per_channel, stride, relu6, pad):
     assert _close(o0, want, step) <= MAX_OFF        # -O0: the f32 path, as before
 
 
+@pytest.mark.parametrize("stride", [1, 2])
+def test_qdq_depthwise_large_plane(tmp_path, stride):
+    """A 100x99 map: the plane (above 32 KiB) is copied row by row, each
+    input row just before the output rows that read it."""
+    path, shape = _quantized(tmp_path, QuantType.QInt8, True, stride, 1, c_in=2, c=4,
+                             hw=(100, 99))
+    x = np.random.default_rng(11).standard_normal(shape).astype(np.float32)
+    s3 = _compile(path, str(tmp_path / "m3.so"), "depthwise_q8")
+    assert _close(s3.run([x])[0], _ort(path, x), _step(path)) <= MAX_OFF
+
+
 def test_qdq_depthwise_dynamic_batch(tmp_path):
     """A dynamic batch (the kernel loops over the images), at 1 and 3
     images, against onnxruntime and the static model's kernel per image."""

@@ -58,7 +58,8 @@ def _check(tmp_path, m, shapes):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"{name} at {n}, {hw}")
 
 
-@pytest.mark.parametrize("hw", [(7, 9), (20, 37)])
+# (70, 130): scratch planes above 32 KiB, copied row by row (row_kernel.INTERLEAVE_MIN_PLANE)
+@pytest.mark.parametrize("hw", [(7, 9), (20, 37), (70, 130)])
 def test_pools_static(tmp_path, hw):
     _check(tmp_path, _model(2, hw), [(2, hw)])
 
