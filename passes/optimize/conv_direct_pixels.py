@@ -4,11 +4,14 @@ channels (a ResNet's 3x3 convs) without an im2col matrix.
 The im2col form (:mod:`.conv`, :mod:`.conv_pixel_rows`) writes the
 C*KH*KW x OH*OW matrix (9x the input for a 3x3 conv) and reads it back in the
 packed matmul; its pixel-row form reads that matrix in place, one k step a
-row piece of 8 pixels 3 KB apart. Here the image is copied once into a
-phase plane of :mod:`.conv_direct` (``plane[c, h, r, m]``, the zero pad's
-columns in place; maps over ``conv_direct.PLANE_L2`` x L2 fill its per-row
-buffer of KH rows instead), then per output row (an ``scf.forall`` over the
-rows when threaded; only the kernel rows inside the image):
+row piece of 8 pixels 3 KB apart. Here, at stride 1, the taps read the
+image itself (``buf`` below is x[n]; the row's edge tiles are static and
+leave out the taps in the zero pad columns, as the kernel rows in the pad
+are left out); at stride 2 the image is copied once into a phase plane of
+:mod:`.conv_direct` (``plane[c, h, r, m]``, the zero pad's columns in
+place; maps over ``conv_direct.PLANE_L2`` x L2 fill its per-row buffer of
+KH rows instead). Then per output row (an ``scf.forall`` over the rows when
+threaded; only the kernel rows inside the image):
 
     for each panel fo of NB filters (two vectors):
       for each tile of MR output pixels of the row (ow0):
@@ -22,12 +25,27 @@ rows when threaded; only the kernel rows inside the image):
 the register tile of the packed matmul (MR pixel rows x 2 vectors of
 filters, :mod:`.conv_pixel_rows`), but each k step's MR pixels are one
 contiguous run of the buffer (C*KH rows of ~OW floats, L1/L2-resident)
-and the MR x NB tile is transposed in registers into NCHW. The weights are
-repacked at compile time to [F/NB, C, KH, KW, NB].
+and the MR x NB tile is transposed in registers into NCHW (a 5-7 pixel
+tile padded to 8: rows of 8 stored with a mask). The weights are repacked
+at compile time to [F/NB, C, KH, KW, NB].
+
+Session 27 (Zen 4, 1 thread, thread CPU, one process, alternating, B/A
+min / median, bit-identical): reading the image instead of the plane at
+stride 1 (no fill; the 7- and 14-wide maps' edge tiles also skip the pad's
+taps, 4 of 42 FMAs per channel and kernel row for a 7-wide row): 64x56x56
+0.985 / 0.960, 128x28 0.954 / 0.961, 256x14 0.944 / 0.955, 512x7 0.906 /
+0.900, YOLO's 64x40 0.972 / 0.957, 128x20 0.967 / 0.943. The masked rows of
+8 for the 7-pixel tiles (a 4 + 2 + 1-lane store per row before) are
+neutral (128x28 0.98-1.01, 256x14 0.97-1.00, 128x20 1.00) but shorter code.
+The inner loop is at the machine's peak: a C model of it (same tile, loop
+order and sizes, no fill or transpose) runs at 99.3-99.5% of 118.2 GFLOPS;
+blocking the channels by 8-32 so that the weights stay in L1 was slower
+(88-97%): the weights stream from L2 fast enough. The kernel's time outside
+that loop was the fill (1.4-3.4%) and the transpose (2.4-3%).
 """
 from __future__ import annotations
 
-from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, Value, tensor, vector
+from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, Value, mask, tensor, vector
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 
 # Input channels from which a conv with a window of 2+ taps takes this
@@ -58,6 +76,29 @@ def pixel_tile(ow: int) -> int:
     return min(range(MAX_TILE - 2, MAX_TILE + 1), key=lambda t: (-(-ow // t) * t - ow, -t))
 
 
+def padded_tile(mr: int) -> int:
+    """The tile's pixels rounded up to a power of two: its transposed rows'
+    width (a 7-pixel tile is stored as masked rows of 8)."""
+    return 1 << (mr - 1).bit_length()
+
+
+def reads_image(dv) -> bool:
+    """Whether the taps read the image itself, not a phase plane (stride 1
+    along the row: each tile's pixels of a tap are one contiguous run of an
+    input row; the zero pad's taps are skipped in the row's edge tiles)."""
+    return dv.s[1] == 1
+
+
+def inner_tiles(dv, mr: int, whole: int) -> tuple[int, int]:
+    """Tiles [lo, hi) of the ``whole`` tiles of ``mr`` pixels whose taps all
+    lie in the image row (read in the loop; the others are static tiles)."""
+    reach = (dv.ws[3] - 1) * dv.d[1]
+    left, width = dv.pad[1], dv.xs[3]
+    lo = min(whole, -(-left // mr))
+    hi = max(lo, min(whole, (width + left - reach) // mr))
+    return lo, hi
+
+
 def row_tiles(ow: int, mr: int) -> tuple[int, int]:
     """(whole tiles of ``mr`` pixels, pixels of the last, shorter tile or 0)."""
     return ow // mr, ow % mr
@@ -86,23 +127,32 @@ def emit_row(e: Emitter, dv, vw: int, v: dict, orow: Value, panel: Value | None 
     else:
         iv = [e.broadcast(v["init"], vector(vw), base="iv")] * 2
     cur = ot
-    if whole:
-        t, (tt,), (tres,) = e.loop(e.index(0), e.index(whole * mr), e.index(mr), [cur], base="pt")
-        e.end([_tile(e, dv, vw, v, iv, fo, d0, t, mr, tt)])
-        cur = tres
+    lo, hi = inner_tiles(dv, mr, whole) if v["buf"] is None else (0, whole)
+    for t0 in list(range(lo)) + [None] + list(range(hi, whole)):
+        if t0 is not None:                 # a static tile: the taps past the row skipped
+            cur = _tile(e, dv, vw, v, iv, fo, d0, e.index(t0 * mr), mr, cur, t0 * mr)
+        elif hi > lo:
+            t, (tt,), (tres,) = e.loop(e.index(lo * mr), e.index(hi * mr), e.index(mr), [cur],
+                                       base="pt")
+            e.end([_tile(e, dv, vw, v, iv, fo, d0, t, mr, tt)])
+            cur = tres
     if tail:
-        cur = _tile(e, dv, vw, v, iv, fo, d0, e.index(whole * mr), tail, cur)
+        cur = _tile(e, dv, vw, v, iv, fo, d0, e.index(whole * mr), tail, cur, whole * mr)
     if panel is None:
         e.end([cur])
         cur = ores
     return e.expand(cur, "[[0, 1], [2, 3]]", [1, fr, 1, ow], base="orow")
 
 
-def _tile(e: Emitter, dv, vw: int, v: dict, iv, fo, f0, ow0, mr: int, dst: Value) -> Value:
-    """One MR-pixel x NB-filter tile at output column ``ow0`` of filter
-    panel ``fo`` written into ``dst`` ([F or NB, OW]) from its row ``f0``."""
+def _tile(e: Emitter, dv, vw: int, v: dict, iv, fo, f0, ow0, mr: int, dst: Value,
+          static0: int | None = None) -> Value:
+    """One MR-pixel x NB-filter tile at output column ``ow0`` (``static0``
+    when known) of filter panel ``fo`` written into ``dst`` ([F or NB, OW])
+    from its row ``f0``. Without a phase buffer (``v["buf"]`` None) the taps
+    read the image ``v["x"]``; a static tile skips those in the zero pad."""
     _f, _c, _kh, kw = dv.ws
     s, d = dv.s[1], dv.d[1]
+    left, width = dv.pad[1], dv.xs[3]
     ch, accs, res = e.loop(e.index(0), e.index(dv.ws[1]), e.index(1),
                            [iv[k % 2] for k in range(2 * mr)], base="pc")
     i, accs, kres = e.loop(v["khlo"], v["khhi"], e.index(1), list(accs), base="pk")
@@ -113,8 +163,13 @@ def _tile(e: Emitter, dv, vw: int, v: dict, iv, fo, f0, ow0, mr: int, dst: Value
         ws_ = [e.read(v["wp"], [fo, ch, i, j, h * vw], v["zero"], vector(vw), base="wv")
                for h in range(2)]
         for p in range(mr):
-            a = e.broadcast(e.extract(v["buf"], [ch, bi, r, e.add(ow0, p + off)]), vector(vw),
-                            base="av")
+            if v["buf"] is not None:
+                a = e.extract(v["buf"], [ch, bi, r, e.add(ow0, p + off)])
+            elif static0 is not None and not 0 <= static0 + p + off - left < width:
+                continue                   # a tap in the zero pad
+            else:
+                a = e.extract(v["x"], [v["n"], ch, bi, e.add(ow0, p + off - left)])
+            a = e.broadcast(a, vector(vw), base="av")
             for h in range(2):
                 accs[2 * p + h] = e.fma(a, ws_[h], accs[2 * p + h])
     e.end(accs)
@@ -123,17 +178,27 @@ def _tile(e: Emitter, dv, vw: int, v: dict, iv, fo, f0, ow0, mr: int, dst: Value
     if dv.epilogue:
         vals = [emit_ops(e, dv.epilogue, dv.epi_result, a, v["ecv"]) for a in vals]
     nb = 2 * vw
-    tt = vector([mr, 2, vw])
+    pm = padded_tile(mr)
+    tt = vector([pm, 2, vw])
     blk = e.const("dense<0.0>", tt)
     for p in range(mr):
         for h in range(2):
             blk = e.op("pins", f"vector.insert {vals[2 * p + h]}, {blk} [{p}, {h}] : "
                                f"{vals[0].type} into {tt}", tt)
-    flat = vector([mr, nb])
+    flat = vector([pm, nb])
     blk2 = e.op("pfl", f"vector.shape_cast {blk} : {tt} to {flat}", flat)
-    tr = vector([nb, mr])
+    tr = vector([nb, pm])
     blkt = e.op("ptr", f"vector.transpose {blk2}, [1, 0] : {flat} to {tr}", tr)
-    return e.write(blkt, dst, [f0, ow0], base="pw")
+    if pm == mr:
+        return e.write(blkt, dst, [f0, ow0], base="pw")
+    # a 5-7 pixel tile: its rows of 8, each one masked store of the tile's
+    # pixels (the 7 columns were a 4 + 2 + 1-lane store per row); in_bounds
+    # false: the masked-off lane of the row's last tile is past its end
+    m = e.op("pmk", f"vector.constant_mask [{mr}] : {mask(pm)}", mask(pm))
+    for k in range(nb):
+        row = e.op("prow", f"vector.extract {blkt}[{k}] : {vector(pm)} from {tr}", vector(pm))
+        dst = e.write(row, dst, [e.add(f0, k), ow0], mask_=m, in_bounds=None, base="pw")
+    return dst
 
 
 def weights(e: Emitter, w: Value, dv, nb: int) -> Value:
