@@ -378,15 +378,17 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     macs = rows * ow * f * c * kh * kw
     par = threads and macs >= DIRECT_THREAD_MIN_MACS
     row = _Row(e, dv, vw, fb, v)
-    plane = plane_bytes(dv, vw, pix) <= PLANE_L2 * target.l2 and (pix or row_reuse(dv) >= 2)
+    image = pix and pixels.reads_image(dv)  # stride 1: the taps read x, no plane
+    plane = image or (plane_bytes(dv, vw, pix) <= PLANE_L2 * target.l2
+                      and (pix or row_reuse(dv) >= 2))
     if plane:                              # per image: the plane, then its rows
         nn, (on,), (nres,) = e.loop(e.index(0), e.index(n), e.index(1), [o], base="img")
         v["n"] = nn
         panels = f // (2 * vw) if pix else 1
         # one output row (a 1-D conv) still splits by filter panels
         par = par and oh * panels > 1
-        v["buf"] = row.fill_plane(e.empty([c, dv.xs[2], s, plane_width(dv, vw, pix)],
-                                          base="plane"), par)
+        v["buf"] = None if image else row.fill_plane(
+            e.empty([c, dv.xs[2], s, plane_width(dv, vw, pix)], base="plane"), par)
         if par and panels > 1:             # rows x filter panels: even shares of short maps
             ip, oo, res = e.forall(oh * panels, on)
             ohv, v["panel"] = e.iop("divui", ip, e.index(panels)), e.rem(ip, panels)

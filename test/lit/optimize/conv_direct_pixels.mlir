@@ -6,21 +6,22 @@
 
 // A 64 -> 32 3x3 conv over a 6x10 map (conv_direct_pixels.py: the filters in
 // the lanes, one panel of 32 = 2 vectors), its zero pad, bias add and ReLU
-// fused. Weights repacked to [1, 64, 3, 3, 32]; per image the input rows go
-// once into the phase plane [64, 6, 1, 16] (10 columns + the 2 pad columns,
-// rounded up to a vector), read by the output rows' loops over their kernel
-// rows inside the image; rows of 10 pixels are a tile of 6 and a last tile
-// of 4 (pixel_tile).
+// fused. Weights repacked to [1, 64, 3, 3, 32]; at stride 1 the taps read
+// the image itself (no phase plane), in the output rows' loops over their
+// kernel rows inside the image; rows of 10 pixels are a tile of 6 and a last
+// tile of 4 (pixel_tile), both static: the taps in the zero pad columns are
+// left out (the first tile's pixel 0 has no kw = 0 tap: its kw = 0 taps read
+// columns 0..4).
 // Per tile the channel and kernel-row loops carry 6 x 2 accumulators, started
 // from the bias vectors; each tap reads two weight vectors and broadcasts one
-// buffer value per pixel; the ReLU runs on the accumulators, which are put
-// in a [6, 2, 16] vector, transposed to [32, 6] and written into the row.
+// image value per pixel; the ReLU runs on the accumulators, which are put in
+// a [8, 2, 16] vector (the 6 pixels padded to 8), transposed to [32, 8] and
+// written into the row as 32 rows masked to 6 lanes; the tile of 4 as [32, 4].
 // CHECK-LABEL: func.func @deep
 // CHECK-NOT: tensor.pad
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
 // CHECK: linalg.transpose ins({{.*}} : tensor<1x32x64x3x3xf32>) outs({{.*}} : tensor<1x64x3x3x32xf32>) permutation = [0, 2, 3, 4, 1]
-// CHECK: tensor.empty() : tensor<64x6x1x16xf32>
-// CHECK: scf.for {{.*}} -> (tensor<64x6x1x16xf32>)
+// CHECK-NOT: tensor<64x6x1x16xf32>
 // CHECK: scf.for {{.*}} -> (tensor<1x32x6x10xf32>)
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
@@ -30,13 +31,16 @@
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK-NEXT: scf.for
 // CHECK-COUNT-2: vector.transfer_read {{.*}} : tensor<1x64x3x3x32xf32>, vector<16xf32>
-// CHECK: tensor.extract {{.*}} : tensor<64x6x1x16xf32>
+// CHECK: tensor.extract %arg0[%c0, {{.*}}, {{.*}}, %c0] : tensor<1x64x6x10xf32>
 // CHECK: vector.broadcast
 // CHECK-COUNT-2: vector.fma
+// CHECK-NOT: tensor.extract %arg0[%c0, {{.*}}, {{.*}}, %c0] : tensor<1x64x6x10xf32>
+// CHECK: tensor.extract %arg0[%c0, {{.*}}, {{.*}}, %c4] : tensor<1x64x6x10xf32>
 // CHECK: arith.maximumf {{.*}} : vector<16xf32>
-// CHECK: vector.shape_cast {{.*}} : vector<6x2x16xf32> to vector<6x32xf32>
-// CHECK: vector.transpose {{.*}}, [1, 0] : vector<6x32xf32> to vector<32x6xf32>
-// CHECK: vector.transfer_write {{.*}}[%c0, %c0] {{.*}} : vector<32x6xf32>, tensor<32x10xf32>
+// CHECK: vector.shape_cast {{.*}} : vector<8x2x16xf32> to vector<8x32xf32>
+// CHECK: vector.transpose {{.*}}, [1, 0] : vector<8x32xf32> to vector<32x8xf32>
+// CHECK: vector.constant_mask [6] : vector<8xi1>
+// CHECK-COUNT-32: vector.transfer_write {{.*}} : vector<8xf32>, tensor<32x10xf32>
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: vector.transpose {{.*}}, [1, 0] : vector<4x32xf32> to vector<32x4xf32>
 // CHECK: vector.transfer_write {{.*}}[%c0, %c6] {{.*}} : vector<32x4xf32>, tensor<32x10xf32>

@@ -5,7 +5,8 @@ than the pixel tile, rows cut into tiles with a shorter last one, padding on
 every side (asymmetric), channels that are no multiple of 8 or 16, with and
 without a bias, a fused ReLU / Clip / HardSwish; a static batch of 2, a
 dynamic batch at two sizes, 1 and 2 threads; the phase plane filled once per
-image and the per-row buffer of large maps."""
+image (stride 2), the image read in place (stride 1, pads wider than a tile)
+and the per-row buffer of large maps."""
 from __future__ import annotations
 
 import numpy as np
@@ -33,6 +34,8 @@ CASES = [
     ("nopad", (96, 10, 18), 64, 3, dict(), False, None),                        # tiles of 8
     ("c16", (16, 12, 20), 32, 3, dict(pads=[1, 1, 1, 1]), True, "relu"),       # few channels
     ("c48_s2", (48, 14, 18), 64, 3, dict(strides=[2, 2], pads=[1, 0, 0, 1]), True, None),
+    # pads wider than a tile: the first tile (7 of 26 columns) reads no column (bias only)
+    ("widepad", (64, 6, 10), 32, 3, dict(pads=[1, 9, 0, 9]), True, "relu"),
 ]
 
 
@@ -65,22 +68,28 @@ def test_pixels_row_buffer(tmp_path, monkeypatch):
 
 
 def test_pixels_plane_once(tmp_path):
-    """The phase plane holds each input row once ([C, H, s, M]; M the
-    output row plus the taps' reach, rounded up to a vector); filled per
-    image, in an scf.forall over the channels when threaded; the output in
-    an scf.forall over rows x filter panels (a 7-row map: even shares)."""
+    """A stride-2 conv's phase plane holds each input row once ([C, H, s, M];
+    M the output row plus the taps' reach, rounded up to a vector); filled
+    per image, in an scf.forall over the channels when threaded; the output
+    in an scf.forall over rows x filter panels (a 7-row map: even shares). A
+    stride-1 conv reads the image itself: no plane, only the rows' forall;
+    its edge tiles are static (the pad's taps left out), the others a loop."""
     from onnx_mlir_py.passes.optimize.conv_direct import Direct, kernel_function
+    from onnx_mlir_py.passes.optimize.conv_direct_pixels import inner_tiles
     from onnx_mlir_py.target import target_for
     dv = Direct((1, 64, 56, 56), (64, 64, 3, 3), (1, 64, 56, 56), (1, 1), (1, 1), "bias",
                 (1, 1, 1, 1))
     t = target_for("x86-64-v4")
     text = kernel_function("k", dv, t, threads=True)
-    assert "tensor.empty() : tensor<64x56x1x64xf32>" in text
-    assert text.count("scf.forall (") == 2        # the plane's channels, the rows
-    assert ") in (64)" in text and ") in (112)" in text   # 56 rows x 2 filter panels
+    assert "tensor<64x56x1x64xf32>" not in text
+    assert text.count("scf.forall (") == 1 and ") in (112)" in text   # 56 rows x 2 panels
+    assert inner_tiles(dv, 8, 7) == (1, 6)           # tiles 0 and 6 static, 1..5 a loop
     s2 = Direct((1, 128, 56, 56), (128, 128, 3, 3), (1, 128, 28, 28), (2, 2), (1, 1), "bias",
                 (1, 1, 1, 1))
-    assert "tensor<128x56x2x32xf32>" in kernel_function("k", s2, t, threads=False)
+    text = kernel_function("k", s2, t, threads=True)
+    assert "tensor.empty() : tensor<128x56x2x32xf32>" in text
+    assert text.count("scf.forall (") == 2        # the plane's channels, the rows
+    assert ") in (128)" in text and ") in (112)" in text   # 28 rows x 4 filter panels
 
 
 def test_pixels_form_is_taken(tmp_path):
@@ -157,7 +166,7 @@ def test_pixels_one_row_threads(tmp_path):
     dv = Direct((1, 64, 1, 70), (128, 64, 1, 7), (1, 128, 1, 64), (1, 1), (1, 1), "bias",
                 (0, 0, 0, 0))
     text = kernel_function("k", dv, target_for("x86-64-v4"), threads=True)
-    assert text.count("scf.forall (") == 2 and ") in (4)" in text   # 4 filter panels
+    assert text.count("scf.forall (") == 1 and ") in (4)" in text   # 4 filter panels
     from conv_cases import compare_with_ort
     w = nh.from_array((R.standard_normal((128, 64, 1, 7)) * 0.1).astype(np.float32), "w")
     b = nh.from_array(R.standard_normal(128).astype(np.float32), "b")
