@@ -5,7 +5,8 @@ Granularity from the scale's shape: per-tensor (scalar or one element),
 per-axis (1-D of length x.shape[axis]) or blocked (x's rank, dim ``axis``
 divided by ``block_size``: an affine floordiv map). Quantize rounds half to
 even (math.roundeven) and saturates to the output integer range (int2/int4
-to int32, stored through cast_bits); float8 outputs are x / scale cast with
+to int32, stored through cast_bits; NaN gives the lowest value, as in
+onnxruntime and onnx.reference); float8 outputs are x / scale cast with
 the ``saturate`` rule (no zero point, as the spec and onnx.reference), float4
 is x / scale + zero point cast (always saturating). DequantizeLinear reads
 every such type exactly (cast_bits), ignoring a float zero point as the
@@ -154,6 +155,9 @@ def lower_quantize_linear(op: OnnxOp, b: LoweringContext):
                 zv, _ = read_scalar(rest[0], zp_et)
                 q = arith.addf(q, convert_scalar(zv, False, ct))
             return write_scalar(q, False, onnx_out, saturate)
+        # NaN quantizes to the lowest value, as in onnxruntime and onnx.reference (the
+        # spec leaves it open); through the NaN-propagating clamp it was poison for fptosi
+        q = arith.select(arith.cmpf(arith.CmpFPredicate.UNO, q, q), b.const(float("-inf"), ct), q)
         q = math.roundeven(q)
         if zp is not None:
             zv, z_uns = read_scalar(rest[0], zp_et)
