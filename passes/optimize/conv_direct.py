@@ -63,6 +63,7 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, fill_scalar
 from onnx_mlir_py.passes.optimize import conv_direct_pixels as pixels
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
+from onnx_mlir_py.passes.optimize.epilogue import vector_lines
 from onnx_mlir_py.target import Target
 from onnx_mlir_py.passes.optimize.kernel_plan import DIRECT_THREAD_MIN_MACS, assigned
 
@@ -107,6 +108,10 @@ class Direct:
     epilogue: tuple = ()
     epi_result: str = ""
     n_cap: int = 0
+    # an :func:`.epilogue.epilogue_chain` (``epilogue`` in its op form: SiLU's
+    # Sigmoid and Mul, a residual add) on ``n_ten`` tensors of the output's shape
+    chain: bool = False
+    n_ten: int = 0
 
 
 def tile(target: Target) -> tuple[int, int]:
@@ -158,9 +163,37 @@ def _match(op: ir.Operation, target: Target):
             return None
     bias = bias_add_user(op.results[0]) if zero_fill(op.operands[2]) else None
     init, operands, erase, last, kw_ = kernel_operands(op, x, fill, bias)
+    at = None
+    if not kw_ and variant(c, f, kh, kw, os_[3], target) == "rows":
+        found = _chain(op, last, bias)
+        if found is not None:
+            epi, at = found
+            kw_ = dict(epilogue=epi.ops, epi_result=epi.result, n_cap=len(epi.captured),
+                       chain=True, n_ten=len(epi.tensors))
+            operands += list(epi.tensors) + list(epi.captured)
+            erase += list(epi.generics)
+            last = epi.generics[-1]
     dv = Direct(tuple(xs), tuple(ws), tuple(os_), tuple(s), tuple(d), init, pad, **kw_)
     dead = [owner_op(op.operands[0])] if padded is not None else []
-    return dv, operands, erase, last, dead
+    return dv, operands, erase, last, dead, at
+
+
+def _chain(op: ir.Operation, last: ir.Operation, bias):
+    """``(Epilogue, at)``: the elementwise ops after the conv (or its fused
+    bias add ``last``) that are no single unary generic (SiLU: a Sigmoid and
+    a Mul of the same value; a residual add), as the rows tile's epilogue
+    (:func:`.epilogue.epilogue_chain`, static shapes only); ``at`` the conv
+    when the call may stay in its place (:func:`.epilogue.hoist_to`), else
+    None (at the chain's last op). None when there is no such chain."""
+    from onnx_mlir_py.passes.optimize import epilogue as epilogue_mod
+    from onnx_mlir_py.passes.optimize.epilogue import dominates, epilogue_chain, hoist_to
+    if not epilogue_mod.ENABLED:
+        return None
+    epi = epilogue_chain(last.results[0])
+    if epi is None:
+        return None
+    here = (bias is None or dominates(bias[1], op)) and hoist_to(epi, op)
+    return epi, (op if here else None)
 
 
 def phase_width(dv: Direct, vw: int) -> int:
@@ -332,9 +365,14 @@ class _Row:
             frow = e.add(v["f0"], f)
             for u in range(count):
                 val = res[f * count + u]
-                if dv.epilogue:
+                part = u == count - 1 and keep is not None and keep < vw
+                if dv.chain:
+                    ts = [e.read(t, [v["n"], frow, v["oh"], cols[u]], v["zero"], vector(vw),
+                                 in_bounds=not part) for t in v["etens"]]
+                    val = vector_lines(e, dv.epilogue, dv.epi_result, val, ts, v["ecaps"])
+                elif dv.epilogue:
                     val = emit_ops(e, dv.epilogue, dv.epi_result, val, v["ecv"])
-                if u == count - 1 and keep is not None and keep < vw:
+                if part:
                     val = e.prefix(val, keep)
                 cur = e.write(val, cur, [0, frow, 0, cols[u]])
         return cur
@@ -369,11 +407,13 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     x, w, o = e.param("x", tensor(dv.xs)), e.param("w", tensor(dv.ws)), e.param("o", ot)
     v["x"] = x
     init = e.param("init", F32) if dv.init == "scalar" else e.param("bias", tensor([f]))
+    v["etens"] = [e.param("eten", ot) for _ in range(dv.n_ten)]
     ecaps = [e.param("ecap", F32) for _ in range(dv.n_cap)]
     # weights [F, C, KH, KW] -> [F/FB, C, KH, KW, FB] (a constant: folded)
     v["wp"] = pixels.weights(e, w, dv, 2 * vw if pix else fb)
     v["init"] = init
     v["ecv"] = [e.broadcast(p, vector(vw), base="ecv") for p in ecaps]
+    v["ecaps"] = ecaps
     rows = n * oh
     macs = rows * ow * f * c * kh * kw
     par = threads and macs >= DIRECT_THREAD_MIN_MACS
@@ -407,6 +447,7 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     # the output row's slice: every filter, or the forall's panel of 2 vectors
     fs, f0s = (f, 0) if "panel" not in v else (2 * vw, e.mul(v["panel"], 2 * vw))
     orow = e.extract_slice(oo, [v["n"], f0s, ohv, 0], [1, fs, 1, ow], base="orow")
+    v["oh"] = ohv
     ohs = e.mul(ohv, dv.s[0])
     top, bottom = dv.pad[0], dv.pad[2]
     v["ohs_p"] = e.iop("subi", ohs, e.index(top)) if top else ohs
@@ -438,7 +479,7 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
         e.end([res])
         res = nres
     e(f"return {res} : {ot}")
-    return e.function(name, [x, w, o, init] + ecaps, ot)
+    return e.function(name, [x, w, o, init] + v["etens"] + ecaps, ot)
 
 
 def _row_groups(e: Emitter, dv: Direct, vw: int, fb: int, u: int, v: dict, row: "_Row",
@@ -488,7 +529,7 @@ def direct_convs(module: ir.Module, target: Target, threads: bool = False, plan=
         found = _match(op, target)
         if found is None:
             continue
-        dv, operands, erase, last, dead = found
+        dv, operands, erase, last, dead, at = found
         dynamic = dv.xs[0] is None
         key = (dv, target, threads)
         if key not in funcs:
@@ -503,7 +544,7 @@ def direct_convs(module: ir.Module, target: Target, threads: bool = False, plan=
                 add_functions(module, kernel_function(name + "_image", image, target, threads),
                               batch_loop_function(name, name + "_image", args, dest=2))
             funcs[key] = name
-        replace_with_call(funcs[key], operands, erase, last, dead)   # dead: the pad
+        replace_with_call(funcs[key], operands, erase, last, dead, at)   # dead: the pad
         count += 1
     inline_kernels(module, funcs)
     return count

@@ -31,7 +31,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Type, Value
 from onnx_mlir_py.passes.optimize.kernel_fusion import body_ops
-from onnx_mlir_py.passes.optimize.math_approx import exp_values
+from onnx_mlir_py.passes.optimize.math_approx import exp_values, sigmoid_exp_names
 
 EPILOGUE_ATTR = "onnx_mlir_py.epilogue"
 
@@ -260,12 +260,13 @@ def _body(e: Emitter, ops: tuple, result: str, names: dict, t: Type, splat: str,
     ``names`` (which gets the results); a constant is ``splat<value>`` when
     ``splat`` is given; a ``math.exp`` as :func:`.math_approx.exp_values`
     when ``expand_exp``. Returns the value of ``result``."""
+    sig = sigmoid_exp_names(ops) if expand_exp else set()
     for name, r, opnds, attrs in ops:
         if name == "arith.constant":
             value = f"{splat}<{opnds[0]}>" if splat else opnds[0]
             names[r] = e.op("epk", f"arith.constant {value} : {t}", t)
         elif name == "math.exp" and expand_exp:
-            names[r] = exp_values(e, names.get(opnds[0], opnds[0]))
+            names[r] = exp_values(e, names.get(opnds[0], opnds[0]), normal=r in sig)
         else:
             names[r] = e.op("epb", f"{name} {', '.join(str(names.get(a, a)) for a in opnds)}"
                                    f"{attrs} : {t}", t)

@@ -57,7 +57,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.ir_util import walk_ops
-from onnx_mlir_py.passes.optimize.kernel_emit import F32, Elem, Emitter, Type, Value
+from onnx_mlir_py.passes.optimize.kernel_emit import F32, Elem, Emitter, Type, Value, f32_hex
 
 _C = "fastmath<contract>"
 
@@ -106,15 +106,23 @@ EXP_POLY = ["5.0000001201e-1", "1.6666665459e-1", "4.1665795894e-2", "8.33345190
             "1.3981999507e-3", "1.9875691500e-4"]
 
 
-def exp_values(e: Emitter, x: Value) -> Value:
-    """``exp(x)`` of an f32 scalar or vector ``x``, through the emitter."""
+def exp_values(e: Emitter, x: Value, normal: bool = False) -> Value:
+    """``exp(x)`` of an f32 scalar or vector ``x``, through the emitter.
+    ``normal``: ``x`` clamped to [-87, 89] instead, so that 2^n is one
+    scale (n in [-126, 128], 128 the bits of +inf: 5 integer ops and a
+    multiply fewer; SiLU over 16x320x320 0.86 -> 0.76 ms thread CPU on Zen
+    4); exp(-87) = 1.6e-38 stands for every smaller result and inf for
+    every one from exp(88.38) (2.4e38, a finite float): only for a sigmoid's 1 / (1 + exp(-x))
+    (:func:`sigmoid_exp`), where 1 + exp(-87) is 1 and 1 / (1 + inf) = 0
+    differs from the exact result by less than 5e-39 (and x * sigmoid(x)
+    at x = -inf is NaN, as -inf * 0)."""
     t, ti = x.type, x.type.like(Elem.I32)
     f, mul, add, sub, _pick = _ops(e, t)
 
     def i(c: str) -> Value:
         return f(c, ti)
 
-    lo, hi = f("-104.0"), f("89.0")
+    lo, hi = f("-87.0" if normal else "-104.0"), f("89.0")
     # clamp; a NaN compares false and passes through
     x1 = e.select(e.cmpf("olt", x, lo), lo, x)
     xc = e.select(e.cmpf("ogt", x1, hi), hi, x1)
@@ -128,6 +136,9 @@ def exp_values(e: Emitter, x: Value) -> Value:
     for c in reversed(EXP_POLY[:-1]):
         poly = add(mul(poly, r), f(c))
     y = add(add(mul(poly, mul(r, r)), r), f("1.0"), "")
+    if normal:
+        nb = e.binary("arith.subi", e.cast("arith.bitcast", tt, ti), i(str(1262485504 - 127)))
+        return mul(y, e.cast("arith.bitcast", e.binary("arith.shli", nb, i("23")), t), "")
     # 2^n = 2^n1 * 2^n2, n1 = n >> 1: both factors normal for n in [-150, 129]
     ni = e.binary("arith.subi", e.cast("arith.bitcast", tt, ti), i("1262485504"))
     n1 = e.binary("arith.shrsi", ni, i("1"))
@@ -140,6 +151,66 @@ def exp_values(e: Emitter, x: Value) -> Value:
 
 def exp_function(name: str) -> str:
     return _func(name, exp_values)
+
+
+def exp_sigmoid_function(name: str) -> str:
+    return _func(name, lambda e, x: exp_values(e, x, normal=True))
+
+
+ONE = f32_hex(1.0)
+
+
+def _one(v: ir.Value) -> bool:
+    from onnx_mlir_py.dialects.onnx.opview import owner_op
+    c = owner_op(v)
+    return c is not None and c.name == "arith.constant" \
+        and isinstance(c.attributes["value"], ir.FloatAttr) \
+        and ir.FloatAttr(c.attributes["value"]).value == 1.0
+
+
+def _only_use(v: ir.Value):
+    uses = list(v.uses)
+    if len(uses) != 1:
+        return None
+    o = uses[0].owner
+    return o.operation if isinstance(o, ir.OpView) else o
+
+
+def sigmoid_exp(op: ir.Operation) -> bool:
+    """``op`` (a ``math.exp``) is a sigmoid's: its only use is ``1 + e`` (or
+    ``e + 1``) whose only use is the divisor of a ``divf`` (Sigmoid's
+    ``1 / (1 + exp(-x))``), so the one-scale exp (``exp_values(normal=True)``)
+    gives the quotient within 5e-39 of the exact one."""
+    add = _only_use(op.results[0])
+    if add is None or add.name != "arith.addf" or not any(
+            _one(x) for x in add.operands if x != op.results[0]):
+        return False
+    div = _only_use(add.results[0])
+    return div is not None and div.name == "arith.divf" and div.operands[1] == add.results[0] \
+        and div.operands[0] != add.results[0]
+
+
+def sigmoid_exp_names(ops: tuple) -> set[str]:
+    """:func:`sigmoid_exp` on op text (name, result, operands, attrs; an f32
+    constant as ``("arith.constant", r, (hex,), "")``): the results of the
+    ``math.exp`` ops that are a sigmoid's."""
+    ones = {r for n, r, a, _ in ops if n == "arith.constant" and a == (ONE,)}
+
+    def users(v):
+        return [o for o in ops if v in o[2]]
+    out = set()
+    for name, r, _a, _t in ops:
+        if name != "math.exp":
+            continue
+        us = users(r)
+        if len(us) != 1 or us[0][0] != "arith.addf" or len(us[0][2]) != 2 \
+                or not any(x in ones for x in us[0][2] if x != r):
+            continue
+        ds = users(us[0][1])
+        if len(ds) == 1 and ds[0][0] == "arith.divf" and ds[0][2][1] == us[0][1] \
+                and ds[0][2][0] != us[0][1]:
+            out.add(r)
+    return out
 
 
 # -- erf --------------------------------------------------------------------
@@ -239,6 +310,7 @@ def log_function(name: str) -> str:
 # op name -> (function name, text builder), in priority order
 APPROXIMATIONS = {
     "math.exp": ("__om_approx_exp_f32", exp_function),
+    "sigmoid exp": ("__om_approx_exp_sigmoid_f32", exp_sigmoid_function),
     "math.erf": ("__om_approx_erf_f32", erf_function),
     "math.tanh": ("__om_approx_tanh_f32", tanh_function),
     "math.log": ("__om_approx_log_f32", log_function),
@@ -285,7 +357,8 @@ def approximate_math(module: ir.Module, ops=tuple(APPROXIMATIONS)) -> int:
         existing = _symbols(module)
         used: set[str] = set()
         for op in targets:
-            fname, build = APPROXIMATIONS[op.name]
+            kind = "sigmoid exp" if op.name == "math.exp" and sigmoid_exp(op) else op.name
+            fname, build = APPROXIMATIONS[kind]
             if fname not in used and fname not in existing:
                 sub = ir.Module.parse("module {\n" + build(fname) + "\n}", module.context)
                 sub.body.operations[0].operation.clone(ir.InsertionPoint(module.body))
