@@ -319,3 +319,32 @@ def test_generator_quant_and_silu_specs():
         m = check(generate(3500, i, 10, ops=["qdq_conv", "qdq", "silu"]).model)
         seen |= {n.op_type for n in m.graph.node}
     assert {"QuantizeLinear", "DequantizeLinear", "Conv", "Sigmoid", "Mul"} <= seen
+
+
+def test_a_difference_only_at_unstable_positions_is_classified_unstable():
+    """An output that differs from the reference only where conditioning
+    says an ill-conditioned computation decides the value is an ``unstable``
+    finding (not a bug, not a pass: s2705-30); a difference anywhere else in
+    the same output is still a mismatch."""
+    from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+    from onnx_mlir_py.testing.fuzz.inputs import Run
+    from onnx_mlir_py.testing.fuzz.runner import Evaluator
+    b = np.array([[1, 2], [1, 1], [1, 1]], np.float32)
+    g = h.make_graph([h.make_node("MatMul", ["a", "b"], ["s"]),
+                      h.make_node("Reciprocal", ["s"], ["y"])], "g",
+                     [h.make_tensor_value_info("a", TP.FLOAT, [1, 3])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, None)], [nh.from_array(b, "b")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    run = Run(0, "normal", {"a": np.array([[1.0, -1.0, 1e-4]], np.float32)})
+    exp = np.array([[1e4, 1 / 1.0001]], np.float32)
+    ev = Evaluator(opts=(0,))
+    try:
+        for pos, kind in [((0, 0), "unstable"), ((0, 1), "mismatch")]:
+            got = exp.copy()
+            got[pos] = 3 * exp[pos] + 10
+            ev.compile = lambda model, opt: ("ok", "lib.so")
+            ev.worker.call = lambda fn, args, timeout, got=got: ("ok", [("ok", [got])])
+            found = ev.evaluate(m, [run], ("onnxruntime", [(run, [exp])]))
+            assert [f.kind for f in found] == [kind], found
+    finally:
+        ev.close()
