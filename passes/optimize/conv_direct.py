@@ -418,7 +418,7 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     macs = rows * ow * f * c * kh * kw
     par = threads and macs >= DIRECT_THREAD_MIN_MACS
     row = _Row(e, dv, vw, fb, v)
-    image = pix and pixels.reads_image(dv)  # stride 1: the taps read x, no plane
+    image = pix                            # its taps read x itself: no plane
     plane = image or (plane_bytes(dv, vw, pix) <= PLANE_L2 * target.l2
                       and (pix or row_reuse(dv) >= 2))
     if plane:                              # per image: the plane, then its rows

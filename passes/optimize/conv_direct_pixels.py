@@ -4,14 +4,11 @@ channels (a ResNet's 3x3 convs) without an im2col matrix.
 The im2col form (:mod:`.conv`, :mod:`.conv_pixel_rows`) writes the
 C*KH*KW x OH*OW matrix (9x the input for a 3x3 conv) and reads it back in the
 packed matmul; its pixel-row form reads that matrix in place, one k step a
-row piece of 8 pixels 3 KB apart. Here, at stride 1, the taps read the
-image itself (``buf`` below is x[n]; the row's edge tiles are static and
-leave out the taps in the zero pad columns, as the kernel rows in the pad
-are left out); at stride 2 the image is copied once into a phase plane of
-:mod:`.conv_direct` (``plane[c, h, r, m]``, the zero pad's columns in
-place; maps over ``conv_direct.PLANE_L2`` x L2 fill its per-row buffer of
-KH rows instead). Then per output row (an ``scf.forall`` over the rows when
-threaded; only the kernel rows inside the image):
+row piece of 8 pixels 3 KB apart. Here the taps read the image itself
+(each pixel's value is one broadcast read, wherever it lies: no copy; the
+row's edge tiles are static and leave out the taps in the zero pad
+columns, as the kernel rows in the pad are left out). Per output row (an
+``scf.forall`` over the rows when threaded):
 
     for each panel fo of NB filters (two vectors):
       for each tile of MR output pixels of the row (ow0):
@@ -19,24 +16,28 @@ threaded; only the kernel rows inside the image):
         for c:  for kh in the row's kernel rows:     (loops carrying acc)
           for kw:                                    (unrolled)
             w_j = wp[fo, c, kh, kw, j*V ...]         (two vector reads)
-            acc[p][j] += broadcast(buf[c, kh, r, ow0 + p + off]) * w_j
+            acc[p][j] += broadcast(x[c, row(kh), s*(ow0 + p) + kw*d - left]) * w_j
         out[fo*NB ..., oh, ow0 ...] = epilogue(transpose(acc))
 
 the register tile of the packed matmul (MR pixel rows x 2 vectors of
 filters, :mod:`.conv_pixel_rows`), but each k step's MR pixels are one
-contiguous run of the buffer (C*KH rows of ~OW floats, L1/L2-resident)
-and the MR x NB tile is transposed in registers into NCHW (a 5-7 pixel
-tile padded to 8: rows of 8 stored with a mask). The weights are repacked
-at compile time to [F/NB, C, KH, KW, NB].
+run of an input row (every s-th value; a broadcast read per pixel that
+LLVM shares between the taps that read the same value) and the MR x NB
+tile is transposed in registers into NCHW (a 5-7 pixel tile padded to 8:
+rows of 8 stored with a mask). The weights are repacked at compile time to
+[F/NB, C, KH, KW, NB].
 
 Session 27 (Zen 4, 1 thread, thread CPU, one process, alternating, B/A
-min / median, bit-identical): reading the image instead of the plane at
-stride 1 (no fill; the 7- and 14-wide maps' edge tiles also skip the pad's
-taps, 4 of 42 FMAs per channel and kernel row for a 7-wide row): 64x56x56
-0.985 / 0.960, 128x28 0.954 / 0.961, 256x14 0.944 / 0.955, 512x7 0.906 /
-0.900, YOLO's 64x40 0.972 / 0.957, 128x20 0.967 / 0.943. The masked rows of
-8 for the 7-pixel tiles (a 4 + 2 + 1-lane store per row before) are
-neutral (128x28 0.98-1.01, 256x14 0.97-1.00, 128x20 1.00) but shorter code.
+min / median, bit-identical), reading the image instead of a phase plane
+of :mod:`.conv_direct` (the image copied once, the pad's columns in place,
+stride phases de-interleaved; its fill is gone; the 7- and 14-wide maps'
+edge tiles also skip the pad's taps, 4 of 42 FMAs per channel and kernel
+row for a 7-wide row): stride 1 64x56x56 0.985 / 0.960, 128x28 0.954 /
+0.961, 256x14 0.944 / 0.955, 512x7 0.906 / 0.900, YOLO's 64x40 0.972 /
+0.957, 128x20 0.967 / 0.943; stride 2 128x56 0.972 / 0.931, 256x28 0.940
+/ 0.957, 512x14 0.926 / 0.932, YOLO's 64x80->128 0.959 / 0.941. The masked
+rows of 8 for the 7-pixel tiles (a 4 + 2 + 1-lane store per row before)
+are neutral (128x28 0.98-1.01, 256x14 0.97-1.00, 128x20 1.00), shorter code.
 The inner loop is at the machine's peak: a C model of it (same tile, loop
 order and sizes, no fill or transpose) runs at 99.3-99.5% of 118.2 GFLOPS;
 blocking the channels by 8-32 so that the weights stay in L1 was slower
@@ -82,20 +83,14 @@ def padded_tile(mr: int) -> int:
     return 1 << (mr - 1).bit_length()
 
 
-def reads_image(dv) -> bool:
-    """Whether the taps read the image itself, not a phase plane (stride 1
-    along the row: each tile's pixels of a tap are one contiguous run of an
-    input row; the zero pad's taps are skipped in the row's edge tiles)."""
-    return dv.s[1] == 1
-
-
 def inner_tiles(dv, mr: int, whole: int) -> tuple[int, int]:
     """Tiles [lo, hi) of the ``whole`` tiles of ``mr`` pixels whose taps all
-    lie in the image row (read in the loop; the others are static tiles)."""
-    reach = (dv.ws[3] - 1) * dv.d[1]
+    lie in the image row (read in the loop; the others are static tiles):
+    tile t reads columns s*t*mr - left .. s*(t*mr + mr - 1) + reach - left."""
+    s, reach = dv.s[1], (dv.ws[3] - 1) * dv.d[1]
     left, width = dv.pad[1], dv.xs[3]
-    lo = min(whole, -(-left // mr))
-    hi = max(lo, min(whole, (width + left - reach) // mr))
+    lo = min(whole, -(-left // (s * mr)))
+    hi = max(lo, min(whole, ((width - 1 + left - reach) // s + 1) // mr))
     return lo, hi
 
 
@@ -106,9 +101,9 @@ def row_tiles(ow: int, mr: int) -> tuple[int, int]:
 
 def emit_row(e: Emitter, dv, vw: int, v: dict, orow: Value, panel: Value | None = None) -> Value:
     """The output row ``orow`` ([1, F, 1, OW]; with ``panel``, that filter
-    panel's [1, NB, 1, OW]) of the filters-in-lanes kernel, from the filled
-    phase buffer ``v["buf"]`` and the repacked weights ``v["wp"]``
-    ([F/NB, C, KH, KW, NB])."""
+    panel's [1, NB, 1, OW]) of the filters-in-lanes kernel, from the image
+    ``v["x"]`` (row ``v["brow"](kernel row)``) and the repacked weights
+    ``v["wp"]`` ([F/NB, C, KH, KW, NB])."""
     f, ow = dv.ws[0], dv.os[3]
     nb = 2 * vw
     mr = pixel_tile(ow)
@@ -127,7 +122,7 @@ def emit_row(e: Emitter, dv, vw: int, v: dict, orow: Value, panel: Value | None 
     else:
         iv = [e.broadcast(v["init"], vector(vw), base="iv")] * 2
     cur = ot
-    lo, hi = inner_tiles(dv, mr, whole) if v["buf"] is None else (0, whole)
+    lo, hi = inner_tiles(dv, mr, whole)
     for t0 in list(range(lo)) + [None] + list(range(hi, whole)):
         if t0 is not None:                 # a static tile: the taps past the row skipped
             cur = _tile(e, dv, vw, v, iv, fo, d0, e.index(t0 * mr), mr, cur, t0 * mr)
@@ -148,8 +143,8 @@ def _tile(e: Emitter, dv, vw: int, v: dict, iv, fo, f0, ow0, mr: int, dst: Value
           static0: int | None = None) -> Value:
     """One MR-pixel x NB-filter tile at output column ``ow0`` (``static0``
     when known) of filter panel ``fo`` written into ``dst`` ([F or NB, OW])
-    from its row ``f0``. Without a phase buffer (``v["buf"]`` None) the taps
-    read the image ``v["x"]``; a static tile skips those in the zero pad."""
+    from its row ``f0``; the taps read the image ``v["x"]`` (a static tile
+    leaves out those in the zero pad columns)."""
     _f, _c, _kh, kw = dv.ws
     s, d = dv.s[1], dv.d[1]
     left, width = dv.pad[1], dv.xs[3]
@@ -157,19 +152,15 @@ def _tile(e: Emitter, dv, vw: int, v: dict, iv, fo, f0, ow0, mr: int, dst: Value
                            [iv[k % 2] for k in range(2 * mr)], base="pc")
     i, accs, kres = e.loop(v["khlo"], v["khhi"], e.index(1), list(accs), base="pk")
     accs = list(accs)
-    bi = v["brow"](i) if "brow" in v else i      # the buffer's row of kernel row i
+    row = v["brow"](i)                     # the image row of kernel row i
     for j in range(kw):
-        r, off = (j * d) % s, (j * d) // s
         ws_ = [e.read(v["wp"], [fo, ch, i, j, h * vw], v["zero"], vector(vw), base="wv")
                for h in range(2)]
         for p in range(mr):
-            if v["buf"] is not None:
-                a = e.extract(v["buf"], [ch, bi, r, e.add(ow0, p + off)])
-            elif static0 is not None and not 0 <= static0 + p + off - left < width:
+            if static0 is not None and not 0 <= s * (static0 + p) + j * d - left < width:
                 continue                   # a tap in the zero pad
-            else:
-                a = e.extract(v["x"], [v["n"], ch, bi, e.add(ow0, p + off - left)])
-            a = e.broadcast(a, vector(vw), base="av")
+            col = e.add(e.mul(ow0, s), s * p + j * d - left)
+            a = e.broadcast(e.extract(v["x"], [v["n"], ch, row, col]), vector(vw), base="av")
             for h in range(2):
                 accs[2 * p + h] = e.fma(a, ws_[h], accs[2 * p + h])
     e.end(accs)

@@ -4,9 +4,8 @@ stride 1 and 2, 3x3 and a dilated 5x5 window, 7x7 maps and rows narrower
 than the pixel tile, rows cut into tiles with a shorter last one, padding on
 every side (asymmetric), channels that are no multiple of 8 or 16, with and
 without a bias, a fused ReLU / Clip / HardSwish; a static batch of 2, a
-dynamic batch at two sizes, 1 and 2 threads; the phase plane filled once per
-image (stride 2), the image read in place (stride 1, pads wider than a tile)
-and the per-row buffer of large maps."""
+dynamic batch at two sizes, 1 and 2 threads; the image read in place (no
+phase plane), pads wider than a tile."""
 from __future__ import annotations
 
 import numpy as np
@@ -36,6 +35,10 @@ CASES = [
     ("c48_s2", (48, 14, 18), 64, 3, dict(strides=[2, 2], pads=[1, 0, 0, 1]), True, None),
     # pads wider than a tile: the first tile (7 of 26 columns) reads no column (bias only)
     ("widepad", (64, 6, 10), 32, 3, dict(pads=[1, 9, 0, 9]), True, "relu"),
+    # stride 2: a first tile of 8 pixels in the pad (columns -17..-1), a dilated window
+    ("s2_widepad", (64, 6, 11), 32, 3, dict(strides=[2, 2], pads=[1, 17, 1, 3]), True, "relu"),
+    ("s2_dil", (40, 13, 23), 64, 3, dict(strides=[2, 2], dilations=[2, 2], pads=[2, 2, 2, 2]),
+     False, None),
 ]
 
 
@@ -59,37 +62,31 @@ def test_pixels_dynamic_batch(tmp_path):
     _check(tmp_path, "N", [1, 3])
 
 
-def test_pixels_row_buffer(tmp_path, monkeypatch):
-    """With the phase plane over its size limit (conv_direct.PLANE_L2) each
-    output row fills its own buffer of KH rows (the form of large maps)."""
-    from onnx_mlir_py.passes.optimize import conv_direct
-    monkeypatch.setattr(conv_direct, "PLANE_L2", 0)
-    _check(tmp_path, "N", [1, 3])
-
-
-def test_pixels_plane_once(tmp_path):
-    """A stride-2 conv's phase plane holds each input row once ([C, H, s, M];
-    M the output row plus the taps' reach, rounded up to a vector); filled
-    per image, in an scf.forall over the channels when threaded; the output
-    in an scf.forall over rows x filter panels (a 7-row map: even shares). A
-    stride-1 conv reads the image itself: no plane, only the rows' forall;
-    its edge tiles are static (the pad's taps left out), the others a loop."""
+def test_pixels_read_the_image(tmp_path):
+    """The taps read the image itself at stride 1 and 2: no phase plane
+    (its fill and its forall over the channels are gone), the output in an
+    scf.forall over rows x filter panels (a 7-row map: even shares); the
+    row's edge tiles are static (the pad's taps left out), the others a
+    loop (inner_tiles)."""
     from onnx_mlir_py.passes.optimize.conv_direct import Direct, kernel_function
     from onnx_mlir_py.passes.optimize.conv_direct_pixels import inner_tiles
     from onnx_mlir_py.target import target_for
+    t = target_for("x86-64-v4")
     dv = Direct((1, 64, 56, 56), (64, 64, 3, 3), (1, 64, 56, 56), (1, 1), (1, 1), "bias",
                 (1, 1, 1, 1))
-    t = target_for("x86-64-v4")
     text = kernel_function("k", dv, t, threads=True)
-    assert "tensor<64x56x1x64xf32>" not in text
+    assert "tensor<64x56x1x64xf32>" not in text    # the plane it had
     assert text.count("scf.forall (") == 1 and ") in (112)" in text   # 56 rows x 2 panels
     assert inner_tiles(dv, 8, 7) == (1, 6)           # tiles 0 and 6 static, 1..5 a loop
     s2 = Direct((1, 128, 56, 56), (128, 128, 3, 3), (1, 128, 28, 28), (2, 2), (1, 1), "bias",
                 (1, 1, 1, 1))
     text = kernel_function("k", s2, t, threads=True)
-    assert "tensor.empty() : tensor<128x56x2x32xf32>" in text
-    assert text.count("scf.forall (") == 2        # the plane's channels, the rows
-    assert ") in (128)" in text and ") in (112)" in text   # 28 rows x 4 filter panels
+    assert "tensor<128x56x2x32xf32>" not in text
+    assert text.count("scf.forall (") == 1 and ") in (112)" in text   # 28 rows x 4 panels
+    assert inner_tiles(s2, 7, 4) == (1, 4)           # columns -1..13, 13..27, 27..41, 41..55
+    s2r = Direct((1, 64, 20, 30), (32, 64, 3, 3), (1, 32, 10, 15), (2, 2), (1, 1), "bias",
+                 (1, 1, 1, 1))
+    assert inner_tiles(s2r, 8, 1) == (1, 1)          # the one tile static (column -1)
 
 
 def test_pixels_form_is_taken(tmp_path):
