@@ -170,13 +170,14 @@ def row_group(cv: Conv, vw: int, target_vw: int) -> int:
     """Output rows computed together: a row of fewer than UNROLL (target)
     vectors alone had too few accumulators to hide the FMA latency (one
     dependent chain of KH*KW FMAs per vector of a 14-wide row); rows in a
-    group also share their input rows' reads. Rows of whole UNROLL-vector
-    chunks: :func:`shared_rows`."""
+    group also share their input rows' reads; at least :func:`shared_rows`
+    rows (those of whole UNROLL-vector chunks: just that)."""
     main, chunks = row_plan(cv, vw)
     if main:
         return shared_rows(cv, target_vw)
     per_row = sum(cnt for _pos, _lanes, cnt, _keep in chunks)
-    return max(1, min(cv.os[2], UNROLL * target_vw // vw // per_row))
+    return max(1, min(cv.os[2], UNROLL * target_vw // vw // per_row),
+               shared_rows(cv, target_vw, per_row))
 
 
 # A fused pad's scratch plane of at least this many bytes (more than Zen 4's
@@ -197,22 +198,24 @@ MAX_SHARED_ROWS = 3
 REG_RESERVE = 4
 
 
-def shared_rows(cv: Conv, target_vw: int) -> int:
-    """Output rows of whole UNROLL-vector chunks computed together: each
-    input row the group's windows share is read once for all of them (a
-    3x3 stride-1 conv: 5 input rows for 3 output rows instead of 9, the
-    reads as many as the FMAs when alone). As many as the vector registers
-    (the target's, by its vector width) hold UNROLL accumulators per row
-    besides the KH*KW weights and REG_RESERVE reads, up to
-    MAX_SHARED_ROWS. Measured on Zen 4 (1 thread, thread CPU time, the
-    MobileNetV2 block Clip -> 32x112x112 depthwise 3x3 -> Clip, the plane
-    copied row by row): 1 -> 2 -> 3 rows 0.180 -> 0.144 -> 0.139 ms (min).
+def shared_rows(cv: Conv, target_vw: int, per_row: int = UNROLL) -> int:
+    """Output rows computed together so that each input row their windows
+    share is read once for all of them (a 3x3 stride-1 conv: 5 input rows
+    for 3 output rows instead of 9, the reads as many as the FMAs when
+    alone), with ``per_row`` accumulators per row (UNROLL for rows of whole
+    UNROLL-vector chunks): as many as the vector registers (the target's,
+    by its vector width) hold beside the KH*KW weights and REG_RESERVE
+    reads, up to MAX_SHARED_ROWS. Measured on Zen 4 (1 thread, thread CPU
+    time, the MobileNetV2 block Clip -> depthwise 3x3 -> Clip, min):
+    32x112x112 (the plane copied row by row) 1 -> 2 -> 3 rows 0.180 ->
+    0.144 -> 0.139 ms; 144x56x56 (4 vectors a row) 1 -> 3 rows 0.215 ->
+    0.176; 192x28x28 (2 vectors) 2 -> 3 rows 0.0674 -> 0.0667.
     1 for pools and strided rows (stride 2 shares 5 input rows of 6:
     96x112x112 stride 2, 3 rows / 1 row, min 0.999)."""
     if cv.combine != "fma" or cv.s[0] != 1 or cv.kh < 2:
         return 1
     regs = {w: r for w, r in VECTORS.values()}.get(target_vw, GENERIC[1])
-    fit = (regs - cv.kh * cv.kw - REG_RESERVE) // UNROLL
+    fit = (regs - cv.kh * cv.kw - REG_RESERVE) // per_row
     return max(1, min(MAX_SHARED_ROWS, cv.os[2], fit))
 
 

@@ -118,6 +118,11 @@ GROUP_CASES = [
     ((2, 4, 11, 11), (3, 3), dict()),
     ((1, 4, 9, 9), (3, 3), dict(strides=[1, 1])),
     ((1, 4, 15, 15), (3, 3), dict(strides=[2, 2])),
+    # stride-1 rows of 2-4 vectors in groups of 3 (shared_rows): 29 rows (2 left),
+    # dilation 2, no top pad
+    ((1, 3, 29, 40), (3, 3), dict(pads=[1, 1, 1, 1])),
+    ((1, 2, 50, 56), (3, 3), dict(pads=[2, 2, 2, 2], dilations=[2, 2])),
+    ((2, 2, 25, 60), (3, 3), dict(pads=[0, 1, 1, 1])),
 ]
 
 
@@ -133,8 +138,9 @@ def test_row_group_and_lane_width():
     from onnx_mlir_py.passes.optimize.row_kernel import lane_width, row_group
     from onnx_mlir_py.passes.optimize.row_plan import Conv
     for hw, k, s, want in [(7, 5, 1, (8, 7)), (14, 5, 1, (16, 4)), (14, 5, 2, (8, 7)),
-                           (28, 3, 1, (16, 2)), (56, 3, 2, (16, 2)), (112, 3, 2, (16, 1)),
-                           (56, 3, 1, (16, 1)), (112, 3, 1, (16, 3)), (112, 5, 1, (16, 1))]:
+                           (28, 3, 1, (16, 3)), (56, 3, 2, (16, 2)), (112, 3, 2, (16, 1)),
+                           (56, 3, 1, (16, 3)), (112, 3, 1, (16, 3)), (112, 5, 1, (16, 1)),
+                           (28, 5, 1, (16, 2)), (14, 3, 1, (16, 4))]:
         o = (hw - 1) // s + 1
         cv = Conv((1, 8, hw, hw), (k // 2,) * 4, k, k, (1, 8, o, o), (s, s), (1, 1), "bias")
         vw = lane_width(cv, 16)
@@ -160,6 +166,9 @@ def test_shared_rows_fit_the_registers():
     assert shared_rows(conv(3, 2), 16) == 1
     assert shared_rows(conv(1, 1), 16) == 1
     assert shared_rows(conv(3, 1, combine="max"), 16) == 1
+    assert shared_rows(conv(3, 1), 16, per_row=2) == 3      # a 28-wide row: 2 vectors
+    assert shared_rows(conv(5, 1), 16, per_row=1) == 3      # 25 weights, 3 accumulators
+    assert shared_rows(conv(5, 1), 16, per_row=2) == 1
 
 
 # scratch planes of 32 KiB and more (row_kernel.INTERLEAVE_MIN_PLANE) are
