@@ -429,3 +429,31 @@ def test_reference_conv_agrees_with_onnxruntime():
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=str(attrs))
         checked += 1
     assert checked >= 25   # 32 with this seed
+
+
+@pytest.mark.parametrize("opset", [13, 17, 19, 21])
+@pytest.mark.parametrize("qtype", ["uint8", "int8"])
+def test_reference_quantize_dequantize_agree_with_onnxruntime(opset, qtype):
+    """onnx.reference (1.23) has no QuantizeLinear / DequantizeLinear before
+    opset 19, so a model with them had no second opinion (s3700-5:
+    onnxruntime's MaxPool skipping a NaN counted as a mismatch), and its
+    opset-19 QuantizeLinear gives +inf the lowest value. The oracle's agree
+    with onnxruntime, NaN and +-inf included."""
+    from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+    from onnx_mlir_py.testing.fuzz.oracle import _ort_session, reference_outputs
+    npt = np.dtype(qtype)
+    qt = TP.UINT8 if qtype == "uint8" else TP.INT8
+    x = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 1e-30, 2.5, -3.7, 300, -300, 3.4e38],
+                 np.float32)
+    g = h.make_graph([h.make_node("QuantizeLinear", ["x", "s", "z"], ["y"]),
+                      h.make_node("DequantizeLinear", ["y", "s", "z"], ["d"])], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [11])],
+                     [h.make_tensor_value_info("y", qt, None),
+                      h.make_tensor_value_info("d", TP.FLOAT, None)],
+                     [nh.from_array(np.array(0.5, np.float32), "s"),
+                      nh.from_array(np.array(3, npt), "z")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    want = _ort_session(m).run(None, {"x": x})
+    got = reference_outputs(m, {"x": x})
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)

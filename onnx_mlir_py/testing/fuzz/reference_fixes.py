@@ -172,7 +172,36 @@ def fixed_ops() -> list:
             from onnx_mlir_py.testing.fuzz.reference_conv import conv
             return (conv(x, w, b, auto_pad, dilations, group or 1, kernel_shape, pads, strides),)
     return [GlobalMaxPool, Conv, ArgMax, ArgMin, PRelu, Slice, Loop, Pad, Mean, Softmax, LogSoftmax,
-            Hardmax, ReduceMean, Softsign, *_int_log_reductions(), *_nan_pools()]
+            Hardmax, ReduceMean, Softsign, *_int_log_reductions(), *_nan_pools(), *_old_qdq()]
+
+
+def _old_qdq() -> list:
+    """QuantizeLinear / DequantizeLinear before opset 19, which onnx.reference
+    (1.23) has no kernel for ('found 19, 21, 23, 25'), so a model with them had
+    no second opinion (s3700-5: onnxruntime's MaxPool skipping a NaN counted as
+    a mismatch): onnx.reference's opset-19 kernel, whose meaning for the older
+    versions' types (8-bit and int32, per tensor or per axis) is the same. Its
+    QuantizeLinear converts rint(+-inf) to int32 (INT_MIN), so +inf gave the
+    lowest value, not the highest (onnxruntime, the compiler): an input to an
+    8- or 16-bit quantization is first clipped to twice the type's range (NaN
+    stays NaN, the lowest value as in onnxruntime)."""
+    from onnx.reference.op_run import OpRun
+    from onnx.reference.ops import load_op
+
+    def run(self, *ins, **_):
+        version = max(19, self.run_params["opsets"][""])
+        own = load_op("", self.onnx_node.op_type, version)
+        ins = list(ins)
+        out = ins[2].dtype if len(ins) > 2 and ins[2] is not None else np.dtype(np.uint8)
+        if self.onnx_node.op_type == "QuantizeLinear" and ins[0].dtype.kind == "f" and \
+                out.kind in "iu" and out.itemsize <= 2:
+            with np.errstate(all="ignore"):
+                lim = float(np.min(np.abs(ins[1]))) * 2.0 * 2 ** (8 * out.itemsize)
+            if np.isfinite(lim) and lim > 0:
+                ins[0] = np.clip(ins[0], -lim, lim).astype(ins[0].dtype)
+        return own(self.onnx_node, self.run_params).run(*ins)
+    return [type(op, (OpRun,), {"op_domain": "", "_run": run})
+            for op in ("QuantizeLinear", "DequantizeLinear")]
 
 
 def _int_log_reductions() -> list:
