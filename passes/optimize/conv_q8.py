@@ -323,6 +323,7 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
         return 0
     count, any_direct = 0, False
     kernels: dict[str, str] = {}    # kernel text (named KERNEL) -> its function's name
+    calls: list = []
     i8 = ir.IntegerType.get_signless(8)
     # from the last conv to the first: a conv's epilogue may take a residual
     # branch's dequantization, whose 8-bit input an earlier conv then writes
@@ -370,26 +371,66 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
             call = func.CallOp([replaced.type], ir.FlatSymbolRefAttr.get(name),
                                [q.x, zx] + cvals + (list(epi.externals) if epi else []))
         replaced.replace_all_uses_with(call.results[0])
+        calls.append(call.operation)
         for g in reversed(epi.generics if epi is not None else []):
             g.erase()
         op.erase()
         count += 1
     if count:
         # every function parsed at once (with the VNNI step's placeholder,
-        # the direct kernels' callee), then inlined without the inliner's
-        # own canonicalization (the canonicalize after it folds what it
-        # would; 2.0 -> 1.5 s CPU on ResNet-50 QDQ, the library byte-identical)
+        # the direct kernels' callee) and inlined by moving their bodies
+        # (_inline), then one canonicalize and cse of the module
         from onnx_mlir_py.passes.optimize.matmul_q8 import DPBUSD_TEXT
         text = "\n".join(t.replace(f"@{KERNEL}", f"@{n}") for t, n in kernels.items())
-        add_functions(module, ir.Module.parse(
-            "module {\n" + text + ("\n" + DPBUSD_TEXT if any_direct else "") + "\n}",
-            module.context))
-        PassManager.parse('builtin.module(inline{default-pipeline=""}, symbol-dce, canonicalize, cse)',
-                          module.context).run(module.operation)
+        sub = ir.Module.parse("module {\n" + text + ("\n" + DPBUSD_TEXT if any_direct else "")
+                              + "\n}", module.context)
+        _inline(sub, calls)
+        add_functions(module, sub)      # the VNNI placeholder
+        PassManager.parse("builtin.module(canonicalize, cse)", module.context).run(module.operation)
     if any_direct:
         from onnx_mlir_py.passes.optimize.matmul_q8 import mark_vnni
         mark_vnni(module)
     return count
+
+
+def _inline(sub: ir.Module, calls: list) -> None:
+    """Inline ``calls`` of the functions of ``sub`` (and the calls of
+    ``sub``'s functions in them but the VNNI placeholder's): each
+    function's body moves to its last call, a copy of it to each other one,
+    and the function is erased (the placeholder stays). What the inliner
+    did, without its call graph of the whole model, the copy of every
+    function into the model and a symbol-dce of the model."""
+    from collections import Counter
+    from onnx_mlir_py.passes.optimize.matmul_q8 import DPBUSD
+    fns = {ir.StringAttr(o.operation.attributes["sym_name"]).value: o.operation
+           for o in sub.body.operations}
+    callee = lambda c: ir.FlatSymbolRefAttr(c.attributes["callee"]).value  # noqa: E731
+    inner = lambda o: o.name == "func.call" and callee(o) in fns and callee(o) != DPBUSD  # noqa: E731
+    work = list(calls)
+    left = Counter(callee(c) for c in work)     # the calls each function will have
+    for name, fn in fns.items():                # (a helper follows its caller's text)
+        for o in fn.regions[0].blocks[0].operations:
+            if inner(o):
+                left[callee(o)] += left[name]
+    while work:
+        call = work.pop()
+        name = callee(call)
+        fn = fns[name]
+        left[name] -= 1
+        if left[name]:
+            fn = fn.clone(ir.InsertionPoint(sub.body))
+        block = fn.regions[0].blocks[0]
+        ops = list(block.operations)
+        for o in ops[:-1]:
+            o.move_before(call)
+            if inner(o):
+                work.append(o)
+        for arg, v in zip(block.arguments, call.operands):
+            arg.replace_all_uses_with(v)
+        for r, v in zip(call.results, ops[-1].operands):
+            r.replace_all_uses_with(v)
+        call.erase()
+        fn.erase()
 
 
 # -- the direct form: no im2col ---------------------------------------------------------

@@ -394,7 +394,9 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
         op.erase()
         count += 1
     if funcs:
-        PassManager.parse("builtin.module(inline, symbol-dce, canonicalize, cse)",
+        # the inliner without its own canonicalization (the canonicalize
+        # after it folds what it would): see conv_q8.int8_convs
+        PassManager.parse('builtin.module(inline{default-pipeline=""}, symbol-dce, canonicalize, cse)',
                           module.context).run(module.operation)
         mark_vnni(module)
     return count

@@ -306,6 +306,38 @@ def test_direct_and_im2col_convs_in_one_model(tmp_path):
     np.testing.assert_array_equal(s3.run([x])[0], s0.run([x])[0])
 
 
+def test_convs_of_one_kernel_text_share_its_function(tmp_path):
+    """Two direct convs (3x3 at 28x28) and two im2col convs (3x3 at 14x14,
+    whose function calls its block transpose) of equal shapes but their own
+    weights (then a stride-2 one of its own): conv_q8 builds one function
+    per kernel text and inlines it at each call (conv_q8._inline: the body
+    moves to the last call, copies to the others, helpers too); the result
+    equals onnx.reference and -O0."""
+    rng = np.random.default_rng(10)
+    w = lambda n, shape: nh.from_array(rng.integers(-100, 100, shape).astype(np.int8), n)  # noqa: E731
+    inits = [nh.from_array(np.array(0.05, np.float32), "s"), nh.from_array(np.array(100, np.uint8), "z"),
+             w("W1", (16, 16, 3, 3)), w("W2", (16, 16, 3, 3)), w("W3", (32, 16, 3, 3)),
+             w("W4", (32, 32, 3, 3)), w("W5", (32, 32, 3, 3)),
+             nh.from_array(np.array(0.01, np.float32), "sw"), nh.from_array(np.array(0, np.int8), "zw")]
+    conv = lambda i, o, wn, sw, s, z, **kw: h.make_node(  # noqa: E731
+        "QLinearConv", [i, "s", "z", wn, sw, "zw", s, z], [o], pads=[1, 1, 1, 1], **kw)
+    nodes = [conv("x", "a", "W1", "sw", "s", "z"), conv("a", "b", "W2", "sw", "s", "z"),
+             conv("b", "c", "W3", "sw", "s", "z", strides=[2, 2]),
+             conv("c", "d", "W4", "sw", "s", "z"), conv("d", "y", "W5", "sw", "s", "z")]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.UINT8, [1, 16, 28, 28])],
+                     [h.make_tensor_value_info("y", TP.UINT8, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
+    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
+    assert _uses_vnni(s3) == VNNI
+    for seed in (1, 2):
+        x = _x(m, seed)
+        got = s3.run([x])[0]
+        np.testing.assert_array_equal(got, reference(m, {"x": x})[0])
+        np.testing.assert_array_equal(got, s0.run([x])[0])
+
+
 def test_per_channel_zero_points_stored_as_resource(tmp_path):
     """1280 filters: the per-channel zero point (1280 zeros) is a
     dense_resource constant; the kernel must still take the conv (the generic
