@@ -2,10 +2,7 @@
 stride 1 or 2; a window over up to 32 channels: YOLO's first 3x3 convs) -> a
 direct, register-tiled kernel. Other windows over 16+ channels with whole
 panels of 2 vectors of filters (AVX-512) take the filters-in-lanes variant of
-:mod:`.conv_direct_pixels` (``variant``), on the same phase layout: one
-plane of every input row per image (each row copied once, not once per
-kernel row of each output row: ``fill_plane``), the per-row buffer for maps
-over ``PLANE_L2`` x L2.
+:mod:`.conv_direct_pixels` (``variant``), which reads the image itself.
 
 The im2col form (:mod:`.conv`) spends most of a stem conv on the im2col
 copy (a strided gather of 27 to 147 short rows) and on padding K = C*KH*KW
@@ -84,7 +81,7 @@ MAX_CHANNELS = 4          # input channels of a stem conv (any window)
 MAX_WINDOW_CHANNELS = 32
 MIN_WINDOW_WIDTH = 80
 MAX_KW = 11               # kernel columns (the unrolled taps of one kernel row)
-PLANE_L2 = 8            # the filters-in-lanes kernel fills one plane per image up to 8x L2
+PLANE_L2 = 8            # the rows tile fills one plane per image up to 8x L2 (row_reuse)
 
 
 def takes(c: int, kh: int, kw: int, ow: int) -> bool:
@@ -205,24 +202,9 @@ def phase_width(dv: Direct, vw: int) -> int:
     return -(-(nv * vw + reach) // vw) * vw
 
 
-def pixel_width(dv: Direct, vw: int) -> int:
-    """The phase rows of the filters-in-lanes kernel, which reads single
-    values: the output row plus the taps' reach, rounded up to whole vectors
-    (the fill's chunks)."""
-    reach = ((dv.ws[3] - 1) * dv.d[1]) // dv.s[1]
-    return -(-(dv.os[3] + reach) // vw) * vw
-
-
-def plane_width(dv: Direct, vw: int, pix: bool) -> int:
-    """The phase rows of the plane: :func:`pixel_width` for the
-    filters-in-lanes kernel, :func:`phase_width` (whole output vectors) for
-    the rows tile."""
-    return pixel_width(dv, vw) if pix else phase_width(dv, vw)
-
-
-def plane_bytes(dv: Direct, vw: int, pix: bool = True) -> int:
+def plane_bytes(dv: Direct, vw: int) -> int:
     """Bytes of one image's phase plane (every input row, :meth:`_Row.fill_plane`)."""
-    return dv.ws[1] * dv.xs[2] * dv.s[1] * plane_width(dv, vw, pix) * 4
+    return dv.ws[1] * dv.xs[2] * dv.s[1] * phase_width(dv, vw) * 4
 
 
 def row_reuse(dv: Direct) -> float:
@@ -419,16 +401,15 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     par = threads and macs >= DIRECT_THREAD_MIN_MACS
     row = _Row(e, dv, vw, fb, v)
     image = pix                            # its taps read x itself: no plane
-    plane = image or (plane_bytes(dv, vw, pix) <= PLANE_L2 * target.l2
-                      and (pix or row_reuse(dv) >= 2))
-    if plane:                              # per image: the plane, then its rows
+    plane = image or (plane_bytes(dv, vw) <= PLANE_L2 * target.l2 and row_reuse(dv) >= 2)
+    if plane:                              # per image: the plane (rows tile), then its rows
         nn, (on,), (nres,) = e.loop(e.index(0), e.index(n), e.index(1), [o], base="img")
         v["n"] = nn
         panels = f // (2 * vw) if pix else 1
         # one output row (a 1-D conv) still splits by filter panels
         par = par and oh * panels > 1
         v["buf"] = None if image else row.fill_plane(
-            e.empty([c, dv.xs[2], s, plane_width(dv, vw, pix)], base="plane"), par)
+            e.empty([c, dv.xs[2], s, phase_width(dv, vw)], base="plane"), par)
         if par and panels > 1:             # rows x filter panels: even shares of short maps
             ip, oo, res = e.forall(oh * panels, on)
             ohv, v["panel"] = e.iop("divui", ip, e.index(panels)), e.rem(ip, panels)
