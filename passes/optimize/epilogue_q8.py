@@ -370,6 +370,7 @@ class _Tail:
     dq: ir.Value | None = None   # fused: the reading step's ``uitofp(q) - zf`` (its value)
     reader: int | None = None    # the step of ``dq``
     relu: tuple | None = None    # (step, its input) of a ReLU folded into the clamp (:func:`_relu_before`)
+    nan_guard: bool = False      # y was ``select(y != y, -inf, y)`` (:func:`_nan_guarded`)
 
 
 def _owner_in(v: ir.Value, block) -> ir.Operation | None:
@@ -390,7 +391,7 @@ def _float_const(epi: Q8Epilogue, v: ir.Value, block) -> float | None:
     try:
         return float(text)
     except ValueError:
-        return None
+        return _hex_f32(text) if text.startswith("0x") else None
 
 
 def _one_use(v: ir.Value) -> bool:
@@ -426,9 +427,44 @@ def _tail(epi: Q8Epilogue, i: int) -> _Tail | None:
         if ro is not None and ro.name == "math.roundeven" and _one_use(r) and zo is not None \
                 and zo.name in ("arith.uitofp", "arith.sitofp") and \
                 elem_of(zo.operands[0].type) == Elem.I8 and _uniform_value(epi, i, zf):
-            return _Tail(ro.operands[0], zf, lo, hi, qo.name,
-                         {o.results[0] for o in chain + [ao, ro]})
+            guard = _nan_guarded(epi, ro.operands[0], block)
+            if guard is None:
+                return _Tail(ro.operands[0], zf, lo, hi, qo.name,
+                             {o.results[0] for o in chain + [ao, ro]})
+            y, guard_ops = guard
+            return _Tail(y, zf, lo, hi, qo.name,
+                         {o.results[0] for o in chain + [ao, ro] + guard_ops}, nan_guard=True)
     return None
+
+
+def _nan_guarded(epi: Q8Epilogue, v: ir.Value, block) -> tuple | None:
+    """(y, [select, cmpf]) when ``v`` is ``select(cmpf uno y y, -inf, y)``
+    (QuantizeLinear's NaN -> the lowest value, onnx_to_linalg/quantize.py),
+    both single-use: the tail's clamp ``v > lo ? v : lo`` (:func:`_clamp`)
+    gives NaN the lower bound as it gives -inf, so the guard is not emitted
+    (exact while the lower bound is lo itself: no ReLU folded, see
+    :func:`quant_plan`)."""
+    so = _owner_in(v, block)
+    if so is None or so.name != "arith.select" or not _one_use(v):
+        return None
+    c, neg, y = so.operands
+    co = _owner_in(c, block)
+    if co is None or co.name != "arith.cmpf" or not _one_use(c) or \
+            list(co.operands) != [y, y] or "predicate" not in co.attributes or \
+            ir.IntegerAttr(co.attributes["predicate"]).value != 14:     # uno
+        return None
+    if _float_const(epi, neg, block) != float("-inf"):
+        return None
+    return y, [so, co]
+
+
+def _hex_f32(text: str) -> float | None:
+    """An f32 constant's text as MLIR prints infinities (``0xFF800000``)."""
+    import struct
+    try:
+        return struct.unpack("<f", struct.pack("<I", int(text, 16)))[0]
+    except (ValueError, struct.error):
+        return None
 
 
 def _uniform_value(epi: Q8Epilogue, i: int, v: ir.Value) -> bool:
@@ -493,7 +529,9 @@ def quant_plan(epi: Q8Epilogue) -> dict:
             found = _dequantized(epi, i, t)
             if found is not None:
                 t.reader, t.dq = found
-            else:
+            elif not t.nan_guard:
+                # a folded ReLU's bound max(lo, zf) would be NaN's value
+                # too, where QuantizeLinear gives NaN the lowest value lo
                 t.relu = _relu_before(epi, i, t)
             epi.quant[i] = t
     return epi.quant
