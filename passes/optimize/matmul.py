@@ -308,12 +308,14 @@ def _broadcast_source(g: ir.Operation) -> tuple[int, ir.Value] | None:
     return (d, v) if v.type.shape[0] == g.results[0].type.shape[d] else None
 
 
-def matmul_init(op: ir.Operation, m: int, n: int):
+def matmul_init(op: ir.Operation, m: int, n: int, cols: bool = False):
     """``(kind, value)`` when C, the init of static matmul ``op`` ([M, N],
     M and N above 1), is (reshaped without moving data: unit dims only)
     a ``linalg.fill`` of an f32 (``"fill"``, the scalar) or an [M] vector
     broadcast along the columns (``"rows"``: a conv's bias along its
-    pixels, see :mod:`.conv`). The kernel then builds C in registers
+    pixels, see :mod:`.conv`). ``cols``: an [N] vector broadcast along
+    the rows (``"cols"``: the bias of a conv in pixel-row form, see
+    :mod:`.conv_pixel_rows`) instead. The kernel then builds C in registers
     (:func:`.matmul_text.kernel_function`'s ``init``). Else None."""
     v = op.operands[2]
     if m <= 1 or n <= 1 or static_f32(v) is None:
@@ -337,6 +339,8 @@ def matmul_init(op: ir.Operation, m: int, n: int):
         return None
     dim, vec = found
     big = [i for i, d in enumerate(shape) if d != 1]
+    if cols:
+        return ("cols", vec) if big.index(dim) == 1 else None
     return ("rows", vec) if big.index(dim) == 0 else None
 
 
@@ -377,10 +381,13 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
         # C built in the register tile: with an epilogue (a fill only then);
         # without one, the bias added by the kernel's own epilogue where the
         # schedule fuses one
-        init = None if dynamic or a_cols or bt is not None else matmul_init(op, m, n)
+        # (a_cols: the bias of a conv in pixel-row form, along the columns)
+        if a_cols:
+            tm, tn, n_out = row_tile(m, mb), nb, _n_outer(m, k)
+        init = None if dynamic or bt is not None else matmul_init(op, m, n, cols=a_cols)
         if init is not None and epi is None:
-            if init[0] == "rows" and _epilogue_scheduled(m, k, n, tm, tn, kb, n_out):
-                init = ("rows_after", init[1])
+            if init[0] in ("rows", "cols") and _epilogue_scheduled(m, k, n, tm, tn, kb, n_out):
+                init = (init[0] + "_after", init[1])
             else:
                 init = None
         key = shape + (pack_b, a_cols, epi[1] if epi is not None else None,
@@ -391,8 +398,9 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
                 text = kernel_function_dynamic(name, bt, m, k, n, mb, nb, kb,
                                                n_outer=_n_outer_dynamic(m, k), pack_b=pack_b)
             elif a_cols:
-                text = kernel_function(name, None, m, k, n, row_tile(m, mb), nb, kb, pack_b,
-                                       n_outer=_n_outer(m, k), a_cols=True)
+                text = kernel_function(name, None, m, k, n, tm, nb, kb, pack_b,
+                                       n_outer=n_out, a_cols=True,
+                                       init=init[0] if init is not None else None)
             else:
                 text = kernel_function(name, bt, m, k, n, tm, tn, kb, pack_b, n_outer=n_out,
                                        epilogue=epi[1] if epi is not None else None,

@@ -82,7 +82,8 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     layout (a generic ``kernel_schedule`` fuses into the register tile);
     the function then also takes the ``tensors`` ([M, N]; only when M and N
     are whole blocks) and the ``captured`` f32 scalars.
-    ``init`` (no batch, not ``a_cols``; see :func:`.matmul.matmul_init`):
+    ``init`` (no batch; with ``a_cols`` only ``"cols_after"``; see
+    :func:`.matmul.matmul_init`):
     the third argument is not C but what C is made of, and the
     accumulators start from it in registers (``kernel_schedule`` fuses the
     init into the register tile) instead of from a C the caller
@@ -91,7 +92,9 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     vector [M] of ``"rows"`` added to the accumulators after the k loop,
     which start from zero, by an epilogue generic of that one add (a
     kernel's own epilogue that only copied its result would be erased by
-    the canonicalizer, and the init left unfused)."""
+    the canonicalizer, and the init left unfused). ``"cols_after"``: the
+    same with a vector [N] (C[i, j] = v[j]: the bias of a conv in
+    pixel-row form, :mod:`.conv_pixel_rows`)."""
     if n_outer is None:
         n_outer = not pack_b
     bt = [] if batch is None else [batch]
@@ -100,8 +103,10 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     assert not (a_cols and bt), "a_cols: no batch"
     ash, apad = ([k, m], [kp, mp]) if a_cols else (bt + [m, k], bt + [mp, kp])
     e = Emitter()
-    assert init is None or not (bt or a_cols), "init: no batch, not a_cols"
-    assert init != "rows_after" or epilogue is None
+    after = init in _AFTER
+    assert init is None or not bt, "init: no batch"
+    assert not a_cols or init in (None, "cols_after"), "a_cols: init cols_after only"
+    assert not after or epilogue is None
     a, b = e.param("a", tensor(ash)), e.param("b", tensor(bt + [k, n]))
     c = e.param("c", _INIT_PARAM[init](m, n) if init else tensor(bt + [m, n]))
     ets, ecs = [], []
@@ -132,7 +137,7 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
                         f"inner_tiles = [{kb}, {nb}] into {bpe} : {b.type} -> {bpe.type}", bpe.type)
     else:
         bp = e.expand(padded(b, bt + [kp, np_]), rtext, bt + [ko, kb, no, nb])
-    if init == "rows_after":
+    if after:
         c4v = _init_blocks(e, "fill", zero, padded, c4)
     elif init:
         c4v = _init_blocks(e, init, c, padded, c4)
@@ -141,9 +146,11 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
     r4 = contraction(e, e.expand(av, rtext, a4), bp, c4v, bool(bt), pack_b, n_outer, a_cols=a_cols)
     if epilogue is not None:
         r4 = _blocked_epilogue(e, r4, [e.expand(t, rtext, c4) for t in ets], ecs, n_outer, epilogue)
-    if init == "rows_after":
-        r4 = _bias_epilogue(e, r4, e.expand(padded(c, [mp]), "[[0, 1]]", [mo, mb], base="cv"),
-                            n_outer)
+    if after:
+        cols = init == "cols_after"
+        bias = e.expand(padded(c, [np_ if cols else mp]), "[[0, 1]]", [no, nb] if cols else [mo, mb],
+                        base="cv")
+        r4 = _bias_epilogue(e, r4, bias, n_outer, cols)
     r = e.collapse(r4, rtext, bt + [mp, np_])
     if (mp, np_) != (m, n):
         full = bt + [m, n]
@@ -154,7 +161,9 @@ def kernel_function(name: str, batch: int | None, m: int, k: int, n: int,
 
 
 _INIT_PARAM = {"rows": lambda m, n: tensor([m]), "rows_after": lambda m, n: tensor([m]),
-               "fill": lambda m, n: F32}
+               "cols_after": lambda m, n: tensor([n]), "fill": lambda m, n: F32}
+# the inits added by a one-add epilogue after the k loop (accumulators from zero)
+_AFTER = ("rows_after", "cols_after")
 
 
 def _init_blocks(e: Emitter, init: str, v: Value, padded, c4: list[int]) -> Value:
@@ -185,16 +194,20 @@ def _blocked_epilogue(e: Emitter, r4: Value, t4: list[Value], caps: list[Value],
                             expand_exp=True)
 
 
-def _block_map(n_outer: bool, rows_only: bool = False) -> str:
+def _block_map(n_outer: bool, rows_only: bool = False, cols_only: bool = False) -> str:
     """The map of the blocks [MO, mb, NO, nb] (or of the row vector in
-    blocks [MO, mb]) in an epilogue's loops (the contraction's order)."""
+    blocks [MO, mb], or of the column vector in blocks [NO, nb]) in an
+    epilogue's loops (the contraction's order)."""
     mo, no = ("d1", "d0") if n_outer else ("d0", "d1")
+    if cols_only:
+        return f"(d0, d1, d2, d3) -> ({no}, d3)"
     return f"(d0, d1, d2, d3) -> ({mo}, d2{'' if rows_only else f', {no}, d3'})"
 
 
-def _bias_epilogue(e: Emitter, r4: Value, bias: Value, n_outer: bool) -> Value:
+def _bias_epilogue(e: Emitter, r4: Value, bias: Value, n_outer: bool, cols: bool = False) -> Value:
     """``r4`` ([MO, mb, NO, nb]) + ``bias`` ([MO, mb]) broadcast along the
-    columns: the epilogue of ``init="rows_after"``."""
+    columns (``cols``: [NO, nb] broadcast along the rows): the epilogue of
+    ``init="rows_after"`` / ``"cols_after"``."""
     m = _block_map(n_outer)
-    return epilogue_generic(e, r4, [bias], [], [m, _block_map(n_outer, True), m],
+    return epilogue_generic(e, r4, [bias], [], [m, _block_map(n_outer, not cols, cols), m],
                             (("arith.addf", "%e_b", ("%e_in", "%e_t0"), ""),), "%e_b")

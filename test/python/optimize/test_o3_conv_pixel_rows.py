@@ -156,3 +156,45 @@ def test_pixel_row_form_is_taken(tmp_path, xs, ws, attrs, rows):
         a4 = ir.RankedTensorType(op.operands[0].type).shape
         if rows is not None:
             assert a4[1:] == [kb, a4[2], rows]      # [K/kb, kb, M/rows, rows]
+            # the bias is no [M, F] tensor written and read back: the
+            # accumulators start from a zero broadcast fused into the
+            # register tile and a one-add epilogue adds the [F] bias
+            from onnx_mlir_py.passes.optimize.matmul import _epilogue_consumer, _tile_init
+            assert _tile_init(op) and _epilogue_consumer(op)
+            init = op.operands[2].owner
+            assert len(init.operands) == 2 and isinstance(init.operands[0].type, ir.F32Type)
+
+
+def test_pixel_rows_one_by_one_bias(tmp_path):
+    """MobileNetV2's expansions (few input channels, many filters, 1x1) in
+    pixel-row form: the [F] bias added by the kernel's one-add epilogue
+    (accumulators from zero in registers, matmul_text ``cols_after``),
+    with a ReLU6 (Clip) or a residual Add after the transpose, none, and a
+    dynamic batch; at 1 and 2 threads, against onnxruntime."""
+    c = Cases()
+    specs = [("a", [1, 32, 28, 28], 192), ("b", [1, 64, 14, 14], 384),
+             ("c", [1, 160, 7, 7], 960), ("d", ["N", 96, 14, 14], 576)]
+    for s, xs, f in specs:
+        c.input(f"x{s}", xs)
+        c.weight(f"w{s}", rand(f, xs[1], 1, 1) * 0.2)
+        c.weight(f"b{s}", rand(f))
+        c.nodes.append(N("Conv", [f"x{s}", f"w{s}", f"b{s}"], [f"c{s}"]))
+    c.weight("lo", np.array(0.0, np.float32))
+    c.weight("hi", np.array(6.0, np.float32))
+    c.input("r", [1, 384, 14, 14])
+    c.nodes += [N("Clip", ["ca", "lo", "hi"], ["ya"]), N("Add", ["cb", "r"], ["yb"]),
+                N("Identity", ["cc"], ["yc"]), N("Clip", ["cd", "lo", "hi"], ["yd"])]
+    c.outputs += ["ya", "yb", "yc", "yd"]
+    so, ort = compile_with_ort(tmp_path, c.model())
+    sess = ExecutionSession(so)
+    feeds = {"xa": rand(1, 32, 28, 28), "xb": rand(1, 64, 14, 14), "xc": rand(1, 160, 7, 7),
+             "r": rand(1, 384, 14, 14)}
+    for n in (1, 2):
+        sess.set_num_threads(n)
+        for batch in (1, 2):
+            feeds["xd"] = rand(batch, 96, 14, 14)
+            got = sess.run([feeds[i.name] for i in c.inputs])
+            want = ort.run(None, feeds)
+            for g, w in zip(got, want):
+                assert g.shape == w.shape
+                np.testing.assert_allclose(g, w, rtol=1e-4, atol=2e-4)
