@@ -49,6 +49,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import mlir.ir as ir
 
 from onnx_mlir_py.ir_util import walk_ops
@@ -153,6 +154,8 @@ def _match(op: ir.Operation, target: Target):
         return None
     x, pad = op.operands[0], (0, 0, 0, 0)
     padded = zero_pad(x)
+    if padded is not None and not finite_constant(op.operands[1]):
+        padded = None       # the pad's zeros times an inf / NaN weight are NaN: read them
     if padded is not None:                 # read the unpadded image, the border skipped
         x, pad = padded[0], tuple(padded[1])
         xs = batch_shape(x)
@@ -173,6 +176,18 @@ def _match(op: ir.Operation, target: Target):
     dv = Direct(tuple(xs), tuple(ws), tuple(os_), tuple(s), tuple(d), init, pad, **kw_)
     dead = [owner_op(op.operands[0])] if padded is not None else []
     return dv, operands, erase, last, dead, at
+
+
+def finite_constant(w: ir.Value) -> bool:
+    """``w`` is a constant whose values are all finite. A kernel that skips
+    the zero pad's taps computes sum(x * w) without the 0 * w terms, which
+    are NaN, not 0, where w is inf or NaN (the spec, onnxruntime and
+    onnx.reference give NaN there); so it may skip them only then."""
+    from onnx_mlir_py.dialects.onnx.opview import owner_op
+    from onnx_mlir_py.passes.optimize.packs import _const_value
+    c = owner_op(w)
+    v = _const_value(c, {}) if c is not None else None
+    return v is not None and bool(np.isfinite(v).all())
 
 
 def _chain(op: ir.Operation, last: ir.Operation, bias):
