@@ -16,14 +16,15 @@ analyses the functions with the module (``bufferize-function-boundaries``).
 It acts only on a function of more than ``MIN_OPS`` top-level ops (a
 normal model's entry has fewer: ResNet-50's has 486 at -O3, BERT-base's
 758, so their code is unchanged). At -O3
-:func:`passes.optimize.vectorize_elementwise` calls it first (after
-``approximate_math``, whose ``inline`` pass would undo it): the
-vectorization, the vector cleanups and the codegen work once per distinct
-fused group, and ``kernel_functions`` finds no loop left in the entry (a
-10,000-node chain, 834 fused groups, 4 distinct: -O3 20.5 ->
-15.5 s CPU with the bound lowered to 0). The functions are marked
-``noinline`` (LLVM would otherwise copy the loop nest back into every call
-site). Run time: one call per kernel, as ``kernel_functions`` made it.
+:func:`passes.optimize.fuse_elementwise` calls it last, on the small fused
+bodies (their keys are cheap): ``approximate_math``, the vectorization, the
+vector cleanups and the codegen then work once per distinct fused group,
+and ``kernel_functions`` finds no loop left in the entry (a 10,000-node
+chain, 834 fused groups, 4 distinct: -O3 20.5 -> 15.5 s CPU with the bound
+lowered to 0). The functions are marked ``no_inline`` (``approximate_math``'s
+``inline`` pass would copy them back into every call) and ``noinline`` for
+LLVM (which would copy the loop nest back into every call site). Run time:
+one call per kernel, as ``kernel_functions`` made it.
 
 At -O2 (no fusion) the same outlining before the chunks of
 :mod:`.bufferize_chunks` measured no gain (a 10,000-node chain 24.6 vs
@@ -169,6 +170,8 @@ def _make_function(op: ir.Operation, plan: _Plan, name: str, before: ir.Operatio
                         visibility="private")
         f.attributes["llvm.linkage"] = ir.Attribute.parse("#llvm.linkage<internal>")
         f.attributes["passthrough"] = ir.Attribute.parse('["noinline"]')
+        # and for MLIR's inliner (approximate_math's inline pass)
+        f.attributes["no_inline"] = ir.UnitAttr.get()
         block = f.add_entry_block()
     ip = ir.InsertionPoint(block)
     consts = {c.results[0]: c.clone(ip).results[0] for c in plan.captured}

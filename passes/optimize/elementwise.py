@@ -45,7 +45,6 @@ from onnx_mlir_py.passes.optimize.collapse_rows import collapse_row
 from onnx_mlir_py.passes.optimize.dynamic_threads import (DYN_THREADS, FORALL_TILE, forall_loops,
                                                        tile_on_work)
 from onnx_mlir_py.passes.optimize.matmul import PACKED_ATTR
-from onnx_mlir_py.codegen.elementwise_functions import outline_elementwise
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.schedule import apply_to_ops, loop_sizes
 from onnx_mlir_py.target import Target
@@ -315,13 +314,6 @@ def schedule(op: ir.Operation, target: Target, threads: bool = False,
 def vectorize_elementwise(module: ir.Module, target: Target, threads: bool = False) -> int:
     """Tile + vectorize every candidate op; ``threads``: big ones get an
     ``scf.forall`` (see the module docstring). Returns how many applied."""
-    # a huge function (a 50,000-node chain): each distinct op a function of
-    # its own, vectorized and compiled once (codegen/elementwise_functions.py;
-    # here, after approximate_math, whose inlining would undo it)
-    with module.context, ir.Location.unknown():
-        for f in list(module.body.operations):
-            if f.operation.name == "func.func":
-                outline_elementwise(f.operation)
     # each generic's body is walked once (candidate and work)
     # not into linalg bodies (no linalg op is nested in one): a fused
     # generic's body is hundreds of ops once math_approx inlined its polynomials

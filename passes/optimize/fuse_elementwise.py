@@ -26,12 +26,19 @@ The weights are summed in program order over the trees the pass fuses
 (single-use all-parallel generic producers), so the cut is linear in the
 module. No benchmark model comes near the bound (their generated code is
 unchanged); it only cuts the long chains of generated or unrolled graphs.
+
+**Huge functions.** In a function of more than ``MIN_OPS`` top-level ops
+(a 50,000-node chain) the fused groups are then outlined, one function per
+distinct group (``codegen/elementwise_functions.py``), here while their
+bodies are small (before ``math_approx`` inlines its polynomials), so the
+approximation and the vectorization run once per distinct group.
 """
 from __future__ import annotations
 
 import mlir.ir as ir
 from mlir.passmanager import PassManager
 
+from onnx_mlir_py.codegen.elementwise_functions import outline_elementwise
 from onnx_mlir_py.ir_util import walk_ops
 
 PIPELINE = "builtin.module(func.func(linalg-fuse-elementwise-ops), canonicalize, cse)"
@@ -133,3 +140,10 @@ def fuse_elementwise(module: ir.Module) -> None:
     finally:
         if cut:
             _drop_barriers(module)
+    # a huge function (a 50,000-node chain): each distinct fused group a
+    # function of its own (codegen/elementwise_functions.py), so that
+    # approximate_math, vectorize_elementwise and the codegen work on it once
+    with module.context, ir.Location.unknown():
+        for f in list(module.body.operations):
+            if f.operation.name == "func.func":
+                outline_elementwise(f.operation)

@@ -132,7 +132,7 @@ def test_ops_that_cannot_be_called_stay_in_place():
         assert n == 1
 
 
-def _model(n: int, dynamic: bool = False):
+def _model(n: int, dynamic: bool = False, residual: bool = True):
     """A chain of every elementwise kind with several constants (Clips of
     different bounds: scalar constants in the body), a broadcast input and a
     residual read across the chain."""
@@ -150,7 +150,7 @@ def _model(n: int, dynamic: bool = False):
         op, extra, kw = steps[i % len(steps)]
         nodes.append(h.make_node(op, [prev] + extra, [f"v{i}"], **kw))
         prev = f"v{i}"
-        if i % 17 == 16:
+        if residual and i % 17 == 16:
             nodes.append(h.make_node("Add", [prev, "v2"], [f"a{i}"]))   # residual
             prev = f"a{i}"
     rows = "N" if dynamic else 4
@@ -173,8 +173,8 @@ def test_outlined_model_matches_onnxruntime(tmp_path, monkeypatch, opt, dynamic)
         return calls[-1]
     monkeypatch.setattr(E, "MIN_OPS", 8)
     monkeypatch.setattr("onnx_mlir_py.codegen.bufferize_chunks.CHUNK_MIN_OPS", 16)
-    from onnx_mlir_py.passes.optimize import vectorize_elementwise
-    monkeypatch.setattr(sys.modules[vectorize_elementwise.__module__], "outline_elementwise",
+    from onnx_mlir_py.passes.optimize import fuse_elementwise
+    monkeypatch.setattr(sys.modules[fuse_elementwise.__module__], "outline_elementwise",
                         counted)
     m = _model(120, dynamic)
     so = onnx_mlir_py.compile(m, output=str(tmp_path / "m.so"), opt_level=opt)
@@ -185,3 +185,42 @@ def test_outlined_model_matches_onnxruntime(tmp_path, monkeypatch, opt, dynamic)
     for rows in ([4] if not dynamic else [1, 5, 12]):
         x = rng.standard_normal((rows, 16)).astype(np.float32)
         assert_match(sess.run([x]), reference(m, {"x": x}, "onnxruntime"), rtol=1e-5, atol=1e-5)
+
+
+def test_outlined_functions_approximated_and_vectorized_once(tmp_path, monkeypatch):
+    """The outlining runs right after the fusion and approximate_math's
+    inline pass keeps the calls (``no_inline``): the polynomials and the
+    vectorization are done once per distinct function, not once per fused
+    group (a 300-node chain without residuals: 30 Tanh and 30 Sigmoid nodes,
+    13 fused groups, 4 distinct)."""
+    import onnx_mlir_py
+    import onnx_mlir_py.passes.optimize as O
+    from onnx_mlir_py.runtime import ExecutionSession
+    monkeypatch.setattr(E, "MIN_OPS", 8)
+    seen = {}
+    real_approx, real_vec = O.approximate_math, O.vectorize_elementwise
+
+    def approx(m, *a, **k):
+        seen["approximated"] = real_approx(m, *a, **k)
+        seen["functions"] = len(_funcs(m))
+        seen["calls"] = len(walk_ops(m, "func.call"))
+        return seen["approximated"]
+
+    def vec(m, *a, **k):
+        seen["vectorized"] = real_vec(m, *a, **k)
+        seen["calls after"] = len([c for c in walk_ops(m, "func.call") if str(
+            c.attributes["callee"]).startswith("@" + E.PREFIX)])
+        return seen["vectorized"]
+    monkeypatch.setattr(O, "approximate_math", approx)
+    monkeypatch.setattr(O, "vectorize_elementwise", vec)
+    m = _model(300, residual=False)
+    so = onnx_mlir_py.compile(m, output=str(tmp_path / "m.so"), opt_level=3)
+    groups = seen["calls after"]
+    assert seen["functions"] >= 2 and groups > seen["functions"], seen
+    # each function approximated and vectorized once: not the groups' 60
+    # transcendental ops, no more vectorized generics than functions
+    assert 0 < seen["approximated"] < 30, seen
+    assert seen["vectorized"] <= seen["functions"], seen
+    x = np.random.default_rng(3).standard_normal((4, 16)).astype(np.float32)
+    assert_match(ExecutionSession(so).run([x]), reference(m, {"x": x}, "onnxruntime"),
+                 rtol=1e-5, atol=1e-5)
