@@ -58,6 +58,7 @@ import mlir.ir as ir
 from mlir.dialects import func
 
 from onnx_mlir_py.codegen.buffer_origin import VIEWS, origin
+from onnx_mlir_py.codegen.kernel_functions import inserted
 from onnx_mlir_py.codegen.parallel_for import defining_op
 
 PREFIX = "__om_ew"
@@ -70,21 +71,6 @@ def _operand_type_ok(t: ir.Type) -> bool:
     if isinstance(t, ir.RankedTensorType):
         return t.has_static_shape
     return not isinstance(t, (ir.ShapedType, ir.VectorType))
-
-
-def _inserted(results) -> bool:
-    """Whether a result (or a view of it) is the source of an insert_slice."""
-    work = list(results)
-    while work:
-        v = work.pop()
-        for use in v.uses:
-            user = use.owner
-            user = user.operation if hasattr(user, "operation") else user
-            if user.name == "tensor.insert_slice" and use.operand_number == 0:
-                return True
-            if user.name in VIEWS:
-                work.extend(user.results)
-    return False
 
 
 def _attrs(op: ir.Operation) -> tuple:
@@ -123,7 +109,7 @@ def _plan(op: ir.Operation) -> _Plan | None:
         return None                     # the body reads the destination
     if any(isinstance(v.type, ir.RankedTensorType) and origin(v).sliced for v in ins):
         return None
-    if _inserted(op.results):
+    if inserted(op.results, VIEWS):
         return None
     arg_index = {a: i for i, a in enumerate(args)}
     result_of: dict = {}

@@ -79,11 +79,12 @@ def _destinations(loop: ir.Operation) -> list[ir.Value]:
     return list(view.outputs) if loop.name == "scf.forall" else list(view.initArgs)
 
 
-def _inserted(loop: ir.Operation) -> bool:
-    """Whether a result of ``loop`` is (a view of it) inserted into a larger
-    tensor: inline, ``eliminate-empty-tensors`` makes the loop write there
-    directly (a Concat's part); through a call it would be a copy."""
-    work = list(loop.results)
+def inserted(results, views=_VIEWS[1:]) -> bool:
+    """Whether one of ``results`` is (a view of it, through ``views``)
+    inserted into a larger tensor: inline, ``eliminate-empty-tensors`` makes
+    the loop write there directly (a Concat's part); through a call it would
+    be a copy."""
+    work = list(results)
     while work:
         v = work.pop()
         for use in v.uses:
@@ -91,7 +92,7 @@ def _inserted(loop: ir.Operation) -> bool:
             user = user.operation if hasattr(user, "operation") else user
             if user.name == "tensor.insert_slice" and use.operand_number == 0:
                 return True
-            if user.name in _VIEWS[1:]:
+            if user.name in views:
                 work.extend(user.results)
     return False
 
@@ -263,7 +264,7 @@ def outline_kernels(module: ir.Module, entry: str) -> tuple[int, int]:
         block = fn.regions[0].blocks[0]
         loops = [op.operation for op in block.operations if op.operation.name in LOOPS]
         marked = [loop for loop in loops
-                  if not any(is_slice(v) for v in _destinations(loop)) and not _inserted(loop)]
+                  if not any(is_slice(v) for v in _destinations(loop)) and not inserted(loop.results)]
         if not marked:
             return 0, 0
         for loop in marked:

@@ -128,15 +128,19 @@ def test_usable(monkeypatch):
     assert not llvm_capi.available() and not llvm_capi.usable(TRIPLE, "x86-64-v4")
 
 
-def test_translate_is_mlir_translate():
-    from onnx_mlir_py.codegen.tools import run
-    text = """
+# a small LLVM-dialect function: the square of a[n]
+_SQUARE = """
     llvm.func @f(%a: !llvm.ptr, %n: i64) -> f32 {
       %0 = llvm.getelementptr %a[%n] : (!llvm.ptr, i64) -> !llvm.ptr, f32
       %1 = llvm.load %0 : !llvm.ptr -> f32
       %2 = llvm.fmul %1, %1 : f32
       llvm.return %2 : f32
     }"""
+
+
+def test_translate_is_mlir_translate():
+    from onnx_mlir_py.codegen.tools import run
+    text = _SQUARE
     with ir.Context():
         module = ir.Module.parse(text)
         got = llvm_capi.translate(module)
@@ -147,13 +151,7 @@ def test_translate_bitcode_is_the_text():
     """``bitcode=True`` (what a split library's parts come from, #29): the
     module of the text, as bitcode (llvm-dis gives the text back)."""
     from onnx_mlir_py.codegen.tools import run
-    text = """
-    llvm.func @f(%a: !llvm.ptr, %n: i64) -> f32 {
-      %0 = llvm.getelementptr %a[%n] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-      %1 = llvm.load %0 : !llvm.ptr -> f32
-      %2 = llvm.fmul %1, %1 : f32
-      llvm.return %2 : f32
-    }"""
+    text = _SQUARE
     with ir.Context():
         module = ir.Module.parse(text)
         ll = llvm_capi.translate(module)
