@@ -55,6 +55,24 @@ def _uses_vnni(sess) -> bool:
     return "avx512vnni" in (sess.target or {}).get("features", [])
 
 
+def _o3_and_o0(m, tmp_path):
+    """``m`` compiled at -O3 (on the VNNI kernels where the CPU has them) and
+    at -O0, loaded."""
+    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
+    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
+    assert _uses_vnni(s3) == VNNI
+    return s3, s0
+
+
+def _uint8_model(nodes, inits, x_shape):
+    """A graph of QLinearConv ``nodes`` from a u8 input ``x`` to a u8 ``y``."""
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.UINT8, x_shape)],
+                     [h.make_tensor_value_info("y", TP.UINT8, None)], initializer=inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
 @pytest.mark.parametrize("kw", [
     dict(c=8, f=16, hw=6, k=3),                                  # 3x3, pad 1
     dict(c=16, f=32, hw=5, k=1, pads=[0, 0, 0, 0]),              # 1x1
@@ -73,9 +91,7 @@ def _uses_vnni(sess) -> bool:
 ])
 def test_qlinear_conv(tmp_path, kw):
     m = qlinear_conv(**kw)
-    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
-    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
-    assert _uses_vnni(s3) == VNNI
+    s3, s0 = _o3_and_o0(m, tmp_path)
     x = _x(m)
     got = s3.run([x])[0]
     np.testing.assert_array_equal(got, s0.run([x])[0])
@@ -271,13 +287,8 @@ def test_two_direct_convs_in_one_model(tmp_path):
     nodes = [h.make_node("QLinearConv", ["x", "s", "z", "W1", "sw", "zw", "s", "z"], ["a"],
                          pads=[1, 1, 1, 1]),
              h.make_node("QLinearConv", ["a", "s", "z", "W2", "sw", "zw", "s", "z"], ["y"])]
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.UINT8, [1, 8, 28, 28])],
-                     [h.make_tensor_value_info("y", TP.UINT8, None)], initializer=inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
-    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
-    assert _uses_vnni(s3) == VNNI
+    m = _uint8_model(nodes, inits, [1, 8, 28, 28])
+    s3, s0 = _o3_and_o0(m, tmp_path)
     x = _x(m)
     np.testing.assert_array_equal(s3.run([x])[0], s0.run([x])[0])
 
@@ -295,13 +306,8 @@ def test_direct_and_im2col_convs_in_one_model(tmp_path):
                          pads=[1, 1, 1, 1]),
              h.make_node("QLinearConv", ["a", "s", "z", "W2", "sw", "zw", "s", "z"], ["y"],
                          pads=[1, 1, 1, 1], strides=[2, 2])]
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.UINT8, [1, 8, 28, 28])],
-                     [h.make_tensor_value_info("y", TP.UINT8, None)], initializer=inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
-    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
-    assert _uses_vnni(s3) == VNNI
+    m = _uint8_model(nodes, inits, [1, 8, 28, 28])
+    s3, s0 = _o3_and_o0(m, tmp_path)
     x = _x(m)
     np.testing.assert_array_equal(s3.run([x])[0], s0.run([x])[0])
 
@@ -324,13 +330,8 @@ def test_convs_of_one_kernel_text_share_its_function(tmp_path):
     nodes = [conv("x", "a", "W1", "sw", "s", "z"), conv("a", "b", "W2", "sw", "s", "z"),
              conv("b", "c", "W3", "sw", "s", "z", strides=[2, 2]),
              conv("c", "d", "W4", "sw", "s", "z"), conv("d", "y", "W5", "sw", "s", "z")]
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.UINT8, [1, 16, 28, 28])],
-                     [h.make_tensor_value_info("y", TP.UINT8, None)], initializer=inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    s3 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3))
-    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
-    assert _uses_vnni(s3) == VNNI
+    m = _uint8_model(nodes, inits, [1, 16, 28, 28])
+    s3, s0 = _o3_and_o0(m, tmp_path)
     for seed in (1, 2):
         x = _x(m, seed)
         got = s3.run([x])[0]
