@@ -200,6 +200,10 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     if opts.opt_level == 3:
         optimize_tensors(module, opts, timings, on_plan)
         opts = used_features(module, opts)
+    elif opts.opt_level == 2:     # a huge function: fused, outlined groups (#29)
+        from onnx_mlir_py.passes.optimize.fuse_elementwise import fuse_huge_functions
+        with timings.phase("fuse elementwise (huge functions)"):
+            fuse_huge_functions(module)
     if opts.profile:          # the code each node kept after the kernels -> events
         run_passes(module, ["profile-resolve"], timings)
     if print_ir and opts.emit in ("EmitObj", "EmitLib"):

@@ -160,9 +160,11 @@ def _model(n: int, dynamic: bool = False, residual: bool = True):
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
-@pytest.mark.parametrize("opt", [3])
+@pytest.mark.parametrize("opt", [2, 3])
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_outlined_model_matches_onnxruntime(tmp_path, monkeypatch, opt, dynamic):
+    """-O3 and -O2 (fuse_huge_functions: the fusion and the outlining in a
+    huge function) against onnxruntime, the bounds lowered."""
     import onnx_mlir_py
     from onnx_mlir_py.runtime import ExecutionSession
     calls = []
@@ -179,7 +181,7 @@ def test_outlined_model_matches_onnxruntime(tmp_path, monkeypatch, opt, dynamic)
     m = _model(120, dynamic)
     so = onnx_mlir_py.compile(m, output=str(tmp_path / "m.so"), opt_level=opt)
     if not dynamic:
-        assert sum(calls) > 1, calls         # -O3: a few fused groups
+        assert sum(calls) > 1, calls         # a few fused groups
     sess = ExecutionSession(so)
     rng = np.random.default_rng(2)
     for rows in ([4] if not dynamic else [1, 5, 12]):
@@ -224,3 +226,28 @@ def test_outlined_functions_approximated_and_vectorized_once(tmp_path, monkeypat
     x = np.random.default_rng(3).standard_normal((4, 16)).astype(np.float32)
     assert_match(ExecutionSession(so).run([x]), reference(m, {"x": x}, "onnxruntime"),
                  rtol=1e-5, atol=1e-5)
+
+
+def test_o2_fuses_only_huge_functions():
+    """-O2's fuse_huge_functions leaves a module whose functions have at
+    most MIN_OPS top-level ops as it was (a normal model's code unchanged),
+    and fuses and outlines the chain of a huge one."""
+    from onnx_mlir_py.passes.optimize.fuse_elementwise import fuse_huge_functions
+    kinds = [("addf", "%c1"), ("mulf", "%c2")] * 10
+    with make_context():
+        m = ir.Module.parse(_module(kinds))
+        before = str(m)
+        assert not fuse_huge_functions(m)
+        assert str(m) == before
+    with make_context():
+        m = ir.Module.parse(_module(kinds))
+        old = E.MIN_OPS
+        E.MIN_OPS = 8
+        try:
+            assert fuse_huge_functions(m)
+        finally:
+            E.MIN_OPS = old
+        assert m.operation.verify()
+        # the 20 ops fused into one group (weight 20; the entry is then
+        # small: the outlining of the groups is test_outlined_model_...)
+        assert len(walk_ops(_entry(m), "linalg.generic")) == 1
