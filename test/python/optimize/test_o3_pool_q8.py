@@ -47,21 +47,29 @@ def _inputs(dtype, shape, seed=5):
             np.full(shape, info.min, dtype)]
 
 
-def _o3(tmp_path, m, monkeypatch, threads=1):
-    """The -O3 session, asserting the 8-bit pool kernel took the pool."""
-    taken = []
-    rewrite = pool_q8._rewrite
+def _o3(tmp_path, m, monkeypatch, threads=1, byte=None):
+    """The -O3 session, asserting the 8-bit pool kernel took the pool (and,
+    with ``byte`` True / False, that the byte kernel did / did not)."""
+    taken, blocks = [], []
+    rewrite, byte_fn = pool_q8._rewrite, pool_q8.byte_pool_function
 
     def spy(op):
         found = rewrite(op)
         if found is not None:
             taken.append(found[0])
         return found
+
+    def byte_spy(name, cv, init, nb):
+        blocks.append(nb)
+        return byte_fn(name, cv, init, nb)
     monkeypatch.setattr(pool_q8, "_rewrite", spy)
+    monkeypatch.setattr(pool_q8, "byte_pool_function", byte_spy)
     so = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m3.so", opt_level=3),
                           num_threads=threads)
     assert len(taken) == 1, taken
-    return so, taken[0]
+    if byte is not None:
+        assert bool(blocks) == byte, blocks
+    return so, taken[0] if byte is None else (taken[0], blocks)
 
 
 @pytest.mark.parametrize("dtype, zp, kw", [
@@ -86,6 +94,36 @@ def test_8bit_maxpool_bit_exact(tmp_path, monkeypatch, dtype, zp, kw):
         assert np.array_equal(o0, want)
 
 
+@pytest.mark.parametrize("dtype, zp, shape, kw, byte", [
+    (np.uint8, 0, [1, 8, 21, 20], {}, True),
+    (np.int8, 3, [1, 8, 21, 20], {}, True),
+    (np.uint8, 5, [1, 8, 21, 20], dict(strides=(1, 1)), True),
+    (np.int8, -7, [1, 8, 21, 20], dict(kernel=(3, 2), strides=(1, 2), pads=(1, 0, 2, 1)), True),
+    (np.uint8, 9, [1, 8, 21, 20], dict(pads=(0, 0, 0, 0), ceil_mode=1), True),
+    (np.uint8, 1, [1, 4, 9, 128], {}, True),           # a 64-byte output row, 128-byte reads
+    (np.uint8, 2, [1, 4, 9, 64], dict(strides=(1, 1)), True),   # 64 in, 64 out: no mask
+    (np.int8, 0, [1, 4, 9, 129], {}, False),          # the input row past one 128-byte read
+    (np.uint8, 0, [1, 4, 9, 70], dict(strides=(1, 1)), False),  # 70 outputs: past one vector
+    (np.uint8, 0, [2, 3, 12, 13], dict(kernel=(5, 5), strides=(2, 1), pads=(2, 2, 2, 2)), True),
+])
+def test_8bit_maxpool_byte_kernel(tmp_path, monkeypatch, dtype, zp, shape, kw, byte):
+    """The byte kernel (maxima of bytes, rows clamped into the input, phases
+    and column shifts by shuffles) where it fits, the row kernel where a row
+    is wider than its vectors: both equal to onnxruntime and -O0."""
+    m = _chain(dtype, zp, shape, **kw)
+    s3, _ = _o3(tmp_path, m, monkeypatch, byte=byte)
+    s0 = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "m0.so", opt_level=0))
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(11)
+    sparse = np.where(rng.random(shape) < 0.05, rng.integers(info.min, info.max, shape),
+                      info.min).astype(dtype)     # mostly the minimum: single maxima move
+    for x in _inputs(dtype, shape) + [sparse, np.full(shape, info.max, dtype)]:
+        want = ref.run(None, {"x": x})[0]
+        assert np.array_equal(s3.run([x])[0], want)
+        assert np.array_equal(s0.run([x])[0], want)
+
+
 def test_8bit_maxpool_dynamic_batch(tmp_path, monkeypatch):
     m = _chain(np.uint8, 0, ["N", 8, 21, 20])
     s3, cv = _o3(tmp_path, m, monkeypatch)
@@ -101,7 +139,8 @@ def test_8bit_maxpool_threads(tmp_path, monkeypatch):
     """ResNet's stem pool shape: channel blocks of an scf.forall on 2 threads."""
     shape = [1, 64, 112, 112]
     m = _chain(np.uint8, 0, shape)
-    s3, _ = _o3(tmp_path, m, monkeypatch, threads=2)
+    s3, (_, blocks) = _o3(tmp_path, m, monkeypatch, threads=2, byte=True)
+    assert blocks[0] > 1
     ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     for x in _inputs(np.uint8, shape):
         assert np.array_equal(s3.run([x])[0], ref.run(None, {"x": x})[0])
