@@ -19,10 +19,10 @@ weights and activations are arguments) is compiled on its own:
 - a hit: the kernel becomes an external declaration in the model's
   module, its functions that nothing else calls are dropped, and the
   cached object (checked, copied into the work folder) is linked;
-- a miss: the unit, as a module of its own (the kernel external and
-  hidden, the rest internal), is translated and compiled by
-  :func:`.llvm_capi.compile_parts` on the codegen threads, and the object
-  stored.
+- a miss: the unit's functions, cloned into a module of their own (the
+  kernel external and hidden, the rest internal), are translated to
+  bitcode (:func:`_unit_ir`) and compiled by the caller with the model's
+  split parts (:func:`.split.compile_in_process`), and the object stored.
 
 Files: ``<dir>/<key[:2]>/<key>.o`` and ``<key>.o.sha256``, through the
 compile cache's file helpers (``backend/cache_files.py``: private 0700
@@ -78,6 +78,7 @@ class Unit:
     names: list[str]                # root first, then what it reaches (first use order)
     texts: list[str]                # their printed text, names as in the model
     decls: list[str]                # the external functions it calls (printed declarations)
+    decl_names: list[str] = field(default_factory=list)     # their names
     name: str = ""                  # the content-derived name of the root
     text: str = ""                  # the unit's module text (content-derived names)
     key: str = ""
@@ -162,7 +163,7 @@ def find_units(module: ir.Module) -> tuple[list[Unit], int, dict, dict]:
             skipped += 1
             continue
         units.append(Unit(root, names, [defined[n][1] for n in names],
-                          [declared[d][1] for d in decls]))
+                          [declared[d][1] for d in decls], decls))
     return units, skipped, defined, declared
 
 
@@ -281,79 +282,98 @@ class _Store:
             self._off(f"cannot be written: {e.strerror or e}")
 
 
-def _unit_ir(u: Unit, context: ir.Context) -> bytes:
-    """LLVM IR of the unit as a module of its own: the kernel external and
-    hidden (the model's code calls it), the rest internal."""
+def _unit_ir(u: Unit, defined: dict, declared: dict) -> bytes:
+    """LLVM bitcode of the unit as a module of its own: its functions and
+    declarations cloned from the model's module (no text printed and parsed
+    back), renamed to their content names, the kernel external and hidden
+    (the model's code calls it), the rest internal."""
     from onnx_mlir_py.codegen import llvm_capi
-    with context:
-        m = ir.Module.parse(u.text)
-        for op in m.body.operations:
-            op = op.operation
-            if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == u.name:
-                op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
-                op.attributes["visibility_"] = ir.IntegerAttr.get(
-                    ir.IntegerType.get_signless(64), 1)        # hidden
-        return llvm_capi.translate(m)
+    with defined[u.root][0].context, ir.Location.unknown():
+        m = ir.Module.create()
+        ip = ir.InsertionPoint(m.body)
+        for d in u.decl_names:
+            declared[d][0].clone(ip)
+        clones = [defined[n][0].clone(ip).operation for n in u.names]
+        for n, op in zip(u.names, clones):
+            op.attributes["sym_name"] = ir.StringAttr.get(u.renamed[n])
+            ir.SymbolTable.replace_all_symbol_uses(n, u.renamed[n], m.operation)
+        clones[0].attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
+        clones[0].attributes["visibility_"] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), 1)        # hidden
+        return llvm_capi.translate(m, bitcode=True)
+
+
+@dataclass
+class Kernels:
+    """What :func:`cached_kernels` leaves to its caller: the objects to
+    link (hits, then misses) and the misses' LLVM bitcode (``parts``) to
+    compile into their objects (``outputs``), with the model's own parts
+    (one :func:`.llvm_capi.compile_parts` for all); then :meth:`store`."""
+    objects: list[str] = field(default_factory=list)
+    parts: list[Path] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    cache: _Store | None = None
+
+    def store(self) -> None:
+        """Store the compiled misses (unless the compiler's sources changed
+        since its fingerprint: compiled by other sources, not stored)."""
+        if not self.parts:
+            return
+        from onnx_mlir_py.backend.cache import sources_unchanged
+        if sources_unchanged():
+            for key, obj in zip(self.keys, self.outputs):
+                self.cache.store(key, Path(obj).read_bytes())
 
 
 def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cpu: str | None,
-                   features: str, jobs: int, timings) -> list[str]:
+                   features: str, timings) -> Kernels:
     """The objects of ``module``'s cacheable kernels (LLVM dialect, changed
-    in place: see the module docstring), hits read from the cache and
-    misses compiled and stored; [] when the cache is off or unusable for
-    the target (the module is then untouched)."""
+    in place: see the module docstring): hits read from the cache, misses
+    written as bitcode for the caller to compile (then
+    :meth:`Kernels.store`); none when the cache is off or unusable for the
+    target (the module is then untouched)."""
     from onnx_mlir_py.backend.cache import compiler_fingerprint
     from onnx_mlir_py.codegen import llvm_capi
     global LAST
     LAST = Stats()
     directory = cache_dir()
     if directory is None or not llvm_capi.usable(triple, cpu):
-        return []
+        return Kernels()
     with timings.phase("codegen: kernel cache"):
         with module.context:
-            units, skipped, defined, _ = find_units(module)
+            units, skipped, defined, declared = find_units(module)
             LAST = Stats(units=len(units), skipped=skipped)
             if not units:
-                return []
+                return Kernels()
             target = f"{triple}\0{cpu}\0{features}\0O{opt_level}\0{compiler_fingerprint()}"
             name_units(units, target)
-            store = _Store(directory)
+            out = Kernels(cache=_Store(directory))
             distinct: dict[str, Unit] = {}
             for u in units:
                 distinct.setdefault(u.name, u)
-            misses, objects = [], []
+            failed = set()
             for i, u in enumerate(distinct.values()):
-                data = store.load(u.key)
+                data = out.cache.load(u.key)
                 obj = tmp / f"kernel{i}.o"
-                if data is None:
-                    misses.append((u, obj))
-                else:
+                if data is not None:
                     obj.write_bytes(data)
-                    objects.append(str(obj))
-            parts, failed = [], set()
-            for u, obj in misses:
-                src = obj.with_suffix(".ll")
+                    out.objects.append(str(obj))
+                    continue
                 try:
-                    src.write_bytes(_unit_ir(u, module.context))
+                    src = obj.with_suffix(".bc")
+                    src.write_bytes(_unit_ir(u, defined, declared))
                 except (ir.MLIRError, CompileError):
                     failed.add(u.name)      # not cached: compiled with the model, as before
                     continue
-                parts.append(src)
+                out.parts.append(src)
+                out.outputs.append(str(obj))
+                out.keys.append(u.key)
             if failed:
-                misses = [(u, o) for u, o in misses if u.name not in failed]
                 units = [u for u in units if u.name not in failed]
                 LAST.skipped += len(failed)
             declare_units(module, units, defined)
-    if misses:
-        with timings.phase("codegen: opt + llc (kernels)"):
-            llvm_capi.compile_parts(parts, [str(o) for _, o in misses], jobs, opt_level,
-                                    triple, cpu, features)
-        from onnx_mlir_py.backend.cache import sources_unchanged
-        fresh = sources_unchanged()     # else: compiled by changed sources, not stored
-        for u, obj in misses:
-            if fresh:
-                store.store(u.key, obj.read_bytes())
-            objects.append(str(obj))
-    LAST.hits = len(distinct) - len(misses) - len(failed)
-    LAST.misses = len(misses)
-    return objects
+    out.objects += out.outputs
+    LAST.misses = len(out.parts)
+    LAST.hits = len(distinct) - LAST.misses - len(failed)
+    return out

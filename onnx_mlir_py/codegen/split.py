@@ -69,10 +69,12 @@ def _run_all(commands: list[list[str]], jobs: int, what: str) -> None:
 
 
 def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: list[str],
-                  timings: Timings) -> list[str]:
+                  timings: Timings, kernels=None) -> list[str]:
     """Object files of LLVM IR ``ll`` (not optimised; text or bitcode)
     split in ``jobs * PARTS_PER_JOB`` parts, written in ``tmp`` (the caller
-    compiles a module that :func:`compiled_whole` says is small whole)."""
+    compiles a module that :func:`compiled_whole` says is small whole).
+    ``kernels``: a :class:`.kernel_cache.Kernels` whose misses compile
+    with the parts, largest first (in this process: the cache needs it)."""
     src = tmp / ("model.bc" if ll[:4] == b"BC\xc0\xde" else "model.ll")
     src.write_bytes(ll)
     with timings.phase("codegen: split"):
@@ -84,9 +86,8 @@ def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: 
     objects = [f"{p}.o" for p in parts]
     triple, cpu, features = target_of(target_args)
     if llvm_capi.usable(triple, cpu):
-        # opt + llc of each part in this process, a thread per job (llvm_capi.py)
-        with timings.phase("codegen: opt + llc"):
-            llvm_capi.compile_parts(parts, objects, jobs, opt_level, triple, cpu, features)
+        compile_in_process(parts, objects, jobs, opt_level, triple, cpu, features, timings,
+                           kernels)
         return objects
     with timings.phase("codegen: opt"):
         _run_all([[tool("opt"), f"-O{opt_level}", *target_args, str(p), "-o", f"{p}.opt.bc"]
@@ -96,6 +97,22 @@ def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: 
                    *target_args, f"{p}.opt.bc", "-o", o] for p, o in zip(parts, objects)],
                  jobs, "llc")
     return objects
+
+
+def compile_in_process(parts: list[Path], objects: list[str], jobs: int, opt_level: int,
+                       triple: str, cpu: str, features: str, timings: Timings,
+                       kernels=None) -> None:
+    """opt + llc of each of ``parts`` into ``objects`` and of the kernel
+    cache's misses (``kernels``, then stored), in this process on ``jobs``
+    threads (llvm_capi.py), largest first: the longest runs start first."""
+    if kernels is not None:
+        parts, objects = parts + kernels.parts, objects + kernels.outputs
+    todo = sorted(zip(parts, objects), key=lambda po: -Path(po[0]).stat().st_size)
+    with timings.phase("codegen: opt + llc"):
+        llvm_capi.compile_parts([p for p, _ in todo], [o for _, o in todo], jobs, opt_level,
+                                triple, cpu, features)
+    if kernels is not None:
+        kernels.store()
 
 
 def target_of(target_args: list[str]) -> tuple[str, str | None, str]:

@@ -274,11 +274,11 @@ def test_a_unit_that_cannot_stand_alone_stays_in_the_model(cache, tmp_path, monk
     from onnx_mlir_py.errors import CompileError
     real, calls = kernel_cache._unit_ir, []
 
-    def first_fails(u, context):
+    def first_fails(u, *args):
         calls.append(u.name)
         if len(calls) == 1:
             raise CompileError("cannot translate")
-        return real(u, context)
+        return real(u, *args)
     monkeypatch.setattr(kernel_cache, "_unit_ir", first_fails)
     m = _convs()
     so, st, warned = _compile(m, tmp_path / "a.so")
