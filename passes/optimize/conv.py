@@ -215,7 +215,7 @@ def conv_function(name: str, xs, ws, os_, s, d, groups: int, threads: bool = Fal
     wp = e.pad(wk, [0, 0, kp - k], [g, fg, kp], zero, base="wp") if kp != k else wk
     if mr:
         r = pixel_rows_product(e, col, m, wp, bv, os_, out if dest else None, nb // 2,
-                               (epilogue, ets, ecs) if epilogue is not None else None)
+                               (epilogue, ets, ecs) if epilogue is not None else None, threads)
         e(f"return {r} : {r.type}")
         return e.function(name, params + ets + ecs, r.type)
     # the result [B, F', mp] accumulates into the conv's init: the broadcast

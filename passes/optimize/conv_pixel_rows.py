@@ -35,6 +35,12 @@ from onnx_mlir_py.passes.optimize.matmul_text import _cdiv
 # 1.35 -> 1.09; at 56x56 (whole panels) the two forms measured the same.
 MIN_PANEL_WASTE = 1.0
 
+# The transpose of a pixel-row result into NCHW (a pass over memory after the
+# product, 8-16% of a 1x1 conv with few input channels) is split across the
+# threads from this many elements (F x pixels) up: below it, the pool's
+# wake-up and join cost about what the second thread saves.
+TRANSPOSE_THREAD_MIN = 1 << 15
+
 
 def pixel_rows(bsz: int, groups: int, bias: bool, f: int, m: int, nb: int, mb: int) -> int:
     """The register tile's rows for a conv of ``f`` filters over ``m``
@@ -53,14 +59,16 @@ def pixel_rows(bsz: int, groups: int, bias: bool, f: int, m: int, nb: int, mb: i
 
 
 def pixel_rows_product(e: Emitter, col: Value, m: int, w: Value, b: Value, os_,
-                       out: Value | None, blk: int, epi=None) -> Value:
+                       out: Value | None, blk: int, epi=None, threads: bool = False) -> Value:
     """The conv's NCHW result ``os_`` = [1, F, OH, OW] from ``col`` ([kp, mp]:
     rows c*KH*KW + tap, zero rows past K; columns the pixels, zero columns
     past ``m``), the padded weights ``w`` ([1, F, kp], a constant) and the
     bias ``b`` [F]; written into ``out`` (the caller's output slice) when
     given. ``blk``: the side of the transpose's blocks (the vector width).
     ``epi``: (the :class:`.epilogue.Epilogue` after the conv, its tensor
-    parameters, its scalar parameters), applied to each transposed block."""
+    parameters, its scalar parameters), applied to each transposed block.
+    ``threads``: the transpose's filter blocks are split across the pool
+    when it is large (:data:`TRANSPOSE_THREAD_MIN`)."""
     kp, mp = col.type.shape
     f = os_[1]
     w2 = e.collapse(w, "[[0, 1], [2]]", [f, kp], base="pr_w2")
@@ -77,7 +85,7 @@ def pixel_rows_product(e: Emitter, col: Value, m: int, w: Value, b: Value, os_,
         else e.empty([f, m], base="pr_oe")
     if epi is not None:
         epi = (epi[0],) + epilogue_operands(e, epi[1], os_) + (epi[2],)
-    res = transpose_blocks(e, rt, oe, m, blk, epi)
+    res = transpose_blocks(e, rt, oe, m, blk, epi, threads and f * m >= TRANSPOSE_THREAD_MIN)
     return e.expand(res, "[[0, 1], [2, 3]]", list(os_), base="r")
 
 
@@ -88,7 +96,8 @@ def epilogue_operands(e: Emitter, tensors: list[Value], os_) -> tuple[list[Value
     return ([e.collapse(t, "[[0, 1], [2, 3]]", [f, m], base="etc") for t in tensors],)
 
 
-def transpose_blocks(e: Emitter, src: Value, dest: Value, m: int, blk: int, epi=None) -> Value:
+def transpose_blocks(e: Emitter, src: Value, dest: Value, m: int, blk: int, epi=None,
+                     par: bool = False) -> Value:
     """(A 16x16 block of 32-bit elements on AVX-512: 16 registers transposed
     with shuffles, see passes.optimize.VECTOR_CLEANUP's lower_transpose; f32
     here, i32 for the int8 conv's result, conv_q8.)
@@ -97,18 +106,33 @@ def transpose_blocks(e: Emitter, src: Value, dest: Value, m: int, blk: int, epi=
     blocks: one 2-D read of blk rows, a ``vector.transpose``, one 2-D write;
     the last partial block of pixels has static bounds. ``epi``: (epilogue,
     its tensors as [F, m], its scalars), applied to each block before it is
-    written."""
-    f, elem = src.type.shape[1], src.type.elem
+    written. ``par``: the loop over the filter blocks is an ``scf.forall``
+    (each iteration writes its own [blk, m] rows of ``dest``)."""
+    f = src.type.shape[1]
+    if not par or f // blk < 2:
+        q, (acc,), (res,) = e.loop(0, f, blk, [dest], base="tb")
+        e.end([_filter_block(e, src, acc, q, q, m, blk, epi)])
+        return res
+    i, acc, res = e.forall(f // blk, dest, base="tb")
+    q = e.iop("muli", i, blk)
+    rows = e.extract_slice(acc, [q, 0], [blk, m], base="tb_rows")
+    e.end_forall(_filter_block(e, src, rows, q, 0, m, blk, epi), acc, [q, 0], [blk, m])
+    return res
+
+
+def _filter_block(e: Emitter, src: Value, dest: Value, q, row, m: int, blk: int, epi) -> Value:
+    """The filters [q, q + blk) of :func:`transpose_blocks`, written into
+    ``dest`` at row ``row`` (``q`` itself, or 0 in the block's own slice)."""
+    elem = src.type.elem
     whole, tail = m // blk, m % blk
     pad = e.f32(0.0) if elem is Elem.F32 else e.const("0", src.type.scalar)
-    q, (acc,), (res,) = e.loop(0, f, blk, [dest], base="tb")
-    cur = acc
+    cur = dest
     if whole:
         vt = vector([blk, blk], elem)
         p, (blocks,), (done,) = e.loop(0, whole * blk, blk, [cur], base="tbw")
         v = e.read(src, [p, q], pad, vt, base="tb_v")
         t = e.op("tb_t", f"vector.transpose {v}, [1, 0] : {vt} to {vt}", vt)
-        e.end([e.write(_epilogue(e, epi, t, q, p), blocks, [q, p], base="tb_x")])
+        e.end([e.write(_epilogue(e, epi, t, q, p), blocks, [row, p], base="tb_x")])
         cur = done
     if tail:
         # the last pixels: a [tail, blk] read (rows in bounds of src) and a
@@ -116,9 +140,8 @@ def transpose_blocks(e: Emitter, src: Value, dest: Value, m: int, blk: int, epi=
         rt, wt = vector([tail, blk], elem), vector([blk, tail], elem)
         v = e.read(src, [whole * blk, q], pad, rt, base="tb_vt")
         t = e.op("tb_tt", f"vector.transpose {v}, [1, 0] : {rt} to {wt}", wt)
-        cur = e.write(_epilogue(e, epi, t, q, whole * blk), cur, [q, whole * blk], base="tb_xt")
-    e.end([cur])
-    return res
+        cur = e.write(_epilogue(e, epi, t, q, whole * blk), cur, [row, whole * blk], base="tb_xt")
+    return cur
 
 
 def _epilogue(e: Emitter, epi, val: Value, row, col) -> Value:

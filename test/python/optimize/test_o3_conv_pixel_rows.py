@@ -198,3 +198,32 @@ def test_pixel_rows_one_by_one_bias(tmp_path):
             for g, w in zip(got, want):
                 assert g.shape == w.shape
                 np.testing.assert_allclose(g, w, rtol=1e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("f, m, par, forall", [(192, 784, True, True), (192, 784, False, False),
+                                                (32, 49, True, True), (16, 784, True, False)])
+def test_transpose_blocks_forall(f, m, par, forall):
+    """The transpose into NCHW splits its filter blocks across the pool
+    (an ``scf.forall``, each block writing its own rows) when asked to and
+    there are two blocks or more, else it stays an ``scf.for``; the text
+    parses. Its numbers at 1 and 2 threads: the tests above (with and
+    without a partial last block, with epilogues)."""
+    import mlir.ir as ir
+    from onnx_mlir_py.context import make_context
+    from onnx_mlir_py.passes.optimize.conv_pixel_rows import transpose_blocks
+    from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, tensor
+    e = Emitter()
+    src, dest = e.param("src", tensor([m + 3, f])), e.param("dst", tensor([f, m]))
+    r = transpose_blocks(e, src, dest, m, 16, None, par)
+    e(f"return {r} : {r.type}")
+    text = e.function("t", [src, dest], r.type)
+    assert ("scf.forall" in text) == forall
+    with make_context():
+        ir.Module.parse("module {\n" + text + "\n}")
+
+
+def test_transpose_threads_threshold():
+    """Only a transpose of TRANSPOSE_THREAD_MIN elements or more is split:
+    MobileNetV2's 32 -> 192 over 28x28 is, a 32-filter 7x7 one is not."""
+    from onnx_mlir_py.passes.optimize.conv_pixel_rows import TRANSPOSE_THREAD_MIN
+    assert 192 * 784 >= TRANSPOSE_THREAD_MIN > 32 * 49
