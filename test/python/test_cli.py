@@ -268,3 +268,36 @@ def test_cli_guard_tells_the_machine_from_a_bug(capsys, exc, shown):
     err = capsys.readouterr().err
     assert err.startswith(shown) and err.count("\n") == 1, err
     assert rc == (2 if err.startswith("internal") else 1)
+
+
+def test_the_command_ends_without_teardown_and_loses_nothing(tmp_path, capsys, monkeypatch):
+    """After a library compile the command ends with ``os._exit`` (cli._exit_now,
+    #29: Python's teardown only frees memory). Nothing may be lost: the
+    library is whole and right (against onnxruntime), stdout (a pipe, so
+    buffered: the -O3 kernel plan) and stderr (-v's timings) arrive whole,
+    the same as from ``main()`` called in this process (which returns),
+    and the work folder is gone."""
+    import os
+    import numpy as np
+    from onnx_mlir_py import cli as cli_module
+    from onnx_mlir_py.runtime import ExecutionSession
+    from onnx_mlir_py.testing.check import assert_match, reference
+    model = gemm_model()
+    m = save(model, tmp_path / "gemm.onnx")
+    work = tmp_path / "tmp"
+    work.mkdir()
+    args = [str(m), "-O3", "-v", "--print-kernel-plan", "-o", str(tmp_path / "cmd")]
+    r = subprocess.run([sys.executable, "-m", "onnx_mlir_py.cli", *args], capture_output=True,
+                       text=True, timeout=300, env=dict(os.environ, TMPDIR=str(work)))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.rstrip().splitlines()[-1].startswith("[onnx-mlir-py] total"), r.stderr
+    assert not list(work.iterdir())
+    monkeypatch.setenv("TMPDIR", str(work))
+    exits = []
+    monkeypatch.setattr(cli_module, "_exit_now", exits.append)     # a program's main() returns
+    assert cli_module.main([*args[:-1], str(tmp_path / "in_process")]) == 0 and not exits
+    assert r.stdout == capsys.readouterr().out and "fc" in r.stdout, r.stdout
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    expected = reference(model, {"x": x}, "onnxruntime")
+    for so in ("cmd.so", "in_process.so"):
+        assert_match(ExecutionSession(str(tmp_path / so)).run([x]), expected)
