@@ -776,15 +776,60 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
                                  in_bounds=True if in_bounds else False)
         return t3
 
+    def pair_block(t3, w0, npix: int):
+        """The row's last ``npix`` (<= TAIL_PAIR_PIXELS) pixels from column
+        w0, filters in lanes: per 4 channels one vpdpbusd per pixel pair,
+        lanes 0-7 the FB filters of pixel 2p, lanes 8-15 those of 2p + 1
+        (the pair's two words broadcast to 8 lanes each, the tile's 32
+        filter bytes to both halves); ``unroll`` accumulators per pair
+        summed after the channel loop, then each filter's pixels gathered
+        into lanes 0..npix-1 of one vector (its start ``corr`` added: the
+        same i32 sums), the epilogue and a masked store as a tail block."""
+        pairs = -(-npix // 2)
+        unroll = next(u for u in (4, 2, 1) if c4 % u == 0)
+        zero16 = e.splat_const("0", v16)
+        cc, accs, racc = e.loop(0, c4, unroll, [zero16] * (pairs * unroll), base="chp")
+        accs = list(accs)
+        for u in range(unroll):
+            cu = e.add(cc, u)
+            wv = e.read(w4, [fb, e.mul(cu, 4 * FB)], zero8, vector(4 * FB, Elem.I8))
+            wb = e.shuffle(wv, wv, list(range(4 * FB)) * 2)
+            for p in range(pairs):
+                pv = e.read(x3, [ni, cu, 0, hi, e.add(w0, 2 * p)], zero32, vector(2, Elem.I32))
+                pb = e.cast("vector.bitcast", e.shuffle(pv, pv, [0] * FB + [1] * FB), v64)
+                if q.signed:
+                    pb = e.binary("arith.xori", pb, flip)
+                k = p * unroll + u
+                accs[k] = e.op("acc", f"func.call @{DPBUSD}({accs[k]}, {pb}, {wb}) "
+                                      f"{{no_inline}} : ({v16}, {v64}, {v64}) -> {v16}", v16)
+        e.end(accs)
+        sums = []
+        for p in range(pairs):
+            a = racc[p * unroll]
+            for u in range(1, unroll):
+                a = e.binary("arith.addi", a, racc[p * unroll + u])
+            sums.append(a)
+        hi_pair = sums[1] if pairs > 1 else sums[0]
+        for i in range(FB):
+            lanes = [(j // 2) * 16 + (j % 2) * FB + i if j < npix else i for j in range(16)]
+            val = e.binary("arith.addi", e.shuffle(sums[0], hi_pair, lanes), corr[i])
+            if epi is not None:
+                val = emit_epilogue(e, epi, val, ext, [ni, wrow[i], hi, w0], 16, False, pre[i])
+            t3 = e.write(val, t3, [ni, i, hi, w0], in_bounds=False)
+        return t3
+
     # whole blocks of NV vectors, then the row's rest in one block of
-    # ``tail`` vectors (one when at most 16 pixels are left)
+    # ``tail`` vectors (one when at most 16 pixels are left), or, for a
+    # flat conv's last 1-4 pixels, filters in lanes (pair_block)
     full, tail = _row_blocks(span, nv)
     t = t2
     if full:
         w0, (t3,), (r3,) = e.loop(0, full, 16 * nv, [t], base="col")
         e.end([block(t3, w0, nv, True)])
         t = r3
-    if tail:
+    if tail and flat and packed and FILTER_BLOCKS and span - full <= TAIL_PAIR_PIXELS:
+        t = pair_block(t, full, span - full)
+    elif tail:
         t = block(t, full, tail, span - full == 16 * tail)
     e.end([t])
     e.end([r2])
@@ -801,6 +846,13 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
         out_t = full
     e(f"return {res} : {out_t}")
     return e.function(name, [x_in, zx, w4, base, rowsum] + ext_in, out_t)
+
+
+# A flat (1x1) conv whose row ends in at most this many pixels past its
+# whole blocks computes them with the filters in lanes (pair_block: ResNet's
+# 7x7 maps, 49 = 48 + 1 pixels, and 14x14, 196 = 192 + 4) instead of one
+# more 16-pixel vector per filter; 0: never
+TAIL_PAIR_PIXELS = 4
 
 
 # Filters of at least this many taps (the 7x7 stem) loop over their rows

@@ -34,8 +34,9 @@ def qlinear_conv(c, f, hw, k, stride=1, pads=None, dil=1, signed=False, batch=1,
              nh.from_array(rng.integers(-5000, 5000, f).astype(np.int32), "B")]
     node = h.make_node("QLinearConv", ["x", "sx", "zx", "W", "sw", "zw", "sy", "zy", "B"], ["y"],
                        pads=pads, strides=[stride] * 2, dilations=[dil] * 2, kernel_shape=[k, k])
+    hh, ww = hw if isinstance(hw, tuple) else (hw, hw)
     g = h.make_graph([node], "g", [h.make_tensor_value_info(
-        "x", TP.INT8 if signed else TP.UINT8, [batch, c, hw, hw])],
+        "x", TP.INT8 if signed else TP.UINT8, [batch, c, hh, ww])],
         [h.make_tensor_value_info("y", TP.UINT8, None)], initializer=inits)
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
@@ -177,6 +178,34 @@ def test_filter_blocks_agree(tmp_path, monkeypatch, kw):
     tile's 8 filters side by side) give the per-filter rows' results and
     onnx.reference's."""
     _on_off_agree(tmp_path, monkeypatch, qlinear_conv(**kw), "FILTER_BLOCKS")
+
+
+@pytest.mark.skipif(not VNNI, reason="the direct kernel needs AVX-512 VNNI")
+@pytest.mark.parametrize("kw", [
+    dict(c=12, f=16, hw=7),                                      # 49 = 48 + 1; 3 channel words
+    dict(c=8, f=8, hw=(5, 10), signed=True),                     # 50 = 48 + 2; 2 words
+    dict(c=16, f=24, hw=(3, 17)),                                # 51 = 48 + 3; 4 words
+    dict(c=32, f=16, hw=14, signed=True, batch=2),               # 196 = 192 + 4; 8 words
+    dict(c=20, f=8, hw=(1, 4)),                                  # 4 pixels: no whole block
+])
+def test_tail_pixel_pairs(tmp_path, monkeypatch, kw):
+    """A 1x1 conv's last 1-4 pixels with the filters in lanes
+    (conv_q8.pair_block, TAIL_PAIR_PIXELS) give the 16-pixel tail vector's
+    results and onnx.reference's, at 1 and 2 threads."""
+    from onnx_mlir_py.passes.optimize import conv_q8
+    m = qlinear_conv(k=1, pads=[0, 0, 0, 0], **kw)
+    assert conv_q8.TAIL_PAIR_PIXELS == 4
+    on = onnx_mlir_py.compile(m, tmp_path / "on.so", opt_level=3)
+    monkeypatch.setattr(conv_q8, "TAIL_PAIR_PIXELS", 0)
+    off = onnx_mlir_py.compile(m, tmp_path / "off.so", opt_level=3)
+    assert open(on, "rb").read() != open(off, "rb").read()
+    for seed in (3, 4):
+        x = _x(m, seed)
+        want = reference(m, {"x": x})[0]
+        np.testing.assert_array_equal(ExecutionSession(off).run([x])[0], want)
+        for threads in (1, 2):
+            np.testing.assert_array_equal(ExecutionSession(on, num_threads=threads).run([x])[0],
+                                          want)
 
 
 def _q8(m):

@@ -211,6 +211,20 @@ def test_bottleneck_block_fuses_requantization_and_residual(tmp_path, monkeypatc
     _fused_equals_unfused(tmp_path, m, [1, 16, 28, 28], monkeypatch, signed)
 
 
+@vnni
+@pytest.mark.parametrize("hw, down, signed", [(14, False, False), (14, True, True),
+                                              (7, False, True)])
+def test_tail_pixel_pairs_in_the_residual_block(tmp_path, monkeypatch, hw, down, signed):
+    """ResNet's 14x14 and 7x7 maps (196 = 192 + 4 and 49 = 48 + 1 pixels):
+    the 1x1 convs' last pixels with the filters in lanes
+    (conv_q8.TAIL_PAIR_PIXELS), their requantization and the residual
+    epilogue on the gathered lanes, equal to the 16-pixel tail vector's."""
+    from onnx_mlir_py.passes.optimize import conv_q8
+    m = _qdq_block(hw=hw, down=down, signed=signed)
+    _fused_equals_unfused(tmp_path, m, [1, 16, hw, hw], monkeypatch, signed,
+                          switch=(conv_q8, "TAIL_PAIR_PIXELS"))
+
+
 def _requantized_then_dequantized(signed, scale, zp):
     """A QLinearConv (16 -> 32, 3x3 over 28x28) whose output (``scale``,
     ``zp``) is dequantized to the graph's f32 output: every clamp of the
