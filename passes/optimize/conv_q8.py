@@ -505,10 +505,22 @@ def padded_rows(q: Q8Conv) -> bool:
     return oh * ow / _row_lanes(oh * _padded_width(q), NV_FLAT) > ow / _row_lanes(ow, NV)
 
 
+# False: a stride-1 padded-rows plane row holds its own left and right pad
+# columns (W + left + right words) instead of sharing them with the next row
+SHARED_PAD_COLUMNS = True
+
+
 def _padded_width(q: Q8Conv) -> int:
     """The words of a padded-rows plane's row: an output row and the taps'
-    reach past it, at least the padded input's columns (per stride phase)."""
-    (_, pl, _, _), d1, s1 = q.pads, q.dilations[1], q.strides[1]
+    reach past it, at least the padded input's columns (per stride phase).
+    At stride 1 (SHARED_PAD_COLUMNS) a row's right pad is the next row's
+    left pad: W + max(left, right) words (a read past column W - 1 + j lands
+    in the row's last columns or, past them, in the next row's first
+    min(left, right) columns, all pad), at least OW: 57 for 56-pixel 3x3
+    rows instead of 58, 29 for 28 instead of 30."""
+    (_, pl, _, pr), d1, s1 = q.pads, q.dilations[1], q.strides[1]
+    if SHARED_PAD_COLUMNS and tuple(q.strides) == (1, 1):
+        return max(q.xs[3] + max(pl, pr), q.os[3])
     return max(q.os[3] + (q.ws[3] - 1) * d1 // s1, -(-(q.xs[3] + pl) // s1))
 
 

@@ -141,7 +141,7 @@ def test_padded_rows_choice():
                                                  (64, 48, 3), (256, 14, 3), (64, 56, 1, 1, 0),
                                                  (3, 224, 7, 2)]] == \
         [True, True, True, False, False, False, False]
-    assert conv_q8._padded_width(q(64, 56, 3)) == 58
+    assert conv_q8._padded_width(q(64, 56, 3)) == 57      # the pad columns shared
     assert conv_q8._padded_width(q(128, 56, 3, 2)) == 29
 
 
@@ -152,6 +152,8 @@ def test_padded_rows_choice():
     dict(c=8, f=24, hw=20, k=3, dil=2, pads=[2, 1, 0, 2], batch=2),   # 19-pixel rows
     dict(c=8, f=16, hw=40, k=5, pads=[2, 2, 2, 2], signed=True),
     dict(c=8, f=8, hw=35, k=3, stride=2, pads=[0, 1, 1, 0]),     # 17 pixels, asymmetric
+    dict(c=8, f=16, hw=28, k=3, pads=[1, 2, 1, 0]),              # left pad 2, right 0
+    dict(c=8, f=8, hw=24, k=5, pads=[0, 1, 3, 3], signed=True),  # left 1, right 3: wraps 1
 ])
 def test_padded_rows_agree(tmp_path, monkeypatch, kw):
     """conv_q8.PADDED_ROWS: the conv computed as one row over its padded
