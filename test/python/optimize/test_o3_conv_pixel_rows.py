@@ -222,8 +222,19 @@ def test_transpose_blocks_forall(f, m, par, forall):
         ir.Module.parse("module {\n" + text + "\n}")
 
 
-def test_transpose_threads_threshold():
-    """Only a transpose of TRANSPOSE_THREAD_MIN elements or more is split:
-    MobileNetV2's 32 -> 192 over 28x28 is, a 32-filter 7x7 one is not."""
+@pytest.mark.parametrize("xs, f, loops", [((1, 32, 28, 28), 192, 2), ((1, 960, 7, 7), 32, 1)])
+def test_transpose_threads_threshold(tmp_path, xs, f, loops):
+    """In a threaded -O3 build only a transpose of TRANSPOSE_THREAD_MIN
+    elements or more is a parallel loop of its own: MobileNetV2's 32 -> 192
+    1x1 conv over 28x28 (150K elements) has two (the product's, the
+    transpose's), a 960 -> 32 one over 7x7 (1.6K) only the product's."""
     from onnx_mlir_py.passes.optimize.conv_pixel_rows import TRANSPOSE_THREAD_MIN
-    assert 192 * 784 >= TRANSPOSE_THREAD_MIN > 32 * 49
+    assert (f * xs[2] * xs[3] >= TRANSPOSE_THREAD_MIN) == (loops == 2)
+    c = Cases()
+    c.input("x", list(xs))
+    c.weight("w", rand(f, xs[1], 1, 1))
+    c.weight("b", rand(f))
+    c.nodes.append(N("Conv", ["x", "w", "b"], ["y"]))
+    c.outputs.append("y")
+    path = onnx_mlir_py.compile(c.model(), output=tmp_path / "m.ll", opt_level=3, emit="EmitLLVMIR")
+    assert open(path).read().count("call void @om_parallel_for(") == loops
