@@ -285,3 +285,23 @@ def test_a_unit_that_cannot_stand_alone_stays_in_the_model(cache, tmp_path, monk
     assert st.skipped == 1 and st.misses == len(calls) - 1 >= 1 and not warned, st
     assert len(_entries(cache)) == st.misses
     _checked(m, so)
+
+
+def test_the_misses_compile_with_the_model_in_one_call(cache, tmp_path, monkeypatch):
+    """A cold compile: the misses' bitcode (cloned units, not text parsed
+    back) and the model's own code go through one compile_parts call (one
+    barrier), then the entries are stored; the library is right."""
+    from onnx_mlir_py.codegen import llvm_capi
+    real, calls = llvm_capi.compile_parts, []
+
+    def counting(parts, objects, *args):
+        calls.append([str(p) for p in parts])
+        return real(parts, objects, *args)
+    monkeypatch.setattr(llvm_capi, "compile_parts", counting)
+    m = _convs()
+    so, st, warned = _compile(m, tmp_path / "a.so")
+    assert st.misses >= 2 and not warned, st
+    assert len(calls) == 1 and len(calls[0]) == st.misses + 1, calls
+    assert sum(p.endswith(".bc") and "kernel" in p for p in calls[0]) == st.misses, calls
+    assert len(_entries(cache)) == st.misses
+    _checked(m, so)
