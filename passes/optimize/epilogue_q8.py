@@ -354,6 +354,10 @@ def _step_ops(e: Emitter, epi: Q8Epilogue, step_i: int, env: dict, lanes: int,
 # residual add) converted to 8 bits and back
 FAST_QUANT = True
 
+# False: a fused Q -> DQ's clamped integer goes through fptosi / sitofp (two
+# conversions) to turn -0.0 into +0.0 instead of one add of +0.0
+ZERO_SIGN_ADD = True
+
 
 @dataclass
 class _Tail:
@@ -616,14 +620,19 @@ def _emit_tail(e: Emitter, t: _Tail, i: int, env: dict, lanes: int) -> Value:
     * read by a DequantizeLinear (``t.dq``): ``uitofp(q) - zf`` is
       ``roundeven(y)`` clamped to [lo - zf, hi - zf] (``zf`` an integer: the
       add is exact below 2^24, and beyond the clamp saturates the same way),
-      as an integer (``fptosi`` / ``sitofp``: +0.0 as the subtraction gives);
-      returns that f32 vector;
+      plus +0.0: the clamped value is an integer of at most 255 in magnitude
+      and never NaN (:func:`_clamp` gives NaN the lower bound), so adding
+      +0.0 changes only -0.0 into the subtraction's +0.0, as the
+      ``fptosi`` / ``sitofp`` round trip did in two conversions
+      (ZERO_SIGN_ADD); returns that f32 vector;
     * else ``q``: returns the i8 vector."""
     ft = vector(lanes, Elem.F32)
     r = e.op("q", f"math.roundeven {env[t.y]} : {ft}", ft)
     if t.dq is not None:
         lo, hi = env[("clamp", i)] if ("clamp", i) in env else _dq_bounds(e, t, env, lanes)
         c = _clamp(e, r, lo, hi)
+        if ZERO_SIGN_ADD:
+            return e.binary("arith.addf", c, e.splat_const("0.0", ft), "q")
         return e.cast("arith.sitofp", e.cast("arith.fptosi", c, vector(lanes, Elem.I32), "q"),
                       ft, "q")
     lo, hi = (e.splat_const(f"{b:.1f}", ft) for b in (t.lo, t.hi))

@@ -256,7 +256,7 @@ def test_fast_quantization_equals_the_body_ops(tmp_path, monkeypatch, signed, sc
     from onnx_mlir_py.passes.optimize import epilogue_q8
     m = _requantized_then_dequantized(signed, scale, zp)
     _, ir = _plan_and_ir(m)
-    assert "vector<16xf32> to vector<16xi32>" in ir       # the fused pair's fptosi
+    assert "vector<16xf32> to vector<16xi32>" not in ir   # no fptosi / sitofp round trip
     lo, hi = (-128, 127) if signed else (0, 255)
     x = _x([1, 16, 28, 28], signed)
     y = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "y.so", opt_level=3)).run([x])[0]
@@ -264,6 +264,25 @@ def test_fast_quantization_equals_the_body_ops(tmp_path, monkeypatch, signed, sc
     assert y.min() == np.float32(lo - zp) * sc and y.max() == np.float32(hi - zp) * sc
     _fused_equals_unfused(tmp_path, m, [1, 16, 28, 28], monkeypatch, signed,
                           switch=(epilogue_q8, "FAST_QUANT"))
+
+
+@vnni
+@pytest.mark.parametrize("signed, zp", [(False, 128), (True, 0), (False, 0)])
+def test_zero_sign_add_equals_the_round_trip(tmp_path, monkeypatch, signed, zp):
+    """epilogue_q8.ZERO_SIGN_ADD: the fused Q -> DQ's clamped integer plus
+    +0.0 (one add) gives the fptosi / sitofp round trip's f32 values bit for
+    bit, the sign of every zero included (roundeven of y in (-0.5, 0) is
+    -0.0; both give +0.0), on an f32 output that shows them."""
+    from onnx_mlir_py.passes.optimize import epilogue_q8
+    m = _requantized_then_dequantized(signed, 0.02, zp)
+    on = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "on.so", opt_level=3))
+    monkeypatch.setattr(epilogue_q8, "ZERO_SIGN_ADD", False)
+    off = ExecutionSession(onnx_mlir_py.compile(m, tmp_path / "off.so", opt_level=3))
+    for seed in (1, 2):
+        x = _x([1, 16, 28, 28], signed, seed)
+        a, b = on.run([x])[0], off.run([x])[0]
+        assert (a == 0).sum() > 0 and not np.signbit(a[a == 0]).any()
+        np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32))
 
 
 @vnni
