@@ -267,8 +267,8 @@ def _pool(op, t):
 
 
 def _pool_q8(op, t):
-    from onnx_mlir_py.passes.optimize.pool_q8 import _match
-    return _window(_match, "8-bit max pool (f32 maxima, exact)")(op, t)
+    from onnx_mlir_py.passes.optimize.pool_q8 import plan
+    return plan(op, t)
 
 
 def _dyn_rows(signature: str, what: str):

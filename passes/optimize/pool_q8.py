@@ -267,6 +267,23 @@ def bytes_fit(cv: Conv, init: int, target: Target) -> bool:
             and pt <= cv.kh - 1 and (oh - 1) * cv.s[0] - pt <= h - 1)
 
 
+def plan(op: ir.Operation, target: Target):
+    """The kernel plan's rule for an 8-bit max pool: (tile, threaded,
+    reason) of the byte kernel or the row kernel, or None."""
+    from onnx_mlir_py.passes.optimize.kernel_plan import WINDOW_THREAD_MIN_MACS, _macs_str, _window
+    from onnx_mlir_py.passes.optimize.row_plan import macs
+    found = _match(op)
+    if found is None:
+        return None
+    cv = found[0]
+    if bytes_fit(cv, found[4], target):
+        n = macs(cv)
+        return (f"rows of {LANES8} bytes", n >= WINDOW_THREAD_MIN_MACS,
+                f"8-bit max pool (byte maxima), {cv.kh}x{cv.kw} window inside the input; "
+                f"{_macs_str(n)} per image")
+    return _window(_match, "8-bit max pool (f32 maxima, exact)")(op, target)
+
+
 def byte_blocks(cv: Conv, threads: bool) -> int:
     """The scf.forall blocks of the byte kernel's N*C channel rows (1: none)."""
     from onnx_mlir_py.passes.optimize.kernel_plan import WINDOW_THREAD_MIN_MACS
