@@ -34,6 +34,7 @@ CASES = {
                                           auto_pad="SAME_UPPER")),
     "max_same_lower_dil": ("MaxPool", 19, dict(kernel_shape=[2, 3], strides=[1, 2],
                                               auto_pad="SAME_LOWER")),
+    "max_separable": ("MaxPool", 19, dict(kernel_shape=[3, 4], pads=[1, 2, 0, 1])),  # 1x4, 3x1
     "max_ceil_v12": ("MaxPool", 12, dict(kernel_shape=[3, 2], strides=[2, 2], ceil_mode=1,
                                         dilations=[1, 2])),
     "max_ceil_v22_drop": ("MaxPool", 22, dict(kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1,
@@ -141,6 +142,9 @@ NAN_CASES = {   # op, attrs, declared dims, two run-time shapes
                       [(1, 2, 5, 4), (2, 2, 6, 7)]),
     "max2d_kernel": ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
                      ["N", 16, 14, 14], [(1, 16, 14, 14), (2, 16, 14, 14)]),  # -O3 row kernel
+    # stride 1: a 1x5 then a 5x1 pool (YOLO's SPPF; -O3 row kernel for both)
+    "max2d_separable": ("MaxPool", dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+                        ["N", 16, 20, 20], [(1, 16, 20, 20), (2, 16, 20, 20)]),
     "max1d": ("MaxPool", dict(kernel_shape=[3], strides=[2]), ["N", 2, "L"],
               [(1, 2, 9), (3, 2, 4)]),
     "global": ("GlobalMaxPool", {}, ["N", 3, "H", "W"], [(1, 3, 4, 4), (2, 3, 2, 5)]),
