@@ -40,6 +40,16 @@ MIN_PANEL_WASTE = 1.0
 # threads from this many elements (F x pixels) up: below it, the pool's
 # wake-up and join cost about what the second thread saves.
 TRANSPOSE_THREAD_MIN = 1 << 15
+#
+# Measured and not kept (#27; Zen 4, 1 thread, thread CPU, bit-identical
+# outputs): the product and its transpose per static group of 32 / 64 / 96
+# filters (each group's [mp, g] result transposed while in cache): 32->192
+# at 28x28 0.963-0.989 of one product + one transpose, 96->576 at 14x14
+# 0.984-1.01, 7x7 convs 0.99-1.02, but MobileNetV2 as a whole 1.04-1.08
+# slower with groups of 32: the transpose's cost is its shuffles more than
+# its memory pass. The im2col form for few-channel expanding convs at 28x28
+# (K <= 64, F >= 4K: 784 pixels pad 800 columns by 2%): 1 thread 0.94-0.97,
+# but 2 threads 1.03-1.15 (the pixel-row transpose splits across the pool).
 
 
 def pixel_rows(bsz: int, groups: int, bias: bool, f: int, m: int, nb: int, mb: int) -> int:
