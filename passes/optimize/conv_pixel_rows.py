@@ -49,7 +49,8 @@ TRANSPOSE_THREAD_MIN = 1 << 15
 # slower with groups of 32: the transpose's cost is its shuffles more than
 # its memory pass. The im2col form for few-channel expanding convs at 28x28
 # (K <= 64, F >= 4K: 784 pixels pad 800 columns by 2%): 1 thread 0.94-0.97,
-# but 2 threads 1.03-1.15 (the pixel-row transpose splits across the pool).
+# but at 2 threads with the second vCPU free ~1.15 (32->192: the pixel-row
+# transpose splits across the pool).
 
 
 def pixel_rows(bsz: int, groups: int, bias: bool, f: int, m: int, nb: int, mb: int) -> int:
