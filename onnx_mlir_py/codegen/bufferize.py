@@ -33,8 +33,11 @@ ONE_SHOT = ("one-shot-bufferize{bufferize-function-boundaries allow-return-alloc
 
 # tensor.dim of ops that reify their result shapes (linalg, pad, reshapes)
 # -> those shapes; then resolve_dims for loops and scf.if (see there: with
-# dynamic dims the one-shot analysis otherwise dominated compile time)
-RESOLVE_DIMS_PIPELINE = "func.func(canonicalize, resolve-ranked-shaped-type-result-dims)"
+# dynamic dims the one-shot analysis otherwise dominated compile time). No
+# canonicalize first: PRE_BUFFERIZE_PIPELINE's comes after the dims are
+# resolved (the same LLVM IR, -O0 and -O3, static and dynamic shapes;
+# ResNet-50 ~0.1 s CPU less, #29)
+RESOLVE_DIMS_PIPELINE = "func.func(resolve-ranked-shaped-type-result-dims)"
 
 # (per-function passes nested under func.func run on the functions in
 # parallel: see codegen/llvm.py's TO_LOOPS_PIPELINE; the result is the same)

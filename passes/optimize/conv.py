@@ -416,5 +416,7 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
             call_in_place(op, fused, fn, args)
         count += 1
     if funcs:
-        PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
+        # no canonicalize of the whole module per inlining (#29): -O3's own follows
+        PassManager.parse("builtin.module(inline{default-pipeline=}, symbol-dce)",
+                          module.context).run(module.operation)
     return count

@@ -436,7 +436,8 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
                 f"block-factors={mb},{nb},{kb} lhs-transpose-inner-blocks=false "
                 "rhs-transpose-inner-blocks=false})"]
     if funcs:
-        pipeline = ["inline", "symbol-dce"] + pipeline
+        # no canonicalize of the whole module per inlining (#29): -O3's own follows
+        pipeline = ["inline{default-pipeline=}", "symbol-dce"] + pipeline
     PassManager.parse(f"builtin.module({', '.join(pipeline)})", module.context).run(module.operation)
     for op in walk_ops(module.operation, "linalg.generic"):
         if _is_packed_contraction(op) and PACKED_ATTR not in op.attributes:
