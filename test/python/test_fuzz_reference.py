@@ -432,13 +432,15 @@ def test_reference_conv_agrees_with_onnxruntime():
 
 
 @pytest.mark.parametrize("opset", [13, 17, 19, 21])
-@pytest.mark.parametrize("qtype", ["uint8", "int8"])
-def test_reference_quantize_dequantize_agree_with_onnxruntime(opset, qtype):
+@pytest.mark.parametrize("qtype,zero", [("uint8", 3), ("int8", 3), ("int8", -4)])
+def test_reference_quantize_dequantize_agree_with_onnxruntime(opset, qtype, zero):
     """onnx.reference (1.23) has no QuantizeLinear / DequantizeLinear before
     opset 19, so a model with them had no second opinion (s3700-5:
     onnxruntime's MaxPool skipping a NaN counted as a mismatch), and its
-    opset-19 QuantizeLinear gives +inf the lowest value. The oracle's agree
-    with onnxruntime, NaN and +-inf included."""
+    opset-19 QuantizeLinear gives +inf the lowest value, and NaN the highest
+    with a negative zero point (s2812-1: rint(NaN) as int32 is INT_MIN, plus
+    -4 wraps to INT_MAX - 3). The oracle's agree with onnxruntime, NaN and
+    +-inf included."""
     from onnx import TensorProto as TP, helper as h, numpy_helper as nh
     from onnx_mlir_py.testing.fuzz.oracle import _ort_session, reference_outputs
     npt = np.dtype(qtype)
@@ -451,7 +453,7 @@ def test_reference_quantize_dequantize_agree_with_onnxruntime(opset, qtype):
                      [h.make_tensor_value_info("y", qt, None),
                       h.make_tensor_value_info("d", TP.FLOAT, None)],
                      [nh.from_array(np.array(0.5, np.float32), "s"),
-                      nh.from_array(np.array(3, npt), "z")])
+                      nh.from_array(np.array(zero, npt), "z")])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
     want = _ort_session(m).run(None, {"x": x})
     got = reference_outputs(m, {"x": x})

@@ -182,9 +182,11 @@ def _old_qdq() -> list:
     a mismatch): onnx.reference's opset-19 kernel, whose meaning for the older
     versions' types (8-bit and int32, per tensor or per axis) is the same. Its
     QuantizeLinear converts rint(+-inf) to int32 (INT_MIN), so +inf gave the
-    lowest value, not the highest (onnxruntime, the compiler): an input to an
-    8- or 16-bit quantization is first clipped to twice the type's range (NaN
-    stays NaN, the lowest value as in onnxruntime)."""
+    lowest value, not the highest (onnxruntime, the compiler), and NaN
+    (INT_MIN too) plus a negative zero point wrapped around to the highest
+    (s2812-1): an input to an 8- or 16-bit quantization is first clipped to
+    twice the type's range, NaN to its low end (the lowest value, as in
+    onnxruntime)."""
     from onnx.reference.op_run import OpRun
     from onnx.reference.ops import load_op
 
@@ -198,7 +200,8 @@ def _old_qdq() -> list:
             with np.errstate(all="ignore"):
                 lim = float(np.min(np.abs(ins[1]))) * 2.0 * 2 ** (8 * out.itemsize)
             if np.isfinite(lim) and lim > 0:
-                ins[0] = np.clip(ins[0], -lim, lim).astype(ins[0].dtype)
+                x = np.where(np.isnan(ins[0]), -lim, ins[0])
+                ins[0] = np.clip(x, -lim, lim).astype(ins[0].dtype)
         return own(self.onnx_node, self.run_params).run(*ins)
     return [type(op, (OpRun,), {"op_domain": "", "_run": run})
             for op in ("QuantizeLinear", "DequantizeLinear")]
