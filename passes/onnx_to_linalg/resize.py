@@ -12,6 +12,10 @@ read the result index (so a dynamic batch dim passes through). scales,
 sizes and roi may be known only at run time (then the result dims are
 computed at run time). v10 Resize and Upsample use the asymmetric
 transform (nearest: floor when upsampling, ceil when down).
+
+A nearest upsampling by static integer scales whose rounding picks source
+index i // k (``_REPEAT_MODES``: YOLO's and torch's 2x Upsample) is instead
+one copy generic reading x through ``floordiv`` maps (``_repeat``).
 """
 from __future__ import annotations
 
@@ -331,6 +335,9 @@ def lower_resize_like(op: OnnxOp, b: LoweringContext):
                        all(isinstance(v, float) for v in roi[k]) and roi[k] == (0.0, 1.0) and
                        (not isinstance(ind[k], int) or ind[k] == dims[k]))]
     f64 = ir.F64Type.get()
+    reps = _integer_nearest(cfg, resized, scales, roi, ind, dims, antialias)
+    if reps is not None:
+        return [_repeat(b, x, reps, dims, et)]
 
     def body(_o):
         taps, outside = [], None
@@ -358,6 +365,52 @@ def lower_resize_like(op: OnnxOp, b: LoweringContext):
         return acc
     return [b.generic([], [b.empty(dims, et)], [affine_map(r, list(range(r)))],
                       ["parallel"] * r, body)[0]]
+
+
+# (coordinate_transformation_mode, nearest_mode) pairs whose nearest source
+# index of result index i is exactly i // k for an integer scale k (result =
+# k x input): asymmetric maps i = q*k + r to q + r/k (floor: q; "legacy" is
+# floor when upsampling); the half-pixel modes map it to q + (r + 0.5)/k - 0.5,
+# strictly inside (q - 0.5, q + 0.5), so either rounding gives q
+# (half_pixel_symmetric's offset is 0 at result = k x input,
+# pytorch_half_pixel is half_pixel for a result of 2+).
+_REPEAT_MODES = {("asymmetric", "floor"), ("asymmetric", "legacy")} | {
+    (c, n) for c in ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel")
+    for n in ("round_prefer_floor", "round_prefer_ceil")}
+
+
+def _integer_nearest(cfg: _Cfg, resized, scales, roi, ind, dims, antialias: bool):
+    """Per-axis repeat counts when the resize is a nearest upsampling by
+    static integer scales (every result element a copy of x[i // k]), else
+    None."""
+    if cfg.mode != "nearest" or antialias or (cfg.ctm, cfg.nearest) not in _REPEAT_MODES \
+            or not resized:
+        return None
+    reps = [1] * len(dims)
+    for a in resized:
+        sc, d_in, d_out = scales[a], ind[a], dims[a]
+        if not (isinstance(sc, float) and isinstance(d_in, int) and isinstance(d_out, int)):
+            return None
+        k = int(sc)
+        if k < 2 or float(k) != sc or d_out != k * d_in:
+            return None
+        reps[a] = k
+    return reps
+
+
+def _repeat(b, x, reps: list, dims: list, et) -> ir.Value:
+    """result[.., i, ..] = x[.., i // k, ..] for the per-axis repeats ``reps``:
+    one copy generic over the result reading x through floordiv maps, not a
+    source coordinate in f64 and a ``tensor.extract`` per element (YOLO's
+    nearest 2x upsample of 128x20x20 with its Concat, one thread: 0.367 ->
+    0.263 ms thread CPU)."""
+    n = len(dims)
+    D = ir.AffineDimExpr.get
+    src = [ir.AffineExpr.get_floor_div(D(a), ir.AffineConstantExpr.get(k)) if k > 1 else D(a)
+           for a, k in enumerate(reps)]
+    return b.generic([x], [b.empty(dims, et)], [ir.AffineMap.get(n, 0, src),
+                                                affine_map(n, list(range(n)))],
+                     ["parallel"] * n, lambda v, _o: v)[0]
 
 
 def _tap_sum(b, x, taps):

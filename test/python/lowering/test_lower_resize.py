@@ -22,7 +22,8 @@ def x4(dt=np.float32, shape=(1, 2, 4, 5)):
     return (R.standard_normal(shape) * 5).astype(dt)
 
 
-def resize(feeds, inits, out="y", opset=19, engine="reference", **attrs):
+def resize(feeds, inits, out="y", opset=19, engine="reference", opt_level=None, tol=1e-5,
+           **attrs):
     names = [n for n, _ in inits]
     if opset == 11 and "scales" not in names:  # v11: scales is required (empty)
         inits = inits + [("scales", E)]
@@ -30,10 +31,10 @@ def resize(feeds, inits, out="y", opset=19, engine="reference", **attrs):
     ins = ["x", "roi", "scales" if "scales" in names else ""] + \
         (["sizes"] if "sizes" in names else [])
     nodes = [N("Resize", ins, [out], **attrs)]
-    if engine == "reference":
-        return check(nodes, feeds, [out], inits=inits, opset=opset, rtol=1e-5, atol=1e-5)
+    if engine == "reference" and opt_level is None:
+        return check(nodes, feeds, [out], inits=inits, opset=opset, rtol=tol, atol=tol)
     m = make_model(nodes, feeds, [out], inits=inits, opset=opset)
-    return check_compiled(m, feeds, engine=engine, rtol=1e-5, atol=1e-5)
+    return check_compiled(m, feeds, engine=engine, rtol=tol, atol=tol, opt_level=opt_level or 0)
 
 
 def _inits(scales=None, sizes=None, roi=E):
@@ -61,6 +62,19 @@ def test_nearest_modes(nm, ctm):
     # onnx.reference nor onnxruntime: not tested)
     resize({"x": x4()}, _inits(sizes=[1, 2, 7, 3]), mode="nearest", nearest_mode=nm,
            coordinate_transformation_mode=ctm)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("how", ["scales", "sizes"])
+@pytest.mark.parametrize("nm", NEAREST)
+@pytest.mark.parametrize("ctm", CTMS[:-1])
+def test_nearest_integer_scales(ctm, nm, how, opt_level):
+    """Nearest upsampling by integer scales (2 on H, 3 on W): the pairs whose
+    source index is i // k are a copy generic (resize._REPEAT_MODES), the
+    others keep the coordinate code; equal to onnx.reference either way."""
+    inits = _inits(scales=[1, 1, 2, 3]) if how == "scales" else _inits(sizes=[1, 3, 10, 18])
+    resize({"x": x4(shape=(1, 3, 5, 6))}, inits, opt_level=opt_level, tol=0, mode="nearest",
+           nearest_mode=nm, coordinate_transformation_mode=ctm)
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.int32, np.int64])
