@@ -169,8 +169,21 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     ``on_target(target)`` each resolved :class:`~onnx_mlir_py.target.Target`
     (one per level of a library with ISA variants; ``-v``), ``on_plan(plan)``
     each -O3 kernel plan (``--print-kernel-plan``, ``-v``).
-    A TensorFlow model is converted first (:func:`source_model`, options ``tf``)."""
+    A TensorFlow model is converted first (:func:`source_model`, options ``tf``).
+    For a library, the C runtime's objects a new cache lacks start compiling
+    first, on the other core (:func:`~onnx_mlir_py.codegen.link.runtime_prefetch`)."""
     timings = Timings() if timings is None else timings
+    if opts.emit != "EmitLib":
+        return _run_stages(model, opts, output, print_ir, timings, on_import, tf, on_target,
+                           on_plan)
+    from onnx_mlir_py.codegen.link import runtime_prefetch
+    with runtime_prefetch(opts) as prefetched:
+        return _run_stages(model, opts, output, print_ir, timings, on_import, tf, on_target,
+                           on_plan, prefetched)
+
+
+def _run_stages(model, opts: Options, output: str | None, print_ir: bool, timings: Timings,
+                on_import, tf, on_target, on_plan, prefetched=None) -> str | None:
     model = source_model(model, opts, timings, tf)
     if opts.emit == "EmitONNX":
         return _write_onnx(model, output, print_ir)
@@ -221,7 +234,7 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
         return output
     if opts.emit == "EmitObj":
         return codegen.to_object(module, output, opts, timings)
-    return codegen.to_library(module, output, opts, timings)
+    return codegen.to_library(module, output, opts, timings, prefetched=prefetched)
 
 
 def _variants_library(module: ir.Module, opts: Options, output: str, timings: Timings,

@@ -164,17 +164,21 @@ def _compile_ll(ll: bytes, path, opts: Options, timings: Timings) -> str:
 
 
 def to_library(module: ir.Module, path, opts: Options, timings: Timings,
-               keep_temps: str | None = None) -> str:
+               keep_temps: str | None = None, prefetched=None) -> str:
     """The tensor-level ``module`` as the shared object ``path``: the model
     code, its weights, the C runtime and the entry wrapper (see
     ``runtime/c/OnnxMlirRuntime.h``). ``keep_temps``: a directory to keep the
-    intermediate files in (for debugging)."""
+    intermediate files in (for debugging). ``prefetched``: the compile's
+    :func:`runtime_prefetch` (its owner closes it), else one of its own."""
+    from contextlib import nullcontext
     from onnx_mlir_py.codegen.runtime_objects import Prefetch
     from onnx_mlir_py.passes.instrument import profile_events
     with temp_dir(keep_temps) as tmp:
         events = profile_events(module)
         # the runtime objects a new cache lacks compile meanwhile (on another core)
-        with Prefetch(_prefetched(module, events is not None), tmp) as prefetched:
+        with nullcontext(prefetched) if prefetched is not None else Prefetch([], tmp) \
+                as prefetched:
+            prefetched.start(_prefetched(module, events is not None))
             with timings.phase("codegen: mlir"):
                 sig = extract_signature(module, ENTRY_NAME)
                 store = WeightStore()
@@ -184,6 +188,25 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
                                        alloc_sites(llvm_mod), events)
             return link_library(path, objects, entry_c, store, tmp, timings,
                                 runtime_sources(events is not None, [llvm_mod]), prefetched)
+
+
+def runtime_prefetch(opts: Options):
+    """A :class:`~.runtime_objects.Prefetch` started at the compile's start
+    (``compiler.run_pipeline``, before the import) for a library of
+    ``opts``: the runtime sources a new cache lacks compile on the other core
+    while the import and the tensor stages run (#29). All of
+    :func:`runtime_sources` but the image decoders (:func:`to_library` adds
+    them for a model that declares them); nothing for another emit or a
+    library of ISA variants (``codegen/fat.py`` links its own)."""
+    from onnx_mlir_py.codegen.runtime_objects import Prefetch
+    from onnx_mlir_py.isa import fat_levels
+    try:
+        variants = fat_levels(opts.march)
+    except ValueError:              # reported by the compile's target resolution
+        variants = True
+    if opts.emit != "EmitLib" or variants:
+        return Prefetch()
+    return Prefetch([s for s in runtime_sources(opts.profile) if s != IMAGE_RUNTIME_SOURCE])
 
 
 def _prefetched(module: ir.Module, profiled: bool) -> list[str]:

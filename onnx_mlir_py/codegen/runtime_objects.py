@@ -14,10 +14,12 @@ private directory (0700, owned by this user, not writable by others; an
 object linked into a library is code), files written atomically, each
 object checked against its recorded sha256 before use; a missing, corrupt or
 foreign object is compiled again. On an empty cache the missing objects are
-compiled by gcc processes started before codegen's MLIR passes
-(:class:`Prefetch`; the image decoders only for a model that declares them,
+compiled by gcc processes started at the compile's start, before the
+model's import (:class:`Prefetch`, ``link.runtime_prefetch``; the image
+decoders at codegen's start, only for a model that declares them,
 ``link._prefetched``), on another core, instead of by the link (a cold
-MNIST compile 1.64 -> 1.13 s, ResNet-18 5.6 -> 4.5 s). When the cache cannot be used (read-only,
+MNIST compile 1.64 -> 1.13 s, ResNet-18 5.6 -> 4.5 s; the start before the
+import: MNIST's link 0.69 -> 0.22 s). When the cache cannot be used (read-only,
 unsafe, full) the sources are compiled into the link's work folder, as
 before: the cache only saves time, it never fails a compile.
 """
@@ -108,31 +110,48 @@ def runtime_objects(sources: list[str], tmp: Path, prefetched=None) -> list[Path
 
 
 class Prefetch:
-    """gcc compiling the runtime sources the cache lacks, started before
-    codegen's MLIR passes and collected by the link (:func:`runtime_objects`).
+    """gcc compiling the runtime sources the cache lacks, started at the
+    compile's start (:func:`~.link.runtime_prefetch`, before the model's
+    import) or at codegen's (:func:`~.link.to_library`, the sources only the
+    lowered model tells) and collected by the link (:func:`runtime_objects`).
 
-    Those passes hold the GIL, so a thread could not run the compiles
-    meanwhile; processes started up front can: on a new machine (an empty
-    cache) the ~1 s of gcc runs on another core instead of in the link
-    (#29). A source whose compile failed, or was not started, is compiled
-    by the link as before (its error then reported the usual way); the
-    processes still running when the codegen ends (an error, an
-    interrupt) are killed (:meth:`close`)."""
+    The compile's Python stages hold the GIL, so a thread could not run the
+    compiles meanwhile; processes started up front can: on a new machine (an
+    empty cache) the ~1 s of gcc runs on another core during the import and
+    the tensor stages instead of in the link (#29). A source whose compile
+    failed, or was not started, is compiled by the link as before (its error
+    then reported the usual way); the processes still running when the
+    compile ends (an error, an interrupt) are killed (:meth:`close`).
+    ``tmp``: the folder of the objects, else one of its own (removed by
+    :meth:`close`)."""
 
-    def __init__(self, sources: list[str], tmp: Path):
+    def __init__(self, sources: list[str] = (), tmp: Path | None = None):
         self.running: dict[str, tuple] = {}
         self.folder: Path | None = None
-        if not PREFETCH:
+        self.tmp = tmp
+        self._own_tmp: Path | None = None
+        self._usable = True
+        self.start(sources)
+
+    def start(self, sources: list[str]) -> None:
+        """Start the compiles of the ``sources`` the cache lacks that are
+        not running yet."""
+        sources = [s for s in sources if s not in self.running]
+        if not PREFETCH or not sources or not self._usable:
             return
         try:
-            folder = _folder()
+            folder = self.folder or _folder()
             missing = [s for s in sources if not _valid(s, folder)]
         except (OSError, UnsafeCacheError):
+            self._usable = False
             return                      # the link compiles into its work folder
         self.folder = folder
+        if missing and self.tmp is None:
+            from onnx_mlir_py.scratch import make_temp_dir
+            self.tmp = self._own_tmp = make_temp_dir()
         from onnx_mlir_py.tool_process import spawn_quiet
         for s in missing:
-            out = tmp / ("prefetch_" + s[:-2] + ".o")
+            out = self.tmp / ("prefetch_" + s[:-2] + ".o")
             try:
                 self.running[s] = (spawn_quiet(_command(s, out)), out)
             except OSError:
@@ -162,6 +181,10 @@ class Prefetch:
                 except OSError:
                     pass                # the cache only saves time
         self.running.clear()
+        if self._own_tmp is not None:
+            import shutil
+            shutil.rmtree(self._own_tmp, ignore_errors=True)
+            self._own_tmp = None
 
     def __enter__(self):
         return self

@@ -117,6 +117,34 @@ def test_prefetch_compiles_before_the_link(compiled, monkeypatch):
     assert calls == []
 
 
+def test_prefetch_starts_before_the_import(compiled, monkeypatch, tmp_path):
+    """A library's runtime compiles start at the compile's start (before the
+    model's import: the other core idles during the front end, #29), the
+    link compiles none of them, and the library runs; an -O0 MLIR emit
+    starts none."""
+    from onnx_mlir_py import compiler
+    cache, calls, build = compiled
+    monkeypatch.setattr(ro, "PREFETCH", True)
+    events, real_start, real_import = [], ro.Prefetch.start, compiler.import_onnx
+
+    def start(self, sources):
+        real_start(self, sources)
+        events.append(("start", sorted(self.running)))
+
+    def import_onnx(*args):
+        events.append(("import",))
+        return real_import(*args)
+    monkeypatch.setattr(ro.Prefetch, "start", start)
+    monkeypatch.setattr(compiler, "import_onnx", import_onnx)
+    build("a")
+    assert events[0][0] == "start" and set(RUNTIME_SOURCES) <= set(events[0][1])
+    assert events[1] == ("import",) and calls == []
+    events.clear()
+    onnx_mlir_py.compile(_model(), output=str(tmp_path / "a.mlir"), emit="EmitMLIR",
+                         opt_level=0)
+    assert events == [("import",)]
+
+
 def test_a_failed_prefetch_is_compiled_by_the_link(compiled, monkeypatch):
     cache, calls, build = compiled
     monkeypatch.setattr(ro, "PREFETCH", True)
@@ -165,12 +193,12 @@ def test_prefetch_starts_the_image_decoders_only_for_an_image_decoder(compiled, 
     from onnx_mlir_py.codegen.cwrapper import IMAGE_RUNTIME_SOURCE
     cache, calls, build = compiled
     monkeypatch.setattr(ro, "PREFETCH", True)
-    started, real = [], ro.Prefetch.__init__
+    started, real = [], ro.Prefetch.start
 
-    def spy(self, sources, tmp):
+    def spy(self, sources):
         started.append(list(sources))
-        real(self, sources, tmp)
-    monkeypatch.setattr(ro.Prefetch, "__init__", spy)
+        real(self, sources)
+    monkeypatch.setattr(ro.Prefetch, "start", spy)
     build("a")
     assert IMAGE_RUNTIME_SOURCE not in started[-1] and "om_runtime.c" in started[-1]
     node = helper.make_node("ImageDecoder", ["x"], ["y"], name="dec", pixel_format="RGB")
