@@ -119,8 +119,10 @@ def _outline(loop: ir.Operation, k: int, module: ir.Module,
     lbs, ubs, steps = list(ploop.lowerBound), list(ploop.upperBound), list(ploop.step)
     body = ploop.region.blocks[0]
     ivs = list(body.arguments)
-    inside = {o for o in walk_ops(loop, include_root=True)}
-    caps = captures(loop, inside)
+    nested = walk_ops(loop, include_root=True)     # one walk for the captures and the rebind
+    inside = set(nested)
+    nested = nested[1:]         # (pre-order: the loop first)
+    caps = captures(loop, inside, nested)
     index = ir.IndexType.get()
 
     # trip counts in the parent: max(0, ceil((ub - lb) / step))
@@ -173,7 +175,9 @@ def _outline(loop: ir.Operation, k: int, module: ir.Module,
     for iv, niv in zip(ivs, new_ivs):
         iv.replace_all_uses_with(niv)
     fn_op = fn.operation
-    rebind(floop, caps, mat)        # the moved ops' outside operands -> arguments / clones
+    # the moved ops' outside operands -> arguments / clones (the ops made
+    # above for the induction variables use none of the captured values)
+    rebind(floop, caps, mat, ops=nested)
     with ir.InsertionPoint(loop), loop.location:
         func.CallOp([], ir.FlatSymbolRefAttr.get(name), [zero, total] + passed)
     loop.erase()
