@@ -1,4 +1,5 @@
 // RUN: %opt %s --lower-to-linalg | FileCheck %s
+// CHECK: #[[FLOORDIV:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2, d3 floordiv 3)>
 
 // Bilinear, half_pixel, scales [1, 1, 2, 2]: the batch dim passes through,
 // each resized axis maps index -> f64 coordinate -> 2 clamped taps.
@@ -15,16 +16,32 @@ func.func @resize_linear(%x: tensor<?x2x4x4xf32>) -> tensor<?x2x8x8xf32> {
   return %0 : tensor<?x2x8x8xf32>
 }
 
-// Nearest (asymmetric, floor): one tap per axis.
+// Nearest (asymmetric, floor) by integer scales 2 and 3: one copy reading
+// x[i // 2, j // 3] through its indexing map (FLOORDIV, checked first: the
+// maps print at the top), no coordinate arithmetic.
 // CHECK-LABEL: func.func @resize_nearest
-// CHECK: math.floor
-// CHECK-COUNT-1: tensor.extract %arg0
-// CHECK-NOT: tensor.extract %arg0
+// CHECK: linalg.generic {indexing_maps = [#[[FLOORDIV]], #{{.*}}]{{.*}} ins(%arg0
+// CHECK-NOT: math.floor
+// CHECK-NOT: tensor.extract
 // CHECK: return
 func.func @resize_nearest(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x6xf32> {
   %s = "onnx.constant"() {value = dense<[1, 1, 4, 6]> : tensor<4xi64>} : () -> tensor<4xi64>
   %0 = "onnx.resize"(%x, %s) {antialias = 0 : si64, coordinate_transformation_mode = "asymmetric", cubic_coeff_a = -7.500000e-01 : f32, exclude_outside = 0 : si64, extrapolation_value = 0.000000e+00 : f32, keep_aspect_ratio_policy = "stretch", mode = "nearest", nearest_mode = "floor", operandSegmentSizes = array<i32: 1, 0, 0, 1>} : (tensor<1x1x2x2xf32>, tensor<4xi64>) -> tensor<1x1x4x6xf32>
   return %0 : tensor<1x1x4x6xf32>
+}
+
+// Nearest (asymmetric, floor) by scales 2.5 and 1.5: the coordinate
+// computed per axis, one tap per axis.
+// CHECK-LABEL: func.func @resize_nearest_fractional
+// CHECK: math.floor
+// CHECK: math.floor
+// CHECK-COUNT-1: tensor.extract %arg0
+// CHECK-NOT: tensor.extract %arg0
+// CHECK: return
+func.func @resize_nearest_fractional(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x5x3xf32> {
+  %s = "onnx.constant"() {value = dense<[1, 1, 5, 3]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %0 = "onnx.resize"(%x, %s) {antialias = 0 : si64, coordinate_transformation_mode = "asymmetric", cubic_coeff_a = -7.500000e-01 : f32, exclude_outside = 0 : si64, extrapolation_value = 0.000000e+00 : f32, keep_aspect_ratio_policy = "stretch", mode = "nearest", nearest_mode = "floor", operandSegmentSizes = array<i32: 1, 0, 0, 1>} : (tensor<1x1x2x2xf32>, tensor<4xi64>) -> tensor<1x1x5x3xf32>
+  return %0 : tensor<1x1x5x3xf32>
 }
 
 // antialias=1, linear, constant scales [1, 1, 0.5, 0.25]: the kernel widened
