@@ -153,7 +153,9 @@ class Prefetch:
         for s in missing:
             out = self.tmp / ("prefetch_" + s[:-2] + ".o")
             try:
-                self.running[s] = (spawn_quiet(_command(s, out)), out)
+                # gcc's temporaries in the objects' folder: a compile killed
+                # by close() (an error, Ctrl-C) leaves nothing elsewhere
+                self.running[s] = (spawn_quiet(_command(s, out), self.tmp), out)
             except OSError:
                 break
 

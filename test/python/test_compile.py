@@ -101,8 +101,8 @@ def test_compile_api_rejects_bad_options(tmp_path):
 def test_timings_follow_the_pipeline(tmp_path, monkeypatch, opt_level, emit):
     """One Timings object sees every stage, in pipeline order: the -O3 tensor
     stage runs between lowering and codegen, the -O3 kernels go through the
-    kernel cache (empty here: compiled, with their own phase) before the
-    rest of the module, and each emit level stops the pipeline after its
+    kernel cache (empty here: compiled with the rest of the module, in one
+    phase), and each emit level stops the pipeline after its
     stage."""
     from onnx_mlir_py.codegen import kernel_cache
     monkeypatch.setenv(kernel_cache.ENV, str(tmp_path / "kernels"))
@@ -114,9 +114,12 @@ def test_timings_follow_the_pipeline(tmp_path, monkeypatch, opt_level, emit):
     stages += ["lower-to-linalg"] + (["optimize (tensor -O3)"] if opt_level == 3 else [])
     stages += ["codegen: mlir"]
     if emit == "EmitLib" and opt_level == 3:
+        # the misses compile with the rest of the module, in this process
+        # (one compile_parts call, 2963fc0)
         assert kernel_cache.LAST.units > 0 and kernel_cache.LAST.misses > 0
-        stages += ["codegen: kernel cache", "codegen: opt + llc (kernels)"]
-    stages += ["codegen: translate", "codegen: opt", "codegen: llc"]
+        stages += ["codegen: kernel cache", "codegen: translate", "codegen: opt + llc"]
+    else:
+        stages += ["codegen: translate", "codegen: opt", "codegen: llc"]
     stages += ["codegen: link"] if emit == "EmitLib" else []
     assert list(t) == stages
     assert all(s >= 0 for s in t.values())
