@@ -100,8 +100,11 @@ def kill_group(p: subprocess.Popen) -> None:
 def _kill_group(p: subprocess.Popen) -> None:
     try:
         os.killpg(p.pid, signal.SIGKILL)
-    except OSError:         # already gone
-        pass
+    except OSError:         # gone, or not yet the leader of its group (before
+        try:                # its setpgid): the child itself, so that the wait ends
+            p.kill()
+        except OSError:
+            pass
     p.wait()
 
 
