@@ -9,6 +9,7 @@ import atexit
 import importlib.util
 import os
 import shutil
+import signal
 import tempfile
 
 # marker (= the extra's name) -> (the packages its tests need, what they test)
@@ -37,6 +38,12 @@ def pytest_configure(config):
         d = tempfile.mkdtemp(prefix="om-test-kernels-")
         os.environ["ONNX_MLIR_PY_KERNEL_CACHE"] = d
         atexit.register(shutil.rmtree, d, True)
+    # the interrupt tests (faults/, test_llvm_capi) Ctrl-C the compiles they
+    # start: a run started in the background (`cmd &` in a script, nohup)
+    # inherits SIGINT ignored and would pass it on to them, so they would
+    # never see the signal; they get the default back
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     for m, (_, what) in OPTIONAL.items():
         config.addinivalue_line("markers", f"{m}: {what} (need the [{m}] extra; deselected "
                                 f"without it)")
