@@ -1,4 +1,4 @@
-"""Small ONNX models shared by the tests (importer, CLI, kernel functions and cache)."""
+"""Small ONNX models shared by the tests (importer, CLI, kernel functions and cache, convs)."""
 import numpy as np
 import onnx
 from onnx import TensorProto as T
@@ -12,6 +12,16 @@ def gemm_model(trans_b=1, opset=17):
     g = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
                      [h.make_tensor_value_info("y", T.FLOAT, [2, 4])], [w])
     return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+
+
+def conv_model(x_shape, w_shape, elem, **attrs):
+    """One Conv of inputs ``x`` and ``w`` (both graph inputs of type ``elem``)
+    with ``attrs``, opset 17."""
+    g = h.make_graph([h.make_node("Conv", ["x", "w"], ["y"], **attrs)], "g",
+                     [h.make_tensor_value_info("x", elem, x_shape),
+                      h.make_tensor_value_info("w", elem, w_shape)],
+                     [h.make_tensor_value_info("y", elem, None)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
 def conv_relu_stack(widths, cin, hw, seed=0, batch=1):

@@ -8,6 +8,7 @@ import numpy as np
 import onnx
 import pytest
 
+from helpers_models import conv_model
 from onnx_mlir_py.testing.fuzz.oracle import reference_runner
 
 
@@ -367,15 +368,6 @@ def test_reference_softsign_of_a_scalar():
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
-def _conv_model(x_shape, w_shape, elem, **attrs):
-    from onnx import helper as h
-    g = h.make_graph([h.make_node("Conv", ["x", "w"], ["y"], **attrs)], "g",
-                     [h.make_tensor_value_info("x", elem, x_shape),
-                      h.make_tensor_value_info("w", elem, w_shape)],
-                     [h.make_tensor_value_info("y", elem, None)])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-
-
 def test_reference_dilated_conv_skips_the_holes():
     """onnx.reference dilates a Conv kernel with zero taps and convolves
     densely, so a NaN or inf under a hole made the output NaN (0 * NaN) though
@@ -392,11 +384,11 @@ def test_reference_dilated_conv_skips_the_holes():
     # (x[-1] = x[5] = 0); x[o] is under the hole: y[1] and y[3] never read a NaN or inf
     want = np.array([[[np.nan, 0.0, np.nan, 0.0, np.inf],
                       [-np.inf, 3.0 + 5e300, np.nan, 5.0 + 1e300, np.nan]]])
-    got = reference_outputs(_conv_model([1, 2, 5], [2, 1, 2], TP.DOUBLE, **attrs),
+    got = reference_outputs(conv_model([1, 2, 5], [2, 1, 2], TP.DOUBLE, **attrs),
                             {"x": x, "w": w})[0]
     np.testing.assert_array_equal(got, want)
     w32 = np.array([[[2.0, -1.0]], [[1.0, 3.0]]], np.float32)
-    m32 = _conv_model([1, 2, 5], [2, 1, 2], TP.FLOAT, **attrs)
+    m32 = conv_model([1, 2, 5], [2, 1, 2], TP.FLOAT, **attrs)
     feeds = {"x": x.astype(np.float32), "w": w32}
     np.testing.assert_array_equal(reference_outputs(m32, feeds)[0],
                                   _ort_session(m32).run(None, feeds)[0])
@@ -419,7 +411,7 @@ def test_reference_conv_agrees_with_onnxruntime():
         sp = [(kk - 1) * dd + 1 + int(rng.integers(0, 4)) for kk, dd in zip(k, d)]
         x = rng.standard_normal([2, 2 * g] + sp).astype(np.float32)
         w = rng.standard_normal([g, 2] + k).astype(np.float32)
-        m = _conv_model(list(x.shape), list(w.shape), TP.FLOAT, **attrs)
+        m = conv_model(list(x.shape), list(w.shape), TP.FLOAT, **attrs)
         try:
             want = _ort_session(m).run(None, {"x": x, "w": w})[0]
         except Exception:  # noqa: BLE001 - onnxruntime refuses (SAME_* with stride > kernel)

@@ -5,18 +5,10 @@ testing/fuzz/reference_conv.py). Pins the compiler's answer, which does not
 depend on the summation order here, at -O0 and -O3."""
 import numpy as np
 import pytest
-from onnx import TensorProto as TP, helper as h
+from onnx import TensorProto as TP
 
+from helpers_models import conv_model
 from onnx_mlir_py.testing.check import reference, run_compiled
-
-
-def _model(x_shape, w_shape, elem, **attrs):
-    g = h.make_graph([h.make_node("Conv", ["x", "w"], ["y"], **attrs)], "g",
-                     [h.make_tensor_value_info("x", elem, x_shape),
-                      h.make_tensor_value_info("w", elem, w_shape)],
-                     [h.make_tensor_value_info("y", elem, None)])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-
 
 X1 = [[[1.0, np.nan, 2.0, np.inf, 4.0], [3.0, -np.inf, 5.0, np.nan, 1.0]]]
 
@@ -29,7 +21,7 @@ def test_grouped_dilated_conv_1d_f64(opt_level):
     w = np.array([[[2.0, -1.0]], [[1.0, 1e300]]])
     want = np.array([[[np.nan, 0.0, np.nan, 0.0, np.inf],
                       [-np.inf, 3.0 + 5e300, np.nan, 5.0 + 1e300, np.nan]]])
-    m = _model([1, 2, 5], [2, 1, 2], TP.DOUBLE, dilations=[2], group=2, pads=[1, 1])
+    m = conv_model([1, 2, 5], [2, 1, 2], TP.DOUBLE, dilations=[2], group=2, pads=[1, 1])
     np.testing.assert_array_equal(run_compiled(m, {"x": x, "w": w}, opt_level)[0], want)
 
 
@@ -46,7 +38,7 @@ def test_dilated_conv_f32_matches_onnxruntime(case, opt_level):
         x[0, 0, 3, 3], x[0, 1, 2, 4], x[0, 2, 5, 1] = np.nan, np.inf, -np.inf
         w = rng.standard_normal([3, 1, 3, 3]).astype(np.float32)
         attrs = dict(dilations=[2, 2], group=3, pads=[2, 2, 2, 2])
-    m = _model(list(x.shape), list(w.shape), TP.FLOAT, **attrs)
+    m = conv_model(list(x.shape), list(w.shape), TP.FLOAT, **attrs)
     want = reference(m, {"x": x, "w": w}, "onnxruntime")[0]
     assert np.isfinite(want).any() and not np.isfinite(want).all()
     np.testing.assert_allclose(run_compiled(m, {"x": x, "w": w}, opt_level)[0], want,
