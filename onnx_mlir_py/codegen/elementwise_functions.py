@@ -177,17 +177,28 @@ def _make_function(op: ir.Operation, plan: _Plan, name: str, before: ir.Operatio
         func.ReturnOp(list(g.results))
 
 
+def is_huge(fn: ir.Operation, min_ops: int | None = None) -> bool:
+    """Whether the function ``fn`` is one block of more than ``min_ops``
+    top-level ops (default MIN_OPS); counts no further than that."""
+    min_ops = MIN_OPS if min_ops is None else min_ops
+    if len(fn.regions[0].blocks) != 1:
+        return False
+    n = 0
+    for _ in fn.regions[0].blocks[0].operations:
+        n += 1
+        if n > min_ops:
+            return True
+    return False
+
+
 def outline_elementwise(fn: ir.Operation, min_ops: int | None = None) -> int:
     """Replace the top-level elementwise generics of the function ``fn`` by
     calls (see the module docstring) when it has more than ``min_ops``
-    top-level ops (default MIN_OPS); returns how many were replaced. The
-    functions are inserted in front of ``fn``."""
-    min_ops = MIN_OPS if min_ops is None else min_ops
-    if len(fn.regions[0].blocks) != 1:
+    top-level ops (default MIN_OPS, :func:`is_huge`); returns how many were
+    replaced. The functions are inserted in front of ``fn``."""
+    if not is_huge(fn, min_ops):
         return 0
     block = fn.regions[0].blocks[0]
-    if sum(1 for _ in block.operations) <= min_ops:
-        return 0
     names: dict = {}
     n = 0
     for op in list(block.operations):

@@ -38,8 +38,7 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.passmanager import PassManager
 
-from onnx_mlir_py.codegen import elementwise_functions
-from onnx_mlir_py.codegen.elementwise_functions import outline_elementwise
+from onnx_mlir_py.codegen.elementwise_functions import is_huge, outline_elementwise
 from onnx_mlir_py.ir_util import walk_ops
 
 PIPELINE = "builtin.module(func.func(linalg-fuse-elementwise-ops), canonicalize, cse)"
@@ -152,17 +151,8 @@ def fuse_elementwise(module: ir.Module) -> None:
 
 def _huge(module: ir.Module) -> bool:
     """Whether a function of ``module`` has more than MIN_OPS top-level ops."""
-    bound = elementwise_functions.MIN_OPS
-    for f in module.body.operations:
-        f = f.operation
-        if f.name != "func.func" or len(f.regions[0].blocks) != 1:
-            continue
-        n = 0
-        for _ in f.regions[0].blocks[0].operations:
-            n += 1
-            if n > bound:
-                return True
-    return False
+    return any(f.operation.name == "func.func" and is_huge(f.operation)
+               for f in module.body.operations)
 
 
 def fuse_huge_functions(module: ir.Module) -> bool:
