@@ -44,7 +44,7 @@ from onnx_mlir_py.passes.optimize.kernel_emit import F32, Elem, Emitter, Value, 
 from onnx_mlir_py.passes.optimize.matmul_q8 import Type_I8
 from onnx_mlir_py.passes.optimize.kernel_fusion import const_pad, single_user, window_ints
 from onnx_mlir_py.passes.optimize.row_plan import Conv
-from onnx_mlir_py.passes.optimize.window_rewrite import rewrite_all
+from onnx_mlir_py.passes.optimize.window_rewrite import replace_with_kernel, rewrite_all
 from onnx_mlir_py.target import Target
 
 KERNEL = "pool_q8"
@@ -196,7 +196,7 @@ def _match(op: ir.Operation):
 
 def _rewrite(op: ir.Operation):
     """:func:`_match` with the kernel's f32 operands made (the window's
-    shape, the start value): ``(Conv, operands, erase, last, dead)``."""
+    shape, the start value): ``(Conv, operands, erase, last, dead, init)``."""
     found = _match(op)
     if found is None:
         return None
@@ -209,35 +209,33 @@ def _rewrite(op: ir.Operation):
     out = fill.operands[1]
     dead = ([pad_op] if pad_op is not None else []) + \
         ([fill] if single_user(fill.results[0]) is not None else [])
-    return cv, [x, window, out, start], [op], op, dead
+    return cv, [x, window, out, start], [op], op, dead, init
 
 
 def pools_q8(module: ir.Module, target: Target, threads: bool = False, plan=None) -> int:
     """Replace every 8-bit max pool :func:`_match` takes (with a kernel
     ``plan``: those it gave to ``pool_q8``) by the byte kernel
     (:func:`bytes_fit`) or the row kernel. Returns how many were rewritten."""
-    from onnx_mlir_py.ir_util import walk_ops
+    return rewrite_all(module, {NAMED, GENERIC}, lambda op: _rewrite(op), "__om_pool_q8",
+                       target, threads, plan, KERNEL, replace=_replace)
+
+
+def _replace(module: ir.Module, funcs: dict, prefix: str, found, target: Target,
+             threads: bool) -> None:
+    """:func:`.window_rewrite.replace_with_kernel` for :func:`pools_q8`: a
+    call of the byte kernel where it fits, else of the row kernel."""
     from onnx_mlir_py.passes.optimize.batch_loop import add_functions
     from onnx_mlir_py.passes.optimize.kernel_fusion import replace_with_call
-    from onnx_mlir_py.passes.optimize.kernel_plan import assigned
-    from onnx_mlir_py.passes.optimize.window_rewrite import inline_kernels
-    funcs: dict[tuple, str] = {}
-    count = 0
-    for op in walk_ops(module.operation, {NAMED, GENERIC}):
-        found = _match(op) if plan is None or assigned(op, KERNEL) else None
-        if found is None or not bytes_fit(found[0], found[4], target):
-            continue
-        cv, init = found[0], found[4]
-        blocks = byte_blocks(cv, threads)
-        key = (cv, init, blocks)
-        if key not in funcs:
-            funcs[key] = f"__om_pool_q8b_{len(funcs)}"
-            add_functions(module, byte_pool_function(funcs[key], cv, init, blocks))
-        replace_with_call(funcs[key], *_rewrite(op)[1:])
-        count += 1
-    inline_kernels(module, funcs)
-    return count + rewrite_all(module, {NAMED, GENERIC}, lambda op: _rewrite(op), "__om_pool_q8",
-                               target, threads, plan, KERNEL)
+    cv, init = found[0], found[5]
+    if not bytes_fit(cv, init, target):
+        replace_with_kernel(module, funcs, prefix, found, target, threads)
+        return
+    blocks = byte_blocks(cv, threads)
+    key = ("bytes", cv, init, blocks)
+    if key not in funcs:
+        funcs[key] = f"{prefix}b_{len(funcs)}"
+        add_functions(module, byte_pool_function(funcs[key], cv, init, blocks))
+    replace_with_call(funcs[key], *found[1:5])
 
 
 # False: every 8-bit max pool runs the row kernel (f32 maxima, 16 lanes)

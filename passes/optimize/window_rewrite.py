@@ -26,17 +26,19 @@ from onnx_mlir_py.passes.optimize.kernel_plan import WINDOW_THREAD_MIN_MACS, ass
 
 
 def rewrite_all(module: ir.Module, select, match, prefix: str, target: Target,
-                threads: bool, plan=None, kernel: str = "") -> int:
+                threads: bool, plan=None, kernel: str = "", replace=None) -> int:
     """Every op ``select`` names that ``match`` accepts (with a kernel
     ``plan``: that it gave to ``kernel``) -> a call of its row kernel (one
     private function per distinct kernel, ``prefix``), inlined; returns how
-    many were rewritten."""
+    many were rewritten. ``replace``: another kernel for some matches, with
+    :func:`replace_with_kernel`'s parameters (its default)."""
+    replace = replace or replace_with_kernel
     funcs: dict[tuple, str] = {}
     count = 0
     for op in walk_ops(module.operation, select):
         found = match(op) if plan is None or assigned(op, kernel) else None
         if found is not None:
-            replace_with_kernel(module, funcs, prefix, found, target, threads)
+            replace(module, funcs, prefix, found, target, threads)
             count += 1
     inline_kernels(module, funcs)
     return count
