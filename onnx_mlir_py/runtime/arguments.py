@@ -23,19 +23,26 @@ def fast_specs(specs: list) -> list:
     return fast
 
 
+def static_match(inputs, fast: list) -> bool:
+    """True when ``inputs`` is a list or tuple of exactly the signature's
+    arrays: its dtypes, static shapes and C strides (``fast``:
+    :func:`fast_specs`). Tuple compares, no flags object: the common case's
+    whole check. Anything else (a dynamic dim, a contiguous array with odd
+    strides on a dim of 1, ...) is False: it takes the full check."""
+    if type(inputs) not in (list, tuple) or len(inputs) != len(fast):
+        return False
+    for x, (dt, shape, strides) in zip(inputs, fast):
+        if type(x) is not np.ndarray or x.dtype != dt or shape is None or \
+                x.shape != shape or x.strides != strides:
+            return False
+    return True
+
+
 def check_inputs(inputs, fast: list, specs: list) -> list[np.ndarray]:
     """``inputs`` as C-contiguous arrays; ``fast``: :func:`fast_specs`,
     ``specs``: the input TensorSigs."""
-    # common case first: arrays of the expected dtype, static shape and C
-    # strides (tuple compares: no flags object; anything else, e.g. a
-    # contiguous array with odd strides on a dim of 1, takes the full check)
-    if type(inputs) in (list, tuple) and len(inputs) == len(fast):
-        for x, (dt, shape, strides) in zip(inputs, fast):
-            if type(x) is not np.ndarray or x.dtype != dt or shape is None or \
-                    x.shape != shape or x.strides != strides:
-                break
-        else:
-            return list(inputs)
+    if static_match(inputs, fast):
+        return list(inputs)
     if isinstance(inputs, np.ndarray) or not hasattr(inputs, "__len__"):
         raise RuntimeInputError("run() takes a list of numpy arrays, got "
                                 f"{type(inputs).__name__}")

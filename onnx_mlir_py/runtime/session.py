@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from onnx_mlir_py.runtime.arguments import address, check_inputs, fast_specs
+from onnx_mlir_py.runtime.arguments import address, check_inputs, fast_specs, static_match
 from onnx_mlir_py.runtime.errors import ModelRunError, RuntimeInputError
 from onnx_mlir_py.runtime.library import acquire, bind, check_target, release
 from onnx_mlir_py.runtime.signature import (CODE_TO_DTYPE, DTYPE_CODE, SIG_TYPES, TensorSig,
@@ -126,6 +126,7 @@ class ExecutionSession:
             self._list_info = bind(lib, "omTensorListInfo", _I64, [_P, _I64, _P, _P, _P, _P])
             self._entry_addr = ctypes.cast(self._run, _P).value
         self._lean = self._lean_call(lib)
+        self._plan = self._plan_call(lib)
         self._in_fast = fast_specs(self.input_specs)
         # ctypes array types of _run_fast, made once (not on every run)
         n, m = len(self.input_specs), len(self.output_specs)
@@ -136,10 +137,9 @@ class ExecutionSession:
 
     def _lean_call(self, lib):
         """What :meth:`_run_lean` needs, made once: ``omRunInto`` bound, and
-        the ctypes arrays of the input ranks and codes, the inputs' dims when
-        all are static, and the outputs' ranks, dims and codes; None when the
-        library lacks ``omRunInto`` or an output's dims are not all static
-        (or an input or output is not a numeric tensor)."""
+        the ctypes arrays of the outputs' ranks, dims and codes; None when
+        the library lacks ``omRunInto`` or an output's dims are not all
+        static (or an input or output is not a numeric tensor)."""
         try:    # a function object of its own: no argtypes (below)
             fn = lib["omRunInto"]
         except AttributeError:
@@ -158,20 +158,31 @@ class ExecutionSession:
         # 5 us call (Zen 4)
         fn.restype, fn.argtypes = _I64, None
         n, m = len(ins), len(outs)
-
-        def arr(ctype, values):
-            return (ctype * max(1, len(values)))(*values)
-        static_in = None    # the inputs' metadata when every dim is static
-        if all(min(s.dims or (0,)) >= 0 for s in ins):
-            static_in = ([(tuple(s.dims or ()), s.dtype) for s in ins], _I64(n),
-                         arr(_I64, [len(s.dims or ()) for s in ins]),
-                         arr(_I64, [d for s in ins for d in s.dims or ()]),
-                         arr(ctypes.c_int32, codes[:n]), _P * max(1, n))
-        return (fn, _P(self._entry_addr), static_in, _I64(m), _P * max(1, m),
-                arr(_I64, [len(s.dims or ()) for s in outs]),
-                arr(_I64, [d for s in outs for d in s.dims or ()]),
-                arr(ctypes.c_int32, codes[n:]),
+        return (fn, _P(self._entry_addr), _I64(m), _P * max(1, m),
+                _array(_I64, [len(s.dims or ()) for s in outs]),
+                _array(_I64, [d for s in outs for d in s.dims or ()]),
+                _array(ctypes.c_int32, codes[n:]),
                 [(tuple(s.dims or ()), s.dtype) for s in outs])
+
+    def _plan_call(self, lib):
+        """What :meth:`_run_plan` needs, made once: ``omRunPlan`` bound and
+        its record (the entry, the signature's input ranks, dims and codes,
+        and the outputs' of the lean call); None without a lean call, with an
+        input of a dynamic dim, or a library without ``omRunPlan``."""
+        try:
+            fn = lib["omRunPlan"]
+        except AttributeError:
+            return None
+        ins = self.input_specs
+        if self._lean is None or any(min(s.dims or (0,)) < 0 for s in ins):
+            return None
+        fn.restype, fn.argtypes = _I64, None    # as omRunInto: no conversion
+        _, entry, m, _, out_ranks, out_shapes, out_codes, out_specs = self._lean
+        plan = _RunPlan(entry, len(ins), _array(_I64, [len(s.dims or ()) for s in ins]),
+                        _array(_I64, [d for s in ins for d in s.dims or ()]),
+                        _array(ctypes.c_int32, [DTYPE_CODE[s.dtype] for s in ins]),
+                        m, out_ranks, out_shapes, out_codes)
+        return fn, ctypes.byref(plan), _P * max(1, len(ins) + m.value), out_specs, plan
 
     # -- threads ------------------------------------------------------------
     @property
@@ -248,6 +259,8 @@ class ExecutionSession:
         sequence is a list of arrays, an empty optional None; an output that
         was a ZipMap a list of {label: score} dicts, string class labels an
         array of str objects."""
+        if self._plan is not None and static_match(inputs, self._in_fast):
+            return self._run_plan(inputs)   # the signature's arrays: checked
         if self._lean is not None:      # numeric tensors, static output shapes
             return self._run_lean(self._check(inputs))
         if self._values is not None:
@@ -358,26 +371,28 @@ class ExecutionSession:
         finally:
             self._list_destroy(out_list)
 
-    def _run_lean(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
-        """One ``omRunInto`` call: the inputs' addresses in, the outputs
-        (fresh arrays of the signature's static shapes) written by the
-        library. The inputs' count, ranks, dims and codes are the session's
-        arrays when the arrays are what the signature says (the library only
-        reads them; the address arrays are per call, so concurrent runs on
-        one session share nothing they write), else the arrays' own, which
-        the library checks (as it does when the Python check is bypassed)."""
-        fn, entry, static_in, m, PtrM, out_ranks, out_shapes, out_codes, out_specs = self._lean
-        meta = None
-        if static_in is not None and len(arrays) == len(static_in[0]):
-            for a, (shape, dtype) in zip(arrays, static_in[0]):
-                if a.shape != shape or a.dtype != dtype:
-                    break
-            else:
-                meta = static_in[1:]
-        if meta is None:
-            meta = _metadata(arrays)
+    def _run_plan(self, arrays) -> list[np.ndarray]:
+        """One ``omRunPlan`` call for arrays that are what the signature says
+        (:func:`static_match`): the session's record (the library only reads
+        it) and one per-call array of the input and output addresses (so
+        concurrent runs on one session share nothing they write); the
+        outputs are fresh arrays of the signature's static shapes."""
+        fn, plan, Ptrs, out_specs, _ = self._plan
         outs = [np.empty(shape, dtype) for shape, dtype in out_specs]
-        n, ranks, shapes, codes, PtrN = meta
+        if fn(plan, Ptrs(*map(address, arrays), *map(address, outs))):
+            raise self._run_failure()
+        return outs
+
+    def _run_lean(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        """One library call: :meth:`_run_plan` when the arrays are what the
+        signature says, else ``omRunInto`` with the arrays' own count,
+        ranks, dims and codes, which the library checks (as it does when the
+        Python check is bypassed)."""
+        if self._plan is not None and static_match(arrays, self._in_fast):
+            return self._run_plan(arrays)
+        fn, entry, m, PtrM, out_ranks, out_shapes, out_codes, out_specs = self._lean
+        outs = [np.empty(shape, dtype) for shape, dtype in out_specs]
+        n, ranks, shapes, codes, PtrN = _metadata(arrays)
         if fn(entry, n, PtrN(*[address(a) for a in arrays]), ranks, shapes, codes, m,
               PtrM(*[address(o) for o in outs]), out_ranks, out_shapes, out_codes):
             raise self._run_failure()
@@ -421,6 +436,21 @@ class ExecutionSession:
 
     def __repr__(self) -> str:
         return f"ExecutionSession({self._lib._name!r}, entry={self._entry!r})"
+
+
+class _RunPlan(ctypes.Structure):
+    """``OMRunPlan`` (OnnxMlirRuntime.h): ``omRunInto``'s arguments but the
+    addresses."""
+    _fields_ = [("entry", _P), ("n", _I64), ("ranks", ctypes.POINTER(_I64)),
+                ("shapes", ctypes.POINTER(_I64)), ("dtypes", ctypes.POINTER(ctypes.c_int32)),
+                ("m", _I64), ("out_ranks", ctypes.POINTER(_I64)),
+                ("out_shapes", ctypes.POINTER(_I64)),
+                ("out_dtypes", ctypes.POINTER(ctypes.c_int32))]
+
+
+def _array(ctype, values):
+    """A ctypes array of ``values`` (at least one element)."""
+    return (ctype * max(1, len(values)))(*values)
 
 
 def _metadata(arrays: list[np.ndarray]) -> tuple:

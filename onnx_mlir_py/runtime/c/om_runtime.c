@@ -411,6 +411,16 @@ int64_t omRunInto(OMTensorList *(*entry)(OMTensorList *), int64_t n, void *const
   return rc;
 }
 
+int64_t omRunPlan(const OMRunPlan *plan, void *const *ptrs) {
+  if (!plan || !ptrs) {
+    om_set_error(EINVAL, "omRunPlan: NULL plan or addresses");
+    return -1;
+  }
+  return omRunInto(plan->entry, plan->n, ptrs, plan->ranks, plan->shapes, plan->dtypes,
+                   plan->m, ptrs + plan->n, plan->out_ranks, plan->out_shapes,
+                   plan->out_dtypes);
+}
+
 int64_t omTensorListInfo(const OMTensorList *l, int64_t cap, int64_t *ranks,
                          int32_t *dtypes, void **data, int64_t *shapes) {
   int64_t need = 0;

@@ -1,5 +1,7 @@
 """ExecutionSession.run's lean path (omRunInto: one library call per run for
-outputs of static shape, the call's constant arrays made once per session)
+outputs of static shape, the call's constant arrays made once per session;
+omRunPlan for inputs of the signature's static shapes: those arrays in one
+record, the addresses in one array)
 against onnxruntime: static and dynamic inputs (several run-time shapes),
 inputs numpy must copy or that are read-only, several outputs of different
 dtypes, outputs fresh per call (never aliased), 1 and 2 threads equal,
@@ -184,7 +186,7 @@ def test_run_into_refuses_an_unexpected_output(libs):
     caller's buffer."""
     from onnx_mlir_py.runtime.session import _metadata
     s = ExecutionSession(libs["cnn3"][0])
-    fn, entry, _, m, PtrM, o_ranks, o_shapes, o_codes, _ = s._lean
+    fn, entry, m, PtrM, o_ranks, o_shapes, o_codes, _ = s._lean
     x = RNG.standard_normal((1, 1, 14, 14)).astype(np.float32)
     n, ranks, shapes, codes, PtrN = _metadata([x])
     bufs = [np.empty(64, np.float64), np.empty(64, np.float64)]
@@ -201,6 +203,43 @@ def test_run_into_refuses_an_unexpected_output(libs):
             o_shapes, o_codes)
     assert rc == -1 and "returned 2 outputs, expected 1" in s._error()
     _same(s.run([x]), libs["cnn3"][1].run(None, {"x": x}))
+
+
+def test_static_inputs_take_one_plan_call(libs, monkeypatch):
+    """Arrays of the signature's dtype, static shape and C strides go
+    straight to omRunPlan (no other check); an array numpy must copy gets
+    the full check first, then the same call."""
+    s = ExecutionSession(libs["cnn3"][0])
+    assert s._plan is not None
+    calls = []
+    run_plan = s._run_plan
+    monkeypatch.setattr(s, "_run_plan", lambda xs: calls.append(1) or run_plan(xs))
+    base = RNG.standard_normal((1, 1, 14, 28)).astype(np.float32)
+    for x in (np.ascontiguousarray(base[..., ::2]), base[..., ::2]):
+        _same(s.run([x]), libs["cnn3"][1].run(None, {"x": np.ascontiguousarray(x)}))
+    assert len(calls) == 2
+    assert ExecutionSession(libs["dyn_in"][0])._plan is None    # a dynamic input dim
+
+
+def test_run_plan_refuses_an_unexpected_output(libs):
+    """omRunPlan is omRunInto's check: a record whose output dims are not the
+    model's is -1 and a message, never a write past the caller's buffer; a
+    NULL record or address array is refused."""
+    from onnx_mlir_py.runtime.session import _RunPlan
+    s = ExecutionSession(libs["cnn3"][0])
+    fn, plan, Ptrs, _, rec = s._plan
+    x = RNG.standard_normal((1, 1, 14, 14)).astype(np.float32)
+    bufs = [np.empty(64, np.float64), np.empty(64, np.float64)]
+    ptrs = Ptrs(x.ctypes.data, *[b.ctypes.data for b in bufs])
+    bad = _RunPlan(rec.entry, rec.n, rec.ranks, rec.shapes, rec.dtypes, rec.m, rec.out_ranks,
+                   (ctypes.c_int64 * 3)(1, 11, 1), rec.out_dtypes)
+    assert fn(ctypes.byref(bad), ptrs) == -1
+    assert "not of the expected type and shape" in s._error()
+    for args in ((None, ptrs), (plan, None)):
+        assert fn(*args) == -1 and "NULL plan" in s._error()
+    assert fn(plan, ptrs) == 0
+    _same([np.frombuffer(bufs[0], np.float32, 10).reshape(1, 10),
+           np.frombuffer(bufs[1], np.int64, 1)], libs["cnn3"][1].run(None, {"x": x}))
 
 
 def test_library_checks_when_the_python_check_is_bypassed(libs, monkeypatch):
@@ -238,17 +277,21 @@ def test_threads_1_and_2_equal(libs):
     _same(two, ref.run(None, {"a": a}))
 
 
-def test_concurrent_runs_on_one_session(libs):
-    so, ref = libs["dyn_in"]
+@pytest.mark.parametrize("name", ["dyn_in", "cnn3"])
+def test_concurrent_runs_on_one_session(libs, name):
+    so, ref = libs[name]
     s = ExecutionSession(so)
-    xs = [RNG.standard_normal((n, 6)).astype(np.float32) for n in (2, 5, 9, 30)]
-    want = [ref.run(None, {"x": x}) for x in xs]
+    xs = [RNG.standard_normal((n, 6) if name == "dyn_in" else (1, 1, 14, 14))
+          .astype(np.float32) for n in (2, 5, 9, 30)]
+    want = [s.run([x]) for x in xs]         # each thread's runs: the same bits
+    for x, w in zip(xs, want):
+        _same(w, ref.run(None, {"x": x}))
     errors = []
 
     def work(k):
         try:
             for _ in range(200):
-                _same(s.run([xs[k]]), want[k])
+                _same(s.run([xs[k]]), want[k], exact=True)
         except Exception as e:       # noqa: BLE001 - reported below
             errors.append(e)
     ts = [threading.Thread(target=work, args=(k,)) for k in range(len(xs))]
