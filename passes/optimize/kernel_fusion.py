@@ -206,6 +206,14 @@ def attr_text(o: ir.Operation) -> str | None:
     return " fastmath<" + fm.split("<", 1)[1].rstrip(">") + ">"
 
 
+def _f32_constant(o) -> str | None:
+    """The hex text of ``o``'s value when it is an f32 ``arith.constant``."""
+    if o is None or o.name != "arith.constant" or not isinstance(o.results[0].type, ir.F32Type) \
+            or not isinstance(o.attributes["value"], ir.FloatAttr):
+        return None
+    return f32_hex(ir.FloatAttr(o.attributes["value"]).value)
+
+
 def body_ops(g: ir.Operation, names: dict, tag: str, captured: list):
     """``(ops, result)``: the body of generic ``g`` as op text; ``names``
     maps its input operands' indices to names; scalars from outside the body
@@ -220,9 +228,8 @@ def body_ops(g: ir.Operation, names: dict, tag: str, captured: list):
     text = []
     for k, o in enumerate(ops[:-1]):
         res = f"%{tag}_{k}"
-        if o.name == "arith.constant" and isinstance(o.results[0].type, ir.F32Type) \
-                and isinstance(o.attributes["value"], ir.FloatAttr):
-            text.append(("arith.constant", res, (f32_hex(ir.FloatAttr(o.attributes["value"]).value),), ""))
+        if _f32_constant(o) is not None:
+            text.append(("arith.constant", res, (_f32_constant(o),), ""))
             local[o.results[0]] = res
             continue
         if o.name not in VECTORIZABLE or len(o.results) != 1 or o.regions \
@@ -238,6 +245,13 @@ def body_ops(g: ir.Operation, names: dict, tag: str, captured: list):
             elif x == out_arg or not isinstance(x.type, ir.F32Type) or \
                     (isinstance(x.owner, ir.Block) and x.owner == body):
                 return None
+            elif _f32_constant(owner_op(x)) is not None:
+                # a constant canonicalize hoisted out of the body (the window
+                # kernels' inliner) is text again: SiLU's 1 + exp(-x) then
+                # matches math_approx.sigmoid_exp_names (the one-scale exp)
+                local[x] = f"%{tag}_c{len(text)}"
+                text.append(("arith.constant", local[x], (_f32_constant(owner_op(x)),), ""))
+                opnds.append(local[x])
             else:
                 if x not in captured:
                     captured.append(x)

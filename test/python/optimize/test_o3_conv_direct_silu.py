@@ -145,3 +145,45 @@ def test_sigmoid_exp_extremes():
     assert s[x == -np.inf][0] == 0.0 and np.isnan(y[x == -np.inf][0])
     assert (s[x <= -88.5] == 0.0).all()
     assert s[x == 0][0] == 0.5 and y[x == 0][0] == 0.0
+
+
+def test_hoisted_one_is_a_constant_of_the_epilogue():
+    """After canonicalize (a window kernel's inliner ran before the direct
+    convs) the Sigmoid's 1.0 is defined outside its generic: body_ops writes
+    it as a constant again (not a captured scalar), so the kernel's exp is
+    the sigmoid's one-scale one (YOLO's SiLU convs missed it)."""
+    from mlir.passmanager import PassManager
+    from onnx_mlir_py.ir_util import walk_ops
+    from onnx_mlir_py.passes.optimize.kernel_fusion import body_ops
+    from onnx_mlir_py.passes.optimize.math_approx import sigmoid_exp_names
+    module = _lowered(direct_silu_model(3, 16, (24, 66), 6, stride=2))
+    with module.context:
+        PassManager.parse("builtin.module(canonicalize)").run(module.operation)
+        sig = [g for g in walk_ops(module.operation, "linalg.generic")
+               if "math.exp" in str(g.regions[0].blocks[0])]
+        assert len(sig) == 1
+        assert "arith.constant" not in str(sig[0].regions[0].blocks[0])   # hoisted
+        captured = []
+        ops, _result = body_ops(sig[0], {0: "%e_in"}, "t", captured)
+    assert captured == []
+    assert len(sigmoid_exp_names(tuple(ops))) == 1
+
+
+def test_pool_then_direct_conv_silu_matches_onnxruntime():
+    """MaxPool (a window kernel, inlined with canonicalize) before a direct
+    conv + SiLU: the one-scale exp in the conv's epilogue, inputs large
+    enough to reach its clamp, against onnxruntime at 1 and 2 threads."""
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    m = direct_silu_model(16, 32, (8, 170), 3, stride=2)
+    g = m.graph
+    g.node.insert(0, h.make_node("MaxPool", ["x0"], ["x"], kernel_shape=[3, 3], pads=[1] * 4))
+    g.input[0].name = "x0"
+    feeds = {"x0": (_feeds(m)["x0"] * 30).astype(np.float32)}
+    with tempfile.TemporaryDirectory() as d:
+        so = onnx_mlir_py.compile(m, output=os.path.join(d, "m.so"), opt_level=3)
+        want = reference(m, feeds, "onnxruntime")
+        atol = 2e-6 * float(np.max(np.abs(want[0])))
+        for threads in (1, 2):
+            sess = ExecutionSession(so, num_threads=threads)
+            assert_match(sess.run([feeds["x0"]]), want, rtol=1e-5, atol=atol)
