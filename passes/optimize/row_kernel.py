@@ -30,7 +30,7 @@ from __future__ import annotations
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Elem, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.passes.optimize.row_plan import (UNROLL, Conv, bases, geometry, lane_sizes,
-                                                   row_plan, wide)
+                                                   row_plan, split, wide)
 from onnx_mlir_py.target import GENERIC, VECTORS
 from onnx_mlir_py.passes.optimize.row_plane import Prologue, plane_copy, plane_init, rows_needed
 
@@ -68,6 +68,7 @@ class _Body:
         self.src, self.at, self.out_at = src, at, out_at
         self.wv, self.init, self.ecv, self.zero = wv, init, ecv, zero
         self.bases = bases(cv)
+        self.split = split(cv)      # tap j reads half j % 2 of the row, from column j // 2
 
     def group(self, oh0: Value, count: int) -> None:
         """The next chunks cover output rows ``oh0 .. oh0 + count - 1``."""
@@ -83,6 +84,26 @@ class _Body:
     def shuffle(self, v: Value, idx: list[int]) -> Value:
         return self.e.shuffle(v, v, idx)
 
+    def strided(self, reads: dict, row: int, base: int, phase: int, u: int, xcol0: Value,
+                lanes: int, static_ow0: int | None, inlane: bool) -> Value:
+        """The ``lanes`` input columns of a tap at column offset ``base +
+        phase`` (stride s: every s-th of s*lanes read once per ``(row, base,
+        u)`` in ``reads``) for the output vector ``u`` whose columns start at
+        ``xcol0 / s``."""
+        s1 = self.cv.s[1]
+        if (row, base, u) not in reads:
+            xcol = self.e.add(xcol0, base)
+            length = lanes if s1 == 1 else s1 * lanes
+            if s1 > 1 and static_ow0 is not None and \
+                    (static_ow0 + u * lanes) * s1 + base + length > self.limit:
+                length = max(self.bases[base]) + s1 * (lanes - 1) + 1
+            reads[row, base, u] = self.read(self.rows[row], xcol, length)
+        r = reads[row, base, u]
+        if s1 == 1:
+            return r
+        order = _INLANE8 if inlane else range(lanes)
+        return self.shuffle(r, [phase + s1 * q for q in order])
+
     def chunk(self, ow0, lanes: int, count: int, tin: Value, static_ow0: int | None,
               last_lanes: int | None = None) -> Value:
         """``count`` vectors of ``lanes`` output columns from ``ow0`` (the last
@@ -90,7 +111,7 @@ class _Body:
         returns the updated output tensor."""
         e, cv = self.e, self.cv
         s1, d1 = cv.s[1], cv.d[1]
-        inlane = s1 == 2 and lanes == 8
+        inlane = s1 == 2 and lanes == 8 and not self.split
         accs: dict = {}
         cols = [e.add(ow0, u * lanes) for u in range(count)]
         slots = [(g, u) for g in range(len(self.outs)) for u in range(count)]
@@ -110,19 +131,12 @@ class _Body:
                 base, phase = off - off % s1, off % s1
                 for g, u in slots:
                     row = g * cv.s[0] + i * cv.d[0]
-                    if (row, base, u) not in reads:
-                        xcol = e.add(xcols[u], base)
-                        length = lanes if s1 == 1 else s1 * lanes
-                        if s1 > 1 and static_ow0 is not None and \
-                                (static_ow0 + u * lanes) * s1 + base + length > self.limit:
-                            length = max(self.bases[base]) + s1 * (lanes - 1) + 1
-                        reads[row, base, u] = self.read(self.rows[row], xcol, length)
-                    r = reads[row, base, u]
-                    if s1 == 1:
-                        v = r
+                    if self.split:
+                        col = e.add(cols[u], j % 2 * (self.limit // 2) + j // 2)
+                        v = self.read(self.rows[row], col, lanes)
                     else:
-                        order = _INLANE8 if inlane else range(lanes)
-                        v = self.shuffle(r, [phase + s1 * q for q in order])
+                        v = self.strided(reads, row, base, phase, u, xcols[u], lanes, static_ow0,
+                                         inlane)
                     if cv.combine == "max":
                         leaves[g, u].append(v)
                     else:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, Value, mask, vector
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
-from onnx_mlir_py.passes.optimize.row_plan import Conv
+from onnx_mlir_py.passes.optimize.row_plan import Conv, geometry, split
 
 
 def plane_init(e: Emitter, cv: Conv, hp: int, limit: int, vw: int, padv: Value) -> Value:
@@ -47,8 +47,16 @@ def border(cv: Conv, hp: int, limit: int, vw: int) -> list[tuple[int, int, list[
     h, w = cv.xs[2], cv.xs[3]
     lanes = min(vw, limit)
     full = _starts(0, limit, limit, lanes)
-    right = pl + -(-w // vw) * vw
-    side = _starts(0, pl, limit, lanes) + _starts(right, limit, limit, lanes)
+    if split(cv):       # per half: left of the copy's first index, right of its last
+        half, side = limit // 2, []
+        for q in (0, 1):
+            at = (pl + q) % 2 * half
+            first = at + (pl + q) // 2
+            side += _starts(at, first, limit, lanes) + \
+                _starts(first + -(-w // (2 * vw)) * vw, at + half, limit, lanes)
+    else:
+        right = pl + -(-w // vw) * vw
+        side = _starts(0, pl, limit, lanes) + _starts(right, limit, limit, lanes)
     return [(lo, hi, cols) for lo, hi, cols in ((0, pt, full), (pt, pt + h, side),
                                                 (pt + h, hp, full)) if hi > lo and cols]
 
@@ -115,17 +123,46 @@ def plane_copy(e: Emitter, cv: Conv, x: Value, n: Value, c: Value, plane: Value,
     pt, pl = cv.pad[0], cv.pad[1]
     r, (cur,), (res,) = e.loop(lo, h if hi is None else hi, e.index(1), [plane])
     rr = e.add(r, pt)
-    for col in range(0, w, vw):
-        # whole vectors: a row's last one is a masked read (zeros past
-        # the row), written over the right border's zeros
-        inb = col + vw <= w
-        el = x.type.elem
-        zero = padv if el == padv.type.elem else e.const("0", x.type.scalar)   # an 8-bit input
-        v = e.read(x, [n, c, r, col], zero, vector(vw, el), in_bounds=inb, base="cp")
-        if cv.prologue or cv.quant:
-            v = pro.apply(e, v)
-            if not inb:
-                v = e.select(pro.mask, v, pro.zero, base="cp")
-        cur = e.write(v, cur, [rr, col + pl], base="sc")
+    if split(cv):
+        cur = _split_copy(e, cv, x, [n, c, r], rr, cur, vw, pro, padv)
+    else:
+        for col in range(0, w, vw):
+            # whole vectors: a row's last one is a masked read (zeros past
+            # the row), written over the right border's zeros
+            v = _row_vector(e, cv, x, [n, c, r], col, vw, pro, padv)
+            cur = e.write(v, cur, [rr, col + pl], base="sc")
     e.end([cur])
     return res
+
+
+def _row_vector(e: Emitter, cv: Conv, x: Value, at: list, col: int, vw: int, pro: Prologue,
+                padv: Value) -> Value:
+    """``x[at + [col:col+vw]]`` with the prologue applied; lanes past the row
+    hold the border's value."""
+    w = cv.xs[3]
+    inb = col + vw <= w
+    el = x.type.elem
+    zero = padv if el == padv.type.elem else e.const("0", x.type.scalar)   # an 8-bit input
+    v = e.read(x, at + [col], zero, vector(vw, el), in_bounds=inb, base="cp")
+    if cv.prologue or cv.quant:
+        v = pro.apply(e, v)
+        if not inb:
+            v = e.select(pro.mask, v, pro.zero, base="cp")
+    return v
+
+
+def _split_copy(e: Emitter, cv: Conv, x: Value, at: list, rr: Value, cur: Value, vw: int,
+                pro: Prologue, padv: Value) -> Value:
+    """The loop body of :func:`plane_copy` for a :func:`.row_plan.split`
+    plane: each 2*vw input columns go, as their even and odd columns, to
+    padded column ``p = pl + col`` at index ``p // 2`` of half ``p % 2``."""
+    w, pl = cv.xs[3], cv.pad[1]
+    half = geometry(cv, vw)[1] // 2
+    for col in range(0, w, 2 * vw):
+        a = _row_vector(e, cv, x, at, col, vw, pro, padv)
+        b = _row_vector(e, cv, x, at, col + vw, vw, pro, padv) if col + vw < w else \
+            e.broadcast(padv, vector(vw), base="cp")
+        for q in (0, 1):
+            v = e.shuffle(a, b, [q + 2 * k for k in range(vw)])
+            cur = e.write(v, cur, [rr, (pl + q) % 2 * half + (pl + col + q) // 2], base="sc")
+    return cur

@@ -83,6 +83,12 @@ CASES = [
     ((1, 4, 12, 17), (3, 5), dict(pads=[1, 2, 1, 2], strides=[2, 1])),
     ((1, 4, 9, 9), (3, 3), dict(auto_pad="SAME_UPPER", strides=[2, 2])),
     ((1, 7, 1, 1), (3, 3), dict(pads=[1, 1, 1, 1])),
+    # stride 2, rows split into even / odd columns (row_plan.split): 5x5,
+    # left pads 0 and 2 (even), odd widths, a row past two vectors
+    ((1, 3, 37, 37), (5, 5), dict(pads=[2, 2, 2, 2], strides=[2, 2])),
+    ((1, 3, 20, 34), (3, 3), dict(pads=[0, 0, 1, 1], strides=[2, 2])),
+    ((1, 3, 9, 35), (3, 3), dict(pads=[1, 2, 1, 0], strides=[2, 2])),
+    ((1, 2, 8, 70), (5, 5), dict(pads=[1, 1, 2, 2], strides=[2, 2])),
 ]
 
 
@@ -294,10 +300,26 @@ def test_row_plan_stores_stay_in_the_row():
                 assert cols == list(range(ow)), (vw, ow, s, pad, init)
 
 
+def copied(cv, vw: int, limit: int) -> list[int]:
+    """Scratch columns a row's copy writes: [pl, pl + ceil(w / vw) * vw); a
+    split row (row_plan.split): in each half, from index (pl + q) // 2 of
+    half (pl + q) % 2, ceil(w / (2 vw)) vectors of the input's columns of
+    parity q."""
+    from onnx_mlir_py.passes.optimize.row_plan import split
+    w, pl = cv.xs[3], cv.pad[1]
+    if not split(cv):
+        return list(range(pl, pl + -(-w // vw) * vw))
+    half, out = limit // 2, []
+    for q in (0, 1):
+        first = (pl + q) % 2 * half + (pl + q) // 2
+        out += range(first, first + -(-w // (2 * vw)) * vw)
+    return out
+
+
 def test_plane_border_and_copies_cover_the_plane():
     """Every cell of the scratch plane holds the pad value (row_plane.border,
     filled once per task) or a value of the channel's copy (rows [pt, pt+h),
-    columns [pl, pl + ceil(w / vw) * vw)): the kernel may read any cell.
+    columns :func:`copied`): the kernel may read any cell.
     Widths below, at and above a vector, pads 0-3 on each side, strides 1-3,
     kernels 1-7, 4/8/16 lanes."""
     from onnx_mlir_py.passes.optimize.row_kernel import lane_width
@@ -318,8 +340,7 @@ def test_plane_border_and_copies_cover_the_plane():
                     vw = lane_width(cv, tvw)
                     hp, limit = geometry(cv, vw)
                     lanes = min(vw, limit)
-                    cells = {(r, c) for r in range(pt, pt + 5)
-                             for c in range(pl, pl + -(-w // vw) * vw)}
+                    cells = {(r, c) for r in range(pt, pt + 5) for c in copied(cv, vw, limit)}
                     assert all(c < limit for _, c in cells), (tvw, w, k, s, pad)
                     for lo, hi, cols in border(cv, hp, limit, vw):
                         assert all(0 <= c and c + lanes <= limit for c in cols)
@@ -327,3 +348,36 @@ def test_plane_border_and_copies_cover_the_plane():
                                   for c in range(st, st + lanes)}
                     assert cells == {(r, c) for r in range(hp) for c in range(limit)}, \
                         (tvw, w, k, s, pad, init)
+
+
+def test_split_rows_hold_each_padded_column_where_its_taps_read_it():
+    """A stride-2 row split into its even and odd padded columns
+    (row_plan.split): the copy puts input column c at index (pl + c) // 2 of
+    half (pl + c) % 2, which is where tap j of output column o (2 o + j = pl
+    + c) reads it; every whole output vector's reads stay inside their half,
+    and the plane is no wider than two halves."""
+    from onnx_mlir_py.passes.optimize.row_kernel import lane_width
+    from onnx_mlir_py.passes.optimize.row_plan import Conv, geometry, split
+    for tvw in (4, 8, 16):
+        for w in (1, 7, 14, 15, 17, 28, 33, 56, 112):
+            for k, pad in [(3, (1, 1, 1, 1)), (5, (2, 2, 2, 2)), (3, (0, 0, 1, 1)),
+                           (3, (1, 2, 1, 0))]:
+                pt, pl, pb, pr = pad
+                if w + pl + pr < k:
+                    continue
+                ow = (w + pl + pr - k) // 2 + 1
+                cv = Conv((1, 2, 9, w), pad, k, k, (1, 2, 4, ow), (2, 2), (1, 1), "bias")
+                assert split(cv) == (ow > 8)
+                if not split(cv):
+                    continue
+                vw = lane_width(cv, tvw)
+                half = geometry(cv, vw)[1] // 2
+                where = {pl + c: ((pl + c) % 2, (pl + c) // 2) for c in range(w)}
+                for o in range(-(-ow // vw) * vw):
+                    for j in range(k):
+                        if o < ow and 2 * o + j in where:
+                            assert where[2 * o + j] == (j % 2, o + j // 2)
+                    assert (o // vw * vw) + (k - 1) // 2 + vw <= half, (tvw, w, k, pad)
+    assert not split(Conv((1, 2, 9, 9), (1, 1, 1, 1), 3, 3, (1, 2, 5, 5), (2, 2), (1, 1), "out"))
+    assert not split(Conv((1, 2, 9, 9), (), 3, 3, (1, 2, 4, 4), (2, 2), (1, 1), "bias"))
+    assert not split(Conv((1, 2, 9, 9), (1, 1, 1, 1), 3, 3, (1, 2, 9, 9), (1, 1), (1, 1), "bias"))
