@@ -361,6 +361,11 @@ def _int8_matmul(op, t: Target):
     return plan(op, t)
 
 
+def _bf16_matmul(op, t: Target):
+    from onnx_mlir_py.passes.optimize.matmul_bf16 import plan
+    return plan(op, t)
+
+
 def _nbits_decode(op, t: Target):
     from onnx_mlir_py.passes.optimize.matmul_nbits import plan
     return plan(op, t)
@@ -383,7 +388,8 @@ KERNELS = {
     "conv": [("int8_im2col", _int8_conv), ("conv_direct", _conv_direct),
              ("conv_im2col", _conv_matmul),
              ("conv_dyn", _conv_dyn)],
-    "matmul": [("int8_vnni", _int8_matmul), ("nbits_decode", _nbits_decode)] +
+    "matmul": [("int8_vnni", _int8_matmul), ("packed_matmul_bf16", _bf16_matmul),
+               ("nbits_decode", _nbits_decode)] +
               [(k, _matmul(k)) for k in ("packed_matmul", "packed_matmul_dyn",
                                          "block_pack_matmul")],
 }

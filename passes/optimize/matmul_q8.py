@@ -232,15 +232,16 @@ def plan(op: ir.Operation, target: Target):
 
 
 # -- compile-time weights -------------------------------------------------------
-def pack_b(b: np.ndarray, nb: int) -> np.ndarray:
+def pack_b(b: np.ndarray, nb: int, group: int = 4) -> np.ndarray:
     """B [K, N] int8 -> [N/nb, ceil(K/4), nb*4]: per column block and k group
-    of 4, each column's 4 bytes side by side (K padded with zeros)."""
+    of 4, each column's 4 bytes side by side (K padded with zeros). Also the
+    bf16 kernels' pairs (matmul_bf16.py: ``group`` 2, B's uint16 bits)."""
     k, n = b.shape
-    kq = -(-k // 4)
-    bp = np.zeros((kq * 4, n), np.int8)
+    kq = -(-k // group)
+    bp = np.zeros((kq * group, n), b.dtype)
     bp[:k] = b
     return np.ascontiguousarray(
-        bp.reshape(kq, 4, n // nb, nb).transpose(2, 0, 3, 1).reshape(n // nb, kq, nb * 4))
+        bp.reshape(kq, group, n // nb, nb).transpose(2, 0, 3, 1).reshape(n // nb, kq, nb * group))
 
 
 # -- the kernel function -----------------------------------------------------------

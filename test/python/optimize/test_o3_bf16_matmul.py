@@ -1,0 +1,165 @@
+"""-O3 bf16 matmuls on AVX512-BF16 (passes/optimize/matmul_bf16.py): the
+contraction of ``--precision bf16`` (bf16 inputs, f32 result, constant B),
+built here as tensor-level IR (the truncf of an f32 input times a bf16
+constant, as the mode's lowering makes it), compiled and run against numpy
+on the bf16-rounded inputs with f64 accumulation: dynamic M at several run
+sizes (register tiles, 4-row tiles, single rows), odd K, N not a multiple of
+16 or 32, a transposed B (Gemm transB), 1 and 2 threads, non-finite inputs.
+On a CPU with AVX512-BF16 the kernel must be used (vdpbf16ps in the
+library); a target without it must leave the matmul alone."""
+from __future__ import annotations
+
+import ml_dtypes
+import mlir.ir as ir
+import numpy as np
+import pytest
+
+from onnx_mlir_py.isa import host_has
+from onnx_mlir_py.passes.optimize import optimize
+from onnx_mlir_py.passes.optimize.matmul_bf16 import KERNEL, constant_bits
+from onnx_mlir_py.target import target_for
+
+BF16 = host_has("avx512bf16") and host_has("avx512f")
+needs_bf16 = pytest.mark.skipif(not BF16, reason="the host has no AVX512-BF16 to run the kernel")
+
+
+def _bits(w: np.ndarray) -> np.ndarray:
+    return w.astype(ml_dtypes.bfloat16).view(np.uint16)
+
+
+def mixed_matmul(k: int, n: int, w: np.ndarray, transposed: bool = False) -> str:
+    """``main_graph(x: [?, K] f32) -> [?, N] f32``: truncf(x) @ B (bf16
+    constant ``w``: [K, N], or [N, K] read through a linalg.transpose)."""
+    bt = f"tensor<{w.shape[0]}x{w.shape[1]}xbf16>"
+    hexs = "0x" + _bits(w).astype("<u2").tobytes().hex().upper()
+    b = "%b"
+    tr = ""
+    if transposed:
+        tr = (f"%et = tensor.empty() : tensor<{k}x{n}xbf16>\n"
+              f"  %bt = linalg.transpose ins(%b : {bt}) outs(%et : tensor<{k}x{n}xbf16>) "
+              "permutation = [1, 0]")
+        b = "%bt"
+    return f"""
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main_graph(%x: tensor<?x{k}xf32>) -> tensor<?x{n}xf32> {{
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x{k}xf32>
+  %e = tensor.empty(%m) : tensor<?x{k}xbf16>
+  %a = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%x : tensor<?x{k}xf32>) outs(%e : tensor<?x{k}xbf16>) {{
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  }} -> tensor<?x{k}xbf16>
+  %b = arith.constant dense<"{hexs}"> : {bt}
+  {tr}
+  %z = arith.constant 0.0 : f32
+  %ec = tensor.empty(%m) : tensor<?x{n}xf32>
+  %f = linalg.fill ins(%z : f32) outs(%ec : tensor<?x{n}xf32>) -> tensor<?x{n}xf32>
+  %r = linalg.matmul ins(%a, {b} : tensor<?x{k}xbf16>, tensor<{k}x{n}xbf16>)
+      outs(%f : tensor<?x{n}xf32>) -> tensor<?x{n}xf32>
+  return %r : tensor<?x{n}xf32>
+}}"""
+
+
+def _build(tmp_path, k, n, *, transposed=False, threads=False, cpu="znver4", seed=0):
+    """(session, plan, B as f32 [K, N] of bf16 values)."""
+    from onnx_mlir_py.codegen import emit_library
+    from onnx_mlir_py.runtime import ExecutionSession
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((n, k) if transposed else (k, n)).astype(np.float32)
+    with ir.Context():
+        mod = ir.Module.parse(mixed_matmul(k, n, w, transposed))
+        plan = optimize(mod, target_for(cpu), threads=threads)
+        path = tmp_path / "m.so"
+        emit_library(mod, path, mcpu=cpu)
+    wb = w.astype(ml_dtypes.bfloat16).astype(np.float32)
+    return ExecutionSession(str(path)), plan, wb.T if transposed else wb, path
+
+
+def _check(got: np.ndarray, x: np.ndarray, w: np.ndarray) -> None:
+    """``got`` against the bf16-rounded inputs multiplied in f64: within f32
+    rounding of the sum of |products| (vdpbf16ps adds in another order)."""
+    xb = x.astype(ml_dtypes.bfloat16).astype(np.float64)
+    want = xb @ w.astype(np.float64)
+    bound = np.abs(xb) @ np.abs(w.astype(np.float64))
+    k = x.shape[1]
+    np.testing.assert_array_less(np.abs(got - want), bound * k * 2.0 ** -23 + 1e-30)
+
+
+@needs_bf16
+@pytest.mark.parametrize("k,n,transposed", [
+    (64, 64, False),        # 8 x 32 tiles
+    (21, 48, False),        # odd K (a zero past K), N = 3 x 16 (16-column blocks)
+    (40, 40, True),         # transposed B, N not a multiple of 16 (zero columns)
+    (1, 16, False),         # K = 1: the peeled pair only
+])
+def test_bf16_matmul(tmp_path, k, n, transposed):
+    sess, plan, w, path = _build(tmp_path, k, n, transposed=transposed)
+    assert [e.kernel for e in plan.entries] == [KERNEL]
+    import subprocess
+    assert "vdpbf16ps" in subprocess.run(["objdump", "-d", str(path)], capture_output=True,
+                                         text=True).stdout
+    for m in (1, 4, 5, 8, 13, 37):       # single rows, 4-row tiles, full tiles + tails
+        x = np.random.default_rng(m).standard_normal((m, k)).astype(np.float32)
+        got = sess.run([x])[0]
+        assert got.shape == (m, n)
+        _check(got, x, w)
+
+
+@needs_bf16
+def test_bf16_matmul_two_threads(tmp_path):
+    from onnx_mlir_py.runtime import ExecutionSession
+    _, plan, w, path = _build(tmp_path, 256, 512, threads=True, seed=2)
+    assert plan.entries[0].kernel == KERNEL and plan.entries[0].threaded
+    sess = ExecutionSession(str(path), num_threads=2)
+    for m in (3, 64, 77):
+        x = np.random.default_rng(m).standard_normal((m, 256)).astype(np.float32)
+        _check(sess.run([x])[0], x, w)
+
+
+@needs_bf16
+def test_bf16_matmul_non_finite(tmp_path):
+    """inf and NaN inputs give inf / NaN where the reference has them."""
+    sess, _, w, _ = _build(tmp_path, 16, 32, seed=3)
+    x = np.random.default_rng(4).standard_normal((9, 16)).astype(np.float32)
+    x[1, 3], x[4, 0], x[7, 15] = np.inf, np.nan, -np.inf
+    got = sess.run([x])[0]
+    want = x.astype(ml_dtypes.bfloat16).astype(np.float64) @ w.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-5, atol=1e-5)
+
+
+def test_target_without_bf16_keeps_the_matmul():
+    """x86-64-v4 (no AVX512-BF16): not this kernel, no x86vector op."""
+    w = np.ones((8, 32), np.float32)
+    with ir.Context():
+        mod = ir.Module.parse(mixed_matmul(8, 32, w))
+        plan = optimize(mod, target_for("x86-64-v4"), threads=False)
+        assert KERNEL not in [e.kernel for e in plan.entries]
+        assert "x86vector" not in str(mod)
+
+
+@pytest.mark.parametrize("form", ["hex", "decimal", "splat", "resource"])
+def test_constant_bits(form):
+    """B's bf16 bits are read from each form of constant the lowering makes."""
+    from onnx_mlir_py.ir_resources import resource_attr
+    rng = np.random.default_rng(5)
+    w = (np.full((3, 5), -1.5, np.float32) if form == "splat" else
+         rng.standard_normal((40, 40) if form in ("hex", "resource") else (3, 5)).astype(np.float32))
+    bits = _bits(w)
+    with ir.Context(), ir.Location.unknown():
+        t = ir.RankedTensorType.get(list(w.shape), ir.BF16Type.get())
+        attr = resource_attr(np.ascontiguousarray(bits), "w", t) if form == "resource" else \
+            ir.DenseElementsAttr.get(bits, type=t)
+        if form == "hex":
+            assert '"0x' in str(attr)
+        if form == "decimal":
+            assert '"0x' not in str(attr)
+        from mlir.dialects import arith
+        m = ir.Module.create()
+        with ir.InsertionPoint(m.body):
+            c = arith.ConstantOp(t, attr)
+        np.testing.assert_array_equal(constant_bits(c.operation), bits)
