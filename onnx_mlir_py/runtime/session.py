@@ -8,8 +8,11 @@
 Inputs are checked in Python (count, dtype, rank, static dims) and raise
 :class:`RuntimeInputError` naming the input; the library checks again and
 returns NULL + a message instead of crashing. Outputs are fresh numpy arrays
-that own their memory (copied out of the library's buffers, which are then
-released).
+of their own memory: copied out of the library's buffers, which are then
+released, or, an output of dynamic shape of at least ``ADOPT_MIN_BYTES``,
+the library's own buffer (every output has a fresh one: om_wrap_results),
+taken over and freed when the last array over it goes (no copy: a KV-cache
+decode step's presents are megabytes).
 """
 from __future__ import annotations
 
@@ -30,6 +33,9 @@ __all__ = ["ExecutionSession", "OMExecutionSession", "TensorSig"]
 OM_ERROR_CHECK = 2          # omGetLastErrorKind(): a run-time check failed
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
+ADOPT_MIN_BYTES = 1 << 16   # a smaller output is copied (one call ~2 us: a 16 KiB memcpy)
+_free = ctypes.CDLL(None).free      # the C library's, which allocated the buffers
+_free.restype, _free.argtypes = None, [_P]
 
 
 class ExecutionSession:
@@ -125,6 +131,9 @@ class ExecutionSession:
             self._run_arrays.argtypes = [_P, _I64, _P, _P, _P, _P]
             self._list_info = bind(lib, "omTensorListInfo", _I64, [_P, _I64, _P, _P, _P, _P])
             self._entry_addr = ctypes.cast(self._run, _P).value
+        self._release = getattr(lib, "omTensorListRelease", None)
+        if self._release is not None:
+            self._release.restype, self._release.argtypes = _I64, [_P, _I64, _P]
         self._lean = self._lean_call(lib)
         self._plan = self._plan_call(lib)
         self._in_fast = fast_specs(self.input_specs)
@@ -255,7 +264,7 @@ class ExecutionSession:
 
     def run(self, inputs) -> list[np.ndarray]:
         """Run the model on ``inputs`` (a list of numpy arrays, in signature
-        order); returns the outputs as numpy arrays owning their memory. A
+        order); returns the outputs as fresh numpy arrays (module docstring). A
         sequence is a list of arrays, an empty optional None; an output that
         was a ZipMap a list of {label: score} dicts, string class labels an
         array of str objects."""
@@ -354,6 +363,11 @@ class ExecutionSession:
             if need > cap:
                 shapes = (_I64 * need)()
                 self._list_info(out_list, need, ranks, codes, datas, shapes)
+            owners = [None] * m     # buffers taken from the library: freed with these
+            if out_alloc is None and self._release is not None:
+                taken = PtrM()
+                if self._release(out_list, ADOPT_MIN_BYTES, taken):
+                    owners = [_Adopted(p) if p else None for p in taken[:m]]
             outs, k = [], 0
             for i in range(m):
                 r = ranks[i]
@@ -362,6 +376,9 @@ class ExecutionSession:
                 dtype = CODE_TO_DTYPE.get(codes[i])
                 if dtype is None:
                     raise ModelRunError(f"output has unsupported element type code {codes[i]}")
+                if owners[i] is not None and dtype.isbuiltin == 1 and dtype.kind in "biufc":
+                    outs.append(owners[i].array(datas[i], shape, dtype))
+                    continue
                 out = np.empty(shape, dtype) if out_alloc is None else \
                     out_alloc(i, shape, dtype)
                 if out is not None and out.nbytes:
@@ -436,6 +453,24 @@ class ExecutionSession:
 
     def __repr__(self) -> str:
         return f"ExecutionSession({self._lib._name!r}, entry={self._entry!r})"
+
+
+class _Adopted:
+    """A model output's buffer taken from the library (``omTensorListRelease``,
+    malloc'd by it): the base of the numpy array over it, freed with the C
+    library's ``free`` when the last array over it goes (not the model
+    library's: the array may outlive it)."""
+
+    def __init__(self, allocated: int):
+        self._allocated = allocated
+
+    def array(self, data: int, shape: tuple, dtype: np.dtype) -> np.ndarray:
+        self.__array_interface__ = {"data": (data, False), "shape": shape,
+                                    "typestr": dtype.str, "version": 3}
+        return np.asarray(self)
+
+    def __del__(self):
+        _free(self._allocated)
 
 
 class _RunPlan(ctypes.Structure):

@@ -80,6 +80,7 @@ from onnx_mlir_py.passes.optimize.attention import attention_kernels
 from onnx_mlir_py.passes.optimize.matmul import pack_matmuls, tile_packed_contractions
 from onnx_mlir_py.passes.optimize.matmul_q8 import int8_matmuls
 from onnx_mlir_py.passes.optimize.matmul_bf16 import bf16_matmuls
+from onnx_mlir_py.passes.optimize.conv_bf16 import bf16_convs
 from onnx_mlir_py.passes.optimize.matmul_nbits import nbits_decodes
 from onnx_mlir_py.passes.optimize.conv_q8 import int8_convs
 from onnx_mlir_py.passes.optimize.packs import FOLDABLE, PACK_LOWERING, fold_constant_relayouts
@@ -251,6 +252,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
             ("int8 convs", kernels, lambda: int8_convs(m, target, threads, plan)),
             ("int8 matmuls", kernels, lambda: int8_matmuls(m, target, threads, plan)),
             ("bf16 matmuls", kernels, lambda: bf16_matmuls(m, target, threads, plan)),
+            ("bf16 convs", kernels, lambda: bf16_convs(m, target, threads, plan)),
             ("nbits decode", kernels, lambda: nbits_decodes(m, target, threads, plan)),
             ("clear plan", kernels, lambda: clear_plan(m)),
             # also the conv kernels' matmuls
@@ -333,6 +335,7 @@ PASSES = {
     "o3-int8-conv": _step(int8_convs),
     "o3-int8-matmul": _step(int8_matmuls),
     "o3-bf16-matmul": _step(bf16_matmuls),
+    "o3-bf16-conv": _step(bf16_convs),
     "o3-nbits-decode": _step(nbits_decodes),
     "o3-pack-matmul": _step(pack_matmuls, threads=False),
     "o3-fold-constant-relayouts": _step(fold_constant_relayouts, target=False, threads=False),

@@ -356,6 +356,11 @@ def _int8_conv(op, t: Target):
     return plan(op, t)
 
 
+def _bf16_conv(op, t: Target):
+    from onnx_mlir_py.passes.optimize.conv_bf16 import plan
+    return plan(op, t)
+
+
 def _int8_matmul(op, t: Target):
     from onnx_mlir_py.passes.optimize.matmul_q8 import plan
     return plan(op, t)
@@ -385,7 +390,7 @@ KERNELS = {
     "depthwise": [("depthwise_q8", _depthwise_q8), ("depthwise_rows", _depthwise),
                   ("depthwise_dyn", _depthwise_dyn)],
     "pool": [("pool_rows", _pool), ("pool_q8", _pool_q8), ("pool_dyn", _pool_dyn)],
-    "conv": [("int8_im2col", _int8_conv), ("conv_direct", _conv_direct),
+    "conv": [("int8_im2col", _int8_conv), ("conv_bf16", _bf16_conv), ("conv_direct", _conv_direct),
              ("conv_im2col", _conv_matmul),
              ("conv_dyn", _conv_dyn)],
     "matmul": [("int8_vnni", _int8_matmul), ("packed_matmul_bf16", _bf16_matmul),

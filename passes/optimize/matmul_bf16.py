@@ -178,17 +178,28 @@ def _round_bf16(x: np.ndarray) -> np.ndarray:
 
 
 # -- the kernel function -----------------------------------------------------------
-def kernel_text(name: str, k: int, n: int, nb: int, threaded: bool) -> str:
+def kernel_text(name: str, k: int, n: int, nb: int, threaded: bool, gather: int | None = None) -> str:
     """``func.func private @name(a: [?, K] bf16, bp: [N/nb, ceil(K/2), 2 nb] bf16)
-    -> [?, N] f32`` (see the module docstring)."""
+    -> [?, N] f32`` (see the module docstring).
+
+    ``gather`` (the convs' implicit im2col, conv_bf16.py): A is a flat bf16
+    tensor of that many elements and the kernel takes two more parameters,
+    ``rows: [M] i32`` and ``koffs: [K/2] i32`` (K even): row m's k pair kk
+    is the two elements at ``rows[m] + koffs[kk]``."""
     mb, nv, kp, no = ROW_TILE[nb], nb // LANES, -(-k // 2), n // nb
     e = Emitter()
+    i32 = Type(Kind.SCALAR, Elem.I32)
     v16, v32b, v16i = vector(LANES), vector(2 * LANES, Elem.BF16), vector(LANES, Elem.I32)
-    a = e.param("a", tensor([None, k], Elem.BF16))
+    v2b = vector(2, Elem.BF16)
+    a = e.param("a", tensor([None, k] if gather is None else [gather], Elem.BF16))
     bp = e.param("bp", tensor([no, kp, nb * 2], Elem.BF16))
+    params = [a, bp]
+    if gather is not None:
+        rows_t, koffs = e.param("rows", tensor([None], Elem.I32)), e.param("koffs", tensor([kp], Elem.I32))
+        params += [rows_t, koffs]
     out_t = tensor([None, n])
     zero = e.const("0.0", BF16)
-    m = e.dim(a, 0)
+    m = e.dim(a if gather is None else rows_t, 0)
     mfull = e.mul(e.div(m, mb), mb)
     out = e.empty([m, n])
     if threaded:
@@ -199,15 +210,24 @@ def kernel_text(name: str, k: int, n: int, nb: int, threaded: bool) -> str:
     tile = e.extract_slice(tile_src, [0, col], [m, nb])
     zero32 = e.splat_const("0.0", v16)
 
-    def pair(kk, m0, r: int, accs: list, in_bounds: bool) -> list:
-        """One k pair of the r x nb tile at row ``m0``: r * nv vdpbf16ps."""
+    def index(v):
+        return e.op("ix", f"arith.index_cast {v} : i32 to index", Type(Kind.SCALAR, Elem.INDEX))
+
+    def pair(kk, row0: list, accs: list, in_bounds: bool) -> list:
+        """One k pair of the tile whose rows start at ``row0``: r * nv vdpbf16ps."""
         new = list(accs)
         bvs = [e.read(bp, [blk, kk, j * 2 * LANES], zero, v32b) for j in range(nv)]
-        k2 = e.mul(kk, 2)
-        for i in range(r):
-            av = e.read(a, [e.add(m0, i), k2], zero, vector(2, Elem.BF16), in_bounds=in_bounds)
+        if gather is None:
+            k2 = e.mul(kk, 2)
+        else:
+            ko = index(e.extract(koffs, [kk]))
+        for i, r0 in enumerate(row0):
+            if gather is None:
+                av = e.read(a, [r0, k2], zero, v2b, in_bounds=in_bounds)
+            else:
+                av = e.read(a, [e.add(r0, ko)], zero, v2b)
             a1 = e.cast("vector.bitcast", av, vector(1, Elem.I32))
-            s = e.op("as", f"vector.extract {a1}[0] : i32 from {a1.type}", Type(Kind.SCALAR, Elem.I32))
+            s = e.op("as", f"vector.extract {a1}[0] : i32 from {a1.type}", i32)
             ab = e.cast("vector.bitcast", e.broadcast(s, v16i), v32b)
             for j in range(nv):
                 x = i * nv + j
@@ -218,11 +238,14 @@ def kernel_text(name: str, k: int, n: int, nb: int, threaded: bool) -> str:
     def rows(lo, hi, r: int, t):
         """Rows lo..hi of the tile in steps of ``r``: the r x nb register tile."""
         m0, (tt,), (rt,) = e.loop(lo, hi, r, [t], base="rows")
+        row0 = [e.add(m0, i) for i in range(r)]
+        if gather is not None:      # each row's first element in A
+            row0 = [index(e.extract(rows_t, [x])) for x in row0]
         kk, accs, racc = e.loop(0, k // 2, 1, [zero32] * (r * nv), base="kp")
-        e.end(pair(kk, m0, r, accs, True))
+        e.end(pair(kk, row0, accs, True))
         racc = list(racc)
         if k % 2:                   # the last k and a zero past K
-            racc = pair(k // 2, m0, r, racc, False)
+            racc = pair(k // 2, row0, racc, False)
         for i in range(r):
             for j in range(nv):
                 tt = e.write(racc[i * nv + j], tt, [e.add(m0, i), j * LANES])
@@ -238,7 +261,7 @@ def kernel_text(name: str, k: int, n: int, nb: int, threaded: bool) -> str:
     else:
         e.end([e.insert_slice(tile, tile_src, [0, col], [m, nb])])
     e(f"return {res} : {out_t}")
-    return e.function(name, [a, bp], out_t)
+    return e.function(name, params, out_t)
 
 
 # -- the rewrite step ----------------------------------------------------------------
@@ -257,41 +280,65 @@ def planned(module: ir.Module):
             yield op, q, np.ascontiguousarray(bits.T) if q.b_transposed else bits
 
 
+def kernel_call(module: ir.Module, funcs: dict, k: int, b: np.ndarray, threaded: bool,
+                args: list, gather: int | None = None) -> ir.Value:
+    """At the insertion point: the call of the kernel (added to ``module``
+    once per shape, named in ``funcs``) of A (``args[0]``, and the gather
+    tables after it) times ``b`` (B's uint16 bits [K, N'], N' a multiple of
+    16; packed here): its [?, N'] f32 result."""
+    from mlir.dialects import arith, func
+    from onnx_mlir_py.passes.optimize.matmul_q8 import add_functions, pack_b
+    npad = b.shape[1]
+    nb = 32 if npad % 32 == 0 else 16
+    key = (k, npad, nb, threaded, gather)
+    if key not in funcs:
+        funcs[key] = f"__om_bf16_matmul_{len(funcs)}"
+        text = kernel_text(funcs[key], k, npad, nb, threaded, gather)
+        add_functions(module, ir.Module.parse("module {\n" + text + "\n}", module.context))
+    packed = pack_b(b, nb, 2)
+    pt = ir.RankedTensorType.get(list(packed.shape), ir.BF16Type.get())
+    bp = arith.ConstantOp(pt, ir.DenseElementsAttr.get(packed, type=pt)).result
+    dyn = ir.ShapedType.get_dynamic_size()
+    return func.CallOp([ir.RankedTensorType.get([dyn, npad], ir.F32Type.get())],
+                       ir.FlatSymbolRefAttr.get(funcs[key]), [args[0], bp] + list(args[1:])).results[0]
+
+
+def pad_columns(b: np.ndarray) -> np.ndarray:
+    """B's bits with zero columns up to whole 16-lane vectors."""
+    n = b.shape[1]
+    npad = -(-n // LANES) * LANES
+    return b if npad == n else np.concatenate([b, np.zeros((b.shape[0], npad - n), np.uint16)], axis=1)
+
+
+def finish(module: ir.Module, funcs: dict) -> None:
+    """After the rewrites: inline the kernels' calls, record the feature."""
+    from mlir.passmanager import PassManager
+    if funcs:
+        PassManager.parse('builtin.module(inline{default-pipeline=""}, symbol-dce, canonicalize, cse)',
+                          module.context).run(module.operation)
+        mark_bf16(module)
+
+
 def bf16_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -> int:
     """Rewrite the matmuls the plan gave ``packed_matmul_bf16``. Returns the count."""
-    from mlir.dialects import arith, func, tensor as tensor_d
-    from mlir.passmanager import PassManager
+    from mlir.dialects import arith, tensor as tensor_d
     from onnx_mlir_py.passes.optimize.kernel_plan import threaded_kernel
-    from onnx_mlir_py.passes.optimize.matmul_q8 import add_functions, pack_b
     if not target.avx512_bf16 or target.vector_width != LANES:
         return 0
     funcs: dict[tuple, str] = {}
     count = 0
-    bf16, f32 = ir.BF16Type.get(), ir.F32Type.get()
+    f32 = ir.F32Type.get()
     dyn = ir.ShapedType.get_dynamic_size()
     for op, q, b in list(planned(module)):
-        npad, nb = q.n_padded, q.nb
-        if npad != q.n:
-            b = np.concatenate([b, np.zeros((q.k, npad - q.n), np.uint16)], axis=1)
         macs = None if q.m is None else q.m * q.k * q.n
-        par = threads and threaded_kernel(macs, _bytes(q))
-        key = (q.k, npad, nb, par)
-        if key not in funcs:
-            funcs[key] = f"__om_bf16_matmul_{len(funcs)}"
-            text = kernel_text(funcs[key], q.k, npad, nb, par)
-            add_functions(module, ir.Module.parse("module {\n" + text + "\n}", module.context))
         with ir.InsertionPoint(op), op.location:
             a = q.a
-            at = ir.RankedTensorType.get([dyn, q.k], bf16)
+            at = ir.RankedTensorType.get([dyn, q.k], ir.BF16Type.get())
             if a.type != at:
                 a = tensor_d.CastOp(at, a).result
-            packed = pack_b(b, nb, 2)
-            pt = ir.RankedTensorType.get(list(packed.shape), bf16)
-            bp = arith.ConstantOp(pt, ir.DenseElementsAttr.get(packed, type=pt)).result
-            call = func.CallOp([ir.RankedTensorType.get([dyn, npad], f32)],
-                               ir.FlatSymbolRefAttr.get(funcs[key]), [a, bp])
-            res = call.results[0]
-            if npad != q.n:
+            res = kernel_call(module, funcs, q.k, pad_columns(b),
+                              threads and threaded_kernel(macs, _bytes(q)), [a])
+            if q.n_padded != q.n:
                 rows = tensor_d.DimOp(res, arith.ConstantOp(ir.IndexType.get(), 0).result).result
                 res = tensor_d.ExtractSliceOp(
                     ir.RankedTensorType.get([dyn, q.n], f32), res, [], [rows], [],
@@ -301,10 +348,7 @@ def bf16_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
         op.results[0].replace_all_uses_with(res)
         op.erase()
         count += 1
-    if funcs:
-        PassManager.parse('builtin.module(inline{default-pipeline=""}, symbol-dce, canonicalize, cse)',
-                          module.context).run(module.operation)
-        mark_bf16(module)
+    finish(module, funcs)
     return count
 
 

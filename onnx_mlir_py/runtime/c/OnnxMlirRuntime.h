@@ -125,6 +125,12 @@ int64_t omRunInto(OMTensorList *(*entry)(OMTensorList *), int64_t n, void *const
                   int64_t m, void *const *out, const int64_t *out_ranks,
                   const int64_t *out_shapes, const int32_t *out_dtypes);
 
+/* The caller takes the buffers of list's numeric tensors of at least
+ * min_bytes (allocated[i]: what free() gets, else NULL; data stays
+ * omTensorGetDataPtr): the list's destroy no longer frees them. Returns
+ * how many. For outputs handed over without a copy. */
+int64_t omTensorListRelease(OMTensorList *list, int64_t min_bytes, void **allocated);
+
 /* omRunInto's arguments but the addresses in one record, made once per
  * session by a binding (a call with 2 arguments, not 11: each costs a
  * Python caller ~0.1 us); ptrs: the n input then the m output addresses. */

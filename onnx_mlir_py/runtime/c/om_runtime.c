@@ -421,6 +421,24 @@ int64_t omRunPlan(const OMRunPlan *plan, void *const *ptrs) {
                    plan->out_dtypes);
 }
 
+int64_t omTensorListRelease(OMTensorList *l, int64_t min_bytes, void **allocated) {
+  int64_t k = 0;
+  for (int64_t i = 0; l && i < l->size; ++i) {
+    OMTensor *t = l->omts[i];
+    uint64_t bytes = 0;
+    allocated[i] = NULL;
+    if (t && t->owning && t->allocated && !t->seq && !t->none &&
+        t->dtype != ONNX_TYPE_STRING &&
+        om_size_fits(t->shape, t->rank, omTensorGetElemSize(t->dtype), &bytes) &&
+        bytes >= (uint64_t)min_bytes) {
+      allocated[i] = t->allocated;
+      t->owning = 0;
+      ++k;
+    }
+  }
+  return k;
+}
+
 int64_t omTensorListInfo(const OMTensorList *l, int64_t cap, int64_t *ranks,
                          int32_t *dtypes, void **data, int64_t *shapes) {
   int64_t need = 0;

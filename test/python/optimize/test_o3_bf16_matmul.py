@@ -163,3 +163,91 @@ def test_constant_bits(form):
         with ir.InsertionPoint(m.body):
             c = arith.ConstantOp(t, attr)
         np.testing.assert_array_equal(constant_bits(c.operation), bits)
+
+
+# -- convs (passes/optimize/conv_bf16.py) -------------------------------------------------
+
+def mixed_conv(xs, w: np.ndarray, s: int, p: int, d: int) -> str:
+    """``main_graph(x: xs f32)``: conv_2d_nchw_fchw of the padded truncf(x)
+    and the bf16 constant ``w`` into an f32 zero fill (the mode's lowering)."""
+    n, c, h, wd = xs
+    f, _, kh, kw = w.shape
+    hp, wp = h + 2 * p, wd + 2 * p
+    oh, ow = (hp - d * (kh - 1) - 1) // s + 1, (wp - d * (kw - 1) - 1) // s + 1
+    xt, xpt = f"tensor<{n}x{c}x{h}x{wd}x", f"tensor<{n}x{c}x{hp}x{wp}xbf16>"
+    ot = f"tensor<{n}x{f}x{oh}x{ow}xf32>"
+    hexs = "0x" + _bits(w).astype("<u2").tobytes().hex().upper()
+    return f"""
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @main_graph(%x: {xt}f32>) -> {ot} {{
+  %e = tensor.empty() : {xt}bf16>
+  %a = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%x : {xt}f32>) outs(%e : {xt}bf16>) {{
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  }} -> {xt}bf16>
+  %ap = tensor.pad %a low[0, 0, {p}, {p}] high[0, 0, {p}, {p}] {{
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %zb = arith.constant 0.0 : bf16
+    tensor.yield %zb : bf16
+  }} : {xt}bf16> to {xpt}
+  %w = arith.constant dense<"{hexs}"> : tensor<{f}x{c}x{kh}x{kw}xbf16>
+  %z = arith.constant 0.0 : f32
+  %ec = tensor.empty() : {ot}
+  %fl = linalg.fill ins(%z : f32) outs(%ec : {ot}) -> {ot}
+  %r = linalg.conv_2d_nchw_fchw {{dilations = dense<{d}> : tensor<2xi64>, strides = dense<{s}> : tensor<2xi64>}}
+      ins(%ap, %w : {xpt}, tensor<{f}x{c}x{kh}x{kw}xbf16>) outs(%fl : {ot}) -> {ot}
+  return %r : {ot}
+}}"""
+
+
+def _conv_ref(x, w, s, p, d):
+    """onnx.reference's Conv of the bf16-rounded input and filters."""
+    from onnx import TensorProto as TP
+    from onnx import helper as h
+    from onnx.reference import ReferenceEvaluator
+    g = h.make_graph([h.make_node("Conv", ["x", "w"], ["y"], pads=[p] * 4, strides=[s, s],
+                                  dilations=[d, d])], "g",
+                     [h.make_tensor_value_info("x", TP.DOUBLE, None),
+                      h.make_tensor_value_info("w", TP.DOUBLE, None)],
+                     [h.make_tensor_value_info("y", TP.DOUBLE, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    r = lambda a: a.astype(ml_dtypes.bfloat16).astype(np.float64)  # noqa: E731
+    return ReferenceEvaluator(m).run(None, {"x": r(x), "w": r(w)})[0], \
+        ReferenceEvaluator(m).run(None, {"x": np.abs(r(x)), "w": np.abs(r(w))})[0]
+
+
+@needs_bf16
+@pytest.mark.parametrize("xs,f,k,s,p,d,threads", [
+    ((1, 3, 17, 17), 8, 3, 1, 1, 1, False),     # odd C (a zero channel), 8 filters (zero columns)
+    ((1, 16, 9, 9), 40, 3, 2, 1, 1, False),     # stride 2, 81 pixels (transpose blocks padded)
+    ((2, 5, 8, 8), 16, 1, 1, 0, 1, False),      # two images, 1x1
+    ((1, 8, 12, 12), 32, 3, 1, 2, 2, False),    # dilation 2
+    ((1, 64, 14, 14), 64, 3, 1, 1, 1, True),    # threads
+])
+def test_bf16_conv(tmp_path, xs, f, k, s, p, d, threads):
+    from onnx_mlir_py.codegen import emit_library
+    from onnx_mlir_py.passes.optimize.conv_bf16 import KERNEL as CONV
+    from onnx_mlir_py.runtime import ExecutionSession
+    rng = np.random.default_rng(f)
+    w = rng.standard_normal((f, xs[1], k, k)).astype(np.float32)
+    with ir.Context():
+        mod = ir.Module.parse(mixed_conv(xs, w, s, p, d))
+        plan = optimize(mod, target_for("znver4"), threads=threads)
+        assert [e.kernel for e in plan.entries] == [CONV]
+        emit_library(mod, tmp_path / "c.so", mcpu="znver4")
+    sess = ExecutionSession(str(tmp_path / "c.so"), num_threads=2 if threads else 1)
+    x = rng.standard_normal(xs).astype(np.float32)
+    got = sess.run([x])[0]
+    want, bound = _conv_ref(x, w, s, p, d)
+    assert got.shape == want.shape
+    kk = xs[1] * k * k
+    np.testing.assert_array_less(np.abs(got - want), bound * kk * 2.0 ** -23 + 1e-30)
+
+
+def test_transpose_text_blocks():
+    """The 16 x 16 shuffle transpose of the conv's [pixels, filters] result."""
+    from onnx_mlir_py.passes.optimize.conv_bf16 import transpose_text
+    text = transpose_text("t", 32, 16)
+    assert text.count("vector.shuffle") == 64 and text.count("vector.transfer_write") == 16

@@ -346,3 +346,31 @@ def test_outputs_of_every_numeric_type(tmp_path, opt):
     for a, b in zip(s.run([x]), ReferenceEvaluator(m).run(None, {"x": x})):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(a.astype(np.float64), b.astype(np.float64))
+
+
+def test_large_dynamic_outputs_are_adopted_not_copied(libs):
+    """An output of dynamic shape of at least ADOPT_MIN_BYTES is the
+    library's own buffer, taken over (omTensorListRelease) and freed with the
+    last array over it: values as onnxruntime's, writable, fresh per run,
+    alive after its session and the parent array are gone; a smaller one is
+    copied into an array of its own."""
+    import gc
+
+    from onnx_mlir_py.runtime.session import ADOPT_MIN_BYTES, _Adopted
+    so, ref = libs["dyn_out"]
+    s = ExecutionSession(so)
+    edge = ADOPT_MIN_BYTES // 8                 # [2, edge] float32: exactly the bound
+    for n, adopted in ((edge - 1, False), (edge, True), (3 * edge + 5, True)):
+        x = RNG.standard_normal((2, n)).astype(np.float32)
+        o1, o2 = s.run([x])[0], s.run([-x])[0]
+        _same([o1], ref.run(None, {"x": x}), exact=True)
+        _same([o2], ref.run(None, {"x": -x}), exact=True)
+        assert isinstance(o1.base, _Adopted) == adopted and o1.flags.owndata != adopted
+        assert o1.flags.writeable and o1.flags.c_contiguous
+        assert not np.shares_memory(o1, o2)
+        o1[...] = 7
+        _same([o2], ref.run(None, {"x": -x}), exact=True)
+    view = s.run([x])[0][1, ::2]
+    del s
+    gc.collect()
+    np.testing.assert_array_equal(view, ref.run(None, {"x": x})[0][1, ::2])

@@ -1,0 +1,228 @@
+"""bf16 convs on AVX512-BF16: the kernel plan's ``conv_bf16`` kernel.
+
+What it rewrites: the conv of the bf16 precision mode: a
+``linalg.conv_2d_nchw_fchw`` of a bf16 input (the ``arith.truncf`` of the f32
+activations, padded) and constant bf16 filters into an f32 zero fill, all
+shapes static. It becomes the bf16 matmul kernel of :mod:`.matmul_bf16` in
+its gather form (an implicit im2col: nothing is copied per tap):
+
+    out[pixel, f] = sum over (kh, kw, c) of x[n, oh*s + kh*d, ow*s + kw*d, c] * w[f, c, kh, kw]
+
+with pixels as the kernel's rows (M = N * OH * OW) and filters as its
+columns (B = the filters as [KH * KW * C, F], packed at compile time). The
+input is transposed once to channels-last ``[N, H, W, C]`` (C padded to even
+with a zero channel), so each k pair is two adjacent channels: row m's pair
+kk is at ``rows[m] + koffs[kk]`` of the flat input (two compile-time
+tables). The [pixels, F] result is transposed back to NCHW.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mlir.ir as ir
+import numpy as np
+
+from onnx_mlir_py.dialects.onnx.opview import owner_op
+from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.optimize.matmul_bf16 import (LANES, ROW_TILE, _is_bf16, _zero_fill_f32,
+                                                      constant_bits)
+from onnx_mlir_py.target import Target
+
+KERNEL = "conv_bf16"
+
+
+@dataclass
+class Bf16Conv:
+    x: ir.Value                 # bf16 [N, C, H, W] (padded already)
+    w: ir.Value                 # the constant bf16 [F, C, KH, KW]
+    xs: tuple
+    ws: tuple
+    os: tuple
+    s: tuple
+    d: tuple
+
+    @property
+    def macs(self) -> int:
+        return int(np.prod(self.os)) * int(np.prod(self.ws[1:]))
+
+
+def _ints(op: ir.Operation, name: str) -> tuple:
+    if name not in op.attributes:
+        return (1, 1)
+    return tuple(int(v) for v in np.array(ir.DenseIntElementsAttr(op.attributes[name])))
+
+
+def match(op: ir.Operation) -> Bf16Conv | None:
+    """The bf16 conv ``op`` computes (see the module docstring), or None."""
+    if op.name != "linalg.conv_2d_nchw_fchw" or len(op.operands) != 3 or len(op.results) != 1:
+        return None
+    x, w, c = op.operands
+    rt = op.results[0].type
+    if not (_is_bf16(x.type) and _is_bf16(w.type) and isinstance(rt.element_type, ir.F32Type)):
+        return None
+    if not (x.type.has_static_shape and w.type.has_static_shape and rt.has_static_shape):
+        return None
+    cw = owner_op(w)
+    if cw is None or cw.name != "arith.constant" or not _zero_fill_f32(c):
+        return None
+    return Bf16Conv(x, w, tuple(x.type.shape), tuple(w.type.shape), tuple(rt.shape),
+                    _ints(op, "strides"), _ints(op, "dilations"))
+
+
+def plan(op: ir.Operation, target: Target):
+    """The kernel plan's rule: (tile, threaded, reason) or None."""
+    if not target.avx512_bf16 or target.vector_width != LANES:
+        return None
+    cv = match(op)
+    if cv is None:
+        return None
+    from onnx_mlir_py.passes.optimize.kernel_plan import THREAD_MIN_MACS, _macs_str
+    npad = -(-cv.ws[0] // LANES) * LANES
+    nb = 32 if npad % 32 == 0 else 16
+    return (f"{ROW_TILE[nb]} pixels x {nb} filters, k 2", cv.macs >= THREAD_MIN_MACS,
+            f"bf16 conv: channels-last implicit im2col, vdpbf16ps; {_macs_str(cv.macs)}")
+
+
+def tables(cv: Bf16Conv, c2: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, koffs): each output pixel's first element in the flat
+    channels-last input of ``c2`` channels, and each k pair's offset from
+    it (k ordered (kh, kw, c), as :func:`filters_matrix`)."""
+    n, _c, h, w = cv.xs
+    _f, _c, kh, kw = cv.ws
+    oh, ow = cv.os[2:]
+    ni, ohi, owi = np.meshgrid(np.arange(n), np.arange(oh), np.arange(ow), indexing="ij")
+    rows = ((ni * h + ohi * cv.s[0]) * w + owi * cv.s[1]) * c2
+    khi, kwi, cc = np.meshgrid(np.arange(kh), np.arange(kw), np.arange(c2 // 2), indexing="ij")
+    koffs = (khi * cv.d[0] * w + kwi * cv.d[1]) * c2 + 2 * cc
+    if rows.max() + koffs.max() + 2 > np.iinfo(np.int32).max:
+        return None
+    rows = rows.reshape(-1)
+    rows = np.concatenate([rows, np.zeros(-len(rows) % LANES, rows.dtype)])  # whole transpose blocks
+    return rows.astype(np.int32), koffs.reshape(-1).astype(np.int32)
+
+
+def filters_matrix(bits: np.ndarray, c2: int) -> np.ndarray:
+    """W's bits [F, C, KH, KW] -> B [KH * KW * c2, F] (zero rows for the
+    padding channel)."""
+    f, c, kh, kw = bits.shape
+    wp = np.zeros((f, c2, kh, kw), np.uint16)
+    wp[:, :c] = bits
+    return np.ascontiguousarray(wp.transpose(2, 3, 1, 0).reshape(kh * kw * c2, f))
+
+
+def transpose_text(name: str, m: int, n: int) -> str:
+    """``func.func private @name(x: [m, n] f32) -> [n, m] f32``, m and n
+    multiples of 16: 16 x 16 blocks, each 16 row reads, 4 stages of 16
+    two-vector shuffles (stage b swaps bit b of the row and lane numbers),
+    16 row writes."""
+    from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, tensor, vector
+    e = Emitter()
+    v16 = vector(LANES)
+    x = e.param("x", tensor([m, n]))
+    zero = e.const("0.0", F32)
+    out = e.empty([n, m])
+    i, (acc,), (res,) = e.loop(0, m, LANES, [out], base="ti")
+    j, (acc2,), (res2,) = e.loop(0, n, LANES, [acc], base="tj")
+    r = [e.read(x, [e.add(i, q), j], zero, v16) for q in range(LANES)]
+    b = 1
+    while b < LANES:
+        lo = [k if not k & b else LANES + k - b for k in range(LANES)]
+        hi = [k + b if not k & b else LANES + k for k in range(LANES)]
+        new = list(r)
+        for q in range(LANES):
+            if not q & b:
+                new[q], new[q + b] = e.shuffle(r[q], r[q + b], lo), e.shuffle(r[q], r[q + b], hi)
+        r, b = new, 2 * b
+    for q in range(LANES):
+        acc2 = e.write(r[q], acc2, [e.add(j, q), i])
+    e.end([acc2])
+    e.end([res2])
+    e(f"return {res} : {out.type}")
+    return e.function(name, [x], out.type)
+
+
+def _value(x) -> ir.Value:
+    """The result of a linalg builder (a Value, or the op of one result)."""
+    if isinstance(x, ir.Value):
+        return x
+    if isinstance(x, ir.OpResultList):
+        return x[0]
+    return x.results[0]
+
+
+def bf16_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> int:
+    """Rewrite the convs the plan gave ``conv_bf16``. Returns the count."""
+    from mlir.dialects import arith, func, linalg, tensor as tensor_d
+    from onnx_mlir_py.passes.optimize.kernel_plan import KERNEL_ATTR, THREAD_MIN_MACS, assigned
+    from onnx_mlir_py.passes.optimize.matmul_q8 import add_functions
+    from onnx_mlir_py.passes.optimize.matmul_bf16 import finish, kernel_call, pad_columns
+    if not target.avx512_bf16 or target.vector_width != LANES:
+        return 0
+    funcs: dict = {}
+    count = 0
+    bf16, f32, i32 = ir.BF16Type.get(), ir.F32Type.get(), ir.IntegerType.get_signless(32)
+    for op in list(walk_ops(module.operation, "linalg.conv_2d_nchw_fchw")):
+        if KERNEL_ATTR in op.attributes and not assigned(op, KERNEL):
+            continue
+        cv = match(op)
+        if cv is None:
+            continue
+        bits = constant_bits(owner_op(cv.w))
+        n, c, h, w = cv.xs
+        c2 = c + c % 2
+        tabs = tables(cv, c2)
+        if bits is None or tabs is None:
+            continue
+        f = cv.ws[0]
+        m = n * cv.os[2] * cv.os[3]
+        b = pad_columns(filters_matrix(bits, c2))
+        with ir.InsertionPoint(op), op.location:
+            def const(arr, et):
+                t = ir.RankedTensorType.get(list(arr.shape), et)
+                return arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result
+
+            xt = _value(linalg.transpose(cv.x, outs=[tensor_d.EmptyOp([n, h, w, c], bf16).result],
+                                         permutation=[0, 2, 3, 1]))
+            if c2 != c:             # a zero channel: k pairs of whole channels
+                z = _value(linalg.fill(arith.ConstantOp(bf16, 0.0).result,
+                                       outs=[tensor_d.EmptyOp([n, h, w, c2], bf16).result]))
+                xt = tensor_d.InsertSliceOp(xt, z, [], [], [], [0] * 4, [n, h, w, c],
+                                            [1] * 4).result
+            flat = tensor_d.CollapseShapeOp(
+                ir.RankedTensorType.get([n * h * w * c2], bf16), xt,
+                ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), i) for i in range(4)])])).result
+            rows, koffs = tabs
+            rows_t = tensor_d.CastOp(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i32),
+                                     const(rows, i32)).result
+            res = kernel_call(module, funcs, len(koffs) * 2, b,
+                              threads and cv.macs >= THREAD_MIN_MACS,
+                              [flat, rows_t, const(koffs, i32)], gather=n * h * w * c2)
+            mp, fp = len(rows), b.shape[1]
+            res = tensor_d.CastOp(ir.RankedTensorType.get([mp, fp], f32), res).result
+            tname = f"__om_bf16_transpose_{mp}x{fp}"
+            if tname not in funcs.values():
+                funcs[("transpose", mp, fp)] = tname
+                add_functions(module, ir.Module.parse("module {\n" + transpose_text(tname, mp, fp)
+                                                      + "\n}", module.context))
+            res = func.CallOp([ir.RankedTensorType.get([fp, mp], f32)],
+                              ir.FlatSymbolRefAttr.get(tname), [res]).results[0]
+            if (fp, mp) != (f, m):
+                res = tensor_d.ExtractSliceOp(ir.RankedTensorType.get([f, m], f32), res, [], [], [],
+                                              [0, 0], [f, m], [1, 1]).result
+            # [F, N * OH * OW] -> NCHW: a reshape for one image, else via [F, N, OH, OW]
+            shape = list(cv.os) if n == 1 else [f, n, cv.os[2], cv.os[3]]
+            groups = ([0, 1], [2, 3]) if n == 1 else ([0], [1, 2, 3])
+            res = tensor_d.ExpandShapeOp(
+                ir.RankedTensorType.get(shape, f32), res,
+                ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), i) for i in g]) for g in groups]),
+                [], shape).result
+            if n != 1:
+                res = _value(linalg.transpose(res, outs=[tensor_d.EmptyOp(list(cv.os), f32).result],
+                                              permutation=[1, 0, 2, 3]))
+        op.results[0].replace_all_uses_with(res)
+        op.erase()
+        count += 1
+    finish(module, funcs)
+    return count
