@@ -24,6 +24,20 @@ weights and activations are arguments) is compiled on its own:
   bitcode (:func:`_unit_ir`) and compiled by the caller with the model's
   split parts (:func:`.split.compile_in_process`), and the object stored.
 
+Most kernels are keyed earlier, right after bufferization
+(:func:`key_kernels`, called by :func:`.llvm.emit_mlir_llvm` through an
+:class:`Early`): the memref-level ``func.func`` text with its own name a
+placeholder (+ the same target, fingerprint and opt level, and the
+module's data layout). What follows (linalg to loops, the parallel-loop
+and serial-loop outlining, loops to cf, the LLVM dialect) is this
+compiler's deterministic function of that text, so the key is as exact;
+the kernel is renamed ``__om_kc_<key[:32]>`` there, and a hit becomes an
+external declaration before all of those stages (they are skipped for
+it); a miss goes on as a unit above, named and keyed by its memref-level
+key. Left to the LLVM-level key: a kernel that references a symbol or
+allocates (``alloc_sites`` gives its allocations the model's node ids),
+and every kernel of a module with bufferized chunks.
+
 Files: ``<dir>/<key[:2]>/<key>.o`` and ``<key>.o.sha256``, through the
 compile cache's file helpers (``backend/cache_files.py``: private 0700
 directories, 0600 files owned by this user, atomic durable writes). An
@@ -57,7 +71,7 @@ from onnx_mlir_py.errors import CacheEntryWarning, CompileError, UnsafeCacheErro
 ENV = "ONNX_MLIR_PY_KERNEL_CACHE"
 NAME_PREFIX = "__om_kc_"
 # bump when what a key covers changes meaning
-_FORMAT = b"onnx-mlir-py kernel cache 1\0"
+_FORMAT = b"onnx-mlir-py kernel cache 2\0"
 _SYMBOL = re.compile(r'@(?:"([^"]+)"|([A-Za-z_$.][\w$.\-]*))')
 
 
@@ -94,6 +108,7 @@ class Stats:
     misses: int = 0
     skipped: int = 0            # kernels left in the model (they reference a global, or
     #                             their unit could not be made a module of its own)
+    early_hits: int = 0         # of the hits, those keyed at the memref level (not lowered)
 
 
 LAST = Stats()          # the last compile's, for the tests and benchmarks
@@ -122,10 +137,15 @@ def _print(op: ir.Operation) -> str:
     return op.get_asm(large_elements_limit=None, assume_verified=True, use_local_scope=True)
 
 
-def find_units(module: ir.Module) -> tuple[list[Unit], int, dict, dict]:
+def find_units(module: ir.Module, keyed=()) -> tuple[list[Unit], int, dict, dict]:
     """The cacheable units of the LLVM-dialect ``module``; also the count of
     kernels that are not (they reference a global), every defined
-    function's (op, text, symbols) and the declarations' (op, text)."""
+    function's (op, text, symbols) and the declarations' (op, text).
+    ``keyed``: the names of the kernels keyed at the memref level
+    (:func:`key_kernels`), roots too."""
+
+    def is_kernel(n: str) -> bool:
+        return n.startswith(KERNEL_PREFIX) or n in keyed
     defined, declared, other = {}, {}, set()
     for op in module.body.operations:
         op = op.operation
@@ -142,7 +162,7 @@ def find_units(module: ir.Module) -> tuple[list[Unit], int, dict, dict]:
             declared[name] = (op, text)
     units, skipped = [], 0
     for root in defined:
-        if not root.startswith(KERNEL_PREFIX):
+        if not is_kernel(root):
             continue
         names, decls, todo, ok = [], [], [root], True
         while todo and ok:
@@ -157,9 +177,9 @@ def find_units(module: ir.Module) -> tuple[list[Unit], int, dict, dict]:
                 elif s in declared:
                     if s not in decls:
                         decls.append(s)
-                elif s in other or s.startswith(KERNEL_PREFIX) and s != root:
+                elif s in other or is_kernel(s) and s != root:
                     ok = False         # a global (or another kernel): stays in the model
-        if not ok or any(n.startswith(KERNEL_PREFIX) and n != root for n in names):
+        if not ok or any(is_kernel(n) and n != root for n in names):
             skipped += 1
             continue
         units.append(Unit(root, names, [defined[n][1] for n in names],
@@ -167,10 +187,17 @@ def find_units(module: ir.Module) -> tuple[list[Unit], int, dict, dict]:
     return units, skipped, defined, declared
 
 
-def name_units(units: list[Unit], target: str) -> None:
+def name_units(units: list[Unit], target: str, keyed: dict | None = None) -> None:
     """Give each unit its content-derived names, module text and key
-    (``target``: triple, CPU, features, opt level and fingerprint)."""
+    (``target``: triple, CPU, features, opt level and fingerprint).
+    ``keyed``: content name -> key of the kernels keyed at the memref level
+    (:func:`key_kernels`): named and keyed already, their functions take
+    their names."""
     for u in units:
+        if keyed and u.root in keyed:
+            u.name, u.key = u.root, keyed[u.root]
+            u.renamed = {n: f"{u.name}_b{i}" if i else u.name for i, n in enumerate(u.names)}
+            continue
         placeholder = {n: f"{NAME_PREFIX}_b{i}" if i else NAME_PREFIX
                        for i, n in enumerate(u.names)}
         h = hashlib.sha256(_FORMAT + target.encode() + b"\0")
@@ -282,6 +309,119 @@ class _Store:
             self._off(f"cannot be written: {e.strerror or e}")
 
 
+# -- keyed at the memref level ------------------------------------------------
+
+# an allocation: mark_alloc_sites gives it the model's node id (not the kernel's own)
+_ALLOC = re.compile(r"\bmemref\.(?:re)?alloc\b")
+# a parallel loop: outlined and run by the runtime's parallel-for (parallel_for.py)
+_PARALLEL = re.compile(r"\bscf\.(?:parallel|forall)\b")
+# module attributes the lowering of a function reads (data layout, target)
+_LAYOUT_ATTRS = ("dlti.", "llvm.")
+
+
+@dataclass
+class Early:
+    """The kernels keyed at the memref level (:func:`key_kernels`) of one
+    compile: the hits' objects (in ``tmp``) and the misses' keys, for
+    :func:`cached_kernels`."""
+    tmp: Path
+    target: str
+    cache: _Store
+    keys: dict = field(default_factory=dict)        # content name of a miss -> key
+    objects: list = field(default_factory=list)     # the hits' objects
+    hits: int = 0
+    skipped: int = 0            # kernels left to the LLVM-level key
+    calls: set = field(default_factory=set)     # runtime functions the hits call
+
+    def __call__(self, module: ir.Module) -> None:
+        key_kernels(module, self)
+
+
+def early_keys(tmp: Path, opt_level: int, triple: str, cpu: str | None,
+               features: str) -> Early | None:
+    """The :class:`Early` of a compile for ``tmp`` and the target; None when
+    the cache is off or unusable for the target."""
+    from onnx_mlir_py.codegen import llvm_capi
+    directory = cache_dir()
+    if directory is None or not llvm_capi.usable(triple, cpu):
+        return None
+    return Early(tmp, _target(opt_level, triple, cpu, features), _Store(directory))
+
+
+def _target(opt_level: int, triple: str, cpu: str | None, features: str) -> str:
+    from onnx_mlir_py.backend.cache import compiler_fingerprint
+    return f"{triple}\0{cpu}\0{features}\0O{opt_level}\0{compiler_fingerprint()}"
+
+
+def key_kernels(module: ir.Module, early: Early) -> None:
+    """Key each kernel function of the bufferized ``module`` (``func.func``
+    over memrefs) by its text, its own name a placeholder (+ the target,
+    the compiler fingerprint and opt level, the module's data layout): the
+    rest of its lowering (loops, parallel-loop bodies, LLVM dialect) is this
+    compiler's deterministic function of these. Each is renamed
+    ``__om_kc_<key>`` (copies that print the same merged); a hit becomes an
+    external declaration here, before those stages, and its cached object is
+    linked; a miss is lowered with the model and keyed by this key in
+    :func:`cached_kernels`. Left to the LLVM-level key: a kernel that
+    references a symbol (a global, a function) or allocates (its allocation
+    site ids are the model's), and every kernel of a module with bufferized
+    chunks (``merge_identical_functions`` then marks shared loop bodies
+    noinline, a module-wide choice)."""
+    from onnx_mlir_py.codegen.bufferize_chunks import PREFIX as CHUNK_PREFIX
+    from onnx_mlir_py.ir_util import walk_ops
+    with module.context:
+        ops = [op.operation for op in module.body.operations]
+        names = [ir.StringAttr(op.attributes["sym_name"]).value if "sym_name" in op.attributes
+                 else "" for op in ops]
+        if any(n.startswith(CHUNK_PREFIX) for n in names):
+            return
+        attrs = module.operation.attributes
+        layout = "".join(f"{attrs[i].name}={attrs[i].attr}\0" for i in range(len(attrs))
+                         if attrs[i].name.startswith(_LAYOUT_ATTRS))
+        head = _FORMAT + b"memref\0" + early.target.encode() + b"\0" + layout.encode()
+        calls: dict[str, list] = {}     # kernel -> its calls (kernels call no kernel)
+        for op, name in zip(ops, names):
+            if op.name == "func.func" and not name.startswith(KERNEL_PREFIX):
+                for c in walk_ops(op, "func.call"):
+                    calls.setdefault(ir.FlatSymbolRefAttr(c.attributes["callee"]).value,
+                                     []).append(c)
+        seen: set[str] = set()
+        for op, name in zip(ops, names):
+            if op.name != "func.func" or not name.startswith(KERNEL_PREFIX) \
+                    or not len(op.regions[0].blocks):
+                continue
+            text = _print(op)
+            if _ALLOC.search(text) or any(s != name for s in _symbols(text)):
+                early.skipped += 1
+                continue
+            key = hashlib.sha256(head + _rename(text, {name: NAME_PREFIX}).encode()).hexdigest()
+            new = NAME_PREFIX + key[:32]
+            for c in calls.get(name, ()):
+                c.attributes["callee"] = ir.FlatSymbolRefAttr.get(new)
+            if new in seen:             # the same memref-level kernel: one function
+                op.erase()
+                continue
+            seen.add(new)
+            data = early.cache.load(key)
+            if data is None:
+                op.attributes["sym_name"] = ir.StringAttr.get(new)
+                early.keys[new] = key
+                continue
+            obj = early.tmp / f"kernel_m{len(early.objects)}.o"
+            obj.write_bytes(data)
+            early.objects.append(str(obj))
+            early.hits += 1
+            if _PARALLEL.search(text):        # its loop bodies run on the thread pool
+                from onnx_mlir_py.codegen.parallel_for import PARALLEL_FOR_FN
+                early.calls.add(PARALLEL_FOR_FN)
+            with ir.InsertionPoint(op), op.location:
+                ir.Operation.create("func.func", attributes={
+                    "sym_name": ir.StringAttr.get(new),
+                    "function_type": op.attributes["function_type"],
+                    "sym_visibility": ir.StringAttr.get("private")}, regions=1)
+            op.erase()
+
+
 def _unit_ir(u: Unit, defined: dict, declared: dict) -> bytes:
     """LLVM bitcode of the unit as a module of its own: its functions and
     declarations cloned from the model's module (no text printed and parsed
@@ -327,34 +467,38 @@ class Kernels:
 
 
 def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cpu: str | None,
-                   features: str, timings) -> Kernels:
+                   features: str, timings, early: Early | None = None) -> Kernels:
     """The objects of ``module``'s cacheable kernels (LLVM dialect, changed
     in place: see the module docstring): hits read from the cache, misses
     written as bitcode for the caller to compile (then
     :meth:`Kernels.store`); none when the cache is off or unusable for the
-    target (the module is then untouched)."""
-    from onnx_mlir_py.backend.cache import compiler_fingerprint
+    target (the module is then untouched). ``early``: the kernels keyed at
+    the memref level (their hits' objects come first, their misses are
+    stored under their key)."""
     from onnx_mlir_py.codegen import llvm_capi
     global LAST
     LAST = Stats()
     directory = cache_dir()
     if directory is None or not llvm_capi.usable(triple, cpu):
         return Kernels()
+    keyed = early.keys if early is not None else {}
+    first = list(early.objects) if early is not None else []
     with timings.phase("codegen: kernel cache"):
         with module.context:
-            units, skipped, defined, declared = find_units(module)
-            LAST = Stats(units=len(units), skipped=skipped)
+            units, skipped, defined, declared = find_units(module, keyed)
+            hits = early.hits if early is not None else 0
+            LAST = Stats(units=len(units) + hits, hits=hits, skipped=skipped, early_hits=hits)
             if not units:
-                return Kernels()
-            target = f"{triple}\0{cpu}\0{features}\0O{opt_level}\0{compiler_fingerprint()}"
-            name_units(units, target)
-            out = Kernels(cache=_Store(directory))
+                return Kernels(objects=first)
+            name_units(units, _target(opt_level, triple, cpu, features), keyed)
+            out = Kernels(objects=first, cache=early.cache if early is not None
+                          else _Store(directory))
             distinct: dict[str, Unit] = {}
             for u in units:
                 distinct.setdefault(u.name, u)
             failed = set()
             for i, u in enumerate(distinct.values()):
-                data = out.cache.load(u.key)
+                data = None if u.name in keyed else out.cache.load(u.key)   # keyed: missed
                 obj = tmp / f"kernel{i}.o"
                 if data is not None:
                     obj.write_bytes(data)
@@ -375,5 +519,5 @@ def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cp
             declare_units(module, units, defined)
     out.objects += out.outputs
     LAST.misses = len(out.parts)
-    LAST.hits = len(distinct) - LAST.misses - len(failed)
+    LAST.hits += len(distinct) - LAST.misses - len(failed)
     return out

@@ -182,12 +182,15 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
             with timings.phase("codegen: mlir"):
                 sig = extract_signature(module, ENTRY_NAME)
                 store = WeightStore()
-                llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings)
-            objects = to_objects(llvm_mod, tmp, opts, timings)
+                early = _early_keys(tmp, opts)
+                llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings,
+                                          kernel_keys=early)
+            objects = to_objects(llvm_mod, tmp, opts, timings, early)
             entry_c = generate_entry_c(sig, target_json(options_target(opts)),
                                        alloc_sites(llvm_mod), events)
             return link_library(path, objects, entry_c, store, tmp, timings,
-                                runtime_sources(events is not None, [llvm_mod]), prefetched)
+                                runtime_sources(events is not None, [llvm_mod],
+                                                early.calls if early else ()), prefetched)
 
 
 def runtime_prefetch(opts: Options):
@@ -220,25 +223,37 @@ def _prefetched(module: ir.Module, profiled: bool) -> list[str]:
             if s != IMAGE_RUNTIME_SOURCE or IMAGE_DECODE_FN in declared]
 
 
-def runtime_sources(profiled: bool, modules: list | None = None) -> list[str]:
+def runtime_sources(profiled: bool, modules: list | None = None,
+                    called=frozenset()) -> list[str]:
     """The C runtime's sources a library of the LLVM-dialect ``modules``
     links: the profiler hooks when ``profiled``, the thread pool (-O3
     multi-threaded kernels) and the image decoders only when their code
-    calls them (``modules`` None: every source it might need)."""
-    calls = set().union(*(llvm_functions(m) for m in modules)) if modules is not None else None
+    (or ``called``: the functions the kernel cache's objects call) calls them
+    (``modules`` None: every source it might need)."""
+    calls = set(called).union(*(llvm_functions(m) for m in modules)) \
+        if modules is not None else None
     return list(RUNTIME_SOURCES) + [PROFILE_RUNTIME_SOURCE] * profiled + \
         [src for src, fn in ((PARALLEL_RUNTIME_SOURCE, PARALLEL_FOR_FN),
                              (IMAGE_RUNTIME_SOURCE, IMAGE_DECODE_FN))
          if calls is None or fn in calls]
 
 
-def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings) -> list[str]:
+def _early_keys(tmp: Path, opts: Options):
+    """The kernel cache's memref-level keys of a compile (None: cache off)."""
+    from onnx_mlir_py.codegen.kernel_cache import early_keys
+    from onnx_mlir_py.codegen.split import target_of
+    return early_keys(tmp, opts.opt_level, *target_of(_target_args(opts)))
+
+
+def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings,
+               early=None) -> list[str]:
     """``module`` (LLVM dialect) as PIC object files in ``tmp``: one (as
     :func:`to_object`), or, when its LLVM IR is large and the machine has
     several cores, the parts of :mod:`.split` optimised and compiled in
     parallel. Before that, the -O3 kernels in the on-disk kernel cache are
     taken from it and the others compiled into it (:mod:`.kernel_cache`:
-    their objects come first in the list)."""
+    their objects come first in the list; ``early``: the kernels keyed
+    before, :func:`.kernel_cache.key_kernels`)."""
     from onnx_mlir_py.codegen.kernel_cache import Kernels, cached_kernels
     from onnx_mlir_py.codegen.split import (compile_in_process, compiled_whole, split_jobs,
                                             split_objects, target_of)
@@ -246,8 +261,8 @@ def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings) ->
     triple, cpu, features = target_of(_target_args(opts))
     # the -O3 kernels from the on-disk kernel cache (hits declared here, misses
     # compiled below with the model's parts)
-    kernels = cached_kernels(module, tmp, opts.opt_level, triple, cpu, features, timings) \
-        if _is_llvm_dialect(module) else Kernels()
+    kernels = cached_kernels(module, tmp, opts.opt_level, triple, cpu, features, timings,
+                             early) if _is_llvm_dialect(module) else Kernels()
     # bitcode: llvm-split (or opt) reads it back faster than text (#29)
     ll = _translate(module, timings, bitcode=True)
     if jobs >= 2 and not compiled_whole(ll):

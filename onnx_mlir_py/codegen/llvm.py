@@ -103,7 +103,8 @@ def _request_c_interface(module: ir.Module, entry: str) -> None:
 def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
                    weights: WeightStore | None = None,
                    in_place: bool = False, alloc_seed: tuple[str, ...] = (),
-                   timings=None, phase: str = "codegen: mlir") -> ir.Module:
+                   timings=None, phase: str = "codegen: mlir",
+                   kernel_keys=None) -> ir.Module:
     """Lower a tensor-level ``module`` to the LLVM dialect and return it.
 
     ``module`` is validated first (:func:`extract_signature`) and, unless
@@ -112,6 +113,8 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     module then only declares them); None keeps every constant inline.
     ``alloc_seed``: an allocation-site table to extend (see ``mark_alloc_sites``).
     ``timings``: each stage's seconds as steps of ``phase`` (``-v``).
+    ``kernel_keys``: called with the bufferized module (a
+    :class:`.kernel_cache.Early`: the kernel cache's hits declared there).
     """
     if not isinstance(module, ir.Module):
         raise CompileError(f"expected an mlir.ir.Module, got {type(module).__name__}")
@@ -137,6 +140,9 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     if weights is not None:
         with step("externalize weights"):
             externalize_weights(mod, weights)
+    if kernel_keys is not None:
+        with step("kernel cache keys"):
+            kernel_keys(mod)
     with step("linalg to loops"):
         run_pipeline(mod, TO_LOOPS_PIPELINE, "linalg-to-loops")
     with step("outline and merge kernels"):

@@ -96,6 +96,7 @@ def test_hits_across_models_match_the_cold_compile(cache, tmp_path):
     b = _convs(seed=0)
     so_b, st_b, warned = _compile(b, tmp_path / "b.so")
     assert st_b.hits == st.misses and st_b.misses == 0 and not warned, st_b
+    assert st_b.early_hits >= 1, st_b       # keyed at the memref level: not lowered
     _same(cold, _checked(b, so_b))
     c = _convs(seed=3)
     so_c, st_c, _ = _compile(c, tmp_path / "c.so")
@@ -305,3 +306,93 @@ def test_the_misses_compile_with_the_model_in_one_call(cache, tmp_path, monkeypa
     assert sum(p.endswith(".bc") and "kernel" in p for p in calls[0]) == st.misses, calls
     assert len(_entries(cache)) == st.misses
     _checked(m, so)
+
+
+_MEMREF_KERNELS = """
+module {
+  memref.global "private" constant @g : memref<4xf32> = dense<1.0>
+  func.func private @__om_kernel_0(%a: memref<4xf32>) attributes {llvm.linkage = #llvm.linkage<internal>} {
+    %c = arith.constant 2.0 : f32
+    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+    return
+  }
+  func.func private @__om_kernel_1(%a: memref<4xf32>) attributes {llvm.linkage = #llvm.linkage<internal>} {
+    %c = arith.constant 2.0 : f32
+    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+    return
+  }
+  func.func private @__om_kernel_2(%a: memref<4xf32>) attributes {llvm.linkage = #llvm.linkage<internal>} {
+    %g = memref.get_global @g : memref<4xf32>
+    memref.copy %g, %a : memref<4xf32> to memref<4xf32>
+    return
+  }
+  func.func private @__om_kernel_3(%a: memref<4xf32>) attributes {llvm.linkage = #llvm.linkage<internal>} {
+    %t = memref.alloc() : memref<4xf32>
+    memref.copy %t, %a : memref<4xf32> to memref<4xf32>
+    memref.dealloc %t : memref<4xf32>
+    return
+  }
+  func.func private @__om_kernel_4(%a: memref<4xf32>) attributes {llvm.linkage = #llvm.linkage<internal>} {
+    %c = arith.constant 3.0 : f32
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c1 = arith.constant 1 : index
+    scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+      memref.store %c, %a[%i] : memref<4xf32>
+    }
+    return
+  }
+  func.func @main_graph(%a: memref<4xf32>) {
+    call @__om_kernel_0(%a) : (memref<4xf32>) -> ()
+    call @__om_kernel_1(%a) : (memref<4xf32>) -> ()
+    call @__om_kernel_2(%a) : (memref<4xf32>) -> ()
+    call @__om_kernel_3(%a) : (memref<4xf32>) -> ()
+    call @__om_kernel_4(%a) : (memref<4xf32>) -> ()
+    return
+  }
+}
+"""
+
+
+def _keyed(tmp_path, target="x86_64\0x86-64-v4\0\0O3\0fp"):
+    import mlir.ir as ir
+    from onnx_mlir_py.codegen.parallel_for import PARALLEL_FOR_FN
+    early = kernel_cache.Early(tmp_path, target, kernel_cache._Store(tmp_path / "kc"))
+    m = ir.Module.parse(_MEMREF_KERNELS)
+    kernel_cache.key_kernels(m, early)
+    assert m.operation.verify()
+    funcs = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+             for op in m.body.operations if op.operation.name == "func.func"}
+    callees = [ir.FlatSymbolRefAttr(op.operation.attributes["callee"]).value
+               for op in funcs["main_graph"].regions[0].blocks[0].operations
+               if op.operation.name == "func.call"]
+    return early, funcs, callees, PARALLEL_FOR_FN in early.calls
+
+
+def test_kernels_keyed_at_the_memref_level(tmp_path):
+    """Keyed after bufferization: copies merged, calls retargeted; a kernel
+    that references a global or allocates (its allocation site ids are the
+    model's) is left to the LLVM-level key; a hit is an external declaration
+    before the lowering, its object linked, and a parallel one links the
+    thread pool; another target is another key."""
+    with ir_context():
+        early, funcs, callees, pool = _keyed(tmp_path)
+        assert early.skipped == 2 and early.hits == 0 and len(early.keys) == 2, early
+        assert callees[0] == callees[1] and callees[0] in early.keys
+        assert callees[2:4] == ["__om_kernel_2", "__om_kernel_3"] and callees[4] in early.keys
+        assert not pool
+        store = kernel_cache._Store(tmp_path / "kc")
+        for key in early.keys.values():
+            store.store(key, b"\x7fELF" + key.encode())
+        again, funcs, callees2, pool = _keyed(tmp_path)
+        assert callees2 == callees and again.hits == 2 and not again.keys and pool, again
+        assert all(not len(funcs[c].regions[0].blocks) for c in (callees[0], callees[4]))
+        assert sorted(open(o, "rb").read()[4:].decode() for o in again.objects) == \
+            sorted(early.keys.values())
+        other, _, callees3, _ = _keyed(tmp_path, "x86_64\0x86-64-v3\0\0O3\0fp")
+        assert other.hits == 0 and set(callees3[:1] + callees3[4:]).isdisjoint(callees)
+
+
+def ir_context():
+    from onnx_mlir_py.context import make_context
+    return make_context()
