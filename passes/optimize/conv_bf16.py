@@ -13,7 +13,8 @@ columns (B = the filters as [KH * KW * C, F], packed at compile time). The
 input is transposed once to channels-last ``[N, H, W, C]`` (C padded to even
 with a zero channel), so each k pair is two adjacent channels: row m's pair
 kk is at ``rows[m] + koffs[kk]`` of the flat input (two compile-time
-tables). The [pixels, F] result is transposed back to NCHW.
+tables). The [pixels, F] result is transposed back to NCHW in 16x16
+register blocks (:func:`.conv_pixel_rows.transpose_blocks`).
 """
 from __future__ import annotations
 
@@ -96,9 +97,7 @@ def tables(cv: Bf16Conv, c2: int) -> tuple[np.ndarray, np.ndarray]:
     koffs = (khi * cv.d[0] * w + kwi * cv.d[1]) * c2 + 2 * cc
     if rows.max() + koffs.max() + 2 > np.iinfo(np.int32).max:
         return None
-    rows = rows.reshape(-1)
-    rows = np.concatenate([rows, np.zeros(-len(rows) % LANES, rows.dtype)])  # whole transpose blocks
-    return rows.astype(np.int32), koffs.reshape(-1).astype(np.int32)
+    return rows.reshape(-1).astype(np.int32), koffs.reshape(-1).astype(np.int32)
 
 
 def filters_matrix(bits: np.ndarray, c2: int) -> np.ndarray:
@@ -110,35 +109,17 @@ def filters_matrix(bits: np.ndarray, c2: int) -> np.ndarray:
     return np.ascontiguousarray(wp.transpose(2, 3, 1, 0).reshape(kh * kw * c2, f))
 
 
-def transpose_text(name: str, m: int, n: int) -> str:
-    """``func.func private @name(x: [m, n] f32) -> [n, m] f32``, m and n
-    multiples of 16: 16 x 16 blocks, each 16 row reads, 4 stages of 16
-    two-vector shuffles (stage b swaps bit b of the row and lane numbers),
-    16 row writes."""
-    from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, tensor, vector
+def transpose_text(name: str, m: int, f: int, threaded: bool) -> str:
+    """``func.func private @name(x: [m', f] f32) -> [f, m] f32`` (m' >= m
+    rows, f a multiple of 16): conv_pixel_rows.transpose_blocks' 16x16
+    register blocks (shuffles)."""
+    from onnx_mlir_py.passes.optimize.conv_pixel_rows import transpose_blocks
+    from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, tensor
     e = Emitter()
-    v16 = vector(LANES)
-    x = e.param("x", tensor([m, n]))
-    zero = e.const("0.0", F32)
-    out = e.empty([n, m])
-    i, (acc,), (res,) = e.loop(0, m, LANES, [out], base="ti")
-    j, (acc2,), (res2,) = e.loop(0, n, LANES, [acc], base="tj")
-    r = [e.read(x, [e.add(i, q), j], zero, v16) for q in range(LANES)]
-    b = 1
-    while b < LANES:
-        lo = [k if not k & b else LANES + k - b for k in range(LANES)]
-        hi = [k + b if not k & b else LANES + k for k in range(LANES)]
-        new = list(r)
-        for q in range(LANES):
-            if not q & b:
-                new[q], new[q + b] = e.shuffle(r[q], r[q + b], lo), e.shuffle(r[q], r[q + b], hi)
-        r, b = new, 2 * b
-    for q in range(LANES):
-        acc2 = e.write(r[q], acc2, [e.add(j, q), i])
-    e.end([acc2])
-    e.end([res2])
-    e(f"return {res} : {out.type}")
-    return e.function(name, [x], out.type)
+    x = e.param("x", tensor([None, f]))
+    res = transpose_blocks(e, x, e.empty([f, m]), m, LANES, par=threaded)
+    e(f"return {res} : {tensor([f, m])}")
+    return e.function(name, [x], tensor([f, m]))
 
 
 def _value(x) -> ir.Value:
@@ -195,19 +176,18 @@ def bf16_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
             rows, koffs = tabs
             rows_t = tensor_d.CastOp(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i32),
                                      const(rows, i32)).result
-            res = kernel_call(module, funcs, len(koffs) * 2, b,
-                              threads and cv.macs >= THREAD_MIN_MACS,
+            par = threads and cv.macs >= THREAD_MIN_MACS
+            res = kernel_call(module, funcs, len(koffs) * 2, b, par,
                               [flat, rows_t, const(koffs, i32)], gather=n * h * w * c2)
-            mp, fp = len(rows), b.shape[1]
-            res = tensor_d.CastOp(ir.RankedTensorType.get([mp, fp], f32), res).result
-            tname = f"__om_bf16_transpose_{mp}x{fp}"
-            if tname not in funcs.values():
-                funcs[("transpose", mp, fp)] = tname
-                add_functions(module, ir.Module.parse("module {\n" + transpose_text(tname, mp, fp)
-                                                      + "\n}", module.context))
-            res = func.CallOp([ir.RankedTensorType.get([fp, mp], f32)],
-                              ir.FlatSymbolRefAttr.get(tname), [res]).results[0]
-            if (fp, mp) != (f, m):
+            fp = b.shape[1]
+            key = ("transpose", m, fp, par)
+            if key not in funcs:
+                funcs[key] = f"__om_bf16_transpose_{m}x{fp}" + ("_par" if par else "")
+                add_functions(module, ir.Module.parse(
+                    "module {\n" + transpose_text(funcs[key], m, fp, par) + "\n}", module.context))
+            res = func.CallOp([ir.RankedTensorType.get([fp, m], f32)],
+                              ir.FlatSymbolRefAttr.get(funcs[key]), [res]).results[0]
+            if fp != f:
                 res = tensor_d.ExtractSliceOp(ir.RankedTensorType.get([f, m], f32), res, [], [], [],
                                               [0, 0], [f, m], [1, 1]).result
             # [F, N * OH * OW] -> NCHW: a reshape for one image, else via [F, N, OH, OW]

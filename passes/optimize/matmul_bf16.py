@@ -292,7 +292,9 @@ def kernel_call(module: ir.Module, funcs: dict, k: int, b: np.ndarray, threaded:
     nb = 32 if npad % 32 == 0 else 16
     key = (k, npad, nb, threaded, gather)
     if key not in funcs:
-        funcs[key] = f"__om_bf16_matmul_{len(funcs)}"
+        # named by shape: the matmul and conv steps share the module's names
+        funcs[key] = f"__om_bf16_matmul_{k}x{npad}_{nb}" + ("_par" if threaded else "") + \
+            ("" if gather is None else f"_gather{gather}")
         text = kernel_text(funcs[key], k, npad, nb, threaded, gather)
         add_functions(module, ir.Module.parse("module {\n" + text + "\n}", module.context))
     packed = pack_b(b, nb, 2)
