@@ -252,3 +252,18 @@ def test_transpose_text_blocks():
     from onnx_mlir_py.passes.optimize.conv_bf16 import transpose_text
     text = transpose_text("t", 81, 32, False)
     assert "vector.transpose" in text and "vector<1x16xf32>" in text
+
+
+def test_conv_and_matmul_kernels_in_one_module():
+    """Regression: the matmul and conv steps each numbered their kernel
+    functions from 0, so the conv called the matmul's kernel (ResNet-50's
+    FC and stem: 'incorrect number of operands for callee')."""
+    rng = np.random.default_rng(6)
+    conv = mixed_conv((1, 4, 6, 6), rng.standard_normal((16, 4, 3, 3)).astype(np.float32), 1, 1, 1)
+    mm = mixed_matmul(8, 16, rng.standard_normal((8, 16)).astype(np.float32)).replace(
+        "@main_graph", "@fc").replace("#id =", "#id2 =").replace("#id,", "#id2,").replace("#id]", "#id2]")
+    with ir.Context():
+        mod = ir.Module.parse(conv + mm)
+        plan = optimize(mod, target_for("znver4"), threads=False)
+        assert sorted(e.kernel for e in plan.entries) == ["conv_bf16", KERNEL]
+        assert mod.operation.verify()
