@@ -469,7 +469,7 @@ class _Adopted:
                                     "typestr": dtype.str, "version": 3}
         return np.asarray(self)
 
-    def __del__(self):
+    def __del__(self, _free=_free):     # bound now: module globals go at exit
         _free(self._allocated)
 
 
