@@ -36,9 +36,42 @@ def _matcher(select: Select) -> Callable[[ir.Operation], bool]:
     return lambda op: op.name in names
 
 
+def _walk_names(top: ir.Operation, select: Select, order: str, include_root: bool):
+    """_walk's common case (all ops, or ops of some names; no prune, not
+    only the first): a callback that cannot raise and only tests the name,
+    the root dropped after the walk (the first op a pre-order walk visits,
+    the last a post-order one) instead of compared with every op: ~1/3 of
+    the walk's time (#29: -O3 and codegen walk the module ~30 times)."""
+    out: list[ir.Operation] = []
+    advance = ir.WalkResult.ADVANCE
+    if select is None:
+        def visit(op: ir.Operation):
+            out.append(op)
+            return advance
+    elif isinstance(select, str):
+        def visit(op: ir.Operation):
+            if op.name == select:
+                out.append(op)
+            return advance
+    else:
+        names = frozenset(select)
+
+        def visit(op: ir.Operation):
+            if op.name in names:
+                out.append(op)
+            return advance
+    top.walk(visit, _ORDERS[order])
+    end = 0 if order == "pre" else -1
+    if not include_root and out and out[end] == top:
+        del out[end]
+    return out
+
+
 def _walk(root, select: Select, order: str, include_root: bool, first: bool,
           prune: Select = None):
     top = as_operation(root)
+    if not first and prune is None and not callable(select):
+        return _walk_names(top, select, order, include_root)
     keep = _matcher(select)
     skip = None if prune is None else _matcher(prune)
     out: list[ir.Operation] = []

@@ -5,7 +5,8 @@ After the LLVM dialect lowering, each kernel function (``__om_kernel*``,
 :mod:`.kernel_functions`) with every function it reaches (its parallel
 loop bodies ``__om_pfor_*`` and their trampolines, its serial loops
 ``__om_loop_*``) is a *unit*. A unit that references no global (its
-weights and activations are arguments) is compiled on its own:
+weights and activations are arguments) and holds no ``dense_resource``
+constant (its bytes are not in the text) is compiled on its own:
 
 - its functions get content-derived names: ``__om_kc_<hash>`` for the
   kernel and ``__om_kc_<hash>_b<i>`` for the functions it reaches, where
@@ -34,8 +35,9 @@ compiler's deterministic function of that text, so the key is as exact;
 the kernel is renamed ``__om_kc_<key[:32]>`` there, and a hit becomes an
 external declaration before all of those stages (they are skipped for
 it); a miss goes on as a unit above, named and keyed by its memref-level
-key. Left to the LLVM-level key: a kernel that references a symbol or
-allocates (``alloc_sites`` gives its allocations the model's node ids),
+key. Left to the LLVM-level key: a kernel that references a symbol,
+holds a ``dense_resource`` constant (its bytes are not in the text: never
+cached) or allocates (``alloc_sites`` gives its allocations the model's node ids),
 and every kernel of a module with bufferized chunks.
 
 Files: ``<dir>/<key[:2]>/<key>.o`` and ``<key>.o.sha256``, through the
@@ -72,6 +74,8 @@ ENV = "ONNX_MLIR_PY_KERNEL_CACHE"
 NAME_PREFIX = "__om_kc_"
 # bump when what a key covers changes meaning
 _FORMAT = b"onnx-mlir-py kernel cache 2\0"
+# a constant whose bytes are a blob of the module, not in the text: never keyed
+_RESOURCE = "dense_resource<"
 _SYMBOL = re.compile(r'@(?:"([^"]+)"|([A-Za-z_$.][\w$.\-]*))')
 
 
@@ -179,7 +183,8 @@ def find_units(module: ir.Module, keyed=()) -> tuple[list[Unit], int, dict, dict
                         decls.append(s)
                 elif s in other or is_kernel(s) and s != root:
                     ok = False         # a global (or another kernel): stays in the model
-        if not ok or any(is_kernel(n) and n != root for n in names):
+        if not ok or any(is_kernel(n) and n != root or _RESOURCE in defined[n][1]
+                         for n in names):
             skipped += 1
             continue
         units.append(Unit(root, names, [defined[n][1] for n in names],
@@ -363,7 +368,8 @@ def key_kernels(module: ir.Module, early: Early) -> None:
     external declaration here, before those stages, and its cached object is
     linked; a miss is lowered with the model and keyed by this key in
     :func:`cached_kernels`. Left to the LLVM-level key: a kernel that
-    references a symbol (a global, a function) or allocates (its allocation
+    references a symbol (a global, a function), holds a ``dense_resource``
+    constant or allocates (its allocation
     site ids are the model's), and every kernel of a module with bufferized
     chunks (``merge_identical_functions`` then marks shared loop bodies
     noinline, a module-wide choice)."""
@@ -391,7 +397,7 @@ def key_kernels(module: ir.Module, early: Early) -> None:
                     or not len(op.regions[0].blocks):
                 continue
             text = _print(op)
-            if _ALLOC.search(text) or any(s != name for s in _symbols(text)):
+            if _ALLOC.search(text) or _RESOURCE in text or any(s != name for s in _symbols(text)):
                 early.skipped += 1
                 continue
             key = hashlib.sha256(head + _rename(text, {name: NAME_PREFIX}).encode()).hexdigest()

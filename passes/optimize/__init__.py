@@ -33,7 +33,8 @@ codegen bufferizes it.
 
 Steps with nothing to do are not run: one walk first takes the module's op
 kinds (:func:`census`), and a step none of whose ops (or of the ops an
-earlier step that ran may create) is there is skipped. An
+earlier step that ran may create) is there is skipped; a kernel step also
+when the kernel plan gave none of its kernels an op. An
 elementwise model then runs only canonicalize, fuse, approximate math,
 vectorize and the cleanups (each kernel step walked the whole module for
 nothing: issue #29, a 50,000-node chain).
@@ -233,27 +234,30 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         # what a step may act on (see census); a step whose ops the module
         # has none of is not run (each would walk the whole module for nothing)
         kernels = bool(plan.entries)       # each kernel step rewrites only the ops planned for it
+        # a kernel step (its kernels' names below) runs when the plan gave
+        # one of them an op (each walked the whole module for nothing)
+        used = {e.kernel for e in plan.entries}
         matmuls = kernels or kinds.contractions
         packs = matmuls or bool(kinds.names & {"linalg.pack", "linalg.unpack"})
         relayouts = matmuls or bool(kinds.names & set(FOLDABLE))
         # vector.reduction: from vectorized reductions (contractions) and kernels only
         reductions = matmuls or any(n.startswith("vector.") for n in kinds.names)
         steps = [
-            ("attention", kernels, lambda: attention_kernels(m, target, threads, plan)),
-            ("depthwise int8", kernels, lambda: depthwise_q8_convs(m, target, threads, plan)),
-            ("depthwise", kernels, lambda: depthwise_convs(m, target, threads, plan)),
-            ("pools", kernels, lambda: pools(m, target, threads, plan)),
-            ("dynamic pools", kernels, lambda: dynamic_pools(m, target, threads, plan)),
-            ("direct convs", kernels, lambda: direct_convs(m, target, threads, plan)),
-            ("convs to matmul", kernels, lambda: convs_to_matmul(
+            ("attention", ("attention",), lambda: attention_kernels(m, target, threads, plan)),
+            ("depthwise int8", ("depthwise_q8",), lambda: depthwise_q8_convs(m, target, threads, plan)),
+            ("depthwise", ("depthwise_rows",), lambda: depthwise_convs(m, target, threads, plan)),
+            ("pools", ("pool_rows", "pool_q8"), lambda: pools(m, target, threads, plan)),
+            ("dynamic pools", ("pool_dyn", "depthwise_dyn"), lambda: dynamic_pools(m, target, threads, plan)),
+            ("direct convs", ("conv_direct",), lambda: direct_convs(m, target, threads, plan)),
+            ("convs to matmul", ("conv_im2col",), lambda: convs_to_matmul(
                 m, threads, (target.matmul_tile[2], target.matmul_tile[1]),
                 row_block=target.matmul_tile[0], plan=plan)),
-            ("dynamic convs", kernels, lambda: dynamic_convs_to_matmul(m, target, threads, plan)),
-            ("int8 convs", kernels, lambda: int8_convs(m, target, threads, plan)),
-            ("int8 matmuls", kernels, lambda: int8_matmuls(m, target, threads, plan)),
+            ("dynamic convs", ("conv_dyn",), lambda: dynamic_convs_to_matmul(m, target, threads, plan)),
+            ("int8 convs", ("int8_im2col",), lambda: int8_convs(m, target, threads, plan)),
+            ("int8 matmuls", ("int8_vnni", "int8_im2col"), lambda: int8_matmuls(m, target, threads, plan)),
             ("bf16 matmuls", kernels, lambda: bf16_matmuls(m, target, threads, plan)),
             ("bf16 convs", kernels, lambda: bf16_convs(m, target, threads, plan)),
-            ("nbits decode", kernels, lambda: nbits_decodes(m, target, threads, plan)),
+            ("nbits decode", ("nbits_decode",), lambda: nbits_decodes(m, target, threads, plan)),
             ("clear plan", kernels, lambda: clear_plan(m)),
             # also the conv kernels' matmuls
             ("pack matmuls", matmuls, lambda: pack_matmuls(m, target)),
@@ -271,7 +275,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
             ("canonicalize", True, lambda: _canonicalize(m)),
         ]
         for name, needed, run in steps:
-            if needed if isinstance(needed, bool) else needed():
+            if needed if isinstance(needed, bool) else not used.isdisjoint(needed):
                 with step(name):
                     run()
     return plan

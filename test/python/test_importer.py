@@ -89,6 +89,30 @@ def test_external_data_is_loaded(tmp_path):
     np.testing.assert_array_equal(OnnxOp.const(consts[0].result), w)
 
 
+def test_model_file_parse_is_onnx_load(tmp_path):
+    """load_model parses a binary .onnx file from a memory map (#29): the
+    same ModelProto as onnx.load, weights included; a text-format file
+    (by its extension) still goes through onnx.load; an empty or damaged
+    file gets the usual one-line error."""
+    from onnx_mlir_py.errors import ModelLoadError
+    from onnx_mlir_py.importer.model import load_model
+    model = gemm_model()
+    w = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    model.graph.initializer[0].CopyFrom(nh.from_array(w, "w"))
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    assert load_model(path) == onnx.load(str(path))
+    txt = tmp_path / "m.onnxtxt"
+    onnx.save(model, str(txt), format="onnxtxt")
+    assert load_model(txt) == onnx.load(str(txt))
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    with pytest.raises(ModelLoadError, match="holds no ONNX graph"):
+        load_model(tmp_path / "empty.onnx")
+    (tmp_path / "bad.onnx").write_bytes(path.read_bytes()[:-7] + b"\xff" * 7)
+    with pytest.raises(ModelLoadError, match="cannot read"):
+        load_model(tmp_path / "bad.onnx")
+
+
 def test_inference_runs_with_big_initializers():
     """Regression: with protobuf 7 (no FieldDescriptor.label) the copy made
     for onnx.shape_inference raised, and inference was silently skipped for

@@ -77,3 +77,19 @@ def test_child_blocks_one_level(module):
     f = module.body.operations[0]
     assert len(child_blocks(f)) == 1
     assert len(child_blocks(module)) == 1    # the module's body only
+
+
+@pytest.mark.parametrize("select", [None, "func.func", "scf.yield", {"arith.addi", "func.return"},
+                                    ["func.func", "arith.constant"]])
+@pytest.mark.parametrize("order", ["pre", "post"])
+@pytest.mark.parametrize("include_root", [False, True])
+def test_name_walk_is_the_predicate_walk(module, select, order, include_root):
+    """walk_ops' fast path for names (no prune) finds what the general
+    walk with the same test as a predicate finds, root rules included."""
+    from onnx_mlir_py.ir_util import _matcher
+    keep = _matcher(select)
+    f = module.body.operations[0]
+    for root in (module, f):
+        fast = walk_ops(root, select, order=order, include_root=include_root)
+        slow = walk_ops(root, lambda op: keep(op), order=order, include_root=include_root)
+        assert len(fast) == len(slow) and all(a == b for a, b in zip(fast, slow))

@@ -342,15 +342,25 @@ module {
     }
     return
   }
+  func.func private @__om_kernel_5(%a: memref<4xf32>) attributes {llvm.linkage = #llvm.linkage<internal>} {
+    %c0 = arith.constant 0 : index
+    %v = arith.constant dense_resource<blob> : vector<4xf32>
+    vector.store %v, %a[%c0] : memref<4xf32>, vector<4xf32>
+    return
+  }
   func.func @main_graph(%a: memref<4xf32>) {
     call @__om_kernel_0(%a) : (memref<4xf32>) -> ()
     call @__om_kernel_1(%a) : (memref<4xf32>) -> ()
     call @__om_kernel_2(%a) : (memref<4xf32>) -> ()
     call @__om_kernel_3(%a) : (memref<4xf32>) -> ()
     call @__om_kernel_4(%a) : (memref<4xf32>) -> ()
+    call @__om_kernel_5(%a) : (memref<4xf32>) -> ()
     return
   }
 }
+{-#
+  dialect_resources: { builtin: { blob: "0x040000000000803F0000803F0000803F0000803F" } }
+#-}
 """
 
 
@@ -371,15 +381,17 @@ def _keyed(tmp_path, target="x86_64\0x86-64-v4\0\0O3\0fp"):
 
 def test_kernels_keyed_at_the_memref_level(tmp_path):
     """Keyed after bufferization: copies merged, calls retargeted; a kernel
-    that references a global or allocates (its allocation site ids are the
-    model's) is left to the LLVM-level key; a hit is an external declaration
+    that references a global, allocates (its allocation site ids are the
+    model's) or holds a dense_resource (bytes not in its text) is left to
+    the LLVM-level key; a hit is an external declaration
     before the lowering, its object linked, and a parallel one links the
     thread pool; another target is another key."""
     with ir_context():
         early, funcs, callees, pool = _keyed(tmp_path)
-        assert early.skipped == 2 and early.hits == 0 and len(early.keys) == 2, early
+        assert early.skipped == 3 and early.hits == 0 and len(early.keys) == 2, early
         assert callees[0] == callees[1] and callees[0] in early.keys
         assert callees[2:4] == ["__om_kernel_2", "__om_kernel_3"] and callees[4] in early.keys
+        assert callees[5] == "__om_kernel_5"
         assert not pool
         store = kernel_cache._Store(tmp_path / "kc")
         for key in early.keys.values():
@@ -390,7 +402,7 @@ def test_kernels_keyed_at_the_memref_level(tmp_path):
         assert sorted(open(o, "rb").read()[4:].decode() for o in again.objects) == \
             sorted(early.keys.values())
         other, _, callees3, _ = _keyed(tmp_path, "x86_64\0x86-64-v3\0\0O3\0fp")
-        assert other.hits == 0 and set(callees3[:1] + callees3[4:]).isdisjoint(callees)
+        assert other.hits == 0 and {callees3[0], callees3[4]}.isdisjoint(callees)
 
 
 def ir_context():

@@ -10,7 +10,8 @@ import pytest
 
 from onnx_mlir_py import ir_resources as R
 from onnx_mlir_py.context import make_context
-from onnx_mlir_py.passes.optimize.packs import RESOURCE_MIN_BYTES, fold_constant_relayouts
+from onnx_mlir_py.passes.optimize.packs import (RESOURCE_MIN_BYTES, _uniform, fold_constant_relayouts,
+                                                transpose)
 
 
 def _transpose_module(w: np.ndarray):
@@ -37,7 +38,8 @@ def _folded(m):
     return ret.operands[0].owner
 
 
-@pytest.mark.parametrize("shape,uniform", [((64, 48), False), ((64, 48), True), ((4, 3), False)])
+@pytest.mark.parametrize("shape,uniform", [((64, 48), False), ((64, 48), True), ((4, 3), False),
+                                           ((300, 130), False)])
 def test_folded_transpose(shape, uniform):
     rng = np.random.default_rng(0)
     w = np.full(shape, 0.5, np.float32) if uniform else rng.standard_normal(shape).astype(np.float32)
@@ -56,3 +58,26 @@ def test_folded_transpose(shape, uniform):
             got = np.array(ir.DenseElementsAttr(attr)) if not ir.DenseElementsAttr(attr).is_splat \
                 else np.full(shape[::-1], ir.DenseElementsAttr(attr).get_splat_value().value)
         np.testing.assert_array_equal(got, w.T)
+
+
+@pytest.mark.parametrize("shape", [(128, 128), (130, 300), (1000, 257), (127, 4096), (5, 7)])
+def test_blocked_transpose_is_numpys(shape):
+    """The tiled 2-D transpose (large weights) gives numpy's bytes, contiguous,
+    ragged edge tiles included; other permutations are numpy's own."""
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    y = transpose(x, [1, 0])
+    assert y.flags.c_contiguous and y.shape == shape[::-1]
+    np.testing.assert_array_equal(y, x.T)
+    np.testing.assert_array_equal(transpose(x, [0, 1]), x)
+    z = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5)
+    np.testing.assert_array_equal(transpose(z, [0, 2, 3, 1]), z.transpose(0, 2, 3, 1))
+
+
+@pytest.mark.parametrize("values", [
+    np.zeros(2048, np.float32), np.full(2048, np.nan, np.float32),
+    np.r_[np.zeros(2047), 1.0], np.r_[1.0, np.zeros(2047)],
+    np.r_[np.zeros(100), -0.0, 2.0, np.zeros(1946)], np.full(4096, 3, np.int8)])
+def test_uniform_is_the_full_comparison(values):
+    """The early-out uniformity test decides as the full comparison does
+    (a difference past the first elements, NaN, -0.0 == 0.0)."""
+    assert _uniform(values) == bool((values.flat[0] == values).all())

@@ -17,6 +17,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnx_mlir_py.importer import import_model
+from onnx_mlir_py.passes.optimize.kernel_plan import KERNELS, PlanEntry
 from onnx_mlir_py.passes.pipeline import to_onnx_ir
 from onnx_mlir_py.timings import Timings
 
@@ -61,10 +62,12 @@ def _optimized(kind: str, everything: bool, monkeypatch) -> tuple[str, dict]:
         return O.Census(c.names | set(O.FAMILIES) | {"tensor.dim", "linalg.pack", "vector.x"}
                         | set(O.FOLDABLE), True)
     monkeypatch.setattr(O, "census", all_kinds if everything else real)
-    if everything:      # a plan with an entry: the kernel steps run (on no ops)
+    if everything:      # a plan with an entry of every kernel: the kernel steps run (on no ops)
         plan = O.plan_kernels
+        every = [PlanEntry("?", "?", "?", k, "-", False, "") for fam in KERNELS.values()
+                 for k, _ in fam]
         monkeypatch.setattr(O, "plan_kernels", lambda *a: (
-            lambda p: O.KernelPlan(p.target, p.threads, p.entries or [None]))(plan(*a)))
+            lambda p: O.KernelPlan(p.target, p.threads, p.entries + every))(plan(*a)))
     module = import_model(_model(kind))
     to_onnx_ir(module)
     lower_to_linalg(module)
@@ -81,8 +84,25 @@ def test_skipping_changes_no_ir(kind, monkeypatch):
     full, all_steps = _optimized(kind, True, monkeypatch)
     assert skipped == full
     assert "attention" in all_steps and "pack matmuls" in all_steps
-    if kind in ("matmul", "conv"):          # a kernel: every step runs
-        assert set(steps) == set(all_steps)
+    if kind in ("matmul", "conv"):   # a kernel: every step runs but the other kernels'
+        assert set(all_steps) - set(steps) <= KERNEL_STEPS, set(all_steps) - set(steps)
+        assert {"pack matmuls", "tile packed contractions", "clear plan"} <= set(steps)
+        if kind == "conv":
+            assert {"direct convs", "convs to matmul"} & set(steps)
+
+
+# the steps of one kernel family each (run only when the plan gave that kernel an op)
+KERNEL_STEPS = {"attention", "depthwise int8", "depthwise", "pools", "dynamic pools",
+                "direct convs", "convs to matmul", "dynamic convs", "int8 convs",
+                "int8 matmuls", "nbits decode"}
+
+
+def test_kernel_steps_without_planned_ops_are_skipped(monkeypatch):
+    """A model with one conv runs its kernel's step, not the other kernels'
+    (each walked the module for nothing, #29), with the same IR."""
+    _, steps = _optimized("conv", False, monkeypatch)
+    ran = KERNEL_STEPS & set(steps)
+    assert len(ran) == 1 and ran <= {"direct convs", "convs to matmul"}, ran
 
 
 def test_elementwise_model_skips_the_kernel_steps(monkeypatch):
