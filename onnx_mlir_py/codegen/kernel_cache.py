@@ -198,18 +198,19 @@ def name_units(units: list[Unit], target: str, keyed: dict | None = None) -> Non
     ``keyed``: content name -> key of the kernels keyed at the memref level
     (:func:`key_kernels`): named and keyed already, their functions take
     their names."""
+    def names(u: Unit, root: str) -> dict[str, str]:
+        return {n: f"{root}_b{i}" if i else root for i, n in enumerate(u.names)}
     for u in units:
         if keyed and u.root in keyed:
             u.name, u.key = u.root, keyed[u.root]
-            u.renamed = {n: f"{u.name}_b{i}" if i else u.name for i, n in enumerate(u.names)}
+            u.renamed = names(u, u.name)
             continue
-        placeholder = {n: f"{NAME_PREFIX}_b{i}" if i else NAME_PREFIX
-                       for i, n in enumerate(u.names)}
         h = hashlib.sha256(_FORMAT + target.encode() + b"\0")
+        placeholder = names(u, NAME_PREFIX)
         for t in u.decls + [_rename(t, placeholder) for t in u.texts]:
             h.update(t.encode() + b"\0")
         u.name = NAME_PREFIX + h.hexdigest()[:32]
-        u.renamed = {n: f"{u.name}_b{i}" if i else u.name for i, n in enumerate(u.names)}
+        u.renamed = names(u, u.name)
         u.text = "\n".join(u.decls + [_rename(t, u.renamed) for t in u.texts]) + "\n"
         u.key = hashlib.sha256(_FORMAT + target.encode() + b"\0" + u.text.encode()).hexdigest()
 
