@@ -36,6 +36,11 @@ SUBCOMMANDS = {
 }
 
 
+# --precision other than fp32: a line of -v and --print-kernel-plan
+PRECISION_LINE = {"bf16": "precision bf16: the f32 Conv / MatMul / Gemm read bf16 inputs "
+                           "(weights rounded at compile time), sums in f32"}
+
+
 def build_parser() -> argparse.ArgumentParser:
     width = max(map(len, SUBCOMMANDS))
     ap = argparse.ArgumentParser(
@@ -83,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="build a library whose code records the time of every ONNX node "
                          "(ExecutionSession.end_profiling, or ONNX_MLIR_PY_PROFILE_FILE, "
                          "writes onnxruntime's profile JSON); see 'onnx-mlir-py profile'")
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="of the f32 Conv / MatMul / Gemm: fp32 (default), or bf16: inputs "
+                         "rounded to bf16, sums in f32 (needs AVX512-BF16 or AMX-BF16; "
+                         "'onnx-mlir-py verify --precision bf16' reports the error)")
     tf = ap.add_argument_group("TensorFlow inputs (docs/tensorflow.md)")
     tf.add_argument("--signature", help="SavedModel signature to compile (default serving_default)")
     tf.add_argument("--inputs", metavar="NAME:0[SHAPE],...",
@@ -126,7 +135,7 @@ def run(args) -> int:
     opts = Options(emit=args.emit, opt_level=DEFAULT_OPT_LEVEL if args.opt_level is None
                    else args.opt_level, mcpu=args.mcpu, march=args.march,
                    shape_information=args.shapeInformation, runtime_checks=args.runtime_checks,
-                   profile=args.profile)
+                   profile=args.profile, precision=args.precision)
     timings = Timings()
     from onnx_mlir_py.progress import show_progress
     stats = []          # --onnx-op-stats: printed after the progress line is gone
@@ -153,6 +162,8 @@ def run(args) -> int:
               f"(here -O{opts.opt_level} --{args.emit})", file=sys.stderr)
     for plan in plans:
         lines = plan.lines()
+        if opts.precision != "fp32":
+            lines.insert(1, PRECISION_LINE[opts.precision])
         if args.print_kernel_plan:
             print("\n".join(lines), flush=True)
         else:
@@ -160,6 +171,8 @@ def run(args) -> int:
     if args.verbose:
         for target in targets:
             print(f"[onnx-mlir-py] {target.describe()}", file=sys.stderr)
+        if opts.precision != "fp32":
+            print(f"[onnx-mlir-py] {PRECISION_LINE[opts.precision]}", file=sys.stderr)
         timings.report()
     return 0
 

@@ -70,6 +70,8 @@ def lower(module: ir.Module, opts: Options, timings: Timings) -> None:
         from onnx_mlir_py.passes.optimize_onnx.quantize import INT8_ATTR
         with module.context:
             module.operation.attributes[INT8_ATTR] = ir.UnitAttr.get()
+    from onnx_mlir_py.passes.onnx_to_linalg.bf16 import mark
+    mark(module, opts.precision)        # --precision bf16: the contractions' inputs
     rewrites = ["optimize-onnx"] if opts.opt_level >= 2 else []    # ONNX graph rewrites
     profile = ["profile-nodes"] if opts.profile else []             # per-node time hooks
     run_passes(module, ["sequence-to-tensors"] + rewrites + profile +
@@ -142,6 +144,21 @@ def resolve_target(opts: Options) -> Options:
     return replace(opts, target=resolve(opts.mcpu, opts.march, host_default=opts.opt_level == 3))
 
 
+def check_precision(opts: Options) -> None:
+    """``--precision bf16`` needs a target with AVX512-BF16 or AMX-BF16 (at
+    every level the build machine's by default, as -O3 resolves it): else
+    one CompileError line, before any work."""
+    if opts.precision == "fp32" or opts.emit in ONNX_LEVELS:
+        return
+    from onnx_mlir_py.isa import fat_levels
+    from onnx_mlir_py.passes.onnx_to_linalg.bf16 import check_target
+    from onnx_mlir_py.target import resolve
+    levels = fat_levels(opts.march)
+    targets = [resolve(lv, None) for lv in levels] if levels else \
+        [resolve(opts.mcpu, opts.march, host_default=True)]
+    check_target(targets, opts.precision)
+
+
 def source_model(model, opts: Options, timings: Timings, tf=None):
     """A TensorFlow model (SavedModel folder, .pb, .keras/.h5, .tflite) ->
     its ONNX ModelProto (``frontends/tensorflow``, options ``tf``: a
@@ -184,6 +201,7 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
 
 def _run_stages(model, opts: Options, output: str | None, print_ir: bool, timings: Timings,
                 on_import, tf, on_target, on_plan, prefetched=None) -> str | None:
+    check_precision(opts)
     model = source_model(model, opts, timings, tf)
     if opts.emit == "EmitONNX":
         return _write_onnx(model, output, print_ir)
@@ -295,7 +313,7 @@ def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = 
             mcpu: str | None = None, march: str | None = None,
             timings: Timings | None = None, runtime_checks: bool = True,
             profile: bool = False, signature: str | None = None, inputs=None, outputs=None,
-            verbose: bool = False) -> str:
+            verbose: bool = False, precision: str = "fp32") -> str:
     """Compile an ONNX model (path or ``onnx.ModelProto``) and return the path
     of what was written (``model.so`` by default, next to the model file).
     A TensorFlow model is accepted too (a SavedModel folder, ``.pb``,
@@ -316,10 +334,12 @@ def compile(model, output: str | os.PathLike | None = None, *, opt_level: int = 
     seconds spent in each stage. ``runtime_checks=False``: UNSAFE, see
     :class:`~onnx_mlir_py.options.Options`. ``profile=True``: the library
     records the time of every node (``ExecutionSession.end_profiling``).
+    ``precision="bf16"``: the f32 Conv / MatMul / Gemm compute with bf16
+    inputs and f32 accumulation (needs AVX512-BF16 or AMX-BF16).
     """
     opts = Options(emit=emit, opt_level=opt_level, mcpu=mcpu, march=march,
                    shape_information=shape_information, runtime_checks=runtime_checks,
-                   profile=profile)
+                   profile=profile, precision=precision)
     if timings is not None and not isinstance(timings, Timings):
         raise CompileError(f"compile(): 'timings' must be an onnx_mlir_py.timings.Timings, "
                            f"got {type(timings).__name__}")

@@ -14,6 +14,8 @@ from onnx_mlir_py.errors import CompileError
 EMIT_LEVELS = ("EmitONNX", "EmitONNXBasic", "EmitONNXIR", "EmitMLIR", "EmitLLVMIR", "EmitObj", "EmitLib")
 OPT_LEVELS = (0, 1, 2, 3)
 DEFAULT_OPT_LEVEL = 3
+# --precision: of the f32 contractions' inputs (passes/onnx_to_linalg/bf16.py)
+PRECISIONS = ("fp32", "bf16")
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,9 @@ class Options:
     code records the time of every ONNX node (passes/instrument.py); without
     it the library has no profiling code at all. ``target``: the
     :class:`~onnx_mlir_py.target.Target` resolved from ``mcpu`` / ``march``
-    (set by ``compiler.resolve_target``, not given by users)."""
+    (set by ``compiler.resolve_target``, not given by users). ``precision``:
+    ``"fp32"`` or ``"bf16"`` (``--precision bf16``: the f32 Conv / MatMul /
+    Gemm read bf16 inputs and accumulate in f32; passes/onnx_to_linalg/bf16.py)."""
     emit: str = "EmitLib"
     opt_level: int = DEFAULT_OPT_LEVEL
     mcpu: str | None = None
@@ -40,6 +44,7 @@ class Options:
     shape_information: dict | str | None = None
     runtime_checks: bool = True
     profile: bool = False
+    precision: str = "fp32"
     target: object = None       # onnx_mlir_py.target.Target, once resolved
 
     def _check_variants(self) -> None:
@@ -69,6 +74,9 @@ class Options:
         if self.opt_level not in OPT_LEVELS:
             raise CompileError(f"opt_level must be 0..3, got {self.opt_level!r}")
         object.__setattr__(self, "opt_level", int(self.opt_level))
+        if self.precision not in PRECISIONS:
+            raise CompileError(f"precision must be one of {', '.join(PRECISIONS)}, "
+                               f"got {self.precision!r}")
         from onnx_mlir_py.isa import CHOICES
         if self.march in CHOICES and self.mcpu is not None:
             raise CompileError(f"march={self.march!r} is a CPU choice: give it or "

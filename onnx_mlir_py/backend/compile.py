@@ -21,7 +21,8 @@ from onnx_mlir_py.backend.cache_files import unlink_quiet
 from onnx_mlir_py.backend.errors import (CompilerCrashError, CompileTimeoutError, error_from_dict,
                      error_to_dict)
 
-OPTION_NAMES = ("opt_level", "mcpu", "march", "shape_information", "profile", "host")
+OPTION_NAMES = ("opt_level", "mcpu", "march", "shape_information", "profile", "precision",
+                "host")
 # "host": part of the cache key only, not a compile option: the build
 # machine's ISA level and the extensions the -O3 kernels use
 # (inference/session.py), for a -O3 compile for the host by default
@@ -32,8 +33,9 @@ def normalize_options(options: dict) -> dict:
     bad = sorted(set(options) - set(OPTION_NAMES))
     if bad:
         raise TypeError(f"unknown compile option(s) {bad}; known: {list(OPTION_NAMES)}")
-    # profile=False is the default build: left out, so its key stays the same
-    out = {k: v for k, v in options.items() if v is not None and not (k == "profile" and not v)}
+    # profile=False, precision="fp32": the default build, left out, so its key stays the same
+    out = {k: v for k, v in options.items() if v is not None and not (k == "profile" and not v)
+           and not (k == "precision" and v == "fp32")}
     if "shape_information" in out:
         si = out["shape_information"]
         if isinstance(si, str):

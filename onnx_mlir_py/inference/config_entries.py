@@ -13,6 +13,12 @@ Honoured:
   count does); a library without a pool (single-threaded code) has nothing
   to set.
 
+* ``session.onnx_mlir_py.precision``: ``"fp32"`` (the default) or
+  ``"bf16"``: the model's f32 Conv / MatMul / Gemm compute with bf16 inputs
+  and f32 accumulation (``onnx-mlir-py --precision bf16``; a compile option,
+  so part of the compile cache key); on a machine without AVX512-BF16 or
+  AMX-BF16 the session fails to compile with one line saying so.
+
 Every other key is stored (``get_session_config_entry`` returns it) and
 ignored, with a :class:`ConfigEntryWarning` the first time the process sees
 the key: onnxruntime's graph-transformer, allocator, EP and thread-affinity
@@ -27,7 +33,8 @@ import warnings
 from onnx_mlir_py.errors import OnnxMlirWarning
 
 ALLOW_SPINNING = "session.intra_op.allow_spinning"
-HONOURED = (ALLOW_SPINNING,)
+PRECISION = "session.onnx_mlir_py.precision"
+HONOURED = (ALLOW_SPINNING, PRECISION)
 
 _warned: set[str] = set()
 _lock = threading.Lock()
@@ -43,6 +50,11 @@ def check_entry(key, value) -> None:
     if not isinstance(key, str) or not isinstance(value, str):
         raise TypeError(f"add_session_config_entry takes (str, str), got "
                         f"({type(key).__name__}, {type(value).__name__})")
+    if key == PRECISION:
+        from onnx_mlir_py.options import PRECISIONS
+        if value not in PRECISIONS:
+            raise ValueError(f"session config entry '{PRECISION}' must be one of "
+                             f"{', '.join(PRECISIONS)}, got {value!r}")
     if key in HONOURED:
         return
     with _lock:
@@ -60,3 +72,8 @@ def spin_us(config: dict[str, str]) -> int | None:
     if ALLOW_SPINNING not in config:
         return None
     return -1 if config[ALLOW_SPINNING] == "1" else 0
+
+
+def precision(config: dict[str, str]) -> str:
+    """The compile precision ``config`` asks for (``"fp32"`` by default)."""
+    return config.get(PRECISION, "fp32")

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from onnx_mlir_py.inference.config_entries import spin_us
+from onnx_mlir_py.inference.config_entries import precision, spin_us
 from onnx_mlir_py.inference.errors import Fail, InvalidArgument
 from onnx_mlir_py.inference.io_binding import IOBinding
 from onnx_mlir_py.inference.model_info import ModelMetadata, node_args, np_dtype, type_of_array
@@ -52,6 +52,8 @@ def _compile_options(so: SessionOptions, kw: dict) -> dict:
     for k in ("mcpu", "march"):
         if kw.get(k) is not None:
             opts[k] = kw[k]
+    if precision(so._config) != "fp32":    # session.onnx_mlir_py.precision
+        opts["precision"] = precision(so._config)
     if opts["opt_level"] == 3 and "mcpu" not in opts and "march" not in opts:
         # the ISA level -O3 compiles for is part of the key: a cache shared by
         # machines must not hand an AVX-512 library to one without it. With

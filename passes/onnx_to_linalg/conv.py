@@ -30,6 +30,7 @@ from mlir.dialects import arith, linalg, tensor
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx.ops.conv import conv_dims, conv_transpose_dims, opt_attr, window
+from onnx_mlir_py.passes.onnx_to_linalg import bf16
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, pad
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of, wrap
 from onnx_mlir_py.passes.onnx_to_linalg.reshape import collapse, expand
@@ -57,8 +58,9 @@ def collapse_to(b: LoweringContext, v: ir.Value, groups, out_dims) -> ir.Value:
 
 
 def _mul_add(et):
-    if is_float(et):
-        return lambda a, w, acc: arith.addf(acc, arith.mulf(a, w))
+    if is_float(et):    # (bf16 operands, --precision bf16: extended to et)
+        return lambda a, w, acc: arith.addf(acc, arith.mulf(bf16.widen_to(a, et),
+                                                            bf16.widen_to(w, et)))
     return lambda a, w, acc: arith.addi(acc, arith.muli(a, w))
 
 
@@ -82,6 +84,7 @@ def convolve(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value, bias: ir.
     strides, dil = win.strides, win.dilations
     c, m = _static(x, 1), _static(w, 0)
     x3 = x
+    x, w = bf16.operands(b, et, x, w)       # --precision bf16: bf16 inputs, f32 sums
     if r == 3:
         # 1-D: the 2-D conv of the [N, C, 1, L] view, so -O3 runs it on
         # the 2-D kernels (im2col + packed matmul, depthwise with its pad

@@ -13,6 +13,7 @@ from mlir.dialects import arith, linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx import dims as D
+from onnx_mlir_py.passes.onnx_to_linalg import bf16
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, val
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, require_same_dim, wrap
 from onnx_mlir_py.passes.onnx_to_linalg.broadcast import (broadcast_dim, broadcast_generic,
@@ -70,7 +71,8 @@ def lower_gemm(op: OnnxOp, b: LoweringContext):
         y = _gemm(op, b, *(widen(b, op.input(i)) for i in range(3)), ir.F32Type.get(),
                   lambda v: arith.truncf(et, v))
         return [y if y.type.element_type == et else narrow(b, y, et)]
-    return [_gemm(op, b, op.input(0), op.input(1), op.input(2), et, lambda v: v)]
+    a, w = bf16.operands(b, et, op.input(0), op.input(1))    # --precision bf16
+    return [_gemm(op, b, a, w, op.input(2), et, lambda v: v)]
 
 
 def _gemm(op: OnnxOp, b: LoweringContext, a, w, c, et, down) -> ir.Value:
@@ -202,6 +204,7 @@ def lower_matmul(op: OnnxOp, b: LoweringContext):
         f32 = ir.F32Type.get()
         wide = ir.RankedTensorType.get(list(out_t.shape), f32)
         return [narrow(b, _matmul(op, b, widen(b, a), widen(b, w), wide), et)]
+    a, w = bf16.operands(b, et, a, w)                       # --precision bf16
     return [_matmul(op, b, a, w, out_t)]
 
 
@@ -271,4 +274,5 @@ def _matmul_generic(op: OnnxOp, b: LoweringContext, a, w, out_t) -> ir.Value:
     return b.generic([a, w], [init], [affine_map(n_loops, a_map), affine_map(n_loops, w_map),
                                       affine_map(n_loops, o_map)],
                      ["parallel"] * ro + ["reduction"],
-                     lambda x, y, acc: _add(acc, _mul(x, y)))[0]
+                     lambda x, y, acc: _add(acc, _mul(bf16.widen_to(x, acc.type),
+                                                      bf16.widen_to(y, acc.type))))[0]

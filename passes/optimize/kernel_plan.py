@@ -400,6 +400,16 @@ KERNELS = {
 }
 
 
+def bf16_inputs(op: ir.Operation) -> bool:
+    """A contraction of ``--precision bf16`` (bf16 inputs, f32 result): only
+    the kernels named ``*_bf16`` take it."""
+    ins = [v.type for v in list(op.operands)[:2]]
+    return any(isinstance(t, ir.ShapedType) and isinstance(t.element_type, ir.BF16Type)
+               for t in ins) and len(op.results) == 1 and \
+        isinstance(op.results[0].type, ir.ShapedType) and \
+        isinstance(op.results[0].type.element_type, ir.F32Type)
+
+
 def plan_kernels(module: ir.Module, target: Target, threads: bool) -> KernelPlan:
     """Classify every planned op of ``module`` (see the module docstring),
     tag it with ``om.kernel`` and return the plan."""
@@ -414,7 +424,12 @@ def plan_kernels(module: ir.Module, target: Target, threads: bool) -> KernelPlan
             continue
         kernel, tile, par, reason = "linalg", "-", False, \
             f"no kernel accepts it (tried {', '.join(k for k, _ in KERNELS[family])})"
+        mixed = bf16_inputs(op)
+        if mixed:       # only a bf16 kernel may take it: the f32 ones would misread it
+            reason = "bf16 inputs: generic path"
         for name, rule in KERNELS[family]:
+            if mixed and not name.endswith("_bf16"):
+                continue
             found = rule(op, target)
             if found is not None:
                 kernel, (tile, par, reason) = name, found
