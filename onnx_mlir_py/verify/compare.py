@@ -4,6 +4,9 @@ Floats match where ``|ours - ref| <= atol + rtol * |ref|`` (``numpy.isclose``;
 NaN matches NaN, an infinity the same infinity); integers, bools and strings
 must be equal. ``max_rel`` is ``|ours - ref| / |ref|``; where the reference
 is 0 it is 0, or infinite if ``|ours| > atol`` there.
+
+:func:`error_stats` measures, without a tolerance, how far a lower-precision
+build (``verify --precision bf16``) is from the f32 one.
 """
 from __future__ import annotations
 
@@ -73,3 +76,37 @@ def compare(ours, ref, rtol: float, atol: float) -> Diff:
     rel = np.where(np.isnan(rel), 0.0, rel)           # inf against inf
     bad = int(ours.size - np.count_nonzero(good))
     return Diff(bad == 0, float(err.max()), float(rel.max()), bad, int(ours.size))
+
+
+@dataclass(frozen=True)
+class ErrorStats:
+    """The error of a lower-precision result against the f32 one:
+    ``max_abs`` = max |ours - ref|, ``rel_max`` = max_abs / max |ref|,
+    ``rel_l2`` = ||ours - ref|| / ||ref||; ``why`` when they cannot be
+    measured (another shape or type, non-finite values)."""
+    max_abs: float = 0.0
+    rel_max: float = 0.0
+    rel_l2: float = 0.0
+    why: str = ""
+
+
+def error_stats(ours, ref) -> ErrorStats:
+    ours, ref = np.asarray(ours), np.asarray(ref)
+    if ours.shape != ref.shape or ours.dtype != ref.dtype:
+        return ErrorStats(why=f"{type_str(ours)} against {type_str(ref)}")
+    if ours.size == 0:
+        return ErrorStats()
+    if ours.dtype.kind != "f":                   # integers, bools, strings: exact
+        bad = int(np.sum(ours != ref))
+        return ErrorStats(why="equal" if bad == 0 else f"{bad} of {ours.size} elements differ")
+    o, r = ours.astype(np.float64), ref.astype(np.float64)
+    if not (np.isfinite(o).all() and np.isfinite(r).all()):
+        same = bool(np.array_equal(o, r, equal_nan=True))
+        return ErrorStats(why="equal (with non-finite values)" if same else
+                          "non-finite values that differ")
+    d = np.abs(o - r)
+    scale, norm = float(np.abs(r).max()), float(np.linalg.norm(r))
+    max_abs = float(d.max())
+    return ErrorStats(max_abs, max_abs / scale if scale else (0.0 if max_abs == 0 else np.inf),
+                      float(np.linalg.norm(d)) / norm if norm else
+                      (0.0 if max_abs == 0 else np.inf))
