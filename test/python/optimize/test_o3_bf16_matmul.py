@@ -267,3 +267,45 @@ def test_conv_and_matmul_kernels_in_one_module():
         plan = optimize(mod, target_for("znver4"), threads=False)
         assert sorted(e.kernel for e in plan.entries) == ["conv_bf16", KERNEL]
         assert mod.operation.verify()
+
+
+@needs_bf16
+def test_precision_bf16_end_to_end(tmp_path):
+    """``compile(precision="bf16")`` of Conv -> Relu -> Flatten -> Gemm: the
+    library needs avx512bf16 (both kernels ran) and matches onnx.reference on
+    the bf16-rounded input and weights (the Relu's output rounded again
+    before the Gemm, as the mode's truncf does)."""
+    from onnx import TensorProto as TP
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+    from onnx.reference import ReferenceEvaluator
+
+    import onnx_mlir_py
+    from onnx_mlir_py.runtime import ExecutionSession
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((16, 3, 3, 3)).astype(np.float32)
+    cb = rng.standard_normal(16).astype(np.float32)
+    g = rng.standard_normal((10, 16 * 36)).astype(np.float32)
+    gb = rng.standard_normal(10).astype(np.float32)
+    nodes = [h.make_node("Conv", ["x", "W", "CB"], ["c"], pads=[1] * 4),
+             h.make_node("Relu", ["c"], ["r"]), h.make_node("Flatten", ["r"], ["f"]),
+             h.make_node("Gemm", ["f", "G", "GB"], ["y"], transB=1)]
+    model = h.make_model(h.make_graph(
+        nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [1, 3, 6, 6])],
+        [h.make_tensor_value_info("y", TP.FLOAT, None)],
+        initializer=[nh.from_array(a, n) for a, n in ((w, "W"), (cb, "CB"), (g, "G"), (gb, "GB"))]),
+        opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    so = onnx_mlir_py.compile(model, tmp_path / "m.so", opt_level=3, precision="bf16")
+    sess = ExecutionSession(so)
+    assert "avx512bf16" in sess.target["features"]
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    r = lambda a: a.astype(ml_dtypes.bfloat16).astype(np.float32)  # noqa: E731
+    conv_relu = ReferenceEvaluator(h.make_model(h.make_graph(
+        nodes[:3], "g", [h.make_tensor_value_info("x", TP.FLOAT, None)],
+        [h.make_tensor_value_info("f", TP.FLOAT, None)],
+        initializer=[nh.from_array(r(w), "W"), nh.from_array(cb, "CB")]),
+        opset_imports=[h.make_opsetid("", 17)])).run(None, {"x": r(x)})[0]
+    want = r(conv_relu).astype(np.float64) @ r(g).astype(np.float64).T + gb
+    got = sess.run([x])[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
