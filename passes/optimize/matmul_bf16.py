@@ -186,6 +186,7 @@ def kernel_text(name: str, k: int, n: int, nb: int, threaded: bool, gather: int 
     tensor of that many elements and the kernel takes two more parameters,
     ``rows: [M] i32`` and ``koffs: [K/2] i32`` (K even): row m's k pair kk
     is the two elements at ``rows[m] + koffs[kk]``."""
+    from onnx_mlir_py.passes.optimize.matmul_q8 import end_column_block
     mb, nv, kp, no = ROW_TILE[nb], nb // LANES, -(-k // 2), n // nb
     e = Emitter()
     i32 = Type(Kind.SCALAR, Elem.I32)
@@ -252,14 +253,7 @@ def kernel_text(name: str, k: int, n: int, nb: int, threaded: bool, gather: int 
         e.end([tt])
         return rt
 
-    tile = rows(0, mfull, mb, tile)
-    m4 = e.add(mfull, e.mul(e.div(e.sub(m, mfull), 4), 4))     # then 4-row tiles
-    tile = rows(mfull, m4, 4, tile)
-    tile = rows(m4, m, 1, tile)
-    if threaded:
-        e.end_forall(tile, tile_src, [0, col], [m, nb])
-    else:
-        e.end([e.insert_slice(tile, tile_src, [0, col], [m, nb])])
+    end_column_block(e, rows, tile, tile_src, m, mfull, mb, col, nb, threaded)
     e(f"return {res} : {out_t}")
     return e.function(name, params, out_t)
 

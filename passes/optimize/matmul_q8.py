@@ -318,6 +318,17 @@ def kernel_text(name: str, k: int, n: int, nb: int, a_signed: bool, threaded: bo
         e.end([tt])
         return rt
 
+    end_column_block(e, rows, tile, tile_src, m, mfull, mb, col, nb, threaded)
+    e(f"return {res} : {out_t}")
+    return e.function(name, [a, bp, base, colsum, za], out_t)
+
+
+def end_column_block(e: Emitter, rows, tile: Value, tile_src: Value, m, mfull, mb: int, col,
+                     nb: int, threaded: bool) -> None:
+    """A column block's rows (``rows(lo, hi, r, tile) -> tile``): ``mb``-row
+    register tiles up to ``mfull``, 4-row tiles, single rows; then the block
+    written into the result (the forall's parallel insert, or the loop's
+    yield). Also the bf16 kernels' (matmul_bf16.py)."""
     tile = rows(0, mfull, mb, tile)
     m4 = e.add(mfull, e.mul(e.div(e.sub(m, mfull), 4), 4))     # then 4-row tiles
     tile = rows(mfull, m4, 4, tile)
@@ -326,8 +337,6 @@ def kernel_text(name: str, k: int, n: int, nb: int, a_signed: bool, threaded: bo
         e.end_forall(tile, tile_src, [0, col], [m, nb])
     else:
         e.end([e.insert_slice(tile, tile_src, [0, col], [m, nb])])
-    e(f"return {res} : {out_t}")
-    return e.function(name, [a, bp, base, colsum, za], out_t)
 
 
 # -- the rewrite step ----------------------------------------------------------------
