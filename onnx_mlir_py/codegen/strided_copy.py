@@ -5,13 +5,16 @@
 ``memrefCopy`` from libmlir_c_runner_utils, which a self-contained .so does
 not link. As a ``linalg.copy`` the copy becomes plain loops instead.
 Contiguous copies are left alone (they become ``llvm.memcpy``), also
-through a strided layout (a subview that is one contiguous run). Run after
-bufferization, before ``convert-linalg-to-loops``.
+through a strided layout (a subview that is one contiguous run). A copy
+whose inner dims are a static contiguous run in both memrefs (a KV-cache
+Concat's 64-float rows) becomes loops over the outer dims around a
+``memref.copy`` of one run (``llvm.memcpy``): LLVM left the linalg.copy's
+row loop scalar. Run after bufferization, before ``convert-linalg-to-loops``.
 """
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import linalg
+from mlir.dialects import arith, linalg, memref, scf
 
 from onnx_mlir_py.ir_util import walk_ops
 
@@ -44,12 +47,73 @@ def _strided(t: ir.Type) -> bool:
     return True  # strided<...> layout
 
 
+MIN_RUN_BYTES = 64     # shorter runs stay a linalg.copy (a memcpy call each is not worth it)
+
+
+def _run_start(a: ir.MemRefType, b: ir.MemRefType) -> int | None:
+    """The first dim of the inner dims that are one static contiguous run of at
+    least MIN_RUN_BYTES in both memrefs (unit innermost stride, each stride
+    the run inside it), or None."""
+    if a.rank != b.rank or a.rank == 0 or a.element_type != b.element_type:
+        return None
+    bits = a.element_type.width if hasattr(a.element_type, "width") else 0
+    if bits % 8 or not bits:
+        return None
+    (sa, _), (sb, _) = a.get_strides_and_offset(), b.get_strides_and_offset()
+    run, d = 1, a.rank - 1
+    while (d >= 0 and sa[d] == run and sb[d] == run and not a.is_dynamic_dim(d)
+           and a.shape[d] == b.shape[d]):
+        run *= a.shape[d]
+        d -= 1
+    if d == a.rank - 1 or run * bits // 8 < MIN_RUN_BYTES:
+        return None
+    return d + 1
+
+
+def _run_view(m: ir.Value, ivs: list, k: int) -> ir.Value:
+    """The run at outer indices ``ivs`` (dims k.. whole, the outer dims 1)."""
+    t = ir.MemRefType(m.type)
+    strides, _ = t.get_strides_and_offset()
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    shape = [1] * k + list(t.shape[k:])
+    res = ir.MemRefType.get(shape, t.element_type,
+                            layout=ir.StridedLayoutAttr.get(dyn, strides),
+                            memory_space=t.memory_space)
+    return memref.subview(m, list(ivs) + [0] * (t.rank - k), shape, [1] * t.rank,
+                          result_type=res)
+
+
+def _copy_runs(src: ir.Value, dst: ir.Value, k: int, ivs: list) -> None:
+    """A copy of ``src`` to ``dst`` as loops over dims [len(ivs), k) around
+    a memref.copy of one contiguous run each."""
+    d = len(ivs)
+    idx = ir.IndexType.get()
+    if d == k:
+        memref.copy(_run_view(src, ivs, k), _run_view(dst, ivs, k))
+        return
+    t = ir.MemRefType(src.type)
+    if t.is_dynamic_dim(d):
+        ub = memref.dim(src, arith.constant(idx, d))
+    elif t.shape[d] == 1:
+        return _copy_runs(src, dst, k, ivs + [arith.constant(idx, 0)])
+    else:
+        ub = arith.constant(idx, t.shape[d])
+    loop = scf.ForOp(arith.constant(idx, 0), ub, arith.constant(idx, 1))
+    with ir.InsertionPoint(loop.body):
+        _copy_runs(src, dst, k, ivs + [loop.induction_variable])
+        scf.YieldOp([])
+
+
 def strided_copies_to_linalg(module: ir.Module) -> int:
     with module.context:
         found = walk_ops(module, lambda o: o.name == "memref.copy" and (
             _strided(o.operands[0].type) or _strided(o.operands[1].type)))
         for o in found:
+            k = _run_start(ir.MemRefType(o.operands[0].type), ir.MemRefType(o.operands[1].type))
             with ir.InsertionPoint(o), o.location:
-                linalg.copy(o.operands[0], outs=[o.operands[1]])
+                if k is None:
+                    linalg.copy(o.operands[0], outs=[o.operands[1]])
+                else:
+                    _copy_runs(o.operands[0], o.operands[1], k, [])
             o.erase()
     return len(found)
