@@ -69,6 +69,13 @@ def _compile_options(so: SessionOptions, kw: dict) -> dict:
                 opts["host"] = "+".join([level] + ext)
             else:
                 opts["mcpu"] = level
+    if "precision" in opts and "mcpu" not in kw and "march" not in kw:
+        # bf16 is checked against and built for this machine: its bf16
+        # extensions are in the key, so a shared cache hands neither a library
+        # nor a cached refusal to a machine with other ones
+        from onnx_mlir_py.isa import host_flags
+        bf16 = [f for f in ("avx512_bf16", "amx_bf16") if f in host_flags()]
+        opts["host"] = "+".join([opts.get("host") or opts.pop("mcpu", None) or "host"] + bf16)
     return opts
 
 
