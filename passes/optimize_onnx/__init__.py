@@ -15,6 +15,7 @@ before lowering (``onnx_mlir_py.compiler.lower`` runs ``optimize-onnx`` at -O2 a
     fuse-qdq-maxpool         Q(MaxPool(DQ(xq))) of one scale and zero point -> MaxPool(xq)
     fold-constant-dequantize DequantizeLinear of constants (QDQ weights) -> f32 constant
     fuse-attention           MatMul / scale / mask Add / Softmax / MatMul -> Attention
+    pow-to-mul               Pow(x, 2 | 3 | 4) of a float x -> Muls (no powf call)
 
 Each pass is ``module -> number of rewrites``; ``optimize_onnx`` repeats them
 until nothing changes, then deletes dead ops (canonicalize-onnx).
@@ -28,6 +29,7 @@ from onnx_mlir_py.passes.optimize_onnx.attention import fuse_attention
 from onnx_mlir_py.passes.optimize_onnx.conv_fold import (fold_affine_into_conv,
                                                          fold_batchnorm_into_conv)
 from onnx_mlir_py.passes.optimize_onnx.matmul_bias import fuse_matmul_bias
+from onnx_mlir_py.passes.optimize_onnx.pow_mul import pow_to_mul
 from onnx_mlir_py.passes.optimize_onnx.quantize import (fold_constant_dequantize, fuse_qdq_conv,
                                                         fuse_qdq_gemm, fuse_qdq_maxpool)
 from onnx_mlir_py.passes.optimize_onnx.reshape_chains import (merge_reshapes, merge_transposes,
@@ -49,6 +51,7 @@ REWRITES = {
     "pretranspose-gemm-weights": pretranspose_gemm_weights,
     "fold-constant-transposes": fold_constant_transposes,
     "fuse-attention": fuse_attention,
+    "pow-to-mul": pow_to_mul,
 }
 MAX_ROUNDS = 8
 
