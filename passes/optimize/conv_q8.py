@@ -778,8 +778,9 @@ def _direct_function(name: str, q: Q8Conv, threaded: bool, epi: Q8Epilogue | Non
             for j in range(nv):
                 val = racc[i * nv + j]
                 if epi is not None:
+                    # whole: stored by one unmasked vector store (MAGIC_ROUND)
                     val = emit_epilogue(e, epi, val, ext, [ni, wrow[i], hi, e.add(w0, j * 16)],
-                                        16, in_bounds, pre[i])
+                                        16, in_bounds, pre[i], whole=in_bounds and not prows)
                 if prows:
                     for at, m in stores[j]:
                         t3 = e.write(val, t3, [ni, i, 0, at], m, in_bounds=False)

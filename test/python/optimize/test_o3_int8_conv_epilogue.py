@@ -414,3 +414,20 @@ def test_overflow_flags_read_from_the_attribute():
         bare = ir.Operation.create("arith.addi", results=[ops[0].results[0].type],
                                    operands=list(ops[0].operands), ip=ir.InsertionPoint(ops[0]))
         assert not _overflow_flagged(bare)      # no attribute at all: no flags
+
+
+@vnni
+@pytest.mark.parametrize("hw, down, signed", [(7, False, True), (7, False, False), (14, True, True),
+                                              (28, True, False)])
+def test_magic_rounding_equals_roundeven(tmp_path, monkeypatch, hw, down, signed):
+    """epilogue_q8.MAGIC_ROUND: each conv's quantizing tail (the block's
+    requantizations with and without a ReLU, the final one after the
+    residual add) rounded by adding 1.5 * 2^23 gives the bytes of
+    roundeven + zero point + clamp + fptosi bit for bit, on full vectors and
+    on a row's one-pixel tail (7x7: 49 = 48 + 1, stored through a one-lane
+    mask: arith.trunci of the float's bits there was stored as a whole f32
+    lane by LLVM, overwriting the next filter's first pixels)."""
+    from onnx_mlir_py.passes.optimize import epilogue_q8
+    m = _qdq_block(hw=hw, down=down, signed=signed)
+    _fused_equals_unfused(tmp_path, m, [1, 16, hw, hw], monkeypatch, signed,
+                          switch=(epilogue_q8, "MAGIC_ROUND"))
