@@ -469,6 +469,26 @@ GROUP_PANEL_BYTES = 512 * 1024
 # blocks, about COLUMN_GROUPS of them (the threads' share of the work)
 SMALL_M_BLOCKS = 32
 COLUMN_GROUPS = 8
+#
+# Measured and not kept (#27, YOLO's few-channel 1x1 convs at 160x160 in the
+# in-place form, 8x32 tile, k 8; Zen 4, 1 thread, thread CPU, one process
+# alternating builds, loaded shared machine, outputs bit-identical): the k loop
+# keeps its 16 zmm accumulators in registers across all k blocks (K = 32: four
+# blocks of 8, no stores or reloads between them; the SiLU epilogue after it
+# spills a few). No column-block groups when all of A fits 16 KB: 32->32
+# 1.04-1.06x slower, YOLO's first C3 block 1.01-1.06x; groups of 1, 2, 4, 16,
+# 32 blocks for A that small: within the noise. A 16x16 register tile (all
+# 16 filters of a 32->16 conv at once, B read once): 0.99-1.0x, 16->16 1.09x
+# slower. Packing the input (packed_im2col) for 1x1 convs of few filters:
+# 32->16 alone 0.93x, YOLO as a whole 1.00-1.01x. Rows 100 KB apart (a 4 KB
+# multiple, all in the same L1 sets) against 105 KB: the same time per MAC.
+# The "2-3x slower than onnxruntime" of these convs compared our Conv node
+# (its SiLU fused in) with onnxruntime's Conv alone: its SiLU is a separate
+# QuickGelu node (0.12-0.17 ms each at 16x160x160). With it: 32->16 0.52 vs
+# 0.41 ms in the model (0.42-0.46 alone), 32->32 ~1.0 vs 0.74 (as alone).
+# What is left is memory: with the input evicted (32 MB written before each
+# run) the kernel reads its 32-64 input rows 100 KB apart at ~+0.21 ms per
+# MB of input (K = 8, 16, 32), onnxruntime (NCHWc) at ~+0.05 ms per MB.
 
 
 def cache_blocks(sizes, outer_is_rows: bool) -> tuple[int, int, int] | None:
