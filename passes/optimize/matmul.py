@@ -484,8 +484,10 @@ COLUMN_GROUPS = 8
 # multiple, all in the same L1 sets) against 105 KB: the same time per MAC.
 # The "2-3x slower than onnxruntime" of these convs compared our Conv node
 # (its SiLU fused in) with onnxruntime's Conv alone: its SiLU is a separate
-# QuickGelu node (0.12-0.17 ms each at 16x160x160). With it: 32->16 0.52 vs
-# 0.41 ms in the model (0.42-0.46 alone), 32->32 ~1.0 vs 0.74 (as alone).
+# QuickGelu node (0.12-0.17 ms each at 16x160x160). With it, per-node minima
+# in the model: 32->16 0.45-0.52 vs 0.36-0.41 ms (0.42-0.46 alone), 32->32
+# 0.82-0.98 vs 0.72-0.74; a conv whose SiLU is not fused (its result goes to
+# a Concat) pays a separate pass: 32->16 0.35 + 0.18 vs 0.25 + 0.12.
 # What is left is memory: with the input evicted (32 MB written before each
 # run) the kernel reads its 32-64 input rows 100 KB apart at ~+0.21 ms per
 # MB of input (K = 8, 16, 32), onnxruntime (NCHWc) at ~+0.05 ms per MB.
