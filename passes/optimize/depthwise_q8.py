@@ -94,9 +94,11 @@ class Quant:
         """An 8-bit input vector dequantized (f32)."""
         return emit(e, self.pro, v, st[0], [], v.type.shape[0], True, st[1])
 
-    def epilogue(self, e: Emitter, st, acc: Value) -> Value:
-        """An accumulator vector through the generics after the conv (8-bit)."""
-        return emit(e, self.epi, acc, st[2], [], acc.type.shape[0], True, st[3])
+    def epilogue(self, e: Emitter, st, acc: Value, whole: bool = False) -> Value:
+        """An accumulator vector through the generics after the conv (8-bit);
+        ``whole``: stored with one unmasked full-vector store (the
+        requantization may round with ``epilogue_q8.MAGIC_ROUND``)."""
+        return emit(e, self.epi, acc, st[2], [], acc.type.shape[0], True, st[3], whole)
 
 
 def _step(g: ir.Operation, first: ir.Value, externals: list, maps: list, constants: dict):

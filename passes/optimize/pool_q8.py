@@ -71,7 +71,7 @@ class Widen:
         op = "arith.uitofp" if self.unsigned else "arith.sitofp"
         return e.cast(op, v, vector(v.type.shape[0]))
 
-    def epilogue(self, e: Emitter, st, acc: Value) -> Value:
+    def epilogue(self, e: Emitter, st, acc: Value, whole: bool = False) -> Value:
         op = "arith.fptoui" if self.unsigned else "arith.fptosi"
         return e.cast(op, acc, vector(acc.type.shape[0], Elem.I8))
 

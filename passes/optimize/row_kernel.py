@@ -151,9 +151,12 @@ class _Body:
             val = self.shuffle(accs[g, u], _INLANE8) if inlane else accs[g, u]
             if cv.epilogue:
                 val = emit_ops(e, cv.epilogue, cv.epi_result, val, [c[lanes] for c in self.ecv])
-            elif cv.quant is not None:
-                val = cv.quant.epilogue(e, self.quant, val)
-            if u == count - 1 and last_lanes is not None and last_lanes < lanes:
+            part = u == count - 1 and last_lanes is not None and last_lanes < lanes
+            if cv.quant is not None and not cv.epilogue:
+                # whole vectors (wide) but the row's last prefix are one
+                # unmasked store each: the magic-number rounding (MAGIC_ROUND)
+                val = cv.quant.epilogue(e, self.quant, val, whole=wide(cv) and not part)
+            if part:
                 val = e.prefix(val, last_lanes)
             cur = e.write(val, cur, self.out_at + [self.outs[g], cols[u]])
         return cur

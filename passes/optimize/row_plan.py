@@ -64,14 +64,15 @@ def split(cv: Conv) -> bool:
     their even and odd padded columns (:mod:`.row_plane`): every tap reads
     contiguous columns of one half, no shuffle per tap (a 3x3 window read
     32 columns and kept every other lane 3 times a row). Whole vectors
-    (:func:`wide`), dilation 1, f32, rows of more than 8 output columns
+    (:func:`wide`), dilation 1, rows of more than 8 output columns
     (a 7-wide row on 8 lanes keeps the in-lane vshufps reads of
     :mod:`.row_kernel`: split, 576x14x14 3x3 was 1.06x slower). Measured on
     Zen 4 (1 thread, thread CPU time, Clip -> depthwise -> Clip, min):
     3x3 96x112x112 0.252 -> 0.221 ms, 144x56x56 0.095 -> 0.085, 192x28x28
     0.040 -> 0.037, 16x112x112 0.054 -> 0.049; 5x5 72x56x56 0.096 -> 0.074,
-    96x28x28 0.036 -> 0.033."""
-    return wide(cv) and cv.s[1] == 2 and cv.d[1] == 1 and cv.quant is None and cv.os[3] > 8
+    96x28x28 0.036 -> 0.033. 8-bit convs (``cv.quant``, :mod:`.depthwise_q8`)
+    too: the split copy dequantizes each vector it reads, as the plain one."""
+    return wide(cv) and cv.s[1] == 2 and cv.d[1] == 1 and cv.os[3] > 8
 
 
 def half_width(cv: Conv, vw: int) -> int:

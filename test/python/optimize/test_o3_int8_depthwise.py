@@ -190,3 +190,37 @@ def test_kernel_off_keeps_f32_path(tmp_path, monkeypatch):
     monkeypatch.setattr(depthwise_q8, "ENABLED", False)
     off = _compile(path, str(tmp_path / "off.so"), "depthwise_rows").run([x])[0]
     assert _close(on, off, _step(path)) <= MAX_OFF
+
+
+@pytest.mark.parametrize("act, hw", [
+    (QuantType.QInt8, (19, 21)),        # a row's last read masked (21 % 16 columns)
+    (QuantType.QUInt8, (18, 32)),       # whole-vector rows, 16 output columns
+    (QuantType.QInt8, (15, 17)),        # 8 output columns: in-lane shuffle reads, not split
+])
+def test_qdq_depthwise_stride2_split_and_magic_exact(tmp_path, monkeypatch, act, hw):
+    """Stride 2: the split scratch plane (``row_plan.split``: even and odd
+    padded columns in two halves) and the magic-number requantization of
+    whole-vector stores (``epilogue_q8.MAGIC_ROUND``) give the same bytes as
+    the shuffled strided reads and roundeven; and onnxruntime's output
+    within one quantization step."""
+    from onnx_mlir_py.passes.optimize import epilogue_q8, row_kernel, row_plan, row_plane
+    path, shape = _quantized(tmp_path, act, True, 2, 1, True, hw=hw)
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    on = _compile(path, str(tmp_path / "on.so"), "depthwise_q8").run([x])[0]
+    assert _close(on, _ort(path, x), _step(path)) <= MAX_OFF
+    for mod in (row_kernel, row_plan, row_plane):
+        monkeypatch.setattr(mod, "split", lambda cv: False)
+    monkeypatch.setattr(epilogue_q8, "MAGIC_ROUND", False)
+    off = _compile(path, str(tmp_path / "off.so"), "depthwise_q8").run([x])[0]
+    np.testing.assert_array_equal(on, off)
+
+
+def test_split_takes_8bit_convs():
+    """``row_plan.split`` takes an 8-bit conv's stride-2 rows (``cv.quant``)
+    as the f32 ones: wider than 8 output columns, dilation 1."""
+    from onnx_mlir_py.passes.optimize.row_plan import Conv, split
+    cv = Conv((1, 96, 112, 112), (0, 0, 1, 1), 3, 3, (1, 96, 56, 56), (2, 2), (1, 1), "scalar",
+              quant=object())
+    assert split(cv)
+    assert not split(Conv((1, 8, 14, 14), (1, 1, 1, 1), 3, 3, (1, 8, 7, 7), (2, 2), (1, 1),
+                          "scalar", quant=object()))
