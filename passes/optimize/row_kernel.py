@@ -224,6 +224,23 @@ def row_group(cv: Conv, vw: int, target_vw: int) -> int:
 # Clip), with :func:`shared_rows`: 32x112x112 0.155 -> 0.139 ms, 96x112x112
 # stride 2 0.275 -> 0.249 ms (min).
 INTERLEAVE_MIN_PLANE = 32 * 1024
+# Groups of output rows whose input rows an 8-bit conv's kernel copies ahead
+# of the group it computes (:func:`copy_ahead`).
+COPY_AHEAD = 1
+
+
+def copy_ahead(cv: Conv) -> int:
+    """Groups of output rows copied ahead (:data:`COPY_AHEAD`) by an 8-bit
+    depthwise conv (``cv.quant``): the rows a group reads were written one
+    group earlier. Read just after their copy, a tap whose columns straddle
+    two of the copy's vector stores (3x3: one of the two taps reading a
+    half of a split row is one column off the stores) waited for the stores
+    to reach L1 (no store-to-load forwarding: perf's hottest instruction).
+    Zen 4, 1 thread, thread CPU, min, bit-identical: QDQ 1x1 conv -> ReLU6
+    -> depthwise 96x112x112/2 block 0.427 -> 0.370 ms, MobileNetV2 QDQ
+    2.982 -> 2.789 ms. Not f32 convs: 1.01-1.04x slower (96x112x112/2,
+    64x112x112/2, 32x112x112 Relu -> depthwise -> Relu)."""
+    return COPY_AHEAD if cv.quant is not None and cv.combine == "fma" else 0
 
 # Output rows of UNROLL-vector chunks computed together (their input rows
 # read once): at most this many, with REG_RESERVE vector registers left for
@@ -325,7 +342,7 @@ def kernel_function(name: str, cv: Conv, vw: int, blocks: int = 1) -> str:
         (the rows these output rows read are copied first)."""
         cur = state[0]
         if interleave:
-            hi = rows_needed(e, cv, oh0, count)
+            hi = rows_needed(e, cv, oh0, count * (1 + copy_ahead(cv)))
             body.src = plane_copy(e, cv, x, nn, ch, state[1], vw, pro, padv, state[2], hi)
         body.group(e.ix(oh0), count)
         if main:
