@@ -25,16 +25,19 @@ def _contiguous(t: ir.MemRefType) -> bool:
     outside), e.g. a batch-1 Concat part's subview: finalize-memref-to-llvm
     copies it with llvm.memcpy (as loops: an 8-lane gather/scatter, YOLO's
     /Concat 0.44 ms)."""
-    if not t.has_static_shape:
-        return False
+    return t.has_static_shape and all(n == 1 for n in t.shape[:_inner_run(t)])
+
+
+def _inner_run(t: ir.MemRefType) -> int:
+    """The first dim of ``t``'s inner dims that are static and laid out as
+    one contiguous run (unit innermost stride, each stride the run inside
+    it); ``t.rank`` when the innermost dim is not."""
     strides, _offset = t.get_strides_and_offset()
     run, d = 1, t.rank - 1
-    while d >= 0 and strides[d] == run:
+    while d >= 0 and not t.is_dynamic_dim(d) and strides[d] == run:
         run *= t.shape[d]
         d -= 1
-    while d >= 0 and t.shape[d] == 1:
-        d -= 1
-    return d < 0
+    return d + 1
 
 
 def _strided(t: ir.Type) -> bool:
@@ -59,15 +62,16 @@ def _run_start(a: ir.MemRefType, b: ir.MemRefType) -> int | None:
     bits = a.element_type.width if hasattr(a.element_type, "width") else 0
     if bits % 8 or not bits:
         return None
-    (sa, _), (sb, _) = a.get_strides_and_offset(), b.get_strides_and_offset()
-    run, d = 1, a.rank - 1
-    while (d >= 0 and sa[d] == run and sb[d] == run and not a.is_dynamic_dim(d)
-           and a.shape[d] == b.shape[d]):
-        run *= a.shape[d]
-        d -= 1
-    if d == a.rank - 1 or run * bits // 8 < MIN_RUN_BYTES:
+    # the run ends where either layout's does or the shapes differ (static vs
+    # dynamic)
+    k = max(_inner_run(a), _inner_run(b),
+            max((d + 1 for d in range(a.rank) if a.shape[d] != b.shape[d]), default=0))
+    run = 1
+    for n in a.shape[k:]:
+        run *= n
+    if k == a.rank or run * bits // 8 < MIN_RUN_BYTES:
         return None
-    return d + 1
+    return k
 
 
 def _run_view(m: ir.Value, ivs: list, k: int) -> ir.Value:
