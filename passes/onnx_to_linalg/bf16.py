@@ -12,9 +12,12 @@ f32 output: its body extends each product's operands to f32 (exact) and
 accumulates in f32. Everything else (bias, epilogues, other ops) stays f32.
 
 The error against f32 is that of the rounded inputs: each input has a
-relative error <= 2^-9, so a product <= ~2^-8, and a dot product of K terms
-a relative error (to sum |a_k w_k|) of ~2^-8 sqrt(K) for random signs
-(2^-8 K at worst); ``onnx-mlir-py verify --precision bf16`` reports it.
+relative error <= 2^-8 (8 significant bits, round to nearest), so a product
+<= ~2^-7 and a dot product of K terms <= ~2^-7 of sum |a_k w_k| (about
+2^-8 sqrt(K) of its scale for random signs); ``onnx-mlir-py verify
+--precision bf16`` reports it, and the fuzzer's bf16 mode
+(``testing/fuzz/bf16_bound.py``) checks every element against the actual
+rounding's effect.
 """
 from __future__ import annotations
 

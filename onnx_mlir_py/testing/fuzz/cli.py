@@ -2,6 +2,12 @@
 
     python -m onnx_mlir_py.testing.fuzz --seed 1 --count 100 --opt 0 3 --out fuzz-out
     python -m onnx_mlir_py.testing.fuzz --seed 1 --start 42 --count 1   # case 42 again
+    python -m onnx_mlir_py.testing.fuzz --precision bf16 --seed 1 --count 100
+
+``--precision bf16`` compiles with ``--precision bf16`` and draws only the
+bf16 mode's specs (``ops/bf16.py``: MatMul / Gemm / Conv and what may follow
+them), each case also running on denormal inputs; the oracle is the f32
+reference and an error bound per output element (``bf16_bound``).
 
 Case ``i`` of seed ``s`` is the same graph and inputs on every run. Each
 bug is reduced (``reducer``) and saved as ``<out>/<kind>-s<seed>-<i>-O<opt>/``
@@ -69,7 +75,8 @@ def _init(cfg: dict) -> None:
     global _ev, _cfg
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     _cfg = cfg
-    _ev = Evaluator(cfg["opts"], cfg["cache"], cfg["timeout"], cfg["timeout"])
+    _ev = Evaluator(cfg["opts"], cfg["cache"], cfg["timeout"], cfg["timeout"],
+                    cfg.get("precision", "fp32"))
 
 
 def _save(case, runs, target, findings, out: str) -> dict:
@@ -80,10 +87,13 @@ def _save(case, runs, target, findings, out: str) -> dict:
     summary = {"case": case.name, "seed": case.seed, "index": case.index, **target.to_dict(),
                "ops": case.ops(), "nodes": len(case.model.graph.node),
                "repro": f"python -m onnx_mlir_py.testing.fuzz --seed {case.seed} "
-                        f"--start {case.index} --count 1 --opt {target.opt}"}
+                        f"--start {case.index} --count 1 --opt {target.opt}" +
+                        (f" --precision {_cfg['precision']}"
+                         if _cfg.get("precision", "fp32") != "fp32" else "")}
     if _cfg.get("reduce", True):
         from onnx_mlir_py.testing.fuzz.reducer import reduce
-        single = Evaluator((target.opt,), _cfg["cache"], _cfg["timeout"], _cfg["timeout"])
+        single = Evaluator((target.opt,), _cfg["cache"], _cfg["timeout"], _cfg["timeout"],
+                           _cfg.get("precision", "fp32"))
         try:
             def fails(m, rs):
                 try:
@@ -117,7 +127,7 @@ def fuzz_case(seed: int, index: int) -> dict:
         check(case.model)
     except Exception as e:  # noqa: BLE001 - a generator bug, reported as such
         return {**rec, "status": "invalid", "detail": str(e).splitlines()[0][:300]}
-    runs = make_runs(case)
+    runs = make_runs(case, tiny=cfg.get("precision") == "bf16")
     try:
         engine, valid = _ev.expected(case.model, runs)
     except ReferenceUnavailable as e:
@@ -145,9 +155,9 @@ def _line(rec: dict) -> str:
     return s
 
 
-def replay(dirs: list[str], opts, timeout: float) -> int:
+def replay(dirs: list[str], opts, timeout: float, precision: str = "fp32") -> int:
     """Evaluate saved reproducers again; prints their findings, 1 if any is a bug."""
-    ev = Evaluator(opts, None, timeout, timeout)
+    ev = Evaluator(opts, None, timeout, timeout, precision)
     bad = 0
     try:
         for d in dirs:
@@ -176,6 +186,8 @@ def main(argv=None) -> int:
     p.add_argument("--max-nodes", type=int, default=16)
     p.add_argument("--opset", type=int, default=None, help="default: drawn per case")
     p.add_argument("--ops", nargs="+", default=None, help="only these op specs")
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                   help="bf16: compile with --precision bf16, the bf16 specs, bf16_bound")
     p.add_argument("--out", default="fuzz-out")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--timeout", type=float, default=300, help="per compile / run, seconds")
@@ -187,11 +199,16 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     warnings.filterwarnings("ignore", category=RuntimeWarning)   # numpy on inf/NaN inputs
     if a.replay:
-        return replay(a.replay, a.opt, a.timeout)
+        return replay(a.replay, a.opt, a.timeout, a.precision)
     os.makedirs(a.out, exist_ok=True)
     cache = a.cache or tempfile.mkdtemp(prefix="onnx-mlir-py-fuzz-")
+    ops = a.ops
+    if a.precision == "bf16" and ops is None:
+        from onnx_mlir_py.testing.fuzz.ops import mode_specs
+        ops = mode_specs("bf16")
     cfg = {"opts": a.opt, "cache": cache, "timeout": a.timeout, "max_nodes": a.max_nodes,
-           "opset": a.opset, "ops": a.ops, "out": a.out, "reduce": not a.no_reduce}
+           "opset": a.opset, "ops": ops, "out": a.out, "reduce": not a.no_reduce,
+           "precision": a.precision}
     counts, bugs = Counter(), Counter()
     t0 = time.monotonic()
     indices = range(a.start, a.start + a.count)

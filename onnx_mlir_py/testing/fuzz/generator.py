@@ -57,8 +57,8 @@ def generate(seed: int, index: int, max_nodes: int = 12, opset: int | None = Non
     nrng = np.random.default_rng([seed, index])
     opset = opset or rng.choice(OPSETS)
     g = Builder(rng, nrng, opset, dynamic=rng.random() < 0.5, empty=rng.random() < 0.3)
-    specs = [s for s in load_all().values()
-             if opset >= s.min_opset and (ops is None or s.name in ops)]
+    specs = [s for s in load_all().values() if opset >= s.min_opset and
+             (s.name in ops if ops is not None else not s.mode)]
     weights = [s.weight for s in specs]
     target = rng.randint(2, max(2, max_nodes))
     attempts = 0

@@ -60,11 +60,30 @@ def _edge(rng, dt: np.dtype, shape) -> np.ndarray:
     return a
 
 
-def make_runs(case) -> list[Run]:
-    """The runs of ``case`` (a :class:`..generator.Case`), deterministic in its seed."""
+def _tiny(rng, dt: np.dtype, shape) -> np.ndarray:
+    """Ordinary values with a quarter replaced by denormals (f32: below
+    2^-126), +-0 and the smallest normals: the bf16 kernels flush denormals."""
+    a = _normal(rng, dt, shape)
+    if dt.kind != "f" or a.size == 0:
+        return a
+    tiny = float(np.finfo(dt).smallest_normal)
+    special = np.array([tiny / 3, -tiny / 1000, tiny / 2 ** 20, 0.0, -0.0, tiny, -tiny * 1.5])
+    mask = rng.random(shape) < 0.25
+    a[mask] = special[rng.integers(0, len(special), shape)][mask].astype(dt)
+    return a
+
+
+_VALUES = {"normal": _normal, "edge": _edge, "tiny": _tiny}
+
+
+def make_runs(case, tiny: bool = False) -> list[Run]:
+    """The runs of ``case`` (a :class:`..generator.Case`), deterministic in
+    its seed; ``tiny``: one more at binding 1 with denormals (``_tiny``)."""
     kinds = [(0, "normal"), (1, "normal"), (0, "edge")]
     if case.bindings > 2:
         kinds.append((2, "normal"))
+    if tiny:
+        kinds.append((1, "tiny"))
     runs = []
     for k, (b, kind) in enumerate(kinds):
         rng = np.random.default_rng([case.seed, case.index, 7, k])
@@ -76,6 +95,6 @@ def make_runs(case) -> list[Run]:
                 lo, hi = case.index_ranges[vi.name][b]
                 feeds[vi.name] = rng.integers(lo, max(lo, hi) + 1, shape).astype(dt)
             else:
-                feeds[vi.name] = np.asarray((_edge if kind == "edge" else _normal)(rng, dt, shape))
+                feeds[vi.name] = np.asarray(_VALUES[kind](rng, dt, shape))
         runs.append(Run(b, kind, feeds))
     return runs

@@ -69,8 +69,9 @@ class Evaluator:
     """Reference + compile + run + compare for one model and its runs."""
 
     def __init__(self, opts=(0, 3), cache_dir=None, compile_timeout: float = 300,
-                 run_timeout: float = 120):
+                 run_timeout: float = 120, precision: str = "fp32"):
         self.opts = tuple(opts)
+        self.precision = precision      # "bf16": compiled so, compared by bf16_bound
         self.cache = CompileCache(cache_dir)
         self.compile_timeout, self.run_timeout = compile_timeout, run_timeout
         self.worker = ChildWorker(max_calls=40)
@@ -80,7 +81,10 @@ class Evaluator:
 
     def compile(self, model, opt: int) -> tuple[str, str]:
         try:
-            return "ok", str(compile_cached(model, {"opt_level": opt}, cache=self.cache,
+            options = {"opt_level": opt}
+            if self.precision != "fp32":
+                options["precision"] = self.precision
+            return "ok", str(compile_cached(model, options, cache=self.cache,
                                             timeout=self.compile_timeout))
         except CompileTimeoutError as e:
             return "timeout", str(e)
@@ -111,6 +115,17 @@ class Evaluator:
         engine, valid = expected if expected is not None else self.expected(model, runs)
         tol = tolerance(model, engine)
         second = {}
+        bf16_bounds: dict = {}
+
+        def bf16_mismatches(run, outs, exp, other):
+            from onnx_mlir_py.testing.fuzz import bf16_bound
+            if id(run) not in bf16_bounds:
+                bf16_bounds[id(run)] = bf16_bound.reference_bounds(model, run.feeds, engine)
+            e, other = bf16_bounds[id(run)], other if other is not None else [None] * len(exp)
+            bad = [f"output {n}: {why}" for n, g, x, s in zip(names, outs, exp, other)
+                   if (why := bf16_bound.compare(g, x, e[n])) and
+                   (s is None or bf16_bound.compare(g, s, e[n]))]
+            return bad, []
 
         def mismatches(run, outs, exp, other=None):
             """(outputs that differ from ``exp`` (at a position that differs from
@@ -118,6 +133,8 @@ class Evaluator:
             (``conditioning``); outputs that differ only at unstable positions)."""
             if len(outs) != len(exp) or (other is not None and len(other) != len(exp)):
                 return [f"{len(outs)} outputs, expected {len(exp)}"], []
+            if self.precision == "bf16":
+                return bf16_mismatches(run, outs, exp, other)
             edge, other = run.kind == "edge", other if other is not None else [None] * len(exp)
             bad = {n: why for n, g, e, s in zip(names, outs, exp, other)
                    if (why := compare(g, e, tol[n], edge, None, s))}

@@ -31,16 +31,22 @@ class Spec:
     fn: object
     weight: float
     min_opset: int
+    mode: str = ""          # "bf16": only drawn when named (``--ops``, ``--precision bf16``)
 
 
 SPECS: dict[str, Spec] = {}
 
 
-def spec(name: str, weight: float = 1.0, min_opset: int = 1):
+def spec(name: str, weight: float = 1.0, min_opset: int = 1, mode: str = ""):
     def deco(fn):
-        SPECS[name] = Spec(name, fn, weight, min_opset)
+        SPECS[name] = Spec(name, fn, weight, min_opset, mode)
         return fn
     return deco
+
+
+def mode_specs(mode: str) -> list[str]:
+    """The names of the specs of ``mode`` (``bf16``)."""
+    return sorted(n for n, s in load_all().items() if s.mode == mode)
 
 
 @functools.lru_cache(maxsize=None)
@@ -119,6 +125,6 @@ def first(g, op: str, pred=lambda v: True, dtypes=None, rank=(0, 4), **kw):
 
 def load_all() -> dict[str, Spec]:
     # noqa: F401
-    from onnx_mlir_py.testing.fuzz.ops import (control, conv, elementwise, linalg, quant,
-                                               reduce, shape)
+    from onnx_mlir_py.testing.fuzz.ops import (bf16, control, conv, elementwise, linalg,
+                                               quant, reduce, shape)
     return SPECS
