@@ -119,13 +119,16 @@ def strings_of(attr: ir.Attribute) -> list[str]:
     return vals * n if len(vals) == 1 and n != 1 else vals
 
 
-def tensor_attr(t: onnx.TensorProto, name_hint: str = "") -> ir.Attribute:
-    """TensorProto -> DenseElementsAttr (small) or DenseResourceElementsAttr."""
+def tensor_attr(t: onnx.TensorProto, name_hint: str = "",
+                raw: bytes | None = None) -> ir.Attribute:
+    """TensorProto -> DenseElementsAttr (small) or DenseResourceElementsAttr.
+    ``raw``: the tensor's raw_data when the proto was parsed without it."""
     from onnx import numpy_helper
     et = elem_type(t.data_type)
     if t.data_type == onnx.TensorProto.STRING:
         return string_tensor_attr(t)
-    raw = t.raw_data if t.HasField("raw_data") else None     # each read copies it
+    if raw is None and t.HasField("raw_data"):
+        raw = t.raw_data                                    # each read copies it
     check_payload(t, raw)
     arr = np.frombuffer(raw, onnx.helper.tensor_dtype_to_np_dtype(t.data_type)).reshape(t.dims) \
         if raw is not None and t.data_type in _SIZE and sys.byteorder == "little" \
@@ -173,9 +176,10 @@ def check_payload(t: onnx.TensorProto, raw: bytes | None = None) -> None:
     if t.data_type not in _SIZE:
         return                                  # packed / complex / string types: numpy checks
     typed = [f for f in set(_FIELD.values()) if len(getattr(t, f))]
-    if t.HasField("raw_data") and typed:
+    has_raw = raw is not None or t.HasField("raw_data")
+    if has_raw and typed:
         return                                  # raw_data wins (as in onnxruntime)
-    if t.HasField("raw_data"):
+    if has_raw:
         need = n * _SIZE[t.data_type]
         got = len(raw if raw is not None else t.raw_data)
         if got != need:

@@ -70,7 +70,7 @@ def _build_module(p: PreparedModel) -> ir.Module:
         f = func.FuncOp("main_graph", ir.FunctionType.get(in_types, []))
     f.attributes["onnx.graph_name"] = ir.StringAttr.get(graph.name or "main_graph")
     block = f.add_entry_block()
-    gi = GraphImporter(p.opsets, p.value_types, declared=p.declared)
+    gi = GraphImporter(p.opsets, p.value_types, declared=p.declared, weights=p.weights)
     for inp, arg in zip(inputs, block.arguments):
         gi.values[inp.name] = arg
     with ir.InsertionPoint(block):

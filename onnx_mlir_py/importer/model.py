@@ -27,8 +27,11 @@ from onnx_mlir_py.errors import ModelLoadError, UnsupportedOpsError, OnnxMlirErr
 from onnx_mlir_py.importer.validate import node_label, validate_model
 
 
-def load_model(src) -> onnx.ModelProto:
-    """Path or ModelProto -> ModelProto, with a one-line error on bad files."""
+def load_model(src, weights: dict[str, bytes] | None = None) -> onnx.ModelProto:
+    """Path or ModelProto -> ModelProto, with a one-line error on bad files.
+    ``weights`` (a dict, for the importer): a binary file's large top-level
+    initializers may come without their ``raw_data``, whose bytes are put
+    in ``weights`` by name instead (:mod:`.lean_parse`)."""
     from onnx_mlir_py.importer.external import has_external, load_external_data
     if isinstance(src, onnx.ModelProto):
         if has_external(src):
@@ -42,7 +45,7 @@ def load_model(src) -> onnx.ModelProto:
     if not os.path.isfile(path):
         raise ModelLoadError(f"cannot read '{path}': no such file")
     try:
-        model = _parse_file(path)
+        model = _parse_file(path, weights)
     except Exception as e:  # DecodeError, ...
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelLoadError(f"cannot read '{path}' as an ONNX model "
@@ -54,12 +57,14 @@ def load_model(src) -> onnx.ModelProto:
     return model
 
 
-def _parse_file(path: str) -> onnx.ModelProto:
+def _parse_file(path: str, weights: dict[str, bytes] | None = None) -> onnx.ModelProto:
     """The ModelProto of a model file. A binary protobuf one (the format
     ``onnx.load`` infers from the extension) is parsed from a read-only
     memory map of the file: ``onnx.load`` first reads the whole file into
     a bytes object, one more copy of every weight byte (ResNet-50: ~50 ms
-    CPU of its ~120 ms load, #29); protobuf copies what it keeps."""
+    CPU of its ~120 ms load, #29); protobuf copies what it keeps. With
+    ``weights``, the large initializers' data is read once, into
+    ``weights`` (:func:`.lean_parse.parse_lean`), when the file allows."""
     import mmap
     from google.protobuf.message import DecodeError
     from onnx import serialization
@@ -71,8 +76,14 @@ def _parse_file(path: str) -> onnx.ModelProto:
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError):       # an empty file, no mmap on its file system
             return onnx.load(path, load_external_data=False)
-    model = onnx.ModelProto()
     with data, memoryview(data) as view:
+        if weights is not None:
+            from onnx_mlir_py.importer.lean_parse import parse_lean
+            lean = parse_lean(view, INFERENCE_DATA_LIMIT)
+            if lean is not None:
+                weights.update(lean[1])
+                return lean[0]
+        model = onnx.ModelProto()
         decoded = model.ParseFromString(view)
         if decoded is not None and decoded != len(data):      # as onnx.load checks
             raise DecodeError(f"Protobuf decoding consumed too few bytes: {decoded} "
@@ -363,11 +374,14 @@ class PreparedModel:
     opsets: dict[str, int]
     value_types: dict[str, onnx.TypeProto] = field(default_factory=dict)  # inferred by onnx
     declared: dict[str, onnx.TypeProto] = field(default_factory=dict)     # stated by the model
+    # raw_data of the top-level initializers parsed without it (load_model's weights)
+    weights: dict[str, bytes] = field(default_factory=dict)
 
 
 def prepare_model(src, shape_information: dict | None = None,
                   onnx_shape_inference: bool = True) -> PreparedModel:
-    model = load_model(src)
+    weights: dict[str, bytes] = {}
+    model = load_model(src, weights)
     checked = validate_model(model)        # a sorted copy if the nodes were out of order
     if checked is not model:
         model = checked
@@ -390,4 +404,4 @@ def prepare_model(src, shape_information: dict | None = None,
         for vi in list(g.input) + (list(g.value_info) + list(g.output) if source else []):
             if vi.HasField("type") and vi.name not in untrusted:
                 types[vi.name] = vi.type
-    return PreparedModel(model, opset_map(model), types, declared_types(model))
+    return PreparedModel(model, opset_map(model), types, declared_types(model), weights)

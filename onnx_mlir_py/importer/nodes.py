@@ -31,8 +31,11 @@ REGION_TERMINATOR = "gpu.yield"
 class GraphImporter:
     def __init__(self, opsets: dict[str, int], value_types: dict[str, onnx.TypeProto],
                  parent: "GraphImporter | None" = None,
-                 declared: dict[str, onnx.TypeProto] | None = None):
+                 declared: dict[str, onnx.TypeProto] | None = None,
+                 weights: dict[str, bytes] | None = None):
         self.opsets = opsets
+        # the main graph's initializers parsed without their raw_data (model.load_model)
+        self.weights = weights or {}
         self.value_types = value_types
         self.declared = declared if declared is not None else \
             (parent.declared if parent is not None else {})
@@ -57,8 +60,9 @@ class GraphImporter:
     def import_initializers(self, graph: onnx.GraphProto) -> None:
         for t in graph.initializer:
             loc = ir.Location.name(t.name)
+            raw = self.weights.get(t.name) if not t.HasField("raw_data") else None
             try:
-                attr = A.tensor_attr(t, t.name)
+                attr = A.tensor_attr(t, t.name, raw)
             except ValueError as e:
                 raise ImportError_(f"initializer '{t.name}': {e}") from None
             op = ir.Operation.create("onnx.constant", results=[attr.type],
