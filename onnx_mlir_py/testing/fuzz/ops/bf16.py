@@ -10,7 +10,7 @@ and large (64..300, odd or even); N not a multiple of 16 or 32; M from 1 to
 dynamic dim; batch matmuls with a constant or an activation B; Gemm with
 transA / transB / alpha / beta / C; 1-D and 2-D Conv, 1x1 (small-K) and
 3x3, strides, dilations, pads, grouped and depthwise, with and without
-bias."""
+bias, sometimes of >= 1M multiply-adds (threaded kernels)."""
 from __future__ import annotations
 
 from onnx_mlir_py.testing.fuzz.graph import F32, Reject
@@ -95,6 +95,11 @@ def bf16_conv(g):
     r = g.rng
     sp = 2 if r.random() < 0.8 else 1
     x = _f32(g, (sp + 2,), lambda v: v.static(1) and all(min(d) >= 1 for d in v.dims[2:]))
+    big = x is None and sp == 2 and r.random() < 0.3
+    if big:
+        # a conv of >= 1M multiply-adds: the threaded conv_bf16 kernel
+        x = g.new_input(F32, (g.static_dim(1), g.static_dim(r.choice([32, 64])),
+                              g.static_dim(r.randint(20, 28)), g.static_dim(r.randint(20, 28))))
     if x is None:
         c = r.choice([1, 2, 3, 4, 8, 16, 17, 32, 33, 64])
         hw = tuple((tuple(r.randint(3, 12) for _ in range(g.nb)) if r.random() < 0.25
@@ -102,11 +107,11 @@ def bf16_conv(g):
         x = g.new_input(F32, (g.random_dim(1, 2), g.static_dim(c)) + hw)
     c = x.dims[1][0]
     one = r.random() < 0.35                         # 1x1: the small-K convs
-    ks = [1 if one else r.choice([1, 2, 3, 3, 5]) for _ in range(sp)]
+    ks = [1 if one else 3 if big else r.choice([1, 2, 3, 3, 5]) for _ in range(sp)]
     st = [r.choice([1, 1, 2, 3]) for _ in range(sp)]
     dl = [1 if one or r.random() < 0.8 else 2 for _ in range(sp)]
     pads = [0 if one and r.random() < 0.7 else r.randint(0, 2) for _ in range(2 * sp)]
-    u = r.random()
+    u = 1.0 if big else r.random()
     if u < 0.15:
         grp = c                                     # depthwise
         m = c * r.choice([1, 1, 2])
@@ -114,7 +119,7 @@ def bf16_conv(g):
         grp = r.choice([d for d in range(1, c + 1) if c % d == 0])
         m = grp * r.randint(1, 3)
     else:
-        grp, m = 1, r.choice([1, 3, 8, 16, 17, 32, 48, 64])
+        grp, m = 1, r.choice([32, 64] if big else [1, 3, 8, 16, 17, 32, 48, 64])
     w = g.operand(F32, (g.static_dim(m), g.static_dim(c // grp))
                   + tuple(g.static_dim(k) for k in ks), p_const=0.9)
     ins = [x, w]
