@@ -64,8 +64,9 @@ def _rewrite_transfer_read(op, i8) -> None:
 def rewrite_bool_memory_accesses(module: ir.Module) -> int:
     """Rewrite i1 ``memref.load``/``memref.store`` (and ``vector.load``/
     ``vector.store`` of i1 vectors) in place; returns how many."""
-    found = walk_ops(module, lambda op: op.name in _MEMREF_OPERAND and
-                     _is_i1_memref(op.operands[_MEMREF_OPERAND[op.name]].type))
+    # a walk by name (no Python predicate per op visited), then the type test
+    found = [op for op in walk_ops(module, _MEMREF_OPERAND)
+             if _is_i1_memref(op.operands[_MEMREF_OPERAND[op.name]].type)]
     with module.context:
         i1 = ir.IntegerType.get_signless(1)
         i8 = ir.IntegerType.get_signless(8)

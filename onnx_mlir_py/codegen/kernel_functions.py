@@ -47,6 +47,7 @@ from mlir.dialects import func
 from mlir.dialects.transform import interpreter
 
 from onnx_mlir_py.codegen.buffer_origin import is_slice
+from onnx_mlir_py.codegen.dedupe import shared_types
 from onnx_mlir_py.codegen.parallel_for import defining_op
 from onnx_mlir_py.codegen.signature import find_entry
 from onnx_mlir_py.errors import CompileError
@@ -239,11 +240,14 @@ def _merge(funcs: dict, calls: list[ir.Operation]) -> int:
     print the same; returns how many were dropped."""
     kept: dict[str, str] = {}
     dropped = 0
+    shared = shared_types(funcs.values())
     for call in calls:
         name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
         fn = funcs.get(name)
         if fn is None:          # already merged away: the call was retargeted
             continue
+        if str(fn.attributes["function_type"]) not in shared:
+            continue            # no other function of its type
         text = fn.get_asm(large_elements_limit=None, use_local_scope=True,
                           assume_verified=True).replace(
             f"@{name}(", "@_(", 1)

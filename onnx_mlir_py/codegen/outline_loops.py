@@ -28,8 +28,8 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import func
 
-from onnx_mlir_py.codegen.parallel_for import PREFIX as PFOR_PREFIX, captures, materialize, \
-    passed_values, rebind
+from onnx_mlir_py.codegen.parallel_for import PREFIX as PFOR_PREFIX, captures, \
+    defined_values, materialize, outside_uses, passed_values, rebind
 from onnx_mlir_py.ir_util import walk_ops
 
 PREFIX = "__om_loop_"
@@ -49,9 +49,9 @@ def _outermost_fors(fn: ir.Operation) -> list[ir.Operation]:
 
 def _outline(loop: ir.Operation, name: str, parent_fn: ir.Operation) -> None:
     ops = walk_ops(loop, include_root=True)     # one walk (a Python call per op)
-    inside = set(ops)
+    uses = outside_uses(ops, defined_values(ops))
     caps = list(loop.operands)      # bounds and step, then what the body uses
-    caps += [v for v in captures(loop, inside, ops[1:]) if v not in caps]
+    caps += [v for v in captures(uses) if v not in caps]
     passed = passed_values(caps)
     with ir.InsertionPoint(parent_fn), loop.location:
         fn = func.FuncOp(name, ir.FunctionType.get([v.type for v in passed], []),
@@ -69,7 +69,7 @@ def _outline(loop: ir.Operation, name: str, parent_fn: ir.Operation) -> None:
     fip = ir.InsertionPoint.at_block_begin(entry)
     cache: dict = {}
     mat = {v: materialize(v, args, fip, cache) for v in caps}
-    rebind(loop, caps, mat, ops=ops)      # the loop's bounds too
+    rebind(uses, mat)      # the loop's bounds too
 
 
 def outline_serial_loops(module: ir.Module) -> int:

@@ -30,7 +30,7 @@ import mlir.ir as ir
 from mlir.dialects import arith, func, scf
 
 from onnx_mlir_py.codegen.passes import run_pipeline
-from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.ir_util import first_op, walk_ops
 
 PREFIX = "__om_pfor_"
 PARALLEL_FOR_FN = "om_parallel_for"
@@ -41,14 +41,18 @@ CLONABLE = ("arith.constant", "ub.poison", "llvm.mlir.addressof",
              "llvm.mlir.constant", "llvm.mlir.zero", "llvm.mlir.undef", "llvm.mlir.poison")
 
 
-def _outermost_parallels(root) -> list[ir.Operation]:
-    """The scf.parallel loops in ``root`` not nested in another one."""
+def _outermost_parallels(root, ops: list | None = None) -> list[ir.Operation]:
+    """The scf.parallel loops in ``root`` not nested in another one
+    (``ops``: the ops nested in ``root``, pre-order, when the caller has
+    walked them)."""
     out = []
-    for op in walk_ops(root, "scf.parallel"):
+    for op in walk_ops(root, "scf.parallel") if ops is None else ops:
+        if op.name != "scf.parallel":
+            continue
         p = op.parent
         while p is not None and p.name not in ("scf.parallel", "func.func"):
             p = p.parent
-        if p is None or p.name == "func.func":
+        if p is None or p.name == "func.func" or (ops is not None and p == root):
             out.append(op)
     return out
 
@@ -59,25 +63,29 @@ def defining_op(v: ir.Value) -> ir.Operation | None:
         else None
 
 
-def _is_inside(v: ir.Value, inside: set) -> bool:
-    owner = v.owner
-    op = owner.owner if isinstance(owner, ir.Block) else owner
-    return op.operation in inside
-
-
-def captures(loop: ir.Operation, inside: set, ops: list | None = None) -> list[ir.Value]:
-    """Values defined outside ``loop`` and used in it, in first-use order
-    (``ops``: the ops nested in ``loop`` when the caller has walked them)."""
-    seen, out = set(), []
-    for op in walk_ops(loop) if ops is None else ops:
-        for v in op.operands:
-            if _is_inside(v, inside):
-                continue
-            key = v
-            if key not in seen:
-                seen.add(key)
-                out.append(v)
+def defined_values(ops: list) -> set:
+    """The values ``ops`` define: their results and their regions' block
+    arguments (a set to test operands against: cheaper than the owner of
+    each operand, an OpView built per operand)."""
+    out: set = set()
+    for op in ops:
+        out.update(op.results)
+        for r in op.regions:
+            for b in r.blocks:
+                out.update(b.arguments)
     return out
+
+
+def outside_uses(ops: list, defined: set) -> list[tuple]:
+    """``(op, operand number, value)`` for every operand of ``ops`` not in
+    ``defined``, in program order (``ops`` pre-order)."""
+    return [(op, i, v) for op in ops for i, v in enumerate(op.operands) if v not in defined]
+
+
+def captures(uses: list[tuple]) -> list[ir.Value]:
+    """The values of ``uses`` (:func:`outside_uses`) without repeats, in
+    first-use order."""
+    return list(dict.fromkeys(v for _, _, v in uses))
 
 
 def passed_values(values: list[ir.Value]) -> list[ir.Value]:
@@ -87,18 +95,15 @@ def passed_values(values: list[ir.Value]) -> list[ir.Value]:
             if (d := defining_op(v)) is None or d.name not in CLONABLE or len(d.operands)]
 
 
-def rebind(root: ir.Operation, caps: list[ir.Value], mat: dict, *,
-           include_root: bool = False, ops: list | None = None) -> None:
-    """Replace, in one walk of ``root``, every operand that is one of the
-    captured values ``caps`` by its stand-in ``mat[v]`` in the outlined
-    function (a constant may have thousands of uses elsewhere, so its uses
-    are not replaced globally). ``ops``: that walk's ops, when the caller
-    has them."""
-    caps_set = set(caps)
-    for op in walk_ops(root, include_root=include_root) if ops is None else ops:
-        for i, v in enumerate(op.operands):
-            if v in caps_set:
-                op.operands[i] = mat[v]
+def rebind(uses: list[tuple], mat: dict) -> None:
+    """Replace each operand of ``uses`` (:func:`outside_uses` of the moved
+    ops) that ``mat`` has a stand-in for (in the outlined function: an
+    argument or a clone). Only these uses: a constant may have thousands
+    of uses elsewhere, so its uses are not replaced globally."""
+    for op, i, v in uses:
+        n = mat.get(v)
+        if n is not None:
+            op.operands[i] = n
 
 
 def materialize(v: ir.Value, args: dict, ip: ir.InsertionPoint, cache: dict) -> ir.Value:
@@ -113,16 +118,17 @@ def materialize(v: ir.Value, args: dict, ip: ir.InsertionPoint, cache: dict) -> 
 
 
 def _outline(loop: ir.Operation, k: int, module: ir.Module,
-             parent_fn: ir.Operation) -> ir.Operation:
-    """Outline ``loop`` (see the module docstring); returns the new function."""
+             parent_fn: ir.Operation) -> list[ir.Operation]:
+    """Outline ``loop`` (see the module docstring); returns the loops nested
+    in it that are now the outermost ones of the new function."""
     ploop = loop.operation.opview
     lbs, ubs, steps = list(ploop.lowerBound), list(ploop.upperBound), list(ploop.step)
     body = ploop.region.blocks[0]
     ivs = list(body.arguments)
     nested = walk_ops(loop, include_root=True)     # one walk for the captures and the rebind
-    inside = set(nested)
-    nested = nested[1:]         # (pre-order: the loop first)
-    caps = captures(loop, inside, nested)
+    uses = outside_uses(nested[1:], defined_values(nested))     # (pre-order: the loop first)
+    caps = captures(uses)
+    inner = _outermost_parallels(loop, nested[1:])
     index = ir.IndexType.get()
 
     # trip counts in the parent: max(0, ceil((ub - lb) / step))
@@ -174,14 +180,13 @@ def _outline(loop: ir.Operation, k: int, module: ir.Module,
         op.operation.move_before(yld)
     for iv, niv in zip(ivs, new_ivs):
         iv.replace_all_uses_with(niv)
-    fn_op = fn.operation
     # the moved ops' outside operands -> arguments / clones (the ops made
     # above for the induction variables use none of the captured values)
-    rebind(floop, caps, mat, ops=nested)
+    rebind(uses, mat)
     with ir.InsertionPoint(loop), loop.location:
         func.CallOp([], ir.FlatSymbolRefAttr.get(name), [zero, total] + passed)
     loop.erase()
-    return fn_op
+    return inner
 
 
 def outline_parallel_loops(module: ir.Module) -> int:
@@ -190,20 +195,21 @@ def outline_parallel_loops(module: ir.Module) -> int:
     function: at run time it splits when the outer loop runs inline (a
     single iteration, e.g. a batch of one image) and runs inline inside an
     outer loop's chunk."""
-    if not walk_ops(module, "scf.forall"):
+    if first_op(module, "scf.forall") is None:
         return 0
     run_pipeline(module, "scf-forall-to-parallel", "parallel loops")
     k = 0
     with module.context:
-        scope = [module]
-        while loops := [op for root in scope for op in _outermost_parallels(root)]:
-            scope = []
+        loops = _outermost_parallels(module)
+        while loops:
+            nested = []         # the next level: found in the walk each outlining makes
             for loop in loops:
                 fn = loop.parent
                 while fn.name != "func.func":
                     fn = fn.parent
-                scope.append(_outline(loop, k, module, fn))
+                nested += _outline(loop, k, module, fn)
                 k += 1
+            loops = nested
     return k
 
 
@@ -218,9 +224,12 @@ def llvm_functions(module: ir.Module) -> dict[str, ir.Operation]:
 def _glue(name: str, params: list[str], declare_pfor: bool) -> str:
     """Trampoline + launcher of the outlined function ``name`` (text)."""
     caps = params[2:]
-    st = f"!llvm.struct<({', '.join(caps)})>" if caps else "!llvm.struct<(i8)>"
+    # the struct's type spelled once, as an alias: each of its 2 * len(caps)
+    # uses spelled it out (ResNet-50's glue: 1.1 MB of text, 50 ms to parse)
+    st = f"!{name}_ctx"
+    t = [f"{st} = !llvm.struct<({', '.join(caps) if caps else 'i8'})>"]
     call_types = ", ".join(params)
-    t = [f"llvm.func internal @{name}_t(%ctx: !llvm.ptr, %lo: i64, %hi: i64) {{"]
+    t.append(f"llvm.func internal @{name}_t(%ctx: !llvm.ptr, %lo: i64, %hi: i64) {{")
     for i, ty in enumerate(caps):
         t.append(f"  %p{i} = llvm.getelementptr inbounds %ctx[0, {i}] : (!llvm.ptr) -> !llvm.ptr, {st}")
         t.append(f"  %a{i} = llvm.load %p{i} : !llvm.ptr -> {ty}")
@@ -262,17 +271,20 @@ def lower_parallel_calls(module: ir.Module) -> int:
             callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
             if callee in outlined:
                 call.attributes["callee"] = ir.FlatSymbolRefAttr.get(callee + "_l")
+        # every function's glue parsed at once (a parse per function was
+        # half of this step's time: ResNet-50, 47 functions, #29)
+        glue = [_glue(name, [str(a.type) for a in funcs[name].regions[0].blocks[0].arguments],
+                      i == 0) for i, name in enumerate(outlined)]
+        snippet = ir.Module.parse("\n".join(glue))
+        wanted = {f"{name}{tail}" for name in outlined for tail in ("_t", "_l")}
+        ip = ir.InsertionPoint(module.body)
+        for op in snippet.body.operations:
+            op = op.operation
+            if ir.StringAttr(op.attributes["sym_name"]).value in wanted:
+                op.clone(ip)
+        internal = ir.Attribute.parse("#llvm.linkage<internal>")
         for name in outlined:
-            f = funcs[name]
-            params = [str(a.type) for a in f.regions[0].blocks[0].arguments]
-            snippet = ir.Module.parse(_glue(name, params, True))
-            ip = ir.InsertionPoint(module.body)
-            for op in snippet.body.operations:
-                op = op.operation
-                sym = ir.StringAttr(op.attributes["sym_name"]).value
-                if sym in (f"{name}_t", f"{name}_l"):
-                    op.clone(ip)
-            f.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<internal>")
+            funcs[name].attributes["linkage"] = internal
         if PARALLEL_FOR_FN not in funcs:
             decl = ir.Module.parse(f"llvm.func @{PARALLEL_FOR_FN}(i64, !llvm.ptr, !llvm.ptr)")
             decl.body.operations[0].operation.clone(ir.InsertionPoint(module.body))

@@ -203,3 +203,42 @@ def test_merged_kernels_match_onnxruntime(tmp_path, monkeypatch, threads):
     assert sum(n for _, n in dropped) >= 2, dropped
     got = ExecutionSession(so, num_threads=threads).run([feeds["x"]])
     assert_match(got, reference(m, feeds, "onnxruntime"), rtol=1e-4, atol=1e-5)
+
+
+def test_only_functions_of_a_shared_type_are_compared(monkeypatch):
+    """A function whose type no other outlined function has cannot be the
+    same as another: it is not printed to be compared (#29), and the ones
+    that share a type still merge across it."""
+    printed = []
+    real = ir.Operation.get_asm
+
+    def counted(self, *a, **kw):
+        printed.append(ir.StringAttr(self.attributes["sym_name"]).value)
+        return real(self, *a, **kw)
+
+    # a fifth loop nest, the only one that writes a 2x8 buffer: its own type
+    src = SRC.replace("func.func @main_graph(%out: memref<4x8xf32>) {", """
+func.func @main_graph(%out: memref<4x8xf32>) {
+  %o2 = memref.alloc() : memref<2x8xf32>
+  %x0 = arith.constant 0 : index
+  %x1 = arith.constant 1 : index
+  %x2 = arith.constant 2 : index
+  %half = arith.constant 0.5 : f32
+  scf.for %i = %x0 to %x2 step %x1 {
+    memref.store %half, %o2[%i, %x0] : memref<2x8xf32>
+  }""")
+    with make_context():
+        m = ir.Module.parse(src)
+        assert outline_serial_loops(m) == 5
+        funcs = [op.operation for op in m.body.operations
+                 if ir.StringAttr(op.operation.attributes["sym_name"]).value.startswith(PREFIX)]
+        types = [str(f.attributes["function_type"]) for f in funcs]
+        assert dedupe.shared_types(funcs) == {t for t in types if types.count(t) > 1}
+        lone = [ir.StringAttr(f.attributes["sym_name"]).value
+                for f, t in zip(funcs, types) if types.count(t) == 1]
+        assert len(lone) == 1
+        monkeypatch.setattr(ir.Operation, "get_asm", counted)
+        assert merge_identical_functions(m, PREFIX) == 1     # still @g0 / @g1
+        monkeypatch.undo()
+        assert m.operation.verify()
+        assert lone[0] not in printed and len(printed) == 4
