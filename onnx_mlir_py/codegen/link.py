@@ -144,7 +144,8 @@ def _optimize(ll: bytes, opts: Options, timings: Timings, public: str | None = N
         passes = [f"-O{opts.opt_level}"] if public is None else \
             [f"-passes=internalize,default<O{opts.opt_level}>",
              f"-internalize-public-api-list={public}"]
-        return run([tool("opt"), *passes, "-S", *_target_args(opts)], stdin=ll,
+        from onnx_mlir_py.codegen.llvm_capi import LLVM_OPTIONS
+        return run([tool("opt"), *passes, *LLVM_OPTIONS, "-S", *_target_args(opts)], stdin=ll,
                    what=f"opt -O{opts.opt_level}")
 
 

@@ -90,7 +90,8 @@ def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: 
                            kernels)
         return objects
     with timings.phase("codegen: opt"):
-        _run_all([[tool("opt"), f"-O{opt_level}", *target_args, str(p), "-o", f"{p}.opt.bc"]
+        _run_all([[tool("opt"), f"-O{opt_level}", *llvm_capi.LLVM_OPTIONS, *target_args, str(p),
+                   "-o", f"{p}.opt.bc"]
                   for p in parts], jobs, f"opt -O{opt_level}")
     with timings.phase("codegen: llc"):
         _run_all([[tool("llc"), f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",

@@ -77,7 +77,8 @@ def _tools_object(tmp_path, bc: bytes, level: int, cpu: str, features: str) -> b
     target = [f"-mtriple={TRIPLE}", f"-mcpu={cpu}"] + ([f"-mattr={features}"] if features else [])
     src, opt, obj = tmp_path / "t.bc", tmp_path / "t.opt.bc", tmp_path / "t.o"
     src.write_bytes(bc)
-    subprocess.run([tool("opt"), f"-O{level}", *target, str(src), "-o", str(opt)], check=True)
+    subprocess.run([tool("opt"), f"-O{level}", *llvm_capi.LLVM_OPTIONS, *target, str(src), "-o",
+                    str(opt)], check=True)
     subprocess.run([tool("llc"), f"-O{level}", "-relocation-model=pic", "-filetype=obj",
                     *target, str(opt), "-o", str(obj)], check=True)
     return obj.read_bytes()
