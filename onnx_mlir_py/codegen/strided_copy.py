@@ -110,8 +110,9 @@ def _copy_runs(src: ir.Value, dst: ir.Value, k: int, ivs: list) -> None:
 
 def strided_copies_to_linalg(module: ir.Module) -> int:
     with module.context:
-        found = walk_ops(module, lambda o: o.name == "memref.copy" and (
-            _strided(o.operands[0].type) or _strided(o.operands[1].type)))
+        # a walk by name (no Python predicate per op visited), then the test
+        found = [o for o in walk_ops(module, "memref.copy")
+                 if _strided(o.operands[0].type) or _strided(o.operands[1].type)]
         for o in found:
             k = _run_start(ir.MemRefType(o.operands[0].type), ir.MemRefType(o.operands[1].type))
             with ir.InsertionPoint(o), o.location:
