@@ -40,7 +40,14 @@ holds a ``dense_resource`` constant (its bytes are not in the text: never
 cached) or allocates (``alloc_sites`` gives its allocations the model's node ids),
 and every kernel of a module with bufferized chunks.
 
-Files: ``<dir>/<key[:2]>/<key>.o`` and ``<key>.o.sha256``, through the
+Earlier still, before bufferization (:mod:`.kernel_stubs`, through
+:meth:`Early.stub`): a kernel keyed at the memref level also gets a
+tensor-level key, whose entry (a *sidecar* ``<key>.t``) records what the
+caller's bufferization needs of it; a hit is bufferized as a stub with
+that summary, then declared as a memref-level hit.
+
+Files: ``<dir>/<key[:2]>/<key>.o`` and ``<key>.o.sha256`` (sidecars:
+``<key>.t`` and ``<key>.t.sha256``), through the
 compile cache's file helpers (``backend/cache_files.py``: private 0700
 directories, 0600 files owned by this user, atomic durable writes). An
 entry is loaded only when it is a regular file owned by this user and not
@@ -59,6 +66,7 @@ or ``~/.cache/onnx-mlir-py``). Only where the parts compile in this process
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import warnings
@@ -73,7 +81,7 @@ from onnx_mlir_py.errors import CacheEntryWarning, CompileError, UnsafeCacheErro
 ENV = "ONNX_MLIR_PY_KERNEL_CACHE"
 NAME_PREFIX = "__om_kc_"
 # bump when what a key covers changes meaning
-_FORMAT = b"onnx-mlir-py kernel cache 2\0"
+_FORMAT = b"onnx-mlir-py kernel cache 3\0"
 # a constant whose bytes are a blob of the module, not in the text: never keyed
 _RESOURCE = "dense_resource<"
 _SYMBOL = re.compile(r'@(?:"([^"]+)"|([A-Za-z_$.][\w$.\-]*))')
@@ -113,6 +121,7 @@ class Stats:
     skipped: int = 0            # kernels left in the model (they reference a global, or
     #                             their unit could not be made a module of its own)
     early_hits: int = 0         # of the hits, those keyed at the memref level (not lowered)
+    tensor_hits: int = 0        # of those, keyed at the tensor level (not bufferized)
 
 
 LAST = Stats()          # the last compile's, for the tests and benchmarks
@@ -141,12 +150,48 @@ def _print(op: ir.Operation) -> str:
     return op.get_asm(large_elements_limit=None, assume_verified=True, use_local_scope=True)
 
 
+class _Fn:
+    """A defined function of the LLVM-dialect module: its text and the
+    symbols it references, printed when first asked for (:func:`find_units`)."""
+    __slots__ = ("op", "_text", "_symbols")
+
+    def __init__(self, op: ir.Operation):
+        self.op, self._text, self._symbols = op, None, None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = _print(self.op)
+        return self._text
+
+    @property
+    def symbols(self) -> list[str]:
+        if self._symbols is None:
+            self._symbols = _symbols(self.text)
+        return self._symbols
+
+
+def _is_body(name: str) -> bool:
+    """A parallel loop's body (``parallel_for``: not its trampoline ``_t``
+    or launcher ``_l``): it calls no function of the module (the serial
+    loops are outlined from other functions only), only declarations."""
+    from onnx_mlir_py.codegen.parallel_for import PREFIX as PFOR_PREFIX
+    return name.startswith(PFOR_PREFIX) and not name.endswith(("_t", "_l"))
+
+
 def find_units(module: ir.Module, keyed=()) -> tuple[list[Unit], int, dict, dict]:
     """The cacheable units of the LLVM-dialect ``module``; also the count of
     kernels that are not (they reference a global), every defined
-    function's (op, text, symbols) and the declarations' (op, text).
+    function's :class:`_Fn` and the declarations' (op, text).
     ``keyed``: the names of the kernels keyed at the memref level
-    (:func:`key_kernels`), roots too."""
+    (:func:`key_kernels`), roots too. Their units need no text (their key
+    is made), so their parallel loops' bodies (most of the module's text)
+    are not printed: such a body references no global, no
+    ``dense_resource`` (its kernel's memref-level text had none) and no
+    defined function (:func:`_is_body`); its unit module gets every
+    declaration (:func:`_unit_ir`; unused ones emit nothing). A body that
+    did call one would fail that module's translation: the unit then stays
+    in the model, as one that cannot stand alone."""
 
     def is_kernel(n: str) -> bool:
         return n.startswith(KERNEL_PREFIX) or n in keyed
@@ -159,22 +204,22 @@ def find_units(module: ir.Module, keyed=()) -> tuple[list[Unit], int, dict, dict
             if name is not None:
                 other.add(name)
             continue
-        text = _print(op)
         if len(op.regions[0].blocks):
-            defined[name] = (op, text, _symbols(text))
+            defined[name] = _Fn(op)
         else:
-            declared[name] = (op, text)
+            declared[name] = (op, None)
     units, skipped = [], 0
     for root in defined:
         if not is_kernel(root):
             continue
+        early = root in keyed
         names, decls, todo, ok = [], [], [root], True
         while todo and ok:
             n = todo.pop(0)
             if n in names:
                 continue
             names.append(n)
-            for s in defined[n][2]:
+            for s in ([] if early and _is_body(n) else defined[n].symbols):
                 if s in defined:
                     if s not in names and s not in todo:
                         todo.append(s)
@@ -183,11 +228,17 @@ def find_units(module: ir.Module, keyed=()) -> tuple[list[Unit], int, dict, dict
                         decls.append(s)
                 elif s in other or is_kernel(s) and s != root:
                     ok = False         # a global (or another kernel): stays in the model
-        if not ok or any(is_kernel(n) and n != root or _RESOURCE in defined[n][1]
-                         for n in names):
+        if not ok or any(is_kernel(n) and n != root for n in names) or not early and any(
+                _RESOURCE in defined[n].text for n in names):
             skipped += 1
             continue
-        units.append(Unit(root, names, [defined[n][1] for n in names],
+        if early:
+            units.append(Unit(root, names, [], [], list(declared)))
+            continue
+        for d in decls:
+            if declared[d][1] is None:
+                declared[d] = (declared[d][0], _print(declared[d][0]))
+        units.append(Unit(root, names, [defined[n].text for n in names],
                           [declared[d][1] for d in decls], decls))
     return units, skipped, defined, declared
 
@@ -221,20 +272,20 @@ def declare_units(module: ir.Module, units: list[Unit], defined: dict) -> None:
     that nothing left in the module references are erased."""
     roots = {u.root for u in units}
     in_unit = {n for u in units for n in u.names}
-    callers = {n: op for n, (op, _, syms) in defined.items()
-               if n not in in_unit and any(s in in_unit for s in syms)}
+    callers = {n: f.op for n, f in defined.items()
+               if n not in in_unit and any(s in in_unit for s in f.symbols)}
     # what stays reaches (a loop body shared with the entry): kept
-    keep, todo = set(), [s for n in callers for s in defined[n][2]
+    keep, todo = set(), [s for n in callers for s in defined[n].symbols
                          if s in in_unit and s not in roots]
     while todo:
         n = todo.pop()
         if n not in keep:
             keep.add(n)
-            todo.extend(s for s in defined[n][2] if s in defined and s not in roots)
+            todo.extend(s for s in defined[n].symbols if s in defined and s not in roots)
     external = ir.Attribute.parse("#llvm.linkage<external>")
     declared: set[str] = set()
     for u in units:
-        op = defined[u.root][0]
+        op = defined[u.root].op
         if u.name in declared:          # the same kernel twice (merged late): one declaration
             pass
         else:
@@ -245,11 +296,11 @@ def declare_units(module: ir.Module, units: list[Unit], defined: dict) -> None:
                     "function_type": op.attributes["function_type"],
                     "linkage": external}, regions=1)
         for n, c in callers.items():
-            if u.root in defined[n][2]:
+            if u.root in defined[n].symbols:
                 ir.SymbolTable.replace_all_symbol_uses(u.root, u.name, c)
     for n in in_unit:
         if n not in keep:
-            defined[n][0].erase()
+            defined[n].op.erase()
 
 
 # -- the entries -----------------------------------------------------------------
@@ -271,17 +322,18 @@ class _Store:
     def _path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.o"
 
-    def load(self, key: str) -> bytes | None:
-        """The verified object of ``key``; None on a miss. A bad entry is
-        removed with one warning (then a miss)."""
-        from onnx_mlir_py.backend.cache_files import check_dir, read_verified, unlink_verified
+    def _read(self, key: str, suffix: str, read) -> bytes | None:
+        """``read(path)`` -> (bytes, why not) of the entry ``key`` +
+        ``suffix``: the bytes when they check; a bad entry removed with one
+        warning (then a miss)."""
+        from onnx_mlir_py.backend.cache_files import check_dir, unlink_verified
         if self.dir is None:
             return None
-        path = self._path(key)
+        path = self._path(key).with_suffix(suffix)
         try:
             if not check_dir(self.dir) or not check_dir(path.parent):
                 return None
-            data, reason = read_verified(path)
+            data, reason = read(path)
         except UnsafeCacheError as e:
             self._off(str(e).replace("compile cache", "kernel cache"))
             return None
@@ -291,14 +343,41 @@ class _Store:
         if reason is None:
             return data
         warnings.warn(CacheEntryWarning(f"kernel cache entry {path}: {reason}; removed, "
-                                        f"compiling the kernel again"), stacklevel=3)
+                                        f"compiling the kernel again"), stacklevel=4)
         try:
             unlink_verified(path)
         except OSError:
             pass
         return None
 
-    def store(self, key: str, data: bytes) -> None:
+    def load(self, key: str) -> bytes | None:
+        """The verified object of ``key``; None on a miss."""
+        from onnx_mlir_py.backend.cache_files import read_verified
+        return self._read(key, ".o", read_verified)
+
+    def load_sidecar(self, key: str) -> bytes | None:
+        """The sidecar of the tensor-level ``key`` (:mod:`.kernel_stubs`),
+        checked as an object is (owner, mode, its recorded sha256) but for
+        the ELF magic; None on a miss."""
+        from onnx_mlir_py.backend.cache_files import _digest_path, read_checked
+
+        def read(path):
+            digest = read_checked(_digest_path(path))
+            data = read_checked(path) if digest is not None else None
+            if data is None or hashlib.sha256(data).hexdigest().encode() == digest.strip():
+                return data, None
+            return None, "its content hash differs from the recorded one"
+        return self._read(key, ".t", read)
+
+    def drop_sidecar(self, key: str) -> None:
+        from onnx_mlir_py.backend.cache_files import unlink_verified
+        if self.dir is not None:
+            try:
+                unlink_verified(self._path(key).with_suffix(".t"))
+            except OSError:
+                pass
+
+    def store(self, key: str, data: bytes, suffix: str = ".o") -> None:
         """Store ``data`` under ``key`` (the caller checked that the
         compiler's sources did not change since the fingerprint: once for
         all, as that check stats every source file)."""
@@ -307,7 +386,7 @@ class _Store:
             return
         try:
             # no fsync: every load checks the sha256 (a power loss costs a recompile)
-            store_verified(private_dir(private_dir(self.dir) / key[:2]) / f"{key}.o", data,
+            store_verified(private_dir(private_dir(self.dir) / key[:2]) / f"{key}{suffix}", data,
                            durable=False)
         except UnsafeCacheError as e:
             self._off(str(e).replace("compile cache", "kernel cache"))
@@ -338,9 +417,26 @@ class Early:
     hits: int = 0
     skipped: int = 0            # kernels left to the LLVM-level key
     calls: set = field(default_factory=set)     # runtime functions the hits call
+    stubs: dict = field(default_factory=dict)       # kernel -> its tensor-level hit (a Stub)
+    pending: dict = field(default_factory=dict)     # kernel -> its tensor-level Summary (a miss)
+    sidecars: dict = field(default_factory=dict)    # memref key -> the sidecar to store
+    loaded: set = field(default_factory=set)        # memref keys of the hits
+    stub_hits: int = 0
+
+    def stub(self, module: ir.Module) -> None:
+        """Before bufferization: the tensor-level keys (:mod:`.kernel_stubs`)."""
+        from onnx_mlir_py.codegen.kernel_stubs import stub_kernels
+        stub_kernels(module, self)
 
     def __call__(self, module: ir.Module) -> None:
         key_kernels(module, self)
+
+
+def _layout(module: ir.Module) -> str:
+    """The module attributes a function's lowering reads, as text."""
+    attrs = module.operation.attributes
+    return "".join(f"{attrs[i].name}={attrs[i].attr}\0" for i in range(len(attrs))
+                   if attrs[i].name.startswith(_LAYOUT_ATTRS))
 
 
 def early_keys(tmp: Path, opt_level: int, triple: str, cpu: str | None,
@@ -375,24 +471,23 @@ def key_kernels(module: ir.Module, early: Early) -> None:
     chunks (``merge_identical_functions`` then marks shared loop bodies
     noinline, a module-wide choice)."""
     from onnx_mlir_py.codegen.bufferize_chunks import PREFIX as CHUNK_PREFIX
+    from onnx_mlir_py.codegen.kernel_stubs import resolve_stubs, sidecar
     from onnx_mlir_py.ir_util import walk_ops
+    stubbed = resolve_stubs(module, early)      # first: a stub is never lowered
     with module.context:
         ops = [op.operation for op in module.body.operations]
         names = [ir.StringAttr(op.attributes["sym_name"]).value if "sym_name" in op.attributes
                  else "" for op in ops]
         if any(n.startswith(CHUNK_PREFIX) for n in names):
             return
-        attrs = module.operation.attributes
-        layout = "".join(f"{attrs[i].name}={attrs[i].attr}\0" for i in range(len(attrs))
-                         if attrs[i].name.startswith(_LAYOUT_ATTRS))
-        head = _FORMAT + b"memref\0" + early.target.encode() + b"\0" + layout.encode()
+        head = _FORMAT + b"memref\0" + early.target.encode() + b"\0" + _layout(module).encode()
         calls: dict[str, list] = {}     # kernel -> its calls (kernels call no kernel)
         for op, name in zip(ops, names):
             if op.name == "func.func" and not name.startswith(KERNEL_PREFIX):
                 for c in walk_ops(op, "func.call"):
                     calls.setdefault(ir.FlatSymbolRefAttr(c.attributes["callee"]).value,
                                      []).append(c)
-        seen: set[str] = set()
+        seen: set[str] = set(stubbed)
         for op, name in zip(ops, names):
             if op.name != "func.func" or not name.startswith(KERNEL_PREFIX) \
                     or not len(op.regions[0].blocks):
@@ -403,6 +498,11 @@ def key_kernels(module: ir.Module, early: Early) -> None:
                 continue
             key = hashlib.sha256(head + _rename(text, {name: NAME_PREFIX}).encode()).hexdigest()
             new = NAME_PREFIX + key[:32]
+            if name in early.pending:       # its tensor-level entry, stored with the object
+                early.sidecars[key] = sidecar(
+                    early.pending[name], key,
+                    str(ir.TypeAttr(op.attributes["function_type"]).value),
+                    bool(_PARALLEL.search(text)))
             for c in calls.get(name, ()):
                 c.attributes["callee"] = ir.FlatSymbolRefAttr.get(new)
             if new in seen:             # the same memref-level kernel: one function
@@ -414,6 +514,7 @@ def key_kernels(module: ir.Module, early: Early) -> None:
                 op.attributes["sym_name"] = ir.StringAttr.get(new)
                 early.keys[new] = key
                 continue
+            early.loaded.add(key)
             obj = early.tmp / f"kernel_m{len(early.objects)}.o"
             obj.write_bytes(data)
             early.objects.append(str(obj))
@@ -435,12 +536,12 @@ def _unit_ir(u: Unit, defined: dict, declared: dict) -> bytes:
     back), renamed to their content names, the kernel external and hidden
     (the model's code calls it), the rest internal."""
     from onnx_mlir_py.codegen import llvm_capi
-    with defined[u.root][0].context, ir.Location.unknown():
+    with defined[u.root].op.context, ir.Location.unknown():
         m = ir.Module.create()
         ip = ir.InsertionPoint(m.body)
         for d in u.decl_names:
             declared[d][0].clone(ip)
-        clones = [defined[n][0].clone(ip).operation for n in u.names]
+        clones = [defined[n].op.clone(ip).operation for n in u.names]
         for n, op in zip(u.names, clones):
             op.attributes["sym_name"] = ir.StringAttr.get(u.renamed[n])
             ir.SymbolTable.replace_all_symbol_uses(n, u.renamed[n], m.operation)
@@ -461,16 +562,24 @@ class Kernels:
     outputs: list[str] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
     cache: _Store | None = None
+    sidecars: dict = field(default_factory=dict)    # memref key -> tensor-level sidecar
+    loaded: set = field(default_factory=set)        # memref keys of the hits
 
     def store(self) -> None:
-        """Store the compiled misses (unless the compiler's sources changed
-        since its fingerprint: compiled by other sources, not stored)."""
-        if not self.parts:
+        """Store the compiled misses, then the sidecars of the tensor-level
+        keys (:mod:`.kernel_stubs`) of those and of the memref-level hits
+        (unless the compiler's sources changed since its fingerprint:
+        compiled by other sources, not stored)."""
+        if not self.parts and not self.sidecars:
             return
         from onnx_mlir_py.backend.cache import sources_unchanged
         if sources_unchanged():
             for key, obj in zip(self.keys, self.outputs):
                 self.cache.store(key, Path(obj).read_bytes())
+            there = set(self.keys) | self.loaded        # the objects in the cache
+            for key, side in self.sidecars.items():
+                if key in there:
+                    self.cache.store(json.loads(side)["key"], side, ".t")
 
 
 def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cpu: str | None,
@@ -494,12 +603,16 @@ def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cp
         with module.context:
             units, skipped, defined, declared = find_units(module, keyed)
             hits = early.hits if early is not None else 0
-            LAST = Stats(units=len(units) + hits, hits=hits, skipped=skipped, early_hits=hits)
-            if not units:
-                return Kernels(objects=first)
-            name_units(units, _target(opt_level, triple, cpu, features), keyed)
+            LAST = Stats(units=len(units) + hits, hits=hits, skipped=skipped, early_hits=hits,
+                         tensor_hits=early.stub_hits if early is not None else 0)
             out = Kernels(objects=first, cache=early.cache if early is not None
                           else _Store(directory))
+            if early is not None:
+                out.sidecars, out.loaded = early.sidecars, early.loaded
+            if not units:
+                out.store()         # the sidecars of memref-level hits
+                return out
+            name_units(units, _target(opt_level, triple, cpu, features), keyed)
             distinct: dict[str, Unit] = {}
             for u in units:
                 distinct.setdefault(u.name, u)
@@ -527,4 +640,6 @@ def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cp
     out.objects += out.outputs
     LAST.misses = len(out.parts)
     LAST.hits += len(distinct) - LAST.misses - len(failed)
+    if not out.parts:
+        out.store()
     return out

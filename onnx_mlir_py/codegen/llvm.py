@@ -113,8 +113,9 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     module then only declares them); None keeps every constant inline.
     ``alloc_seed``: an allocation-site table to extend (see ``mark_alloc_sites``).
     ``timings``: each stage's seconds as steps of ``phase`` (``-v``).
-    ``kernel_keys``: called with the bufferized module (a
-    :class:`.kernel_cache.Early`: the kernel cache's hits declared there).
+    ``kernel_keys``: a :class:`.kernel_cache.Early`: its ``stub`` called
+    before bufferization (tensor-level hits), itself with the bufferized
+    module (the kernel cache's hits declared there).
     """
     if not isinstance(module, ir.Module):
         raise CompileError(f"expected an mlir.ir.Module, got {type(module).__name__}")
@@ -133,6 +134,9 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     mod = module if in_place else clone_module(module)
     with step("kernel functions"):
         outline_kernels(mod, entry)     # each kernel bufferized and lowered once (#29)
+    if kernel_keys is not None:
+        with step("kernel cache stubs"):
+            kernel_keys.stub(mod)       # hits bufferized as stubs (kernel_stubs.py)
     with step("bufferize"):
         bufferize(mod, entry)
         lower_dpbusd_calls(mod)     # the int8 kernels' VNNI steps (passes/optimize/matmul_q8.py)

@@ -408,3 +408,121 @@ def test_kernels_keyed_at_the_memref_level(tmp_path):
 def ir_context():
     from onnx_mlir_py.context import make_context
     return make_context()
+
+
+# -- keyed at the tensor level (kernel_stubs.py) -------------------------------
+
+def _entry_code(monkeypatch):
+    """The model's own LLVM-dialect code of each compile (after the kernel
+    cache took its kernels out), internal loop names numbered by first use."""
+    import re
+    texts = []
+    orig = kernel_cache.cached_kernels
+
+    def wrap(module, *a, **k):
+        out = orig(module, *a, **k)
+        text = module.operation.get_asm(large_elements_limit=16, assume_verified=True)
+        # what only a lowered kernel declares (its hit links the thread pool)
+        text = re.sub(r"\n  llvm.func @om_parallel_for\(.*\)(?=\n)", "", text).replace(
+            ' attributes {sym_visibility = "private"}\n', "\n")
+        names = {}
+        texts.append(re.sub(r"@__om_loop_\d+",
+                            lambda m: names.setdefault(m.group(0), f"@L{len(names)}"), text))
+        return out
+    monkeypatch.setattr(kernel_cache, "cached_kernels", wrap)
+    return texts
+
+
+def test_tensor_level_hits_are_not_bufferized_and_change_no_model_code(cache, tmp_path,
+                                                                        monkeypatch):
+    """A second compile takes its kernels at the tensor level (stubs in
+    their place through bufferization): the model's own code is the cold
+    compile's (no new copy or allocation), outputs bit-identical, and each
+    hit's entry is a sidecar beside its object."""
+    texts = _entry_code(monkeypatch)
+    m = _convs(dynamic=True, seed=2)
+    so1, st1, _ = _compile(m, tmp_path / "cold.so")
+    assert st1.misses >= 2 and st1.tensor_hits == 0, st1
+    assert len(list(cache.rglob("*.t"))) >= 2
+    so2, st2, warned = _compile(_convs(dynamic=True, seed=2), tmp_path / "hit.so")
+    assert not warned and st2.misses == 0 and st2.tensor_hits >= 2, st2
+    assert texts[0] == texts[1]
+    for b in (1, 3):
+        np.testing.assert_array_equal(_run(so1, _feeds(b))[0], _run(so2, _feeds(b))[0])
+    _checked(m, so2, batches=(1, 3))
+
+
+def test_a_damaged_sidecar_is_not_used(cache, tmp_path):
+    m = _convs()
+    so, st, _ = _compile(m, tmp_path / "a.so")
+    cold = _checked(m, so)
+    side = sorted(cache.rglob("*.t"))[0]
+    side.write_bytes(side.read_bytes().replace(b'"read', b'"writ', 1))
+    so2, st2, warned = _compile(m, tmp_path / "b.so")
+    assert len(warned) == 1 and str(side) in str(warned[0].message), warned
+    # that kernel keyed at the memref level again (its object is whole): a hit
+    assert st2.misses == 0 and st2.tensor_hits == st.misses - 1, st2
+    _same(cold, _checked(m, so2))
+
+
+def test_a_sidecar_whose_type_differs_fails_clearly_and_is_removed(cache, tmp_path):
+    """An entry whose kernel bufferizes to another signature than recorded
+    (cannot happen with one compiler; planted here) never links: a clear
+    error, the entry removed, the next compile right."""
+    import hashlib
+    import json
+    from onnx_mlir_py.errors import CompileError
+    m = _convs()
+    _compile(m, tmp_path / "a.so")
+    side = sorted(cache.rglob("*.t"))[0]
+    d = json.loads(side.read_bytes())
+    d["type"] = d["type"].replace("memref<", "memref<2x", 1)
+    data = json.dumps(d, sort_keys=True).encode()
+    side.write_bytes(data)
+    side.with_name(side.name + ".sha256").write_bytes(hashlib.sha256(data).hexdigest().encode())
+    with pytest.raises(CompileError, match=f"kernel cache entry {d['key']} bufferized"):
+        _compile(m, tmp_path / "b.so")
+    assert not side.exists()
+    so, st, warned = _compile(m, tmp_path / "c.so")
+    assert st.misses == 0 and not warned, st
+    _checked(m, so)
+
+
+_SUMMARY_KERNELS = """
+func.func private @__om_kernel_0(%a: tensor<8xf32>, %d: tensor<8xf32>, %i: index) -> tensor<8xf32> {
+  %c0 = arith.constant 0 : index
+  %x = tensor.extract %a[%i] : tensor<8xf32>
+  %y = tensor.extract %d[%c0] : tensor<8xf32>
+  %s = arith.addf %x, %y : f32
+  %r = tensor.insert %s into %d[%i] : tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+func.func private @__om_kernel_1(%a: tensor<8xf32>, %d: tensor<8xf32>, %i: index,
+                                %j: index) -> tensor<8xf32> {
+  %f = arith.constant 1.0 : f32
+  %w = tensor.insert %f into %a[%i] : tensor<8xf32>
+  %x = tensor.extract %w[%j] : tensor<8xf32>
+  %r = tensor.insert %x into %d[%i] : tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+func.func private @__om_kernel_2(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %r = linalg.copy ins(%a : tensor<8xf32>) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+"""
+
+
+def test_summaries_are_one_shot_bufferizations_own():
+    """The recorded summary is upstream's analysis: an argument written in
+    place that is no destination is written (the caller must copy it); a
+    result that is a new buffer is not cached at the tensor level."""
+    import mlir.ir as ir
+    from onnx_mlir_py.codegen.kernel_stubs import _summaries
+    with ir_context():
+        m = ir.Module.parse(_SUMMARY_KERNELS)
+        fns = [op.operation for op in m.body.operations]
+        got = _summaries(m, fns)
+    assert got[0] == (["read", "read-write", ""], [1]), got
+    assert got[1] == (["read-write", "read-write", "", ""], [1]), got
+    assert got[2] is None, got
