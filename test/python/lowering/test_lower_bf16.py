@@ -6,7 +6,9 @@ against onnx.reference twice: on the same model with every contraction
 input rounded to bf16 (Cast to BFLOAT16 and back: round to nearest even,
 as ml_dtypes; then f32 sums) to f32 rounding error, and against the plain
 f32 model within bf16's error, 2^-8 sqrt(K) of the output's scale (and not
-equal to it: the mode is on)."""
+equal to it: the mode is on), and per element within the fuzzer's bound
+(testing/fuzz/bf16_bound.py: the rounding's actual effect, by ml_dtypes,
++ K f32 roundings: the fuzzer's oracle checked on these models too)."""
 import math
 
 import numpy as np
@@ -21,6 +23,8 @@ import onnx_mlir_py
 from onnx_mlir_py.errors import CompileError
 from onnx_mlir_py.runtime import ExecutionSession
 from onnx_mlir_py.target import resolve
+from onnx_mlir_py.testing.fuzz.bf16_bound import bounds, compare
+from onnx_mlir_py.verify.values import expose_values
 
 HOST = resolve(None, None, host_default=True)
 needs_bf16 = pytest.mark.skipif(not (HOST.avx512_bf16 or HOST.amx_bf16),
@@ -119,6 +123,11 @@ def check_bf16(y, model, feed, k: int) -> None:
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5 * scale)
     err = float(np.abs(y - f32).max()) / scale
     assert 0 < err <= 2.0 ** -8 * math.sqrt(k), err
+    # per element: the bf16 rounding's actual effect + K f32 roundings (the fuzzer's oracle)
+    exposed, names = expose_values(model)
+    values = dict(zip(names, ReferenceEvaluator(exposed).run(None, feed)))
+    e = bounds(model, feed, values)["y"]
+    assert compare(y, f32, e) is None, compare(y, f32, e)
 
 
 @needs_bf16
