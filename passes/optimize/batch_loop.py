@@ -24,11 +24,19 @@ from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, tensor
 BATCHED, SHARED = "batched", "shared"
 
 
-def add_functions(module: ir.Module, *texts: str) -> None:
-    """Parse function texts (together: they may call each other) into ``module``."""
+def add_functions(module: ir.Module, *texts: str) -> list[ir.Operation]:
+    """Parse function texts (together: they may call each other) into
+    ``module``, at its end; returns the functions. They are moved out of
+    the parsed module, not cloned (a row kernel's thousands of ops, #29)."""
     sub = ir.Module.parse("module {\n" + "\n".join(texts) + "\n}", module.context)
-    for op in sub.body.operations:
-        op.operation.clone(ir.InsertionPoint(module.body))
+    end = ir.InsertionPoint(module.body)
+    out = []
+    for op in list(sub.body.operations):
+        op = op.operation
+        op.detach_from_parent()
+        end.insert(op)
+        out.append(op)
+    return out
 
 
 def batch_loop_function(name: str, inner: str, args: list[tuple[list, str]],

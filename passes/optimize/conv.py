@@ -46,6 +46,7 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_us
                                                         fill_scalar, replace_with_call, static_f32,
                                                         window_ints, zero_fill)
 from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.optimize.kernel_inline import inline_kernels
 
 
 STRIDED_LANES = 16      # output columns per strided im2col read
@@ -319,10 +320,13 @@ def conv_signature_and_bias(op: ir.Operation):
                      and bias_add_user(op.results[0]) is not None)
 
 
+_CONVS = ("linalg.conv_2d_nchw_fchw", "linalg.conv_2d_ngchw_gfchw")
+
+
 def _conv_signature(op: ir.Operation):
     """(x shape, w shape, out shape, strides, dilations, groups); the
     batch dim of x and out may be dynamic (None)."""
-    if op.name not in ("linalg.conv_2d_nchw_fchw", "linalg.conv_2d_ngchw_gfchw"):
+    if op.name not in _CONVS:
         return None
     if len(op.operands) != 3 or len(op.results) != 1:
         return None
@@ -371,11 +375,10 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
     ``plan``, those it gave to ``conv_im2col``) as im2col + matmul (inlined
     private functions); ``row_block`` (the kernel's tile rows) allows the
     pixel-row form of :mod:`.conv_pixel_rows`. Returns how many were rewritten."""
-    from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
     count = 0
     # collected first: rewriting erases ops (fused bias adds) a walk would visit
-    convs = [(op, sig) for op in walk_ops(module.operation)
+    convs = [(op, sig) for op in walk_ops(module.operation, _CONVS)
              if (plan is None or assigned(op, "conv_im2col"))
              and (sig := _conv_signature(op)) is not None]
     for op, sig in convs:
@@ -417,6 +420,5 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
         count += 1
     if funcs:
         # no canonicalize of the whole module per inlining (#29): -O3's own follows
-        PassManager.parse("builtin.module(inline{default-pipeline=}, symbol-dce)",
-                          module.context).run(module.operation)
+        inline_kernels(module)
     return count

@@ -24,6 +24,8 @@ import mlir.ir as ir
 
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.optimize.batch_loop import add_functions
+from onnx_mlir_py.passes.optimize.kernel_inline import inline_kernels
 from onnx_mlir_py.passes.optimize.schedule import (apply_to_funcs, apply_to_ops, loop_sizes,
                                                    static_loop_sizes)
 from onnx_mlir_py.target import Target
@@ -235,21 +237,23 @@ def matmul_plan(op: ir.Operation, target: Target):
     return None
 
 
-def _drop_empty_contractions(module: ir.Module) -> int:
+def _drop_empty_contractions(ops: list[ir.Operation]) -> list[ir.Operation]:
     """A matmul/batch_matmul with a static 0 dim is its init: over a K of 0,
     C + nothing; with an M, N or batch of 0, C is empty. Packing it (ours or
-    upstream's block-pack) makes 0-size slices the verifiers reject."""
-    n = 0
-    for op in walk_ops(module.operation):
-        if op.name in _DEFAULT_MAPS and len(op.operands) == 3 and len(op.results) == 1 and (
+    upstream's block-pack) makes 0-size slices the verifiers reject. Erases
+    those of ``ops`` (the module's matmuls); returns the others."""
+    kept = []
+    for op in ops:
+        if len(op.operands) == 3 and len(op.results) == 1 and (
                 "indexing_maps" not in op.attributes or
                 str(op.attributes["indexing_maps"]) == _DEFAULT_MAPS[op.name]):
             if any(isinstance(v.type, ir.RankedTensorType) and 0 in list(v.type.shape)
                    for v in op.operands):
                 op.results[0].replace_all_uses_with(op.operands[2])
                 op.erase()
-                n += 1
-    return n
+                continue
+        kept.append(op)
+    return kept
 
 
 def matmul_epilogue(op: ir.Operation, m: int, n: int, mb: int, nb: int):
@@ -363,9 +367,11 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
     from mlir.passmanager import PassManager
     mb, nb, kb = target.matmul_tile
     funcs: dict[tuple, str] = {}
-    count = _drop_empty_contractions(module)
     # only matmuls: the walk must not reach an epilogue erased with its matmul
-    for op in walk_ops(module.operation, set(_DEFAULT_MAPS)):
+    matmuls = walk_ops(module.operation, set(_DEFAULT_MAPS))
+    kept = _drop_empty_contractions(matmuls)
+    count = len(matmuls) - len(kept)
+    for op in kept:
         shape, dynamic, a_cols = _kernel_shape(op), False, _a_cols_matmul(op)
         if shape is None and not a_cols:
             shape, dynamic = _dynamic_kernel_shape(op), True
@@ -405,12 +411,9 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
                 text = kernel_function(name, bt, m, k, n, tm, tn, kb, pack_b, n_outer=n_out,
                                        epilogue=epi[1] if epi is not None else None,
                                        init=init[0] if init is not None else None)
-            sub = ir.Module.parse("module {\n" + text + "\n}", module.context)
             # the text's first function is the one called (a dynamic kernel's
             # may call a second: matmul_dyn_text.shared_kernel)
-            clones = [f.operation.clone(ir.InsertionPoint(module.body))
-                      for f in sub.body.operations]
-            funcs[key] = (name, clones[0])
+            funcs[key] = (name, add_functions(module, text)[0])
         name, fop = funcs[key]
         # with an epilogue the call replaces it too (its tensors and
         # scalars may be defined between the two)
@@ -437,8 +440,9 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
                 "rhs-transpose-inner-blocks=false})"]
     if funcs:
         # no canonicalize of the whole module per inlining (#29): -O3's own follows
-        pipeline = ["inline{default-pipeline=}", "symbol-dce"] + pipeline
-    PassManager.parse(f"builtin.module({', '.join(pipeline)})", module.context).run(module.operation)
+        inline_kernels(module, then=tuple(pipeline))
+    else:
+        PassManager.parse(f"builtin.module({', '.join(pipeline)})", module.context).run(module.operation)
     for op in walk_ops(module.operation, "linalg.generic"):
         if _is_packed_contraction(op) and PACKED_ATTR not in op.attributes:
             op.attributes[PACKED_ATTR] = ir.UnitAttr.get()

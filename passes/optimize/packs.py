@@ -63,8 +63,10 @@ def _opt_attr(op, name):
     return op.attributes[name] if name in op.attributes else None
 
 
-def numpy_pack(src: np.ndarray, inner_dims_pos, inner_tiles, outer_dims_perm, pad_value) -> np.ndarray:
-    """numpy model of ``linalg.pack`` (static tiles)."""
+def numpy_pack(src: np.ndarray, inner_dims_pos, inner_tiles, outer_dims_perm, pad_value,
+               lazy: bool = False) -> np.ndarray:
+    """numpy model of ``linalg.pack`` (static tiles); ``lazy``: a view where
+    numpy can give one (not copied)."""
     r = src.ndim
     widths = [(0, 0)] * r
     for d, t in zip(inner_dims_pos, inner_tiles):
@@ -81,7 +83,8 @@ def numpy_pack(src: np.ndarray, inner_dims_pos, inner_tiles, outer_dims_perm, pa
             shape.append(a.shape[d])
     perm = outer_dims_perm or list(range(r))
     axes = [outer_ax[p] for p in perm] + [inner_ax[d] for d in inner_dims_pos]
-    return np.ascontiguousarray(a.reshape(shape).transpose(axes))
+    y = a.reshape(shape).transpose(axes)
+    return y if lazy else np.ascontiguousarray(y)
 
 
 # square tiles of a blocked 2-D transpose (elements a side)
@@ -161,7 +164,9 @@ def _fold_pad(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
     return np.pad(x, list(zip(low, high)), constant_values=pad)
 
 
-def _fold(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
+def _fold(op: ir.Operation, x: np.ndarray, lazy: bool = False) -> np.ndarray | None:
+    """``op``'s value for the source value ``x`` (``lazy``: a view where
+    numpy can, for the next relayout of a chain), else None."""
     if op.name == "linalg.pack":
         tiles = _ints(op.attributes["static_inner_tiles"])
         if any(t < 0 for t in tiles):
@@ -175,9 +180,10 @@ def _fold(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
             a = owner.attributes["value"]
             pad = ir.FloatAttr(a).value if isinstance(a, ir.FloatAttr) else ir.IntegerAttr(a).value
         return numpy_pack(x, _ints(op.attributes["inner_dims_pos"]), tiles,
-                          _ints(_opt_attr(op, "outer_dims_perm")), pad)
+                          _ints(_opt_attr(op, "outer_dims_perm")), pad, lazy)
     if op.name == "linalg.transpose":
-        return transpose(x, _ints(op.attributes["permutation"]))
+        perm = _ints(op.attributes["permutation"])
+        return x.transpose(perm) if lazy else transpose(x, perm)
     if op.name == "tensor.pad":
         return _fold_pad(op, x)
     if op.name in ("tensor.collapse_shape", "tensor.expand_shape"):
@@ -187,7 +193,8 @@ def _fold(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
         dims = _ints(op.attributes["dimensions"])
         kept = [k for k in range(len(out)) if k not in dims]
         shaped = x.reshape([out[k] if k in kept else 1 for k in range(len(out))])
-        return np.ascontiguousarray(np.broadcast_to(shaped, out))
+        y = np.broadcast_to(shaped, out)
+        return y if lazy else np.ascontiguousarray(y)
     return None
 
 
@@ -235,31 +242,79 @@ def _folded_attr(y: np.ndarray, rt: ir.RankedTensorType) -> ir.Attribute:
     return resource_attr(y, "__om_folded", rt)
 
 
+def _feeds_relayout(op: ir.Operation) -> bool:
+    """Whether ``op``'s one result has exactly one use, by a relayout
+    (FOLDABLE) that takes it as its source: its folded value may then be
+    folded on without becoming a constant first."""
+    uses = iter(op.results[0].uses)
+    first = next(uses, None)
+    if first is None or next(uses, None) is not None or first.operand_number != 0:
+        return False
+    return first.owner.name in FOLDABLE
+
+
+def _materialize(op: ir.Operation, y: np.ndarray) -> None:
+    """Replace the relayout ``op`` by a constant of its folded value ``y``."""
+    rt = op.results[0].type
+    with ir.InsertionPoint(op), op.location:
+        attr = _folded_attr(np.ascontiguousarray(y), rt)
+        new = ir.Operation.create("arith.constant", results=[rt], attributes={"value": attr})
+    op.results[0].replace_all_uses_with(new.results[0])
+    op.erase()
+
+
+def _folded_value(op: ir.Operation, blobs, pending, lazy: bool) -> np.ndarray | None:
+    """The folded value of the relayout ``op`` (its source: a constant, a
+    static slice of one, or a value in ``pending``), else None."""
+    if len(op.results) != 1:
+        return None
+    rt = op.results[0].type
+    if not isinstance(rt, ir.RankedTensorType) or not rt.has_static_shape:
+        return None
+    src = owner_op(op.operands[0])
+    if src is None:
+        return None
+    x = pending.get(src)
+    if x is None:
+        x = _source_value(src, blobs)
+    if x is None:
+        return None
+    return _fold(op, x, lazy)
+
+
 def fold_constant_relayouts(module: ir.Module) -> int:
-    """Fold relayouts of constants (chains fold too). Returns the count."""
+    """Fold relayouts of constants (chains fold too). Returns the count.
+
+    A chain (a weight's collapse_shape -> transpose -> pack) folds in numpy
+    from end to end: a folded value whose only use is the next relayout's
+    source stays an array (a view where numpy can: the pack of a transpose
+    copies the weights once, not twice) and becomes a constant only where
+    the chain ends, so the chain's inner values are never copied into
+    constants that the next canonicalize erases (#29: ResNet-50's 100 MB
+    of conv weights were transposed then packed, each a full copy)."""
     blobs: dict[str, bytes] = {}
+    pending: dict[ir.Operation, np.ndarray] = {}   # folded, not yet constants
+    dead: list[ir.Operation] = []   # folded into their user's value (erased after it)
     count = 0
     # one pre-order walk: a producer folds before its users, so chains fold
     for op in walk_ops(module.operation, FOLDABLE):
-        if len(op.results) != 1:
-            continue
-        rt = op.results[0].type
-        if not isinstance(rt, ir.RankedTensorType) or not rt.has_static_shape:
-            continue
-        src = owner_op(op.operands[0])
-        if src is None:
-            continue
-        x = _source_value(src, blobs)
-        if x is None:
-            continue
-        y = _fold(op, x)
-        if y is None:
-            continue
-        with ir.InsertionPoint(op), op.location:
-            attr = _folded_attr(np.ascontiguousarray(y), rt)
-            new = ir.Operation.create("arith.constant", results=[rt],
-                                      attributes={"value": attr})
-        op.results[0].replace_all_uses_with(new.results[0])
+        src = owner_op(op.operands[0]) if len(op.operands) else None
+        chained = len(op.results) == 1 and _feeds_relayout(op)
+        y = _folded_value(op, blobs, pending, chained)
+        if y is not None:
+            if chained:
+                pending[op] = y
+            else:
+                _materialize(op, y)
+            count += 1
+        if src is not None and src in pending:      # op is its one use
+            y_src = pending.pop(src)
+            if y is None:                           # the chain ends before op
+                _materialize(src, y_src)
+            else:
+                dead.append(src)
+    for op, y in pending.items():    # (not reached: a user is always walked after)
+        _materialize(op, y)
+    for op in reversed(dead):        # each one's user is gone
         op.erase()
-        count += 1
     return count

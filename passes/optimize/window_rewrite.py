@@ -15,6 +15,7 @@ from dataclasses import replace
 import mlir.ir as ir
 
 from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.optimize.kernel_inline import inline_kernels as inline
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.kernel_fusion import replace_with_call, static_f32
@@ -45,9 +46,8 @@ def rewrite_all(module: ir.Module, select, match, prefix: str, target: Target,
 
 
 def inline_kernels(module: ir.Module, funcs: dict) -> None:
-    from mlir.passmanager import PassManager
-    if funcs:
-        PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
+    if funcs:   # with its canonicalize: without, YOLO's SiLU and MobileNetV3's constants change (3751c3c)
+        inline(module, canonicalize=True)
 
 
 def replace_with_kernel(module: ir.Module, funcs: dict, prefix: str, found, target: Target,

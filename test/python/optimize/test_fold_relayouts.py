@@ -81,3 +81,91 @@ def test_uniform_is_the_full_comparison(values):
     """The early-out uniformity test decides as the full comparison does
     (a difference past the first elements, NaN, -0.0 == 0.0)."""
     assert _uniform(values) == bool((values.flat[0] == values).all())
+
+
+def _chain_module(w: np.ndarray, pad_arg: bool, also_return: bool):
+    """func @f(%pad: f32) -> pack(transpose(collapse(W))) [, transpose(...)]:
+    W [F, C, 3, 3] a dense_resource constant (a conv's weights), the pack's
+    padding value a constant, or with ``pad_arg`` the argument (not foldable)."""
+    ctx = make_context()
+    f, c = w.shape[:2]
+    k = c * 9
+    with ctx, ir.Location.unknown():
+        t4 = f"tensor<{f}x{c}x3x3xf32>"
+        t2, tt = f"tensor<{f}x{k}xf32>", f"tensor<{k}x{f}xf32>"
+        tp = f"tensor<{-(-k // 8)}x{-(-f // 32)}x8x32xf32>"
+        pad = "%arg0" if pad_arg else "%zero"
+        rets = [(tp, "%p")] + ([(tt, "%t")] if also_return else [])
+        text = (f"func.func @f(%arg0: f32) -> ({', '.join(t for t, _ in rets)}) {{\n"
+                f"  %zero = arith.constant 0.0 : f32\n"
+                f"  %w = arith.constant dense<0.0> : {t4}\n"
+                f"  %c = tensor.collapse_shape %w [[0], [1, 2, 3]] : {t4} into {t2}\n"
+                f"  %e = tensor.empty() : {tt}\n"
+                f"  %t = linalg.transpose ins(%c : {t2}) outs(%e : {tt}) permutation = [1, 0]\n"
+                f"  %pe = tensor.empty() : {tp}\n"
+                f"  %p = linalg.pack %t padding_value({pad} : f32) inner_dims_pos = [0, 1] "
+                f"inner_tiles = [8, 32] into %pe : {tt} -> {tp}\n"
+                f"  return {', '.join(v for _, v in rets)} : {', '.join(t for t, _ in rets)}\n}}")
+        m = ir.Module.parse(text)
+        const = m.body.operations[0].regions[0].blocks[0].operations[1]
+        const.attributes["value"] = R.resource_attr(np.ascontiguousarray(w), "w", ir.Type.parse(t4))
+    return ctx, m
+
+
+def _const_value(op, shape):
+    attr = op.attributes["value"]
+    key = R.resource_name(attr)
+    if key is not None:
+        return np.frombuffer(R.resource_blobs([op])[key], np.float32).reshape(shape)
+    return np.array(ir.DenseElementsAttr(attr)).reshape(shape)
+
+
+def _returned(m):
+    blk = m.body.operations[0].regions[0].blocks[0]
+    return [v.owner for v in blk.operations[len(blk.operations) - 1].operands]
+
+
+def _packed_reference(w: np.ndarray) -> np.ndarray:
+    wt = w.reshape(w.shape[0], -1).T                       # [K, F]
+    k, f = wt.shape
+    kp, fp = -(-k // 8) * 8, -(-f // 32) * 32
+    a = np.zeros((kp, fp), np.float32)
+    a[:k, :f] = wt
+    return a.reshape(kp // 8, 8, fp // 32, 32).transpose(0, 2, 1, 3)
+
+
+@pytest.mark.parametrize("shape", [(64, 16, 3, 3), (70, 5, 3, 3)])
+def test_chain_folds_end_to_end(shape):
+    """A weight's collapse -> transpose -> pack folds in numpy from end to
+    end: one new constant (the pack's; padded tails included), the chain's
+    inner values never constants, its ops erased."""
+    w = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    ctx, m = _chain_module(w, pad_arg=False, also_return=False)
+    with ctx:
+        assert fold_constant_relayouts(m) == 3
+        names = [o.operation.name for o in m.body.operations[0].regions[0].blocks[0].operations]
+        assert "linalg.transpose" not in names and "tensor.collapse_shape" not in names
+        assert "linalg.pack" not in names
+        assert names.count("arith.constant") == 3            # %zero, W (now dead), the pack's
+        (p,) = _returned(m)
+        ref = _packed_reference(w)
+        np.testing.assert_array_equal(_const_value(p, ref.shape), ref)
+
+
+@pytest.mark.parametrize("also_return", [False, True])
+def test_chain_ends_before_an_unfoldable_relayout(also_return):
+    """A chain whose last relayout does not fold (a pack padded with a
+    run-time value), or whose value has a second use: the value before it
+    becomes a constant, equal to numpy's, and the pack stays."""
+    w = np.random.default_rng(3).standard_normal((40, 6, 3, 3)).astype(np.float32)
+    ctx, m = _chain_module(w, pad_arg=True, also_return=also_return)
+    with ctx:
+        assert fold_constant_relayouts(m) == 2
+        rets = _returned(m)
+        assert rets[0].name == "linalg.pack"
+        src = rets[0].operands[0].owner
+        assert src.name == "arith.constant"
+        wt = w.reshape(40, -1).T
+        np.testing.assert_array_equal(_const_value(src, wt.shape), wt)
+        if also_return:
+            assert rets[1] == src
