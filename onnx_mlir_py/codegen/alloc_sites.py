@@ -25,6 +25,8 @@ from onnx_mlir_py.check_abi import ALLOC_SITE_FN, ALLOC_SITES_ATTR, NODE_TYPES_A
 from onnx_mlir_py.ir_util import loc_name, module_strings, walk_ops
 
 _ALLOCS = ("memref.alloc", "memref.realloc")
+# the op names mark_alloc_sites looks at (a caller's walk: see there)
+ALLOC_SITE_OPS = _ALLOCS + ("func.call",)
 
 
 def node_types(module: ir.Module) -> dict[str, str]:
@@ -66,15 +68,18 @@ def _allocating_functions(allocs: list, calls: list) -> set[str]:
     return out
 
 
-def mark_alloc_sites(module: ir.Module, seed: tuple[str, ...] = ()) -> tuple[str, ...]:
+def mark_alloc_sites(module: ir.Module, seed: tuple[str, ...] = (),
+                     ops: list | None = None) -> tuple[str, ...]:
     """Put ``om_alloc_site(id)`` before every allocation of ``module`` (see
     the module docstring) and before every call from a node's code of a
     function that allocates (the -O3 kernels: their own allocations, with
     the kernel's locations, keep the caller's id); returns the table (also
     set as ALLOC_SITES_ATTR). ``seed``: a table to extend (ids kept), so
-    that variants of one model linked into one library share it."""
+    that variants of one model linked into one library share it. ``ops``:
+    the module's ops of :data:`ALLOC_SITE_OPS` in program order, found by
+    the caller's walk; None walks the module."""
     # one walk (each op visited is a Python call: ResNet-50 ~60k ops)
-    found = walk_ops(module, _ALLOCS + ("func.call",))
+    found = walk_ops(module, ALLOC_SITE_OPS) if ops is None else ops
     allocs = [op for op in found if op.name != "func.call"]
     all_calls = [op for op in found if op.name == "func.call"]
     types = node_types(module)

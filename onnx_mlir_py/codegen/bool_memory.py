@@ -40,8 +40,13 @@ def _byte_view(value: ir.Value) -> ir.Value:
     return builtin.UnrealizedConversionCastOp([bt], [value]).result
 
 
-def _is_i1_memref(t: ir.Type) -> bool:
-    return isinstance(t, ir.MemRefType) and str(t.element_type) == "i1"
+# the op names whose accesses this rewrites (a caller's walk: see rewrite_bool_memory_accesses)
+BOOL_MEMORY_OPS = tuple(_MEMREF_OPERAND)
+
+
+def _is_i1_memref(t: ir.Type, i1: ir.Type) -> bool:
+    # types are uniqued: == compares pointers (str() printed each type)
+    return isinstance(t, ir.MemRefType) and t.element_type == i1
 
 
 def _attrs(op) -> dict:
@@ -61,14 +66,18 @@ def _rewrite_transfer_read(op, i8) -> None:
     op.results[0].replace_all_uses_with(arith.TruncIOp(vt, wide).result)
 
 
-def rewrite_bool_memory_accesses(module: ir.Module) -> int:
+def rewrite_bool_memory_accesses(module: ir.Module, ops: list | None = None) -> int:
     """Rewrite i1 ``memref.load``/``memref.store`` (and ``vector.load``/
-    ``vector.store`` of i1 vectors) in place; returns how many."""
+    ``vector.store`` of i1 vectors) in place; returns how many. ``ops``: the
+    module's ops of :data:`BOOL_MEMORY_OPS`, found by the caller's walk
+    (which may also list ops of other names); None walks the module."""
     # a walk by name (no Python predicate per op visited), then the type test
-    found = [op for op in walk_ops(module, _MEMREF_OPERAND)
-             if _is_i1_memref(op.operands[_MEMREF_OPERAND[op.name]].type)]
+    if ops is None:
+        ops = walk_ops(module, _MEMREF_OPERAND)
     with module.context:
         i1 = ir.IntegerType.get_signless(1)
+        found = [op for op in ops if (k := _MEMREF_OPERAND.get(op.name)) is not None
+                 and _is_i1_memref(op.operands[k].type, i1)]
         i8 = ir.IntegerType.get_signless(8)
         for op in found:
             with ir.InsertionPoint(op), op.location:

@@ -18,8 +18,8 @@ from contextlib import nullcontext
 import mlir.ir as ir
 
 from onnx_mlir_py.errors import CompileError
-from onnx_mlir_py.codegen.alloc_sites import mark_alloc_sites
-from onnx_mlir_py.codegen.bool_memory import rewrite_bool_memory_accesses
+from onnx_mlir_py.codegen.alloc_sites import ALLOC_SITE_OPS, mark_alloc_sites
+from onnx_mlir_py.codegen.bool_memory import BOOL_MEMORY_OPS, rewrite_bool_memory_accesses
 from onnx_mlir_py.codegen.bufferize import bufferize
 from onnx_mlir_py.codegen.strided_copy import strided_copies_to_linalg
 from onnx_mlir_py.codegen.dedupe import merge_identical_functions
@@ -30,6 +30,7 @@ from onnx_mlir_py.codegen.parallel_for import lower_parallel_calls, outline_para
 from onnx_mlir_py.codegen.passes import run_pipeline
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature, find_entry
 from onnx_mlir_py.codegen.weights import WeightStore, externalize_weights
+from onnx_mlir_py.ir_util import walk_ops
 
 # Passes that work inside one function are nested under func.func / llvm.func:
 # the MLIR pass manager then runs them on the functions in parallel (the
@@ -157,8 +158,12 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     _request_c_interface(mod, entry)
     with step("loops to cf"):
         run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")
-        rewrite_bool_memory_accesses(mod)
-        mark_alloc_sites(mod, alloc_seed)
+        # one walk for both (each op visited is a Python call); the alloc
+        # sites' ops listed before the rewrite erases the i1 accesses
+        found = walk_ops(mod, BOOL_MEMORY_OPS + ALLOC_SITE_OPS)
+        sites = [op for op in found if op.name in ALLOC_SITE_OPS]
+        rewrite_bool_memory_accesses(mod, found)
+        mark_alloc_sites(mod, alloc_seed, sites)
     with step("LLVM dialect"):
         run_pipeline(mod, LOWER_PIPELINE, "LLVM dialect lowering")
         lower_parallel_calls(mod)
