@@ -29,6 +29,9 @@ carries, node by node over the reference's intermediate values, a bound
   magnitudes, both sides). So the bound is the bf16 rounding's actual
   effect plus K u32 of the terms: a lost product or a wrong tap exceeds it;
 * Add: ``e_a + e_b``; Mul: ``|a| e_b + |b| e_a + e_a e_b``; plus 2 u32 |y|;
+  a Mul of a contraction (constant weights) by a constant scalar also
+  allows the contraction with its weights scaled (-O3 folds the scale into
+  the weights, which then round to bf16 as ``w * c``: s5-28);
 * Relu, Identity, Reshape, Flatten, Transpose, Squeeze, Unsqueeze: the op
   applied to ``e`` (1-Lipschitz, elementwise or data movement).
 
@@ -190,6 +193,30 @@ def _moved(node, opset: int, errs: list, vals: list) -> np.ndarray:
     return np.asarray(out, np.float64) * (1 + 2 ** -20)
 
 
+def _folded_scale(node, producer: dict, val: dict, err: dict, consts: set, y) -> np.ndarray:
+    """Mul of a contraction's result (constant weights) by a constant scalar:
+    -O2/-O3 fold it into the weights (optimize_onnx fold-affine-into-conv),
+    which are then rounded to bf16 as ``w * c`` (s5-28). The bound of that
+    computation: the contraction with weights and bias scaled by ``c``, plus
+    the f32 roundings of the scaling; 0 when the pattern does not apply."""
+    for x, c in (node.input, node.input[::-1]):
+        p = producer.get(x)
+        if p is None or p.op_type not in CONTRACTIONS or c not in consts or \
+                p.input[1] not in consts or np.size(val[c]) != 1:
+            continue
+        k = np.float32(np.asarray(val[c]).reshape(()))
+        ins = [val[i] if i else None for i in p.input]
+        es = [err.get(i) if i else None for i in p.input]
+        ins[1] = (ins[1] * k).astype(np.float32)
+        if len(ins) > 2 and p.input[2]:
+            ins[2] = (ins[2] * k).astype(np.float32)
+            es[2] = es[2] * abs(float(k))
+        with np.errstate(all="ignore"):
+            return contraction(p, ins, es) + 4 * U32 * (_finite_abs(y) + np.abs(k) *
+                                                        _finite_abs(val[x]))
+    return np.zeros(np.shape(y))
+
+
 def bounds(model: onnx.ModelProto, feeds: dict, values: dict) -> dict:
     """Graph output -> ``e`` (float64, its shape): the bound on
     ``|ours - reference|``. ``values``: every node output's reference value
@@ -199,6 +226,8 @@ def bounds(model: onnx.ModelProto, feeds: dict, values: dict) -> dict:
     val.update(feeds)
     val.update(values)
     err = {n: np.zeros(np.shape(v)) for n, v in val.items() if n not in values}
+    consts = {t.name for t in model.graph.initializer}
+    producer = {o: n for n in model.graph.node for o in n.output}
     for node in model.graph.node:
         ins = [val[i] if i else None for i in node.input]
         es = [err.get(i) if i else None for i in node.input]
@@ -208,6 +237,8 @@ def bounds(model: onnx.ModelProto, feeds: dict, values: dict) -> dict:
         elif node.op_type in ("Add", "Sub", "Mul"):
             e = _elementwise(node, ins, [np.broadcast_to(x, np.shape(v))
                                          for x, v in zip(es, ins)], y)
+            if node.op_type == "Mul":
+                e = np.maximum(e, _folded_scale(node, producer, val, err, consts, y))
         elif node.op_type in MOVES:
             e = _moved(node, opset, es, ins)
         else:
