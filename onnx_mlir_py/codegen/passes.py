@@ -20,8 +20,10 @@ from onnx_mlir_py.errors import CompileError
 VERIFY_EACH_ENV = "ONNX_MLIR_PY_VERIFY_EACH"
 
 
-def run_pipeline(module: ir.Module, pipeline: str, stage: str) -> None:
-    """Run ``builtin.module(<pipeline>)`` on ``module`` in place, then verify it."""
+def run_pipeline(module: ir.Module, pipeline: str, stage: str, verify: bool = True) -> None:
+    """Run ``builtin.module(<pipeline>)`` on ``module`` in place, then verify
+    it (``verify=False``: not, for a part of a module whose symbols are
+    elsewhere; the whole module is verified later)."""
     text = pipeline if pipeline.startswith("builtin.module(") else f"builtin.module({pipeline})"
     with module.context:
         try:
@@ -29,10 +31,10 @@ def run_pipeline(module: ir.Module, pipeline: str, stage: str) -> None:
         except (ValueError, ir.MLIRError) as e:
             raise CompileError(f"{stage}: bad pass pipeline {text!r}: {e}") from None
         each = os.environ.get(VERIFY_EACH_ENV) == "1"
-        pm.enable_verifier(each)
+        pm.enable_verifier(each and verify)
         try:
             pm.run(module.operation)
-            if not each and not module.operation.verify():
+            if verify and not each and not module.operation.verify():
                 raise CompileError(f"{stage} failed: the module it left does not verify")
         except ir.MLIRError as e:
             raise CompileError(f"{stage} failed: {_short(e)}") from None
