@@ -263,9 +263,10 @@ def _materialize(op: ir.Operation, y: np.ndarray) -> None:
     op.erase()
 
 
-def _folded_value(op: ir.Operation, blobs, pending, lazy: bool) -> np.ndarray | None:
+def _folded_value(op: ir.Operation, blobs, pending) -> tuple[np.ndarray, bool] | None:
     """The folded value of the relayout ``op`` (its source: a constant, a
-    static slice of one, or a value in ``pending``), else None."""
+    static slice of one, or a value in ``pending``) and whether it feeds
+    the next relayout of a chain (then a view where numpy can), else None."""
     if len(op.results) != 1:
         return None
     rt = op.results[0].type
@@ -279,7 +280,9 @@ def _folded_value(op: ir.Operation, blobs, pending, lazy: bool) -> np.ndarray | 
         x = _source_value(src, blobs)
     if x is None:
         return None
-    return _fold(op, x, lazy)
+    chained = _feeds_relayout(op)      # (asked only of the ops that may fold)
+    y = _fold(op, x, chained)
+    return None if y is None else (y, chained)
 
 
 def fold_constant_relayouts(module: ir.Module) -> int:
@@ -299,9 +302,9 @@ def fold_constant_relayouts(module: ir.Module) -> int:
     # one pre-order walk: a producer folds before its users, so chains fold
     for op in walk_ops(module.operation, FOLDABLE):
         src = owner_op(op.operands[0]) if len(op.operands) else None
-        chained = len(op.results) == 1 and _feeds_relayout(op)
-        y = _folded_value(op, blobs, pending, chained)
-        if y is not None:
+        folded = _folded_value(op, blobs, pending)
+        if folded is not None:
+            y, chained = folded
             if chained:
                 pending[op] = y
             else:
@@ -309,7 +312,7 @@ def fold_constant_relayouts(module: ir.Module) -> int:
             count += 1
         if src is not None and src in pending:      # op is its one use
             y_src = pending.pop(src)
-            if y is None:                           # the chain ends before op
+            if folded is None:                      # the chain ends before op
                 _materialize(src, y_src)
             else:
                 dead.append(src)
