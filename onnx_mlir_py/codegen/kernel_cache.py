@@ -422,6 +422,7 @@ class Early:
     sidecars: dict = field(default_factory=dict)    # memref key -> the sidecar to store
     loaded: set = field(default_factory=set)        # memref keys of the hits
     stub_hits: int = 0
+    allow_stubs: bool = True        # False: a compile again after a StubMismatch
 
     def stub(self, module: ir.Module) -> None:
         """Before bufferization: the tensor-level keys (:mod:`.kernel_stubs`)."""

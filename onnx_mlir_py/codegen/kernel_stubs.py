@@ -36,8 +36,8 @@ A hit replaces the kernel's body by a *stub* with exactly that summary: its
 arguments carry the recorded ``bufferization.access`` and it returns the
 equivalent argument of each result. After bufferization
 (:func:`resolve_stubs`) the stub's bufferized ``function_type`` must equal
-the recorded one (else a ``CompileError``, the entry removed: never a wrong
-library), then it becomes an external declaration of the object's symbol
+the recorded one (else :class:`StubMismatch`, the entry removed: the
+caller compiles again without stubs, never a wrong library), then it becomes an external declaration of the object's symbol
 ``__om_kc_<memref key[:32]>`` and the object is linked, as a memref-level
 hit. Only kernels keyed at the memref level get a sidecar (no symbol, no
 ``dense_resource``, no allocation).
@@ -55,6 +55,12 @@ from onnx_mlir_py.codegen.kernel_functions import PREFIX as KERNEL_PREFIX
 ACCESS = "bufferization.access"
 _EQUIV = "__equivalent_func_args__"
 _MODES = ("none", "read", "write", "read-write")
+
+
+class StubMismatch(Exception):
+    """A stub bufferized to another type than its entry recorded (a compiler
+    bug or a planted entry): the entry is removed; :func:`.link.to_library`
+    compiles the module again without tensor-level hits."""
 
 
 @dataclass
@@ -219,7 +225,7 @@ def stub_kernels(module: ir.Module, early) -> None:
             if _RESOURCE in text or any(s != name for s in _symbols(text)):
                 continue
             key = hashlib.sha256(head + _rename(text, {name: NAME_PREFIX}).encode()).hexdigest()
-            hit = early.cache.load_sidecar(key)
+            hit = early.cache.load_sidecar(key) if early.allow_stubs else None
             d = _parse(hit, key, op) if hit is not None else None
             data = early.cache.load(d["memref"]) if d is not None else None
             if data is None:
@@ -242,7 +248,6 @@ def resolve_stubs(module: ir.Module, early) -> set[str]:
     calls retargeted), its object written for the link; the access
     attributes removed. Returns the symbols declared."""
     from onnx_mlir_py.codegen.parallel_for import PARALLEL_FOR_FN
-    from onnx_mlir_py.errors import CompileError
     declared: set[str] = set()
     with module.context:
         strip_access(module)
@@ -268,10 +273,9 @@ def resolve_stubs(module: ir.Module, early) -> set[str]:
             ftype = ir.TypeAttr(op.attributes["function_type"]).value
             if str(ftype) != s.type:
                 early.cache.drop_sidecar(s.key)
-                raise CompileError(
-                    f"internal error: the kernel cache entry {s.key} bufferized to {ftype}, "
-                    f"its kernel to {s.type}; the entry was removed, compile again (or set "
-                    f"ONNX_MLIR_PY_KERNEL_CACHE=0)")
+                raise StubMismatch(
+                    f"kernel cache entry {s.key}: its stub bufferized to {ftype}, its kernel "
+                    f"to {s.type}; removed, compiling without the cache's tensor-level hits")
             if s.symbol not in declared:
                 declared.add(s.symbol)
                 early.loaded.add(s.memref)

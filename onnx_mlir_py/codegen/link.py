@@ -25,6 +25,7 @@ import io
 import json
 import os
 import platform
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -172,7 +173,9 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
     intermediate files in (for debugging). ``prefetched``: the compile's
     :func:`runtime_prefetch` (its owner closes it), else one of its own."""
     from contextlib import nullcontext
+    from onnx_mlir_py.codegen.kernel_stubs import StubMismatch
     from onnx_mlir_py.codegen.runtime_objects import Prefetch
+    from onnx_mlir_py.errors import CacheEntryWarning
     from onnx_mlir_py.passes.instrument import profile_events
     with temp_dir(keep_temps) as tmp:
         events = profile_events(module)
@@ -184,8 +187,15 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
                 sig = extract_signature(module, ENTRY_NAME)
                 store = WeightStore()
                 early = _early_keys(tmp, opts)
-                llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings,
-                                          kernel_keys=early)
+                try:
+                    llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings,
+                                              kernel_keys=early)
+                except StubMismatch as e:        # the module is untouched (a clone was lowered)
+                    warnings.warn(CacheEntryWarning(str(e)), stacklevel=2)
+                    store, early = WeightStore(), _early_keys(tmp, opts)
+                    early.allow_stubs = False
+                    llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings,
+                                              kernel_keys=early)
             objects = to_objects(llvm_mod, tmp, opts, timings, early)
             entry_c = generate_entry_c(sig, target_json(options_target(opts)),
                                        alloc_sites(llvm_mod), events)
