@@ -177,18 +177,26 @@ def split_shared_empties(module: ir.Module, min_uses: int = SPLIT_MIN_USES) -> i
     return n
 
 
-def bufferize(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
-    """Bufferize ``module`` in place (see the module docstring for the ABI)."""
-    mark_inputs_read_only(module, entry)
-    run_pipeline(module, RESOLVE_DIMS_PIPELINE, "bufferization (dims)")
+def prepare(module: ir.Module, stage: str = "bufferization") -> None:
+    """What every function gets before the one-shot analysis, in place. The
+    kernel cache's summaries (codegen/kernel_stubs.py) analyse copies of the
+    kernels prepared by this same function, so a kernel's recorded summary
+    is the one its bufferization sees. ``stage``: named in errors."""
+    run_pipeline(module, RESOLVE_DIMS_PIPELINE, f"{stage} (dims)")
     resolve_dims(module)
     with distinct_loops(module):        # its CSE: linear in the loops
-        run_pipeline(module, PRE_BUFFERIZE_PIPELINE, "bufferization")
+        run_pipeline(module, PRE_BUFFERIZE_PIPELINE, stage)
     if fold_empty_slices(module):
-        run_pipeline(module, "canonicalize", "bufferization")
+        run_pipeline(module, "canonicalize", stage)
     split_shared_empties(module)        # after the last CSE (see there)
     # last step before the analysis: canonicalize would fold the marks away
     mark_partial_writes(module)
+
+
+def bufferize(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
+    """Bufferize ``module`` in place (see the module docstring for the ABI)."""
+    mark_inputs_read_only(module, entry)
+    prepare(module)
     outline_chunks(module, entry)       # a long entry: linear time (see there)
     eliminate_empty_tensors(module)
     run_pipeline(module, ", ".join(AFTER_ELIMINATION), "bufferization")

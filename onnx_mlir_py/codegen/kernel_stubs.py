@@ -144,15 +144,11 @@ def strip_access(module: ir.Module) -> None:
 
 def _summaries(module: ir.Module, fns: list[ir.Operation]) -> list[tuple[list, list] | None]:
     """(access, equiv) of each of ``fns`` (kernels of ``module``), from
-    upstream's one-shot analysis on copies of them prepared as
-    :func:`.bufferize.bufferize` prepares the module; None for a kernel with
+    upstream's one-shot analysis on copies of them prepared by
+    :func:`.bufferize.prepare` (as bufferization prepares the module); None for a kernel with
     a result equivalent to no argument."""
-    from onnx_mlir_py.codegen.bufferize import (ONE_SHOT, PRE_BUFFERIZE_PIPELINE,
-                                                RESOLVE_DIMS_PIPELINE, split_shared_empties)
-    from onnx_mlir_py.codegen.empty_slices import fold_empty_slices
-    from onnx_mlir_py.codegen.partial_writes import mark_partial_writes
+    from onnx_mlir_py.codegen.bufferize import ONE_SHOT, prepare
     from onnx_mlir_py.codegen.passes import run_pipeline
-    from onnx_mlir_py.codegen.resolve_dims import resolve_dims
     with ir.Location.unknown():
         m = ir.Module.create()
         attrs = module.operation.attributes
@@ -160,13 +156,7 @@ def _summaries(module: ir.Module, fns: list[ir.Operation]) -> list[tuple[list, l
             m.operation.attributes[attrs[i].name] = attrs[i].attr
         ip = ir.InsertionPoint(m.body)
         clones = [fn.clone(ip).operation for fn in fns]
-    run_pipeline(m, RESOLVE_DIMS_PIPELINE, "kernel cache summaries")
-    resolve_dims(m)
-    run_pipeline(m, PRE_BUFFERIZE_PIPELINE, "kernel cache summaries")
-    if fold_empty_slices(m):
-        run_pipeline(m, "canonicalize", "kernel cache summaries")
-    split_shared_empties(m)
-    mark_partial_writes(m)
+    prepare(m, "kernel cache summaries")
     assert ONE_SHOT.endswith("}")
     # no eliminate-empty-tensors (half the cost): it only makes an op write into
     # the slice of a destination its result is inserted into, which the insert
@@ -248,6 +238,7 @@ def resolve_stubs(module: ir.Module, early) -> set[str]:
     calls retargeted), its object written for the link; the access
     attributes removed. Returns the symbols declared."""
     from onnx_mlir_py.codegen.parallel_for import PARALLEL_FOR_FN
+    from onnx_mlir_py.ir_util import walk_ops
     declared: set[str] = set()
     with module.context:
         strip_access(module)
@@ -262,7 +253,6 @@ def resolve_stubs(module: ir.Module, early) -> set[str]:
             if name in early.stubs:
                 fns[name] = op
             elif not name.startswith(KERNEL_PREFIX):
-                from onnx_mlir_py.ir_util import walk_ops
                 calls += [c for c in walk_ops(op, "func.call")
                           if ir.FlatSymbolRefAttr(c.attributes["callee"]).value in early.stubs]
         for c in calls:
