@@ -43,8 +43,9 @@ from onnx_mlir_py.codegen.cwrapper import (IMAGE_DECODE_FN, IMAGE_RUNTIME_SOURCE
                                            RUNTIME_SOURCES, generate_entry_c)
 from onnx_mlir_py.codegen.alloc_sites import alloc_sites
 from onnx_mlir_py.codegen.llvm import emit_mlir_llvm
+from onnx_mlir_py.codegen.llvm_host import host_llvm
 from onnx_mlir_py.codegen.parallel_for import PARALLEL_FOR_FN, llvm_functions
-from onnx_mlir_py.codegen.runtime_objects import runtime_objects
+from onnx_mlir_py.codegen.runtime_objects import entry_object, runtime_objects
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature
 from onnx_mlir_py.codegen.tools import run, tool
 from onnx_mlir_py.codegen.weights import WeightStore
@@ -61,6 +62,10 @@ def _llc_version() -> str:
 
 
 def _host_triple() -> str:
+    """LLVM's default target triple (llc's "Default target")."""
+    known = host_llvm()             # the in-process LLVM's answer: no llc run (#29)
+    if known is not None:
+        return known[0]
     for line in _llc_version().splitlines():
         if "Default target:" in line:
             return line.split(":", 1)[1].strip()
@@ -69,6 +74,9 @@ def _host_triple() -> str:
 
 def llc_host_cpu() -> str:
     """LLVM's name for the build machine's CPU (``-mcpu=native``), "" if unknown."""
+    known = host_llvm()
+    if known is not None:
+        return known[1]
     return next((ln.split(":", 1)[1].strip() for ln in _llc_version().splitlines()
                  if "Host CPU:" in ln), "")
 
@@ -303,6 +311,7 @@ def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Pat
         sources = [str(o) for o in objects] + [str(entry)] + \
             [str(o) for o in runtime_objects(runtime, tmp, prefetched)]     # compiled once, cached
         build_id = _build_id(sources, store)
+        sources[len(objects)] = str(entry_object(entry))      # cached by its text, as the runtime
         # x86-64: the weights' bytes are written once, into the linked library
         # (elf_weights.py); the object only reserves their place
         placeholder = store.placeholders()

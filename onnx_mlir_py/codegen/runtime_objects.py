@@ -19,16 +19,25 @@ model's import (:class:`Prefetch`, ``link.runtime_prefetch``; the image
 decoders at codegen's start, only for a model that declares them,
 ``link._prefetched``), on another core, instead of by the link (a cold
 MNIST compile 1.64 -> 1.13 s, ResNet-18 5.6 -> 4.5 s; the start before the
-import: MNIST's link 0.69 -> 0.22 s). When the cache cannot be used (read-only,
+import: MNIST's link 0.69 -> 0.22 s): one after the other, one chain per core
+but the compile's own, and the link compiles itself those a chain has not
+started when it needs them. When the cache cannot be used (read-only,
 unsafe, full) the sources are compiled into the link's work folder, as
 before: the cache only saves time, it never fails a compile.
+
+The entry wrapper (``cwrapper.generate_entry_c``, the model's own C source)
+is kept the same way, one object per wrapper text (:func:`entry_object`):
+a model of the same signature (the same model with other weights) links
+the object of the first.
 """
 from __future__ import annotations
 
 import hashlib
+import time
 from functools import lru_cache
 from pathlib import Path
 
+from onnx_mlir_py.backend.cache_files import elf_verified
 from onnx_mlir_py.codegen.cwrapper import RUNTIME_DIR
 from onnx_mlir_py.codegen.tools import run, tool
 from onnx_mlir_py.errors import UnsafeCacheError
@@ -51,11 +60,37 @@ def _key() -> str:
 
 
 def _command(source: str, out: Path) -> list[str]:
-    return [tool("gcc"), *CFLAGS, f"-I{RUNTIME_DIR}", "-o", str(out), str(RUNTIME_DIR / source)]
+    return _gcc(RUNTIME_DIR / source, out)
+
+
+def _gcc(source: Path, out: Path) -> list[str]:
+    return [tool("gcc"), *CFLAGS, f"-I{RUNTIME_DIR}", "-o", str(out), str(source)]
 
 
 def _compile(source: str, out: Path) -> None:
     run(_command(source, out), what=f"compiling the C runtime ({source})")
+
+
+def _done(out: Path) -> Path:
+    """The mark a prefetch chain leaves when ``out``'s compile ended well."""
+    return out.with_name(out.name + ".done")
+
+
+def _claim(out: Path) -> Path:
+    """The folder whose creation (atomic: one creator) makes ``out``'s compile
+    the creator's: the prefetch chain's, or the link's (:meth:`Prefetch.claim`)."""
+    return out.with_name(out.name + ".claim")
+
+
+def _chain(sources: list[str], outs: list[Path]) -> str:
+    """The shell script compiling ``sources`` into ``outs`` one after the
+    other, each unless the link has claimed it, marking each that succeeded
+    (a failed one does not stop the next)."""
+    import shlex
+    q = shlex.quote
+    return "\n".join(f"if mkdir {q(str(_claim(o)))} 2>/dev/null; then "
+                     f"{shlex.join(_command(s, o))} && : > {q(str(_done(o)))}; fi"
+                     for s, o in zip(sources, outs))
 
 
 def _folder() -> Path:
@@ -73,7 +108,6 @@ def _object(source: str, folder: Path) -> Path:
 
 def _valid(source: str, folder: Path) -> bool:
     """``folder`` holds ``source``'s object and it matches its recorded hash."""
-    from onnx_mlir_py.backend.cache_files import elf_verified
     return elf_verified(_object(source, folder))
 
 
@@ -90,7 +124,7 @@ def _cached(source: str, folder: Path, tmp: Path, prefetched=None) -> Path:
     if built is None:
         built = tmp / (source[:-2] + ".o")
         _compile(source, built)
-    store_verified(obj, built.read_bytes())
+    store_verified(obj, built.read_bytes(), durable=False)
     return obj
 
 
@@ -100,6 +134,8 @@ def runtime_objects(sources: list[str], tmp: Path, prefetched=None) -> list[Path
     compiled into ``tmp``."""
     try:
         folder = _folder()
+        if prefetched is not None:
+            prefetched.claim(sources)   # what its chains have not started: compiled here
         return [_cached(s, folder, tmp, prefetched) for s in sources]
     except (OSError, UnsafeCacheError):
         pass
@@ -107,6 +143,32 @@ def runtime_objects(sources: list[str], tmp: Path, prefetched=None) -> list[Path
     for s, o in zip(sources, objs):
         _compile(s, o)
     return objs
+
+
+def entry_object(entry: Path) -> Path:
+    """The object of the entry wrapper source ``entry`` (``cwrapper.
+    generate_entry_c``, written by the link): the cache's object of the
+    same text (a model of the same signature, e.g. one with other weights),
+    else compiled beside ``entry`` and stored (~40 ms of gcc per library,
+    #29). Kept as the runtime's objects are (same folder, key and checks),
+    one per distinct wrapper."""
+    from onnx_mlir_py.backend.cache_files import store_verified, unlink_verified
+    built = entry.with_suffix(".o")
+    try:
+        folder = _folder()
+        obj = folder / f"entry-{hashlib.sha256(entry.read_bytes()).hexdigest()[:32]}.o"
+        if elf_verified(obj):
+            return obj
+        unlink_verified(obj)
+    except (OSError, UnsafeCacheError):
+        folder = None
+    run(_gcc(entry, built), what="compiling the entry wrapper (entry.c)")
+    if folder is not None:
+        try:
+            store_verified(obj, built.read_bytes(), durable=False)
+        except OSError:
+            pass                        # the cache only saves time
+    return built
 
 
 class Prefetch:
@@ -135,7 +197,10 @@ class Prefetch:
 
     def start(self, sources: list[str]) -> None:
         """Start the compiles of the ``sources`` the cache lacks that are
-        not running yet."""
+        not running yet: one after the other, in one process (a shell
+        running gcc per source) per core but this compile's, so they do not
+        take its core from the compile's own stages (five gcc at once left
+        it ~1/4 of a core during the import of a cold ResNet-50, #29)."""
         sources = [s for s in sources if s not in self.running]
         if not PREFETCH or not sources or not self._usable:
             return
@@ -149,15 +214,37 @@ class Prefetch:
         if missing and self.tmp is None:
             from onnx_mlir_py.scratch import make_temp_dir
             self.tmp = self._own_tmp = make_temp_dir()
-        from onnx_mlir_py.tool_process import spawn_quiet
-        for s in missing:
-            out = self.tmp / ("prefetch_" + s[:-2] + ".o")
+        from onnx_mlir_py.tool_process import spawn_quiet, split_jobs
+        chains = max(1, split_jobs() - 1)
+        for batch in (missing[i::chains] for i in range(chains)):
+            if not batch:
+                continue
+            outs = [self.tmp / ("prefetch_" + s[:-2] + ".o") for s in batch]
             try:
                 # gcc's temporaries in the objects' folder: a compile killed
                 # by close() (an error, Ctrl-C) leaves nothing elsewhere
-                self.running[s] = (spawn_quiet(_command(s, out), self.tmp), out)
+                p = spawn_quiet(["/bin/sh", "-c", _chain(batch, outs)], self.tmp)
             except OSError:
                 break
+            for s, out in zip(batch, outs):
+                self.running[s] = (p, out)
+
+    def claim(self, sources: list[str]) -> None:
+        """The ``sources`` whose chain has not started them are the caller's
+        from now on (:meth:`take` gives None, the chain skips them): the
+        link compiles them beside the chain, when it comes first (a small
+        model's)."""
+        for s in sources:
+            entry = self.running.get(s)
+            if entry is None:
+                continue
+            try:
+                _claim(entry[1]).mkdir()
+            except FileExistsError:
+                continue                # started by its chain: taken when done
+            except OSError:
+                return
+            del self.running[s]
 
     def take(self, source: str) -> Path | None:
         """The object of ``source`` once its compile has ended well; None
@@ -166,7 +253,9 @@ class Prefetch:
         if entry is None:
             return None
         p, out = entry
-        return out if p.wait() == 0 and out.is_file() else None
+        while not _done(out).exists() and p.poll() is None:
+            time.sleep(0.002)       # its chain compiles the sources before it
+        return out if _done(out).exists() and out.is_file() else None
 
     def close(self) -> None:
         """Store the objects the link did not need whose compile has ended
@@ -174,12 +263,13 @@ class Prefetch:
         decoders); kill the compiles still running."""
         from onnx_mlir_py.backend.cache_files import store_verified
         from onnx_mlir_py.tool_process import kill_group
+        for p in {id(p): p for p, _ in self.running.values()}.values():
+            kill_group(p)               # a chain still running (no-op when it has ended)
         for source, (p, out) in self.running.items():
-            if p.poll() is None:
-                kill_group(p)
-            elif p.returncode == 0 and out.is_file() and self.folder is not None:
+            if _done(out).exists() and out.is_file() and self.folder is not None:
                 try:
-                    store_verified(_object(source, self.folder), out.read_bytes())
+                    store_verified(_object(source, self.folder), out.read_bytes(),
+                                   durable=False)
                 except OSError:
                     pass                # the cache only saves time
         self.running.clear()

@@ -99,13 +99,20 @@ def test_unwritable_cache_falls_back(compiled, tmp_path, monkeypatch):
     assert len(calls) == len(RUNTIME_SOURCES)
 
 
+def _no_claims(monkeypatch):
+    """The link waits for the prefetch chains instead of claiming the
+    sources they have not started (a small model's link comes first)."""
+    monkeypatch.setattr(ro, "PREFETCH", True)
+    monkeypatch.setattr(ro.Prefetch, "claim", lambda self, sources: None)
+
+
 def test_prefetch_compiles_before_the_link(compiled, monkeypatch):
     """An empty cache: the runtime's objects are compiled by the processes
     started before codegen (none by the link), stored, and the library runs;
     the thread pool's and image decoders' objects, not linked here, are
     stored too when their compile has ended."""
     cache, calls, build = compiled
-    monkeypatch.setattr(ro, "PREFETCH", True)
+    _no_claims(monkeypatch)
     build("a")
     assert calls == []
     folder = _folder(cache)
@@ -124,7 +131,7 @@ def test_prefetch_starts_before_the_import(compiled, monkeypatch, tmp_path):
     starts none."""
     from onnx_mlir_py import compiler
     cache, calls, build = compiled
-    monkeypatch.setattr(ro, "PREFETCH", True)
+    _no_claims(monkeypatch)
     events, real_start, real_import = [], ro.Prefetch.start, compiler.import_onnx
 
     def start(self, sources):
@@ -147,7 +154,7 @@ def test_prefetch_starts_before_the_import(compiled, monkeypatch, tmp_path):
 
 def test_a_failed_prefetch_is_compiled_by_the_link(compiled, monkeypatch):
     cache, calls, build = compiled
-    monkeypatch.setattr(ro, "PREFETCH", True)
+    _no_claims(monkeypatch)
     real = ro._command
 
     def broken(source, out):
@@ -164,6 +171,72 @@ def test_a_failed_prefetch_is_compiled_by_the_link(compiled, monkeypatch):
     build("a")
     assert calls == ["om_seq.c"]
     assert ro._valid("om_seq.c", _folder(cache))
+
+
+def test_prefetch_runs_one_chain_per_other_core(compiled, monkeypatch):
+    """On two cores the missing sources compile one after the other in one
+    process (the compile keeps its own core), each marked when done."""
+    from onnx_mlir_py import tool_process
+    cache, calls, build = compiled
+    _no_claims(monkeypatch)
+    monkeypatch.setattr(tool_process, "split_jobs", lambda: 2)
+    chains = []
+    real = ro.Prefetch.start
+
+    def start(self, sources):
+        real(self, sources)
+        chains.append({id(p) for p, _ in self.running.values()})
+    monkeypatch.setattr(ro.Prefetch, "start", start)
+    build("a")
+    assert len(chains[0]) == 1 and calls == []
+
+
+def test_the_link_claims_what_the_chain_has_not_started(compiled, monkeypatch):
+    """A link that comes before the prefetch chain (here: one that waits
+    30 s before its first compile) compiles the sources the chain has not
+    started itself, each once; the chain is killed at the end and the
+    library runs."""
+    import time
+    cache, calls, build = compiled
+    monkeypatch.setattr(ro, "PREFETCH", True)
+    real = ro._chain
+    monkeypatch.setattr(ro, "_chain", lambda sources, outs: "sleep 30\n" + real(sources, outs))
+    t0 = time.monotonic()
+    build("a")
+    assert time.monotonic() - t0 < 30
+    assert sorted(calls) == ["om_cpu.c", "om_runtime.c", "om_seq.c", "om_string.c"]
+    for s in RUNTIME_SOURCES:
+        assert ro._valid(s, _folder(cache))
+
+
+def test_entry_object_is_cached_by_its_text(compiled, tmp_path, monkeypatch):
+    """The entry wrapper's object is compiled once per wrapper text: a second
+    library of the same signature compiles none, one of another signature
+    its own; a corrupt one is compiled again; each library runs."""
+    from onnx_mlir_py.codegen import tools
+    cache, _, build = compiled
+    gcc = []
+    real = ro.run
+
+    def counting(args, **kw):
+        if any(str(a).endswith("entry.c") for a in args):
+            gcc.append(args)
+        return real(args, **kw)
+    monkeypatch.setattr(ro, "run", counting)
+    build("a")
+    build("b")
+    assert len(gcc) == 1
+    (obj,) = _folder(cache).glob("entry-*.o")
+    obj.write_bytes(obj.read_bytes()[:64])
+    build("c")
+    assert len(gcc) == 2 and ro.elf_verified(obj)
+    m = _model()
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 4
+    m.graph.output[0].type.tensor_type.shape.dim[0].dim_value = 4
+    so = onnx_mlir_py.compile(m, output=str(tmp_path / "d.so"), opt_level=0)
+    assert len(gcc) == 3 and len(list(_folder(cache).glob("entry-*.o"))) == 2
+    x = np.array([-1.0, 0.5, 2.0, -3.0], np.float32)
+    np.testing.assert_array_equal(ExecutionSession(so).run([x])[0], np.maximum(x, 0))
 
 
 def test_linked_runtime_sources():
