@@ -100,12 +100,13 @@ def optimize_tensors(module: ir.Module, opts: Options, timings: Timings, on_plan
     at compile time builds single-threaded code (else the thread count is
     chosen at run time). ``on_plan(plan)`` sees the kernel plan
     (``passes/optimize/kernel_plan.py``)."""
-    from onnx_mlir_py.passes.optimize import optimize
+    from onnx_mlir_py.passes.optimize.stage_cache import cached_optimize
     from onnx_mlir_py.target import options_target
     phase = "optimize (tensor -O3)"
     with timings.phase(phase):
-        optimize(module, options_target(opts), threads=o3_threads(), on_plan=on_plan,
-                 timings=timings, phase=phase)
+        cached_optimize(module, options_target(opts), threads=o3_threads(), on_plan=on_plan,
+                        timings=timings, phase=phase,
+                        cacheable=opts.precision == "fp32")
 
 
 def used_features(module: ir.Module, opts: Options) -> Options:

@@ -85,11 +85,23 @@ def _remembered(op: ir.Operation, out: dict, views: bool = False) -> bool:
     return True
 
 
+# called on every read (the -O3 stage cache's recorder: passes/optimize/value_reads.py)
+_read_observer = None
+
+
+def set_read_observer(fn) -> None:
+    """``fn()`` is called at each :func:`resource_blobs` call (None: none)."""
+    global _read_observer
+    _read_observer = fn
+
+
 def resource_blobs(ops: list[ir.Operation], views: bool = False) -> dict[str, bytes]:
     """{resource key: data bytes} of the resources the ``ops`` refer to.
     ``views``: a remembered resource's data is a byte ``memoryview`` of its
     array instead of a copy (codegen's weights: a decode step's hundreds of
     MB were copied once more)."""
+    if _read_observer is not None:
+        _read_observer()
     blobs: dict[str, bytes] = {}
     ops = [op for op in ops if not _remembered(op, blobs, views)]
     if not ops:

@@ -355,10 +355,11 @@ class _Store:
         from onnx_mlir_py.backend.cache_files import read_verified
         return self._read(key, ".o", read_verified)
 
-    def load_sidecar(self, key: str) -> bytes | None:
-        """The sidecar of the tensor-level ``key`` (:mod:`.kernel_stubs`),
-        checked as an object is (owner, mode, its recorded sha256) but for
-        the ELF magic; None on a miss."""
+    def load_sidecar(self, key: str, suffix: str = ".t") -> bytes | None:
+        """The sidecar of the tensor-level ``key`` (:mod:`.kernel_stubs`; the
+        -O3 stage cache's entries: ``suffix`` ".o3"), checked as an object
+        is (owner, mode, its recorded sha256) but for the ELF magic; None on
+        a miss."""
         from onnx_mlir_py.backend.cache_files import _digest_path, read_checked
 
         def read(path):
@@ -367,13 +368,13 @@ class _Store:
             if data is None or hashlib.sha256(data).hexdigest().encode() == digest.strip():
                 return data, None
             return None, "its content hash differs from the recorded one"
-        return self._read(key, ".t", read)
+        return self._read(key, suffix, read)
 
-    def drop_sidecar(self, key: str) -> None:
+    def drop_sidecar(self, key: str, suffix: str = ".t") -> None:
         from onnx_mlir_py.backend.cache_files import unlink_verified
         if self.dir is not None:
             try:
-                unlink_verified(self._path(key).with_suffix(".t"))
+                unlink_verified(self._path(key).with_suffix(suffix))
             except OSError:
                 pass
 

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import mlir.ir as ir
 
 from onnx_mlir_py.ir_util import walk_ops
@@ -184,10 +183,9 @@ def finite_constant(w: ir.Value) -> bool:
     are NaN, not 0, where w is inf or NaN (the spec, onnxruntime and
     onnx.reference give NaN there); so it may skip them only then."""
     from onnx_mlir_py.dialects.onnx.opview import owner_op
-    from onnx_mlir_py.passes.optimize.packs import _const_value
+    from onnx_mlir_py.passes.optimize.value_reads import test
     c = owner_op(w)
-    v = _const_value(c, {}) if c is not None else None
-    return v is not None and bool(np.isfinite(v).all())
+    return c is not None and test(c, "finite")
 
 
 def _chain(op: ir.Operation, last: ir.Operation, bias):

@@ -155,12 +155,11 @@ def _widened(v: ir.Value, per_tensor: bool = True):
 def _zero_constant(v: ir.Value) -> bool:
     """``v`` is a constant whose elements are all 0 (a zero point of 0; a
     per-channel one of more than 1024 values is a dense_resource)."""
-    from onnx_mlir_py.passes.optimize.packs import _const_value
+    from onnx_mlir_py.passes.optimize.value_reads import test
     c = owner_op(v)
     if c is None or c.name != "arith.constant":
         return False
-    x = _const_value(c, {})
-    return x is not None and not np.any(x)
+    return test(c, "zero")
 
 
 def _zero_fill(v: ir.Value) -> bool:

@@ -118,7 +118,11 @@ def _uniform(y: np.ndarray) -> bool:
     return bool((flat == first).all())
 
 
-def _const_value(op: ir.Operation, blobs) -> np.ndarray | None:
+def _const_value(op: ir.Operation, blobs, purpose: str | None = None) -> np.ndarray | None:
+    """The value of the static constant ``op`` as numpy, else None.
+    ``purpose``: what a weight's values are read for, told to the -O3 stage
+    cache's recorder (``value_reads``: "fold", a test kind; None: a read it
+    cannot redo, so that compile's stage is not cached)."""
     if op.name != "arith.constant":
         return None
     t = op.results[0].type
@@ -137,15 +141,20 @@ def _const_value(op: ir.Operation, blobs) -> np.ndarray | None:
     name = _resource_name(attr)
     if name is None:
         return None
+    from onnx_mlir_py.passes.optimize import value_reads
+    rec = value_reads.active()
+    if rec is not None:
+        rec.read(name, purpose)
     if name not in blobs:
-        blobs.update(_resource_blobs([op], views=True))
+        with value_reads.explained():
+            blobs.update(_resource_blobs([op], views=True))
     data = blobs.get(name)
     if data is None or len(data) != int(np.prod(t.shape)) * np.dtype(dt).itemsize:
         return None
     return np.frombuffer(data, dt).reshape(t.shape)
 
 
-def _fold_pad(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
+def _pad_step(op: ir.Operation) -> tuple | None:
     """A static-width ``tensor.pad`` whose body yields a constant."""
     low, high = _ints(op.attributes["static_low"]), _ints(op.attributes["static_high"])
     if len(op.operands) != 1 or any(v < 0 for v in low + high):
@@ -161,12 +170,13 @@ def _fold_pad(op: ir.Operation, x: np.ndarray) -> np.ndarray | None:
     if not isinstance(a, (ir.FloatAttr, ir.IntegerAttr)):
         return None
     pad = ir.FloatAttr(a).value if isinstance(a, ir.FloatAttr) else ir.IntegerAttr(a).value
-    return np.pad(x, list(zip(low, high)), constant_values=pad)
+    return ("pad", low, high, pad)
 
 
-def _fold(op: ir.Operation, x: np.ndarray, lazy: bool = False) -> np.ndarray | None:
-    """``op``'s value for the source value ``x`` (``lazy``: a view where
-    numpy can, for the next relayout of a chain), else None."""
+def fold_step(op: ir.Operation) -> tuple | None:
+    """The relayout ``op`` as a step of plain values (a tuple of ints,
+    lists and a pad scalar, which :func:`apply_step` evaluates and JSON
+    keeps: the stage cache's recipes), else None (it does not fold)."""
     if op.name == "linalg.pack":
         tiles = _ints(op.attributes["static_inner_tiles"])
         if any(t < 0 for t in tiles):
@@ -179,45 +189,94 @@ def _fold(op: ir.Operation, x: np.ndarray, lazy: bool = False) -> np.ndarray | N
                 return None
             a = owner.attributes["value"]
             pad = ir.FloatAttr(a).value if isinstance(a, ir.FloatAttr) else ir.IntegerAttr(a).value
-        return numpy_pack(x, _ints(op.attributes["inner_dims_pos"]), tiles,
-                          _ints(_opt_attr(op, "outer_dims_perm")), pad, lazy)
+        return ("pack", _ints(op.attributes["inner_dims_pos"]), tiles,
+                _ints(_opt_attr(op, "outer_dims_perm")), pad)
     if op.name == "linalg.transpose":
-        perm = _ints(op.attributes["permutation"])
-        return x.transpose(perm) if lazy else transpose(x, perm)
+        return ("transpose", _ints(op.attributes["permutation"]))
     if op.name == "tensor.pad":
-        return _fold_pad(op, x)
+        return _pad_step(op)
     if op.name in ("tensor.collapse_shape", "tensor.expand_shape"):
-        return x.reshape(op.results[0].type.shape)
+        return ("reshape", list(op.results[0].type.shape))
     if op.name == "linalg.broadcast":
-        out = list(op.results[0].type.shape)
-        dims = _ints(op.attributes["dimensions"])
+        return ("broadcast", list(op.results[0].type.shape), _ints(op.attributes["dimensions"]))
+    return None
+
+
+def apply_step(step, x: np.ndarray, lazy: bool = False) -> np.ndarray:
+    """The value of the relayout ``step`` (:func:`fold_step`, or a static
+    slice: ``("slice", offsets, sizes, strides, shape)``) of ``x``
+    (``lazy``: a view where numpy can, for the next step of a chain)."""
+    kind = step[0]
+    if kind == "pack":
+        return numpy_pack(x, list(step[1]), list(step[2]), list(step[3]), step[4], lazy)
+    if kind == "transpose":
+        return x.transpose(step[1]) if lazy else transpose(x, step[1])
+    if kind == "pad":
+        return np.pad(x, list(zip(step[1], step[2])), constant_values=step[3])
+    if kind == "reshape":
+        return x.reshape(step[1])
+    if kind == "broadcast":
+        out, dims = list(step[1]), step[2]
         kept = [k for k in range(len(out)) if k not in dims]
         shaped = x.reshape([out[k] if k in kept else 1 for k in range(len(out))])
         y = np.broadcast_to(shaped, out)
         return y if lazy else np.ascontiguousarray(y)
-    return None
+    if kind == "slice":
+        idx = tuple(slice(o, o + n * st, st) for o, n, st in zip(step[1], step[2], step[3]))
+        return np.ascontiguousarray(x[idx]).reshape(step[4])
+    raise ValueError(f"unknown relayout step {kind!r}")
+
+
+def _fold(op: ir.Operation, x: np.ndarray, lazy: bool = False) -> np.ndarray | None:
+    """``op``'s value for the source value ``x`` (``lazy``: a view where
+    numpy can, for the next relayout of a chain), else None."""
+    step = fold_step(op)
+    return None if step is None else apply_step(step, x, lazy)
+
+
+def _slice_step(op: ir.Operation) -> tuple | None:
+    """A static ``tensor.extract_slice`` as a step (:func:`apply_step`), else None."""
+    if op.name != "tensor.extract_slice" or len(op.operands) != 1:
+        return None                        # dynamic offsets/sizes/strides
+    rt = op.results[0].type
+    if not rt.has_static_shape:
+        return None
+    offs, sizes, strides = (_ints(op.attributes[k]) for k in
+                            ("static_offsets", "static_sizes", "static_strides"))
+    return ("slice", offs, sizes, strides, list(rt.shape))
 
 
 def _slice_value(op: ir.Operation, blobs) -> np.ndarray | None:
     """A static ``tensor.extract_slice`` of a constant (a direction's weights
     W[d] of a recurrent op), as numpy; else None."""
-    if op.name != "tensor.extract_slice" or len(op.operands) != 1:
-        return None                        # dynamic offsets/sizes/strides
-    src = owner_op(op.operands[0])
-    x = None if src is None else _const_value(src, blobs)
-    rt = op.results[0].type
-    if x is None or not rt.has_static_shape:
-        return None
-    offs, sizes, strides = (_ints(op.attributes[k]) for k in
-                            ("static_offsets", "static_sizes", "static_strides"))
-    idx = tuple(slice(o, o + n * st, st) for o, n, st in zip(offs, sizes, strides))
-    return np.ascontiguousarray(x[idx]).reshape(rt.shape)
+    step = _slice_step(op)
+    src = None if step is None else owner_op(op.operands[0])
+    x = None if src is None else _const_value(src, blobs, "fold")
+    return None if x is None else apply_step(step, x)
 
 
 def _source_value(op: ir.Operation, blobs) -> np.ndarray | None:
     """The value of a relayout's source op: a constant, or a static slice of one."""
-    x = _const_value(op, blobs)
+    x = _const_value(op, blobs, "fold")
     return _slice_value(op, blobs) if x is None else x
+
+
+def _weight_source(op: ir.Operation) -> tuple[str, list] | None:
+    """(the weight's resource name, steps) when the relayout source ``op``
+    is a weight (a ``dense_resource`` constant) or a static slice of one:
+    the start of a recipe (``value_reads``); else None."""
+    from onnx_mlir_py.ir_resources import resource_name
+    steps = []
+    if op.name == "tensor.extract_slice":
+        step = _slice_step(op)
+        op = owner_op(op.operands[0]) if step is not None else None
+        if op is None:
+            return None
+        steps.append(step)
+    if op.name != "arith.constant":
+        return None
+    name = resource_name(op.attributes["value"])
+    return None if name is None else (name, steps)
 
 
 FOLDABLE = ("linalg.pack", "linalg.transpose", "linalg.broadcast", "tensor.collapse_shape",
@@ -228,15 +287,18 @@ FOLDABLE = ("linalg.pack", "linalg.transpose", "linalg.broadcast", "tensor.colla
 RESOURCE_MIN_BYTES = 4096
 
 
-def _folded_attr(y: np.ndarray, rt: ir.RankedTensorType) -> ir.Attribute:
+def _folded_attr(y: np.ndarray, rt: ir.RankedTensorType, weight: bool = False) -> ir.Attribute:
     """The folded value ``y`` as a constant of type ``rt``. A large one is a
     ``dense_resource`` over ``y`` itself (``ir_resources.resource_attr``: not
     copied, and read back from the array by codegen) instead of a
     ``DenseElementsAttr``, which copies and hashes all of it (a decode
-    step's packed weights: hundreds of MB); a uniform one stays a splat."""
+    step's packed weights: hundreds of MB); a uniform one stays a splat.
+    ``weight``: ``y`` comes from a weight (a recipe of the -O3 stage cache,
+    ``value_reads``): a resource at any size, so that its values are never
+    in the module's text."""
     bits = getattr(rt.element_type, "width", 0)
-    if y.nbytes < RESOURCE_MIN_BYTES or bits != 8 * y.itemsize or y.dtype == np.bool_ \
-            or _uniform(y):
+    if (y.nbytes < RESOURCE_MIN_BYTES and not weight) or bits != 8 * y.itemsize \
+            or y.dtype == np.bool_ or _uniform(y):
         return ir.DenseElementsAttr.get(y, type=rt)
     from onnx_mlir_py.ir_resources import resource_attr
     return resource_attr(y, "__om_folded", rt)
@@ -253,14 +315,20 @@ def _feeds_relayout(op: ir.Operation) -> bool:
     return first.owner.name in FOLDABLE
 
 
-def _materialize(op: ir.Operation, y: np.ndarray) -> None:
-    """Replace the relayout ``op`` by a constant of its folded value ``y``."""
+def _materialize(op: ir.Operation, y: np.ndarray, rec=None, source=None) -> None:
+    """Replace the relayout ``op`` by a constant of its folded value ``y``
+    (``source``: the weight it comes from and the steps, told to the stage
+    cache's recorder ``rec`` as a recipe)."""
     rt = op.results[0].type
+    weight = rec is not None and source is not None
     with ir.InsertionPoint(op), op.location:
-        attr = _folded_attr(np.ascontiguousarray(y), rt)
+        attr = _folded_attr(np.ascontiguousarray(y), rt, weight)
         new = ir.Operation.create("arith.constant", results=[rt], attributes={"value": attr})
     op.results[0].replace_all_uses_with(new.results[0])
     op.erase()
+    if rec is not None and source is not None:
+        from onnx_mlir_py.ir_resources import resource_name
+        rec.recipe(source[0], source[1], resource_name(attr), str(rt))
 
 
 def _folded_value(op: ir.Operation, blobs, pending) -> tuple[np.ndarray, bool] | None:
@@ -295,6 +363,9 @@ def fold_constant_relayouts(module: ir.Module) -> int:
     the chain ends, so the chain's inner values are never copied into
     constants that the next canonicalize erases (#29: ResNet-50's 100 MB
     of conv weights were transposed then packed, each a full copy)."""
+    from onnx_mlir_py.passes.optimize.value_reads import active
+    rec = active()                  # the stage cache's recorder: each weight's recipe
+    sources: dict[ir.Operation, tuple] = {}     # (recording) pending -> (weight, steps)
     blobs: dict[str, bytes] = {}
     pending: dict[ir.Operation, np.ndarray] = {}   # folded, not yet constants
     dead: list[ir.Operation] = []   # folded into their user's value (erased after it)
@@ -305,19 +376,25 @@ def fold_constant_relayouts(module: ir.Module) -> int:
         folded = _folded_value(op, blobs, pending)
         if folded is not None:
             y, chained = folded
+            source = None
+            if rec is not None:
+                base = sources.pop(src, None) if src in pending else _weight_source(src)
+                source = None if base is None else (base[0], base[1] + [fold_step(op)])
             if chained:
                 pending[op] = y
+                if source is not None:
+                    sources[op] = source
             else:
-                _materialize(op, y)
+                _materialize(op, y, rec, source)
             count += 1
         if src is not None and src in pending:      # op is its one use
             y_src = pending.pop(src)
             if folded is None:                      # the chain ends before op
-                _materialize(src, y_src)
+                _materialize(src, y_src, rec, sources.pop(src, None))
             else:
                 dead.append(src)
     for op, y in pending.items():    # (not reached: a user is always walked after)
-        _materialize(op, y)
+        _materialize(op, y, rec, sources.get(op))
     for op in reversed(dead):        # each one's user is gone
         op.erase()
     return count

@@ -12,6 +12,8 @@ import shutil
 import signal
 import tempfile
 
+import pytest
+
 # marker (= the extra's name) -> (the packages its tests need, what they test)
 OPTIONAL = {"export": (("torch", "onnxscript"), "torch export tests"),
             "ray": (("ray",), "Ray integration tests")}
@@ -47,6 +49,15 @@ def pytest_configure(config):
     for m, (_, what) in OPTIONAL.items():
         config.addinivalue_line("markers", f"{m}: {what} (need the [{m}] extra; deselected "
                                 f"without it)")
+
+
+@pytest.fixture(autouse=True)
+def _stage_cache(tmp_path_factory, monkeypatch):
+    """Each test its own -O3 stage cache (passes/optimize/stage_cache.py):
+    a test that patches an -O3 function must not take another test's
+    entry for a model of the same structure."""
+    if os.environ.get("ONNX_MLIR_PY_STAGE_CACHE") != "0":
+        monkeypatch.setenv("ONNX_MLIR_PY_STAGE_CACHE", str(tmp_path_factory.mktemp("o3")))
 
 
 def pytest_collection_modifyitems(config, items):
