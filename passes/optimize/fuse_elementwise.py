@@ -41,7 +41,7 @@ from mlir.passmanager import PassManager
 from onnx_mlir_py.codegen.elementwise_functions import is_huge, outline_elementwise
 from onnx_mlir_py.ir_util import walk_ops
 
-PIPELINE = "builtin.module(func.func(linalg-fuse-elementwise-ops), canonicalize, cse)"
+PIPELINE = "builtin.module(func.func(linalg-fuse-elementwise-ops), {canonicalize}, cse)"
 
 # Largest fused body, in weighted ops (see the module docstring). A GELU is
 # ~25, a LayerNorm's elementwise tail ~10, HardSwish ~6.
@@ -131,12 +131,15 @@ def _drop_barriers(module: ir.Module) -> None:
             op.erase()
 
 
-def fuse_elementwise(module: ir.Module) -> None:
+def fuse_elementwise(module: ir.Module, canonicalize: str = "canonicalize") -> None:
     """Fuse elementwise linalg producers into their consumers, in place, in
-    groups of at most MAX_GROUP_WEIGHT."""
+    groups of at most MAX_GROUP_WEIGHT; then ``canonicalize`` (the pass with
+    its options: -O3 passes one round without region simplification, see
+    ``optimize/__init__.py``'s CANONICALIZE_ONCE) and CSE."""
     cut = _cut_groups(module)
     try:
-        PassManager.parse(PIPELINE, module.context).run(module.operation)
+        PassManager.parse(PIPELINE.format(canonicalize=canonicalize),
+                          module.context).run(module.operation)
     finally:
         if cut:
             _drop_barriers(module)

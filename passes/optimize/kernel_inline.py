@@ -29,11 +29,14 @@ def private_symbols(module: ir.Module) -> bool:
 
 def inline_kernels(module: ir.Module, *, canonicalize: bool = False, then: tuple = ()) -> None:
     """Inline every call of a private function (with ``canonicalize``:
-    the inliner's default canonicalize of each function it inlined into),
+    the inliner's canonicalize of each function before and after it
+    inlined into it, without region simplification as in
+    ``optimize/__init__.py``'s CANONICALIZE),
     run the passes ``then`` (pass pipeline texts), and ``symbol-dce`` when
     :func:`private_symbols` (the same IR as ``inline, symbol-dce, then...``:
     the passes ``then`` run inside functions and add no symbols)."""
-    pipeline = ["inline" if canonicalize else "inline{default-pipeline=}"] + list(then)
+    pipeline = ["inline{default-pipeline=canonicalize{region-simplify=disabled}}" if canonicalize
+                else "inline{default-pipeline=}"] + list(then)
     PassManager.parse(f"builtin.module({', '.join(pipeline)})", module.context).run(module.operation)
     if private_symbols(module):
         PassManager.parse("builtin.module(symbol-dce)", module.context).run(module.operation)
