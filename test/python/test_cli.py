@@ -301,3 +301,27 @@ def test_the_command_ends_without_teardown_and_loses_nothing(tmp_path, capsys, m
     expected = reference(model, {"x": x}, "onnxruntime")
     for so in ("cmd.so", "in_process.so"):
         assert_match(ExecutionSession(str(tmp_path / so)).run([x]), expected)
+
+
+@pytest.mark.parametrize("emit", ["--EmitONNXIR", "--EmitMLIR", "--EmitLLVMIR"])
+def test_text_outputs_end_without_teardown_and_lose_nothing(tmp_path, capsys, monkeypatch,
+                                                              emit):
+    """The command ends with ``os._exit`` after any emit level (cli._exit_now):
+    the file it writes and the IR --printIR prints (stdout a pipe, so
+    buffered) are the same as from ``main()`` called in this process."""
+    from onnx_mlir_py import cli as cli_module
+    m = save(gemm_model(), tmp_path / "gemm.onnx")
+    for extra, name in (([], "cmd"), (["--printIR"], "printed")):
+        args = [str(m), "-O3", emit, *extra, "-o", str(tmp_path / name)]
+        r = subprocess.run([sys.executable, "-m", "onnx_mlir_py.cli", *args],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        exits = []
+        monkeypatch.setattr(cli_module, "_exit_now", exits.append)
+        assert cli_module.main([*args[:-1], str(tmp_path / ("in_" + name))]) == 0 and not exits
+        assert r.stdout == capsys.readouterr().out
+    (cmd,) = [p for p in tmp_path.iterdir() if p.name.startswith("cmd.")]
+    (ref,) = [p for p in tmp_path.iterdir() if p.name.startswith("in_cmd.")]
+    assert cmd.read_bytes() == ref.read_bytes() and cmd.stat().st_size > 0
+    assert not [p for p in tmp_path.iterdir() if "printed" in p.name]
+    assert "func" in r.stdout or "define" in r.stdout
