@@ -132,7 +132,7 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for, *,
     done = 0
     clean = consumes is not None
     with module.context, ir.Location.unknown():
-        tagged = []
+        tagged, names = [], set()
         for i, op in enumerate(ops):
             if _touches_empty(op):       # no work; tiling a 0-trip loop aborts MLIR
                 continue
@@ -140,6 +140,7 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for, *,
             if body is None:
                 continue
             op.attributes[TAG] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+            names.add(op.name)
             tagged.append((i, body, op.name, op if own_op_only or group_for else None,
                            f"{op.name} -> {', '.join(str(r.type) for r in op.results)}"))
             clean = clean and consumes(body)
@@ -163,7 +164,11 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for, *,
             except (ir.MLIRError, ValueError) as e:   # ValueError: "Failed to apply ..."
                 clean = False
                 log.debug("-O3 schedule for %s not applied: %s", name, _first_line(e))
-        for op in () if clean else walk_ops(module.operation):
+        # the tags left: on the tagged ops and the copies their schedules
+        # made (tiling clones an op with its attributes), ops of the same
+        # names: only those are visited (a name test per op in the walk, not
+        # an attribute lookup on every op of the module; #29)
+        for op in () if clean else walk_ops(module.operation, names):
             if TAG in op.attributes:
                 del op.attributes[TAG]
     return done
