@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 
 import mlir.ir as ir
-from mlir.passmanager import PassManager
 
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.ir_util import walk_ops
@@ -365,6 +364,7 @@ def pack_matmuls(module: ir.Module, target: Target) -> int:
     ``linalg-block-pack-matmul``. Packed contractions are tagged. Returns
     how many ops were rewritten."""
     from mlir.dialects import func
+    from mlir.passmanager import PassManager
     mb, nb, kb = target.matmul_tile
     funcs: dict[tuple, str] = {}
     # only matmuls: the walk must not reach an epilogue erased with its matmul
@@ -750,22 +750,20 @@ def _epilogue_tiling(blocks, threads: bool, both: bool = False, init: bool = Fal
 # KERNEL_CLEANUP hoists into registers
 K_LOOP_ATTR = "om.k_loop"
 
-# Run once after every packed contraction is tiled and vectorized
-# (kernel_schedule): the canonicalization and CSE that make the
+# Run once per function after every packed contraction is tiled and
+# vectorized (kernel_schedule): the canonicalization and CSE that make the
 # accumulator's read and write in each k loop match (so they are hoisted
-# out of it: the accumulator lives in registers; KERNEL_CANONICALIZE, a
-# pass pipeline), then, per function, the hoisting and the contractions as
-# outer products (broadcast A x row of B, FMAs; KERNEL_CLEANUP). Run per
-# kernel on the whole function instead, they cost ~70 ms per kernel on
-# ResNet-50 (3.8 s for its 54, growing with the function: O(kernels x
-# function size)); scoped to each kernel's own loop nest they left some
-# accumulators in memory (ResNet-18 1.09x, bert_layer 1.11x slower, Zen 4).
-# The canonicalization was transform.apply_patterns.canonicalization (the
-# same patterns) and apply_cse in the schedule; as the pass it runs without
-# region simplification (see optimize/__init__.py's CANONICALIZE): the
-# same IR (#29).
-KERNEL_CANONICALIZE = "builtin.module(canonicalize{region-simplify=disabled}, cse)"
-KERNEL_CLEANUP = f"""    %ks = transform.structured.match attributes{{{K_LOOP_ATTR}}} in %func
+# out of it: the accumulator lives in registers), then the contractions as
+# outer products (broadcast A x row of B, FMAs). Run per kernel on the whole
+# function instead, they cost ~70 ms per kernel on ResNet-50 (3.8 s for its
+# 54, growing with the function: O(kernels x function size)); scoped to
+# each kernel's own loop nest they left some accumulators in memory
+# (ResNet-18 1.09x, bert_layer 1.11x slower, Zen 4).
+KERNEL_CLEANUP = f"""    transform.apply_patterns to %func {{
+      transform.apply_patterns.canonicalization
+    }} : !transform.any_op
+    transform.apply_cse to %func : !transform.any_op
+    %ks = transform.structured.match attributes{{{K_LOOP_ATTR}}} in %func
       : (!transform.any_op) -> !transform.any_op
     transform.loop.hoist_loop_invariant_subsets %ks : !transform.any_op
     transform.apply_patterns to %func {{
@@ -804,7 +802,6 @@ def tile_packed_contractions(module: ir.Module, threads: bool = False) -> int:
     _own_inits(ops)
     n = apply_to_ops(module, ops, body, group_for=_kernel_group)
     if n:
-        PassManager.parse(KERNEL_CANONICALIZE, module.context).run(module.operation)
         apply_to_funcs(module, KERNEL_CLEANUP)
         for op in walk_ops(module.operation, "scf.for"):
             if K_LOOP_ATTR in op.attributes:
