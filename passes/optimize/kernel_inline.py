@@ -27,6 +27,10 @@ def private_symbols(module: ir.Module) -> bool:
     return False
 
 
+# the inliner with its canonicalize (see inline_kernels)
+INLINE_CANONICALIZE = "inline{default-pipeline=canonicalize{region-simplify=disabled}}"
+
+
 def inline_kernels(module: ir.Module, *, canonicalize: bool = False, then: tuple = ()) -> None:
     """Inline every call of a private function (with ``canonicalize``:
     the inliner's canonicalize of each function before and after it
@@ -35,8 +39,7 @@ def inline_kernels(module: ir.Module, *, canonicalize: bool = False, then: tuple
     run the passes ``then`` (pass pipeline texts), and ``symbol-dce`` when
     :func:`private_symbols` (the same IR as ``inline, symbol-dce, then...``:
     the passes ``then`` run inside functions and add no symbols)."""
-    pipeline = ["inline{default-pipeline=canonicalize{region-simplify=disabled}}" if canonicalize
-                else "inline{default-pipeline=}"] + list(then)
+    pipeline = [INLINE_CANONICALIZE if canonicalize else "inline{default-pipeline=}"] + list(then)
     PassManager.parse(f"builtin.module({', '.join(pipeline)})", module.context).run(module.operation)
     if private_symbols(module):
         PassManager.parse("builtin.module(symbol-dce)", module.context).run(module.operation)
