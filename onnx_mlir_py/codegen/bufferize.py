@@ -180,8 +180,9 @@ def split_shared_empties(module: ir.Module, min_uses: int = SPLIT_MIN_USES) -> i
 def prepare(module: ir.Module, stage: str = "bufferization") -> None:
     """What every function gets before the one-shot analysis, in place. The
     kernel cache's summaries (codegen/kernel_stubs.py) analyse copies of the
-    kernels prepared by this same function, so a kernel's recorded summary
-    is the one its bufferization sees. ``stage``: named in errors."""
+    kernels this prepared (between :func:`prepare_module` and
+    :func:`bufferize_prepared`), so a kernel's recorded summary is the one
+    its bufferization sees. ``stage``: named in errors."""
     run_pipeline(module, RESOLVE_DIMS_PIPELINE, f"{stage} (dims)")
     resolve_dims(module)
     with distinct_loops(module):        # its CSE: linear in the loops
@@ -195,8 +196,21 @@ def prepare(module: ir.Module, stage: str = "bufferization") -> None:
 
 def bufferize(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
     """Bufferize ``module`` in place (see the module docstring for the ABI)."""
+    prepare_module(module, entry)
+    return bufferize_prepared(module, entry)
+
+
+def prepare_module(module: ir.Module, entry: str = ENTRY_NAME) -> None:
+    """The first half of :func:`bufferize`: the entry's inputs read-only,
+    every function prepared (:func:`prepare`). The kernel cache's summaries
+    (codegen/kernel_stubs.py) are taken between the two halves."""
     mark_inputs_read_only(module, entry)
     prepare(module)
+
+
+def bufferize_prepared(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
+    """The second half of :func:`bufferize`: the analysis and the rewrite to
+    memrefs, then the deallocations."""
     outline_chunks(module, entry)       # a long entry: linear time (see there)
     eliminate_empty_tensors(module)
     run_pipeline(module, ", ".join(AFTER_ELIMINATION), "bufferization")

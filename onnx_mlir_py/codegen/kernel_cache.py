@@ -419,6 +419,7 @@ class Early:
     skipped: int = 0            # kernels left to the LLVM-level key
     calls: set = field(default_factory=set)     # runtime functions the hits call
     stubs: dict = field(default_factory=dict)       # kernel -> its tensor-level hit (a Stub)
+    misses: dict = field(default_factory=dict)      # kernel -> its tensor-level key (a miss)
     pending: dict = field(default_factory=dict)     # kernel -> its tensor-level Summary (a miss)
     sidecars: dict = field(default_factory=dict)    # memref key -> the sidecar to store
     loaded: set = field(default_factory=set)        # memref keys of the hits
@@ -429,6 +430,11 @@ class Early:
         """Before bufferization: the tensor-level keys (:mod:`.kernel_stubs`)."""
         from onnx_mlir_py.codegen.kernel_stubs import stub_kernels
         stub_kernels(module, self)
+
+    def summarize(self, module: ir.Module) -> None:
+        """Once bufferization prepared the module: the misses' summaries."""
+        from onnx_mlir_py.codegen.kernel_stubs import summarize_misses
+        summarize_misses(module, self)
 
     def __call__(self, module: ir.Module) -> None:
         key_kernels(module, self)
@@ -536,7 +542,10 @@ def _unit_ir(u: Unit, defined: dict, declared: dict) -> bytes:
     """LLVM bitcode of the unit as a module of its own: its functions and
     declarations cloned from the model's module (no text printed and parsed
     back), renamed to their content names, the kernel external and hidden
-    (the model's code calls it), the rest internal."""
+    (the model's code calls it), the rest internal. The uses are renamed
+    in the functions that are no parallel loop's body (:func:`_is_body`:
+    a body calls no function of the module; the bodies are most of the
+    unit's ops, which each rename walked: ResNet-50 0.05 -> 0.02 s CPU)."""
     from onnx_mlir_py.codegen import llvm_capi
     with defined[u.root].op.context, ir.Location.unknown():
         m = ir.Module.create()
@@ -544,9 +553,11 @@ def _unit_ir(u: Unit, defined: dict, declared: dict) -> bytes:
         for d in u.decl_names:
             declared[d][0].clone(ip)
         clones = [defined[n].op.clone(ip).operation for n in u.names]
+        callers = [op for n, op in zip(u.names, clones) if not _is_body(n)]
         for n, op in zip(u.names, clones):
             op.attributes["sym_name"] = ir.StringAttr.get(u.renamed[n])
-            ir.SymbolTable.replace_all_symbol_uses(n, u.renamed[n], m.operation)
+            for c in callers:
+                ir.SymbolTable.replace_all_symbol_uses(n, u.renamed[n], c)
         clones[0].attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
         clones[0].attributes["visibility_"] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(64), 1)        # hidden

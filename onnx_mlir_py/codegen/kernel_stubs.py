@@ -19,10 +19,12 @@ an entry (the *sidecar*, ``<key>.t`` beside the memref-level entry of
 
 - ``access``: each tensor argument's ``bufferization.access`` (``read``,
   ``write``, ``read-write``, ``none``), computed by upstream's one-shot
-  analysis (``test-analysis-only``) on a copy of the missed kernels after
-  the preparation :func:`.bufferize.bufferize` gives them (but
-  ``eliminate-empty-tensors``, see :func:`_summaries`), and set on the
-  kernel itself before the model is bufferized, so the caller sees the same
+  analysis (``test-analysis-only``) on copies of the missed kernels taken
+  once the model's bufferization prepared them
+  (:func:`.bufferize.prepare_module`: the very bodies its analysis reads;
+  no second preparation of copies), but for ``eliminate-empty-tensors``
+  (see :func:`_summaries`), and set on the kernel itself before the
+  model's analysis (:func:`summarize_misses`), so the caller sees the same
   summary at a miss and at a hit (the analysis takes the attribute instead
   of analysing the body); removed after bufferization;
 - ``equiv``: for each result, the argument it is equivalent to (a kernel
@@ -143,11 +145,11 @@ def strip_access(module: ir.Module) -> None:
 
 
 def _summaries(module: ir.Module, fns: list[ir.Operation]) -> list[tuple[list, list] | None]:
-    """(access, equiv) of each of ``fns`` (kernels of ``module``), from
-    upstream's one-shot analysis on copies of them prepared by
-    :func:`.bufferize.prepare` (as bufferization prepares the module); None for a kernel with
-    a result equivalent to no argument."""
-    from onnx_mlir_py.codegen.bufferize import ONE_SHOT, prepare
+    """(access, equiv) of each of ``fns`` (kernels of ``module``, prepared by
+    :func:`.bufferize.prepare` as the module's bufferization prepared them),
+    from upstream's one-shot analysis on copies of them; None for a kernel
+    with a result equivalent to no argument."""
+    from onnx_mlir_py.codegen.bufferize import ONE_SHOT
     from onnx_mlir_py.codegen.passes import run_pipeline
     with ir.Location.unknown():
         m = ir.Module.create()
@@ -156,7 +158,6 @@ def _summaries(module: ir.Module, fns: list[ir.Operation]) -> list[tuple[list, l
             m.operation.attributes[attrs[i].name] = attrs[i].attr
         ip = ir.InsertionPoint(m.body)
         clones = [fn.clone(ip).operation for fn in fns]
-    prepare(m, "kernel cache summaries")
     assert ONE_SHOT.endswith("}")
     # no eliminate-empty-tensors (half the cost): it only makes an op write into
     # the slice of a destination its result is inserted into, which the insert
@@ -196,14 +197,12 @@ def _make_stub(fn: ir.Operation, access: list, equiv: list) -> None:
 
 def stub_kernels(module: ir.Module, early) -> None:
     """Key each kernel function of the tensor-level ``module`` (see the
-    module docstring): a hit becomes a stub (``early.stubs``), a miss gets
-    its summary as ``bufferization.access`` (``early.pending``, for its
-    sidecar)."""
+    module docstring): a hit becomes a stub (``early.stubs``), a miss is
+    left to :func:`summarize_misses` (``early.misses``)."""
     from onnx_mlir_py.codegen.kernel_cache import (_FORMAT, _RESOURCE, _layout, _print,
                                                    _rename, _symbols, NAME_PREFIX)
     with module.context:
         head = _FORMAT + b"tensor\0" + early.target.encode() + b"\0" + _layout(module).encode()
-        misses = []
         for op in module.body.operations:
             op = op.operation
             if op.name != "func.func" or not len(op.regions[0].blocks):
@@ -219,17 +218,29 @@ def stub_kernels(module: ir.Module, early) -> None:
             d = _parse(hit, key, op) if hit is not None else None
             data = early.cache.load(d["memref"]) if d is not None else None
             if data is None:
-                misses.append((op, name, key))
+                early.misses[name] = key
                 continue
             _make_stub(op, d["access"], d["equiv"])
             early.stubs[name] = Stub(key, d["memref"], d["symbol"], d["type"], data,
                                      d["parallel"])
-        if not misses:
-            return
-        for (op, name, key), s in zip(misses, _summaries(module, [m[0] for m in misses])):
+
+
+def summarize_misses(module: ir.Module, early) -> None:
+    """Each missed kernel of :func:`stub_kernels` gets its summary as
+    ``bufferization.access`` (``early.pending``, for its sidecar): from the
+    kernels of ``module`` prepared by :func:`.bufferize.prepare_module`
+    (the very bodies its analysis reads), before that analysis."""
+    if not early.misses:
+        return
+    with module.context:
+        fns = [op.operation for op in module.body.operations
+               if op.operation.name == "func.func"
+               and ir.StringAttr(op.operation.attributes["sym_name"]).value in early.misses]
+        for op, s in zip(fns, _summaries(module, fns)):
             if s is not None:
+                name = ir.StringAttr(op.attributes["sym_name"]).value
                 _set_access(op, s[0])
-                early.pending[name] = Summary(key, *s)
+                early.pending[name] = Summary(early.misses[name], *s)
 
 
 def resolve_stubs(module: ir.Module, early) -> set[str]:

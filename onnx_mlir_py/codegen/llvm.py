@@ -4,7 +4,8 @@ The input is what the compiler's tensor stages leave (lower-to-linalg and,
 at -O3, passes/optimize). Stages (each a textual pipeline run through
 ``mlir.passmanager``):
 
-1. :func:`.bufferize.bufferize` (returned-memref ABI, see there);
+1. :func:`.bufferize.bufferize` (returned-memref ABI, see there), in
+   its two halves (the kernel cache's summaries between them);
 2. optional externalisation of large constants (:mod:`.weights`);
 3. loops and cf (:data:`PRE_LLVM_PIPELINE`), the i1 memory-access workaround
    (:mod:`.bool_memory`), then LLVM lowering (:data:`LOWER_PIPELINE`) with
@@ -20,7 +21,7 @@ import mlir.ir as ir
 from onnx_mlir_py.errors import CompileError
 from onnx_mlir_py.codegen.alloc_sites import ALLOC_SITE_OPS, mark_alloc_sites
 from onnx_mlir_py.codegen.bool_memory import BOOL_MEMORY_OPS, rewrite_bool_memory_accesses
-from onnx_mlir_py.codegen.bufferize import bufferize
+from onnx_mlir_py.codegen.bufferize import bufferize_prepared, prepare_module
 from onnx_mlir_py.codegen.strided_copy import strided_copies_to_linalg
 from onnx_mlir_py.codegen.dedupe import merge_identical_functions
 from onnx_mlir_py.codegen.kernel_functions import outline_kernels
@@ -115,8 +116,9 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     ``alloc_seed``: an allocation-site table to extend (see ``mark_alloc_sites``).
     ``timings``: each stage's seconds as steps of ``phase`` (``-v``).
     ``kernel_keys``: a :class:`.kernel_cache.Early`: its ``stub`` called
-    before bufferization (tensor-level hits), itself with the bufferized
-    module (the kernel cache's hits declared there).
+    before bufferization (tensor-level hits), its ``summarize`` once
+    bufferization prepared the module (the misses' summaries), itself with
+    the bufferized module (the kernel cache's hits declared there).
     """
     if not isinstance(module, ir.Module):
         raise CompileError(f"expected an mlir.ir.Module, got {type(module).__name__}")
@@ -139,7 +141,12 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
         with step("kernel cache stubs"):
             kernel_keys.stub(mod)       # hits bufferized as stubs (kernel_stubs.py)
     with step("bufferize"):
-        bufferize(mod, entry)
+        prepare_module(mod, entry)
+    if kernel_keys is not None:
+        with step("kernel cache summaries"):
+            kernel_keys.summarize(mod)  # the misses' (kernel_stubs.py), of their prepared bodies
+    with step("bufferize"):
+        bufferize_prepared(mod, entry)
         lower_dpbusd_calls(mod)     # the int8 kernels' VNNI steps (passes/optimize/matmul_q8.py)
         strided_copies_to_linalg(mod)
     if weights is not None:

@@ -523,9 +523,11 @@ def test_summaries_are_one_shot_bufferizations_own():
     place that is no destination is written (the caller must copy it); a
     result that is a new buffer is not cached at the tensor level."""
     import mlir.ir as ir
+    from onnx_mlir_py.codegen.bufferize import prepare
     from onnx_mlir_py.codegen.kernel_stubs import _summaries
     with ir_context():
         m = ir.Module.parse(_SUMMARY_KERNELS)
+        prepare(m)          # as the model's bufferization prepares them
         fns = [op.operation for op in m.body.operations]
         got = _summaries(m, fns)
     assert got[0] == (["read", "read-write", ""], [1]), got
