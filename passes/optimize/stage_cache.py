@@ -345,9 +345,7 @@ def _weights(entry: dict, module: ir.Module, constants, inputs: list[str]) -> di
     checked); :class:`_Miss` when one differs from the recorded run."""
     import numpy as np
 
-    from onnx_mlir_py.ir_resources import resource_name
-    from onnx_mlir_py.passes.optimize.packs import _const_value, _folded_attr, apply_step
-    from onnx_mlir_py.passes.optimize.value_reads import PREDICATES
+    from onnx_mlir_py.passes.optimize.packs import _const_value, apply_step
     if entry["inputs"] != len(inputs):
         raise ValueError("another number of weights")
     ops: dict[str, ir.Operation] = {}
@@ -367,16 +365,32 @@ def _weights(entry: dict, module: ir.Module, constants, inputs: list[str]) -> di
                 raise _Miss(f"weight {r} cannot be read")
             values[r] = v
         return values[r]
-    for ev in entry["events"]:
-        x = value(ev["src"])
-        if "test" in ev:
-            if PREDICATES[ev["test"]](x) != ev["result"]:
-                raise _Miss(f"the test {ev['test']!r} of a weight differs")
-            continue
-        steps = ev["steps"]
+
+    def relayout(x, steps):
         for i, st in enumerate(steps):
             x = apply_step(st, x, lazy=i + 1 < len(steps))
-        y = np.ascontiguousarray(x)
+        return np.ascontiguousarray(x)
+    # the recipes of input weights in 2 threads (numpy copies without the GIL)
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(2) as pool:
+        made = {id(ev): pool.submit(relayout, value(ev["src"]), ev["steps"])
+                for ev in entry["events"] if "recipe" in ev and ev["src"][0] == "in"}
+        return _apply_events(entry, module, attrs, values, value, made, relayout)
+
+
+def _apply_events(entry, module, attrs, values, value, made, relayout):
+    """The events in order (see :func:`_weights`); ``made``: the recipes
+    already under way."""
+    from onnx_mlir_py.ir_resources import resource_name
+    from onnx_mlir_py.passes.optimize.packs import _folded_attr
+    from onnx_mlir_py.passes.optimize.value_reads import PREDICATES
+    for ev in entry["events"]:
+        if "test" in ev:
+            if PREDICATES[ev["test"]](value(ev["src"])) != ev["result"]:
+                raise _Miss(f"the test {ev['test']!r} of a weight differs")
+            continue
+        job = made.get(id(ev))
+        y = job.result() if job is not None else relayout(value(ev["src"]), ev["steps"])
         with module.context:
             rt = ir.RankedTensorType(ir.Type.parse(ev["type"]))
             if list(rt.shape) != list(y.shape):
