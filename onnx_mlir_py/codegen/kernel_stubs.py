@@ -149,20 +149,28 @@ def _summaries(module: ir.Module, fns: list[ir.Operation]) -> list[tuple[list, l
     :func:`.bufferize.prepare` as the module's bufferization prepared them),
     from upstream's one-shot analysis on copies of them; None for a kernel
     with a result equivalent to no argument."""
+    from mlir.dialects import builtin
     from onnx_mlir_py.codegen.bufferize import ONE_SHOT
     from onnx_mlir_py.codegen.passes import run_pipeline
+    # each copy in a module of its own, so the pass manager analyses them on
+    # the context's threads: a kernel calls no function, so it is analysed
+    # alone as with the others (a caller does not change its callee's analysis)
     with ir.Location.unknown():
         m = ir.Module.create()
         attrs = module.operation.attributes
-        for i in range(len(attrs)):
-            m.operation.attributes[attrs[i].name] = attrs[i].attr
-        ip = ir.InsertionPoint(m.body)
-        clones = [fn.clone(ip).operation for fn in fns]
+        clones = []
+        for fn in fns:
+            with ir.InsertionPoint(m.body):
+                inner = builtin.ModuleOp()
+            for i in range(len(attrs)):
+                inner.operation.attributes[attrs[i].name] = attrs[i].attr
+            clones.append(fn.clone(ir.InsertionPoint(inner.body)).operation)
     assert ONE_SHOT.endswith("}")
     # no eliminate-empty-tensors (half the cost): it only makes an op write into
     # the slice of a destination its result is inserted into, which the insert
     # writes already (and the op's read of what was an empty reads no value)
-    run_pipeline(m, ONE_SHOT[:-1] + " test-analysis-only}", "kernel cache summaries")
+    run_pipeline(m, "builtin.module(builtin.module(" + ONE_SHOT[:-1] + " test-analysis-only}))",
+                 "kernel cache summaries")
     out = []
     for fn in clones:
         ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
