@@ -111,10 +111,11 @@ from onnx_mlir_py.target import Target, target_for
 # one (after the vector cleanup) and fuse_elementwise's for one round of
 # the driver: its worklist already re-visits the ops each rewrite touched,
 # and the second full round only confirmed the fixed point. The same IR
-# (ResNet-50, YOLO, MobileNetV3, a QDQ ResNet-50, BERT-base: byte-identical
-# LLVM IR); the first canonicalize (after the packs' folds) needs its
-# second round (without it that IR changes). Never wrong either way: a
-# canonicalization only simplifies.
+# (ResNet-50, YOLO, MobileNetV3, a QDQ ResNet-50, a 2-layer BERT: byte-
+# identical LLVM IR; BERT-base: the same -O3 output;
+# test_o3_canonicalize_rounds.py); the first canonicalize (after the packs'
+# folds) needs its second round (without it that IR changes). Never wrong
+# either way: a canonicalization only simplifies.
 CANONICALIZE = "canonicalize{region-simplify=disabled}"
 CANONICALIZE_ONCE = "canonicalize{region-simplify=disabled max-iterations=1}"
 
