@@ -106,10 +106,11 @@ def _zero(t: ir.ShapedType) -> ir.Attribute | None:
     return None
 
 
-def _weight_constants(module: ir.Module) -> list[tuple[ir.Operation, ir.Attribute, str]] | None:
+def _weight_constants(module: ir.Module, promote: bool = False
+                      ) -> list[tuple[ir.Operation, ir.Attribute, str]] | None:
     """(op, value, resource name) of each weight constant (a
-    ``dense_resource``), after :func:`promote_weights`; None for a quantized
-    model (see there)."""
+    ``dense_resource``; ``promote``: see :func:`promote_weights`); None for
+    a quantized model (see there)."""
     import numpy as np
 
     from onnx_mlir_py.ir_resources import resource_attr, resource_name
@@ -125,7 +126,7 @@ def _weight_constants(module: ir.Module) -> list[tuple[ir.Operation, ir.Attribut
     for op in constants:
         attr = op.attributes["value"]
         if isinstance(attr, ir.DenseFPElementsAttr):
-            if attr.is_splat:
+            if attr.is_splat or not promote:
                 continue
             t = ir.RankedTensorType(attr.type)
             dt = _np_dtype(t.element_type)
@@ -143,20 +144,19 @@ def _weight_constants(module: ir.Module) -> list[tuple[ir.Operation, ir.Attribut
     return out
 
 
-def promote_weights(module: ir.Module) -> int | None:
+def promote_weights(module: ir.Module) -> list[tuple[ir.Operation, ir.Attribute, str]] | None:
     """Make each inline float constant of more than :data:`PROMOTE_MIN`
     elements that is not a splat (the initializers of up to 1024 elements
     the importer keeps inline: biases, norms' scales) a ``dense_resource``
     of the same values. Its values then leave the key and the cached module
     as the large weights' do, and MLIR's folders, which do not read a
     resource, cannot fold them into other constants behind the recorder's
-    back. Returns the count of weights; None, changing nothing, for a
-    quantized model (an 8-bit or narrower integer constant: its weight
-    packing is not cached, and its kernels read small float constants as
-    they are)."""
+    back. Returns the weight constants as :func:`_weight_constants` does;
+    None, changing nothing, for a quantized model (an 8-bit or narrower
+    integer constant: its weight packing is not cached, and its kernels
+    read small float constants as they are)."""
     with module.context:
-        found = _weight_constants(module)
-    return None if found is None else len(found)
+        return _weight_constants(module, promote=True)
 
 
 def _bytecode(module: ir.Module, weights, ref_of) -> bytes | None:
@@ -218,8 +218,7 @@ def cached_optimize(module: ir.Module, target, *, threads: bool, on_plan=None, t
     def step(name):
         return nullcontext() if timings is None else timings.step(phase, name)
     with step("stage cache key"):
-        with module.context:
-            weights = _weight_constants(module)
+        weights = promote_weights(module)
         if weights is None:
             LAST.refused = "a quantized model"
             return run()
@@ -278,7 +277,7 @@ def _drop(store, key: str, why: str) -> None:
 def _save(store, key: str, module: ir.Module, rec, plan, n_inputs: int) -> None:
     """Store the stage's output ``module`` (weights as placeholders)."""
     from onnx_mlir_py.backend.cache import sources_unchanged
-    with module.context:
+    with module.context:        # (not promoted: an inline constant here derives from inline ones)
         weights = _weight_constants(module)
     unknown = [n for _, _, n in weights or () if n not in rec.refs]
     if weights is None or unknown:

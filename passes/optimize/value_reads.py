@@ -34,6 +34,13 @@ PREDICATES = {
 }
 
 
+def _caller() -> str:
+    """The function that called the reader that told the recorder
+    (``resource_blobs`` / ``_const_value``), as ``name (file)``."""
+    code = sys._getframe(3).f_code
+    return f"{code.co_name} ({code.co_filename.rsplit('/', 1)[-1]})"
+
+
 class Recorder:
     """The events of one run of the -O3 stage (see the module docstring).
     ``inputs``: the input module's weights, resource name -> its index in
@@ -60,17 +67,13 @@ class Recorder:
     def on_blob_read(self) -> None:
         """``ir_resources.resource_blobs`` was called (see :func:`recording`)."""
         if not self.explaining:
-            caller = sys._getframe(2).f_code
-            self.refuse(f"{caller.co_name} ({caller.co_filename.rsplit('/', 1)[-1]}) reads "
-                        f"a weight's bytes")
+            self.refuse(f"{_caller()} reads a weight's bytes")
 
     def read(self, name: str, purpose: str | None) -> None:
         """``packs._const_value`` reads the weight ``name`` for ``purpose``
         ("fold", a test kind; None: a read the cache cannot redo)."""
         if purpose is None:
-            caller = sys._getframe(2).f_code
-            self.refuse(f"{caller.co_name} ({caller.co_filename.rsplit('/', 1)[-1]}) reads "
-                        f"a weight's values")
+            self.refuse(f"{_caller()} reads a weight's values")
 
     def recipe(self, source: str, steps: list, name: str | None, type_str: str) -> None:
         """A relayout of the weight ``source`` became the weight ``name``
