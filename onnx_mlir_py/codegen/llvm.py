@@ -70,8 +70,9 @@ LOWER_PIPELINE = ", ".join([
     "func.func(convert-math-to-llvm)",
     "convert-math-to-libm",
     # x86vector: the bf16 kernels' vdpbf16ps (passes/optimize/matmul_bf16.py,
-    # only made for a target with AVX512-BF16); adds no other pattern
-    "func.func(convert-vector-to-llvm{enable-x86vector=true})",
+    # only made for a target with AVX512-BF16); amx: the AMX kernels' tile
+    # ops (passes/optimize/amx_tiles.py); they add no other pattern
+    "func.func(convert-vector-to-llvm{enable-x86vector=true enable-amx=true})",
     # allocations call the C runtime's _mlir_memref_to_llvm_alloc, which
     # fails the call (NULL, OM_ERROR_ALLOC) when malloc fails, naming the
     # node (alloc_sites)
