@@ -40,7 +40,8 @@ _CPUINFO = {"sse3": "pni", "sse4.1": "sse4_1", "sse4.2": "sse4_2", "bmi": "bmi1"
             "lzcnt": "abm", "avx512vnni": "avx512_vnni", "avx512bf16": "avx512_bf16",
             "avx512fp16": "avx512_fp16", "avx512vbmi2": "avx512_vbmi2",
             "avx512bitalg": "avx512_bitalg", "avx512vpopcntdq": "avx512_vpopcntdq",
-            "avxvnni": "avx_vnni"}
+            "avxvnni": "avx_vnni", "amx-tile": "amx_tile", "amx-int8": "amx_int8",
+            "amx-bf16": "amx_bf16"}
 # a test-only override, also read by om_cpu.c: features to treat as absent
 HIDE_ENV = "ONNX_MLIR_PY_TEST_HIDE_CPU_FEATURES"
 # a library with ISA variants runs this one (a level it has) instead of the

@@ -188,6 +188,8 @@ def resolve(mcpu: str | None = None, march: str | None = None, *,
         # libraries that use it require it
         ext = {n for n in ("avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16")
                if n in host_flags() and n not in _hidden()}
+        if "amx_tile" not in ext or not host_amx_permitted():
+            ext -= {"amx_tile", "amx_int8", "amx_bf16"}
         ext = {"vnni" if n == "avx512_vnni" else n for n in ext}
     else:           # a named CPU's (an ISA level's table entry has none)
         ext = set(tuning.extensions) if level is not None and not on_host else set()
@@ -208,6 +210,23 @@ def host_kernel_extensions(level: str | None) -> tuple[str, ...]:
         return ()
     return ("avx512vnni",) if "avx512_vnni" in host_flags() and \
         "avx512_vnni" not in _hidden() else ()
+
+
+@lru_cache(maxsize=1)
+def host_amx_permitted() -> bool:
+    """Linux gives a process AMX tile data only when it asks (arch_prctl
+    ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); before that a tile instruction
+    is SIGILL. A library's runtime asks for itself before its code runs
+    (runtime/c/om_cpu.c, the ``amx-tile`` feature); the compiler asks here
+    for the build machine, and where the OS refuses, no AMX kernel is chosen
+    for it (the VNNI / AVX512-BF16 ones are)."""
+    if not is_x86_host():
+        return False
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True).syscall(158, 0x1023, 18) == 0   # SYS_arch_prctl
+    except (OSError, AttributeError):
+        return False
 
 
 def _hidden() -> set[str]:

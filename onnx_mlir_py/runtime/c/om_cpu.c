@@ -11,6 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "om_entry.h"
 
@@ -29,11 +33,34 @@ static int om_hidden(const char *f) {
   return 0;
 }
 
+/* AMX tile data is off in every Linux process until it asks for it
+ * (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): before that the first
+ * tile instruction dies of SIGILL. A library whose kernels use AMX records
+ * "amx-tile"; checking that feature asks once per process, before any model
+ * code runs. The permission covers every thread of the process. -1 not
+ * asked yet, 0 refused (or not Linux), 1 granted. */
+static int om_amx_state = -1;
+
+static int om_amx_permitted(void) {
+  int s = __atomic_load_n(&om_amx_state, __ATOMIC_ACQUIRE);
+  if (s < 0) {
+#if defined(__linux__) && defined(__x86_64__)
+    s = syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    s = 0;
+#endif
+    __atomic_store_n(&om_amx_state, s, __ATOMIC_RELEASE);
+  }
+  return s;
+}
+
 /* 1 when the CPU (and the OS's saved vector state) has feature `f`, in the
  * names of GCC's __builtin_cpu_supports; unknown names count as absent. */
 static int om_cpu_has(const char *f) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
+  if (strcmp(f, "amx-tile") == 0)     /* OM_F("amx-tile"): and the OS's permission */
+    return __builtin_cpu_supports("amx-tile") && om_amx_permitted();
 #define OM_F(name) if (strcmp(f, name) == 0) return __builtin_cpu_supports(name) != 0;
   OM_F("popcnt") OM_F("sse3") OM_F("ssse3") OM_F("sse4.1") OM_F("sse4.2")
   OM_F("avx") OM_F("avx2") OM_F("bmi") OM_F("bmi2") OM_F("f16c") OM_F("fma")
@@ -42,6 +69,7 @@ static int om_cpu_has(const char *f) {
   OM_F("avx512vnni") OM_F("avx512bf16") OM_F("avx512fp16") OM_F("avx512vbmi")
   OM_F("avx512vbmi2") OM_F("avx512bitalg") OM_F("avx512vpopcntdq") OM_F("avx512ifma")
   OM_F("avxvnni") OM_F("gfni") OM_F("vaes") OM_F("vpclmulqdq")
+  OM_F("amx-int8") OM_F("amx-bf16")
 #undef OM_F
 #endif
   (void)f;
@@ -68,7 +96,10 @@ const char *omCheckTarget(void) {
       snprintf(om_cpu_message, sizeof om_cpu_message,
                "this model library was compiled for %s and needs CPU features this machine "
                "lacks: %s (compile with --march x86-64-v3 for a library that runs on any "
-               "AVX2 machine)", om_target_cpu, missing);
+               "AVX2 machine)%s", om_target_cpu, missing,
+               strstr(missing, "amx-tile") && om_cpu_has("amx-int8") && !om_hidden("amx-tile")
+                   ? "; this CPU has AMX, but the OS refused this process AMX tile data "
+                     "(arch_prctl ARCH_REQ_XCOMP_PERM)" : "");
     }
     state = used ? 1 : 0;
     __atomic_store_n(&om_cpu_state, state, __ATOMIC_RELEASE);
