@@ -43,7 +43,7 @@ from onnx_mlir_py.codegen.cwrapper import (IMAGE_DECODE_FN, IMAGE_RUNTIME_SOURCE
                                            RUNTIME_SOURCES, generate_entry_c)
 from onnx_mlir_py.codegen.alloc_sites import alloc_sites
 from onnx_mlir_py.codegen.llvm import emit_mlir_llvm
-from onnx_mlir_py.codegen.llvm_host import host_llvm
+from onnx_mlir_py.codegen.llvm_capi import host_llvm
 from onnx_mlir_py.codegen.parallel_for import PARALLEL_FOR_FN, llvm_functions
 from onnx_mlir_py.codegen.runtime_objects import entry_object, runtime_objects
 from onnx_mlir_py.codegen.signature import ENTRY_NAME, extract_signature

@@ -75,6 +75,8 @@ _SIGNATURES = {
     "LLVMDisposeModule": (None, [_P]),
     "LLVMVerifyModule": (_I, [_P, _I, ctypes.POINTER(_P)]),
     "LLVMDisposeMessage": (None, [_P]),
+    "LLVMGetDefaultTargetTriple": (_P, []),         # host_llvm: llc --version's two lines
+    "LLVMGetHostCPUName": (_P, []),
     "LLVMGetTargetFromTriple": (_I, [_S, ctypes.POINTER(_P), ctypes.POINTER(_P)]),
     "LLVMCreateTargetMachine": (_P, [_P, _S, _S, _S, _I, _I, _I]),
     "LLVMDisposeTargetMachine": (None, [_P]),
@@ -170,11 +172,35 @@ def usable(triple: str, cpu: str | None) -> bool:
     return triple.startswith("x86_64-") and cpu not in (None, "", "native") and available()
 
 
-def _message(api: _Api, ptr, dispose) -> str:
-    text = ctypes.string_at(ptr).decode(errors="replace").strip() if ptr else "?"
+def _message(api: _Api, ptr, dispose, missing: str = "?") -> str:
+    text = ctypes.string_at(ptr).decode(errors="replace").strip() if ptr else missing
     if ptr:
         dispose(ptr)
     return text
+
+
+@lru_cache(maxsize=1)
+def host_llvm() -> tuple[str, str] | None:
+    """(default target triple, host CPU name) from the in-process LLVM, or
+    None (the caller asks ``llc --version``).
+
+    The compiler needs LLVM's default target triple (the host's, given to
+    ``opt`` / ``llc`` explicitly: ``link.target_triple``) and its name for
+    the build machine's CPU (``-mcpu=native``, the -O3 default's tuning:
+    ``target.host_cpu_name``). ``llc --version`` prints them ("Default
+    target", "Host CPU") after loading all of LLVM, ~15 ms of every compile
+    (#29); the C API answers the same two questions with the functions behind
+    llc's lines (``sys::getDefaultTargetTriple``, ``sys::getHostCPUName``).
+    None when the library or the functions are missing or
+    ``ONNX_MLIR_PY_LLVM_IN_PROCESS=0`` asks for the tools."""
+    if os.environ.get(IN_PROCESS_ENV, "1") == "0":
+        return None
+    api = _api()
+    if api is None:
+        return None
+    found = tuple(_message(api, fn(), api.DisposeMessage, missing="")
+                  for fn in (api.GetDefaultTargetTriple, api.GetHostCPUName))
+    return found if found[0] else None
 
 
 def _error(api: _Api, err) -> str:

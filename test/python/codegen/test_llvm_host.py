@@ -1,9 +1,9 @@
 """The build machine's LLVM triple and CPU name from the in-process LLVM
-(codegen/llvm_host.py, #29) are what ``llc --version`` prints, and the
+(codegen/llvm_capi.host_llvm, #29) are what ``llc --version`` prints, and the
 compiler falls back to llc when the in-process LLVM is turned off."""
 from __future__ import annotations
 
-from onnx_mlir_py.codegen import link, llvm_host
+from onnx_mlir_py.codegen import link, llvm_capi as llvm_host
 from onnx_mlir_py.codegen.llvm_capi import IN_PROCESS_ENV
 
 

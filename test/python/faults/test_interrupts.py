@@ -134,7 +134,7 @@ def test_cli_signal(tmp_path, env, point, sig):
     if point == "llc":
         # llc as a tool: in-process LLVM (the default) runs no llc process,
         # and the host's triple and CPU no longer come from `llc --version`
-        # (codegen/llvm_host.py), which this case used to pause in
+        # (codegen/llvm_capi.host_llvm), which this case used to pause in
         e["ONNX_MLIR_PY_LLVM_IN_PROCESS"] = "0"
     # its own session: the signal goes to its process group, as a terminal's
     # Ctrl-C goes to the foreground group (the tools have groups of their own)
