@@ -149,7 +149,8 @@ UNROLL = 8              # K steps between C's stores (see micro_kernel)
 
 def micro_kernel(e: Emitter, a_mem: Value, a_rows: list, b_mem: Value, b_rows: list, k: int,
                  c_mem: Value, row0, col0, *, a_tile: Tile = A_BF16, b_tile: Tile = B_BF16,
-                 c_tile: Tile = C_F32, mul=mulf, unroll: int = UNROLL) -> None:
+                 c_tile: Tile = C_F32, mul=mulf, unroll: int = UNROLL,
+                 c_init: Value | None = None) -> None:
     """``c_mem`` tiles [i][j] (rows row0 + 16 i, columns col0 + 16 j) = the sum
     over the K steps of A_i x B_j: ``a_rows[i]`` is A tile i's first row in
     ``a_mem`` (its columns: the K step's elements, ``a_tile.cols`` per step);
@@ -160,7 +161,9 @@ def micro_kernel(e: Emitter, a_mem: Value, a_rows: list, b_mem: Value, b_rows: l
     A tile value cannot cross a block boundary (the LLVM lowering of
     ``cf.br`` has no type for it), so no loop carries C: the K steps run
     in unrolled chunks of ``unroll``, C stored into ``c_mem`` after each
-    and loaded before the next (the first chunk starts from zero tiles).
+    and loaded before the next (the first chunk starts from zero tiles, or
+    with ``c_init``, a memref of at least 16 rows, from its tiles at
+    ``[0, col0 + 16 j]``: e.g. a per-column offset repeated in 16 rows).
     """
     steps = k // a_tile.cols
     u = min(steps, unroll)
@@ -185,8 +188,12 @@ def micro_kernel(e: Emitter, a_mem: Value, a_rows: list, b_mem: Value, b_rows: l
     def loaded() -> list:
         return [load(e, c_mem, list(c_at[i][j]), c_tile) for i in range(na) for j in range(nb)]
 
-    z = zero(e, c_tile)
-    stored(chunk(0, u, [z] * (na * nb)))
+    if c_init is None:
+        z = zero(e, c_tile)
+        first = [z] * (na * nb)
+    else:
+        first = [load(e, c_init, [0, c_at[0][j][1]], c_tile) for _ in range(na) for j in range(nb)]
+    stored(chunk(0, u, first))
     full = steps // u
     if full > 1:
         from onnx_mlir_py.passes.optimize.kernel_emit import INDEX
