@@ -167,44 +167,43 @@ def micro_kernel(e: Emitter, a_mem: Value, a_rows: list, b_mem: Value, b_rows: l
     """
     steps = k // a_tile.cols
     u = min(steps, unroll)
-    na, nb = len(a_rows), len(b_rows)
-    c_at = [[(e.add(row0, i * ROWS), e.add(col0, j * c_tile.cols)) for j in range(nb)]
-            for i in range(na)]
-
-    def chunk(k0, n: int, start: list) -> list:
-        c = list(start)
-        for s in range(n):
-            kk = e.add(k0, s)
-            av = [load(e, a_mem, [r, e.mul(kk, a_tile.cols)], a_tile) for r in a_rows]
-            bv = [load(e, b_mem, [e.add(r, e.mul(kk, b_tile.rows)), 0], b_tile) for r in b_rows]
-            c = [mul(e, av[i], bv[j], c[i * nb + j]) for i in range(na) for j in range(nb)]
-        return c
-
-    def stored(c: list) -> None:
-        for i in range(na):
-            for j in range(nb):
-                store(e, c_mem, list(c_at[i][j]), c[i * nb + j])
-
-    def loaded() -> list:
-        return [load(e, c_mem, list(c_at[i][j]), c_tile) for i in range(na) for j in range(nb)]
-
-    if c_init is None:
-        z = zero(e, c_tile)
-        first = [z] * (na * nb)
-    else:
-        first = [load(e, c_init, [0, c_at[0][j][1]], c_tile) for _ in range(na) for j in range(nb)]
-    stored(chunk(0, u, first))
+    kw = dict(a_tile=a_tile, b_tile=b_tile, c_tile=c_tile, mul=mul)
+    accumulate(e, a_mem, a_rows, b_mem, b_rows, 0, u, c_mem, row0, col0, first=True, **kw)
     full = steps // u
     if full > 1:
         from onnx_mlir_py.passes.optimize.kernel_emit import INDEX
         iv = Value(e.fresh("iv"), INDEX)
         e(f"scf.for {iv} = {e.index(1)} to {e.index(full)} step {e.index(1)} {{")
         e.ind += 1
-        stored(chunk(e.mul(iv, u), u, loaded()))
+        accumulate(e, a_mem, a_rows, b_mem, b_rows, e.mul(iv, u), u, c_mem, row0, col0, **kw)
         e.ind -= 1
         e("}")
     if steps % u:
-        stored(chunk(full * u, steps % u, loaded()))
+        accumulate(e, a_mem, a_rows, b_mem, b_rows, full * u, steps % u, c_mem, row0, col0, **kw)
+
+
+def accumulate(e: Emitter, a_mem: Value, a_rows: list, b_mem: Value, b_rows: list, k0, n: int,
+               c_mem: Value, row0, col0, *, first: bool = False, a_tile: Tile = A_BF16,
+               b_tile: Tile = B_BF16, c_tile: Tile = C_F32, mul=mulf) -> None:
+    """One chunk of :func:`micro_kernel` (same operands): the ``n`` K steps
+    from step ``k0`` (unrolled) added to the C tiles in ``c_mem`` (loaded
+    first; ``first``: from zero tiles instead), stored back. Kernels that
+    order their loops K chunk first (A's chunk stays in L1 across column
+    blocks) call it directly."""
+    na, nb = len(a_rows), len(b_rows)
+    c_at = [(e.add(row0, i * ROWS), e.add(col0, j * c_tile.cols)) for i in range(na)
+            for j in range(nb)]
+    if first:
+        c = [zero(e, c_tile)] * (na * nb)
+    else:
+        c = [load(e, c_mem, list(at), c_tile) for at in c_at]
+    for s in range(n):
+        kk = e.add(k0, s)
+        av = [load(e, a_mem, [r, e.mul(kk, a_tile.cols)], a_tile) for r in a_rows]
+        bv = [load(e, b_mem, [e.add(r, e.mul(kk, b_tile.rows)), 0], b_tile) for r in b_rows]
+        c = [mul(e, av[i], bv[j], c[i * nb + j]) for i in range(na) for j in range(nb)]
+    for at, t in zip(c_at, c):
+        store(e, c_mem, list(at), t)
 
 
 def mark_features(module, features: tuple) -> None:
@@ -220,5 +219,5 @@ def mark_features(module, features: tuple) -> None:
 
 
 __all__ = ["MemRef", "Tile", "memref", "to_buffer", "alloc", "dealloc", "to_tensor", "collapse",
-           "zero", "load", "store", "mulf", "muli", "micro_kernel", "mark_features",
+           "zero", "load", "store", "mulf", "muli", "micro_kernel", "accumulate", "mark_features",
            "A_BF16", "B_BF16", "C_F32", "A_I8", "B_I8", "C_I32", "FEATURES_BF16", "FEATURES_INT8"]
