@@ -168,7 +168,8 @@ def micro_kernel(e: Emitter, a_mem: Value, a_rows: list, b_mem: Value, b_rows: l
     steps = k // a_tile.cols
     u = min(steps, unroll)
     kw = dict(a_tile=a_tile, b_tile=b_tile, c_tile=c_tile, mul=mul)
-    accumulate(e, a_mem, a_rows, b_mem, b_rows, 0, u, c_mem, row0, col0, first=True, **kw)
+    accumulate(e, a_mem, a_rows, b_mem, b_rows, 0, u, c_mem, row0, col0, first=True,
+               c_init=c_init, **kw)
     full = steps // u
     if full > 1:
         from onnx_mlir_py.passes.optimize.kernel_emit import INDEX
@@ -184,16 +185,19 @@ def micro_kernel(e: Emitter, a_mem: Value, a_rows: list, b_mem: Value, b_rows: l
 
 def accumulate(e: Emitter, a_mem: Value, a_rows: list, b_mem: Value, b_rows: list, k0, n: int,
                c_mem: Value, row0, col0, *, first: bool = False, a_tile: Tile = A_BF16,
-               b_tile: Tile = B_BF16, c_tile: Tile = C_F32, mul=mulf) -> None:
+               b_tile: Tile = B_BF16, c_tile: Tile = C_F32, mul=mulf,
+               c_init: Value | None = None) -> None:
     """One chunk of :func:`micro_kernel` (same operands): the ``n`` K steps
     from step ``k0`` (unrolled) added to the C tiles in ``c_mem`` (loaded
-    first; ``first``: from zero tiles instead), stored back. Kernels that
-    order their loops K chunk first (A's chunk stays in L1 across column
-    blocks) call it directly."""
+    first; ``first``: from zero tiles instead, or from ``c_init``'s as in
+    micro_kernel), stored back. Kernels that order their loops K chunk
+    first (A's chunk stays in L1 across column blocks) call it directly."""
     na, nb = len(a_rows), len(b_rows)
     c_at = [(e.add(row0, i * ROWS), e.add(col0, j * c_tile.cols)) for i in range(na)
             for j in range(nb)]
-    if first:
+    if first and c_init is not None:
+        c = [load(e, c_init, [0, c_at[j][1]], c_tile) for _ in range(na) for j in range(nb)]
+    elif first:
         c = [zero(e, c_tile)] * (na * nb)
     else:
         c = [load(e, c_mem, list(at), c_tile) for at in c_at]
