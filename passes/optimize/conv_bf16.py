@@ -136,6 +136,7 @@ def bf16_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
     from mlir.dialects import arith, func, linalg, tensor as tensor_d
     from onnx_mlir_py.passes.optimize.kernel_plan import KERNEL_ATTR, THREAD_MIN_MACS, assigned
     from onnx_mlir_py.passes.optimize.matmul_q8 import add_functions
+    from onnx_mlir_py.passes.optimize import matmul_bf16_amx as amx
     from onnx_mlir_py.passes.optimize.matmul_bf16 import finish, kernel_call, pad_columns
     if not target.avx512_bf16 or target.vector_width != LANES:
         return 0
@@ -143,8 +144,11 @@ def bf16_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
     count = 0
     bf16, f32, i32 = ir.BF16Type.get(), ir.F32Type.get(), ir.IntegerType.get_signless(32)
     for op in list(walk_ops(module.operation, "linalg.conv_2d_nchw_fchw")):
-        if KERNEL_ATTR in op.attributes and not assigned(op, KERNEL):
+        if KERNEL_ATTR in op.attributes and not assigned(op, KERNEL) and \
+                not assigned(op, amx.CONV_KERNEL):
             continue
+        on_amx = assigned(op, amx.CONV_KERNEL) or \
+            (KERNEL_ATTR not in op.attributes and amx.available(target))
         cv = match(op)
         if cv is None:
             continue
@@ -177,8 +181,20 @@ def bf16_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
             rows_t = tensor_d.CastOp(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i32),
                                      const(rows, i32)).result
             par = threads and cv.macs >= THREAD_MIN_MACS
-            res = kernel_call(module, funcs, len(koffs) * 2, b, par,
-                              [flat, rows_t, const(koffs, i32)], gather=n * h * w * c2)
+            if on_amx and amx.pointwise(cv, c2):    # the channels-last pixels are A
+                a2 = tensor_d.CastOp(ir.RankedTensorType.get(
+                    [ir.ShapedType.get_dynamic_size(), c2], bf16), tensor_d.CollapseShapeOp(
+                    ir.RankedTensorType.get([n * h * w, c2], bf16), xt,
+                    ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(
+                        ir.IntegerType.get_signless(64), i) for i in g]) for g in ([0, 1, 2], [3])]
+                    )).result).result
+                res = amx.kernel_call(module, funcs, c2, b, par, [a2])
+            elif on_amx:    # AMX: an im2col of each block of 32 pixels (matmul_bf16_amx.py)
+                res = amx.kernel_call(module, funcs, len(koffs) * 2, b, par, [flat, rows_t],
+                                      gather=(n * h * w * c2, amx.segments(cv, c2)))
+            else:
+                res = kernel_call(module, funcs, len(koffs) * 2, b, par,
+                                  [flat, rows_t, const(koffs, i32)], gather=n * h * w * c2)
             fp = b.shape[1]
             key = ("transpose", m, fp, par)
             if key not in funcs:

@@ -366,6 +366,16 @@ def _int8_matmul(op, t: Target):
     return plan(op, t)
 
 
+def _amx_bf16_conv(op, t: Target):
+    from onnx_mlir_py.passes.optimize.matmul_bf16_amx import conv_plan
+    return conv_plan(op, t)
+
+
+def _amx_bf16_matmul(op, t: Target):
+    from onnx_mlir_py.passes.optimize.matmul_bf16_amx import plan
+    return plan(op, t)
+
+
 def _bf16_matmul(op, t: Target):
     from onnx_mlir_py.passes.optimize.matmul_bf16 import plan
     return plan(op, t)
@@ -390,10 +400,12 @@ KERNELS = {
     "depthwise": [("depthwise_q8", _depthwise_q8), ("depthwise_rows", _depthwise),
                   ("depthwise_dyn", _depthwise_dyn)],
     "pool": [("pool_rows", _pool), ("pool_q8", _pool_q8), ("pool_dyn", _pool_dyn)],
-    "conv": [("int8_im2col", _int8_conv), ("conv_bf16", _bf16_conv), ("conv_direct", _conv_direct),
+    "conv": [("int8_im2col", _int8_conv), ("amx_conv_bf16", _amx_bf16_conv),
+             ("conv_bf16", _bf16_conv), ("conv_direct", _conv_direct),
              ("conv_im2col", _conv_matmul),
              ("conv_dyn", _conv_dyn)],
-    "matmul": [("int8_vnni", _int8_matmul), ("packed_matmul_bf16", _bf16_matmul),
+    "matmul": [("int8_vnni", _int8_matmul), ("amx_matmul_bf16", _amx_bf16_matmul),
+               ("packed_matmul_bf16", _bf16_matmul),
                ("nbits_decode", _nbits_decode)] +
               [(k, _matmul(k)) for k in ("packed_matmul", "packed_matmul_dyn",
                                          "block_pack_matmul")],

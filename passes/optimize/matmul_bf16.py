@@ -259,12 +259,12 @@ def kernel_text(name: str, k: int, n: int, nb: int, threaded: bool, gather: int 
 
 
 # -- the rewrite step ----------------------------------------------------------------
-def planned(module: ir.Module):
+def planned(module: ir.Module, kernels: tuple = (KERNEL,)):
     """(op, match, B's uint16 bits [K, N]) for each matmul the plan gave
-    this kernel (every matching one without a plan tag, for the named pass)."""
+    one of ``kernels`` (every matching one without a plan tag, for the named pass)."""
     from onnx_mlir_py.passes.optimize.kernel_plan import KERNEL_ATTR, assigned
     for op in walk_ops(module.operation, "linalg.matmul"):
-        if KERNEL_ATTR in op.attributes and not assigned(op, KERNEL):
+        if KERNEL_ATTR in op.attributes and not any(assigned(op, k) for k in kernels):
             continue
         q = match(op)
         if q is None:
@@ -317,28 +317,41 @@ def finish(module: ir.Module, funcs: dict) -> None:
         PassManager.parse('builtin.module(inline{default-pipeline=""}, symbol-dce, canonicalize, cse)',
                           module.context).run(module.operation)
         mark_bf16(module)
+        if any(isinstance(k, tuple) and k[0] == "amx" for k in funcs):
+            from onnx_mlir_py.passes.optimize.amx_tiles import FEATURES_BF16, mark_features
+            mark_features(module, FEATURES_BF16)
 
 
 def bf16_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -> int:
-    """Rewrite the matmuls the plan gave ``packed_matmul_bf16``. Returns the count."""
+    """Rewrite the matmuls the plan gave ``packed_matmul_bf16`` (or
+    ``amx_matmul_bf16``: matmul_bf16_amx.py). Returns the count."""
     from mlir.dialects import arith, tensor as tensor_d
-    from onnx_mlir_py.passes.optimize.kernel_plan import threaded_kernel
+    from onnx_mlir_py.passes.optimize import matmul_bf16_amx as amx
+    from onnx_mlir_py.passes.optimize.kernel_plan import KERNEL_ATTR, assigned, threaded_kernel
     if not target.avx512_bf16 or target.vector_width != LANES:
         return 0
     funcs: dict[tuple, str] = {}
     count = 0
     f32 = ir.F32Type.get()
     dyn = ir.ShapedType.get_dynamic_size()
-    for op, q, b in list(planned(module)):
+    for op, q, b in list(planned(module, (KERNEL, amx.KERNEL))):
         macs = None if q.m is None else q.m * q.k * q.n
+        on_amx = assigned(op, amx.KERNEL) or \
+            (KERNEL_ATTR not in op.attributes and amx.available(target))
         with ir.InsertionPoint(op), op.location:
             a = q.a
             at = ir.RankedTensorType.get([dyn, q.k], ir.BF16Type.get())
             if a.type != at:
                 a = tensor_d.CastOp(at, a).result
-            res = kernel_call(module, funcs, q.k, pad_columns(b),
-                              threads and threaded_kernel(macs, _bytes(q)), [a])
-            if q.n_padded != q.n:
+            call = amx.kernel_call if on_amx else kernel_call
+            res = call(module, funcs, q.k, pad_columns(b),
+                       threads and threaded_kernel(macs, _bytes(q)), [a])
+            if on_amx:      # M' >= M rows
+                rows = tensor_d.DimOp(a, arith.ConstantOp(ir.IndexType.get(), 0).result).result
+                res = tensor_d.ExtractSliceOp(
+                    ir.RankedTensorType.get([dyn, q.n], f32), res, [], [rows], [],
+                    [0, 0], [dyn, q.n], [1, 1]).result
+            elif q.n_padded != q.n:
                 rows = tensor_d.DimOp(res, arith.ConstantOp(ir.IndexType.get(), 0).result).result
                 res = tensor_d.ExtractSliceOp(
                     ir.RankedTensorType.get([dyn, q.n], f32), res, [], [rows], [],
