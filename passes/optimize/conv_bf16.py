@@ -188,21 +188,26 @@ def bf16_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
                     ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(
                         ir.IntegerType.get_signless(64), i) for i in g]) for g in ([0, 1, 2], [3])]
                     )).result).result
-                res = amx.kernel_call(module, funcs, c2, b, par, [a2])
+                res = amx.kernel_call(module, funcs, c2, b, par, [a2], out_m=m if amx.TRANSPOSED_OUT else None)
             elif on_amx:    # AMX: an im2col of each block of 32 pixels (matmul_bf16_amx.py)
                 res = amx.kernel_call(module, funcs, len(koffs) * 2, b, par, [flat, rows_t],
-                                      gather=(n * h * w * c2, amx.segments(cv, c2)))
+                                      gather=(n * h * w * c2, amx.segments(cv, c2)),
+                                      out_m=m if amx.TRANSPOSED_OUT else None)
             else:
                 res = kernel_call(module, funcs, len(koffs) * 2, b, par,
                                   [flat, rows_t, const(koffs, i32)], gather=n * h * w * c2)
             fp = b.shape[1]
             key = ("transpose", m, fp, par)
-            if key not in funcs:
+            t_out = on_amx and amx.TRANSPOSED_OUT
+            if t_out:       # [F', M] already (the kernel's transposed stores)
+                pass
+            elif key not in funcs:
                 funcs[key] = f"__om_bf16_transpose_{m}x{fp}" + ("_par" if par else "")
                 add_functions(module, ir.Module.parse(
                     "module {\n" + transpose_text(funcs[key], m, fp, par) + "\n}", module.context))
-            res = func.CallOp([ir.RankedTensorType.get([fp, m], f32)],
-                              ir.FlatSymbolRefAttr.get(funcs[key]), [res]).results[0]
+            if not t_out:
+                res = func.CallOp([ir.RankedTensorType.get([fp, m], f32)],
+                                  ir.FlatSymbolRefAttr.get(funcs[key]), [res]).results[0]
             if fp != f:
                 res = tensor_d.ExtractSliceOp(ir.RankedTensorType.get([f, m], f32), res, [], [], [],
                                               [0, 0], [f, m], [1, 1]).result

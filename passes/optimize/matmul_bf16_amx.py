@@ -49,6 +49,7 @@ MB = 32                 # rows of a block: 2 A tiles
 KSTEP = 32              # bf16 per A tile row
 NT = 16                 # columns of a C tile
 KCHUNK = 8              # K steps per chunk: C stored / loaded between chunks
+TRANSPOSED_OUT = True   # convs: the kernel writes [F, M] (no transpose pass after it)
 I32 = Type(Kind.SCALAR, Elem.I32)
 BF16 = Type(Kind.SCALAR, Elem.BF16)
 
@@ -116,12 +117,15 @@ def pack_b(b: np.ndarray) -> np.ndarray:
 
 
 # -- the kernel function -----------------------------------------------------------
-def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None) -> str:
+def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None,
+                out_m: int | None = None) -> str:
     """``func.func private @name(a, bp: [N/16 * Kp/2, 32] bf16[, rows: [M] i32])
     -> [M', N] f32`` (``n`` a multiple of 16; M' = M padded to 32; see the
     module docstring). ``gather``: None (``a``: [?, K] bf16) or ``(size,
     segments)`` of a conv (``a``: the flat channels-last input of ``size``
-    elements)."""
+    elements). ``out_m`` (a conv's M, static): the result is ``[N, M]``
+    instead (a conv's NCHW image), each block's C tiles stored into a [32, N]
+    buffer and written transposed in 16x16 blocks."""
     e = Emitter()
     kpad, nt = kp(k), n // NT
     direct = gather is None and k % KSTEP == 0
@@ -141,12 +145,12 @@ def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None) -> str:
         m = e.op("m", f"memref.dim {rm}, {e.index(0)} : {rm.type}", INDEX)
         flat, segs = am, gather[1]
     nblk = e.div(e.add(m, MB - 1), MB)
-    out = amx.alloc(e, [e.mul(nblk, MB), n], Elem.F32, "out")
+    out = amx.alloc(e, [e.mul(nblk, MB), n] if out_m is None else [n, out_m], Elem.F32, "out")
     v32 = vector(32, Elem.BF16)
     zero = e.const("0.0", BF16)
     zvec = e.splat_const("0.0", v32)
 
-    def compute(a_mem, a_row0, row0) -> None:
+    def compute(a_mem, a_row0, c_mem, row0) -> None:
         """Rows row0.. (A's from a_row0 of a_mem) x all columns: per chunk
         of KCHUNK K steps (A's chunk stays in L1), every column block."""
         bstep = kpad // 2       # B rows of one 16-column block
@@ -155,7 +159,7 @@ def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None) -> str:
         def columns(k0, n: int, first: bool) -> None:
             def block(cols: list) -> None:
                 amx.accumulate(e, a_mem, [a_row0, e.add(a_row0, 16)], bm,
-                               [e.mul(j, bstep) for j in cols], k0, n, out, row0,
+                               [e.mul(j, bstep) for j in cols], k0, n, c_mem, row0,
                                e.mul(cols[0], NT), first=first)
             if nt >= 2:
                 j = _for(e, 0, nt // 2)
@@ -216,16 +220,42 @@ def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None) -> str:
         e("}")
         _end(e)
 
+    def transposed(rb, cbuf) -> None:
+        """The block's [32, N] C into out [N, M] at column rb * 32, 16x16 blocks."""
+        vt = vector([NT, NT])
+        fb = _for(e, 0, nt)
+        f0 = e.mul(fb, NT)
+        for pb in range(MB // NT):
+            p = e.add(e.mul(rb, MB), pb * NT)
+            v = e.read(cbuf, [pb * NT, f0], e.f32(0.0), vt)
+            t = e.op("tr", f"vector.transpose {v}, [1, 0] : {vt} to {vt}", vt)
+            whole = e.cmpi("ule", e.add(p, NT), out_m)
+            e(f"scf.if {whole} {{")
+            e(f"  vector.transfer_write {t}, {out}[{f0}, {p}] {{in_bounds = [true, true]}} "
+              f": {vt}, {out.type}")
+            e("} else {")     # the last pixels: masked
+            e(f"  vector.transfer_write {t}, {out}[{f0}, {p}] {{in_bounds = [true, false]}} "
+              f": {vt}, {out.type}")
+            e("}")
+        _end(e)
+
+    def block(a_mem, a_row0, rb) -> None:
+        if out_m is None:
+            compute(a_mem, a_row0, out, e.mul(rb, MB))
+        else:
+            cbuf = amx.alloc(e, [MB, n], Elem.F32, "cbuf")
+            compute(a_mem, a_row0, cbuf, 0)
+            transposed(rb, cbuf)
+
     def packed_block(rb) -> None:
         buf = amx.alloc(e, [MB, kpad], Elem.BF16, "abuf")
         pack(buf, rb)
-        compute(buf, 0, e.mul(rb, MB))
+        block(buf, 0, rb)
 
     if direct:      # whole blocks straight from A, the last part block packed
         nfull = e.div(m, MB)
         rb = _forall(e, nfull, threaded)
-        row0 = e.mul(rb, MB)
-        compute(am, row0, row0)
+        block(am, e.mul(rb, MB), rb)
         _end(e)
         part = e.cmpi("ult", e.mul(nfull, MB), m)
         e(f"scf.if {part} {{")
@@ -267,7 +297,7 @@ def _end(e: Emitter) -> None:
 
 # -- the calls -------------------------------------------------------------------
 def kernel_call(module: ir.Module, funcs: dict, k: int, b: np.ndarray, threaded: bool,
-                args: list, gather=None) -> ir.Value:
+                args: list, gather=None, out_m: int | None = None) -> ir.Value:
     """At the insertion point: the call of the AMX kernel (added to ``module``
     once per shape) of A (``args[0]``; a conv's rows table after it) times
     ``b`` (B's bits [K, N'], N' a multiple of 16): its [M', N'] f32 result
@@ -276,15 +306,18 @@ def kernel_call(module: ir.Module, funcs: dict, k: int, b: np.ndarray, threaded:
     from onnx_mlir_py.ir_resources import resource_attr
     from onnx_mlir_py.passes.optimize.matmul_q8 import add_functions
     npad = b.shape[1]
-    key = ("amx", k, npad, threaded, None if gather is None else (gather[0], tuple(gather[1])))
+    key = ("amx", k, npad, threaded, None if gather is None else (gather[0], tuple(gather[1])),
+           out_m)
     if key not in funcs:
         funcs[key] = f"__om_amx_bf16_matmul_{k}x{npad}" + ("_par" if threaded else "") + \
-            ("" if gather is None else f"_gather{len(funcs)}")
-        text = kernel_text(funcs[key], k, npad, threaded, gather)
+            ("" if gather is None else f"_gather{len(funcs)}") + \
+            ("" if out_m is None else f"_t{out_m}")
+        text = kernel_text(funcs[key], k, npad, threaded, gather, out_m)
         add_functions(module, ir.Module.parse("module {\n" + text + "\n}", module.context))
     packed = pack_b(b)
     pt = ir.RankedTensorType.get(list(packed.shape), ir.BF16Type.get())
     bp = arith.ConstantOp(pt, resource_attr(packed, "bf16_packed", pt)).result
     dyn = ir.ShapedType.get_dynamic_size()
-    return func.CallOp([ir.RankedTensorType.get([dyn, npad], ir.F32Type.get())],
+    shape = [dyn, npad] if out_m is None else [npad, out_m]
+    return func.CallOp([ir.RankedTensorType.get(shape, ir.F32Type.get())],
                        ir.FlatSymbolRefAttr.get(funcs[key]), [args[0], bp] + list(args[1:])).results[0]

@@ -9,8 +9,10 @@
 // 2 x 2 C tiles (tdpbf16ps), then the odd column tile; the result [M', 48]
 // sliced to [M, 40]. A conv: an im2col of 32 pixels per block from the
 // channels-last input, one masked piece of KW * C = 12 elements per filter
-// row; a 1x1 conv reads its channels-last pixels as A (no im2col). Zen 4
-// (no AMX) keeps the AVX512-BF16 kernel.
+// row; a 1x1 conv reads its channels-last pixels as A (no im2col); a conv's
+// C tiles go to a [32, F'] buffer per block, written transposed into the
+// [F', pixels] result (16x16 blocks, the last pixels masked). Zen 4 (no
+// AMX) keeps the AVX512-BF16 kernel.
 
 // CHECK: module attributes {om.cpu_features = [{{.*}}"amx-tile", "amx-bf16"]}
 // CHECK-LABEL: func.func @odd_k
@@ -47,13 +49,19 @@ func.func @odd_k(%a: tensor<?x3xbf16>) -> tensor<?x40xf32> {
 // CONV-LABEL: func.func @conv
 // CONV-NOT: linalg.conv_2d_nchw_fchw
 // CONV: linalg.transpose {{.*}} permutation = [0, 2, 3, 1]
-// CONV: call @__om_amx_bf16_matmul_36x16_gather0
-// CONV: vector.transpose {{.*}} : vector<16x16xf32> to vector<16x16xf32>
-// CONV: func.func private @__om_amx_bf16_matmul_36x16_gather0
+// CONV: call @__om_amx_bf16_matmul_36x16_gather0_t16({{.*}}) -> tensor<16x16xf32>
+// CONV: tensor.extract_slice {{.*}} to tensor<8x16xf32>
+// CONV: tensor.expand_shape {{.*}} into tensor<1x8x4x4xf32>
+// CONV: func.func private @__om_amx_bf16_matmul_36x16_gather0_t16
+// CONV: memref.alloc() {alignment = 64 : i64} : memref<16x16xf32>
 // CONV: tensor.extract {{.*}} : tensor<?xi32>
 // CONV: vector.constant_mask [12] : vector<32xi1>
 // CONV-COUNT-3: vector.transfer_read {{.*}} : memref<144xbf16>, vector<32xbf16>
 // CONV: amx.tile_mulf
+// CONV: amx.tile_store {{.*}} : memref<32x16xf32>
+// CONV: vector.transpose {{.*}} : vector<16x16xf32> to vector<16x16xf32>
+// CONV: vector.transfer_write {{.*}} {in_bounds = [true, true]} : vector<16x16xf32>, memref<16x16xf32>
+// CONV: vector.transfer_write {{.*}} {in_bounds = [true, false]} : vector<16x16xf32>, memref<16x16xf32>
 func.func @conv(%x: tensor<1x3x6x6xbf16>) -> tensor<1x8x4x4xf32> {
   %w = arith.constant dense<0.5> : tensor<8x3x3x3xbf16>
   %z = arith.constant 0.0 : f32
@@ -67,8 +75,8 @@ func.func @conv(%x: tensor<1x3x6x6xbf16>) -> tensor<1x8x4x4xf32> {
 
 // CONV-LABEL: func.func @pointwise
 // CONV: tensor.collapse_shape {{.*}} {{\[\[}}0, 1, 2], [3]] : tensor<1x4x4x32xbf16> into tensor<16x32xbf16>
-// CONV: call @__om_amx_bf16_matmul_32x16(
-// CONV: func.func private @__om_amx_bf16_matmul_32x16(
+// CONV: call @__om_amx_bf16_matmul_32x16_t16(
+// CONV: func.func private @__om_amx_bf16_matmul_32x16_t16(
 // CONV: amx.tile_load %{{.*}} : memref<?x32xbf16> into !amx.tile<16x32xbf16>
 func.func @pointwise(%x: tensor<1x32x4x4xbf16>) -> tensor<1x16x4x4xf32> {
   %w = arith.constant dense<0.5> : tensor<16x32x1x1xbf16>
