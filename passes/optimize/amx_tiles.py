@@ -197,8 +197,9 @@ def accumulate(e: Emitter, a_mem: Value, a_rows: list, b_mem: Value, b_rows: lis
             for j in range(nb)]
     if first and c_init is not None:
         c = [load(e, c_init, [0, c_at[j][1]], c_tile) for _ in range(na) for j in range(nb)]
-    elif first:
-        c = [zero(e, c_tile)] * (na * nb)
+    elif first:     # a zero tile each: tdpbf16ps accumulates in place, so one
+        # shared zero tile would be copied through the stack for each C tile
+        c = [zero(e, c_tile) for _ in range(na * nb)]
     else:
         c = [load(e, c_mem, list(at), c_tile) for at in c_at]
     for s in range(n):
