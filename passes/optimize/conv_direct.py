@@ -423,7 +423,15 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
         par = par and oh * panels > 1
         v["buf"] = None if image else row.fill_plane(
             e.empty([c, dv.xs[2], s, phase_width(dv, vw)], base="plane"), par)
-        if par and panels > 1:             # rows x filter panels: even shares of short maps
+        if pix and panels > 1 and pixels.panels_outer(dv, target):
+            # filter panels x rows (panels_outer): a panel's weights come
+            # from L3 once and stay in L2 over the rows
+            if par:
+                ip, oo, res = e.forall(oh * panels, on)
+            else:
+                ip, (oo,), (res,) = e.loop(e.index(0), e.index(oh * panels), e.index(1), [on])
+            v["panel"], ohv = e.iop("divui", ip, e.index(oh)), e.rem(ip, oh)
+        elif par and panels > 1:           # rows x filter panels: even shares of short maps
             ip, oo, res = e.forall(oh * panels, on)
             ohv, v["panel"] = e.iop("divui", ip, e.index(panels)), e.rem(ip, panels)
         elif par:
@@ -468,7 +476,7 @@ def kernel_function(name: str, dv: Direct, target: Target, threads: bool) -> str
     if par:
         e.end_forall(rres, oo, [v["n"], f0s, ohv, 0], [1, fs, 1, ow])
     else:
-        e.end([e.insert_slice(rres, oo, [v["n"], 0, ohv, 0], [1, f, 1, ow])])
+        e.end([e.insert_slice(rres, oo, [v["n"], f0s, ohv, 0], [1, fs, 1, ow])])
     if plane:
         e.end([res])
         res = nres

@@ -46,6 +46,8 @@ that loop was the fill (1.4-3.4%) and the transpose (2.4-3%).
 """
 from __future__ import annotations
 
+import math
+
 from onnx_mlir_py.passes.optimize.kernel_emit import Emitter, Value, mask, tensor, vector
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 
@@ -59,6 +61,17 @@ from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 # a bare conv + bias differs in the last bits (im2col adds the bias after
 # the k loop, here it is the accumulators' start).
 MIN_CHANNELS = 16
+# On a core with two FMA pipes (Intel server cores; Target.fma_pipes) the
+# filter panels are the image's outer loop, the output rows the inner one,
+# when the weights take more than this share of L2 (panels_outer): rows
+# outermost, each row streamed all the weights from L3 (ResNet's 512 x 3x3
+# x 512 convs: 9.4 MB per row of a 7x7 map), at the rate two pipes eat them
+# (a weight vector per 7-8 cycles per pipe pair). Measured (Emerald Rapids,
+# 2 MiB L2, 1 thread, thread CPU, alternating, load 3.6-4.3), panels / rows
+# outermost, min: ResNet-18 0.775 (0.751 median), ResNet-50 0.922; every 3x3
+# conv panels-outer (the 147-590 KB weights too) was no better than this
+# threshold (1.00 min, 0.955 median). Zen 4 (1 pipe) keeps the rows outermost.
+PANELS_OUTER_L2 = 0.5
 MAX_TILE = 8              # pixels of the register tile (x 2 vectors of filters)
 
 
@@ -75,6 +88,14 @@ def pixel_tile(ow: int) -> int:
     if ow <= MAX_TILE:
         return ow
     return min(range(MAX_TILE - 2, MAX_TILE + 1), key=lambda t: (-(-ow // t) * t - ow, -t))
+
+
+def panels_outer(dv, target) -> bool:
+    """Whether the image's loop runs the filter panels outermost and the
+    output rows inside (else the rows, each over every panel): on a core
+    with two FMA pipes whose L2 holds less than twice the weights
+    (PANELS_OUTER_L2)."""
+    return target.fma_pipes >= 2 and 4 * math.prod(dv.ws) > PANELS_OUTER_L2 * target.l2
 
 
 def padded_tile(mr: int) -> int:

@@ -174,3 +174,49 @@ def test_pixels_one_row_threads(tmp_path):
     model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     compare_with_ort(tmp_path, model, ["y"], [1, 3], (1, 2), march="x86-64-v4",
                      feeds=lambda n: {"x": R.standard_normal((n, 64, 1, 70)).astype(np.float32)})
+
+
+# weights above half of x86-64-v4's 1 MiB L2 on its 2 FMA pipes: the filter
+# panels outermost (conv_direct_pixels.panels_outer): 2 panels x 7 rows, a
+# stride 2 with unequal pads (4 panels x 7 rows), tiles of 7 + 6 in 4 rows
+PANEL_CASES = [
+    ("po_map7", (256, 7, 7), 64, 3, dict(pads=[1, 1, 1, 1]), True, "relu"),
+    ("po_s2", (144, 13, 11), 128, 3, dict(strides=[2, 2], pads=[1, 0, 1, 2]), True, None),
+    ("po_asym", (160, 5, 13), 96, 3, dict(pads=[0, 2, 1, 1]), False, "clip"),
+]
+
+
+def test_panels_outer_loop_order():
+    """On two FMA pipes with more weights than half of L2, the image's loop
+    runs filter panels outside the rows (one loop or forall of panels x rows,
+    panel = i / OH); with fewer weights, or on Zen 4's one pipe, the rows
+    stay outermost."""
+    from onnx_mlir_py.passes.optimize.conv_direct import Direct, kernel_function
+    from onnx_mlir_py.passes.optimize.conv_direct_pixels import panels_outer
+    from onnx_mlir_py.target import target_for
+    v4, zen4, spr = (target_for(c) for c in ("x86-64-v4", "znver4", "sapphirerapids"))
+    big = Direct((1, 512, 7, 7), (512, 512, 3, 3), (1, 512, 7, 7), (1, 1), (1, 1), "bias",
+                 (1, 1, 1, 1))
+    small = Direct((1, 128, 28, 28), (128, 128, 3, 3), (1, 128, 28, 28), (1, 1), (1, 1), "bias",
+                   (1, 1, 1, 1))
+    assert panels_outer(big, v4) and panels_outer(big, spr) and not panels_outer(big, zen4)
+    # 590 KB: above half of x86-64-v4's 1 MiB L2, below half of Sapphire Rapids' 2 MiB
+    assert panels_outer(small, v4) and not panels_outer(small, spr)
+    for threads, head in ((False, "to %k112 step %k1"), (True, ") in (112)")):
+        text = kernel_function("k", big, spr, threads=threads)   # 16 panels x 7 rows
+        assert text.count(head) == 1 and "arith.divui %iv" in text and "%k7 : index" in text
+        assert "[1, 32, 1, 7]" in text and "[1, 512, 1, 7]" not in text
+        zen = kernel_function("k", big, zen4, threads=threads)
+        if threads:             # rows x panels, the row i / 16
+            assert zen.count(") in (112)") == 1 and "%k16 : index" in zen
+        else:                   # rows, each over every panel
+            assert "to %k7 step %k1" in zen and "[1, 512, 1, 7]" in zen
+            assert "arith.divui" not in zen and "to %k112" not in zen
+
+
+def test_panels_outer_static(tmp_path):
+    check_cases(tmp_path, PANEL_CASES, 1, [1], R, 0.05, threads=(1, 2), march="x86-64-v4")
+
+
+def test_panels_outer_dynamic_batch(tmp_path):
+    check_cases(tmp_path, PANEL_CASES, "N", [1, 3], R, 0.05, threads=(1, 2), march="x86-64-v4")
