@@ -17,6 +17,8 @@ codegen bufferizes it.
     conv_dyn            conv_2d_nchw_fchw with dynamic H/W -> im2col + packed contraction
     int8 convs          i32 conv of an 8-bit input and constant s8 filters -> 8-bit
                         im2col + int8 matmul (conv_q8.py; AVX-512 VNNI targets)
+    int8 amx matmuls    the same matmuls (and the im2col convs') on AMX-INT8 targets
+                        -> AMX tile kernel (matmul_q8_amx.py)
     int8 matmuls        i32 matmul of 8-bit A (minus a zero point) and constant s8 B
                         -> VNNI kernel (matmul_q8.py; AVX-512 VNNI targets)
     nbits decode        MatMulNBits' matmul at M <= 8 (a dynamic M: when 1 at run time)
@@ -82,6 +84,7 @@ from mlir.passmanager import PassManager
 from onnx_mlir_py.passes.optimize.attention import attention_kernels
 from onnx_mlir_py.passes.optimize.matmul import pack_matmuls, tile_packed_contractions
 from onnx_mlir_py.passes.optimize.matmul_q8 import int8_matmuls
+from onnx_mlir_py.passes.optimize.matmul_q8_amx import int8_amx_matmuls
 from onnx_mlir_py.passes.optimize.matmul_bf16 import bf16_matmuls
 from onnx_mlir_py.passes.optimize.conv_bf16 import bf16_convs
 from onnx_mlir_py.passes.optimize.matmul_nbits import nbits_decodes
@@ -275,6 +278,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
                 row_block=target.matmul_tile[0], plan=plan)),
             ("dynamic convs", ("conv_dyn",), lambda: dynamic_convs_to_matmul(m, target, threads, plan)),
             ("int8 convs", ("int8_im2col",), lambda: int8_convs(m, target, threads, plan)),
+            ("int8 amx matmuls", ("int8_amx", "int8_im2col"), lambda: int8_amx_matmuls(m, target, threads, plan)),
             ("int8 matmuls", ("int8_vnni", "int8_im2col"), lambda: int8_matmuls(m, target, threads, plan)),
             ("bf16 matmuls", kernels, lambda: bf16_matmuls(m, target, threads, plan)),
             ("bf16 convs", kernels, lambda: bf16_convs(m, target, threads, plan)),
@@ -359,6 +363,7 @@ PASSES = {
     "o3-conv-dyn": _step(dynamic_convs_to_matmul),
     "o3-int8-conv": _step(int8_convs),
     "o3-int8-matmul": _step(int8_matmuls),
+    "o3-int8-amx-matmul": _step(int8_amx_matmuls),
     "o3-bf16-matmul": _step(bf16_matmuls),
     "o3-bf16-conv": _step(bf16_convs),
     "o3-nbits-decode": _step(nbits_decodes),

@@ -126,6 +126,10 @@ def plan(op: ir.Operation, target: Target):
         return (f"{FB} filters x {nv * 16} pixels", threaded_kernel(macs, None),
                 f"int8 conv, direct on 4-channel blocks{rows} ({sign} x s8, vpdpbusd); "
                 f"{_macs_str(macs)}")
+    from onnx_mlir_py.passes.optimize.matmul_q8_amx import MIN_ROWS, available
+    if available(target) and int(np.prod(q.os[2:])) * q.os[0] >= MIN_ROWS:
+        return ("32x32 (2x2 tiles), k 64", threaded_kernel(macs, None),
+                f"int8 conv: 8-bit im2col + AMX matmul ({sign} x s8); {_macs_str(macs)}")
     return ("8x32, k 4", threaded_kernel(macs, None),
             f"int8 conv: 8-bit im2col + VNNI matmul ({sign} x s8); {_macs_str(macs)}")
 

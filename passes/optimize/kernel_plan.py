@@ -27,6 +27,9 @@ family's list in :data:`KERNELS` before the kernels it should win over (the
 rule returns ``(tile, threaded, reason)`` or None, reading the target's
 facts, never ISA bits elsewhere), call the step in ``optimize()``, and give
 it a lit test whose RUN line picks the target (``--o3-NAME=target=...``).
+The int8 matmuls: ``int8_amx`` (``target.amx_int8``: AMX tiles,
+matmul_q8_amx.py) before ``int8_vnni``; an ``int8_im2col`` conv's matmul
+(untagged, made by the conv step) goes the same way.
 """
 from __future__ import annotations
 
@@ -366,6 +369,11 @@ def _int8_matmul(op, t: Target):
     return plan(op, t)
 
 
+def _int8_amx_matmul(op, t: Target):
+    from onnx_mlir_py.passes.optimize.matmul_q8_amx import plan
+    return plan(op, t)
+
+
 def _amx_bf16_conv(op, t: Target):
     from onnx_mlir_py.passes.optimize.matmul_bf16_amx import conv_plan
     return conv_plan(op, t)
@@ -404,7 +412,8 @@ KERNELS = {
              ("conv_bf16", _bf16_conv), ("conv_direct", _conv_direct),
              ("conv_im2col", _conv_matmul),
              ("conv_dyn", _conv_dyn)],
-    "matmul": [("int8_vnni", _int8_matmul), ("amx_matmul_bf16", _amx_bf16_matmul),
+    "matmul": [("int8_amx", _int8_amx_matmul), ("int8_vnni", _int8_matmul),
+               ("amx_matmul_bf16", _amx_bf16_matmul),
                ("packed_matmul_bf16", _bf16_matmul),
                ("nbits_decode", _nbits_decode)] +
               [(k, _matmul(k)) for k in ("packed_matmul", "packed_matmul_dyn",

@@ -451,8 +451,10 @@ def add_functions(module: ir.Module, sub: ir.Module) -> None:
 
 
 def mark_vnni(module: ir.Module) -> None:
-    """Record that the module's kernels use VNNI (see FEATURES_ATTR)."""
-    module.operation.attributes[FEATURES_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get("avx512vnni")])
+    """Record that the module's kernels use VNNI (see FEATURES_ATTR; added
+    to what is there, e.g. the AMX-INT8 kernels' features)."""
+    from onnx_mlir_py.passes.optimize.amx_tiles import mark_features
+    mark_features(module, ("avx512vnni",))
 
 
 def lower_dpbusd_calls(module: ir.Module) -> int:

@@ -53,7 +53,10 @@ def _x(m, seed=1):
 
 
 def _uses_vnni(sess) -> bool:
-    return "avx512vnni" in (sess.target or {}).get("features", [])
+    """An int8 kernel ran: VNNI's, or on a CPU with AMX-INT8 its AMX kernel
+    (matmul_q8_amx.py: the matmuls and the im2col convs' matmuls)."""
+    feats = (sess.target or {}).get("features", [])
+    return "avx512vnni" in feats or "amx-int8" in feats
 
 
 def _o3_and_o0(m, tmp_path):

@@ -71,7 +71,10 @@ def _session(m, tmp_path, threads=None) -> ExecutionSession:
 
 
 def _uses_vnni(sess: ExecutionSession) -> bool:
-    return "avx512vnni" in (sess.target or {}).get("features", [])
+    """An int8 kernel ran: VNNI's, or on a CPU with AMX-INT8 its AMX kernel
+    (matmul_q8_amx.py: the matmuls and the im2col convs' matmuls)."""
+    feats = (sess.target or {}).get("features", [])
+    return "avx512vnni" in feats or "amx-int8" in feats
 
 
 @pytest.mark.parametrize("signed_a,zp,rank3,k,n", [
@@ -111,10 +114,10 @@ def test_qlinear_matmul(tmp_path):
 
 
 def test_hidden_vnni_keeps_the_generic_matmul(tmp_path, monkeypatch):
-    """With VNNI hidden the -O3 default target has none: no kernel, no
-    requirement recorded, same results."""
+    """With VNNI (and AMX-INT8, whose kernel would take it) hidden the -O3
+    default target has none: no kernel, no requirement recorded, same results."""
     from onnx_mlir_py import target
-    monkeypatch.setenv(HIDE_ENV, "avx512vnni")
+    monkeypatch.setenv(HIDE_ENV, "avx512vnni amx_int8")
     target.resolve.cache_clear()
     try:
         m = matmul_integer(64, 32, False, True, False)

@@ -83,7 +83,10 @@ def _ort(m, x, level):
 
 
 def _uses_vnni(sess) -> bool:
-    return "avx512vnni" in (sess.target or {}).get("features", [])
+    """An int8 kernel ran: VNNI's, or on a CPU with AMX-INT8 its AMX kernel
+    (matmul_q8_amx.py: the matmuls and the im2col convs' matmuls)."""
+    feats = (sess.target or {}).get("features", [])
+    return "avx512vnni" in feats or "amx-int8" in feats
 
 
 def test_quantize_static_model(qdq_model, tmp_path):

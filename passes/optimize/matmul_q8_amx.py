@@ -1,0 +1,285 @@
+"""int8 matmuls on AMX-INT8: the kernel plan's ``int8_amx`` kernel (a target
+with ``amx_int8``; elsewhere the VNNI kernel of matmul_q8.py).
+
+The same contractions as that kernel (8-bit A minus a per-tensor zero point
+times a constant s8 B, i32 result from a zero fill; :func:`.matmul_q8.match`),
+and so also the im2col convs' matmuls (conv_q8.py's ``int8_im2col`` form
+leaves an untagged matmul, which this step takes before the VNNI one),
+computed with ``tdpbusd`` (u8 A, ``zext``) or ``tdpbssd`` (s8 A: no
+``xor 0x80`` shift as on VNNI, so no ``base`` term) through
+:mod:`.amx_tiles`: per block of 32 rows, 2 A tiles (16 rows x 64 bytes) x 2
+B tiles (16 k quads x 16 columns) into 2 x 2 i32 C tiles of 16 x 16, K
+stepped by 64 (8 tile registers). The zero point::
+
+    sum_k (a - za) * b = sum_k a * b - za * colsum[n]
+
+``-za * colsum`` is written into 16 rows once per call and the C tiles start
+from it (``micro_kernel``'s ``c_init``), so the result needs no pass of its
+own; requantization stays the elementwise ops after it, as for VNNI.
+Exact in i32: the same result as the VNNI kernel, bit for bit.
+
+B is packed at compile time with :func:`.matmul_q8.pack_b` (``nb`` 16,
+``group`` 4: one 64-byte row per k quad and 16 columns, AMX's B layout), K
+padded with zero rows to ``Kp``, a multiple of 64, the column blocks
+stacked: ``[N'/16 * Kp/4, 64]`` (N' = N padded to 16).
+
+A tiles are read from A itself (K a multiple of 64, whole blocks of 32
+rows), else from a ``[32, Kp]`` buffer per block filled from A's rows
+(zeros past K, which multiply B's zero rows; zero rows past M). The result
+is ``[M', N']`` with M' = M padded to 32 (the caller slices). Blocks of 32
+rows run in an ``scf.forall`` when threaded.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+import numpy as np
+
+from onnx_mlir_py.passes.optimize import amx_tiles as amx
+from onnx_mlir_py.passes.optimize.kernel_emit import INDEX, Elem, Emitter, Value, tensor, vector
+from onnx_mlir_py.passes.optimize.matmul_q8 import LANES, Type_I8, Type_I32, match
+from onnx_mlir_py.target import Target
+
+KERNEL = "int8_amx"
+MB = 32                 # rows of a block: 2 A tiles
+KSTEP = 64              # bytes of an A tile row
+NT = 16                 # columns of a C tile
+# Fewer rows than this (a static M) stay on the VNNI kernel: a block pads M to 32
+# (not measured: a guess from the tiles' 16 rows)
+MIN_ROWS = 16
+
+
+def available(target: Target) -> bool:
+    return target.amx_int8 and target.vector_width == LANES
+
+
+def kp(k: int) -> int:
+    return -(-k // KSTEP) * KSTEP
+
+
+def plan(op: ir.Operation, target: Target):
+    """The kernel plan's rule: (tile, threaded, reason) or None."""
+    if not available(target):
+        return None
+    q = match(op)
+    if q is None or (q.m is not None and q.m < MIN_ROWS):
+        return None
+    from onnx_mlir_py.passes.optimize.kernel_plan import _macs_str, threaded_kernel
+    macs = None if q.m is None else q.m * q.k * q.n
+    nbytes = None if q.m is None else q.m * q.k + q.k * q.n + 4 * q.m * q.n
+    sign = "s8" if q.a_signed else "u8"
+    ins = "tdpbssd" if q.a_signed else "tdpbusd"
+    return ("32x32 (2x2 tiles), k 64", threaded_kernel(macs, nbytes),
+            f"int8 matmul: {sign} x s8 -> i32, AMX {ins}; {_macs_str(macs)}")
+
+
+def pack_b(b: np.ndarray) -> np.ndarray:
+    """B [K, N'] int8 (N' a multiple of 16) -> ``[N'/16 * Kp/4, 64]``."""
+    from onnx_mlir_py.passes.optimize.matmul_q8 import pack_b as pack
+    k, n = b.shape
+    bk = np.zeros((kp(k), n), np.int8)
+    bk[:k] = b
+    return np.ascontiguousarray(pack(bk, NT, 4).reshape(-1, 4 * NT))
+
+
+# -- the kernel function -----------------------------------------------------------
+def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> str:
+    """``func.func private @name(a: [?, K] i8, bp: [N/16 * Kp/4, 64] i8,
+    colsum: [N] i32, za: i32) -> [M', N] i32`` (``n`` a multiple of 16;
+    M' = M padded to 32; see the module docstring)."""
+    e = Emitter()
+    kpad, nt = kp(k), n // NT
+    direct = k % KSTEP == 0
+    a = e.param("a", tensor([None, k], Elem.I8))
+    bp = e.param("bp", tensor([nt * kpad // 4, 4 * NT], Elem.I8))
+    colsum = e.param("colsum", tensor([n], Elem.I32))
+    za = e.param("za", Type_I32)
+    am, bm, cm = amx.to_buffer(e, a), amx.to_buffer(e, bp), amx.to_buffer(e, colsum)
+    m = e.op("m", f"memref.dim {am}, {e.index(0)} : {am.type}", INDEX)
+    nblk = e.div(e.add(m, MB - 1), MB)
+    out = amx.alloc(e, [e.mul(nblk, MB), n], Elem.I32, "out")
+    v16, v64 = vector(LANES, Elem.I32), vector(KSTEP, Elem.I8)
+    # the C tiles' start: -za * colsum[n], in 16 rows
+    corr = amx.alloc(e, [amx.ROWS, n], Elem.I32, "corr")
+    nza = e.broadcast(e.binary("arith.subi", e.const("0", Type_I32), za), v16)
+    j = _for(e, 0, nt)
+    col = e.mul(j, NT)
+    cv = e.binary("arith.muli", e.read(cm, [col], e.const("0", Type_I32), v16), nza)
+    for r in range(amx.ROWS):
+        e(f"vector.transfer_write {cv}, {corr}[{e.index(r)}, {e.ix(col)}] {{in_bounds = [true]}} "
+          f": {v16}, {corr.type}")
+    _end(e)
+    zero8 = e.const("0", Type_I8)
+    zvec = e.splat_const("0", v64)
+
+    def mul(e_, at, bt, ct):
+        return amx.muli(e_, at, bt, ct, a_unsigned=not a_signed)
+
+    def compute(a_mem, a_row0, row0) -> None:
+        """Rows row0.. (A's from a_row0 of a_mem) x all columns."""
+        bstep = kpad // 4       # B rows of one 16-column block
+
+        def block(cols: list) -> None:
+            amx.micro_kernel(e, a_mem, [a_row0, e.add(a_row0, 16)], bm,
+                             [e.mul(c, bstep) for c in cols], kpad, out, row0, e.mul(cols[0], NT),
+                             a_tile=amx.A_I8, b_tile=amx.B_I8, c_tile=amx.C_I32, mul=mul,
+                             c_init=corr)
+
+        if nt >= 2:
+            jj = _for(e, 0, nt // 2)
+            j0 = e.mul(jj, 2)
+            block([j0, e.add(j0, 1)])
+            _end(e)
+        if nt % 2:
+            block([nt - 1])
+
+    def pack(buf, rb) -> None:
+        """buf [32, Kp] <- the block's A rows (zeros past K, zero rows past M)."""
+        r = _for(e, 0, MB)
+        row = e.add(e.mul(rb, MB), r)
+        ok = e.cmpi("ult", row, m)
+        e(f"scf.if {ok} {{")
+        e.ind += 1
+        if kpad != k:
+            e(f"vector.transfer_write {zvec}, {buf}[{r}, {e.index(kpad - KSTEP)}] "
+              f"{{in_bounds = [true]}} : {v64}, {buf.type}")
+        full, tail = divmod(k, KSTEP)
+        if full:
+            c = _for(e, 0, full) if full > 1 else 0
+            off = e.mul(c, KSTEP)
+            v = e.read(am, [row, off], zero8, v64)
+            e(f"vector.transfer_write {v}, {buf}[{r}, {e.ix(off)}] {{in_bounds = [true]}} "
+              f": {v64}, {buf.type}")
+            if full > 1:
+                _end(e)
+        if tail:
+            mk = e.op("mk", f"vector.constant_mask [{tail}] : {vector(KSTEP, Elem.I1)}",
+                      vector(KSTEP, Elem.I1))
+            v = e.read(am, [row, e.index(full * KSTEP)], zero8, v64, mk)
+            e(f"vector.transfer_write {v}, {buf}[{r}, {e.index(full * KSTEP)}], {mk} "
+              f"{{in_bounds = [true]}} : {v64}, {buf.type}")
+        e.ind -= 1
+        e("} else {")
+        e.ind += 1
+        for c in range(kpad // KSTEP):
+            e(f"vector.transfer_write {zvec}, {buf}[{r}, {e.index(c * KSTEP)}] {{in_bounds = [true]}} "
+              f": {v64}, {buf.type}")
+        e.ind -= 1
+        e("}")
+        _end(e)
+
+    def packed_block(rb) -> None:
+        buf = amx.alloc(e, [MB, kpad], Elem.I8, "abuf")
+        pack(buf, rb)
+        compute(buf, 0, e.mul(rb, MB))
+
+    if direct:      # whole blocks straight from A, the last part block packed
+        nfull = e.div(m, MB)
+        rb = _forall(e, nfull, threaded)
+        row0 = e.mul(rb, MB)
+        compute(am, row0, row0)
+        _end(e)
+        part = e.cmpi("ult", e.mul(nfull, MB), m)
+        e(f"scf.if {part} {{")
+        e.ind += 1
+        packed_block(nfull)
+        e.ind -= 1
+        e("}")
+    else:
+        rb = _forall(e, nblk, threaded)
+        packed_block(rb)
+        _end(e)
+    res = amx.to_tensor(e, out)
+    e(f"return {res} : {res.type}")
+    return e.function(name, [a, bp, colsum, za], res.type)
+
+
+def _for(e: Emitter, lo, hi):
+    """Open an ``scf.for`` without results; returns its index. :func:`_end` closes it."""
+    iv = Value(e.fresh("iv"), INDEX)
+    e(f"scf.for {iv} = {e.ix(lo)} to {e.ix(hi)} step {e.index(1)} {{")
+    e.ind += 1
+    return iv
+
+
+def _forall(e: Emitter, n, threaded: bool):
+    """An ``scf.forall`` over ``n`` (threads) or else an ``scf.for``."""
+    if not threaded:
+        return _for(e, 0, n)
+    iv = Value(e.fresh("iv"), INDEX)
+    e(f"scf.forall ({iv}) in ({e.ix(n)}) {{")
+    e.ind += 1
+    return iv
+
+
+def _end(e: Emitter) -> None:
+    e.ind -= 1
+    e("}")
+
+
+# -- the rewrite step ----------------------------------------------------------------
+def int8_amx_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -> int:
+    """Rewrite the matmuls the plan gave ``int8_amx`` (and the untagged ones:
+    the im2col convs' matmuls, and every matching one for the named pass).
+    Returns the count."""
+    from mlir.dialects import arith, func, tensor as tensor_d
+    from onnx_mlir_py.passes.optimize.kernel_plan import threaded_kernel
+    from onnx_mlir_py.passes.optimize.matmul_q8 import add_functions, planned, zero_point_byte
+    if not available(target):
+        return 0
+    funcs: dict[tuple, str] = {}
+    count = 0
+    i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
+    for op, q, b in planned(module, "linalg.matmul", KERNEL, match, lambda q: q.b):
+        if q.m is not None and q.m < MIN_ROWS:
+            continue            # (an untagged one) the VNNI step's
+        if q.b_transposed:
+            b = np.ascontiguousarray(b.T)
+        npad = q.n_padded
+        if npad != q.n:         # zero columns up to whole tiles (a 1000-class head)
+            b = np.concatenate([b, np.zeros((q.k, npad - q.n), np.int8)], axis=1)
+        macs = None if q.m is None else q.m * q.k * q.n
+        nbytes = None if q.m is None else q.m * q.k + q.k * q.n + 4 * q.m * q.n
+        par = threads and threaded_kernel(macs, nbytes)
+        key = (q.k, npad, q.a_signed, par)
+        if key not in funcs:
+            funcs[key] = f"__om_q8_amx_matmul_{len(funcs)}"
+            text = kernel_text(funcs[key], q.k, npad, q.a_signed, par)
+            add_functions(module, ir.Module.parse("module {\n" + text + "\n}", module.context))
+        colsum = b.astype(np.int32).sum(axis=0, dtype=np.int64).astype(np.int32)
+        with ir.InsertionPoint(op), op.location:
+            a = q.a
+            if q.reassoc is not None:
+                at = op.operands[0].type
+                a = tensor_d.CollapseShapeOp(ir.RankedTensorType.get(list(at.shape), i8), a,
+                                             ir.ArrayAttr.get([ir.ArrayAttr.get(
+                                                 [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+                                                  for i in g]) for g in q.reassoc])).result
+            dyn = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size(), q.k], i8)
+            if a.type != dyn:
+                a = tensor_d.CastOp(dyn, a).result
+
+            def const(arr, et):
+                t = ir.RankedTensorType.get(list(arr.shape), et)
+                return arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result
+            z8 = zero_point_byte(q.za)
+            za = arith.ExtSIOp(i32, z8).result if q.za_signed else arith.ExtUIOp(i32, z8).result
+            dyn_m = ir.ShapedType.get_dynamic_size()
+            call = func.CallOp([ir.RankedTensorType.get([dyn_m, npad], i32)],
+                               ir.FlatSymbolRefAttr.get(funcs[key]),
+                               [a, const(pack_b(b), i8), const(colsum, i32), za])
+            # the result has M padded to whole blocks: the first M rows, N columns
+            rows = tensor_d.DimOp(a, arith.ConstantOp(ir.IndexType.get(), 0).result).result
+            res = tensor_d.ExtractSliceOp(
+                ir.RankedTensorType.get([dyn_m, q.n], i32), call.results[0], [], [rows], [],
+                [0, 0], [dyn_m, q.n], [1, 1]).result
+            if res.type != op.results[0].type:
+                res = tensor_d.CastOp(op.results[0].type, res).result
+        op.results[0].replace_all_uses_with(res)
+        op.erase()
+        count += 1
+    if funcs:
+        from mlir.passmanager import PassManager
+        PassManager.parse('builtin.module(inline{default-pipeline=""}, symbol-dce, canonicalize, cse)',
+                          module.context).run(module.operation)
+        amx.mark_features(module, amx.FEATURES_INT8)
+    return count
