@@ -20,7 +20,8 @@ the fallback. The rules are the kernels' own matchers (the fusions they
 need are part of the match); the thresholds below are the numbers they
 decide by, with what was measured.
 
-Adding a kernel variant (e.g. an AMX matmul for ``target.amx_bf16``):
+Adding a kernel variant (as ``amx_matmul_bf16`` for ``target.amx_bf16``,
+listed ahead of ``packed_matmul_bf16``):
 write its rewrite step (a function ``(module, target, threads, plan)`` that
 rewrites the ops :func:`assigned` to its name), add ``(name, rule)`` to the
 family's list in :data:`KERNELS` before the kernels it should win over (the
