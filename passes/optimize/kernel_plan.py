@@ -293,7 +293,7 @@ _depthwise_dyn = _dyn_rows("depthwise_signature", "depthwise f32")
 
 def _conv_direct(op, t: Target):
     from onnx_mlir_py.passes.optimize.conv_direct import _match, tile, variant
-    from onnx_mlir_py.passes.optimize.conv_direct_pixels import pixel_tile
+    from onnx_mlir_py.passes.optimize.conv_direct_pixels import panels_outer, pixel_tile
     found = _match(op, t)
     if found is None:
         return None
@@ -303,7 +303,9 @@ def _conv_direct(op, t: Target):
     n = rows * dv.os[3] * math.prod(dv.ws)
     if variant(dv.ws[1], dv.ws[0], dv.ws[2], dv.ws[3], dv.os[3], t) == "pixels":
         tile_, how = (f"{pixel_tile(dv.os[3])} pixels x {2 * t.vector_width} filters",
-                      "filters in the lanes")
+                      "filters in the lanes" +
+                      (", filter panels outside the rows (weights > L2 / 2, 2 FMA pipes)"
+                       if panels_outer(dv, t) else ""))
     else:
         tile_, how = f"{fb} filters x {u} vectors", f"filters in blocks of {fb}"
     return (tile_, n >= DIRECT_THREAD_MIN_MACS and rows > 1,
