@@ -120,7 +120,7 @@ def plan(op: ir.Operation, target: Target):
     from onnx_mlir_py.passes.optimize.kernel_plan import _macs_str, threaded_kernel
     macs = int(np.prod(q.os)) * int(np.prod(q.ws[1:]))
     sign = "s8" if q.signed else "u8"
-    if direct(q):
+    if direct(q) and not amx_im2col(q, target):
         nv = NV_FLAT if _flat(q) or padded_rows(q) else NV
         rows = ", rows over the padded width" if padded_rows(q) else ""
         return (f"{FB} filters x {nv * 16} pixels", threaded_kernel(macs, None),
@@ -335,7 +335,7 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
                                            match, lambda q: q.w))):
         f = q.ws[0]
         epi = None
-        if direct(q):
+        if direct(q) and not amx_im2col(q, target):
             any_direct = True
             from onnx_mlir_py.passes.optimize.kernel_plan import threaded_kernel
             macs = int(np.prod(q.os)) * int(np.prod(q.ws[1:]))
@@ -481,6 +481,28 @@ def direct(q: Q8Conv) -> bool:
     if padded_rows(q):
         fill = q.os[2] * ow / _row_lanes(q.os[2] * _padded_width(q), NV_FLAT)
     return fill >= DIRECT_MIN_FILL or q.ws[0] % LANES != 0
+
+
+# On an AMX-INT8 target, a conv the direct VNNI kernel would take goes the
+# im2col way (its matmul on AMX tiles, matmul_q8_amx.py) when its K = C*KH*KW
+# is at least this (None: never). A/B, single QLinearConvs, 1 thread, thread
+# CPU time, im2col + AMX / direct (Emerald Rapids, load ~15): K 1152 (128 3x3
+# at 28x28) 0.82, 1024 (1x1 1024->256 at 14x14) 0.80, 2304 (256 3x3/2 at 28)
+# 0.98, 512 (1x1 ->2048 at 7x7) 0.93, 512 (1x1 ->128 at 28x28) 0.99; but 576
+# (64 3x3 at 56x56) 1.90, 256 (1x1 ->64 at 56) 1.42, 128 (1x1 ->512 at 28)
+# 2.18, 64 (1x1 ->256 at 56) 2.81: the transposes and im2col of a big image
+# cost more than the faster products save
+AMX_IM2COL_MIN_K = 1024
+
+
+def amx_im2col(q: Q8Conv, target: Target) -> bool:
+    """Whether the conv takes the im2col form for the AMX matmul although
+    the direct kernel would take it (see AMX_IM2COL_MIN_K)."""
+    from onnx_mlir_py.passes.optimize.matmul_q8_amx import MIN_ROWS, available
+    if AMX_IM2COL_MIN_K is None or not available(target) or q.ws[0] % LANES or \
+            int(np.prod(q.ws[1:])) < AMX_IM2COL_MIN_K:
+        return False
+    return int(np.prod(q.os[2:])) * q.os[0] >= MIN_ROWS
 
 
 # pixel vectors per register tile of a 1x1 conv computed as one row of its

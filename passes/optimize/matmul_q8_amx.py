@@ -43,6 +43,12 @@ KERNEL = "int8_amx"
 MB = 32                 # rows of a block: 2 A tiles
 KSTEP = 64              # bytes of an A tile row
 NT = 16                 # columns of a C tile
+# True: per block, K in chunks of CHUNK steps outermost, the column pairs
+# inside (the block's A chunk, 32 x 64*CHUNK bytes, stays in L1 across the
+# columns; C is stored / reloaded per chunk); False: per column pair all of K
+# (amx_tiles.micro_kernel: A's whole rows re-read from L2 for every pair)
+CHUNK_OUTER = True
+CHUNK = 8
 # Fewer rows than this (a static M) stay on the VNNI kernel: a block pads M to 32
 # (not measured: a guess from the tiles' 16 rows)
 MIN_ROWS = 16
@@ -114,16 +120,10 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
     def mul(e_, at, bt, ct):
         return amx.muli(e_, at, bt, ct, a_unsigned=not a_signed)
 
-    def compute(a_mem, a_row0, row0) -> None:
-        """Rows row0.. (A's from a_row0 of a_mem) x all columns."""
-        bstep = kpad // 4       # B rows of one 16-column block
+    bstep = kpad // 4           # B rows of one 16-column block
+    tiles = dict(a_tile=amx.A_I8, b_tile=amx.B_I8, c_tile=amx.C_I32, mul=mul)
 
-        def block(cols: list) -> None:
-            amx.micro_kernel(e, a_mem, [a_row0, e.add(a_row0, 16)], bm,
-                             [e.mul(c, bstep) for c in cols], kpad, out, row0, e.mul(cols[0], NT),
-                             a_tile=amx.A_I8, b_tile=amx.B_I8, c_tile=amx.C_I32, mul=mul,
-                             c_init=corr)
-
+    def column_pairs(block) -> None:
         if nt >= 2:
             jj = _for(e, 0, nt // 2)
             j0 = e.mul(jj, 2)
@@ -131,6 +131,30 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
             _end(e)
         if nt % 2:
             block([nt - 1])
+
+    def compute(a_mem, a_row0, row0) -> None:
+        """Rows row0.. (A's from a_row0 of a_mem) x all columns."""
+        a_rows = [a_row0, e.add(a_row0, 16)]
+        if not CHUNK_OUTER:
+            column_pairs(lambda cols: amx.micro_kernel(
+                e, a_mem, a_rows, bm, [e.mul(c, bstep) for c in cols], kpad, out, row0,
+                e.mul(cols[0], NT), c_init=corr, **tiles))
+            return
+        steps = kpad // KSTEP
+        u = min(steps, CHUNK)
+        full = steps // u
+
+        def chunk(k0, n: int, first: bool) -> None:
+            column_pairs(lambda cols: amx.accumulate(
+                e, a_mem, a_rows, bm, [e.mul(c, bstep) for c in cols], k0, n, out, row0,
+                e.mul(cols[0], NT), first=first, c_init=corr if first else None, **tiles))
+        chunk(0, u, True)
+        if full > 1:
+            c = _for(e, 1, full)
+            chunk(e.mul(c, u), u, False)
+            _end(e)
+        if steps % u:
+            chunk(full * u, steps % u, False)
 
     def pack(buf, rb) -> None:
         """buf [32, Kp] <- the block's A rows (zeros past K, zero rows past M)."""

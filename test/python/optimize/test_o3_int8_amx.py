@@ -137,3 +137,23 @@ def test_plan_rule_by_target():
             mod = ir.Module.parse(text)
             kernels[cpu] = [e.kernel for e in plan_kernels(mod, target_for(cpu), True).entries]
     assert kernels == {"sapphirerapids": ["int8_amx"], "znver4": ["int8_vnni"]}
+
+
+@needs_amx
+def test_deep_conv_takes_im2col_on_amx(tmp_path, monkeypatch):
+    """A conv the direct VNNI kernel would take (24-pixel rows) with K = C*KH*KW
+    at least conv_q8.AMX_IM2COL_MIN_K goes the im2col way to the AMX matmul;
+    a shallow one stays direct (VNNI only); both exact and equal to VNNI's."""
+    from onnx_mlir_py.passes.optimize import conv_q8
+    deep = qlinear_conv(c=128, f=16, hw=24, k=3, seed=1)            # K = 1152
+    shallow = qlinear_conv(c=16, f=16, hw=24, k=3, seed=2)          # K = 144
+    assert 128 * 9 >= conv_q8.AMX_IM2COL_MIN_K > 16 * 9
+    for m, amx_used in ((deep, True), (shallow, False)):
+        sess = _compile(m, tmp_path / f"amx{amx_used}.so")
+        assert ("amx-int8" in _features(sess)) == amx_used
+        assert "avx512vnni" in _features(sess) or amx_used
+        x = _x(m)
+        got = sess.run([x])[0]
+        np.testing.assert_array_equal(got, reference(m, {"x": x})[0])
+        np.testing.assert_array_equal(
+            got, _vnni_session(m, tmp_path / f"vnni{amx_used}.so", monkeypatch).run([x])[0])
