@@ -71,12 +71,17 @@ def test_matmul_integer(tmp_path, monkeypatch, signed_a, zp, rank3, k, n):
 
 
 @needs_amx
-def test_two_threads(tmp_path):
-    m = matmul_integer(256, 256, False, True, False, seed=3)
+@pytest.mark.parametrize("k,n", [
+    (256, 256),     # A in place, 16 column tiles: 2 column groups per row block
+    (128, 80),      # A in place, 5 column tiles: the odd one in the last group
+    (96, 80),       # A copied per block (K not whole steps), 5 column tiles
+])
+def test_two_threads(tmp_path, k, n):
+    m = matmul_integer(k, n, False, True, False, seed=3)
     sess = _compile(m, tmp_path / "m.so", threads=2)
     assert "amx-int8" in _features(sess)
-    for rows in (3, 64, 77, 200):
-        a = _feed((rows, 256), False, rows)
+    for rows in (3, 32, 64, 77, 200):
+        a = _feed((rows, k), False, rows)
         np.testing.assert_array_equal(sess.run([a])[0],
                                       reference(m, {"a": a}, "onnxruntime")[0])
 
