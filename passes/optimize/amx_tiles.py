@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Value
+from onnx_mlir_py.passes.optimize.kernel_emit import INDEX, Elem, Emitter, Value
 
 FEATURES_BF16 = ("amx-tile", "amx-bf16")
 FEATURES_INT8 = ("amx-tile", "amx-int8")
@@ -172,13 +172,9 @@ def micro_kernel(e: Emitter, a_mem: Value, a_rows: list, b_mem: Value, b_rows: l
                c_init=c_init, **kw)
     full = steps // u
     if full > 1:
-        from onnx_mlir_py.passes.optimize.kernel_emit import INDEX
-        iv = Value(e.fresh("iv"), INDEX)
-        e(f"scf.for {iv} = {e.index(1)} to {e.index(full)} step {e.index(1)} {{")
-        e.ind += 1
+        iv = open_for(e, 1, full)
         accumulate(e, a_mem, a_rows, b_mem, b_rows, e.mul(iv, u), u, c_mem, row0, col0, **kw)
-        e.ind -= 1
-        e("}")
+        close(e)
     if steps % u:
         accumulate(e, a_mem, a_rows, b_mem, b_rows, full * u, steps % u, c_mem, row0, col0, **kw)
 
@@ -223,6 +219,32 @@ def mark_features(module, features: tuple) -> None:
         attrs[FEATURES_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(f) for f in new])
 
 
+# -- loops of the kernels' text ----------------------------------------------------
+def open_for(e: Emitter, lo, hi):
+    """Open an ``scf.for`` without results; returns its index. :func:`close` closes it."""
+    iv = Value(e.fresh("iv"), INDEX)
+    e(f"scf.for {iv} = {e.ix(lo)} to {e.ix(hi)} step {e.index(1)} {{")
+    e.ind += 1
+    return iv
+
+
+def open_forall(e: Emitter, n, threaded: bool):
+    """An ``scf.forall`` over ``n`` (threads) or else an ``scf.for``; returns its index."""
+    if not threaded:
+        return open_for(e, 0, n)
+    iv = Value(e.fresh("iv"), INDEX)
+    e(f"scf.forall ({iv}) in ({e.ix(n)}) {{")
+    e.ind += 1
+    return iv
+
+
+def close(e: Emitter) -> None:
+    """Close the loop :func:`open_for` / :func:`open_forall` opened."""
+    e.ind -= 1
+    e("}")
+
+
 __all__ = ["MemRef", "Tile", "memref", "to_buffer", "alloc", "dealloc", "to_tensor", "collapse",
            "zero", "load", "store", "mulf", "muli", "micro_kernel", "accumulate", "mark_features",
-           "A_BF16", "B_BF16", "C_F32", "A_I8", "B_I8", "C_I32", "FEATURES_BF16", "FEATURES_INT8"]
+           "A_BF16", "B_BF16", "C_F32", "A_I8", "B_I8", "C_I32", "FEATURES_BF16", "FEATURES_INT8",
+           "open_for", "open_forall", "close"]

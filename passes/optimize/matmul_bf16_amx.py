@@ -40,7 +40,7 @@ import mlir.ir as ir
 import numpy as np
 
 from onnx_mlir_py.passes.optimize import amx_tiles as amx
-from onnx_mlir_py.passes.optimize.kernel_emit import INDEX, Elem, Emitter, Kind, Type, Value, tensor, vector
+from onnx_mlir_py.passes.optimize.kernel_emit import INDEX, Elem, Emitter, Kind, Type, tensor, vector
 from onnx_mlir_py.target import Target
 
 KERNEL = "amx_matmul_bf16"
@@ -162,25 +162,25 @@ def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None,
                                [e.mul(j, bstep) for j in cols], k0, n, c_mem, row0,
                                e.mul(cols[0], NT), first=first)
             if nt >= 2:
-                j = _for(e, 0, nt // 2)
+                j = amx.open_for(e, 0, nt // 2)
                 j0 = e.mul(j, 2)
                 block([j0, e.add(j0, 1)])
-                _end(e)
+                amx.close(e)
             if nt % 2:
                 block([nt - 1])
 
         u = min(steps, KCHUNK)
         columns(0, u, True)
         if steps // u > 1:
-            kc = _for(e, 1, steps // u)
+            kc = amx.open_for(e, 1, steps // u)
             columns(e.mul(kc, u), u, False)
-            _end(e)
+            amx.close(e)
         if steps % u:
             columns((steps // u) * u, steps % u, False)
 
     def pack(buf, rb) -> None:
         """buf [32, Kp] <- the block's A rows (zero rows past M)."""
-        r = _for(e, 0, MB)
+        r = amx.open_for(e, 0, MB)
         row = e.add(e.mul(rb, MB), r)
         ok = e.cmpi("ult", row, m)
         e(f"scf.if {ok} {{")
@@ -197,13 +197,13 @@ def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None,
             full, tail = divmod(ln, KSTEP)
             s0 = e.add(base, src)
             if full:
-                c = _for(e, 0, full) if full > 1 else 0
+                c = amx.open_for(e, 0, full) if full > 1 else 0
                 off = e.mul(c, KSTEP)
                 v = e.read(flat, [e.add(s0, off)], zero, v32)
                 e(f"vector.transfer_write {v}, {buf}[{r}, {e.ix(e.add(off, dst))}] {{in_bounds = [true]}} "
                   f": {v32}, {buf.type}")
                 if full > 1:
-                    _end(e)
+                    amx.close(e)
             if tail:
                 mk = e.op("mk", f"vector.constant_mask [{tail}] : {vector(32, Elem.I1)}",
                           vector(32, Elem.I1))
@@ -218,12 +218,12 @@ def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None,
               f": {v32}, {buf.type}")
         e.ind -= 1
         e("}")
-        _end(e)
+        amx.close(e)
 
     def transposed(rb, cbuf) -> None:
         """The block's [32, N] C into out [N, M] at column rb * 32, 16x16 blocks."""
         vt = vector([NT, NT])
-        fb = _for(e, 0, nt)
+        fb = amx.open_for(e, 0, nt)
         f0 = e.mul(fb, NT)
         for pb in range(MB // NT):
             p = e.add(e.mul(rb, MB), pb * NT)
@@ -237,7 +237,7 @@ def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None,
             e(f"  vector.transfer_write {t}, {out}[{f0}, {p}] {{in_bounds = [true, false]}} "
               f": {vt}, {out.type}")
             e("}")
-        _end(e)
+        amx.close(e)
 
     def block(a_mem, a_row0, rb) -> None:
         if out_m is None:
@@ -254,9 +254,9 @@ def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None,
 
     if direct:      # whole blocks straight from A, the last part block packed
         nfull = e.div(m, MB)
-        rb = _forall(e, nfull, threaded)
+        rb = amx.open_forall(e, nfull, threaded)
         block(am, e.mul(rb, MB), rb)
-        _end(e)
+        amx.close(e)
         part = e.cmpi("ult", e.mul(nfull, MB), m)
         e(f"scf.if {part} {{")
         e.ind += 1
@@ -264,35 +264,13 @@ def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None,
         e.ind -= 1
         e("}")
     else:
-        rb = _forall(e, nblk, threaded)
+        rb = amx.open_forall(e, nblk, threaded)
         packed_block(rb)
-        _end(e)
+        amx.close(e)
     res = amx.to_tensor(e, out)
     e(f"return {res} : {res.type}")
     return e.function(name, params, res.type)
 
-
-def _for(e: Emitter, lo, hi):
-    """Open an ``scf.for`` without results; returns its index. :func:`_end` closes it."""
-    iv = Value(e.fresh("iv"), INDEX)
-    e(f"scf.for {iv} = {e.ix(lo)} to {e.ix(hi)} step {e.index(1)} {{")
-    e.ind += 1
-    return iv
-
-
-def _forall(e: Emitter, n, threaded: bool):
-    """An ``scf.forall`` over ``n`` (threads) or else an ``scf.for``."""
-    if not threaded:
-        return _for(e, 0, n)
-    iv = Value(e.fresh("iv"), INDEX)
-    e(f"scf.forall ({iv}) in ({e.ix(n)}) {{")
-    e.ind += 1
-    return iv
-
-
-def _end(e: Emitter) -> None:
-    e.ind -= 1
-    e("}")
 
 
 # -- the calls -------------------------------------------------------------------

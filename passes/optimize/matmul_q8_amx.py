@@ -35,7 +35,7 @@ import mlir.ir as ir
 import numpy as np
 
 from onnx_mlir_py.passes.optimize import amx_tiles as amx
-from onnx_mlir_py.passes.optimize.kernel_emit import INDEX, Elem, Emitter, Value, tensor, vector
+from onnx_mlir_py.passes.optimize.kernel_emit import INDEX, Elem, Emitter, tensor, vector
 from onnx_mlir_py.passes.optimize.matmul_q8 import LANES, Type_I8, Type_I32, match
 from onnx_mlir_py.target import Target
 
@@ -110,13 +110,13 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
     # the C tiles' start: -za * colsum[n], in 16 rows
     corr = amx.alloc(e, [amx.ROWS, n], Elem.I32, "corr")
     nza = e.broadcast(e.binary("arith.subi", e.const("0", Type_I32), za), v16)
-    j = _for(e, 0, nt)
+    j = amx.open_for(e, 0, nt)
     col = e.mul(j, NT)
     cv = e.binary("arith.muli", e.read(cm, [col], e.const("0", Type_I32), v16), nza)
     for r in range(amx.ROWS):
         e(f"vector.transfer_write {cv}, {corr}[{e.index(r)}, {e.ix(col)}] {{in_bounds = [true]}} "
           f": {v16}, {corr.type}")
-    _end(e)
+    amx.close(e)
     zero8 = e.const("0", Type_I8)
     zvec = e.splat_const("0", v64)
 
@@ -138,10 +138,10 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
             g = grp["g"]
             lo = 0 if g is None else e.div(e.mul(g, pairs), groups)
             hi = pairs if g is None else e.div(e.mul(e.add(g, 1), pairs), groups)
-            jj = _for(e, lo, hi)
+            jj = amx.open_for(e, lo, hi)
             j0 = e.mul(jj, 2)
             block([j0, e.add(j0, 1)])
-            _end(e)
+            amx.close(e)
         if nt % 2:
             if grp["g"] is None:
                 block([nt - 1])
@@ -171,15 +171,15 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
                 e.mul(cols[0], NT), first=first, c_init=corr if first else None, **tiles))
         chunk(0, u, True)
         if full > 1:
-            c = _for(e, 1, full)
+            c = amx.open_for(e, 1, full)
             chunk(e.mul(c, u), u, False)
-            _end(e)
+            amx.close(e)
         if steps % u:
             chunk(full * u, steps % u, False)
 
     def pack(buf, rb) -> None:
         """buf [32, Kp] <- the block's A rows (zeros past K, zero rows past M)."""
-        r = _for(e, 0, MB)
+        r = amx.open_for(e, 0, MB)
         row = e.add(e.mul(rb, MB), r)
         ok = e.cmpi("ult", row, m)
         e(f"scf.if {ok} {{")
@@ -189,13 +189,13 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
               f"{{in_bounds = [true]}} : {v64}, {buf.type}")
         full, tail = divmod(k, KSTEP)
         if full:
-            c = _for(e, 0, full) if full > 1 else 0
+            c = amx.open_for(e, 0, full) if full > 1 else 0
             off = e.mul(c, KSTEP)
             v = e.read(am, [row, off], zero8, v64)
             e(f"vector.transfer_write {v}, {buf}[{r}, {e.ix(off)}] {{in_bounds = [true]}} "
               f": {v64}, {buf.type}")
             if full > 1:
-                _end(e)
+                amx.close(e)
         if tail:
             mk = e.op("mk", f"vector.constant_mask [{tail}] : {vector(KSTEP, Elem.I1)}",
                       vector(KSTEP, Elem.I1))
@@ -210,7 +210,7 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
               f": {v64}, {buf.type}")
         e.ind -= 1
         e("}")
-        _end(e)
+        amx.close(e)
 
     def packed_block(rb) -> None:
         buf = amx.alloc(e, [MB, kpad], Elem.I8, "abuf")
@@ -219,7 +219,7 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
 
     def blocks(n):
         """A forall (threaded) over n row blocks x the column groups: the block's index."""
-        it = _forall(e, e.mul(n, groups), threaded)
+        it = amx.open_forall(e, e.mul(n, groups), threaded)
         if groups == 1:
             return it
         grp["g"] = e.rem(it, groups)
@@ -230,7 +230,7 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
         rb = blocks(nfull)
         row0 = e.mul(rb, MB)
         compute(am, row0, row0)
-        _end(e)
+        amx.close(e)
         grp["g"] = None
         part = e.cmpi("ult", e.mul(nfull, MB), m)
         e(f"scf.if {part} {{")
@@ -241,34 +241,12 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
     else:
         rb = blocks(nblk)
         packed_block(rb)
-        _end(e)
+        amx.close(e)
         grp["g"] = None
     res = amx.to_tensor(e, out)
     e(f"return {res} : {res.type}")
     return e.function(name, [a, bp, colsum, za], res.type)
 
-
-def _for(e: Emitter, lo, hi):
-    """Open an ``scf.for`` without results; returns its index. :func:`_end` closes it."""
-    iv = Value(e.fresh("iv"), INDEX)
-    e(f"scf.for {iv} = {e.ix(lo)} to {e.ix(hi)} step {e.index(1)} {{")
-    e.ind += 1
-    return iv
-
-
-def _forall(e: Emitter, n, threaded: bool):
-    """An ``scf.forall`` over ``n`` (threads) or else an ``scf.for``."""
-    if not threaded:
-        return _for(e, 0, n)
-    iv = Value(e.fresh("iv"), INDEX)
-    e(f"scf.forall ({iv}) in ({e.ix(n)}) {{")
-    e.ind += 1
-    return iv
-
-
-def _end(e: Emitter) -> None:
-    e.ind -= 1
-    e("}")
 
 
 # -- the rewrite step ----------------------------------------------------------------
