@@ -244,7 +244,70 @@ def close(e: Emitter) -> None:
     e("}")
 
 
+
+# -- column groups: a threaded kernel's forall over row blocks x column groups -------
+GROUPS = 2              # column groups of a row block when threaded (the pool's 2 threads)
+
+
+def groups_for(nt: int, threaded: bool) -> int:
+    """How many column groups a kernel of ``nt`` 16-column tiles splits each
+    row block into: :data:`GROUPS` when threaded and there is a pair of
+    tiles per group, else 1. A few row blocks (a 7x7 map: 49 pixels, 2
+    blocks of 32) then still give every thread work. Kernels pass
+    ``threaded`` only where A is read in place: a block copied first (an
+    im2col) would be copied once per group. (The bf16 kernel does not
+    group: with its convs' per-block [32, N] result buffers, grouped
+    ResNet-50 bf16 measured 6-9% slower at 1 thread, thread CPU, loaded.)"""
+    return GROUPS if threaded and nt // 2 >= GROUPS else 1
+
+
+def pair_range(e: Emitter, nt: int, g, groups: int) -> tuple:
+    """Group ``g``'s share ``[lo, hi)`` of the ``nt // 2`` tile pairs (all of
+    them when ``g`` is None)."""
+    pairs = nt // 2
+    if g is None:
+        return 0, pairs
+    return e.div(e.mul(g, pairs), groups), e.div(e.mul(e.add(g, 1), pairs), groups)
+
+
+def in_last_group(e: Emitter, g, groups: int, body) -> None:
+    """``body()`` in group ``g`` = the last one (always when ``g`` is None):
+    where the odd last column tile is done."""
+    if g is None:
+        body()
+        return
+    e(f"scf.if {e.cmpi('eq', g, e.index(groups - 1))} {{")
+    e.ind += 1
+    body()
+    e.ind -= 1
+    e("}")
+
+
+def column_pairs(e: Emitter, nt: int, block, g=None, groups: int = 1) -> None:
+    """``block(cols)`` for group ``g``'s pairs of 16-column tiles (``cols`` =
+    [j, j + 1]), then for the odd last tile ([nt - 1]) in the last group."""
+    lo, hi = pair_range(e, nt, g, groups)
+    if nt // 2:
+        jj = open_for(e, lo, hi)
+        j0 = e.mul(jj, 2)
+        block([j0, e.add(j0, 1)])
+        close(e)
+    if nt % 2:
+        in_last_group(e, g, groups, lambda: block([nt - 1]))
+
+
+def block_forall(e: Emitter, n, threaded: bool, groups: int) -> tuple:
+    """Open a forall (threaded, else a for) over ``n`` row blocks x
+    ``groups``: (the row block's index, the group's index or None).
+    :func:`close` closes it."""
+    it = open_forall(e, e.mul(n, groups), threaded)
+    if groups == 1:
+        return it, None
+    return e.iop("divui", it, e.index(groups)), e.rem(it, groups)
+
+
 __all__ = ["MemRef", "Tile", "memref", "to_buffer", "alloc", "dealloc", "to_tensor", "collapse",
            "zero", "load", "store", "mulf", "muli", "micro_kernel", "accumulate", "mark_features",
            "A_BF16", "B_BF16", "C_F32", "A_I8", "B_I8", "C_I32", "FEATURES_BF16", "FEATURES_INT8",
-           "open_for", "open_forall", "close"]
+           "open_for", "open_forall", "close", "GROUPS", "groups_for", "pair_range", "in_last_group",
+           "column_pairs", "block_forall"]

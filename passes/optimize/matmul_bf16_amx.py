@@ -161,13 +161,7 @@ def kernel_text(name: str, k: int, n: int, threaded: bool, gather=None,
                 amx.accumulate(e, a_mem, [a_row0, e.add(a_row0, 16)], bm,
                                [e.mul(j, bstep) for j in cols], k0, n, c_mem, row0,
                                e.mul(cols[0], NT), first=first)
-            if nt >= 2:
-                j = amx.open_for(e, 0, nt // 2)
-                j0 = e.mul(j, 2)
-                block([j0, e.add(j0, 1)])
-                amx.close(e)
-            if nt % 2:
-                block([nt - 1])
+            amx.column_pairs(e, nt, block)
 
         u = min(steps, KCHUNK)
         columns(0, u, True)

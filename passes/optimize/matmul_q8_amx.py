@@ -49,9 +49,6 @@ NT = 16                 # columns of a C tile
 # (amx_tiles.micro_kernel: A's whole rows re-read from L2 for every pair)
 CHUNK_OUTER = True
 CHUNK = 8
-# threaded kernels: forall iterations per row block (its columns split in as
-# many groups; the pool's 2 threads)
-GROUPS = 2
 # Fewer rows than this (a static M) stay on the VNNI kernel: a block pads M to 32
 # (not measured: a guess from the tiles' 16 rows)
 MIN_ROWS = 16
@@ -126,36 +123,17 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
     bstep = kpad // 4           # B rows of one 16-column block
     tiles = dict(a_tile=amx.A_I8, b_tile=amx.B_I8, c_tile=amx.C_I32, mul=mul)
 
-    # threaded: each row block's columns in GROUPS parts, one forall
-    # iteration each, so a few row blocks (a 7x7 map: 49 pixels, 2 blocks)
-    # still give every thread work
-    groups = GROUPS if threaded and nt // 2 >= GROUPS else 1
-    grp = {"g": None}
+    # threaded, A in place: each row block's columns in groups, one forall
+    # iteration each (a copied block would be copied once per group)
+    groups = amx.groups_for(nt, threaded and direct)
 
-    def column_pairs(block) -> None:
-        pairs = nt // 2
-        if pairs:
-            g = grp["g"]
-            lo = 0 if g is None else e.div(e.mul(g, pairs), groups)
-            hi = pairs if g is None else e.div(e.mul(e.add(g, 1), pairs), groups)
-            jj = amx.open_for(e, lo, hi)
-            j0 = e.mul(jj, 2)
-            block([j0, e.add(j0, 1)])
-            amx.close(e)
-        if nt % 2:
-            if grp["g"] is None:
-                block([nt - 1])
-            else:
-                last = e.cmpi("eq", grp["g"], e.index(groups - 1))
-                e(f"scf.if {last} {{")
-                e.ind += 1
-                block([nt - 1])
-                e.ind -= 1
-                e("}")
-
-    def compute(a_mem, a_row0, row0) -> None:
-        """Rows row0.. (A's from a_row0 of a_mem) x all columns."""
+    def compute(a_mem, a_row0, row0, g=None) -> None:
+        """Rows row0.. (A's from a_row0 of a_mem) x column group g's columns
+        (None: all)."""
         a_rows = [a_row0, e.add(a_row0, 16)]
+
+        def column_pairs(block) -> None:
+            amx.column_pairs(e, nt, block, g, groups)
         if not CHUNK_OUTER:
             column_pairs(lambda cols: amx.micro_kernel(
                 e, a_mem, a_rows, bm, [e.mul(c, bstep) for c in cols], kpad, out, row0,
@@ -212,26 +190,17 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
         e("}")
         amx.close(e)
 
-    def packed_block(rb) -> None:
+    def packed_block(rb, g=None) -> None:
         buf = amx.alloc(e, [MB, kpad], Elem.I8, "abuf")
         pack(buf, rb)
-        compute(buf, 0, e.mul(rb, MB))
-
-    def blocks(n):
-        """A forall (threaded) over n row blocks x the column groups: the block's index."""
-        it = amx.open_forall(e, e.mul(n, groups), threaded)
-        if groups == 1:
-            return it
-        grp["g"] = e.rem(it, groups)
-        return e.iop("divui", it, e.index(groups))
+        compute(buf, 0, e.mul(rb, MB), g)
 
     if direct:      # whole blocks straight from A, the last part block packed
         nfull = e.div(m, MB)
-        rb = blocks(nfull)
+        rb, g = amx.block_forall(e, nfull, threaded, groups)
         row0 = e.mul(rb, MB)
-        compute(am, row0, row0)
+        compute(am, row0, row0, g)
         amx.close(e)
-        grp["g"] = None
         part = e.cmpi("ult", e.mul(nfull, MB), m)
         e(f"scf.if {part} {{")
         e.ind += 1
@@ -239,10 +208,9 @@ def kernel_text(name: str, k: int, n: int, a_signed: bool, threaded: bool) -> st
         e.ind -= 1
         e("}")
     else:
-        rb = blocks(nblk)
-        packed_block(rb)
+        rb, g = amx.block_forall(e, nblk, threaded, groups)
+        packed_block(rb, g)
         amx.close(e)
-        grp["g"] = None
     res = amx.to_tensor(e, out)
     e(f"return {res} : {res.type}")
     return e.function(name, [a, bp, colsum, za], res.type)

@@ -85,13 +85,17 @@ def test_amx_matmul(tmp_path, k, n, transposed):
 
 
 @needs_amx
-def test_amx_matmul_two_threads(tmp_path):
+@pytest.mark.parametrize("k,n", [
+    (256, 512),     # A in place, the row blocks split across threads
+    (96, 80),       # A in place (3 K steps), 5 column tiles (the odd one alone)
+])
+def test_amx_matmul_two_threads(tmp_path, k, n):
     from onnx_mlir_py.runtime import ExecutionSession
-    path, plan, w = _build(tmp_path, 256, 512, threads=True, seed=2)
+    path, plan, w = _build(tmp_path, k, n, threads=True, seed=2)
     assert plan.entries[0].kernel == KERNEL and plan.entries[0].threaded
     sess = ExecutionSession(str(path), num_threads=2)
-    for m in (3, 64, 77):
-        x = np.random.default_rng(m).standard_normal((m, 256)).astype(np.float32)
+    for m in (3, 32, 64, 77):
+        x = np.random.default_rng(m).standard_normal((m, k)).astype(np.float32)
         _check(sess.run([x])[0], x, w)
 
 
@@ -131,16 +135,28 @@ def _conv_f64(x, w, s, p, d):
     (1, 8, 10, 24, 3, 1, 2, 2),     # dilation 2: one piece per tap
     (1, 96, 7, 48, 3, 1, 1, 1),     # 49 pixels (a part block), K = 864
 ])
-def test_amx_conv(tmp_path, n, c, hw, f, k, s, p, d):
+def test_amx_conv(tmp_path, n, c, hw, f, k, s, p, d, threads=None):
     import onnx_mlir_py
     from onnx_mlir_py.runtime import ExecutionSession
     model, w = _conv_model(n, c, hw, f, k, s, p, d)
     so = onnx_mlir_py.compile(model, tmp_path / "c.so", opt_level=3, precision="bf16", mcpu=SPR)
     assert "tdpbf16ps" in _objdump(so)
     x = np.random.default_rng(c).standard_normal((n, c, hw, hw)).astype(np.float32)
-    got = ExecutionSession(str(so)).run([x])[0]
+    got = ExecutionSession(str(so), num_threads=threads).run([x])[0]
     bf = [a.astype(ml_dtypes.bfloat16).astype(np.float64) for a in (x, w)]
     want, bound = _conv_f64(*bf, s, p, d)
     assert got.shape == want.shape
     np.testing.assert_array_less(np.abs(got - want), bound * c * k * k * 2.0 ** -23 + 1e-30)
     assert np.abs(want).max() > 1       # not vacuous
+
+
+@needs_amx
+@pytest.mark.parametrize("n,c,hw,f,k,s,p,d", [
+    (1, 64, 28, 80, 3, 1, 1, 1),    # 36M MACs (threaded), an im2col per block, 5 column tiles
+    (1, 256, 7, 208, 1, 1, 0, 1),   # 1x1 on a 7x7 map: A in place, 2 row blocks
+    (1, 512, 7, 80, 1, 1, 0, 1),    # the same (2M MACs), 5 column tiles
+])
+def test_amx_conv_two_threads(tmp_path, n, c, hw, f, k, s, p, d):
+    """Threaded convs (row blocks across the threads), A in place or
+    copied, each block written transposed into the NCHW result."""
+    test_amx_conv(tmp_path, n, c, hw, f, k, s, p, d, threads=2)

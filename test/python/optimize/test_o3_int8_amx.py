@@ -74,7 +74,7 @@ def test_matmul_integer(tmp_path, monkeypatch, signed_a, zp, rank3, k, n):
 @pytest.mark.parametrize("k,n", [
     (256, 256),     # A in place, 16 column tiles: 2 column groups per row block
     (128, 80),      # A in place, 5 column tiles: the odd one in the last group
-    (96, 80),       # A copied per block (K not whole steps), 5 column tiles
+    (96, 80),       # A copied per block (K not whole steps): no column groups
 ])
 def test_two_threads(tmp_path, k, n):
     m = matmul_integer(k, n, False, True, False, seed=3)
