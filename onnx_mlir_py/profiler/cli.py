@@ -63,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--threads", type=int, default=1, help="threads of the -O3 kernels")
     for lvl in range(4):
         ap.add_argument(f"-O{lvl}", dest="opt_level", action="store_const", const=lvl)
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="compile precision (as onnx-mlir-py --precision): bf16 times the "
+                         "model's Conv / MatMul / Gemm in bf16 with f32 accumulation")
     ap.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                     help="value of a symbolic input dim (default 1)")
     ap.add_argument("--top", type=int, default=15, help="nodes listed and charted")
@@ -93,11 +96,15 @@ def _profile(args) -> int:
     so.enable_profiling = True
     so.profile_file_prefix = trace + ".tmp"
     so.intra_op_num_threads = args.threads
+    if args.precision != "fp32":
+        from onnx_mlir_py.inference.config_entries import PRECISION
+        so.add_session_config_entry(PRECISION, args.precision)
     so.graph_optimization_level = {0: ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
                                    1: ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
                                    2: ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
                                    3: ort.GraphOptimizationLevel.ORT_ENABLE_ALL}[args.opt_level]
-    print(f"compiling {args.model} with --profile (-O{args.opt_level}) ...", file=sys.stderr)
+    prec = "" if args.precision == "fp32" else f", --precision {args.precision}"
+    print(f"compiling {args.model} with --profile (-O{args.opt_level}{prec}) ...", file=sys.stderr)
     sess = ort.InferenceSession(args.model, so)
     feed = random_feed(sess.get_inputs(), _parse_dims(args.dim), args.seed)
     for _ in range(args.warmup):
@@ -110,7 +117,7 @@ def _profile(args) -> int:
     os.replace(sess.end_profiling(), trace)
     with open(trace) as f:
         s = summarize(json.load(f), skip=args.warmup)
-    print(f"{args.model}: -O{args.opt_level}, {args.threads} thread(s)")
+    print(f"{args.model}: -O{args.opt_level}{prec}, {args.threads} thread(s)")
     report(s, args.top, call_us=1e6 * sum(calls) / len(calls))
     print(f"\ntrace (Perfetto / chrome://tracing): {trace}")
     if write_chart(s, chart, args.top, os.path.basename(args.model)) is None:

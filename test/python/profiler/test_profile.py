@@ -19,6 +19,7 @@ import onnx_mlir_py
 import onnx_mlir_py as ort
 from onnx_mlir_py.runtime import ExecutionSession
 from onnx_mlir_py.runtime.errors import ModelRunError
+from onnx_mlir_py.target import resolve
 from onnx_mlir_py.profiler import summary as tool
 
 NODES = {"conv": "Conv", "relu": "Relu", "dw": "Conv", "clip": "Clip", "add": "Add",
@@ -276,3 +277,23 @@ def test_resnet18_convs_account_for_the_run(tmp_path):
         shares.append(sum(e["dur"] for e in inside if e["args"]["op_name"] == "Conv") / run["dur"])
     print("conv share of each run:", [round(v, 3) for v in shares])
     assert len(shares) == 8 and float(np.median(shares[1:])) >= 0.9, shares
+
+
+@pytest.mark.skipif(not resolve(host_default=True).avx512_bf16,
+                    reason="--precision bf16 needs AVX512-BF16 or AMX-BF16 (this CPU has neither)")
+def test_profile_tool_precision_bf16(libs, tmp_path, capsys, monkeypatch):
+    """profile --precision bf16 times a bf16 build (its own library in the
+    cache, beside the fp32 one), and says so in its header."""
+    _, model_path = libs
+    from onnx_mlir_py.cli import main
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ONNX_MLIR_PY_CACHE", str(cache))
+    trace = str(tmp_path / "p.json")
+    assert main(["profile", model_path, "--runs", "1", "--trace", trace, "--chart",
+                 str(tmp_path / "p.png")]) == 0
+    assert "--precision" not in capsys.readouterr().out
+    libs_fp32 = set(cache.rglob("*.so"))
+    assert main(["profile", model_path, "--runs", "1", "--precision", "bf16", "--trace", trace,
+                 "--chart", str(tmp_path / "p.png")]) == 0
+    assert ", --precision bf16, 1 thread(s)" in capsys.readouterr().out
+    assert set(cache.rglob("*.so")) - libs_fp32, "the bf16 profile reused the fp32 library"
