@@ -204,12 +204,19 @@ def resolve(mcpu: str | None = None, march: str | None = None, *,
 def host_kernel_extensions(level: str | None) -> tuple[str, ...]:
     """The llc features of the build machine that the -O3 kernels may use
     when compiling for its ISA level by default (what :func:`resolve` gives
-    the host-default Target): ("avx512vnni",) on an AVX-512 VNNI machine.
-    Cheap: reads /proc/cpuinfo only (no compiler import), for cache keys."""
+    the host-default Target): ("avx512vnni",) on an AVX-512 VNNI machine,
+    and "amx-int8" where it also has AMX-INT8 and the OS grants tile data
+    (the int8 kernels then use AMX: a library that a VNNI-only machine
+    cannot load). For cache keys: reads /proc/cpuinfo (and asks for AMX
+    once), no compiler import."""
     if level != "x86-64-v4":
         return ()
-    return ("avx512vnni",) if "avx512_vnni" in host_flags() and \
-        "avx512_vnni" not in _hidden() else ()
+    flags, hidden = host_flags(), _hidden()
+    ext = ("avx512vnni",) if "avx512_vnni" in flags and "avx512_vnni" not in hidden else ()
+    if all(f in flags and f not in hidden for f in ("amx_tile", "amx_int8")) and \
+            host_amx_permitted():
+        ext += ("amx-int8",)
+    return ext
 
 
 @lru_cache(maxsize=1)

@@ -92,3 +92,28 @@ def test_pass_options_pick_the_target():
         pass_options("o3-resolve-dims=target=x86-64-v4")
     with pytest.raises(CompileError, match="option 'tile'"):
         pass_options("o3-depthwise=tile=8")
+
+
+@pytest.mark.parametrize("hide", ["", "amx_int8", "amx_tile", "avx512vnni"])
+def test_cache_key_extensions_follow_the_int8_kernels(monkeypatch, hide):
+    """The extensions an InferenceSession's cache key names (host_kernel_extensions)
+    are the ones the -O3 default target's int8 kernels use: "amx-int8" exactly
+    when the target has AMX-INT8 (its library needs AMX: a VNNI-only machine
+    sharing the cache must not be handed it), "avx512vnni" when it has VNNI."""
+    from onnx_mlir_py.inference import session as S
+    from onnx_mlir_py.isa import HIDE_ENV, host_level
+    import onnx_mlir_py as ort
+    if hide:
+        monkeypatch.setenv(HIDE_ENV, hide)
+    T.resolve.cache_clear()
+    try:
+        level = host_level()
+        t = T.resolve(host_default=True)
+        ext = T.host_kernel_extensions(level)
+        assert ("amx-int8" in ext) == t.amx_int8
+        assert ("avx512vnni" in ext) == (t.vnni and level == "x86-64-v4")
+        key = S._compile_options(ort.SessionOptions(), {}).get("host", "")
+        assert ("amx-int8" in key) == t.amx_int8
+    finally:
+        monkeypatch.delenv(HIDE_ENV, raising=False)
+        T.resolve.cache_clear()
