@@ -343,7 +343,6 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
     """Rewrite the matmuls the plan gave ``int8_vnni`` (all matching ones
     without a plan tag, for the named pass). Returns the count."""
     from mlir.dialects import arith, func, tensor as tensor_d
-    from mlir.passmanager import PassManager
     from onnx_mlir_py.passes.optimize.kernel_plan import threaded_kernel
     if not target.vnni or target.vector_width != LANES:
         return 0
@@ -351,15 +350,10 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
     count = 0
     i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
     for op, q, b in planned(module, "linalg.matmul", "int8_vnni", match, lambda q: q.b):
-        if q.b_transposed:
-            b = np.ascontiguousarray(b.T)
+        b = weights_kn(q, b)
         npad = q.n_padded
-        if npad != q.n:         # zero columns up to whole vectors (a 1000-class head)
-            b = np.concatenate([b, np.zeros((q.k, npad - q.n), np.int8)], axis=1)
         nb = q.nb
-        macs = None if q.m is None else q.m * q.k * q.n
-        nbytes = None if q.m is None else q.m * q.k + q.k * q.n + 4 * q.m * q.n
-        par = threads and threaded_kernel(macs, nbytes)
+        par = threads and threaded_kernel(*sizes(q))
         key = (q.k, npad, nb, q.a_signed, par)
         if key not in funcs:
             funcs[key] = f"__om_q8_matmul_{len(funcs)}"
@@ -370,27 +364,12 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
         colsum = b.astype(np.int32).sum(axis=0, dtype=np.int64).astype(np.int32)
         base = (-128 * colsum if q.a_signed else np.zeros_like(colsum)).astype(np.int32)
         with ir.InsertionPoint(op), op.location:
-            a = q.a
-            if q.reassoc is not None:
-                at = op.operands[0].type
-                a = tensor_d.CollapseShapeOp(ir.RankedTensorType.get(list(at.shape), i8), a,
-                                             ir.ArrayAttr.get([ir.ArrayAttr.get(
-                                                 [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
-                                                  for i in g]) for g in q.reassoc])).result
-            dyn = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size(), q.k], i8)
-            if a.type != dyn:
-                a = tensor_d.CastOp(dyn, a).result
-
-            def const(arr, et):
-                t = ir.RankedTensorType.get(list(arr.shape), et)
-                return arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result
+            a = a_rows(q, op)
             bp = const(pack_b(b, nb), i8)
-            z8 = zero_point_byte(q.za)
-            za = arith.ExtSIOp(i32, z8).result if q.za_signed else arith.ExtUIOp(i32, z8).result
             dyn_m = ir.ShapedType.get_dynamic_size()
             call = func.CallOp([ir.RankedTensorType.get([dyn_m, npad], i32)],
                                ir.FlatSymbolRefAttr.get(funcs[key]),
-                               [a, bp, const(base, i32), const(colsum, i32), za])
+                               [a, bp, const(base, i32), const(colsum, i32), zero_point_i32(q)])
             res = call.results[0]
             if npad != q.n:
                 rows = tensor_d.DimOp(res, arith.ConstantOp(ir.IndexType.get(), 0).result).result
@@ -403,12 +382,68 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
         op.erase()
         count += 1
     if funcs:
-        # the inliner without its own canonicalization (the canonicalize
-        # after it folds what it would): see conv_q8.int8_convs
-        PassManager.parse('builtin.module(inline{default-pipeline=""}, symbol-dce, canonicalize, cse)',
-                          module.context).run(module.operation)
+        inline_kernels(module)
         mark_vnni(module)
     return count
+
+
+# -- what the int8 matmul rewrites (VNNI here, AMX in matmul_q8_amx) share -----
+def weights_kn(q, b: np.ndarray) -> np.ndarray:
+    """The constant weights as [K, N'] (transposed if the matmul reads B^T),
+    with zero columns up to ``q.n_padded`` (a 1000-class head)."""
+    if q.b_transposed:
+        b = np.ascontiguousarray(b.T)
+    if q.n_padded != q.n:
+        b = np.concatenate([b, np.zeros((q.k, q.n_padded - q.n), np.int8)], axis=1)
+    return b
+
+
+def sizes(q) -> tuple:
+    """(MACs, bytes touched) of the matmul, None when M is dynamic (threaded_kernel's)."""
+    if q.m is None:
+        return None, None
+    return q.m * q.k * q.n, q.m * q.k + q.k * q.n + 4 * q.m * q.n
+
+
+def a_rows(q, op: ir.Operation) -> ir.Value:
+    """The 8-bit A operand as the kernels' ``[?, K]`` (collapsed from the
+    matmul's view when ``q.reassoc``), built before ``op``."""
+    from mlir.dialects import tensor as tensor_d
+    i8 = ir.IntegerType.get_signless(8)
+    a = q.a
+    if q.reassoc is not None:
+        at = op.operands[0].type
+        a = tensor_d.CollapseShapeOp(ir.RankedTensorType.get(list(at.shape), i8), a,
+                                     ir.ArrayAttr.get([ir.ArrayAttr.get(
+                                         [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+                                          for i in g]) for g in q.reassoc])).result
+    dyn = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size(), q.k], i8)
+    if a.type != dyn:
+        a = tensor_d.CastOp(dyn, a).result
+    return a
+
+
+def const(arr: np.ndarray, et: ir.Type) -> ir.Value:
+    """An ``arith.constant`` of ``arr`` with element type ``et``."""
+    from mlir.dialects import arith
+    t = ir.RankedTensorType.get(list(arr.shape), et)
+    return arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result
+
+
+def zero_point_i32(q) -> ir.Value:
+    """A's zero point widened to i32 (sign- or zero-extended as its type)."""
+    from mlir.dialects import arith
+    i32 = ir.IntegerType.get_signless(32)
+    z8 = zero_point_byte(q.za)
+    return arith.ExtSIOp(i32, z8).result if q.za_signed else arith.ExtUIOp(i32, z8).result
+
+
+def inline_kernels(module: ir.Module) -> None:
+    """The inliner without its own canonicalization (the canonicalize after
+    it folds what it would): see conv_q8.int8_convs."""
+    from mlir.passmanager import PassManager
+    PassManager.parse('builtin.module(inline{default-pipeline=""}, symbol-dce, canonicalize, cse)',
+                      module.context).run(module.operation)
 
 
 def planned(module: ir.Module, op_name: str, kernel: str, match_, weights):

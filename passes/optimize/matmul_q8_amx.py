@@ -224,7 +224,8 @@ def int8_amx_matmuls(module: ir.Module, target: Target, threads: bool, plan_=Non
     Returns the count."""
     from mlir.dialects import arith, func, tensor as tensor_d
     from onnx_mlir_py.passes.optimize.kernel_plan import threaded_kernel
-    from onnx_mlir_py.passes.optimize.matmul_q8 import add_functions, planned, zero_point_byte
+    from onnx_mlir_py.passes.optimize.matmul_q8 import (a_rows, add_functions, const, inline_kernels,
+                                                        planned, sizes, weights_kn, zero_point_i32)
     if not available(target):
         return 0
     funcs: dict[tuple, str] = {}
@@ -233,14 +234,9 @@ def int8_amx_matmuls(module: ir.Module, target: Target, threads: bool, plan_=Non
     for op, q, b in planned(module, "linalg.matmul", KERNEL, match, lambda q: q.b):
         if q.m is not None and q.m < MIN_ROWS:
             continue            # (an untagged one) the VNNI step's
-        if q.b_transposed:
-            b = np.ascontiguousarray(b.T)
+        b = weights_kn(q, b)
         npad = q.n_padded
-        if npad != q.n:         # zero columns up to whole tiles (a 1000-class head)
-            b = np.concatenate([b, np.zeros((q.k, npad - q.n), np.int8)], axis=1)
-        macs = None if q.m is None else q.m * q.k * q.n
-        nbytes = None if q.m is None else q.m * q.k + q.k * q.n + 4 * q.m * q.n
-        par = threads and threaded_kernel(macs, nbytes)
+        par = threads and threaded_kernel(*sizes(q))
         key = (q.k, npad, q.a_signed, par)
         if key not in funcs:
             funcs[key] = f"__om_q8_amx_matmul_{len(funcs)}"
@@ -248,26 +244,11 @@ def int8_amx_matmuls(module: ir.Module, target: Target, threads: bool, plan_=Non
             add_functions(module, ir.Module.parse("module {\n" + text + "\n}", module.context))
         colsum = b.astype(np.int32).sum(axis=0, dtype=np.int64).astype(np.int32)
         with ir.InsertionPoint(op), op.location:
-            a = q.a
-            if q.reassoc is not None:
-                at = op.operands[0].type
-                a = tensor_d.CollapseShapeOp(ir.RankedTensorType.get(list(at.shape), i8), a,
-                                             ir.ArrayAttr.get([ir.ArrayAttr.get(
-                                                 [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
-                                                  for i in g]) for g in q.reassoc])).result
-            dyn = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size(), q.k], i8)
-            if a.type != dyn:
-                a = tensor_d.CastOp(dyn, a).result
-
-            def const(arr, et):
-                t = ir.RankedTensorType.get(list(arr.shape), et)
-                return arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result
-            z8 = zero_point_byte(q.za)
-            za = arith.ExtSIOp(i32, z8).result if q.za_signed else arith.ExtUIOp(i32, z8).result
+            a = a_rows(q, op)
             dyn_m = ir.ShapedType.get_dynamic_size()
             call = func.CallOp([ir.RankedTensorType.get([dyn_m, npad], i32)],
                                ir.FlatSymbolRefAttr.get(funcs[key]),
-                               [a, const(pack_b(b), i8), const(colsum, i32), za])
+                               [a, const(pack_b(b), i8), const(colsum, i32), zero_point_i32(q)])
             # the result has M padded to whole blocks: the first M rows, N columns
             rows = tensor_d.DimOp(a, arith.ConstantOp(ir.IndexType.get(), 0).result).result
             res = tensor_d.ExtractSliceOp(
@@ -279,8 +260,6 @@ def int8_amx_matmuls(module: ir.Module, target: Target, threads: bool, plan_=Non
         op.erase()
         count += 1
     if funcs:
-        from mlir.passmanager import PassManager
-        PassManager.parse('builtin.module(inline{default-pipeline=""}, symbol-dce, canonicalize, cse)',
-                          module.context).run(module.operation)
+        inline_kernels(module)
         amx.mark_features(module, amx.FEATURES_INT8)
     return count
