@@ -121,6 +121,8 @@ from onnx_mlir_py.target import Target, target_for
 # either way: a canonicalization only simplifies.
 CANONICALIZE = "canonicalize{region-simplify=disabled}"
 CANONICALIZE_ONCE = "canonicalize{region-simplify=disabled max-iterations=1}"
+# the bf16 kernels of the plan: the matmul step's, then the conv step's
+BF16_KERNELS = ("packed_matmul_bf16", "amx_matmul_bf16", "conv_bf16", "amx_conv_bf16")
 
 
 def _canonicalize(module: ir.Module, once: bool = False) -> None:
@@ -280,8 +282,9 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
             ("int8 convs", ("int8_im2col",), lambda: int8_convs(m, target, threads, plan)),
             ("int8 amx matmuls", ("int8_amx", "int8_im2col"), lambda: int8_amx_matmuls(m, target, threads, plan)),
             ("int8 matmuls", ("int8_vnni", "int8_im2col"), lambda: int8_matmuls(m, target, threads, plan)),
-            ("bf16 matmuls", kernels, lambda: bf16_matmuls(m, target, threads, plan)),
-            ("bf16 convs", kernels, lambda: bf16_convs(m, target, threads, plan)),
+            # (a bf16 conv may leave its matmul to the matmul step)
+            ("bf16 matmuls", BF16_KERNELS, lambda: bf16_matmuls(m, target, threads, plan)),
+            ("bf16 convs", BF16_KERNELS[2:], lambda: bf16_convs(m, target, threads, plan)),
             ("nbits decode", ("nbits_decode",), lambda: nbits_decodes(m, target, threads, plan)),
             ("clear plan", kernels, lambda: clear_plan(m)),
             # also the conv kernels' matmuls

@@ -94,7 +94,8 @@ def test_skipping_changes_no_ir(kind, monkeypatch):
 # the steps of one kernel family each (run only when the plan gave that kernel an op)
 KERNEL_STEPS = {"attention", "depthwise int8", "depthwise", "pools", "dynamic pools",
                 "direct convs", "convs to matmul", "dynamic convs", "int8 convs",
-                "int8 matmuls", "int8 amx matmuls", "nbits decode"}
+                "int8 matmuls", "int8 amx matmuls", "bf16 matmuls", "bf16 convs",
+                "nbits decode"}
 
 
 def test_kernel_steps_without_planned_ops_are_skipped(monkeypatch):
