@@ -63,7 +63,7 @@ def enabled(b, et: ir.Type) -> bool:
     return isinstance(et, ir.F32Type) and module_precision(b.module) == "bf16"
 
 
-def _const_f32(v: ir.Value) -> np.ndarray | None:
+def constant_f32(v: ir.Value) -> np.ndarray | None:
     """The value of a static f32 ``arith.constant`` (dense or dense_resource)."""
     from onnx_mlir_py.ir_dense import dense_to_numpy
     from onnx_mlir_py.ir_resources import resource_name
@@ -102,7 +102,7 @@ def operand(b, v: ir.Value) -> ir.Value:
     """``v`` (an f32 tensor) as bf16: a constant converted now (a new
     constant, at the insertion point: it dominates its one use), else an
     elementwise ``arith.truncf``."""
-    arr = _const_f32(v)
+    arr = constant_f32(v)
     if arr is not None:
         return _const_bf16(arr, v.type)
     bf16 = ir.BF16Type.get()

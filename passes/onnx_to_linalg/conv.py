@@ -11,6 +11,13 @@ the Conv rule (``dialects/onnx/ops/conv.py::conv_dims``), evaluated on
 run-time dims; what cannot be checked at compile time is checked in the
 compiled code. ConvInteger/QLinearConv use ``convolve`` on i32 operands.
 
+com.microsoft.NhwcConv (channels-last X, Y; W in Conv's layout): 2-D with
+one group -> tensor.pad of X on H, W + linalg.conv_2d_nhwc_fhwc, its filter
+relaid out [F, C, KH, KW] -> [F, KH, KW, C] (a constant one at compile time)
++ the bias on the last dim; ``--precision bf16`` rounds its operands as
+Conv's (bf16.operands). Any other NhwcConv: Conv's lowering between
+transposes.
+
 ConvTranspose (1-D..N-D, groups, strides, dilations, pads, output_padding,
 output_shape, auto_pad) -> a direct convolution of the stride-dilated,
 padded input with the flipped, in/out-swapped kernel:
@@ -25,13 +32,15 @@ on run-time dims, so every dim may be dynamic (the weights' too).
 from __future__ import annotations
 
 import mlir.ir as ir
+import numpy as np
 from mlir.dialects import arith, linalg, tensor
 
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
-from onnx_mlir_py.dialects.onnx.ops.conv import conv_dims, conv_transpose_dims, opt_attr, window
+from onnx_mlir_py.dialects.onnx.ops.conv import (conv_dims, conv_transpose_dims, opt_attr,
+                                                 to_channels_first, to_channels_last, window)
 from onnx_mlir_py.passes.onnx_to_linalg import bf16
-from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, pad
+from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float, pad, val
 from onnx_mlir_py.passes.onnx_to_linalg.dims_ir import checks, fit_result, index_of, wrap
 from onnx_mlir_py.passes.onnx_to_linalg.reshape import collapse, expand
 from onnx_mlir_py.passes.onnx_to_linalg.gemm import is_half, narrow, widen
@@ -64,24 +73,45 @@ def _mul_add(et):
     return lambda a, w, acc: arith.addi(acc, arith.muli(a, w))
 
 
-def convolve(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value, bias: ir.Value | None,
-             et: ir.Type, add_bias: bool = True) -> ir.Value:
-    """The op's convolution of x (N, C, D1..Dn) with w (M, C/group, k1..kn)
-    into an ``et`` tensor; ``bias`` (M) is checked and, with add_bias, added."""
+def geometry(op: OnnxOp, b: LoweringContext, xd, w: ir.Value, bias: ir.Value | None,
+             channels_last: bool = False):
+    """The op's convolution of an input of dims ``xd`` (N, C, D1..Dn; dims.py
+    run-time dims) with w (M, C/group, k1..kn): the shape checks of the Conv
+    rule (``conv_dims``) and (group, output dims (N, M, O1..On) fitted to the
+    result type (channels-last (N, O1..On, M) with ``channels_last``: NhwcConv),
+    pads before / after per spatial axis, strides, dilations)."""
+    g = opt_attr(op, "group", 1)
+    win = window(op, len(xd) - 2, None, require_kernel=False)
+    ctx = checks(op, b)
+    out, axes = conv_dims(ctx, win, xd, b.ixdims(w),
+                          b.ixdims(bias) if bias is not None else None, g,
+                          opt_attr(op, "kernel_shape"))
+    if channels_last:
+        fitted = fit_result(op, b, [out[p] for p in to_channels_last(len(out))])
+        out = [fitted[p] for p in to_channels_first(len(out))]
+    else:
+        out = fit_result(op, b, out)
+    out_dims = [index_of(d) for d in out]
+    lo, hi = [index_of(a.pad_begin) for a in axes], [index_of(a.pad_end) for a in axes]
+    return g, out_dims, lo, hi, win.strides, win.dilations
+
+
+def _check_ranks(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value) -> int:
     r = b.ranked(op, x).rank
     if r < 3 or b.ranked(op, w).rank != r:
         op.fail(f"input rank {r} / weight rank {w.type.rank} are not a 1-D..N-D convolution")
-    ns = r - 2
-    g = opt_attr(op, "group", 1)
-    win = window(op, ns, None, require_kernel=False)
-    ctx = checks(op, b)
-    out, axes = conv_dims(ctx, win, b.ixdims(x), b.ixdims(w),
-                          b.ixdims(bias) if bias is not None else None, g,
-                          opt_attr(op, "kernel_shape"))
-    out_dims = [index_of(d) for d in fit_result(op, b, out)]
+    return r
+
+
+def convolve(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value, bias: ir.Value | None,
+             et: ir.Type, add_bias: bool = True, channels_last: bool = False) -> ir.Value:
+    """The op's convolution of x (N, C, D1..Dn) with w (M, C/group, k1..kn)
+    into an ``et`` tensor; ``bias`` (M) is checked and, with add_bias, added.
+    ``channels_last``: the op's result type is channels-last (NhwcConv: x is
+    its input transposed; the result is still (N, M, O1..On))."""
+    r = _check_ranks(op, b, x, w)
+    g, out_dims, lo, hi, strides, dil = geometry(op, b, b.ixdims(x), w, bias, channels_last)
     zero = 0.0 if is_float(et) else 0
-    lo, hi = [index_of(a.pad_begin) for a in axes], [index_of(a.pad_end) for a in axes]
-    strides, dil = win.strides, win.dilations
     c, m = _static(x, 1), _static(w, 0)
     x3 = x
     x, w = bf16.operands(b, et, x, w)       # --precision bf16: bf16 inputs, f32 sums
@@ -169,6 +199,71 @@ def lower_conv(op: OnnxOp, b: LoweringContext):
         x, w, bias = (widen(b, op.input(i)) for i in range(3))
         return [narrow(b, convolve(op, b, x, w, bias, ir.F32Type.get()), et)]
     return [convolve(op, b, op.input(0), op.input(1), op.input(2), et)]
+
+
+# -- com.microsoft.NhwcConv ------------------------------------------------------------
+
+def _permute(b: LoweringContext, x: ir.Value, perm: list[int]) -> ir.Value:
+    d = b.dims(x)
+    return val(linalg.transpose(x, outs=[b.empty([d[p] for p in perm], x.type.element_type)],
+                                permutation=perm))
+
+
+def filter_hwc(b: LoweringContext, w: ir.Value) -> ir.Value:
+    """w [F, C, KH, KW] as linalg.conv_2d_nhwc_fhwc's filter [F, KH, KW, C]:
+    a static f32 constant relaid out now (a new constant: it stays one for
+    bf16.operand's compile-time rounding and -O3's kernels), else a
+    linalg.transpose."""
+    arr = bf16.constant_f32(w)
+    if arr is None:
+        return _permute(b, w, [0, 2, 3, 1])
+    from onnx_mlir_py.ir_resources import resource_attr
+    hwc = np.ascontiguousarray(arr.transpose(0, 2, 3, 1))
+    t = ir.RankedTensorType.get(list(hwc.shape), w.type.element_type)
+    return arith.constant(t, resource_attr(hwc, "nhwc_filter", t))
+
+
+def _conv_nhwc(op: OnnxOp, b: LoweringContext, x: ir.Value, w: ir.Value,
+               bias: ir.Value | None, et: ir.Type) -> ir.Value:
+    """2-D, one group: tensor.pad of x on H, W + linalg.conv_2d_nhwc_fhwc
+    (the filter relaid out by :func:`filter_hwc`) + the bias on the last dim."""
+    xd = b.ixdims(x)
+    _g, out, lo, hi, strides, dil = geometry(op, b, [xd[p] for p in to_channels_first(4)],
+                                             w, bias, channels_last=True)
+    out_dims = [out[p] for p in to_channels_last(4)]
+    x, w = bf16.operands(b, et, x, filter_hwc(b, w))   # --precision bf16: as Conv's
+    xp = pad(b, x, [0] + lo + [0], [0] + hi + [0], 0.0)
+    y = linalg.conv_2d_nhwc_fhwc(xp, w, outs=[b.full(out_dims, et, 0.0)],
+                                 strides=strides, dilations=dil)
+    if bias is None:
+        return y
+    full = affine_map(4, [0, 1, 2, 3])
+    return b.generic([y, bias], [b.empty(out_dims, et)], [full, affine_map(4, [3]), full],
+                     ["parallel"] * 4, lambda v, bb, _o: arith.addf(v, bb))[0]
+
+
+@lowering("NhwcConv", 1, domain="com.microsoft")
+def lower_nhwc_conv(op: OnnxOp, b: LoweringContext):
+    """Conv on channels-last X (N, D1..Dn, C) and Y (N, O1..On, M): 2-D with
+    one group as linalg.conv_2d_nhwc_fhwc (:func:`_conv_nhwc`); any other
+    (groups, depthwise, 1-D, 3-D, ...) as Conv's lowering of the transposed
+    input, its result transposed back."""
+    x, w, bias = op.input(0), op.input(1), op.input(2)
+    et = b.result_type(op).element_type
+    if not is_float(et):
+        op.fail("only float convolution is supported")
+    half = is_half(et)
+    ct = ir.F32Type.get() if half else et
+    if half:  # f32 accumulation, rounded once (gemm.is_half)
+        x, w, bias = (widen(b, v) for v in (x, w, bias))
+    r = _check_ranks(op, b, x, w)
+    if r == 4 and opt_attr(op, "group", 1) == 1:
+        y = _conv_nhwc(op, b, x, w, bias, ct)
+    else:
+        y = convolve(op, b, _permute(b, x, to_channels_first(r)), w, bias, ct,
+                     channels_last=True)
+        y = _permute(b, y, to_channels_last(r))
+    return [narrow(b, y, et) if half else y]
 
 
 def _flip_swap(b: LoweringContext, w: ir.Value, g: int) -> ir.Value:

@@ -1,5 +1,6 @@
-"""Convolutions: Conv, ConvTranspose, and the window geometry shared with
-the pooling ops (pool.py): kernel/stride/dilation/pads attributes, auto_pad
+"""Convolutions: Conv, ConvTranspose, com.microsoft.NhwcConv (Conv on
+channels-last X and Y), and the window geometry shared with the pooling
+ops (pool.py): kernel/stride/dilation/pads attributes, auto_pad
 (NOTSET, SAME_UPPER, SAME_LOWER, VALID) and ceil_mode.
 
 Output sizes follow the ONNX spec and ``onnx.shape_inference``:
@@ -260,6 +261,10 @@ def _ranked(op: OnnxOp, what_w: str = "weight 'W'", x_i: int = 0, w_i: int = 1):
 def conv_shape(op: OnnxOp, x_i: int = 0, w_i: int = 1, b_i: int | None = 2):
     """Checks the node; returns the output shape (or None if rank unknown)."""
     x, w = _ranked(op, x_i=x_i, w_i=w_i)
+    return _conv_out(op, x, w, b_i)
+
+
+def _conv_out(op: OnnxOp, x, w, b_i: int | None):
     rank = len(x) if x is not None else (len(w) if w is not None else None)
     if rank is None:
         kernel = opt_attr(op, "kernel_shape")
@@ -279,6 +284,43 @@ def conv_shape(op: OnnxOp, x_i: int = 0, w_i: int = 1, b_i: int | None = 2):
 
 verifier("Conv", 1, 11, 22)(conv_shape)
 shape_rule("Conv", 1, 11, 22)(single_result(conv_shape))
+
+
+# -- com.microsoft.NhwcConv ------------------------------------------------------------
+
+def to_channels_first(rank: int) -> list[int]:
+    """The permutation (N, D1..Dn, C) -> (N, C, D1..Dn)."""
+    return [0, rank - 1] + list(range(1, rank - 1))
+
+
+def to_channels_last(rank: int) -> list[int]:
+    """The permutation (N, C, D1..Dn) -> (N, D1..Dn, C)."""
+    return [0] + list(range(2, rank)) + [1]
+
+
+def nhwc_conv_shape(op: OnnxOp):
+    """onnxruntime's NhwcConv (its NhwcInferenceContext): Conv of the
+    channels-last X (N, D1..Dn, C), W in Conv's layout (M, C/group, k1..kn),
+    B (M); Y is channels-last (N, O1..On, M). Checks the node; returns Y's
+    shape (or None if the rank is unknown)."""
+    x = op.shape(op.input(0))
+    if x is not None and len(x) < 3:
+        op.fail(f"input 'X' has shape {fmt(x)}: expected rank >= 3 (N x D1 x ... x Dn x C), "
+                f"got rank {len(x)}")
+    if x is not None:
+        x = tuple(x[p] for p in to_channels_first(len(x)))
+    w = op.shape(op.input(1))
+    if w is not None and len(w) < 3:
+        op.fail(f"weight 'W' has shape {fmt(w)}: expected rank >= 3, got rank {len(w)}")
+    if x is not None and w is not None and len(x) != len(w):
+        op.fail(f"weight 'W' has rank {len(w)} {fmt(w)} but input 'X' has rank {len(x)}: "
+                f"expected equal ranks")
+    y = _conv_out(op, x, w, 2)
+    return None if y is None else tuple(y[p] for p in to_channels_last(len(y)))
+
+
+verifier("NhwcConv", 1, domain="com.microsoft")(nhwc_conv_shape)
+shape_rule("NhwcConv", 1, domain="com.microsoft")(single_result(nhwc_conv_shape))
 
 
 # -- ConvTranspose ---------------------------------------------------------------

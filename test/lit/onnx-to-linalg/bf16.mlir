@@ -44,6 +44,22 @@ func.func @conv(%x: tensor<1x2x4x4xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x
   return %0 : tensor<1x4x4x4xf32>
 }
 
+// NhwcConv as Conv: the channels-last input rounded (truncf) then padded on
+// H, W, the relaid-out constant filter [F, KH, KW, C] rounded at compile
+// time, f32 accumulation, the bias on the last dim (f32)
+// CHECK-LABEL: func.func @nhwc_conv
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[W:.*]] = arith.constant dense_resource<{{.*}}> : tensor<4x3x3x2xbf16>
+// CHECK: %[[XP:.*]] = tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK: %[[Y:.*]] = linalg.conv_2d_nhwc_fhwc {{.*}} ins(%[[XP]], %[[W]] : tensor<?x6x6x2xbf16>, tensor<4x3x3x2xbf16>) outs(%{{.*}} : tensor<?x4x4x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[Y]], %arg1 : tensor<?x4x4x4xf32>, tensor<4xf32>)
+// CHECK: arith.addf {{.*}} : f32
+func.func @nhwc_conv(%x: tensor<?x4x4x2xf32>, %b: tensor<4xf32>) -> tensor<?x4x4x4xf32> {
+  %w = "onnx.constant"() {value = dense<0.5> : tensor<4x2x3x3xf32>} : () -> tensor<4x2x3x3xf32>
+  %0 = "com_microsoft.nhwc_conv"(%x, %w, %b) {auto_pad = "NOTSET", group = 1 : si64, pads = array<i64: 1, 1, 1, 1>} : (tensor<?x4x4x2xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>) -> tensor<?x4x4x4xf32>
+  return %0 : tensor<?x4x4x4xf32>
+}
+
 // f16 models keep their f16 -> f32 contractions
 // CHECK-LABEL: func.func @half
 // CHECK-NOT: bf16

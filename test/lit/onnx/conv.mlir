@@ -47,3 +47,20 @@ func.func @conv_transpose(%x: tensor<?x4x5x5xf32>, %w: tensor<4x2x3x3xf32>) -> (
   %2 = "onnx.conv_transpose_v1"(%x, %w) {auto_pad = "NOTSET", group = 2 : si64, strides = array<i64: 2, 2>, output_shape = array<i64: 12, 11>} : (tensor<?x4x5x5xf32>, tensor<4x2x3x3xf32>) -> !onnx.unknown
   return %0, %1, %2 : !onnx.unknown, !onnx.unknown, !onnx.unknown
 }
+
+// com.microsoft.NhwcConv: channels-last X [N, H, W, C] and Y [N, OH, OW, M],
+// W in Conv's layout [M, C/group, kH, kW]
+// CHECK-LABEL: func.func @nhwc_conv
+// CHECK: "com_microsoft.nhwc_conv"{{.*}} -> tensor<?x5x3x8xf32>
+func.func @nhwc_conv(%x: tensor<?x9x9x4xf32>, %w: tensor<8x2x3x3xf32>) -> !onnx.unknown {
+  %0 = "com_microsoft.nhwc_conv"(%x, %w) {auto_pad = "NOTSET", group = 2 : si64, strides = array<i64: 2, 3>, pads = array<i64: 1, 0, 1, 0>} : (tensor<?x9x9x4xf32>, tensor<8x2x3x3xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}
+
+// 1-D: [N, L, C]
+// CHECK-LABEL: func.func @nhwc_conv_1d
+// CHECK: "com_microsoft.nhwc_conv"{{.*}} -> tensor<2x4x6xf32>
+func.func @nhwc_conv_1d(%x: tensor<2x6x3xf32>, %w: tensor<6x3x3xf32>) -> !onnx.unknown {
+  %0 = "com_microsoft.nhwc_conv"(%x, %w) {auto_pad = "NOTSET", group = 1 : si64} : (tensor<2x6x3xf32>, tensor<6x3x3xf32>) -> !onnx.unknown
+  return %0 : !onnx.unknown
+}

@@ -54,3 +54,18 @@ func.func @f(%x: tensor<1x4x8x8xf32>, %w: tensor<3x2x3x3xf32>) -> !onnx.unknown 
   %0 = "onnx.conv_transpose"(%x, %w) {auto_pad = "NOTSET", group = 1 : si64} : (tensor<1x4x8x8xf32>, tensor<3x2x3x3xf32>) -> !onnx.unknown loc("convt_c")
   return %0 : !onnx.unknown
 }
+
+// -----
+// NhwcConv's channels are X's last dim
+// CHECK: error: node 'nhwc_channels' (NhwcConv): weight 'W' dim 1: expected dim 1 = C/group = 8/1 = 8, got 3
+func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> !onnx.unknown {
+  %0 = "com_microsoft.nhwc_conv"(%x, %w) {auto_pad = "NOTSET", group = 1 : si64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> !onnx.unknown loc("nhwc_channels")
+  return %0 : !onnx.unknown
+}
+
+// -----
+// CHECK: error: node 'nhwc_rank' (NhwcConv): input 'X' has shape [8x3]: expected rank >= 3 (N x D1 x ... x Dn x C), got rank 2
+func.func @f(%x: tensor<8x3xf32>, %w: tensor<4x3x3xf32>) -> !onnx.unknown {
+  %0 = "com_microsoft.nhwc_conv"(%x, %w) {auto_pad = "NOTSET", group = 1 : si64} : (tensor<8x3xf32>, tensor<4x3x3xf32>) -> !onnx.unknown loc("nhwc_rank")
+  return %0 : !onnx.unknown
+}
