@@ -15,6 +15,11 @@ with a zero channel), so each k pair is two adjacent channels: row m's pair
 kk is at ``rows[m] + koffs[kk]`` of the flat input (two compile-time
 tables). The [pixels, F] result is transposed back to NCHW in 16x16
 register blocks (:func:`.conv_pixel_rows.transpose_blocks`).
+
+:func:`match` also takes the channels-last ``linalg.conv_2d_nhwc_fhwc``
+(NhwcConv under ``--precision bf16``: filters [F, KH, KW, C]), which only the
+AMX kernel takes (:func:`_nhwc_conv`: no transpose on either side, the
+conv's epilogue, :func:`nhwc_epilogue`, computed on its tiles).
 """
 from __future__ import annotations
 
@@ -34,13 +39,14 @@ KERNEL = "conv_bf16"
 
 @dataclass
 class Bf16Conv:
-    x: ir.Value                 # bf16 [N, C, H, W] (padded already)
-    w: ir.Value                 # the constant bf16 [F, C, KH, KW]
-    xs: tuple
-    ws: tuple
-    os: tuple
+    x: ir.Value                 # bf16 [N, C, H, W] (padded already; NHWC: [N, H, W, C])
+    w: ir.Value                 # the constant bf16 [F, C, KH, KW] (NHWC: [F, KH, KW, C])
+    xs: tuple                   # the shapes in NCHW order whatever the layout:
+    ws: tuple                   # (N, C, H, W), (F, C, KH, KW),
+    os: tuple                   # (N, F, OH, OW)
     s: tuple
     d: tuple
+    nhwc: bool = False          # a linalg.conv_2d_nhwc_fhwc (channels-last x and result)
 
     @property
     def macs(self) -> int:
@@ -53,9 +59,14 @@ def _ints(op: ir.Operation, name: str) -> tuple:
     return tuple(int(v) for v in np.array(ir.DenseIntElementsAttr(op.attributes[name])))
 
 
+NCHW_OP, NHWC_OP = "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_fhwc"
+
+
 def match(op: ir.Operation) -> Bf16Conv | None:
-    """The bf16 conv ``op`` computes (see the module docstring), or None."""
-    if op.name != "linalg.conv_2d_nchw_fchw" or len(op.operands) != 3 or len(op.results) != 1:
+    """The bf16 conv ``op`` computes (see the module docstring), or None.
+    Also the channels-last form (``linalg.conv_2d_nhwc_fhwc``, ``nhwc``:
+    only the AMX kernel takes it)."""
+    if op.name not in (NCHW_OP, NHWC_OP) or len(op.operands) != 3 or len(op.results) != 1:
         return None
     x, w, c = op.operands
     rt = op.results[0].type
@@ -66,8 +77,16 @@ def match(op: ir.Operation) -> Bf16Conv | None:
     cw = owner_op(w)
     if cw is None or cw.name != "arith.constant" or not _zero_fill_f32(c):
         return None
-    return Bf16Conv(x, w, tuple(x.type.shape), tuple(w.type.shape), tuple(rt.shape),
-                    _ints(op, "strides"), _ints(op, "dilations"))
+    xs, ws, os_ = tuple(x.type.shape), tuple(w.type.shape), tuple(rt.shape)
+    if op.name == NHWC_OP:
+        return Bf16Conv(x, w, _nchw(xs), _nchw(ws), _nchw(os_), _ints(op, "strides"),
+                        _ints(op, "dilations"), nhwc=True)
+    return Bf16Conv(x, w, xs, ws, os_, _ints(op, "strides"), _ints(op, "dilations"))
+
+
+def _nchw(shape: tuple) -> tuple:
+    """A channels-last shape (N, H, W, C) in NCHW order."""
+    return (shape[0], shape[3], shape[1], shape[2])
 
 
 def plan(op: ir.Operation, target: Target):
@@ -75,7 +94,7 @@ def plan(op: ir.Operation, target: Target):
     if not target.avx512_bf16 or target.vector_width != LANES:
         return None
     cv = match(op)
-    if cv is None:
+    if cv is None or cv.nhwc:
         return None
     from onnx_mlir_py.passes.optimize.kernel_plan import THREAD_MIN_MACS, _macs_str
     npad = -(-cv.ws[0] // LANES) * LANES
@@ -95,7 +114,7 @@ def tables(cv: Bf16Conv, c2: int) -> tuple[np.ndarray, np.ndarray]:
     rows = ((ni * h + ohi * cv.s[0]) * w + owi * cv.s[1]) * c2
     khi, kwi, cc = np.meshgrid(np.arange(kh), np.arange(kw), np.arange(c2 // 2), indexing="ij")
     koffs = (khi * cv.d[0] * w + kwi * cv.d[1]) * c2 + 2 * cc
-    if rows.max() + koffs.max() + 2 > np.iinfo(np.int32).max:
+    if rows.max() + (koffs.max() if koffs.size else 0) + 2 > np.iinfo(np.int32).max:
         return None
     return rows.reshape(-1).astype(np.int32), koffs.reshape(-1).astype(np.int32)
 
@@ -143,14 +162,17 @@ def bf16_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
     funcs: dict = {}
     count = 0
     bf16, f32, i32 = ir.BF16Type.get(), ir.F32Type.get(), ir.IntegerType.get_signless(32)
-    for op in list(walk_ops(module.operation, "linalg.conv_2d_nchw_fchw")):
+    for op in list(walk_ops(module.operation, {NCHW_OP, NHWC_OP})):
         if KERNEL_ATTR in op.attributes and not assigned(op, KERNEL) and \
                 not assigned(op, amx.CONV_KERNEL):
             continue
         on_amx = assigned(op, amx.CONV_KERNEL) or \
             (KERNEL_ATTR not in op.attributes and amx.available(target))
         cv = match(op)
-        if cv is None:
+        if cv is None or (cv.nhwc and not on_amx):
+            continue
+        if cv.nhwc:
+            count += _nhwc_conv(module, funcs, op, cv, threads and cv.macs >= THREAD_MIN_MACS)
             continue
         bits = constant_bits(owner_op(cv.w))
         n, c, h, w = cv.xs
@@ -227,3 +249,129 @@ def bf16_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
         count += 1
     finish(module, funcs)
     return count
+
+
+# -- channels-last convs (linalg.conv_2d_nhwc_fhwc) on AMX ---------------------------
+NHWC_EPILOGUES = True   # False: the elementwise ops after the conv stay generics (A/B)
+
+
+def _nhwc_parallel(g: ir.Operation, t: ir.Type, bias_t: ir.Type) -> bool:
+    """An all-parallel generic with one result of type ``t`` (the conv's
+    [N, OH, OW, F] f32) whose operands have type ``t`` and identity maps, or
+    type ``bias_t`` ([F]) and the map (d0, d1, d2, d3) -> (d3)."""
+    if g.name != "linalg.generic" or len(g.results) != 1 or g.results[0].type != t \
+            or len(g.regions) != 1 or len(g.regions[0].blocks) != 1:
+        return False
+    if any("parallel" not in str(a) for a in g.attributes["iterator_types"]):
+        return False
+    ident = ir.AffineMap.get_identity(4)
+    last = ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(3)])
+    maps = [ir.AffineMapAttr(a).value for a in g.attributes["indexing_maps"]]
+    return all((v.type == t and m == ident) or (v.type == bias_t and m == last)
+               for v, m in zip(g.operands, maps)) and g.operands[len(g.operands) - 1].type == t
+
+
+def _constant(x: ir.Value) -> bool:
+    return not isinstance(x.owner, ir.Block) and x.owner.name == "arith.constant"
+
+
+def nhwc_epilogue(op: ir.Operation):
+    """``(Epilogue, kinds)``: the elementwise generics after a channels-last
+    conv ``op`` that its kernel computes on its C tiles' rows (as
+    :func:`.epilogue.epilogue_chain`: grown one ready user at a time, cut to
+    the longest prefix whose only escaping value is its last result), also
+    taking a bias ([F], broadcast along the last dim; ``kinds[k]`` "bias")
+    and only tensors defined before ``op`` (``"full"``: a residual), so that
+    the call replaces the conv in its place. None when there is none."""
+    from onnx_mlir_py.passes.optimize.epilogue import (MAX_GENERICS, MAX_TENSORS, _op, _translate,
+                                                       dominates, hoist_to)
+    v = op.results[0]
+    t = v.type
+    bias_t = ir.RankedTensorType.get([t.shape[3]], t.element_type)
+    region: list = []
+    inside = [v]
+    ext_all: list = []
+    while len(region) < MAX_GENERICS:
+        cands = []
+        for x in inside:
+            for u in x.uses:
+                g = _op(u.owner)
+                if g in region or g in cands or g.block != op.block or \
+                        not _nhwc_parallel(g, t, bias_t):
+                    continue
+                cands.append(g)
+        pending = [c.results[0] for c in cands]
+        ready = None
+        for g in cands:
+            ext = [x for x in list(g.operands)[:-1] if x not in inside]
+            new = [x for x in dict.fromkeys(ext) if x not in ext_all]
+            if len(ext_all) + len(new) <= MAX_TENSORS and not any(x in pending for x in ext) \
+                    and all(dominates(x, op) or _constant(x) for x in ext):
+                ready = g
+                ext_all += new
+                break
+        if ready is None:
+            break
+        region.append(ready)
+        inside.append(ready.results[0])
+    for n in range(len(region), 0, -1):
+        chain = region[:n]
+        vals = [v] + [g.results[0] for g in chain]
+        if not all(all(_op(u.owner) in chain for u in x.uses) for x in vals[:-1]):
+            continue
+        epi = _translate(v, chain)
+        if epi is None:
+            continue
+        for x in epi.tensors:       # a constant (a bias) defined after the conv
+            if not dominates(x, op):
+                _op(x.owner).move_before(op)
+        if hoist_to(epi, op):
+            return epi, tuple("bias" if x.type == bias_t else "full" for x in epi.tensors)
+    return None
+
+
+def _nhwc_conv(module: ir.Module, funcs: dict, op: ir.Operation, cv: Bf16Conv, par: bool) -> int:
+    """A channels-last conv (and its epilogue) -> the AMX kernel's call:
+    the NHWC input read in place (the direct 1x1 form, else the im2col of
+    each block; C need not be even: a k pair may span two channels or
+    taps), the result [N * OH * OW, F] the NHWC output itself."""
+    from mlir.dialects import arith, tensor as tensor_d
+    from onnx_mlir_py.passes.optimize import matmul_bf16_amx as amx
+    from onnx_mlir_py.passes.optimize.matmul_bf16 import pad_columns
+    bits = constant_bits(owner_op(cv.w))
+    n, c, h, w = cv.xs
+    tabs = tables(cv, c)
+    if bits is None or tabs is None:
+        return 0
+    b = pad_columns(filters_matrix(np.ascontiguousarray(bits.transpose(0, 3, 1, 2)), c))
+    found = nhwc_epilogue(op) if NHWC_EPILOGUES else None
+    chain = [op] + (list(found[0].generics) if found else [])
+    rows_out = (n, cv.os[2], cv.os[3], cv.ws[0])
+    bf16, i32 = ir.BF16Type.get(), ir.IntegerType.get_signless(32)
+    dyn = ir.ShapedType.get_dynamic_size()
+
+    def collapse(x, shape, groups):
+        return tensor_d.CollapseShapeOp(ir.RankedTensorType.get(shape, bf16), x, ir.ArrayAttr.get(
+            [ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in g])
+             for g in groups])).result
+
+    with ir.InsertionPoint(op), ir.Location.fused([o.location for o in chain]):
+        extra = (list(found[0].tensors) + list(found[0].captured)) if found else []
+        epi = (found[0].ops, found[0].result, found[1], len(found[0].captured)) if found else None
+        if amx.pointwise(cv, c):        # the pixels [N * H * W, C] are A
+            a2 = tensor_d.CastOp(ir.RankedTensorType.get([dyn, c], bf16),
+                                 collapse(cv.x, [n * h * w, c], ([0, 1, 2], [3]))).result
+            res = amx.kernel_call(module, funcs, c, b, par, [a2] + extra, rows_out=rows_out, epi=epi)
+        else:
+            flat = collapse(cv.x, [n * h * w * c], ([0, 1, 2, 3],))
+            rows = tabs[0]
+            rt = ir.RankedTensorType.get(list(rows.shape), i32)
+            rows_t = tensor_d.CastOp(ir.RankedTensorType.get([dyn], i32), arith.ConstantOp(
+                rt, ir.DenseElementsAttr.get(rows, type=rt)).result).result
+            res = amx.kernel_call(module, funcs, cv.ws[1] * cv.ws[2] * cv.ws[3], b, par, [flat, rows_t] + extra,
+                                  gather=(n * h * w * c, amx.segments(cv, c)),
+                                  rows_out=rows_out, epi=epi)
+    chain[-1].results[0].replace_all_uses_with(res)
+    for o in reversed(chain):
+        o.erase()
+    return 1

@@ -403,6 +403,7 @@ FAMILIES = {
     "linalg.pooling_nchw_max": "pool", "linalg.pooling_nchw_sum": "pool",
     "linalg.generic": "pool",       # only the unsigned 8-bit max pools (pool_q8.is_pool)
     "linalg.conv_2d_nchw_fchw": "conv", "linalg.conv_2d_ngchw_gfchw": "conv",
+    "linalg.conv_2d_nhwc_fhwc": "conv_nhwc",    # (NhwcConv, --precision bf16: AMX only)
     "linalg.matmul": "matmul", "linalg.batch_matmul": "matmul",
 }
 # family -> implementations, first accepting wins (else "linalg")
@@ -415,6 +416,7 @@ KERNELS = {
              ("conv_bf16", _bf16_conv), ("conv_direct", _conv_direct),
              ("conv_im2col", _conv_matmul),
              ("conv_dyn", _conv_dyn)],
+    "conv_nhwc": [("amx_conv_bf16", _amx_bf16_conv)],
     "matmul": [("int8_amx", _int8_amx_matmul), ("int8_vnni", _int8_matmul),
                ("amx_matmul_bf16", _amx_bf16_matmul),
                ("packed_matmul_bf16", _bf16_matmul),
