@@ -70,6 +70,11 @@ def lower(module: ir.Module, opts: Options, timings: Timings) -> None:
         from onnx_mlir_py.passes.optimize_onnx.quantize import INT8_ATTR
         with module.context:
             module.operation.attributes[INT8_ATTR] = ir.UnitAttr.get()
+    if opts.opt_level == 3 and opts.precision == "bf16" and _amx_bf16(opts):
+        # bf16 convs run channels-last (optimize_onnx/channels_last.py)
+        from onnx_mlir_py.passes.optimize_onnx.channels_last import AMX_BF16_ATTR
+        with module.context:
+            module.operation.attributes[AMX_BF16_ATTR] = ir.UnitAttr.get()
     from onnx_mlir_py.passes.onnx_to_linalg.bf16 import mark
     mark(module, opts.precision)        # --precision bf16: the contractions' inputs
     rewrites = ["optimize-onnx"] if opts.opt_level >= 2 else []    # ONNX graph rewrites
@@ -86,6 +91,16 @@ def _int8_kernels(opts: Options) -> bool:
         return False
     t = resolve_target(opts).target
     return t is not None and t.vnni and t.vector_width == 16
+
+
+def _amx_bf16(opts: Options) -> bool:
+    """Whether the -O3 target has AMX-BF16 (the AMX bf16 conv kernel takes
+    channels-last convs: passes/optimize/matmul_bf16_amx.py)."""
+    from onnx_mlir_py.isa import fat_levels
+    if fat_levels(opts.march):
+        return False
+    t = resolve_target(opts).target
+    return t is not None and t.amx_bf16
 
 
 def o3_threads() -> bool:

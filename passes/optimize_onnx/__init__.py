@@ -16,9 +16,15 @@ before lowering (``onnx_mlir_py.compiler.lower`` runs ``optimize-onnx`` at -O2 a
     fold-constant-dequantize DequantizeLinear of constants (QDQ weights) -> f32 constant
     fuse-attention           MatMul / scale / mask Add / Softmax / MatMul -> Attention
     pow-to-mul               Pow(x, 2 | 3 | 4) of a float x -> Muls (no powf call)
+    channels-last-convs      Conv -> Transpose . NhwcConv . Transpose, the transposes
+                             pushed through the elementwise ops and GlobalAveragePool
+                             until they cancel, when the module is bf16 and the -O3
+                             target has AMX-BF16 (module attribute amx_bf16)
 
 Each pass is ``module -> number of rewrites``; ``optimize_onnx`` repeats them
-until nothing changes, then deletes dead ops (canonicalize-onnx).
+until nothing changes, then deletes dead ops (canonicalize-onnx). The LATE
+ones join only once the others are at that fixed point (channels-last-convs:
+the folds into Conv first).
 """
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ import mlir.ir as ir
 
 from onnx_mlir_py.passes.canonicalize import canonicalize_onnx
 from onnx_mlir_py.passes.optimize_onnx.attention import fuse_attention
+from onnx_mlir_py.passes.optimize_onnx.channels_last import channels_last_convs
 from onnx_mlir_py.passes.optimize_onnx.conv_fold import (fold_affine_into_conv,
                                                          fold_batchnorm_into_conv)
 from onnx_mlir_py.passes.optimize_onnx.matmul_bias import fuse_matmul_bias
@@ -52,7 +59,9 @@ REWRITES = {
     "fold-constant-transposes": fold_constant_transposes,
     "fuse-attention": fuse_attention,
     "pow-to-mul": pow_to_mul,
+    "channels-last-convs": channels_last_convs,
 }
+LATE = ("channels-last-convs",)
 MAX_ROUNDS = 8
 
 
@@ -65,17 +74,24 @@ def run_rewrite(name: str, module: ir.Module) -> None:
 def optimize_onnx(module: ir.Module) -> dict[str, int]:
     """All rewrites to a fixed point; returns the number of rewrites per pass."""
     counts = {name: 0 for name in REWRITES}
+
+    def one_round(names) -> int:
+        changed = 0
+        for name in names:
+            n = REWRITES[name](module)
+            counts[name] += n
+            changed += n
+            if n:
+                canonicalize_onnx(module)
+        return changed
+
+    names = [name for name in REWRITES if name not in LATE]
     with module.context, ir.Location.unknown():
         for _ in range(MAX_ROUNDS):
-            changed = 0
-            for name, fn in REWRITES.items():
-                n = fn(module)
-                counts[name] += n
-                changed += n
-                if n:
-                    canonicalize_onnx(module)
-            if not changed:
-                break
+            if not one_round(names):
+                if len(names) == len(REWRITES) or not one_round(LATE):
+                    break
+                names = list(REWRITES)
     return counts
 
 
