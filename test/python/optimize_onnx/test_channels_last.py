@@ -2,8 +2,8 @@
 bf16 on an AMX-BF16 target the convs become NhwcConv and the transposes
 between them cancel. The Transposes left are counted on small graphs
 (conv-relu-conv, ResNet's basic block and bottleneck with a downsample
-branch, conv -> MaxPool -> conv, a GlobalAveragePool head, constants of
-every broadcasting shape), each compiled with --precision bf16 at -O3 and
+branch, conv -> MaxPool -> conv and AveragePool, a GlobalAveragePool head,
+constants of every broadcasting shape), each compiled with --precision bf16 at -O3 and
 compared with the f32 result: within bf16's error (2^-8 sqrt(K) of the
 output's scale) and, where the fuzzer's oracle bounds every op
 (testing/fuzz/bf16_bound.py), per element; and with the bf16 arithmetic in
@@ -107,11 +107,24 @@ def bottleneck():
 
 
 def conv_maxpool_conv():
-    """MaxPool stays NCHW: a transpose each side of it."""
+    """ResNet's stem: MaxPool stays NCHW, a transpose each side of it."""
     g = G([1, 4, 16, 16])
     a = g.op("Relu", [g.conv("x", 4, 8, k=7, stride=2, pad=3)])
     p = g.op("MaxPool", [a], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     return g, g.model(g.conv(p, 8, 8)), 4
+
+
+def conv_avgpool_conv():
+    """Pools between convs (AveragePool: uneven pads, ceil_mode,
+    count_include_pad 0; a MaxPool with dilations and SAME_UPPER): each
+    between two transposes."""
+    g = G([1, 4, 11, 11])
+    a = g.conv("x", 4, 6)
+    p = g.op("AveragePool", [a], kernel_shape=[3, 2], strides=[2, 2], pads=[0, 1, 1, 0],
+             ceil_mode=1, count_include_pad=0)
+    p = g.op("MaxPool", [g.conv(p, 6, 6)], kernel_shape=[2, 2], dilations=[2, 1],
+             auto_pad="SAME_UPPER")
+    return g, g.model(g.conv(p, 6, 5)), 6
 
 
 def gap_head():
@@ -141,7 +154,7 @@ def broadcast_constants():
 
 
 GRAPHS = {f.__name__: f for f in (conv_relu_conv, basic_block, bottleneck, conv_maxpool_conv,
-                                  gap_head, broadcast_constants)}
+                                  conv_avgpool_conv, gap_head, broadcast_constants)}
 
 
 def rewritten(model, bf16=True, amx=True):
@@ -223,7 +236,7 @@ def test_bf16_channels_last_numerics(name, tmp_path):
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * scale)
         try:
             e = bounds(model, {"x": x}, values)["y"]
-        except Unbounded:       # MaxPool, GlobalAveragePool: no per-element oracle
+        except Unbounded:       # pools: no per-element oracle
             continue
         assert compare(got, f32, e) is None, compare(got, f32, e)
 
