@@ -85,6 +85,7 @@ from onnx_mlir_py.passes.optimize.attention import attention_kernels
 from onnx_mlir_py.passes.optimize.matmul import pack_matmuls, tile_packed_contractions
 from onnx_mlir_py.passes.optimize.matmul_q8 import int8_matmuls
 from onnx_mlir_py.passes.optimize.matmul_q8_amx import int8_amx_matmuls
+from onnx_mlir_py.passes.optimize.transposes import vectorize_transposes
 from onnx_mlir_py.passes.optimize.matmul_bf16 import bf16_matmuls
 from onnx_mlir_py.passes.optimize.conv_bf16 import bf16_convs
 from onnx_mlir_py.passes.optimize.matmul_nbits import nbits_decodes
@@ -298,6 +299,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
             ("fuse elementwise", True, lambda: fuse_elementwise(m, CANONICALIZE_ONCE)),
             ("approximate math", True, lambda: approximate_math(m)),
             ("vectorize elementwise", True, lambda: vectorize_elementwise(m, target, threads)),
+            ("vectorize transposes", True, lambda: vectorize_transposes(m, target, threads)),
             ("cleanup vectors", True, lambda: cleanup_vectors(m)),
             ("reassociate reductions", reductions, lambda: reassociate_reductions(m)),
             ("canonicalize", True, lambda: _canonicalize(m, once=True)),
@@ -377,6 +379,7 @@ PASSES = {
     "o3-fuse-elementwise": _step(fuse_elementwise, target=False, threads=False),
     "o3-approximate-math": _step(approximate_math, target=False, threads=False),
     "o3-vectorize-elementwise": _step(vectorize_elementwise),
+    "o3-vectorize-transposes": _step(vectorize_transposes),
     "o3-vector-cleanup": _step(cleanup_vectors, target=False, threads=False),
     "o3-pipeline": _step(lambda m, t, th: optimize(m, t, threads=th)),
 }
