@@ -63,6 +63,26 @@ class Unbounded(Exception):
     """An op the bound does not model."""
 
 
+def rounded_model(model: onnx.ModelProto, ops=CONTRACTIONS) -> onnx.ModelProto:
+    """``model`` with inputs 0 and 1 of every node of ``ops`` rounded to bf16
+    and back to f32 (onnx Casts): the bf16 mode's arithmetic in f32, for a
+    reference evaluator."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    nodes = []
+    for k, n in enumerate(out.graph.node):
+        if n.op_type in ops:
+            for i in (0, 1):
+                b, f = f"bf16_{k}_{i}", f"bf16_{k}_{i}_f32"
+                nodes += [helper.make_node("Cast", [n.input[i]], [b], to=onnx.TensorProto.BFLOAT16),
+                          helper.make_node("Cast", [b], [f], to=onnx.TensorProto.FLOAT)]
+                n.input[i] = f
+        nodes.append(n)
+    del out.graph.node[:]
+    out.graph.node.extend(nodes)
+    return out
+
+
 def _attrs(node) -> dict:
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 

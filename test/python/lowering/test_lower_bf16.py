@@ -23,7 +23,7 @@ import onnx_mlir_py
 from onnx_mlir_py.errors import CompileError
 from onnx_mlir_py.runtime import ExecutionSession
 from onnx_mlir_py.target import resolve
-from onnx_mlir_py.testing.fuzz.bf16_bound import bounds, compare
+from onnx_mlir_py.testing.fuzz.bf16_bound import bounds, compare, rounded_model
 from onnx_mlir_py.verify.values import expose_values
 
 HOST = resolve(None, None, host_default=True)
@@ -88,20 +88,7 @@ CASES = {
 def bf16_rounded(model: onnx.ModelProto) -> onnx.ModelProto:
     """``model`` with inputs 0 and 1 of every Conv / MatMul / Gemm rounded to
     bf16 and back to f32 (onnx Casts): the bf16 mode's arithmetic in f32."""
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    nodes = []
-    for k, n in enumerate(out.graph.node):
-        if n.op_type in CONTRACTIONS:
-            for i in (0, 1):
-                b, f = f"bf16_{k}_{i}", f"bf16_{k}_{i}_f32"
-                nodes += [h.make_node("Cast", [n.input[i]], [b], to=T.BFLOAT16),
-                          h.make_node("Cast", [b], [f], to=T.FLOAT)]
-                n.input[i] = f
-        nodes.append(n)
-    del out.graph.node[:]
-    out.graph.node.extend(nodes)
-    return out
+    return rounded_model(model, CONTRACTIONS)
 
 
 def _inputs(model, sizes: dict, seed: int) -> dict:

@@ -32,7 +32,7 @@ from onnx_mlir_py.passes.optimize_onnx.channels_last import AMX_BF16_ATTR
 from onnx_mlir_py.passes.pipeline import to_onnx_ir
 from onnx_mlir_py.runtime import ExecutionSession
 from onnx_mlir_py.target import resolve
-from onnx_mlir_py.testing.fuzz.bf16_bound import Unbounded, bounds, compare
+from onnx_mlir_py.testing.fuzz.bf16_bound import Unbounded, bounds, compare, rounded_model
 from onnx_mlir_py.verify.values import expose_values
 
 HOST = resolve(None, None, host_default=True)
@@ -196,21 +196,7 @@ def test_transposes_left(name):
 
 def _rounded(model):
     """``model`` with inputs 0 and 1 of every Conv / Gemm rounded to bf16."""
-    import onnx
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    nodes = []
-    for k, n in enumerate(out.graph.node):
-        if n.op_type in ("Conv", "Gemm"):
-            for i in (0, 1):
-                b, f = f"bf16_{k}_{i}", f"bf16_{k}_{i}_f32"
-                nodes += [h.make_node("Cast", [n.input[i]], [b], to=T.BFLOAT16),
-                          h.make_node("Cast", [b], [f], to=T.FLOAT)]
-                n.input[i] = f
-        nodes.append(n)
-    del out.graph.node[:]
-    out.graph.node.extend(nodes)
-    return out
+    return rounded_model(model, ("Conv", "Gemm"))
 
 
 @needs_amx
