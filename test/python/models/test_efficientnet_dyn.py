@@ -47,7 +47,11 @@ def test_efficientnet_dynamic_hw_against_onnxruntime(tmp_path):
 
 @pytest.mark.export
 def test_script_reproduces_committed_file(tmp_path):
-    """data/export_efficientnet.py still writes the committed graph."""
+    """data/export_efficientnet.py still writes the committed graph: the same
+    nodes, and the same weights up to float rounding (torch computes some of
+    them, e.g. folded BatchNorms, with CPU-specific kernels: on an Intel
+    Emerald Rapids 21 of 216 values of one initializer were 1 ulp off the
+    file written on a Zen 4, one of another 1.3e-6 relative)."""
     pytest.importorskip("torch")
     import sys
     sys.path.insert(0, os.path.join(HERE, "data"))
@@ -56,5 +60,8 @@ def test_script_reproduces_committed_file(tmp_path):
     old = onnx.load(MODEL)
     assert [(n.op_type, list(n.input), list(n.output)) for n in new.graph.node] == \
         [(n.op_type, list(n.input), list(n.output)) for n in old.graph.node]
+    assert len(new.graph.initializer) == len(old.graph.initializer)
     for a, b in zip(new.graph.initializer, old.graph.initializer):
-        np.testing.assert_array_equal(onnx.numpy_helper.to_array(a), onnx.numpy_helper.to_array(b))
+        assert a.name == b.name and a.dims == b.dims and a.data_type == b.data_type
+        np.testing.assert_allclose(onnx.numpy_helper.to_array(a), onnx.numpy_helper.to_array(b),
+                                   rtol=1e-5, atol=1e-8)
