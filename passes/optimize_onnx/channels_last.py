@@ -45,7 +45,7 @@ from onnx_mlir_py.passes.optimize_onnx.ir_util import (constant_values, copy_att
                                                        is_constant, lowerable_spec, make_constant,
                                                        module_opset, onnx_ops, producer_view,
                                                        replace, static_shape)
-from onnx_mlir_py.passes.optimize_onnx.reshape_chains import merge_transposes
+from onnx_mlir_py.passes.optimize_onnx.reshape_chains import merge_transposes, transpose_perm
 
 AMX_BF16_ATTR = "onnx_mlir_py.amx_bf16"
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
@@ -84,14 +84,6 @@ def _transpose(spec, x: ir.Value, perm: list[int], loc) -> ir.Value:
     shape = [x.type.shape[p] for p in perm]
     return create_op(spec, [x], [_tensor(shape, x.type.element_type)],
                      {"perm": ir.DenseI64ArrayAttr.get(perm)}, loc).results[0]
-
-
-def _perm_of(t: OnnxOp) -> list[int] | None:
-    r = t.rank(t.input(0))
-    if r is None:
-        return None
-    p = t.attrs.perm
-    return list(p) if p else list(range(r - 1, -1, -1))
 
 
 def _view(op: ir.Operation) -> OnnxOp | None:
@@ -144,7 +136,7 @@ def _push_into(e: OnnxOp, perm: list[int], spec_t) -> bool:
     for k in data:
         v = e.op.operands[k]
         t = producer_view(v, "Transpose")
-        if t is not None and _perm_of(t) == perm and len(static_shape(t.input(0)) or ()) == r:
+        if t is not None and transpose_perm(t) == perm and len(static_shape(t.input(0)) or ()) == r:
             new_operands[k] = t.input(0)
         elif is_constant(v):
             consts.append(k)
@@ -173,7 +165,7 @@ def _push_into(e: OnnxOp, perm: list[int], spec_t) -> bool:
 
 def _gap_to_reduce_mean(g: OnnxOp, spec_t, spec_rm) -> bool:
     t = producer_view(g.input(0), "Transpose")
-    if t is None or _perm_of(t) != TO_NCHW or static_shape(t.input(0)) is None \
+    if t is None or transpose_perm(t) != TO_NCHW or static_shape(t.input(0)) is None \
             or static_shape(g.op.results[0]) is None:
         return False
     x = t.input(0)
@@ -195,7 +187,7 @@ def _gap_to_reduce_mean(g: OnnxOp, spec_t, spec_rm) -> bool:
 def push_transposes(module: ir.Module, spec_t, spec_rm) -> int:
     count = 0
     for t in onnx_ops(module, "Transpose"):
-        perm = _perm_of(t)
+        perm = transpose_perm(t)
         if perm is None:
             continue
         owners = []
@@ -220,7 +212,7 @@ def dedupe_transposes(module: ir.Module) -> int:
     read by two convs (ResNet's downsample branch) is transposed once."""
     seen, count = {}, 0
     for t in onnx_ops(module, "Transpose"):
-        perm = _perm_of(t)
+        perm = transpose_perm(t)
         if perm is None:
             continue
         key = (t.input(0), tuple(perm), t.op.block)

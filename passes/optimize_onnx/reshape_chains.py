@@ -25,7 +25,8 @@ RESHAPE_LIKE = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 IDENTITY_LIKE = RESHAPE_LIKE + ("Expand", "Cast", "CastLike")
 
 
-def _perm(t: OnnxOp) -> list[int] | None:
+def transpose_perm(t: OnnxOp) -> list[int] | None:
+    """A Transpose's permutation (its default: the dims reversed), None at unknown rank."""
     r = t.rank(t.input(0))
     if r is None:
         return None
@@ -43,7 +44,7 @@ def _view(op: ir.Operation | None) -> OnnxOp | None:
 def merge_transposes(module: ir.Module) -> int:
     count = 0
     for t in onnx_ops(module, "Transpose"):
-        q = _perm(t)
+        q = transpose_perm(t)
         if q is None:
             continue
         x = t.input(0)
@@ -54,7 +55,7 @@ def merge_transposes(module: ir.Module) -> int:
         inner = _view(producer(x))
         if inner is None or inner.op_type != "Transpose":
             continue
-        p = _perm(inner)
+        p = transpose_perm(inner)
         if p is None or len(p) != len(q):
             continue
         composed = [p[i] for i in q]
