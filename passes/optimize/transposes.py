@@ -91,9 +91,9 @@ def schedule(op: ir.Operation, loops: tuple[int, int], threads: bool) -> str:
     sizes = _loop_sizes(op)
     n = len(sizes)
     tiles = [BLOCK if d in (i, j) else 1 for d in range(n)]
-    fd = next((d for d in range(n) if d not in (i, j) and sizes[d] > 1), None)
     if threads and work(op) >= THREAD_MIN_WORK:
-        fd = fd if fd is not None else i
+        # the forall: the outermost other loop with more than one trip, else i's blocks
+        fd = next((d for d in range(n) if d not in (i, j) and sizes[d] > 1), i)
         ftiles = [tiles[d] if d == fd else 0 for d in range(n)]
         rest = [0 if d == fd else tiles[d] for d in range(n)]
         k = sum(1 for t in rest if t)
@@ -112,7 +112,7 @@ def schedule(op: ir.Operation, loops: tuple[int, int], threads: bool) -> str:
 
 def vectorize_transposes(module: ir.Module, target: Target, threads: bool = False) -> int:
     """Tile + vectorize every transpose this module takes (see the module
-    docstring); run before :func:`.elementwise.vectorize_elementwise`, which
+    docstring); runs after :func:`.elementwise.vectorize_elementwise`, which
     leaves them. Returns how many applied."""
     if target.vector_width != BLOCK:
         return 0
