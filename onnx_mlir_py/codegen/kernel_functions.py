@@ -42,6 +42,8 @@ inside them as before. Run time: one call per kernel.
 """
 from __future__ import annotations
 
+import weakref
+
 import mlir.ir as ir
 from mlir.dialects import func
 from mlir.dialects.transform import interpreter
@@ -58,6 +60,9 @@ _TAG = "onnx_mlir_py.kernel"
 # operand-less ops cloned into a kernel instead of passed (not tensors: a
 # tensor constant is a weight, passed)
 _CLONED = ("arith.constant", "ub.poison")
+# the kernels' texts :func:`_merge` printed, for :func:`printed_kernels`:
+# module -> {name: text} (weak: the entry goes with its module)
+_PRINTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # view ops cloned into a loop with the slice it reads (their result is a
 # view of their first operand)
 _VIEWS = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
@@ -235,9 +240,10 @@ def _unwrap(region_op: ir.Operation) -> ir.Operation:
     return call
 
 
-def _merge(funcs: dict, calls: list[ir.Operation]) -> int:
+def _merge(funcs: dict, calls: list[ir.Operation], printed: dict[str, str]) -> int:
     """Merge the outlined functions (``funcs``: name -> ``func.func``) that
-    print the same; returns how many were dropped."""
+    print the same; returns how many were dropped. ``printed`` receives the
+    text of each kept function it printed (name -> text)."""
     kept: dict[str, str] = {}
     dropped = 0
     shared = shared_types(funcs.values())
@@ -248,16 +254,28 @@ def _merge(funcs: dict, calls: list[ir.Operation]) -> int:
             continue
         if str(fn.attributes["function_type"]) not in shared:
             continue            # no other function of its type
-        text = fn.get_asm(large_elements_limit=None, use_local_scope=True,
-                          assume_verified=True).replace(
-            f"@{name}(", "@_(", 1)
-        keep = kept.setdefault(text, name)
+        full = fn.get_asm(large_elements_limit=None, use_local_scope=True,
+                          assume_verified=True)
+        keep = kept.setdefault(full.replace(f"@{name}(", "@_(", 1), name)
         if keep != name:
             call.attributes["callee"] = ir.FlatSymbolRefAttr.get(keep)
             fn.erase()
             del funcs[name]
             dropped += 1
+        else:
+            printed[name] = full
     return dropped
+
+
+def printed_kernels(module: ir.Module) -> dict[str, str]:
+    """The texts of ``module``'s kernels that :func:`outline_kernels` printed
+    to merge them (name -> ``get_asm(large_elements_limit=None,
+    use_local_scope=True, assume_verified=True)``; a kernel without a copy
+    of its type is not there), for the tensor-level keys
+    (:func:`.kernel_stubs.stub_kernels`) so that no kernel is printed twice.
+    Taken once: valid only until the module changes, i.e. right after the
+    outlining (empty for another module or a second call)."""
+    return _PRINTED.pop(module, {})
 
 
 def outline_kernels(module: ir.Module, entry: str) -> tuple[int, int]:
@@ -296,4 +314,7 @@ def outline_kernels(module: ir.Module, entry: str) -> tuple[int, int]:
             for op in loop:
                 if _TAG in op.operation.attributes:
                     del op.operation.attributes[_TAG]
-        return len(calls), _merge(funcs, calls)
+        printed: dict[str, str] = {}
+        dropped = _merge(funcs, calls, printed)
+        _PRINTED[module] = printed
+        return len(calls), dropped

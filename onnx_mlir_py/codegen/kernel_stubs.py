@@ -209,6 +209,8 @@ def stub_kernels(module: ir.Module, early) -> None:
     left to :func:`summarize_misses` (``early.misses``)."""
     from onnx_mlir_py.codegen.kernel_cache import (_FORMAT, _RESOURCE, _layout, _print,
                                                    _rename, _symbols, NAME_PREFIX)
+    from onnx_mlir_py.codegen.kernel_functions import printed_kernels
+    printed = printed_kernels(module)   # the merge's prints: each kernel printed once
     with module.context:
         head = _FORMAT + b"tensor\0" + early.target.encode() + b"\0" + _layout(module).encode()
         for op in module.body.operations:
@@ -218,7 +220,7 @@ def stub_kernels(module: ir.Module, early) -> None:
             name = ir.StringAttr(op.attributes["sym_name"]).value
             if not name.startswith(KERNEL_PREFIX):
                 continue
-            text = _print(op)
+            text = printed.get(name) or _print(op)
             if _RESOURCE in text or any(s != name for s in _symbols(text)):
                 continue
             key = hashlib.sha256(head + _rename(text, {name: NAME_PREFIX}).encode()).hexdigest()

@@ -172,3 +172,29 @@ def test_nested_pipelines_give_the_code_of_module_level_ones(tmp_path):
                 mp.setattr(mod, n, re.sub(r"\b(?:func|llvm)\.func\(([^()]*)\)", r"\1", text))
         flat = _llvm_ir(m, tmp_path, "flat")
     assert flat == nested
+
+
+def test_the_merge_texts_are_the_kernels_prints(tmp_path, monkeypatch):
+    """The tensor-level kernel keys (kernel_stubs.stub_kernels) take the
+    texts the merge printed (kernel_functions.printed_kernels) instead of
+    printing those kernels again: each must be exactly the kernel's print
+    at that point (else a key would name other code), and handed over once."""
+    import onnx_mlir_py
+    from onnx_mlir_py.codegen.kernel_cache import _print
+    real = kernel_functions.printed_kernels
+    seen = []
+
+    def spy(module):
+        texts = real(module)
+        with module.context:
+            fns = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+                   for op in module.body.operations if op.operation.name == "func.func"}
+            seen.append({n: t == _print(fns[n]) for n, t in texts.items()})
+        assert real(module) == {}           # taken once
+        return texts
+    monkeypatch.setattr(kernel_functions, "printed_kernels", spy)
+    m, feeds = _blocks()
+    got = _run(m, feeds, tmp_path, 1)
+    assert len(seen) == 1 and seen[0] and all(seen[0].values()), seen
+    assert all(n.startswith(kernel_functions.PREFIX) for n in seen[0])
+    assert_match(got, reference(m, feeds, "onnxruntime"), rtol=1e-4, atol=1e-5)
