@@ -575,6 +575,7 @@ class Kernels:
     outputs: list[str] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
     cache: _Store | None = None
+    pool: object = None         # the llvm_capi.Pool the misses were submitted to, if any
     sidecars: dict = field(default_factory=dict)    # memref key -> tensor-level sidecar
     loaded: set = field(default_factory=set)        # memref keys of the hits
 
@@ -596,14 +597,17 @@ class Kernels:
 
 
 def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cpu: str | None,
-                   features: str, timings, early: Early | None = None) -> Kernels:
+                   features: str, timings, early: Early | None = None,
+                   pool=None) -> Kernels:
     """The objects of ``module``'s cacheable kernels (LLVM dialect, changed
     in place: see the module docstring): hits read from the cache, misses
     written as bitcode for the caller to compile (then
     :meth:`Kernels.store`); none when the cache is off or unusable for the
     target (the module is then untouched). ``early``: the kernels keyed at
     the memref level (their hits' objects come first, their misses are
-    stored under their key)."""
+    stored under their key). ``pool``: an :class:`.llvm_capi.Pool`, given
+    each miss as soon as its bitcode is written (its threads compile it while
+    this thread goes on, #29; ``Kernels.pool``)."""
     from onnx_mlir_py.codegen import llvm_capi
     global LAST
     LAST = Stats()
@@ -646,6 +650,9 @@ def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cp
                 out.parts.append(src)
                 out.outputs.append(str(obj))
                 out.keys.append(u.key)
+                if pool is not None:
+                    pool.submit(src, obj)
+                    out.pool = pool
             if failed:
                 units = [u for u in units if u.name not in failed]
                 LAST.skipped += len(failed)

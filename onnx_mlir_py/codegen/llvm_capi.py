@@ -16,8 +16,10 @@ without the optimised bitcode between opt and llc::
     LLVMRunPasses("default<O<n>>")    the pipeline ``opt -O<n>`` runs
     LLVMTargetMachineEmitToMemoryBuffer   ``llc``'s object file
 
-ctypes releases the GIL during each LLVM call, so :func:`compile_parts`
-runs the parts on ``jobs`` threads. LLVM's error diagnostics are collected
+ctypes releases the GIL during each LLVM call, so a :class:`Pool` runs
+the parts on ``jobs`` threads, started by the first part submitted: the
+kernel cache's misses compile while the caller's thread finds the rest,
+translates and splits the model (#29; :func:`compile_parts`: a list at once). LLVM's error diagnostics are collected
 and raised as CompileError (its default handler would print and exit). The
 output is the tools' byte for byte (test_llvm_capi; ResNet-50's library).
 :func:`usable` says whether the parts can be compiled here: the library
@@ -29,6 +31,7 @@ tools (codegen/split.py, codegen/link.py).
 from __future__ import annotations
 
 import ctypes
+import heapq
 import os
 import threading
 from functools import lru_cache
@@ -393,6 +396,118 @@ def _diagnostic(api: _Api, info, errors: list[str]) -> None:
         errors.append(_message(api, api.GetDiagInfoDescription(info), api.DisposeMessage))
 
 
+class Pool:
+    """opt + llc (:func:`compile_part`) of bitcode files into object files,
+    at most ``jobs`` at a time, on threads that start with the first
+    :meth:`submit` and take parts while the caller goes on (its MLIR work
+    overlaps LLVM's, #29); then :meth:`wait`. Until then ``jobs - 1``
+    threads run (the caller's thread is busy; with one job the parts start
+    at :meth:`wait`), then ``jobs``. Of the parts waiting, the largest
+    starts first (the longest runs first: a short tail). A ``with`` block
+    waits for the running parts when it ends (an interrupt or a failure of
+    the caller's own work included), so nothing is written after the
+    caller removes its folder; :meth:`wait` raises the first failure once
+    every started part has ended, and so is an interrupt: no part starts
+    after it. A failed part stops the pool taking new ones."""
+
+    def __init__(self, jobs: int, opt_level: int, triple: str, cpu: str, features: str):
+        self.jobs, self.args = max(1, jobs), (opt_level, triple, cpu, features)
+        self.cond = threading.Condition()
+        self.todo: list[tuple[int, int, str, str]] = []     # (-size, seq, src, obj): a heap
+        self.errors: list[Exception] = []
+        self.busy = 0           # parts taken and not yet written
+        self.closed = False     # no more parts: the workers return when none is left
+        self.threads: list[threading.Thread] = []
+        self.submitted = 0
+
+    def submit(self, src, obj, size: int | None = None) -> None:
+        """Compile bitcode file ``src`` into ``obj`` (``size``: its size, if known)."""
+        size = Path(src).stat().st_size if size is None else size
+        with self.cond:
+            if self.closed:
+                raise RuntimeError("llvm_capi.Pool: a part submitted after wait")
+            heapq.heappush(self.todo, (-size, self.submitted, str(src), str(obj)))
+            self.submitted += 1
+            # before wait, jobs - 1 threads: the caller's is busy (all jobs
+            # then: the kernel cache's phase 0.25 -> 0.7 s, no wall time won)
+            start = len(self.threads) < min(self.jobs - 1, self.submitted) and not self.errors
+            self.cond.notify()
+        if start:
+            self._start()
+
+    def _start(self) -> None:
+        t = threading.Thread(target=self._work, name=f"om-llvm-{len(self.threads)}",
+                             daemon=True)
+        self.threads.append(t)
+        t.start()
+
+    def _work(self) -> None:
+        while True:
+            with self.cond:
+                while not self.todo and not self.closed and not self.errors:
+                    self.cond.wait()
+                if not self.todo or self.errors:
+                    return
+                _, _, src, obj = heapq.heappop(self.todo)
+                self.busy += 1
+            try:
+                data = compile_part(Path(src).read_bytes(), *self.args)
+                Path(obj).write_bytes(data)
+            except Exception as e:       # noqa: BLE001 (raised by wait)
+                with self.cond:
+                    self.errors.append(e)
+            finally:
+                with self.cond:
+                    self.busy -= 1
+                    self.cond.notify_all()
+
+    # LLVM runs on worker threads only: the caller's thread waits, so an
+    # interrupt (a signal handler runs on the main thread) is raised there,
+    # never inside LLVM's diagnostic callback, where ctypes would drop it.
+    # The wait counts the parts in flight rather than joining the threads: a
+    # join that an interrupt breaks marks a still running thread as stopped
+    # (CPython 3.11's Thread._wait_for_tstate_lock), and a part would then be
+    # written after the caller removed its folder. A part is taken (busy)
+    # under the lock that cancel() empties the queue with: once it is empty
+    # and no part is busy, none runs or starts
+    def _until(self, done) -> None:
+        with self.cond:
+            while not done():
+                self.cond.wait(0.05)
+
+    def cancel(self) -> None:
+        """No part starts any more; wait for the running ones."""
+        with self.cond:
+            self.todo.clear()
+            self.closed = True
+            self.cond.notify_all()
+        self._until(lambda: self.busy == 0)
+
+    def wait(self) -> None:
+        """Every part compiled; else the first failure, raised once every
+        started part ended (an interrupt too: no part starts after it)."""
+        try:
+            with self.cond:
+                self.closed = True
+                self.cond.notify_all()
+            while len(self.threads) < min(self.jobs, self.submitted) and not self.errors:
+                self._start()
+            self._until(lambda: self.busy == 0 and (not self.todo or bool(self.errors)))
+        except BaseException:
+            self.cancel()
+            raise
+        for t in self.threads:
+            t.join()
+        if self.errors:
+            raise self.errors[0]
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.cancel()
+
+
 def compile_parts(parts: list[Path], objects: list[str], jobs: int, opt_level: int,
                   triple: str, cpu: str, features: str) -> None:
     """Each bitcode file of ``parts`` compiled (:func:`compile_part`) into
@@ -400,55 +515,11 @@ def compile_parts(parts: list[Path], objects: list[str], jobs: int, opt_level: i
     order given. The first failure is raised once every started part has
     ended; so is an interrupt (KeyboardInterrupt, SIGTERM): the threads
     stop taking parts and the running ones finish first (a part is a
-    fraction of a second), so nothing runs on after the caller cleans up."""
-    todo = list(zip(parts, objects))
-    cond = threading.Condition()
-    errors: list[Exception] = []
-    busy = 0                # parts taken and not yet written
-
-    def work() -> None:
-        nonlocal busy
-        while True:
-            with cond:
-                if not todo or errors:
-                    return
-                src, obj = todo.pop(0)
-                busy += 1
-            try:
-                data = compile_part(Path(src).read_bytes(), opt_level, triple, cpu, features)
-                Path(obj).write_bytes(data)
-            except Exception as e:       # noqa: BLE001 (raised below)
-                with cond:
-                    errors.append(e)
-            finally:
-                with cond:
-                    busy -= 1
-                    cond.notify_all()
-
-    # LLVM runs on worker threads only: this one waits, so an interrupt (a
-    # signal handler runs on the main thread) is raised here, never inside
-    # LLVM's diagnostic callback, where ctypes would drop it. The wait counts
-    # the parts in flight rather than joining the threads: a join that an
-    # interrupt breaks marks a still running thread as stopped (CPython
-    # 3.11's Thread._wait_for_tstate_lock), and a part would then be written
-    # after the caller removed its folder
-    threads = [threading.Thread(target=work, name=f"om-llvm-{i}", daemon=True)
-               for i in range(max(1, min(jobs, len(todo))))]
-
-    def wait(done) -> None:
-        with cond:
-            while not done():
-                cond.wait(0.05)
-    try:
-        for t in threads:
-            t.start()
-        wait(lambda: busy == 0 and (not todo or errors))
-    except BaseException:
-        with cond:          # an interrupt: no part starts after it
-            todo.clear()
-        wait(lambda: busy == 0)
-        raise
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    fraction of a second), so nothing runs on after the caller cleans up.
+    (A :class:`Pool` given every part before its threads start.)"""
+    with Pool(jobs, opt_level, triple, cpu, features) as pool:
+        with pool.cond:         # the order given: no thread takes one before the rest
+            for i, (src, obj) in enumerate(zip(parts, objects)):
+                heapq.heappush(pool.todo, (0, i, str(src), str(obj)))
+            pool.submitted = len(pool.todo)
+        pool.wait()

@@ -11,6 +11,8 @@ opt + llc of a part run in this process, on ``jobs`` threads, through LLVM's
 C API (:mod:`.llvm_capi`: the same libLLVM, byte-identical objects, no
 process start-up or optimised bitcode in between) when it is usable for the
 target; otherwise (or ``ONNX_MLIR_PY_LLVM_IN_PROCESS=0``) the tools run.
+The parts go to the compile's :class:`.llvm_capi.Pool`, whose threads
+already compile the kernel cache's misses (codegen/link.py ``to_objects``).
 
 The model's functions are its entry (``main_graph``, with most kernels
 inlined: about half of ResNet-50's code) and one per parallel loop body
@@ -69,12 +71,13 @@ def _run_all(commands: list[list[str]], jobs: int, what: str) -> None:
 
 
 def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: list[str],
-                  timings: Timings, kernels=None) -> list[str]:
+                  timings: Timings, kernels=None, pool=None) -> list[str]:
     """Object files of LLVM IR ``ll`` (not optimised; text or bitcode)
     split in ``jobs * PARTS_PER_JOB`` parts, written in ``tmp`` (the caller
     compiles a module that :func:`compiled_whole` says is small whole).
     ``kernels``: a :class:`.kernel_cache.Kernels` whose misses compile
-    with the parts, largest first (in this process: the cache needs it)."""
+    with the parts, largest first (in this process: the cache needs it);
+    ``pool``: the :class:`.llvm_capi.Pool` they may already compile on."""
     src = tmp / ("model.bc" if ll[:4] == b"BC\xc0\xde" else "model.ll")
     src.write_bytes(ll)
     with timings.phase("codegen: split"):
@@ -87,7 +90,7 @@ def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: 
     triple, cpu, features = target_of(target_args)
     if llvm_capi.usable(triple, cpu):
         compile_in_process(parts, objects, jobs, opt_level, triple, cpu, features, timings,
-                           kernels)
+                           kernels, pool)
         return objects
     with timings.phase("codegen: opt"):
         _run_all([[tool("opt"), f"-O{opt_level}", *llvm_capi.LLVM_OPTIONS, *target_args, str(p),
@@ -102,16 +105,22 @@ def split_objects(ll: bytes, tmp: Path, jobs: int, opt_level: int, target_args: 
 
 def compile_in_process(parts: list[Path], objects: list[str], jobs: int, opt_level: int,
                        triple: str, cpu: str, features: str, timings: Timings,
-                       kernels=None) -> None:
+                       kernels=None, pool=None) -> None:
     """opt + llc of each of ``parts`` into ``objects`` and of the kernel
     cache's misses (``kernels``, then stored), in this process on ``jobs``
-    threads (llvm_capi.py), largest first: the longest runs start first."""
-    if kernels is not None:
-        parts, objects = parts + kernels.parts, objects + kernels.outputs
-    todo = sorted(zip(parts, objects), key=lambda po: -Path(po[0]).stat().st_size)
-    with timings.phase("codegen: opt + llc"):
-        llvm_capi.compile_parts([p for p, _ in todo], [o for _, o in todo], jobs, opt_level,
-                                triple, cpu, features)
+    threads (llvm_capi.py), largest first: the longest runs start first.
+    ``pool``: the :class:`.llvm_capi.Pool` of the compile, whose threads may
+    already compile the misses (``kernels.pool``); else one of its own."""
+    from contextlib import nullcontext
+    with nullcontext(pool) if pool is not None else \
+            llvm_capi.Pool(jobs, opt_level, triple, cpu, features) as pool:
+        todo = list(zip(parts, objects))
+        if kernels is not None and kernels.pool is None:
+            todo += list(zip(kernels.parts, kernels.outputs))
+        for p, o in todo:
+            pool.submit(p, o)
+        with timings.phase("codegen: opt + llc"):
+            pool.wait()
     if kernels is not None:
         kernels.store()
 

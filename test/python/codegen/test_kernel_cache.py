@@ -288,22 +288,45 @@ def test_a_unit_that_cannot_stand_alone_stays_in_the_model(cache, tmp_path, monk
     _checked(m, so)
 
 
-def test_the_misses_compile_with_the_model_in_one_call(cache, tmp_path, monkeypatch):
+def test_the_misses_compile_with_the_model_in_one_pool(cache, tmp_path, monkeypatch):
     """A cold compile: the misses' bitcode (cloned units, not text parsed
-    back) and the model's own code go through one compile_parts call (one
+    back) goes to one llvm_capi.Pool as each is written, before the model's
+    own code is even translated (its threads compile while the kernel cache
+    goes on, #29); the model's part goes to the same pool, one wait (one
     barrier), then the entries are stored; the library is right."""
     from onnx_mlir_py.codegen import llvm_capi
-    real, calls = llvm_capi.compile_parts, []
+    pools, submits, waits = [], [], []
+    real_submit, real_wait, real_translate = (llvm_capi.Pool.submit, llvm_capi.Pool.wait,
+                                              llvm_capi.translate)
 
-    def counting(parts, objects, *args):
-        calls.append([str(p) for p in parts])
-        return real(parts, objects, *args)
-    monkeypatch.setattr(llvm_capi, "compile_parts", counting)
+    def submit(self, src, obj, size=None):
+        if self not in pools:
+            pools.append(self)
+        submits.append((str(src), self.submitted, len(self.threads)))
+        return real_submit(self, src, obj, size)
+
+    def wait(self):
+        waits.append(self)
+        return real_wait(self)
+
+    def translate(module, bitcode=False):       # the model's: the one with main_graph
+        if "main_graph" in str(module.operation.get_asm(large_elements_limit=1)):
+            submits.append(("translate", 0, 0))
+        return real_translate(module, bitcode)
+    monkeypatch.setattr(llvm_capi.Pool, "submit", submit)
+    monkeypatch.setattr(llvm_capi.Pool, "wait", wait)
+    monkeypatch.setattr(llvm_capi, "translate", translate)
     m = _convs()
     so, st, warned = _compile(m, tmp_path / "a.so")
     assert st.misses >= 2 and not warned, st
-    assert len(calls) == 1 and len(calls[0]) == st.misses + 1, calls
-    assert sum(p.endswith(".bc") and "kernel" in p for p in calls[0]) == st.misses, calls
+    assert len(pools) == 1 and waits == pools, (pools, waits)
+    names = [s for s, _, _ in submits]
+    assert len(names) == st.misses + 2, submits       # misses, the translate, the model
+    assert all(n.endswith(".bc") and "kernel" in n for n in names[:st.misses]), submits
+    assert names[st.misses] == "translate" and "kernel" not in names[-1], submits
+    # LLVM started with the first miss, on jobs - 1 threads (this one is busy)
+    from onnx_mlir_py.codegen.split import split_jobs
+    assert submits[1][2] == min(split_jobs() - 1, 1), submits
     assert len(_entries(cache)) == st.misses
     _checked(m, so)
 

@@ -230,3 +230,116 @@ def test_interrupt_stops_the_parts(tmp_path):
     assert out[0] == "interrupted", out
     before, after, threads = map(int, out[1:])
     assert 0 < before < 2000 and after == before and threads == 1
+
+
+# -- the streaming pool (llvm_capi.Pool) --------------------------------------
+
+def test_pool_compiles_while_the_caller_goes_on(tmp_path):
+    """A part starts compiling when it is submitted, on jobs - 1 threads
+    while the caller works (its thread is the other core), on all jobs once
+    it waits; each object is compile_part's."""
+    src = tmp_path / "m.bc"
+    src.write_bytes(_bitcode(tmp_path, LOOP_IR))
+    want = llvm_capi.compile_part(src.read_bytes(), 3, TRIPLE, "x86-64-v4", "")
+    objs = [tmp_path / f"p{i}.o" for i in range(6)]
+    with llvm_capi.Pool(2, 3, TRIPLE, "x86-64-v4", "") as pool:
+        pool.submit(src, objs[0])
+        end = time.monotonic() + 60
+        while not objs[0].exists() and time.monotonic() < end:
+            time.sleep(0.005)
+        assert objs[0].exists() and len(pool.threads) == 1     # before wait
+        for o in objs[1:]:
+            pool.submit(src, o)
+        assert len(pool.threads) == 1
+        pool.wait()
+        assert len(pool.threads) == 2
+        with pytest.raises(RuntimeError, match="after wait"):
+            pool.submit(src, objs[0])
+    assert all(o.read_bytes() == want for o in objs)
+
+
+def test_pool_takes_the_largest_waiting_part_first(tmp_path, monkeypatch):
+    """With one job nothing starts before wait (the caller's thread is the
+    one core); then the parts run largest first, ties in submit order."""
+    order = []
+    monkeypatch.setattr(llvm_capi, "compile_part", lambda data, *a: order.append(data) or b"o")
+    sizes = [3, 10, 1, 10, 7]
+    pool = llvm_capi.Pool(1, 3, TRIPLE, "x86-64-v4", "")
+    for i, n in enumerate(sizes):
+        (tmp_path / f"s{i}").write_bytes(bytes([i]) * n)
+        pool.submit(tmp_path / f"s{i}", tmp_path / f"s{i}.o")
+    assert not pool.threads and not order
+    pool.wait()
+    assert [d[0] for d in order] == [1, 3, 4, 0, 2]
+
+
+def test_pool_failure_and_the_callers_failure(tmp_path):
+    """A failed part is raised by wait once the others ended, and the pool
+    takes no part after it; when the caller's own work fails inside the
+    ``with``, the parts not started are dropped and the running ones end
+    before the exception goes on (nothing written after)."""
+    good, bad = tmp_path / "good.bc", tmp_path / "bad.bc"
+    good.write_bytes(_bitcode(tmp_path, LOOP_IR, "g"))
+    bad.write_bytes(_bitcode(tmp_path, BROKEN_IR, "b"))
+    with llvm_capi.Pool(2, 3, TRIPLE, "x86-64-v4", "") as pool:
+        pool.submit(bad, tmp_path / "bad.o")
+        end = time.monotonic() + 60
+        while not pool.errors and time.monotonic() < end:
+            time.sleep(0.005)
+        pool.submit(good, tmp_path / "late.o")
+        with pytest.raises(CompileError, match="does not dominate"):
+            pool.wait()
+    assert not (tmp_path / "late.o").exists() and not (tmp_path / "bad.o").exists()
+    objs = [tmp_path / f"p{i}.o" for i in range(200)]
+    with pytest.raises(ValueError):
+        with llvm_capi.Pool(2, 3, TRIPLE, "x86-64-v4", "") as pool:
+            for o in objs:
+                pool.submit(good, o)
+            raise ValueError
+    assert pool.busy == 0 and not pool.todo
+    done = sum(o.exists() for o in objs)
+    time.sleep(0.2)
+    assert sum(o.exists() for o in objs) == done < len(objs)
+
+
+POOL_INTERRUPT_SCRIPT = """
+import os, sys, threading, time
+from pathlib import Path
+from onnx_mlir_py.codegen import llvm_capi
+d = Path(sys.argv[1])
+objs = [str(d / f"p{i}.o") for i in range(2000)]
+print("start", flush=True)
+try:
+    with llvm_capi.Pool(2, 3, "x86_64-unknown-linux-gnu", "x86-64-v4", "") as pool:
+        for o in objs:                  # the caller's own work between the parts
+            pool.submit(d / "m.bc", o)
+            t = time.perf_counter() + 0.004
+            while time.perf_counter() < t:
+                pass
+        pool.wait()
+    print("finished")
+except KeyboardInterrupt:
+    done = sum(os.path.exists(o) for o in objs)
+    time.sleep(0.3)         # nothing may be written after the interrupt left
+    print("interrupted", done, sum(os.path.exists(o) for o in objs), threading.active_count())
+"""
+
+
+def test_interrupt_while_the_caller_submits(tmp_path):
+    """Ctrl-C while the caller works between its parts (not in wait): the
+    ``with`` block drops the waiting parts and waits for the running ones
+    before the interrupt goes on."""
+    import signal
+    import sys
+    (tmp_path / "m.bc").write_bytes(_bitcode(tmp_path, LOOP_IR))
+    p = subprocess.Popen([sys.executable, "-c", POOL_INTERRUPT_SCRIPT, str(tmp_path)],
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "start\n"
+    end = time.monotonic() + 60
+    while not any(tmp_path.glob("p*.o")) and time.monotonic() < end and p.poll() is None:
+        time.sleep(0.01)
+    p.send_signal(signal.SIGINT)
+    out = p.communicate(timeout=120)[0].split()
+    assert out[0] == "interrupted", out
+    before, after, threads = map(int, out[1:])
+    assert 0 < before < 2000 and after == before and threads == 1
