@@ -21,6 +21,8 @@ mlir-translate/opt/llc time, with it well under a second.
 from __future__ import annotations
 
 import hashlib
+import queue
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,12 +36,68 @@ from onnx_mlir_py.ir_util import rename_symbol_refs
 DEFAULT_THRESHOLD = 4096  # bytes; smaller constants stay in the IR
 
 
-@dataclass
+# bytes compared at each end of two weights of one size and type before
+# their digests are (see WeightStore.add)
+_EDGE = 4096
+
+
+class _Digests:
+    """sha256 digests computed on a thread of their own (hashlib releases the
+    GIL for large buffers), so the compile's main thread does not hash its
+    weights (ResNet-50: 100 MB, ~0.1 s; GPT-2: 620 MB) while it lowers the
+    model. One daemon thread for the process (started at the first weight):
+    waiting for work, it never holds up exit."""
+
+    def __init__(self) -> None:
+        self._todo: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, w: "Weight") -> None:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="om-weight-digests",
+                                                daemon=True)
+                self._thread.start()
+        self._todo.put(w)
+
+    def _run(self) -> None:
+        while True:
+            self._todo.get()._hash()
+
+
+_DIGESTS = _Digests()
+
+
+@dataclass(eq=False)
 class Weight:
     symbol: str
     data: bytes | memoryview       # a byte buffer (a view of an array: not copied)
     alignment: int
-    digest: bytes = b""            # sha256 of data
+    _digest: bytes | None = None
+    _done: threading.Event = field(default_factory=threading.Event)
+
+    def _hash(self) -> None:
+        try:
+            self._digest = hashlib.sha256(self.data).digest()
+        except Exception:       # noqa: BLE001 (hashed again, and raised, by digest)
+            pass
+        finally:
+            self._done.set()
+
+    @property
+    def digest(self) -> bytes:
+        """sha256 of data (made on the digest thread: waits for it)."""
+        self._done.wait()
+        if self._digest is None:
+            self._digest = hashlib.sha256(self.data).digest()
+        return self._digest
+
+
+def _same_edges(a, b) -> bool:
+    """The first and last _EDGE bytes of two buffers of one length are equal."""
+    a, b = memoryview(a).cast("B"), memoryview(b).cast("B")
+    return a[:_EDGE] == b[:_EDGE] and a[-_EDGE:] == b[-_EDGE:]
 
 
 @dataclass
@@ -47,21 +105,33 @@ class WeightStore:
     """Constants taken out of a module by :func:`externalize_weights`."""
     threshold: int = DEFAULT_THRESHOLD
     weights: list[Weight] = field(default_factory=list)
-    # (bytes digest, memref type) -> index in weights
-    by_content: dict[tuple[bytes, str], int] = field(default_factory=dict)
+    # (size, memref type) -> indices in weights
+    by_size: dict[tuple[int, str], list[int]] = field(default_factory=dict)
 
     def add(self, data: bytes | memoryview, alignment: int, type_: str = "") -> str:
         """The symbol of a weight with these bytes and memref type (one
         declaration per symbol in a module): an existing one (its alignment
-        raised to ``alignment`` if lower) or a new one."""
-        key = (hashlib.sha256(data).digest(), type_)
-        i = self.by_content.get(key)
-        if i is None:
-            i = self.by_content[key] = len(self.weights)
-            self.weights.append(Weight(f"__om_weight_{i}", data, alignment, key[0]))
-        w = self.weights[i]
-        w.alignment = max(w.alignment, alignment)
-        return w.symbol
+        raised to ``alignment`` if lower) or a new one. Equal bytes are
+        found by size and type, then both ends, then the sha256 digests:
+        only a weight that may be a copy is hashed here; the others' digests
+        (the library's identity) are made on the digest thread."""
+        same = self.by_size.setdefault((len(data), type_), [])
+        found, digest = None, None
+        for i in same:
+            w = self.weights[i]
+            if not _same_edges(w.data, data):
+                continue
+            digest = digest or hashlib.sha256(data).digest()
+            if w.digest == digest:
+                found = w
+                break
+        if found is None:
+            same.append(len(self.weights))
+            found = Weight(f"__om_weight_{len(self.weights)}", data, alignment)
+            self.weights.append(found)
+            _DIGESTS.submit(found)
+        found.alignment = max(found.alignment, alignment)
+        return found.symbol
 
     @property
     def nbytes(self) -> int:

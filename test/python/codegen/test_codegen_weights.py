@@ -132,3 +132,28 @@ def test_build_id_from_the_weights_digests(tmp_path):
     assert open(a, "rb").read() == open(a2, "rb").read()
     x = np.random.default_rng(0).standard_normal((64, 64), dtype=np.float32)
     np.testing.assert_allclose(ExecutionSession(b).run([x])[0], x + 7.0, rtol=1e-6)
+
+
+def test_store_finds_copies_by_bytes_not_by_edges():
+    """WeightStore.add: weights of one size and type whose ends are equal
+    but whose middles differ are two symbols (zero-padded packed weights
+    look alike at both ends); equal bytes are one symbol whatever the
+    buffer; another type is another symbol; the digests (made on the
+    digest thread) are the bytes' sha256."""
+    import hashlib
+    from onnx_mlir_py.codegen.weights import WeightStore
+    n = 3 * 4096
+    a = np.zeros(n, np.uint8)
+    a[n // 2] = 1
+    b = np.zeros(n, np.uint8)
+    b[n // 2 + 1] = 1
+    store = WeightStore()
+    sa = store.add(memoryview(a), 64, "t")
+    sb = store.add(memoryview(b), 64, "t")
+    assert sa != sb
+    assert store.add(a.tobytes(), 128, "t") == sa          # the same bytes, a copy
+    assert store.add(memoryview(b.copy()), 64, "t") == sb
+    assert store.add(memoryview(a), 64, "u") not in (sa, sb)
+    assert len(store.weights) == 3 and store.weights[0].alignment == 128
+    for w in store.weights:
+        assert w.digest == hashlib.sha256(w.data).digest()
