@@ -17,6 +17,8 @@ def _irdl_text() -> str:
 def make_context() -> ir.Context:
     """A fresh context with ``onnx``, ``onnx_ml``, ``onnx_training`` and
     ``onnx_preview`` registered, plus the upstream dialects we emit."""
+    from onnx_mlir_py.dialects.upstream import register
+    register()      # the modules of the upstream dialects the wheel lacks (amx, x86vector)
     ctx = ir.Context()
     # the per-function passes run on the functions in parallel (codegen's
     # pipelines nest them under func.func) on the context's thread pool, as

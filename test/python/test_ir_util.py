@@ -93,3 +93,50 @@ def test_name_walk_is_the_predicate_walk(module, select, order, include_root):
         fast = walk_ops(root, select, order=order, include_root=include_root)
         slow = walk_ops(root, lambda op: keep(op), order=order, include_root=include_root)
         assert len(fast) == len(slow) and all(a == b for a, b in zip(fast, slow))
+
+
+_AMX_LOOKUPS = r"""
+import sys, importlib.abc
+asked = []
+class Spy(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.endswith(".amx") or name.endswith(".x86vector"):
+            asked.append(name)
+        return None
+import mlir.ir as ir
+if sys.argv[1] == "compiler":
+    from onnx_mlir_py.context import make_context
+    ctx = make_context()
+else:
+    ctx = ir.Context()
+sys.meta_path.insert(0, Spy())
+with ctx, ir.Location.unknown():
+    m = ir.Module.parse('''
+func.func @f(%a: vector<16xbf16>, %b: vector<16xbf16>, %c: vector<8xf32>) -> vector<8xf32> {
+  %t = amx.tile_zero : !amx.tile<16x16xbf16>
+  %d = x86vector.avx512.dot %c, %a, %b : vector<16xbf16> -> vector<8xf32>
+  return %d : vector<8xf32>
+}''')
+    for _ in range(50):
+        ops = [op for op in m.body.operations[0].regions[0].blocks[0].operations]
+print(len(asked))
+"""
+
+
+@pytest.mark.parametrize("how", ["compiler", "bare"])
+def test_upstream_dialects_without_python_modules_are_looked_up_once(how):
+    """The bindings look up a dialect's Python module each time they wrap one
+    of its ops and remember only a module they found; the wheel has none for
+    amx and x86vector, so each op of theirs was a failed import through
+    sys.path (#29: ~38,000 in a bf16 ResNet-50 compile). The compiler's
+    context (make_context) registers stub modules: one lookup per dialect;
+    a bare context looks them up again and again (what the test would catch)."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _AMX_LOOKUPS, how], capture_output=True,
+                         text=True, check=True).stdout.split()
+    asked = int(out[-1])
+    if how == "compiler":
+        assert asked <= 4       # once per dialect: mlir.dialects.<d>, then the stub
+    else:
+        assert asked >= 100     # every time: 50 walks, 2 ops

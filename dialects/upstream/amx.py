@@ -1,0 +1,1 @@
+"""The ``amx`` dialect: no Python op classes (see the package docstring)."""
