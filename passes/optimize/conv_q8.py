@@ -397,13 +397,15 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
     return count
 
 
-def _inline(sub: ir.Module, calls: list) -> None:
+def _inline(sub: ir.Module, calls: list, call_sites: bool = False) -> None:
     """Inline ``calls`` of the functions of ``sub`` (and the calls of
     ``sub``'s functions in them but the VNNI placeholder's): each
     function's body moves to its last call, a copy of it to each other one,
     and the function is erased (the placeholder stays). What the inliner
     did, without its call graph of the whole model, the copy of every
-    function into the model and a symbol-dce of the model."""
+    function into the model and a symbol-dce of the model. ``call_sites``:
+    each inlined op's location becomes ``callsite(its own at the call's)``,
+    as the inliner makes them (the allocation sites name the call's node)."""
     from collections import Counter
     from onnx_mlir_py.passes.optimize.matmul_q8 import DPBUSD
     fns = {ir.StringAttr(o.operation.attributes["sym_name"]).value: o.operation
@@ -425,6 +427,8 @@ def _inline(sub: ir.Module, calls: list) -> None:
             fn = fn.clone(ir.InsertionPoint(sub.body))
         block = fn.regions[0].blocks[0]
         ops = list(block.operations)
+        if call_sites:
+            _call_site_locations(ops[:-1], call.location)
         for o in ops[:-1]:
             o.move_before(call)
             if inner(o):
@@ -435,6 +439,22 @@ def _inline(sub: ir.Module, calls: list) -> None:
             r.replace_all_uses_with(v)
         call.erase()
         fn.erase()
+
+
+def _call_site_locations(ops: list, caller: ir.Location) -> None:
+    """Every op of ``ops`` and in their regions at ``callsite(loc at
+    caller)`` (one location made per distinct one, as the inliner's
+    remapping does)."""
+    from onnx_mlir_py.ir_util import walk_ops
+    made: dict = {}
+    for top in ops:
+        for o in walk_ops(top, include_root=True):
+            loc = o.location
+            key = str(loc)
+            new = made.get(key)
+            if new is None:
+                new = made[key] = ir.Location.callsite(loc, [caller], loc.context)
+            o.location = new
 
 
 # -- the direct form: no im2col ---------------------------------------------------------

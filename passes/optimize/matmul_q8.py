@@ -347,6 +347,8 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
     if not target.vnni or target.vector_width != LANES:
         return 0
     funcs: dict[tuple, str] = {}
+    texts: list[str] = []
+    calls: list = []
     count = 0
     i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
     for op, q, b in planned(module, "linalg.matmul", "int8_vnni", match, lambda q: q.b):
@@ -357,10 +359,7 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
         key = (q.k, npad, nb, q.a_signed, par)
         if key not in funcs:
             funcs[key] = f"__om_q8_matmul_{len(funcs)}"
-            text = kernel_text(funcs[key], q.k, npad, nb, q.a_signed, par)
-            sub = ir.Module.parse("module {\n" + text + "\n" + DPBUSD_TEXT + "\n}",
-                                  module.context)
-            add_functions(module, sub)
+            texts.append(kernel_text(funcs[key], q.k, npad, nb, q.a_signed, par))
         colsum = b.astype(np.int32).sum(axis=0, dtype=np.int64).astype(np.int32)
         base = (-128 * colsum if q.a_signed else np.zeros_like(colsum)).astype(np.int32)
         with ir.InsertionPoint(op), op.location:
@@ -370,6 +369,7 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
             call = func.CallOp([ir.RankedTensorType.get([dyn_m, npad], i32)],
                                ir.FlatSymbolRefAttr.get(funcs[key]),
                                [a, bp, const(base, i32), const(colsum, i32), zero_point_i32(q)])
+            calls.append(call.operation)
             res = call.results[0]
             if npad != q.n:
                 rows = tensor_d.DimOp(res, arith.ConstantOp(ir.IndexType.get(), 0).result).result
@@ -382,7 +382,18 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
         op.erase()
         count += 1
     if funcs:
-        inline_kernels(module)
+        # every kernel parsed at once (with the VNNI placeholder, which
+        # stays a function until lower_dpbusd_calls), its calls inlined by
+        # moving its body (conv_q8._inline: not the inliner's call graph of
+        # the whole model and a symbol-dce of it, #29), then one
+        # canonicalize and cse of the module
+        from mlir.passmanager import PassManager
+        from onnx_mlir_py.passes.optimize.conv_q8 import _inline
+        sub = ir.Module.parse("module {\n" + "\n".join(texts) + "\n" + DPBUSD_TEXT + "\n}",
+                              module.context)
+        _inline(sub, calls, call_sites=True)
+        add_functions(module, sub)      # the VNNI placeholder
+        PassManager.parse("builtin.module(canonicalize, cse)", module.context).run(module.operation)
         mark_vnni(module)
     return count
 
@@ -436,14 +447,6 @@ def zero_point_i32(q) -> ir.Value:
     i32 = ir.IntegerType.get_signless(32)
     z8 = zero_point_byte(q.za)
     return arith.ExtSIOp(i32, z8).result if q.za_signed else arith.ExtUIOp(i32, z8).result
-
-
-def inline_kernels(module: ir.Module) -> None:
-    """The inliner without its own canonicalization (the canonicalize after
-    it folds what it would): see conv_q8.int8_convs."""
-    from mlir.passmanager import PassManager
-    PassManager.parse('builtin.module(inline{default-pipeline=""}, symbol-dce, canonicalize, cse)',
-                      module.context).run(module.operation)
 
 
 def planned(module: ir.Module, op_name: str, kernel: str, match_, weights):

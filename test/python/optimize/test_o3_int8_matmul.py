@@ -9,6 +9,7 @@ VNNI the library must use the kernel (it then records avx512vnni as
 required); without VNNI (or with it hidden) it must not."""
 from __future__ import annotations
 
+import mlir.ir as ir
 import numpy as np
 import pytest
 from onnx import TensorProto as TP
@@ -211,3 +212,45 @@ def test_inference_session_uses_the_kernel(tmp_path, monkeypatch):
     assert _uses_vnni(ExecutionSession(s.library_path)) == VNNI
     a = _feed((5, 64), False, 4)
     np.testing.assert_array_equal(s.run(None, {"a": a})[0], reference(m, {"a": a}, "onnxruntime")[0])
+
+
+def test_inlined_kernel_ops_name_the_call_site():
+    """The VNNI step inlines its kernels by moving their bodies (not MLIR's
+    inliner over the whole model, #29) as the inliner did: no kernel
+    function is left, the VNNI placeholder stays a function the kernels
+    call (lower_dpbusd_calls' input), and every inlined op's location is
+    ``callsite(... at the call's)``, which names the node (the allocation
+    sites); both nodes' names, of two matmuls of one kernel shape."""
+    from onnx_mlir_py.compiler import Options, import_onnx, lower
+    from onnx_mlir_py.ir_util import loc_name, walk_ops
+    from onnx_mlir_py.passes.optimize import optimize
+    from onnx_mlir_py.passes.optimize.matmul_q8 import DPBUSD
+    from onnx_mlir_py.target import target_for
+    from onnx_mlir_py.timings import Timings
+    rng = np.random.default_rng(2)
+    g = h.make_graph([h.make_node("MatMulInteger", ["a", "B1"], ["c1"], name="mm_one"),
+                      h.make_node("MatMulInteger", ["a", "B2"], ["c2"], name="mm_two")], "g",
+                     [h.make_tensor_value_info("a", TP.UINT8, ["m", 64])],
+                     [h.make_tensor_value_info("c1", TP.INT32, None),
+                      h.make_tensor_value_info("c2", TP.INT32, None)],
+                     initializer=[nh.from_array(rng.integers(-128, 128, (64, 32)).astype(np.int8), n)
+                                  for n in ("B1", "B2")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    opts = Options(opt_level=3)
+    mod = import_onnx(m, opts, Timings())
+    with mod.context:
+        lower(mod, opts, Timings())
+        optimize(mod, target_for("znver4"), threads=False)     # VNNI, no AMX
+        fns = {str(ir.StringAttr(f.operation.attributes["sym_name"]).value): f.operation
+               for f in mod.body.operations if f.operation.name == "func.func"}
+        assert not [n for n in fns if n.startswith("__om_q8_matmul_")]
+        assert DPBUSD in fns
+        main = [f for n, f in fns.items() if n != DPBUSD]
+        calls = [o for f in main for o in walk_ops(f, "func.call")
+                 if ir.FlatSymbolRefAttr(o.attributes["callee"]).value == DPBUSD]
+        assert calls
+        inlined = [o for f in main for o in walk_ops(f) if o.location.is_a_callsite()]
+        assert len(inlined) > len(calls)
+        assert {loc_name(o.location) for o in inlined} == {"mm_one", "mm_two"}
+        assert {loc_name(c.location) for c in calls} == {"mm_one", "mm_two"}
