@@ -385,15 +385,15 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
         # every kernel parsed at once (with the VNNI placeholder, which
         # stays a function until lower_dpbusd_calls), its calls inlined by
         # moving its body (conv_q8._inline: not the inliner's call graph of
-        # the whole model and a symbol-dce of it, #29), then one
-        # canonicalize and cse of the module
-        from mlir.passmanager import PassManager
+        # the whole model and a symbol-dce of it, #29). Not canonicalized
+        # here: -O3's canonicalize step does it with the whole module (a
+        # canonicalize and cse of the module here too was 0.3 s of QDQ
+        # ResNet-50's compile, its library the same without it, #29)
         from onnx_mlir_py.passes.optimize.conv_q8 import _inline
         sub = ir.Module.parse("module {\n" + "\n".join(texts) + "\n" + DPBUSD_TEXT + "\n}",
                               module.context)
         _inline(sub, calls, call_sites=True)
         add_functions(module, sub)      # the VNNI placeholder
-        PassManager.parse("builtin.module(canonicalize, cse)", module.context).run(module.operation)
         mark_vnni(module)
     return count
 

@@ -263,8 +263,8 @@ def int8_amx_matmuls(module: ir.Module, target: Target, threads: bool, plan_=Non
         # the kernels stay functions (MLIR's inliner, run here until #29,
         # left every call to them, after building the whole model's call
         # graph, and its symbol-dce found nothing); their text and the
-        # calls' operands canonicalized with the module
-        from mlir.passmanager import PassManager
-        PassManager.parse("builtin.module(canonicalize, cse)", module.context).run(module.operation)
+        # calls' operands are canonicalized by -O3's canonicalize step, with
+        # the module (a canonicalize and cse of the module here too: the
+        # same library, #29)
         amx.mark_features(module, amx.FEATURES_INT8)
     return count
