@@ -302,11 +302,38 @@ def pixel_free(epi: Q8Epilogue) -> bool:
                for m in epi.maps)
 
 
-def _generic_line(o: ir.Operation, names: list[str], in_types: list[str], out_types: list[str]):
+def _attrs_text(o: ir.Operation) -> str:
     attrs = ", ".join(f"{k} = {o.attributes[k]}" for k in o.attributes)
-    attrs = f" {{{attrs}}}" if attrs else ""
+    return f" {{{attrs}}}" if attrs else ""
+
+
+def _line(name: str, attrs: str, names: list[str], in_types: list[str], out_types: list[str]):
     outs = out_types[0] if len(out_types) == 1 else f"({', '.join(out_types)})"
-    return f"\"{o.name}\"({', '.join(names)}){attrs} : ({', '.join(in_types)}) -> {outs}"
+    return f"\"{name}\"({', '.join(names)}){attrs} : ({', '.join(in_types)}) -> {outs}"
+
+
+def _step_body(epi: Q8Epilogue, step_i: int) -> list:
+    """Step ``step_i``'s body ops but the yield, as what :func:`_step_ops`
+    reads of them: ``(result, constant, operands, name, attributes'
+    text, result elems)`` (``constant``: its value's text and elem, the
+    other fields None). Read once per epilogue: a kernel emits a step's
+    ops for every tile and tail (a read through the bindings per op and
+    operand each time was a third of the int8 convs' text, #29)."""
+    bodies = epi.__dict__.setdefault("_bodies", {})
+    body = bodies.get(step_i)
+    if body is None:
+        body = []
+        for o in list(epi.steps[step_i].generic.regions[0].blocks[0].operations)[:-1]:
+            o = op_of(o)
+            r0 = o.results[0]
+            if o.name == "arith.constant":
+                body.append((r0, (str(o.attributes["value"]).rsplit(" : ", 1)[0],
+                                  elem_of(r0.type)), None, None, None, None))
+            else:
+                body.append((r0, None, list(o.operands), o.name, _attrs_text(o),
+                             [elem_of(r.type) for r in o.results]))
+        bodies[step_i] = body
+    return body
 
 
 def _uniform_arg(epi: Q8Epilogue, src) -> bool:
@@ -321,19 +348,15 @@ def _step_ops(e: Emitter, epi: Q8Epilogue, step_i: int, env: dict, lanes: int,
               skip=None) -> None:
     """Emit step ``step_i``'s body ops whose operands are all in ``env``
     (and not in ``skip``), in order, adding their results to ``env``."""
-    block = epi.steps[step_i].generic.regions[0].blocks[0]
-    for o in list(block.operations)[:-1]:
-        o = op_of(o)
-        if o.results[0] in env or (skip is not None and o.results[0] in skip):
+    for r0, const, operands, name, attrs, elems in _step_body(epi, step_i):
+        if r0 in env or (skip is not None and r0 in skip):
             continue
-        if o.name == "arith.constant":
-            el = elem_of(o.results[0].type)
-            text = str(o.attributes["value"]).rsplit(" : ", 1)[0]
-            env[o.results[0]] = e.broadcast(e.const(text, Type(Kind.SCALAR, el)),
-                                            vector(lanes, el))
+        if const is not None:
+            text, el = const
+            env[r0] = e.broadcast(e.const(text, Type(Kind.SCALAR, el)), vector(lanes, el))
             continue
         vals = []
-        for x in o.operands:
+        for x in operands:
             if x not in env and x in epi.constants:      # a constant defined outside the generic
                 text, el = epi.constants[x]
                 env[x] = e.broadcast(e.const(text, Type(Kind.SCALAR, el)), vector(lanes, el))
@@ -341,10 +364,10 @@ def _step_ops(e: Emitter, epi: Q8Epilogue, step_i: int, env: dict, lanes: int,
                 break
             vals.append(env[x])
         else:
-            rts = [vector(lanes, elem_of(r.type)) for r in o.results]
-            line = _generic_line(o, [str(v) for v in vals], [str(v.type) for v in vals],
-                                 [str(t) for t in rts])
-            env[o.results[0]] = e.op("ep", line, rts[0])
+            rts = [vector(lanes, el) for el in elems]
+            line = _line(name, attrs, [str(v) for v in vals], [str(v.type) for v in vals],
+                         [str(t) for t in rts])
+            env[r0] = e.op("ep", line, rts[0])
 
 
 # -- the QuantizeLinear tails, computed with fewer ops --------------------------------

@@ -431,3 +431,30 @@ def test_magic_rounding_equals_roundeven(tmp_path, monkeypatch, hw, down, signed
     m = _qdq_block(hw=hw, down=down, signed=signed)
     _fused_equals_unfused(tmp_path, m, [1, 16, hw, hw], monkeypatch, signed,
                           switch=(epilogue_q8, "MAGIC_ROUND"))
+
+
+@vnni
+def test_step_bodies_read_once_emit_the_same_ir(monkeypatch):
+    """A kernel emits each epilogue step's body for every tile and tail;
+    epilogue_q8._step_body reads a step's ops through the bindings once per
+    epilogue (#29). The -O3 IR equals the one emitted re-reading them each
+    time, and the reads were fewer than the emissions."""
+    from onnx_mlir_py.passes.optimize import epilogue_q8
+    m = _qdq_block(down=True, signed=False)
+    orig = epilogue_q8._step_body
+    calls, reads = [0], [0]
+
+    def counted(epi, i):
+        calls[0] += 1
+        reads[0] += i not in epi.__dict__.get("_bodies", {})
+        return orig(epi, i)
+    monkeypatch.setattr(epilogue_q8, "_step_body", counted)
+    _, cached = _plan_and_ir(m)
+    assert 0 < reads[0] < calls[0]
+
+    def fresh(epi, i):
+        epi.__dict__.pop("_bodies", None)
+        return orig(epi, i)
+    monkeypatch.setattr(epilogue_q8, "_step_body", fresh)
+    _, reread = _plan_and_ir(m)
+    assert cached == reread
