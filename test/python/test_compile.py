@@ -186,3 +186,28 @@ def test_recompiling_to_the_same_path_runs_the_new_model(tmp_path):
         s = onnx_mlir_py.ExecutionSession(onnx_mlir_py.compile(_and_model(mask), so, opt_level=0))
         x = np.ones(len(mask), bool)
         np.testing.assert_array_equal(s.run([x])[0], np.array(mask))
+
+
+_NO_CONTEXT_LEFT = r"""
+import gc, os, sys
+import mlir.ir as ir
+import onnx_mlir_py
+out = sys.argv[1]
+for i in range(2):
+    onnx_mlir_py.compile(sys.argv[2], f"{out}/m{i}.so", opt_level=int(sys.argv[3]))
+    gc.collect()
+    print(ir.Context._get_live_count())
+"""
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_a_compile_leaves_no_mlir_context_alive(tmp_path, opt_level):
+    """After a compile, its MLIR context is freed with everything it holds
+    (the module, every weight): the in-process LLVM's diagnostic handler
+    held itself through a binding object the garbage collector cannot see,
+    and each compile kept its context (ResNet-50: +226 MB a compile; a
+    pytest worker reached 13 GB and was killed)."""
+    counts = subprocess.run([sys.executable, "-c", _NO_CONTEXT_LEFT, str(tmp_path), EXAMPLE,
+                             str(opt_level)], capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert counts == ["0", "0"]
