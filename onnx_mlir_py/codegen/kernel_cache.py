@@ -538,6 +538,14 @@ def key_kernels(module: ir.Module, early: Early) -> None:
             op.erase()
 
 
+def _calls_unit(fn: _Fn, name: str, u: Unit) -> bool:
+    """A parallel loop's body that references another function of the unit:
+    the launcher of a nested parallel loop (a dynamic batch's loop around a
+    kernel's). Known only for a body :func:`find_units` printed (a unit
+    keyed at the memref level does not print its bodies)."""
+    return fn._symbols is not None and any(s != name and s in u.renamed for s in fn._symbols)
+
+
 def _unit_ir(u: Unit, defined: dict, declared: dict) -> bytes:
     """LLVM bitcode of the unit as a module of its own: its functions and
     declarations cloned from the model's module (no text printed and parsed
@@ -545,7 +553,10 @@ def _unit_ir(u: Unit, defined: dict, declared: dict) -> bytes:
     (the model's code calls it), the rest internal. The uses are renamed
     in the functions that are no parallel loop's body (:func:`_is_body`:
     a body calls no function of the module; the bodies are most of the
-    unit's ops, which each rename walked: ResNet-50 0.05 -> 0.02 s CPU)."""
+    unit's ops, which each rename walked: ResNet-50 0.05 -> 0.02 s CPU),
+    and in a body that calls one of the unit's functions (:func:`_calls_unit`:
+    without, its clone called a missing symbol, the translation failed with
+    LLVM's verifier printing to stderr, and the kernel stayed in the model)."""
     from onnx_mlir_py.codegen import llvm_capi
     with defined[u.root].op.context, ir.Location.unknown():
         m = ir.Module.create()
@@ -553,7 +564,8 @@ def _unit_ir(u: Unit, defined: dict, declared: dict) -> bytes:
         for d in u.decl_names:
             declared[d][0].clone(ip)
         clones = [defined[n].op.clone(ip).operation for n in u.names]
-        callers = [op for n, op in zip(u.names, clones) if not _is_body(n)]
+        callers = [op for n, op in zip(u.names, clones)
+                   if not _is_body(n) or _calls_unit(defined[n], n, u)]
         for n, op in zip(u.names, clones):
             op.attributes["sym_name"] = ir.StringAttr.get(u.renamed[n])
             for c in callers:
