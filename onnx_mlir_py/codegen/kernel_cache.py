@@ -174,7 +174,8 @@ class _Fn:
 def _is_body(name: str) -> bool:
     """A parallel loop's body (``parallel_for``: not its trampoline ``_t``
     or launcher ``_l``): it calls no function of the module (the serial
-    loops are outlined from other functions only), only declarations."""
+    loops are outlined from other functions only), only declarations, but
+    the launcher of a nested parallel loop (:func:`_calls_unit`)."""
     from onnx_mlir_py.codegen.parallel_for import PREFIX as PFOR_PREFIX
     return name.startswith(PFOR_PREFIX) and not name.endswith(("_t", "_l"))
 
