@@ -214,22 +214,28 @@ except KeyboardInterrupt:
 def test_interrupt_stops_the_parts(tmp_path):
     """Ctrl-C during the parts: no part starts after it, the running ones end
     before the interrupt goes on (the caller then removes their folder)."""
+    before, after, threads = _interrupted(tmp_path, INTERRUPT_SCRIPT)
+    assert 0 < before < 2000 and after == before and threads == 1
+
+
+def _interrupted(tmp_path, script: str) -> tuple[int, int, int]:
+    """Run ``script`` (compiling parts of a loop module in ``tmp_path``) in a
+    process, SIGINT it once the first parts are written (a fixed sleep let a
+    quiet machine finish 400 parts before it: ~2.2 ms each); its counts of
+    objects before / after the interrupt ended, and of LLVM threads left."""
     import signal
     import sys
     (tmp_path / "m.bc").write_bytes(_bitcode(tmp_path, LOOP_IR))
-    p = subprocess.Popen([sys.executable, "-c", INTERRUPT_SCRIPT, str(tmp_path)],
+    p = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)],
                          stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline() == "start\n"
-    # the signal once the first parts are written (a fixed sleep let a quiet
-    # machine finish 400 parts before it: ~2.2 ms each)
     end = time.monotonic() + 60
     while not any(tmp_path.glob("p*.o")) and time.monotonic() < end and p.poll() is None:
         time.sleep(0.01)
     p.send_signal(signal.SIGINT)
     out = p.communicate(timeout=120)[0].split()
     assert out[0] == "interrupted", out
-    before, after, threads = map(int, out[1:])
-    assert 0 < before < 2000 and after == before and threads == 1
+    return tuple(map(int, out[1:]))
 
 
 # -- the streaming pool (llvm_capi.Pool) --------------------------------------
@@ -329,17 +335,5 @@ def test_interrupt_while_the_caller_submits(tmp_path):
     """Ctrl-C while the caller works between its parts (not in wait): the
     ``with`` block drops the waiting parts and waits for the running ones
     before the interrupt goes on."""
-    import signal
-    import sys
-    (tmp_path / "m.bc").write_bytes(_bitcode(tmp_path, LOOP_IR))
-    p = subprocess.Popen([sys.executable, "-c", POOL_INTERRUPT_SCRIPT, str(tmp_path)],
-                         stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline() == "start\n"
-    end = time.monotonic() + 60
-    while not any(tmp_path.glob("p*.o")) and time.monotonic() < end and p.poll() is None:
-        time.sleep(0.01)
-    p.send_signal(signal.SIGINT)
-    out = p.communicate(timeout=120)[0].split()
-    assert out[0] == "interrupted", out
-    before, after, threads = map(int, out[1:])
+    before, after, threads = _interrupted(tmp_path, POOL_INTERRUPT_SCRIPT)
     assert 0 < before < 2000 and after == before and threads == 1
