@@ -193,22 +193,28 @@ def test_split_library_is_the_tools(tmp_path, monkeypatch):
     assert_match(got, reference(m, feeds, "onnxruntime"), rtol=1e-4, atol=1e-5)
 
 
-INTERRUPT_SCRIPT = """
+# a process compiling 2000 parts of tmp_path/m.bc (the body between the two
+# halves), printing its counts of objects before / after an interrupt ended
+# and of threads left (see _interrupted)
+_SCRIPT_HEAD = """
 import os, sys, threading, time
 from pathlib import Path
 from onnx_mlir_py.codegen import llvm_capi
 d = Path(sys.argv[1])
-parts = [d / "m.bc"] * 2000
-objs = [str(d / f"p{i}.o") for i in range(len(parts))]
+objs = [str(d / f"p{i}.o") for i in range(2000)]
 print("start", flush=True)
 try:
-    llvm_capi.compile_parts(parts, objs, 2, 3, "x86_64-unknown-linux-gnu", "x86-64-v4", "")
-    print("finished")
+"""
+_SCRIPT_TAIL = """    print("finished")
 except KeyboardInterrupt:
     done = sum(os.path.exists(o) for o in objs)
     time.sleep(0.3)         # nothing may be written after the interrupt left
     print("interrupted", done, sum(os.path.exists(o) for o in objs), threading.active_count())
 """
+INTERRUPT_SCRIPT = _SCRIPT_HEAD + """\
+    llvm_capi.compile_parts([d / "m.bc"] * len(objs), objs, 2, 3, "x86_64-unknown-linux-gnu",
+                            "x86-64-v4", "")
+""" + _SCRIPT_TAIL
 
 
 def test_interrupt_stops_the_parts(tmp_path):
@@ -308,14 +314,7 @@ def test_pool_failure_and_the_callers_failure(tmp_path):
     assert sum(o.exists() for o in objs) == done < len(objs)
 
 
-POOL_INTERRUPT_SCRIPT = """
-import os, sys, threading, time
-from pathlib import Path
-from onnx_mlir_py.codegen import llvm_capi
-d = Path(sys.argv[1])
-objs = [str(d / f"p{i}.o") for i in range(2000)]
-print("start", flush=True)
-try:
+POOL_INTERRUPT_SCRIPT = _SCRIPT_HEAD + """\
     with llvm_capi.Pool(2, 3, "x86_64-unknown-linux-gnu", "x86-64-v4", "") as pool:
         for o in objs:                  # the caller's own work between the parts
             pool.submit(d / "m.bc", o)
@@ -323,12 +322,7 @@ try:
             while time.perf_counter() < t:
                 pass
         pool.wait()
-    print("finished")
-except KeyboardInterrupt:
-    done = sum(os.path.exists(o) for o in objs)
-    time.sleep(0.3)         # nothing may be written after the interrupt left
-    print("interrupted", done, sum(os.path.exists(o) for o in objs), threading.active_count())
-"""
+""" + _SCRIPT_TAIL
 
 
 def test_interrupt_while_the_caller_submits(tmp_path):
