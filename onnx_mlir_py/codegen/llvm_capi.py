@@ -426,9 +426,9 @@ class Pool:
         self.threads: list[threading.Thread] = []
         self.submitted = 0
 
-    def submit(self, src, obj, size: int | None = None) -> None:
-        """Compile bitcode file ``src`` into ``obj`` (``size``: its size, if known)."""
-        size = Path(src).stat().st_size if size is None else size
+    def submit(self, src, obj) -> None:
+        """Compile bitcode file ``src`` into ``obj``."""
+        size = Path(src).stat().st_size
         with self.cond:
             if self.closed:
                 raise RuntimeError("llvm_capi.Pool: a part submitted after wait")

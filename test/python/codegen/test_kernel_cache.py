@@ -299,11 +299,11 @@ def test_the_misses_compile_with_the_model_in_one_pool(cache, tmp_path, monkeypa
     real_submit, real_wait, real_translate = (llvm_capi.Pool.submit, llvm_capi.Pool.wait,
                                               llvm_capi.translate)
 
-    def submit(self, src, obj, size=None):
+    def submit(self, src, obj):
         if self not in pools:
             pools.append(self)
         submits.append((str(src), self.submitted, len(self.threads)))
-        return real_submit(self, src, obj, size)
+        return real_submit(self, src, obj)
 
     def wait(self):
         waits.append(self)
