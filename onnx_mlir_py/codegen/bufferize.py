@@ -208,10 +208,12 @@ def prepare_module(module: ir.Module, entry: str = ENTRY_NAME) -> None:
     prepare(module)
 
 
-def bufferize_prepared(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Module:
+def bufferize_prepared(module: ir.Module, entry: str | None = ENTRY_NAME) -> ir.Module:
     """The second half of :func:`bufferize`: the analysis and the rewrite to
-    memrefs, then the deallocations."""
-    outline_chunks(module, entry)       # a long entry: linear time (see there)
+    memrefs, then the deallocations. ``entry`` None: a module of kernels
+    (codegen/kernel_ahead.py), no entry to cut into chunks."""
+    if entry is not None:
+        outline_chunks(module, entry)       # a long entry: linear time (see there)
     eliminate_empty_tensors(module)
     run_pipeline(module, ", ".join(AFTER_ELIMINATION), "bufferization")
     free_after_last_use(module.operation)   # not at the end of the model (see there)

@@ -180,7 +180,7 @@ def _is_body(name: str) -> bool:
     return name.startswith(PFOR_PREFIX) and not name.endswith(("_t", "_l"))
 
 
-def find_units(module: ir.Module, keyed=()) -> tuple[list[Unit], int, dict, dict]:
+def find_units(module: ir.Module, keyed=(), nested=()) -> tuple[list[Unit], int, dict, dict]:
     """The cacheable units of the LLVM-dialect ``module``; also the count of
     kernels that are not (they reference a global), every defined
     function's :class:`_Fn` and the declarations' (op, text).
@@ -192,7 +192,12 @@ def find_units(module: ir.Module, keyed=()) -> tuple[list[Unit], int, dict, dict
     defined function (:func:`_is_body`); its unit module gets every
     declaration (:func:`_unit_ir`; unused ones emit nothing). A body that
     did call one would fail that module's translation: the unit then stays
-    in the model, as one that cannot stand alone."""
+    in the model, as one that cannot stand alone. ``nested``: the keyed
+    kernels whose memref-level text has more than one parallel loop (one
+    may be inside another: a dynamic batch's loop around a threaded
+    kernel's, whose body calls the inner loop's launcher): their bodies are
+    printed, so the unit reaches the inner loop's functions and renames the
+    body's call (:func:`_calls_unit`)."""
 
     def is_kernel(n: str) -> bool:
         return n.startswith(KERNEL_PREFIX) or n in keyed
@@ -220,7 +225,8 @@ def find_units(module: ir.Module, keyed=()) -> tuple[list[Unit], int, dict, dict
             if n in names:
                 continue
             names.append(n)
-            for s in ([] if early and _is_body(n) else defined[n].symbols):
+            for s in ([] if early and _is_body(n) and root not in nested
+                      else defined[n].symbols):
                 if s in defined:
                     if s not in names and s not in todo:
                         todo.append(s)
@@ -426,11 +432,19 @@ class Early:
     loaded: set = field(default_factory=set)        # memref keys of the hits
     stub_hits: int = 0
     allow_stubs: bool = True        # False: a compile again after a StubMismatch
+    pool: object = None             # the compile's llvm_capi.Pool (kernel_ahead.py)
+    ahead_parts: list = field(default_factory=list)     # (memref key, bitcode, object) submitted ahead
+    nested: set = field(default_factory=set)    # keyed misses with several parallel loops (find_units)
 
     def stub(self, module: ir.Module) -> None:
         """Before bufferization: the tensor-level keys (:mod:`.kernel_stubs`)."""
         from onnx_mlir_py.codegen.kernel_stubs import stub_kernels
         stub_kernels(module, self)
+
+    def ahead(self, module: ir.Module) -> None:
+        """Right after :meth:`stub`: the misses compiled ahead (:mod:`.kernel_ahead`)."""
+        from onnx_mlir_py.codegen.kernel_ahead import compile_ahead
+        compile_ahead(module, self)
 
     def summarize(self, module: ir.Module) -> None:
         """Once bufferization prepared the module: the misses' summaries."""
@@ -522,6 +536,8 @@ def key_kernels(module: ir.Module, early: Early) -> None:
             if data is None:
                 op.attributes["sym_name"] = ir.StringAttr.get(new)
                 early.keys[new] = key
+                if len(_PARALLEL.findall(text)) > 1:
+                    early.nested.add(new)
                 continue
             early.loaded.add(key)
             obj = early.tmp / f"kernel_m{len(early.objects)}.o"
@@ -631,7 +647,8 @@ def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cp
     first = list(early.objects) if early is not None else []
     with timings.phase("codegen: kernel cache"):
         with module.context:
-            units, skipped, defined, declared = find_units(module, keyed)
+            units, skipped, defined, declared = find_units(
+                module, keyed, early.nested if early is not None else ())
             hits = early.hits if early is not None else 0
             LAST = Stats(units=len(units) + hits, hits=hits, skipped=skipped, early_hits=hits,
                          tensor_hits=early.stub_hits if early is not None else 0)
@@ -639,8 +656,17 @@ def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cp
                           else _Store(directory))
             if early is not None:
                 out.sidecars, out.loaded = early.sidecars, early.loaded
+                for key, src, obj in early.ahead_parts:     # on the pool already
+                    out.keys.append(key)
+                    out.parts.append(Path(src))
+                    out.outputs.append(obj)
+                    out.pool = early.pool
+                LAST.units += len(early.ahead_parts)
             if not units:
-                out.store()         # the sidecars of memref-level hits
+                out.objects += out.outputs
+                LAST.misses = len(out.parts)
+                if not out.parts:
+                    out.store()         # the sidecars of memref-level hits
                 return out
             name_units(units, _target(opt_level, triple, cpu, features), keyed)
             distinct: dict[str, Unit] = {}
@@ -672,7 +698,8 @@ def cached_kernels(module: ir.Module, tmp: Path, opt_level: int, triple: str, cp
             declare_units(module, units, defined)
     out.objects += out.outputs
     LAST.misses = len(out.parts)
-    LAST.hits += len(distinct) - LAST.misses - len(failed)
+    LAST.hits += len(distinct) - (LAST.misses - len(early.ahead_parts if early else ())) \
+        - len(failed)
     if not out.parts:
         out.store()
     return out

@@ -82,8 +82,11 @@ class Stub:
     memref: str             # the memref-level key of its object
     symbol: str             # the object's kernel symbol
     type: str               # the recorded bufferized function_type
-    data: bytes
+    data: bytes | None      # None: a miss compiled ahead (kernel_ahead.py), its
+    #                         object linked from the pool's output
     parallel: bool
+    ahead: bool = False     # keyed by kernel_ahead.py (bufferized there): a hit of
+    #                         its data is a memref-level one
 
 
 def sidecar(s: Summary, memref_key: str, ftype: str, parallel: bool) -> bytes:
@@ -289,17 +292,18 @@ def resolve_stubs(module: ir.Module, early) -> set[str]:
                     f"to {s.type}; removed, compiling without the cache's tensor-level hits")
             if s.symbol not in declared:
                 declared.add(s.symbol)
-                early.loaded.add(s.memref)
                 with ir.InsertionPoint(op), op.location:
                     ir.Operation.create("func.func", attributes={
                         "sym_name": ir.StringAttr.get(s.symbol),
                         "function_type": ir.TypeAttr.get(ftype),
                         "sym_visibility": ir.StringAttr.get("private")}, regions=1)
-                obj = early.tmp / f"kernel_t{len(early.objects)}.o"
-                obj.write_bytes(s.data)
-                early.objects.append(str(obj))
-                early.hits += 1
-                early.stub_hits += 1
+                if s.data is not None:      # a hit (else compiled ahead: Early.ahead)
+                    early.loaded.add(s.memref)
+                    obj = early.tmp / f"kernel_t{len(early.objects)}.o"
+                    obj.write_bytes(s.data)
+                    early.objects.append(str(obj))
+                    early.hits += 1
+                    early.stub_hits += not s.ahead
                 if s.parallel:
                     early.calls.add(PARALLEL_FOR_FN)
             op.erase()

@@ -182,6 +182,7 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
     :func:`runtime_prefetch` (its owner closes it), else one of its own."""
     from contextlib import nullcontext
     from onnx_mlir_py.codegen.kernel_stubs import StubMismatch
+    from onnx_mlir_py.codegen.passes import reused_pass_managers
     from onnx_mlir_py.codegen.runtime_objects import Prefetch
     from onnx_mlir_py.errors import CacheEntryWarning
     from onnx_mlir_py.passes.instrument import profile_events
@@ -191,25 +192,40 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
         with nullcontext(prefetched) if prefetched is not None else Prefetch([], tmp) \
                 as prefetched:
             prefetched.start(_prefetched(module, events is not None))
-            with timings.phase("codegen: mlir"):
-                sig = extract_signature(module, ENTRY_NAME)
-                store = WeightStore()
-                early = _early_keys(tmp, opts)
-                try:
-                    llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings,
-                                              kernel_keys=early)
-                except StubMismatch as e:        # the module is untouched (a clone was lowered)
-                    warnings.warn(CacheEntryWarning(str(e)), stacklevel=2)
-                    store, early = WeightStore(), _early_keys(tmp, opts)
-                    early.allow_stubs = False
-                    llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings,
-                                              kernel_keys=early)
-            objects = to_objects(llvm_mod, tmp, opts, timings, early)
+            # LLVM's threads start with the first kernel cache miss (compiled
+            # ahead: kernel_ahead.py) and go on while the model is lowered (#29)
+            with _llvm_pool(opts) as pool:
+                with timings.phase("codegen: mlir"), reused_pass_managers():
+                    sig = extract_signature(module, ENTRY_NAME)
+                    store = WeightStore()
+                    early = _early_keys(tmp, opts, pool)
+                    try:
+                        llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings,
+                                                  kernel_keys=early)
+                    except StubMismatch as e:    # the module is untouched (a clone was lowered)
+                        warnings.warn(CacheEntryWarning(str(e)), stacklevel=2)
+                        store, early = WeightStore(), _early_keys(tmp, opts, pool)
+                        early.allow_stubs = False
+                        llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings,
+                                                  kernel_keys=early)
+                objects = to_objects(llvm_mod, tmp, opts, timings, early, pool)
             entry_c = generate_entry_c(sig, target_json(options_target(opts)),
                                        alloc_sites(llvm_mod), events)
             return link_library(path, objects, entry_c, store, tmp, timings,
                                 runtime_sources(events is not None, [llvm_mod],
                                                 early.calls if early else ()), prefetched)
+
+
+def _llvm_pool(opts: Options):
+    """The compile's :class:`.llvm_capi.Pool` (a context manager), or a
+    ``nullcontext`` of None when the parts do not compile in this process."""
+    from contextlib import nullcontext
+    from onnx_mlir_py.codegen import llvm_capi
+    from onnx_mlir_py.codegen.split import split_jobs, target_of
+    triple, cpu, features = target_of(_target_args(opts))
+    if not llvm_capi.usable(triple, cpu):
+        return nullcontext()
+    return llvm_capi.Pool(max(split_jobs(), 1), opts.opt_level, triple, cpu, features)
 
 
 def runtime_prefetch(opts: Options):
@@ -257,22 +273,27 @@ def runtime_sources(profiled: bool, modules: list | None = None,
          if calls is None or fn in calls]
 
 
-def _early_keys(tmp: Path, opts: Options):
-    """The kernel cache's memref-level keys of a compile (None: cache off)."""
+def _early_keys(tmp: Path, opts: Options, pool=None):
+    """The kernel cache's memref-level keys of a compile (None: cache off);
+    ``pool``: the LLVM pool its misses compile on ahead of the model."""
     from onnx_mlir_py.codegen.kernel_cache import early_keys
     from onnx_mlir_py.codegen.split import target_of
-    return early_keys(tmp, opts.opt_level, *target_of(_target_args(opts)))
+    early = early_keys(tmp, opts.opt_level, *target_of(_target_args(opts)))
+    if early is not None:
+        early.pool = pool
+    return early
 
 
 def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings,
-               early=None) -> list[str]:
+               early=None, pool=None) -> list[str]:
     """``module`` (LLVM dialect) as PIC object files in ``tmp``: one (as
     :func:`to_object`), or, when its LLVM IR is large and the machine has
     several cores, the parts of :mod:`.split` optimised and compiled in
     parallel. Before that, the -O3 kernels in the on-disk kernel cache are
     taken from it and the others compiled into it (:mod:`.kernel_cache`:
     their objects come first in the list; ``early``: the kernels keyed
-    before, :func:`.kernel_cache.key_kernels`)."""
+    before, :func:`.kernel_cache.key_kernels`). ``pool``: the compile's
+    :class:`.llvm_capi.Pool` (else one of its own)."""
     from contextlib import nullcontext
     from onnx_mlir_py.codegen import llvm_capi
     from onnx_mlir_py.codegen.kernel_cache import Kernels, cached_kernels
@@ -282,7 +303,8 @@ def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings,
     triple, cpu, features = target_of(_target_args(opts))
     # LLVM's threads start with the first kernel cache miss: they compile
     # while this thread finds the other kernels, translates and splits (#29)
-    with llvm_capi.Pool(max(jobs, 1), opts.opt_level, triple, cpu, features) \
+    with nullcontext(pool) if pool is not None else \
+            llvm_capi.Pool(max(jobs, 1), opts.opt_level, triple, cpu, features) \
             if llvm_capi.usable(triple, cpu) else nullcontext() as pool:
         # the -O3 kernels from the on-disk kernel cache (hits declared here,
         # misses compiled below with the model's parts)

@@ -98,6 +98,44 @@ def clone_module(module: ir.Module) -> ir.Module:
     return new
 
 
+def finish_bufferization(mod: ir.Module) -> None:
+    """After the one-shot bufferization: what the kernels' memref-level
+    text still needs before it is keyed (the kernel cache)."""
+    from onnx_mlir_py.passes.optimize.matmul_q8 import lower_dpbusd_calls
+    lower_dpbusd_calls(mod)     # the int8 kernels' VNNI steps (passes/optimize/matmul_q8.py)
+    strided_copies_to_linalg(mod)
+
+
+def lower_to_llvm_dialect(mod: ir.Module, step, entry: str | None = ENTRY_NAME,
+                          alloc_seed: tuple[str, ...] = ()) -> None:
+    """The bufferized ``mod`` to the LLVM dialect, in place: loops, the
+    parallel and serial loops outlined and merged, cf, LLVM. ``step(name)``:
+    a context manager timing each stage. ``entry`` None: a module of
+    kernels only (:mod:`.kernel_ahead`: no C interface, no allocation
+    sites, as its kernels allocate nothing)."""
+    with step("linalg to loops"):
+        run_pipeline(mod, TO_LOOPS_PIPELINE, "linalg-to-loops")
+    with step("outline and merge kernels"):
+        outline_parallel_loops(mod)
+        outline_serial_loops(mod)
+        merge_identical_functions(mod, PFOR_PREFIX)   # each kernel compiled once (#29)
+        merge_identical_functions(mod, LOOP_PREFIX)
+    if entry is not None:
+        _request_c_interface(mod, entry)
+    with step("loops to cf"):
+        run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")
+        # one walk for both (each op visited is a Python call); the alloc
+        # sites' ops listed before the rewrite erases the i1 accesses
+        found = walk_ops(mod, BOOL_MEMORY_OPS + ALLOC_SITE_OPS)
+        sites = [op for op in found if op.name in ALLOC_SITE_OPS]
+        rewrite_bool_memory_accesses(mod, found)
+        if entry is not None:
+            mark_alloc_sites(mod, alloc_seed, sites)
+    with step("LLVM dialect"):
+        run_pipeline(mod, LOWER_PIPELINE, "LLVM dialect lowering")
+        lower_parallel_calls(mod)
+
+
 def _request_c_interface(module: ir.Module, entry: str) -> None:
     with module.context:
         find_entry(module, entry).attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
@@ -128,7 +166,6 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
         if not module.operation.verify():
             raise CompileError("the input module does not verify")
     from onnx_mlir_py.passes.check_sizes import check_sizes
-    from onnx_mlir_py.passes.optimize.matmul_q8 import lower_dpbusd_calls
 
     def step(name):
         return nullcontext() if timings is None else timings.step(phase, name)
@@ -141,6 +178,8 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
     if kernel_keys is not None:
         with step("kernel cache stubs"):
             kernel_keys.stub(mod)       # hits bufferized as stubs (kernel_stubs.py)
+        with step("kernel cache misses ahead"):
+            kernel_keys.ahead(mod)      # misses compiled meanwhile (kernel_ahead.py)
     with step("bufferize"):
         prepare_module(mod, entry)
     if kernel_keys is not None:
@@ -148,31 +187,12 @@ def emit_mlir_llvm(module: ir.Module, *, entry: str = ENTRY_NAME,
             kernel_keys.summarize(mod)  # the misses' (kernel_stubs.py), of their prepared bodies
     with step("bufferize"):
         bufferize_prepared(mod, entry)
-        lower_dpbusd_calls(mod)     # the int8 kernels' VNNI steps (passes/optimize/matmul_q8.py)
-        strided_copies_to_linalg(mod)
+        finish_bufferization(mod)
     if weights is not None:
         with step("externalize weights"):
             externalize_weights(mod, weights)
     if kernel_keys is not None:
         with step("kernel cache keys"):
             kernel_keys(mod)
-    with step("linalg to loops"):
-        run_pipeline(mod, TO_LOOPS_PIPELINE, "linalg-to-loops")
-    with step("outline and merge kernels"):
-        outline_parallel_loops(mod)
-        outline_serial_loops(mod)
-        merge_identical_functions(mod, PFOR_PREFIX)   # each kernel compiled once (#29)
-        merge_identical_functions(mod, LOOP_PREFIX)
-    _request_c_interface(mod, entry)
-    with step("loops to cf"):
-        run_pipeline(mod, PRE_LLVM_PIPELINE, "lowering to loops and cf")
-        # one walk for both (each op visited is a Python call); the alloc
-        # sites' ops listed before the rewrite erases the i1 accesses
-        found = walk_ops(mod, BOOL_MEMORY_OPS + ALLOC_SITE_OPS)
-        sites = [op for op in found if op.name in ALLOC_SITE_OPS]
-        rewrite_bool_memory_accesses(mod, found)
-        mark_alloc_sites(mod, alloc_seed, sites)
-    with step("LLVM dialect"):
-        run_pipeline(mod, LOWER_PIPELINE, "LLVM dialect lowering")
-        lower_parallel_calls(mod)
+    lower_to_llvm_dialect(mod, step, entry, alloc_seed)
     return mod

@@ -37,6 +37,7 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
+from onnx_mlir_py.codegen.mlir_capi import capi_pointer as _capi_pointer, diagnostics
 from onnx_mlir_py.errors import CompileError
 
 # "0": always run the opt / llc tools (A/B, debugging)
@@ -127,7 +128,8 @@ _FUNCTION_INDEX = 0xFFFFFFFF
 _RETURN_STATUS = 2
 
 
-# MLIR's, called with the GIL held (they may call the Python diagnostic handler)
+# MLIR's: errors reach a ctypes diagnostic handler (mlir_capi.diagnostics),
+# which takes the GIL itself, so these run without it too
 _MLIR_SIGNATURES = {
     "mlirTranslateModuleToLLVMIR": (_P, [_MlirOperation, _P]),
     "mlirRegisterAllLLVMTranslations": (None, [_MlirContext]),
@@ -138,7 +140,8 @@ class _Api:
     """The LLVM-C functions, typed: ctypes releases the GIL while they run."""
 
     def __init__(self, path: str):
-        for lib, table in ((ctypes.CDLL(path), _SIGNATURES), (ctypes.PyDLL(path), _MLIR_SIGNATURES)):
+        lib = ctypes.CDLL(path)
+        for table in (_SIGNATURES, _MLIR_SIGNATURES):
             for name, (res, args) in table.items():
                 fn = getattr(lib, name)         # AttributeError: the caller's "not usable"
                 fn.restype, fn.argtypes = res, args
@@ -242,16 +245,6 @@ def _as_tools_set(api: _Api, ctx, module, tm, triple: str, cpu: str, features: s
         fn = api.GetNextFunction(fn)
 
 
-def _capi_pointer(obj) -> int:
-    """The C pointer in a Python binding object's ``_CAPIPtr`` capsule."""
-    cap = obj._CAPIPtr
-    name = ctypes.pythonapi.PyCapsule_GetName
-    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = _P, [ctypes.py_object, ctypes.c_char_p]
-    return get(cap, name(cap))
-
-
 def translate(module, bitcode: bool = False) -> bytes:
     """``mlir-translate --mlir-to-llvmir`` of the LLVM-dialect ``module``
     (an ``mlir.ir.Module``): the same LLVM IR text, without writing the
@@ -259,19 +252,14 @@ def translate(module, bitcode: bool = False) -> bytes:
     the same module as LLVM bitcode (what ``llvm-as`` makes of the text:
     ResNet-50's 3.8 MB of text is 0.37 MB, written and read back faster).
     CompileError with MLIR's diagnostics when it cannot be translated."""
-    import mlir.ir as ir
     api = _api()
     with module.context:
         api.mlirRegisterAllLLVMTranslations(_MlirContext(_capi_pointer(module.context)))
         ctx = api.ContextCreate()
         try:
-            try:
-                with _diagnostics(module.context) as diags:
-                    llvm = api.mlirTranslateModuleToLLVMIR(
-                        _MlirOperation(_capi_pointer(module.operation)), ctx)
-            except ir.MLIRError as e:         # pragma: no cover (reported as diagnostics)
-                diags.append(str(e))
-                llvm = None
+            with diagnostics(module.context) as diags:
+                llvm = api.mlirTranslateModuleToLLVMIR(
+                    _MlirOperation(_capi_pointer(module.operation)), ctx)
             if not llvm:
                 raise CompileError("mlir-translate --mlir-to-llvmir failed: " +
                                    ("; ".join(diags) or "no diagnostic"))
@@ -291,30 +279,6 @@ def translate(module, bitcode: bool = False) -> bytes:
                 api.DisposeModule(llvm)
         finally:
             api.ContextDispose(ctx)
-
-
-class _diagnostics:
-    """The error diagnostics emitted inside the block, as text (a list)."""
-
-    def __init__(self, context):
-        self.context, self.found = context, []
-
-    def __enter__(self) -> list[str]:
-        def handler(d) -> bool:
-            if str(d.severity).endswith("ERROR"):
-                self.found.append(f"{d.location}: {d.message}")
-            return True         # handled: not printed
-        self.handle = self.context.attach_diagnostic_handler(handler)
-        return self.found
-
-    def __exit__(self, *exc) -> None:
-        # the handle holds the handler, which holds self: a cycle through a
-        # binding object the garbage collector cannot see, that kept the MLIR
-        # context, its module and every weight alive after the compile (a
-        # pytest worker grew to 13 GB; ResNet-50: +226 MB a compile)
-        self.handle.detach()
-        del self.handle
-        self.context = None
 
 
 def compile_part(bitcode: bytes, opt_level: int, triple: str, cpu: str,
