@@ -32,7 +32,11 @@ DYNAMIC = {"resnet18_dyn": ("resnet18", {0: "N"}),
            "resnet18_dyn_hw": ("resnet18", {0: "N", 2: "H", 3: "W"}),
            "mobilenetv2_dyn": ("mobilenetv2", {0: "N"}),
            "mobilenetv3_dyn": ("mobilenetv3", {0: "N"}),
-           "bert_layer_dyn": ("bert_layer", {0: "N", 1: "S"})}
+           "bert_layer_dyn": ("bert_layer", {0: "N", 1: "S"}),
+           # a torch_zoo model: exported with those axes dynamic (torch_zoo.export_dynamic)
+           "efficientnet_dyn": ("efficientnet_b0", {0: "N", 2: "H", 3: "W"})}
+# torch_zoo models that are only the static twin of a DYNAMIC row
+TORCH_TWINS = ["efficientnet_b0"]
 # models quantized by onnxruntime's tools (quant_zoo.py), beside their f32 rows
 QUANT_MODELS = ["resnet18_qdq", "resnet50_qdq", "mobilenetv2_qdq", "bert_base_dq"]
 ALL_MODELS = (ZOO_MODELS + [MATMUL] + TORCH_MODELS + DECODE_MODELS + SKLEARN_MODELS
@@ -57,11 +61,18 @@ def build(name: str) -> onnx.ModelProto:
         return matmul_model()
     if name.startswith("matmul") and name[6:].isdigit():  # e.g. matmul256 for quick runs
         return matmul_model(int(name[6:]))
-    if name in TORCH_MODELS:
+    if name in TORCH_MODELS or name in TORCH_TWINS:
         import tempfile
         import torch_zoo
         with tempfile.TemporaryDirectory(prefix="bench_export_") as d:
             return onnx.load(torch_zoo.export(name, os.path.join(d, f"{name}.onnx")))
+    if name in DYNAMIC and DYNAMIC[name][0] in TORCH_TWINS:
+        import tempfile
+        import torch_zoo
+        base, axes = DYNAMIC[name]
+        with tempfile.TemporaryDirectory(prefix="bench_export_") as d:
+            return onnx.load(torch_zoo.export_dynamic(base, os.path.join(d, f"{name}.onnx"),
+                                                      axes))
     if name in SKLEARN_MODELS:
         import sklearn_zoo
         return sklearn_zoo.build(name)
