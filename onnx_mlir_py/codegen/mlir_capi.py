@@ -11,8 +11,7 @@ the GIL while MLIR works: the module it leaves is the same.
 The errors: the bindings turn a failed run's error diagnostics into an
 ``MLIRError``; here a diagnostic handler made by ctypes collects them
 (:class:`diagnostics`). A ctypes callback takes the GIL itself, so it may
-run on any thread (MLIR's own pass threads too). Diagnostics other than
-errors go on to the context's other handlers, as with the bindings.
+run on any thread (MLIR's own pass threads too).
 """
 from __future__ import annotations
 
@@ -96,7 +95,9 @@ def _line(lib: _Lib, diag) -> str:
 class diagnostics:
     """The error diagnostics the context ``ctx`` emits inside the block, as
     lines (a list): "error: <location>: <message>", then " note: ..." for
-    each of its notes. Others go on to the context's other handlers."""
+    each of its notes. Warnings and remarks are dropped, not passed on: a
+    handler of the bindings attached earlier would run without the GIL
+    (and a compile that succeeds prints nothing)."""
 
     def __init__(self, ctx):
         self.ctx, self.found = ctx, []
@@ -107,7 +108,7 @@ class diagnostics:
         def handler(diag, _) -> int:
             try:
                 if lib.DiagnosticGetSeverity(diag) != _ERROR:
-                    return 0            # not handled: the other handlers see it
+                    return 1            # handled, dropped (see the class docstring)
                 self.found.append("error: " + _line(lib, diag))
                 for i in range(lib.DiagnosticGetNumNotes(diag)):
                     self.found.append(" note: " + _line(lib, lib.DiagnosticGetNote(diag, i)))
