@@ -33,6 +33,7 @@ from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functi
 from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, epilogue_user,
                                                         fill_scalar, replace_with_call,
                                                         static_f32, window_ints, zero_fill)
+from onnx_mlir_py.passes.optimize.epilogue import dynamic_chain, vector_lines
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
@@ -108,11 +109,13 @@ def _row_copy(e: Emitter, dst: Value, dst_idx: list, src: Value, src_idx: list, 
 
 def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
                    bias: bool, threads: bool, epilogue: tuple = (), epi_result: str = "",
-                   n_cap: int = 0) -> str:
+                   n_cap: int = 0, chain: bool = False) -> str:
     """``func.func private @name(x [1, C, H, W], w, out [1, F, OH, OW][, bias [F]],
     captured f32...) -> out``: one image (H, W, OH, OW may be dynamic), written
     into ``out``; ``epilogue`` (an elementwise op after the conv and its
-    bias, on ``n_cap`` captured scalars) applied as the result is copied out."""
+    bias, on ``n_cap`` captured scalars) applied as the result is copied out.
+    ``chain``: ``epilogue`` is a :func:`.epilogue.dynamic_chain`'s ops (a
+    SiLU), written by :func:`.epilogue.vector_lines` (exp as math_approx's)."""
     mb, nb, kb = tile
     _, c, _, _ = xs
     f, _, kh_, kw_ = ws
@@ -184,7 +187,10 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     res = e.collapse(r4, "[[0, 1], [2, 3]]", [fp, None])
     # the copy out: row oh of channel f is res[f, oh*OW : oh*OW + OW]
     # (with threads the channels split across them: one plane each)
-    post = (lambda v: emit_ops(e, epilogue, epi_result, v, ecv)) if epilogue else None
+    post = None
+    if epilogue:
+        post = (lambda v: vector_lines(e, epilogue, epi_result, v, [], ecaps)) if chain \
+            else (lambda v: emit_ops(e, epilogue, epi_result, v, ecv))
     if threads:
         fv, of, out = e.forall(f, dst)
         rows = e.extract_slice(of, [0, fv, 0, 0], [1, 1, oh, ow])
@@ -206,7 +212,8 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
 def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: bool,
                epi=None) -> str:
     xs, ws, os_, s, d = sig
-    kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3])) if epi else {}
+    kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3]),
+              chain=isinstance(epi[0], tuple)) if epi else {}
     image = image_function(name + "_image", xs, ws, os_, s, d, tile, bias, threads, **kw)
     args = [(list(xs), BATCHED), (list(ws), SHARED), (list(os_), BATCHED)]
     if bias:
@@ -222,7 +229,8 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
     """Rewrite every plain f32 NCHW conv with dynamic spatial dims (see
     :func:`signature`; with a kernel ``plan``: those it gave to ``conv_dyn``)
     as im2col + the packed contraction, per image; its
-    bias add and an elementwise op after it (ReLU, Clip, ...) are fused.
+    bias add and an elementwise op after it (ReLU, Clip, ...) are fused, or a
+    chain of them that reads the result twice (SiLU: :func:`.epilogue.dynamic_chain`).
     Returns how many were rewritten."""
     from mlir.passmanager import PassManager
     funcs: dict[tuple, str] = {}
@@ -231,8 +239,11 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
     for op, sig in convs:
         fused = bias_add_user(op.results[0])
         last = fused[0] if fused is not None else op
-        epi = epilogue_user(last.results[0])
-        key = sig + (fused is not None, epi[1:3] if epi else None, len(epi[3]) if epi else 0)
+        # a single elementwise user, or a chain of them (SiLU: its Sigmoid and Mul
+        # both read the conv): epi[0] the generic, or a tuple of the chain's
+        epi = epilogue_user(last.results[0]) or dynamic_chain(last.results[0])
+        key = sig + (fused is not None, epi[1:3] if epi else None, len(epi[3]) if epi else 0,
+                     isinstance(epi[0], tuple) if epi else False)
         if key not in funcs:
             funcs[key] = _functions(module, f"__om_dconv_{len(funcs)}", sig, target.matmul_tile,
                                     fused is not None, threads, epi)
@@ -241,7 +252,8 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
         if fused is not None:
             args.append(fused[1])
         # at the chain's last op: the epilogue's captured scalars may be defined after the conv
-        chain = [op] + ([fused[0]] if fused is not None else []) + ([epi[0]] if epi else [])
+        chain = [op] + ([fused[0]] if fused is not None else []) \
+            + (list(epi[0]) if epi and isinstance(epi[0], tuple) else [epi[0]] if epi else [])
         replace_with_call(funcs[key], args + (list(epi[3]) if epi else []), chain, chain[-1])
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)

@@ -115,7 +115,7 @@ def hoist_to(epi: Epilogue, op: ir.Operation) -> bool:
     return True
 
 
-def epilogue_chain(v: ir.Value) -> Epilogue | None:
+def epilogue_chain(v: ir.Value, dynamic: bool = False) -> Epilogue | None:
     """The elementwise ops that consume ``v`` (a static f32 tensor), as one
     :class:`Epilogue`, or None. Grown one ready user at a time: an
     all-parallel identity-map generic of ``v``'s type (in ``v``'s block)
@@ -123,11 +123,14 @@ def epilogue_chain(v: ir.Value) -> Epilogue | None:
     most MAX_TENSORS), with a :func:`.kernel_fusion.body_ops` body; then cut to the longest
     prefix whose only value used outside it is its last result. (So no
     other tensor is computed from ``v``: that would be a use outside.
-    Whether the kernel call may go where ``v``'s op was: :func:`hoist_to`.)"""
+    Whether the kernel call may go where ``v``'s op was: :func:`hoist_to`.)
+    ``dynamic``: ``v`` may have run-time dims, and then the chain reads no
+    other tensor (only ``v``, its own results and scalars: :func:`dynamic_chain`)."""
     t = v.type
-    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape \
+    if not isinstance(t, ir.RankedTensorType) or not (dynamic or t.has_static_shape) \
             or not isinstance(t.element_type, ir.F32Type):
         return None
+    max_tensors = 0 if dynamic else MAX_TENSORS
     if isinstance(v.owner, ir.Block):
         return None
     anchor = _op(v.owner)
@@ -148,7 +151,7 @@ def epilogue_chain(v: ir.Value) -> Epilogue | None:
         pending = [c.results[0] for c in cands]
         for g in cands:
             ext = [x for x in list(g.operands)[:-1] if x not in inside]
-            if len(ext) <= MAX_TENSORS and not any(x in pending for x in ext):
+            if len(ext) <= max_tensors and not any(x in pending for x in ext):
                 ready = g
                 break
         if ready is None:
@@ -166,6 +169,25 @@ def epilogue_chain(v: ir.Value) -> Epilogue | None:
             if found is not None:
                 return found
     return None
+
+
+def dynamic_chain(v: ir.Value):
+    """The dynamic-H/W kernels' (:mod:`.conv_dyn`'s copy out, :mod:`.pool_dyn`'s
+    depthwise rows) chain of elementwise ops on ``v`` when ``v`` has more
+    than one user (a single user is :func:`.kernel_fusion.epilogue_user`'s):
+    SiLU, ``v * sigmoid(v)``, its Sigmoid and Mul both reading ``v``. An
+    :func:`epilogue_chain` of ``v``'s dims (run-time ones too) that reads no
+    other tensor, as ``(generics, ops, result, captured)``: ``ops`` in
+    :func:`vector_lines`' form (a ``math.exp`` written as math_approx's
+    polynomial, as the static epilogues and the standalone kernel do). None
+    when there is no such chain (e.g. the Sigmoid has another user: then
+    nothing is fused)."""
+    if not ENABLED or len(list(v.uses)) < 2:
+        return None
+    epi = epilogue_chain(v, dynamic=True)
+    if epi is None or epi.tensors:
+        return None
+    return epi.generics, epi.ops, epi.result, list(epi.captured)
 
 
 def _into_concat(r: ir.Value) -> bool:

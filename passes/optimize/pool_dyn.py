@@ -51,6 +51,7 @@ from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functi
                                                      batch_loop_function)
 from onnx_mlir_py.passes.optimize.conv_dyn import _dyn_shape
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
+from onnx_mlir_py.passes.optimize.epilogue import dynamic_chain, vector_lines
 from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, epilogue_user,
                                                         fill_scalar, replace_with_call,
                                                         single_user, static_f32, window_ints,
@@ -117,11 +118,13 @@ def _chunk(e: Emitter, combine: str, v: dict, kh: int, kw: int, s, d, col: Value
 
 def image_function(name: str, kind: str, xs, ws, os_, s, d, lanes: int, threads: bool,
                    epilogue: tuple = (), epi_result: str = "", n_cap: int = 0,
-                   bias: bool = False) -> str:
+                   bias: bool = False, chain: bool = False) -> str:
     """``func.func private @name(x [1, C, H, W], window, out [1, C, OH, OW],
     init, captured...) -> out``: one image, written into ``out``. A depthwise
     conv (``kind`` DEPTHWISE): ``window`` is the weights [C, KH, KW] and, with
-    ``bias``, ``init`` the bias [C] instead of a scalar."""
+    ``bias``, ``init`` the bias [C] instead of a scalar. ``chain``: the
+    ``epilogue`` is a :func:`.epilogue.dynamic_chain`'s ops (a SiLU), written by
+    :func:`.epilogue.vector_lines` (exp as math_approx's)."""
     c = xs[1]
     kh, kw = ws[-2:]
     vt = vector(lanes)
@@ -160,7 +163,10 @@ def image_function(name: str, kind: str, xs, ws, os_, s, d, lanes: int, threads:
     r, (t,), (rows,) = e.loop(e.index(0), oh, e.index(1), [pl])
     rbase = e.iop("muli", r, e.index(s[0]))
     v["hrow"] = [e.iop("addi", rbase, e.index(i * d[0])) for i in range(kh)]
-    post = (lambda a: emit_ops(e, epilogue, epi_result, a, ecv)) if epilogue else (lambda a: a)
+    post = (lambda a: a)
+    if epilogue:
+        post = (lambda a: vector_lines(e, epilogue, epi_result, a, [], ecaps)) if chain \
+            else (lambda a: emit_ops(e, epilogue, epi_result, a, ecv))
     q, (u,), (done,) = e.loop(e.index(0), full, e.index(lanes), [t])
     acc = post(_chunk(e, combine, v, kh, kw, s, d, q, None, lanes))
     e.end([e.write(acc, u, [0, 0, r, q])])
@@ -298,7 +304,9 @@ def depthwise_signature(op: ir.Operation):
 
 def _depthwise(module: ir.Module, target: Target, threads: bool, plan, funcs: dict) -> int:
     """Rewrite the depthwise convs of :func:`depthwise_signature` (with a plan:
-    those it gave to ``depthwise_dyn``), their bias add and elementwise user fused."""
+    those it gave to ``depthwise_dyn``), their bias add and elementwise user
+    fused, or a chain of elementwise ops reading the result twice (SiLU:
+    :func:`.epilogue.dynamic_chain`)."""
     convs = [(op, sig) for op in walk_ops(module.operation, {DEPTHWISE})
              if (plan is None or assigned(op, "depthwise_dyn"))
              and (sig := depthwise_signature(op)) is not None]
@@ -307,12 +315,16 @@ def _depthwise(module: ir.Module, target: Target, threads: bool, plan, funcs: di
         value, dest = fill_scalar(op.operands[2])
         fused = bias_add_user(op.results[0]) if zero_fill(op.operands[2]) else None
         last = fused[0] if fused is not None else op
-        epi = epilogue_user(last.results[0])
+        # a single elementwise user, or a chain of them (SiLU: its Sigmoid and Mul
+        # both read the conv): epi[0] the generic, or a tuple of the chain's
+        epi = epilogue_user(last.results[0]) or dynamic_chain(last.results[0])
+        multi = epi is not None and isinstance(epi[0], tuple)
         key = (op.name,) + sig + (fused is not None,) \
-            + ((epi[1], epi[2], len(epi[3])) if epi else ())
+            + ((epi[1], epi[2], len(epi[3]), multi) if epi else ())
         if key not in funcs:
             name = f"__om_dpool_{len(funcs)}"
-            kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3])) if epi else {}
+            kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3]),
+                      chain=multi) if epi else {}
             image = image_function(name + "_image", op.name, xs, ws, os_, s, d,
                                    target.vector_width, threads and xs[1] > 1,
                                    bias=fused is not None, **kw)
@@ -323,7 +335,8 @@ def _depthwise(module: ir.Module, target: Target, threads: bool, plan, funcs: di
                                                              dest=2))
             funcs[key] = name
         args = [op.operands[0], op.operands[1], dest, fused[1] if fused is not None else value]
-        chain = [op] + ([fused[0]] if fused is not None else []) + ([epi[0]] if epi else [])
+        chain = [op] + ([fused[0]] if fused is not None else []) \
+            + (list(epi[0]) if multi else [epi[0]] if epi else [])
         replace_with_call(funcs[key], args + (list(epi[3]) if epi else []), chain, chain[-1])
     return len(convs)
 
