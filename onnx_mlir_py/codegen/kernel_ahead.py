@@ -93,17 +93,11 @@ def _chunk(module: ir.Module, names: list[str], early, done: dict) -> None:
                                                    _symbols, _unit_ir, find_units, name_units)
     from onnx_mlir_py.codegen.kernel_stubs import (Stub, Summary, _make_stub, _set_access,
                                                    _summaries, sidecar, strip_access)
-    from onnx_mlir_py.codegen.llvm import finish_bufferization, lower_to_llvm_dialect
+    from onnx_mlir_py.codegen.llvm import (clone_module, finish_bufferization,
+                                           lower_to_llvm_dialect)
     from onnx_mlir_py.errors import CompileError
     model = _functions(module)
-    with module.context, ir.Location.unknown():
-        chunk = ir.Module.create()
-        attrs = module.operation.attributes
-        for i in range(len(attrs)):
-            chunk.operation.attributes[attrs[i].name] = attrs[i].attr
-        ip = ir.InsertionPoint(chunk.body)
-        for n in names:
-            model[n].clone(ip)
+    chunk = clone_module(module, [model[n] for n in names])
     with module.context:
         prepare(chunk)
         fns = _functions(chunk)

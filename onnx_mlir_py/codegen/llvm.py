@@ -84,16 +84,17 @@ LOWER_PIPELINE = ", ".join([
 ])
 
 
-def clone_module(module: ir.Module) -> ir.Module:
+def clone_module(module: ir.Module, ops=None) -> ir.Module:
     """A copy of ``module`` in the same context (attributes are shared, so
-    large constants are not duplicated)."""
+    large constants are not duplicated); ``ops``: only these of its
+    top-level ops (its attributes all the same)."""
     with module.context, ir.Location.unknown():
         new = ir.Module.create()
         attrs = module.operation.attributes
         for i in range(len(attrs)):
             new.operation.attributes[attrs[i].name] = attrs[i].attr
         ip = ir.InsertionPoint(new.body)
-        for op in module.body.operations:
+        for op in (module.body.operations if ops is None else ops):
             op.operation.clone(ip)
     return new
 
