@@ -36,7 +36,6 @@ object does not depend on which chunk it was lowered in.
 """
 from __future__ import annotations
 
-import hashlib
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -88,9 +87,9 @@ def compile_ahead(module: ir.Module, early) -> None:
 
 def _chunk(module: ir.Module, names: list[str], early, done: dict) -> None:
     from onnx_mlir_py.codegen.bufferize import bufferize_prepared, prepare
-    from onnx_mlir_py.codegen.kernel_cache import (_ALLOC, _FORMAT, _PARALLEL, _RESOURCE,
-                                                   NAME_PREFIX, _layout, _print, _rename,
-                                                   _symbols, _unit_ir, find_units, name_units)
+    from onnx_mlir_py.codegen.kernel_cache import (_PARALLEL, NAME_PREFIX, _unit_ir,
+                                                   find_units, memref_head, memref_key,
+                                                   name_units, nested_parallel)
     from onnx_mlir_py.codegen.kernel_stubs import (Stub, Summary, _make_stub, _set_access,
                                                    _summaries, sidecar, strip_access)
     from onnx_mlir_py.codegen.llvm import (clone_module, finish_bufferization,
@@ -112,7 +111,7 @@ def _chunk(module: ir.Module, names: list[str], early, done: dict) -> None:
         bufferize_prepared(chunk, None)
         finish_bufferization(chunk)
         strip_access(chunk)
-        head = _FORMAT + b"memref\0" + early.target.encode() + b"\0" + _layout(chunk).encode()
+        head = memref_head(chunk, early)
         fns = _functions(chunk)
         stubs: dict[str, object] = {}       # model name -> its Stub (loaded or known)
         pending: list[_Pending] = []
@@ -120,11 +119,11 @@ def _chunk(module: ir.Module, names: list[str], early, done: dict) -> None:
             op = fns.get(n)
             if op is None:
                 continue
-            text = _print(op)
-            if _ALLOC.search(text) or _RESOURCE in text or any(s != n for s in _symbols(text)):
+            keyed = memref_key(head, op, n)
+            if keyed is None:
                 op.erase()                  # left to the model's own keys
                 continue
-            key = hashlib.sha256(head + _rename(text, {n: NAME_PREFIX}).encode()).hexdigest()
+            key, text = keyed
             symbol = NAME_PREFIX + key[:32]
             ftype = str(ir.TypeAttr(op.attributes["function_type"]).value)
             s = Summary(early.misses[n], *summaries[n])
@@ -140,8 +139,7 @@ def _chunk(module: ir.Module, names: list[str], early, done: dict) -> None:
                 op.erase()
                 continue
             op.attributes["sym_name"] = ir.StringAttr.get(symbol)
-            pending.append(_Pending(n, s, key, symbol, ftype, parallel,
-                                    len(_PARALLEL.findall(text)) > 1))
+            pending.append(_Pending(n, s, key, symbol, ftype, parallel, nested_parallel(text)))
         if pending:
             lower_to_llvm_dialect(chunk, lambda _: nullcontext(), entry=None)
             keyed = {p.symbol: p.key for p in pending}

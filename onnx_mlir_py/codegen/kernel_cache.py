@@ -478,6 +478,31 @@ def _target(opt_level: int, triple: str, cpu: str | None, features: str) -> str:
     return f"{triple}\0{cpu}\0{features}\0O{opt_level}\0{compiler_fingerprint()}"
 
 
+def memref_head(module: ir.Module, early: Early) -> bytes:
+    """What every memref-level key of ``module``'s kernels starts with: the
+    format, the target (with the opt level and fingerprint), the module's
+    data layout."""
+    return _FORMAT + b"memref\0" + early.target.encode() + b"\0" + _layout(module).encode()
+
+
+def memref_key(head: bytes, op: ir.Operation, name: str) -> tuple[str, str] | None:
+    """(key, printed text) of the memref-level kernel ``op`` named ``name``
+    (its own name a placeholder, after ``head``: :func:`memref_head`); None
+    when it cannot be keyed here: it allocates, holds a ``dense_resource``
+    or references another symbol (:func:`key_kernels`, and the misses
+    compiled ahead: :mod:`.kernel_ahead`)."""
+    text = _print(op)
+    if _ALLOC.search(text) or _RESOURCE in text or any(s != name for s in _symbols(text)):
+        return None
+    return hashlib.sha256(head + _rename(text, {name: NAME_PREFIX}).encode()).hexdigest(), text
+
+
+def nested_parallel(text: str) -> bool:
+    """More than one parallel loop in a kernel's text (one may hold another:
+    :func:`find_units`' ``nested``)."""
+    return len(_PARALLEL.findall(text)) > 1
+
+
 def key_kernels(module: ir.Module, early: Early) -> None:
     """Key each kernel function of the bufferized ``module`` (``func.func``
     over memrefs) by its text, its own name a placeholder (+ the target,
@@ -503,7 +528,7 @@ def key_kernels(module: ir.Module, early: Early) -> None:
                  else "" for op in ops]
         if any(n.startswith(CHUNK_PREFIX) for n in names):
             return
-        head = _FORMAT + b"memref\0" + early.target.encode() + b"\0" + _layout(module).encode()
+        head = memref_head(module, early)
         calls: dict[str, list] = {}     # kernel -> its calls (kernels call no kernel)
         for op, name in zip(ops, names):
             if op.name == "func.func" and not name.startswith(KERNEL_PREFIX):
@@ -515,11 +540,11 @@ def key_kernels(module: ir.Module, early: Early) -> None:
             if op.name != "func.func" or not name.startswith(KERNEL_PREFIX) \
                     or not len(op.regions[0].blocks):
                 continue
-            text = _print(op)
-            if _ALLOC.search(text) or _RESOURCE in text or any(s != name for s in _symbols(text)):
+            keyed = memref_key(head, op, name)
+            if keyed is None:
                 early.skipped += 1
                 continue
-            key = hashlib.sha256(head + _rename(text, {name: NAME_PREFIX}).encode()).hexdigest()
+            key, text = keyed
             new = NAME_PREFIX + key[:32]
             if name in early.pending:       # its tensor-level entry, stored with the object
                 early.sidecars[key] = sidecar(
@@ -536,7 +561,7 @@ def key_kernels(module: ir.Module, early: Early) -> None:
             if data is None:
                 op.attributes["sym_name"] = ir.StringAttr.get(new)
                 early.keys[new] = key
-                if len(_PARALLEL.findall(text)) > 1:
+                if nested_parallel(text):
                     early.nested.add(new)
                 continue
             early.loaded.add(key)

@@ -297,7 +297,7 @@ def resolve_stubs(module: ir.Module, early) -> set[str]:
                         "sym_name": ir.StringAttr.get(s.symbol),
                         "function_type": ir.TypeAttr.get(ftype),
                         "sym_visibility": ir.StringAttr.get("private")}, regions=1)
-                if s.data is not None:      # a hit (else compiled ahead: Early.ahead)
+                if s.data is not None:      # a hit (else compiled ahead: Early.ahead_parts)
                     early.loaded.add(s.memref)
                     obj = early.tmp / f"kernel_t{len(early.objects)}.o"
                     obj.write_bytes(s.data)

@@ -1,7 +1,8 @@
 """MLIR's C API through ctypes, for what the Python bindings do while they
 hold the GIL (#29).
 
-The bindings' ``PassManager.run`` keeps the GIL for the whole run, so the
+The bindings' ``PassManager.run`` keeps the GIL for most of a run (a
+counting Python thread ran at ~15% of its rate beside one), so the
 LLVM pool's threads (:class:`.llvm_capi.Pool`), which need it between
 their LLVM-C calls, stall until the run ends (a 10 ms part took ~300 ms
 beside back-to-back pass-manager runs). :func:`run_pass_manager` calls
