@@ -133,3 +133,63 @@ def test_dynamic_spatial_conv_clip_epilogue(tmp_path):
             for name, g, w in zip(c.outputs, got, want):
                 np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4,
                                            err_msg=f"{name} at {hh}x{ww}, {t} threads")
+
+
+def _se_model():
+    """Squeeze-excitation scales (x * sigmoid(GlobalAveragePool(x)), a
+    [N, C, 1, 1] gate) read by dynamic-H/W convs: 0: a 1x1 conv with a bias
+    (EfficientNet's project conv); 1: Mul(gate, x) (the other order) into a
+    3x3 stride-2 conv, no bias, then SiLU; 2: not fused, the scaled tensor is
+    also an output; 3: not fused, a padded 3x3 conv (the pad sits between)."""
+    c = Cases()
+    for i, (ci, f, k, s, p, bias) in enumerate([(16, 24, 1, 1, 0, True), (8, 16, 3, 2, 0, False),
+                                                (8, 8, 1, 1, 0, True), (8, 8, 3, 1, 1, True)]):
+        c.input(f"x{i}", ["N", ci, "H", "W"])
+        c.weight(f"w{i}", rand(f, ci, k, k))
+        if bias:
+            c.weight(f"b{i}", rand(f))
+        c.nodes += [N("GlobalAveragePool", [f"x{i}"], [f"p{i}"]),
+                    N("Sigmoid", [f"p{i}"], [f"g{i}"]),
+                    N("Mul", [f"g{i}", f"x{i}"] if i == 1 else [f"x{i}", f"g{i}"], [f"s{i}"]),
+                    N("Conv", [f"s{i}", f"w{i}"] + ([f"b{i}"] if bias else []),
+                      [f"c{i}" if i == 1 else f"y{i}"], kernel_shape=[k, k], strides=[s, s],
+                      pads=[p] * 4)]
+        c.outputs.append(f"y{i}")
+    c.nodes += [N("Sigmoid", ["c1"], ["c1_s"]), N("Mul", ["c1", "c1_s"], ["y1"])]
+    c.outputs.append("s2")
+    m = c.model()
+    m.ir_version = 10
+    return m
+
+
+def test_dynamic_conv_folds_the_channel_scale(tmp_path):
+    """The squeeze-excitation Mul before a dynamic-H/W conv is applied in its
+    im2col copy (``conv_dyn.channel_scale``): compared with onnxruntime at two
+    shapes (odd sizes, a batch of 2: a scale per image), 1 and 2 threads."""
+    from test_o3_dyn_silu import check_shapes
+    m = _se_model()
+    so, ref = compile_with_ort(tmp_path, m)
+    check_shapes(m, so, ref, np.random.default_rng(36))
+
+
+def test_dynamic_conv_channel_scale_is_fused(tmp_path):
+    """Cases 0 and 1 lose their Mul (the gate broadcast over the map); 2 (a
+    second user) and 3 (a pad between) keep theirs."""
+    import mlir.ir as ir
+    from onnx_mlir_py.ir_util import walk_ops
+    from onnx_mlir_py.passes.optimize import resolve_dims
+    from onnx_mlir_py.passes.optimize.conv_dyn import dynamic_convs_to_matmul
+    from onnx_mlir_py.target import target_for
+    path = tmp_path / "m.mlir"
+    onnx_mlir_py.compile(_se_model(), output=path, opt_level=3, emit="EmitMLIR")
+
+    def gate_muls(module):
+        return sum(1 for op in walk_ops(module.operation) if op.name == "linalg.generic"
+                   and "(d0, d1, 0, 0)" in str(op.attributes["indexing_maps"]))
+    with ir.Context() as ctx, ir.Location.unknown():
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(path.read_text())
+        resolve_dims(module)
+        assert gate_muls(module) == 4
+        assert dynamic_convs_to_matmul(module, target_for("x86-64-v4")) == 4
+        assert gate_muls(module) == 2

@@ -68,12 +68,17 @@ def _model():
 def test_dynamic_conv_silu_against_onnxruntime(tmp_path):
     m = _model()
     so, ref = compile_with_ort(tmp_path, m)
-    rng = np.random.default_rng(35)
+    # wide values: the sigmoid's exp over its range (and its clamp)
+    check_shapes(m, so, ref, np.random.default_rng(35), 4.0)
+
+
+def check_shapes(m, so, ref, rng, scale: float = 1.0) -> None:
+    """``so`` against onnxruntime's ``ref`` at 1x?x9x17 and 2x?x30x41 (every
+    input [N, C, H, W]), normal values times ``scale``, 1 and 2 threads."""
     for t in (1, 2):
         sess = ExecutionSession(so, num_threads=t)
         for n, hh, ww in ((1, 9, 17), (2, 30, 41)):
-            # wide values: the sigmoid's exp over its range (and its clamp)
-            feeds = {s.name: (rng.standard_normal((n, s.shape[1], hh, ww)) * 4)
+            feeds = {s.name: (rng.standard_normal((n, s.shape[1], hh, ww)) * scale)
                      .astype(np.float32) for s in sess.input_specs}
             got = sess.run([feeds[s.name] for s in sess.input_specs])
             want = ref.run(None, feeds)
