@@ -73,11 +73,11 @@ def single_user(v: ir.Value) -> ir.Operation | None:
     return o.operation if isinstance(o, ir.OpView) else o
 
 
-def zero_pad(v: ir.Value):
+def zero_pad(v: ir.Value, shape=batch_shape):
     """(source, (top, left, bottom, right)) when ``v`` is a static +0.0
     ``tensor.pad`` of the two spatial dims of an f32 tensor (static but for
-    a dynamic batch), used once."""
-    found = const_pad(v)
+    a dynamic batch; ``shape``: the source's check, :func:`const_pad`'s), used once."""
+    found = const_pad(v, shape)
     if found is None or found[2] != 0.0 or math.copysign(1.0, found[2]) < 0:
         return None
     return found[:2]

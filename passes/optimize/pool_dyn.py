@@ -22,11 +22,15 @@ ResNet-18 with dynamic H/W took 1.1 ms at 224x224 (the static kernel 0.16).
 
 Depthwise convs (``linalg.depthwise_conv_2d_nchw_chw``, f32, static
 channels and weights [C, KH, KW], at most :data:`MAX_TAPS` taps; the plan's
-``depthwise_dyn``) run the same kernel with ``acc = fma(x, w[c, kh, kw],
-acc)`` per tap, the weights broadcast once per channel, the accumulators
-starting from the fused bias add's ``b[c]`` (when the output's fill is 0)
-or the fill; the Conv's zero ``tensor.pad`` stays. Before, such a conv
-(EfficientNet / MobileNet with dynamic H/W) was linalg's generic loop nest.
+``depthwise_dyn``) of column stride 1, or 2 with dilation 1, run
+:mod:`.depthwise_dyn`'s row kernel (the Conv's zero ``tensor.pad`` fused as
+its scratch plane, several rows and vectors of accumulators); other strides
+this kernel with ``acc = fma(x, w[c, kh, kw], acc)`` per tap, the weights
+broadcast once per channel, the Conv's pad a separate copy. Both start the
+accumulators from the fused bias add's ``b[c]`` (when the output's fill is
+0) or the fill, and apply an elementwise user or a SiLU chain before the
+store. Before, such a conv (EfficientNet / MobileNet with dynamic H/W) was
+linalg's generic loop nest.
 
 Large windows (more than :data:`MAX_TAPS` taps: transformers' EfficientNet
 pooler is an AveragePool of 1280 x 1280 with ceil_mode, whose dynamic
@@ -49,13 +53,14 @@ from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
+from onnx_mlir_py.passes.optimize import depthwise_dyn
 from onnx_mlir_py.passes.optimize.conv_dyn import _dyn_shape
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.epilogue import dynamic_chain, vector_lines
 from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, epilogue_user,
                                                         fill_scalar, replace_with_call,
                                                         single_user, static_f32, window_ints,
-                                                        zero_fill)
+                                                        zero_fill, zero_pad)
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
 from onnx_mlir_py.passes.optimize.kernel_plan import assigned
@@ -319,26 +324,49 @@ def _depthwise(module: ir.Module, target: Target, threads: bool, plan, funcs: di
         # both read the conv): epi[0] the generic, or a tuple of the chain's
         epi = epilogue_user(last.results[0]) or dynamic_chain(last.results[0])
         multi = epi is not None and isinstance(epi[0], tuple)
-        key = (op.name,) + sig + (fused is not None,) \
+        x, dead, pad = op.operands[0], [], (0, 0, 0, 0)
+        padded = zero_pad(x, _dyn_shape) if depthwise_dyn.takes(s, d) else None
+        if padded is not None:     # the row kernel's scratch plane is the pad
+            dead, (x, pad) = [owner_op(x)], padded
+            xs = tuple(_dyn_shape(x))
+        key = (op.name, xs, pad) + sig[1:] + (fused is not None,) \
             + ((epi[1], epi[2], len(epi[3]), multi) if epi else ())
         if key not in funcs:
             name = f"__om_dpool_{len(funcs)}"
             kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3]),
                       chain=multi) if epi else {}
-            image = image_function(name + "_image", op.name, xs, ws, os_, s, d,
-                                   target.vector_width, threads and xs[1] > 1,
-                                   bias=fused is not None, **kw)
+            if depthwise_dyn.takes(s, d):
+                image = depthwise_dyn.depthwise_function(
+                    name + "_image", xs, os_, ws[1], ws[2], s, d, pad, target,
+                    threads and xs[1] > 1, fused is not None, _post(kw), len(epi[3]) if epi else 0)
+            else:
+                image = image_function(name + "_image", op.name, xs, ws, os_, s, d,
+                                       target.vector_width, threads and xs[1] > 1,
+                                       bias=fused is not None, **kw)
             args = [(list(xs), BATCHED), (list(ws), SHARED), (list(os_), BATCHED),
                     ([xs[1]] if fused is not None else [], SHARED)]
             args += [([], SHARED)] * kw.get("n_cap", 0)
             add_functions(module, image, batch_loop_function(name, name + "_image", args,
                                                              dest=2))
             funcs[key] = name
-        args = [op.operands[0], op.operands[1], dest, fused[1] if fused is not None else value]
+        args = [x, op.operands[1], dest, fused[1] if fused is not None else value]
         chain = [op] + ([fused[0]] if fused is not None else []) \
             + (list(epi[0]) if multi else [epi[0]] if epi else [])
-        replace_with_call(funcs[key], args + (list(epi[3]) if epi else []), chain, chain[-1])
+        replace_with_call(funcs[key], args + (list(epi[3]) if epi else []), chain, chain[-1],
+                          dead)
     return len(convs)
+
+
+def _post(kw: dict):
+    """The fused epilogue of :func:`.depthwise_dyn.depthwise_function`
+    (``kw``: :func:`image_function`'s keywords): ``(e, acc, captured) -> acc``."""
+    if not kw:
+        return None
+    ops, res = kw["epilogue"], kw["epi_result"]
+    if kw["chain"]:
+        return lambda e, a, caps: vector_lines(e, ops, res, a, [], caps)
+    return lambda e, a, caps: emit_ops(e, ops, res, a, [e.broadcast(c, a.type, base="ecv")
+                                                        for c in caps])
 
 
 def dynamic_pools(module: ir.Module, target: Target, threads: bool = False, plan=None) -> int:

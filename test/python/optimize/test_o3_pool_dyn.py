@@ -89,3 +89,84 @@ def test_dynamic_pool_of_no_channels(tmp_path):
         x = np.zeros(shape, np.float32)
         for g_, w in zip(ExecutionSession(so).run([x]), ref.run(None, {"x": x})):
             assert g_.shape == w.shape, shape
+
+
+# depthwise convs with dynamic H/W (passes/optimize/depthwise_dyn.py): output,
+# kernel, attributes, bias, SiLU after
+DEPTHWISE = [
+    ("d3s1", 3, dict(pads=[1, 1, 1, 1]), True, True),
+    ("d3s2", 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]), True, True),
+    ("d5s1", 5, dict(pads=[2, 2, 2, 2]), True, False),
+    ("d5s2", 5, dict(pads=[2, 2, 2, 2], strides=[2, 2]), False, True),
+    ("d3s2o", 3, dict(pads=[0, 1, 1, 0], strides=[2, 2]), True, False),   # odd left pad
+    ("d3d2", 3, dict(pads=[2, 2, 2, 2], dilations=[2, 2]), True, True),
+    ("d3h2", 3, dict(pads=[1, 1, 1, 1], strides=[2, 1]), False, False),  # rows stride 2 only
+    ("d3np", 3, dict(), True, False),                                      # no pad
+    ("d3s2d2", 3, dict(pads=[2, 2, 2, 2], strides=[2, 2], dilations=[2, 2]), True, True),  # strided reads
+]
+DW_C = 24
+
+
+def _depthwise_model():
+    from onnx import numpy_helper
+    rng = np.random.default_rng(3)
+    nodes, inits, outs = [], [], []
+    for out, k, attrs, bias, silu in DEPTHWISE:
+        w = numpy_helper.from_array(rng.standard_normal((DW_C, 1, k, k)).astype(np.float32),
+                                    out + "_w")
+        ins = ["x", w.name]
+        inits.append(w)
+        if bias:
+            inits.append(numpy_helper.from_array(
+                rng.standard_normal(DW_C).astype(np.float32), out + "_b"))
+            ins.append(out + "_b")
+        conv = out + "_c" if silu else out
+        nodes.append(h.make_node("Conv", ins, [conv], group=DW_C, kernel_shape=[k, k], **attrs))
+        if silu:
+            nodes += [h.make_node("Sigmoid", [conv], [out + "_s"]),
+                      h.make_node("Mul", [conv, out + "_s"], [out])]
+        outs.append(out)
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, ["N", DW_C, "H", "W"])],
+                     [h.make_tensor_value_info(o, T.FLOAT, None) for o in outs], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_dynamic_depthwise_against_onnxruntime(tmp_path):
+    """Strides 1 and 2 (the split plane; an odd left pad; rows only), 3x3 and
+    5x5, dilation, no pad, with and without a bias and a SiLU, at output
+    widths below one vector, of 2-4 vectors (the narrow maps' row groups)
+    and above 4 (whole chunks and a masked tail), heights below and above
+    a row group, 1 and 2 threads."""
+    m = _depthwise_model()
+    so = onnx_mlir_py.compile(m, output=tmp_path / "m.so", opt_level=3)
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(5)
+    for shape in [(1, DW_C, 9, 17), (2, DW_C, 30, 41), (1, DW_C, 3, 3), (1, DW_C, 7, 7),
+                  (1, DW_C, 13, 150), (1, DW_C, 64, 32)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        want = ref.run(None, {"x": x})
+        for t in (1, 2):
+            got = ExecutionSession(so, num_threads=t).run([x])
+            for name, g_, w in zip([o.name for o in m.graph.output], got, want):
+                assert g_.shape == w.shape, (name, shape)
+                np.testing.assert_allclose(g_, w, rtol=1e-4, atol=1e-4,
+                                           err_msg=f"{name} at {shape}, {t} threads")
+
+
+def test_dynamic_depthwise_fuses_its_pad(tmp_path):
+    """The zero pads of the depthwise convs the row kernel takes are its
+    scratch plane (one tensor.pad left: the strided-read kernel's, stride 2
+    with dilation 2), the SiLUs fused (no generic left)."""
+    import mlir.ir as ir
+
+    from onnx_mlir_py.context import make_context
+    from onnx_mlir_py.passes.optimize import dynamic_pools, resolve_dims
+    from onnx_mlir_py.target import target_for
+    path = onnx_mlir_py.compile(_depthwise_model(), output=tmp_path / "m.mlir", emit="EmitMLIR")
+    with make_context(), ir.Location.unknown():
+        module = ir.Module.parse(open(path).read())
+        resolve_dims(module)
+        assert dynamic_pools(module, target_for("x86-64-v4"), threads=True) == len(DEPTHWISE)
+        text = str(module)
+        assert "linalg.depthwise" not in text and "linalg.generic" not in text
+        assert text.count("tensor.pad") == 1
