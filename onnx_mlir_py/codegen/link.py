@@ -293,34 +293,29 @@ def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings,
     taken from it and the others compiled into it (:mod:`.kernel_cache`:
     their objects come first in the list; ``early``: the kernels keyed
     before, :func:`.kernel_cache.key_kernels`). ``pool``: the compile's
-    :class:`.llvm_capi.Pool` (else one of its own)."""
-    from contextlib import nullcontext
-    from onnx_mlir_py.codegen import llvm_capi
+    :class:`.llvm_capi.Pool` (:func:`_llvm_pool`; None where LLVM cannot
+    run in this process)."""
     from onnx_mlir_py.codegen.kernel_cache import Kernels, cached_kernels
     from onnx_mlir_py.codegen.split import (compile_in_process, compiled_whole, split_jobs,
                                             split_objects, target_of)
     jobs = split_jobs()
     triple, cpu, features = target_of(_target_args(opts))
-    # LLVM's threads start with the first kernel cache miss: they compile
-    # while this thread finds the other kernels, translates and splits (#29)
-    with nullcontext(pool) if pool is not None else \
-            llvm_capi.Pool(max(jobs, 1), opts.opt_level, triple, cpu, features) \
-            if llvm_capi.usable(triple, cpu) else nullcontext() as pool:
-        # the -O3 kernels from the on-disk kernel cache (hits declared here,
-        # misses compiled below with the model's parts)
-        kernels = cached_kernels(module, tmp, opts.opt_level, triple, cpu, features, timings,
-                                 early, pool) if _is_llvm_dialect(module) else Kernels()
-        # bitcode: llvm-split (or opt) reads it back faster than text (#29)
-        ll = _translate(module, timings, bitcode=True)
-        if jobs >= 2 and not compiled_whole(ll):
-            return kernels.objects + split_objects(ll, tmp, jobs, opts.opt_level,
-                                                   _target_args(opts), timings, kernels, pool)
-        if kernels.parts:   # the cache needs the in-process LLVM: the module as one part
-            src, obj = tmp / "model.bc", str(tmp / "model.o")
-            src.write_bytes(ll)
-            compile_in_process([src], [obj], max(jobs, 1), opts.opt_level, triple, cpu,
-                               features, timings, kernels, pool)
-            return kernels.objects + [obj]
+    # the -O3 kernels from the on-disk kernel cache (hits declared here,
+    # misses compiled below with the model's parts, on the pool's threads,
+    # which started with the first miss compiled ahead: kernel_ahead.py)
+    kernels = cached_kernels(module, tmp, opts.opt_level, triple, cpu, features, timings,
+                             early, pool) if _is_llvm_dialect(module) else Kernels()
+    # bitcode: llvm-split (or opt) reads it back faster than text (#29)
+    ll = _translate(module, timings, bitcode=True)
+    if jobs >= 2 and not compiled_whole(ll):
+        return kernels.objects + split_objects(ll, tmp, jobs, opts.opt_level,
+                                               _target_args(opts), timings, kernels, pool)
+    if kernels.parts:   # the cache needs the in-process LLVM: the module as one part
+        src, obj = tmp / "model.bc", str(tmp / "model.o")
+        src.write_bytes(ll)
+        compile_in_process([src], [obj], max(jobs, 1), opts.opt_level, triple, cpu,
+                           features, timings, kernels, pool)
+        return kernels.objects + [obj]
     return kernels.objects + [_compile_ll(_optimize(ll, opts, timings), tmp / "model.o", opts,
                                           timings)]
 

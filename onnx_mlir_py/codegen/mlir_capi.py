@@ -68,13 +68,27 @@ def available() -> bool:
     return _lib() is not None
 
 
+def _capsule_api():
+    """``PyCapsule_GetName`` / ``PyCapsule_GetPointer`` with their prototypes
+    (a ctypes function object of its own: ``ctypes.pythonapi``'s attributes
+    are shared with every other user of it)."""
+    api = ctypes.PyDLL(None)
+    name, get = api.PyCapsule_GetName, api.PyCapsule_GetPointer
+    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get.restype, get.argtypes = _P, [ctypes.py_object, ctypes.c_char_p]
+    return name, get
+
+
+_CAPSULE = None
+
+
 def capi_pointer(obj) -> int:
     """The C pointer in a Python binding object's ``_CAPIPtr`` capsule."""
+    global _CAPSULE
+    if _CAPSULE is None:
+        _CAPSULE = _capsule_api()
+    name, get = _CAPSULE
     cap = obj._CAPIPtr
-    name = ctypes.pythonapi.PyCapsule_GetName
-    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = _P, [ctypes.py_object, ctypes.c_char_p]
     return get(cap, name(cap))
 
 
