@@ -126,7 +126,7 @@ def _collapsed(v: ir.Value, keep: int) -> ir.Value:
                                  v, attr)
 
 
-def _reshaped(v: ir.Value, like: ir.Value) -> ir.Value:
+def reshaped_like(v: ir.Value, like: ir.Value) -> ir.Value:
     """``v`` reshaped to the type and (run-time) shape of ``like``."""
     t = like.type
     idx = ir.IndexType.get()
@@ -167,7 +167,7 @@ def collapse_row(op: ir.Operation, maps: list[ir.AffineMap], sizes: list[int | N
         new = ir.Operation.create("linalg.generic", results=[v.type for v in inits],
                                   operands=operands, attributes=attrs, regions=1)
         op.regions[0].blocks[0].append_to(new.regions[0])
-        outs = [_reshaped(r, init) for r, init in zip(new.results, op.operands[n_in:])]
+        outs = [reshaped_like(r, init) for r, init in zip(new.results, op.operands[n_in:])]
     for old, r in zip(op.results, outs):
         old.replace_all_uses_with(r)
     op.erase()

@@ -8,7 +8,7 @@ batch loop of :mod:`.batch_loop`), as
                                      columns oh*OW + ow (< mp = whole nb blocks, run time)
     acc[Fp, mp]   = bias[f] (or 0)   Fp = whole mb blocks
     acc           = packed contraction (W [MO, mb, KO, kb], col viewed [KO, kb, NO, nb])
-    out[0, f, oh, :] = acc[f, oh*OW : oh*OW + OW]     (row copies)
+    out[0, f, :]  = acc[f, 0 : OH*OW]                 (one row copy per channel)
 
 The contraction is the static kernel's (:func:`.matmul_text.contraction`,
 B viewed in place, column blocks outermost) with a run-time column block
@@ -17,11 +17,17 @@ vectorizes as in the static kernel. Rows of a run-time length (im2col
 reads, the copy out) are vector code: whole chunks of ``V`` lanes in a loop,
 then one masked chunk for the remainder (a mask of 0 lanes does nothing).
 A stride s > 1 reads (V-1)*s+1 contiguous values and keeps every s-th
-(``vector.shuffle``). The result is copied out rather than viewed: an
-``expand_shape`` of [F, OH*OW] into [1, F, OH, OW] has two run-time sizes in
-one group, which ``expand-strided-metadata`` does not take, and the
-columns are padded to whole blocks anyway (the copy is ~1/(2*C*KH*KW) of
-the work).
+(``vector.shuffle``). The result is copied out rather than viewed: the
+columns are padded to whole blocks. The kernel writes the output viewed
+[N, F, OH*OW] (a ``collapse_shape`` before the call), so each channel is
+one row of OH*OW values, not OH rows of OW (each with its masked chunk: a
+7x7 map was 7 chunks of 7 lanes), and its result is ``tensor.reshape``d
+back to [N, F, OH, OW] (an ``expand_shape`` with two run-time sizes in one
+group is not taken by ``expand-strided-metadata``; both are views after
+bufferization). A 1x1 stride-1 conv (:func:`flat_input`) reads x viewed
+[N, C, H*W] the same way: its im2col is one row copy per channel
+(EfficientNet-B0 as below, 1 thread: dynamic / static 1.19 -> 1.16 at
+load 6).
 
 A conv that reads ``x * s`` with ``s`` a per-image, per-channel [N, C, 1, 1]
 gate (squeeze-excitation, :func:`channel_scale`; EfficientNet's project
@@ -33,13 +39,16 @@ dynamic / static 1.69 -> 1.31 at 1 thread, 2.14 -> 1.67 at 2).
 from __future__ import annotations
 
 import mlir.ir as ir
+from mlir.dialects import func
+from mlir.dialects import tensor as tensor_d
 
 from onnx_mlir_py.ir_util import walk_ops
+from onnx_mlir_py.passes.optimize.collapse_rows import reshaped_like
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.passes.optimize.kernel_fusion import (attr_text, bias_add_user, epilogue_user,
-                                                        fill_scalar, replace_with_call,
+                                                        fill_scalar,
                                                         single_user, static_f32, window_ints,
                                                         zero_fill)
 from onnx_mlir_py.passes.optimize.epilogue import dynamic_chain, vector_lines
@@ -48,6 +57,9 @@ from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
 from onnx_mlir_py.passes.optimize.kernel_plan import assigned
+
+
+DYN = ir.ShapedType.get_dynamic_size()
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -150,15 +162,53 @@ def _row_copy(e: Emitter, dst: Value, dst_idx: list, src: Value, src_idx: list, 
     return e.write(v, done, dpre + [e.iop("addi", full, d0)], m)
 
 
+def flat_input(ws, s) -> bool:
+    """A 1x1 stride-1 conv reads its input as the im2col matrix itself: row
+    c is x[c] viewed [H*W] (its input is passed collapsed, [N, C, H*W])."""
+    return ws[2:] == (1, 1) and tuple(s) == (1, 1)
+
+
+def _out_size(e: Emitter, x: Value, i: int, k: int, s: int, d: int):
+    """Output size along dim ``i`` of the (padded) input ``x``: static or read."""
+    size = x.type.shape[i] if x.type.shape[i] is not None else e.dim(x, i)
+    return e.add(e.div(e.sub(size, (k - 1) * d + 1), s), 1)
+
+
+def _im2col_rows(e: Emitter, xin: Value, cs: Value, ch: Value, ws, s, d, nb: int, zero: Value,
+                 post) -> Value:
+    """Channel ``ch``'s KH*KW rows of the im2col matrix written into ``cs``
+    ([KH*KW, mp]): per output row and tap, one row copy of OW values."""
+    _, _, kh_, kw_ = ws
+    oh, ow = (_out_size(e, xin, 2 + i, ws[2 + i], s[i], d[i]) for i in range(2))
+    r, (ar,), (cr,) = e.loop(e.index(0), e.ix(oh), e.index(1), [cs])
+    dcol = e.iop("muli", r, e.ix(ow))
+    rs = e.iop("muli", r, e.index(s[0]))
+    # the taps are loops (unrolled, the slice chains made bufferization's
+    # analysis run for minutes on a 7x7 kernel)
+    kh, (ah,), (ti,) = e.loop(e.index(0), e.index(kh_), e.index(1), [ar])
+    hrow = e.iop("addi", rs, e.iop("muli", kh, e.index(d[0])))
+    t0 = e.iop("muli", kh, e.index(kw_))
+    kw, (aw,), (tj,) = e.loop(e.index(0), e.index(kw_), e.index(1), [ah])
+    tap = e.iop("addi", t0, kw)
+    wd = e.iop("muli", kw, e.index(d[1]))
+    e.end([_row_copy(e, aw, [tap, dcol], xin, [e.index(0), ch, hrow, wd], e.ix(ow), nb, s[1],
+                     zero, post)])
+    e.end([tj])
+    e.end([ti])
+    return cr
+
+
 def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
                    bias: bool, threads: bool, epilogue: tuple = (), epi_result: str = "",
                    n_cap: int = 0, chain: bool = False, scale: bool = False) -> str:
-    """``func.func private @name(x [1, C, H, W], w, out [1, F, OH, OW][, bias [F]]
+    """``func.func private @name(x [1, C, H, W], w, out [1, F, OH*OW][, bias [F]]
     [, scale [1, C, 1, 1]], captured f32...) -> out``: one image (H, W, OH, OW
-    may be dynamic), written into ``out``; ``scale`` (:func:`channel_scale`):
-    the conv reads ``x * scale``, each channel multiplied as im2col copies it;
-    ``epilogue`` (an elementwise op after the conv and its
-    bias, on ``n_cap`` captured scalars) applied as the result is copied out.
+    may be dynamic; x is [1, C, H*W] when :func:`flat_input`), written into
+    ``out`` viewed [F, OH*OW] (each channel one row, copied in whole chunks);
+    ``scale`` (:func:`channel_scale`): the conv reads ``x * scale``, each
+    channel multiplied as im2col copies it; ``epilogue`` (an elementwise op
+    after the conv and its bias, on ``n_cap`` captured scalars) applied as the
+    result is copied out.
     ``chain``: ``epilogue`` is a :func:`.epilogue.dynamic_chain`'s ops (a
     SiLU), written by :func:`.epilogue.vector_lines` (exp as math_approx's)."""
     mb, nb, kb = tile
@@ -166,18 +216,18 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     f, _, kh_, kw_ = ws
     taps, k = kh_ * kw_, c * kh_ * kw_
     kp, fp = _cdiv(k, kb) * kb, _cdiv(f, mb) * mb
+    flat = flat_input(ws, s)
     e = Emitter()
     zero = e.const("0.0", F32)
-    xin = e.param("x", tensor([1] + list(xs[1:])))
+    xin = e.param("x", tensor(_flat(xs) if flat else [1] + list(xs[1:])))
     wgt = e.param("w", tensor(ws))
-    dst = e.param("dst", tensor([1] + list(os_[1:])))
+    dst = e.param("dst", tensor(_flat(os_)))
     ot = dst.type
     params = [xin, wgt, dst] + ([e.param("b", tensor([f]))] if bias else [])
     sc = e.param("sc", tensor([1, c, 1, 1])) if scale else None
     ecaps = [e.param("ecap", F32) for _ in range(n_cap)]
     ecv = [e.broadcast(p, vector(nb), base="ecv") for p in ecaps]
-    oh, ow = e.dim(dst, 2), e.dim(dst, 3)
-    m = e.iop("muli", oh, ow)
+    m = e.dim(dst, 2) if ot.shape[2] is None else e.index(ot.shape[2])
     no = e.iop("ceildivui", m, e.index(nb))
     mp = e.iop("muli", no, e.index(nb))
     mpad = e.iop("subi", mp, m)
@@ -198,21 +248,11 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
         sv = e.broadcast(e.extract(sc, [0, ch, 0, 0]), vector(nb), base="scv")
         scaled = lambda v: e.binary("arith.mulf", v, sv, base="xs")
     cs = e.extract_slice(co, [row0, 0], [taps, mp])
-    r, (ar,), (cr,) = e.loop(e.index(0), oh, e.index(1), [cs])
-    dcol = e.iop("muli", r, ow)
-    rs = e.iop("muli", r, e.index(s[0]))
-    # the taps are loops (unrolled, the slice chains made bufferization's
-    # analysis run for minutes on a 7x7 kernel)
-    kh, (ah,), (ti,) = e.loop(e.index(0), e.index(kh_), e.index(1), [ar])
-    hrow = e.iop("addi", rs, e.iop("muli", kh, e.index(d[0])))
-    t0 = e.iop("muli", kh, e.index(kw_))
-    kw, (aw,), (tj,) = e.loop(e.index(0), e.index(kw_), e.index(1), [ah])
-    tap = e.iop("addi", t0, kw)
-    wd = e.iop("muli", kw, e.index(d[1]))
-    e.end([_row_copy(e, aw, [tap, dcol], xin, [e.index(0), ch, hrow, wd], ow, nb, s[1], zero,
-                     scaled)])
-    e.end([tj])
-    e.end([ti])
+    if flat:                                # the channel's plane is its one row
+        cr = _row_copy(e, cs, [e.index(0), e.index(0)], xin, [e.index(0), ch, e.index(0)], m,
+                       nb, 1, zero, scaled)
+    else:
+        cr = _im2col_rows(e, xin, cs, ch, ws, s, d, nb, zero, scaled)
     if threads:
         e.end_forall(cr, co, [row0, 0], [taps, mp])
     else:
@@ -236,28 +276,32 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     c4v = e.expand(accum, "[[0, 1], [2, 3]]", [fp // mb, mb, no, nb])
     r4 = contraction(e, a4v, b4v, c4v, False, False, True)
     res = e.collapse(r4, "[[0, 1], [2, 3]]", [fp, None])
-    # the copy out: row oh of channel f is res[f, oh*OW : oh*OW + OW]
-    # (with threads the channels split across them: one plane each)
+    # the copy out: channel f is res[f, 0 : OH*OW], one row
+    # (with threads the channels split across them)
     post = None
     if epilogue:
         post = (lambda v: vector_lines(e, epilogue, epi_result, v, [], ecaps)) if chain \
             else (lambda v: emit_ops(e, epilogue, epi_result, v, ecv))
     if threads:
         fv, of, out = e.forall(f, dst)
-        rows = e.extract_slice(of, [0, fv, 0, 0], [1, 1, oh, ow])
-        lead = [e.index(0), e.index(0)]
+        row = e.extract_slice(of, [0, fv, 0], [1, 1, m])
+        at = [e.index(0), e.index(0), e.index(0)]
     else:
         fv, (of,), (out,) = e.loop(e.index(0), e.index(f), e.index(1), [dst])
-        rows, lead = of, [e.index(0), fv]
-    r, (orr,), (orow,) = e.loop(e.index(0), oh, e.index(1), [rows])
-    o0 = e.iop("muli", r, ow)
-    e.end([_row_copy(e, orr, lead + [r, e.index(0)], res, [fv, o0], ow, nb, 1, zero, post)])
+        row, at = of, [e.index(0), fv, e.index(0)]
+    orow = _row_copy(e, row, at, res, [fv, e.index(0)], m, nb, 1, zero, post)
     if threads:
-        e.end_forall(orow, of, [0, fv, 0, 0], [1, 1, oh, ow])
+        e.end_forall(orow, of, [0, fv, 0], [1, 1, m])
     else:
         e.end([orow])
     e(f"return {out} : {ot}")
     return e.function(name, params + ([sc] if sc is not None else []) + ecaps, ot)
+
+
+def _flat(shape) -> list:
+    """[1, C, H*W] of an NCHW shape (None when H or W is)."""
+    hw = None if None in shape[2:] else shape[2] * shape[3]
+    return [1, shape[1], hw]
 
 
 def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: bool,
@@ -267,7 +311,8 @@ def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: boo
               chain=isinstance(epi[0], tuple)) if epi else {}
     image = image_function(name + "_image", xs, ws, os_, s, d, tile, bias, threads,
                            scale=scale, **kw)
-    args = [(list(xs), BATCHED), (list(ws), SHARED), (list(os_), BATCHED)]
+    xb = [xs[0]] + _flat(xs)[1:] if flat_input(ws, s) else list(xs)
+    args = [(xb, BATCHED), (list(ws), SHARED), ([os_[0]] + _flat(os_)[1:], BATCHED)]
     if bias:
         args.append(([os_[1]], SHARED))
     if scale:
@@ -276,6 +321,33 @@ def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: boo
     add_functions(module, image, batch_loop_function(name, name + "_image", args, dest=2,
                                                             parallel=threads))
     return name
+
+
+def _collapsed(v: ir.Value) -> ir.Value:
+    """``v`` [N, C, H, W] viewed [N, C, H*W]."""
+    t = v.type
+    hw = DYN if DYN in t.shape[2:] else t.shape[2] * t.shape[3]
+    return tensor_d.collapse_shape(ir.RankedTensorType.get(list(t.shape[:2]) + [hw], t.element_type),
+                                 v, ir.ArrayAttr.parse("[[0], [1], [2, 3]]"))
+
+
+def _call_flat(fn: str, operands: list, chain: list, dead: list, flat: bool) -> None:
+    """The conv ``chain`` (the conv, its fused users) replaced by a call of
+    ``fn`` whose destination (operand 2; and x, operand 0, when ``flat``) is
+    passed viewed [N, F, OH*OW], its result reshaped back (a
+    ``tensor.reshape``: an ``expand_shape`` of OH*OW into two run-time sizes
+    is not taken by ``expand-strided-metadata``; a view after bufferization)."""
+    last = chain[-1]
+    with ir.InsertionPoint(last), ir.Location.fused([o.location for o in chain + dead]):
+        dst = operands[2]
+        ops = [_collapsed(v) if i == 2 or (flat and i == 0) else v for i, v in enumerate(operands)]
+        call = func.CallOp([ops[2].type], ir.FlatSymbolRefAttr.get(fn), ops)
+        r = reshaped_like(call.results[0], dst)
+    last.results[0].replace_all_uses_with(r)
+    for o in reversed(chain):
+        o.erase()
+    for o in dead:
+        o.erase()
 
 
 def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = False,
@@ -313,8 +385,8 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
         # at the chain's last op: the epilogue's captured scalars may be defined after the conv
         chain = [op] + ([fused[0]] if fused is not None else []) \
             + (list(epi[0]) if epi and isinstance(epi[0], tuple) else [epi[0]] if epi else [])
-        replace_with_call(funcs[key], args + (list(epi[3]) if epi else []), chain, chain[-1],
-                          [scaled[0]] if scaled is not None else [])
+        _call_flat(funcs[key], args + (list(epi[3]) if epi else []), chain,
+                   [scaled[0]] if scaled is not None else [], flat_input(sig[1], sig[3]))
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
     return len(convs)

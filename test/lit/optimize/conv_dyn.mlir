@@ -6,11 +6,13 @@
 // time, the padding zeroed), each output row copied per tap as whole chunks
 // of 32 (63 contiguous values, every second kept) then one masked chunk; the
 // packed contraction over a run-time number of column blocks accumulates into
-// the broadcast bias; rows are copied out the same way.
+// the broadcast bias; each channel is copied out as one row of OH*OW values
+// into the output viewed [N, F, OH*OW] (tensor.reshape'd back).
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
-// CHECK: scf.for {{.*}} -> (tensor<?x8x?x?xf32>)
-// CHECK: %[[M:.*]] = arith.muli
+// CHECK: %[[OUT:.*]] = tensor.collapse_shape {{.*}} [[0], [1], [2, 3]] : tensor<?x8x?x?xf32> into tensor<?x8x?xf32>
+// CHECK: %[[M:.*]] = tensor.dim %[[OUT]], %c2
+// CHECK: scf.for {{.*}} -> (tensor<?x8x?xf32>)
 // CHECK: %[[NO:.*]] = arith.ceildivui %[[M]], %c32
 // CHECK: %[[MP:.*]] = arith.muli %[[NO]], %c32
 // CHECK: tensor.empty(%[[MP]]) : tensor<40x?xf32>
@@ -27,10 +29,11 @@
 // CHECK: tensor.expand_shape {{.*}} output_shape [5, 8, %[[NO]], 32] : tensor<40x?xf32> into tensor<5x8x?x32xf32>
 // CHECK: linalg.generic {{.*}} ins(%arg2 : tensor<8xf32>) outs({{.*}} : tensor<8x?xf32>)
 // CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<1x8x5x8xf32>, tensor<5x8x?x32xf32>) outs({{.*}} : tensor<1x8x?x32xf32>) attrs = {onnx_mlir_py.packed_contraction}
-// CHECK: scf.for {{.*}} -> (tensor<1x8x?x?xf32>)
-// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<1x8x?x?xf32>
-// CHECK: vector.transfer_write {{.*}}, %{{.*}} {in_bounds = [true]} : vector<32xf32>, tensor<1x8x?x?xf32>
-// CHECK: tensor.insert_slice {{.*}} into %{{.*}}[%{{.*}}, 0, 0, 0] [1, 8, %{{.*}}, %{{.*}}]
+// CHECK: scf.for {{.*}} -> (tensor<1x8x?xf32>)
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<1x8x?xf32>
+// CHECK: vector.transfer_write {{.*}}, %{{.*}} {in_bounds = [true]} : vector<32xf32>, tensor<1x8x?xf32>
+// CHECK: tensor.insert_slice {{.*}} into %{{.*}}[%{{.*}}, 0, 0] [1, 8, %{{.*}}]
+// CHECK: tensor.reshape {{.*}} -> tensor<?x8x?x?xf32>
 func.func @conv(%x: tensor<?x4x?x?xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf32>, %e: tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32> {
   %zero = arith.constant 0.0 : f32
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
@@ -42,6 +45,31 @@ func.func @conv(%x: tensor<?x4x?x?xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf
     linalg.yield %s : f32
   } -> tensor<?x8x?x?xf32>
   return %r : tensor<?x8x?x?xf32>
+}
+
+// A 1x1 stride-1 conv reading a squeeze-excitation scale (x * s, s [N, C, 1, 1]):
+// x is passed viewed [N, C, H*W], each channel one row copy multiplied by its
+// scale (the Mul is gone).
+// CHECK-LABEL: func.func @scaled_1x1
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+// CHECK: tensor.collapse_shape %arg0 {{.*}} into tensor<?x16x?xf32>
+// CHECK: tensor.extract %{{.*}} : tensor<1x16x1x1xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<1x16x?xf32>, vector<32xf32>
+// CHECK-NEXT: arith.mulf {{.*}} : vector<32xf32>
+// CHECK-NOT: affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>
+// CHECK: tensor.reshape {{.*}} -> tensor<?x8x?x?xf32>
+func.func @scaled_1x1(%x: tensor<?x16x?x?xf32>, %g: tensor<?x16x1x1xf32>, %w: tensor<8x16x1x1xf32>,
+                      %e: tensor<?x8x?x?xf32>, %e1: tensor<?x16x?x?xf32>) -> tensor<?x8x?x?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %g : tensor<?x16x?x?xf32>, tensor<?x16x1x1xf32>) outs(%e1 : tensor<?x16x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<?x16x?x?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%s, %w : tensor<?x16x?x?xf32>, tensor<8x16x1x1xf32>) outs(%z : tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  return %c : tensor<?x8x?x?xf32>
 }
 
 // Static H/W stay with conv.py (o3-conv-to-matmul); an init that is not a
