@@ -36,15 +36,24 @@ def _matcher(select: Select) -> Callable[[ir.Operation], bool]:
     return lambda op: op.name in names
 
 
-def _walk_names(top: ir.Operation, select: Select, order: str, include_root: bool):
-    """_walk's common case (all ops, or ops of some names; no prune, not
-    only the first): a callback that cannot raise and only tests the name,
+def _walk_names(top: ir.Operation, select: Select, order: str, include_root: bool,
+                exclude: Collection[str] | None = None):
+    """_walk's common case (all ops, ops of some names, or all but some
+    names: ``exclude``; no prune, not only the first): a callback that
+    cannot raise and only tests the name,
     the root dropped after the walk (the first op a pre-order walk visits,
     the last a post-order one) instead of compared with every op: ~1/3 of
     the walk's time (#29: -O3 and codegen walk the module ~30 times)."""
     out: list[ir.Operation] = []
     advance = ir.WalkResult.ADVANCE
-    if select is None:
+    if exclude is not None:
+        skip = frozenset(exclude)
+
+        def visit(op: ir.Operation):
+            if op.name not in skip:
+                out.append(op)
+            return advance
+    elif select is None:
         def visit(op: ir.Operation):
             out.append(op)
             return advance
@@ -62,6 +71,7 @@ def _walk_names(top: ir.Operation, select: Select, order: str, include_root: boo
             return advance
     top.walk(visit, _ORDERS[order])
     end = 0 if order == "pre" else -1
+    # (an excluded root is not in ``out``; its first op is never ``top``)
     if not include_root and out and out[end] == top:
         del out[end]
     return out
@@ -99,7 +109,8 @@ def _walk(root, select: Select, order: str, include_root: bool, first: bool,
 
 
 def walk_ops(root, select: Select = None, *, order: str = "pre",
-             include_root: bool = False, prune: Select = None) -> list[ir.Operation]:
+             include_root: bool = False, prune: Select = None,
+             exclude: Collection[str] | None = None) -> list[ir.Operation]:
     """Every operation nested (at any depth) in ``root`` (an ``ir.Module``,
     ``ir.Operation`` or OpView), in ``order`` "pre" (an op before the ops in
     its regions: program order) or "post" (after them), ``root`` itself only
@@ -107,8 +118,14 @@ def walk_ops(root, select: Select = None, *, order: str = "pre",
     of a set of names, or for which a predicate is true. ``prune`` (same
     forms; "pre" order only): the ops it names are visited but not entered
     (a walk for top-level ops that need not visit every op of a
-    ``linalg.generic`` body: each op visited costs a Python call)."""
+    ``linalg.generic`` body: each op visited costs a Python call).
+    ``exclude`` (without ``select`` and ``prune``): every op but those of
+    these names (a name test per op, as ``select``'s names; a predicate
+    ``select`` costs a guarded Python call per op)."""
     assert prune is None or order == "pre", "prune: pre-order walks only"
+    if exclude is not None:
+        assert select is None and prune is None, "exclude: without select and prune"
+        return _walk_names(as_operation(root), None, order, include_root, exclude)
     return _walk(root, select, order, include_root, first=False, prune=prune)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from onnx_mlir_py.errors import CompileError, node_error
-from onnx_mlir_py.ir_util import loc_name
+from onnx_mlir_py.ir_util import loc_name, walk_ops
 
 INT64_MAX = 2 ** 63 - 1
 # ops whose results the vector dialect defines as vectors or scalars (a
@@ -102,15 +102,7 @@ def _op_label(op: ir.Operation) -> tuple[str, str]:
 def _checked_ops(f: ir.Operation) -> list[ir.Operation]:
     """The ops nested in ``f`` whose results may be tensors or memrefs
     (all but :data:`_VECTOR_RESULTS`), in program order."""
-    out: list[ir.Operation] = []
-    advance = ir.WalkResult.ADVANCE
-
-    def visit(op: ir.Operation):
-        if op.name not in _VECTOR_RESULTS:
-            out.append(op)
-        return advance
-    f.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return out[1:]          # not f itself (the first op a pre-order walk visits)
+    return walk_ops(f, exclude=_VECTOR_RESULTS)
 
 
 def check_sizes(module: ir.Module) -> None:

@@ -95,6 +95,24 @@ def test_name_walk_is_the_predicate_walk(module, select, order, include_root):
         assert len(fast) == len(slow) and all(a == b for a, b in zip(fast, slow))
 
 
+@pytest.mark.parametrize("exclude", [set(), {"func.func"}, {"arith.addi", "func.return"},
+                                     {"builtin.module", "scf.yield"}])
+@pytest.mark.parametrize("order", ["pre", "post"])
+@pytest.mark.parametrize("include_root", [False, True])
+def test_exclude_is_the_negated_predicate_walk(module, exclude, order, include_root):
+    """``exclude``: every op but those names, the root rules as a predicate
+    walk's (an excluded root is left out even with include_root)."""
+    f = module.body.operations[0]
+    for root in (module, f):
+        fast = walk_ops(root, exclude=exclude, order=order, include_root=include_root)
+        slow = walk_ops(root, lambda op: op.name not in exclude, order=order,
+                        include_root=include_root)
+        assert len(fast) == len(slow) and all(a == b for a, b in zip(fast, slow))
+    assert "func.func" not in names(walk_ops(module, exclude={"func.func"}))
+    with pytest.raises(AssertionError):
+        walk_ops(module, "func.func", exclude={"scf.yield"})
+
+
 _AMX_LOOKUPS = r"""
 import sys, importlib.abc
 asked = []
