@@ -283,42 +283,24 @@ def nhwc_epilogue(op: ir.Operation):
     taking a bias ([F], broadcast along the last dim; ``kinds[k]`` "bias")
     and only tensors defined before ``op`` (``"full"``: a residual), so that
     the call replaces the conv in its place. None when there is none."""
-    from onnx_mlir_py.passes.optimize.epilogue import (MAX_GENERICS, MAX_TENSORS, _op, _translate,
-                                                       dominates, hoist_to)
+    from onnx_mlir_py.passes.optimize.epilogue import (MAX_TENSORS, _op, _translate,
+                                                       closed_prefixes, dominates, grow_chain,
+                                                       hoist_to)
     v = op.results[0]
     t = v.type
     bias_t = ir.RankedTensorType.get([t.shape[3]], t.element_type)
-    region: list = []
-    inside = [v]
     ext_all: list = []
-    while len(region) < MAX_GENERICS:
-        cands = []
-        for x in inside:
-            for u in x.uses:
-                g = _op(u.owner)
-                if g in region or g in cands or g.block != op.block or \
-                        not _nhwc_parallel(g, t, bias_t):
-                    continue
-                cands.append(g)
-        pending = [c.results[0] for c in cands]
-        ready = None
-        for g in cands:
-            ext = [x for x in list(g.operands)[:-1] if x not in inside]
-            new = [x for x in dict.fromkeys(ext) if x not in ext_all]
-            if len(ext_all) + len(new) <= MAX_TENSORS and not any(x in pending for x in ext) \
-                    and all(dominates(x, op) or _constant(x) for x in ext):
-                ready = g
-                ext_all += new
-                break
-        if ready is None:
-            break
-        region.append(ready)
-        inside.append(ready.results[0])
-    for n in range(len(region), 0, -1):
-        chain = region[:n]
-        vals = [v] + [g.results[0] for g in chain]
-        if not all(all(_op(u.owner) in chain for u in x.uses) for x in vals[:-1]):
-            continue
+
+    def ready(g, ext) -> bool:
+        new = [x for x in dict.fromkeys(ext) if x not in ext_all]
+        if len(ext_all) + len(new) > MAX_TENSORS \
+                or not all(dominates(x, op) or _constant(x) for x in ext):
+            return False
+        ext_all.extend(new)
+        return True
+
+    region = grow_chain(v, op.block, lambda g: _nhwc_parallel(g, t, bias_t), ready)
+    for chain in closed_prefixes(v, region):
         epi = _translate(v, chain)
         if epi is None:
             continue

@@ -115,13 +115,55 @@ def hoist_to(epi: Epilogue, op: ir.Operation) -> bool:
     return True
 
 
+def grow_chain(v: ir.Value, block, accept, ready) -> list[ir.Operation]:
+    """The elementwise generics grown from ``v``, one ready user at a time
+    (at most MAX_GENERICS), in dependence order: a candidate is a user, in
+    ``block``, of ``v`` or of a result already taken that ``accept(g)``
+    takes; the first candidate for which ``ready(g, ext)`` holds is taken
+    (``ext``: its inputs other than ``v`` and the results taken; an input
+    another candidate computes is not "another tensor": that candidate
+    goes first, so such a candidate is never ready)."""
+    region: list[ir.Operation] = []
+    inside = [v]
+    while len(region) < MAX_GENERICS:
+        cands = []
+        for x in inside:
+            for u in x.uses:
+                g = _op(u.owner)
+                if g in region or g in cands or g.block != block or not accept(g):
+                    continue
+                cands.append(g)
+        pending = [c.results[0] for c in cands]
+        taken = None
+        for g in cands:
+            ext = [x for x in list(g.operands)[:-1] if x not in inside]
+            if not any(x in pending for x in ext) and ready(g, ext):
+                taken = g
+                break
+        if taken is None:
+            break
+        region.append(taken)
+        inside.append(taken.results[0])
+    return region
+
+
+def closed_prefixes(v: ir.Value, region: list[ir.Operation]):
+    """The prefixes of ``region`` (:func:`grow_chain`), longest first, whose
+    values other than their last result are used only inside them."""
+    for n in range(len(region), 0, -1):
+        chain = region[:n]
+        vals = [v] + [g.results[0] for g in chain]
+        if all(all(_op(u.owner) in chain for u in x.uses) for x in vals[:-1]):
+            yield chain
+
+
 def epilogue_chain(v: ir.Value, dynamic: bool = False) -> Epilogue | None:
     """The elementwise ops that consume ``v`` (a static f32 tensor), as one
-    :class:`Epilogue`, or None. Grown one ready user at a time: an
-    all-parallel identity-map generic of ``v``'s type (in ``v``'s block)
-    whose inputs are ``v``, results already taken, or other tensors (at
-    most MAX_TENSORS), with a :func:`.kernel_fusion.body_ops` body; then cut to the longest
-    prefix whose only value used outside it is its last result. (So no
+    :class:`Epilogue`, or None: :func:`grow_chain` of all-parallel
+    identity-map generics of ``v``'s type whose inputs are ``v``, results
+    already taken, or other tensors (at most MAX_TENSORS), with a
+    :func:`.kernel_fusion.body_ops` body; then cut to the longest prefix
+    whose only value used outside it is its last result. (So no
     other tensor is computed from ``v``: that would be a use outside.
     Whether the kernel call may go where ``v``'s op was: :func:`hoist_to`.)
     ``dynamic``: ``v`` may have run-time dims, and then the chain reads no
@@ -133,41 +175,14 @@ def epilogue_chain(v: ir.Value, dynamic: bool = False) -> Epilogue | None:
     max_tensors = 0 if dynamic else MAX_TENSORS
     if isinstance(v.owner, ir.Block):
         return None
-    anchor = _op(v.owner)
-    region: list[ir.Operation] = []
-    inside = [v]
-    while len(region) < MAX_GENERICS:
-        cands = []
-        for x in inside:
-            for u in x.uses:
-                g = _op(u.owner)
-                if g in region or g in cands or g.block != anchor.block \
-                        or not identity_parallel(g, t):
-                    continue
-                cands.append(g)
-        ready = None
-        # (an input another candidate computes is not "another tensor": that
-        # candidate goes first, so the chain is in dependence order)
-        pending = [c.results[0] for c in cands]
-        for g in cands:
-            ext = [x for x in list(g.operands)[:-1] if x not in inside]
-            if len(ext) <= max_tensors and not any(x in pending for x in ext):
-                ready = g
-                break
-        if ready is None:
-            break
-        region.append(ready)
-        inside.append(ready.results[0])
-    # the longest prefix whose values other than its last result stay inside it
-    for n in range(len(region), 0, -1):
-        chain = region[:n]
-        vals = [v] + [g.results[0] for g in chain]
-        if all(all(_op(u.owner) in chain for u in x.uses) for x in vals[:-1]):
-            if _into_concat(vals[-1]):
-                return None
-            found = _translate(v, chain)
-            if found is not None:
-                return found
+    region = grow_chain(v, _op(v.owner).block, lambda g: identity_parallel(g, t),
+                        lambda g, ext: len(ext) <= max_tensors)
+    for chain in closed_prefixes(v, region):
+        if _into_concat(chain[-1].results[0]):
+            return None
+        found = _translate(v, chain)
+        if found is not None:
+            return found
     return None
 
 
