@@ -7,20 +7,25 @@ with run-time rows and widths.
                                        each input row copied just before the first
                                        output rows that read it)
       wv_kh_kw = broadcast(w[c, kh, kw])
-      if OW <= V: rows in groups of G, one (masked) vector each
-      else:       rows in groups of R (stride 1: each input row read once for the
-                  group), chunks of U vectors, then 1..U vectors (the last masked)
-        acc = bias[c] / fill; for kh, kw: acc = fma(plane row read, wv_kh_kw, acc)
-        out[c, oh, ow ...] = epilogue(acc)
+      n = 1 if OW <= V else WIDE      (vectors of a chunk)
+      for oh0 in groups of R[n] rows (the last group moved back to end at OH-1):
+        for ow0 in chunks of n vectors:
+          acc = bias[c] / fill; for kh, kw: acc = fma(plane row read, wv_kh_kw, acc)
+          out[c, oh, ow ...] = epilogue(acc)      (masked to the columns before OW)
 
 The Conv's zero ``tensor.pad`` (static pads) is fused: the input is copied
 into the interior of the scratch, whose border the copies never write (the
-plane is zeroed once per task). The scratch is wide enough for whole
-vectors, so every tap is one unmasked read and only a row's last store is
-masked. Stride 2 (dilation 1): the copy splits each row into its even and
-odd padded columns (:func:`.row_plan.split`'s layout), each tap one
-contiguous read of a half. The tile (R, U, G) is :func:`tile`'s, from the
-Target's vector registers and FMA pipes x latency.
+plane is zeroed once per task). The scratch is wide enough for whole chunks
+and high enough for a whole group, so every tap is one unmasked read; each
+store is masked to the columns before OW, and to none for a row past OH (a
+map of fewer rows than a group). A group moved back computes some rows
+again (the same values). Stride 2 (dilation 1): the copy splits each row
+into its even and odd padded columns (:func:`.row_plan.split`'s layout),
+each tap one contiguous read of a half. The rows per group are
+:func:`tile`'s, from the Target's vector registers and FMA pipes x latency;
+two chunk widths (1 and WIDE vectors) keep the kernel's text small: with
+chunks of 1, 2 and 4 vectors, each with its own row remainders, EfficientNet-B0's
+16 kernels took the compile from 38 to 165 s.
 
 Before, each chunk was one accumulator of K*K dependent FMAs, a stride-2 tap
 a read of 2V-1 columns (an odd length: split into 16+8+4+2+1-lane loads and
@@ -32,7 +37,7 @@ from __future__ import annotations
 
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.row_kernel import MAX_SHARED_ROWS, REG_RESERVE
-from onnx_mlir_py.passes.optimize.row_plan import UNROLL, Conv, channel_blocks
+from onnx_mlir_py.passes.optimize.row_plan import Conv, channel_blocks
 from onnx_mlir_py.passes.optimize.row_plane import rows_needed
 from onnx_mlir_py.target import Target
 
@@ -43,21 +48,23 @@ def takes(s, d) -> bool:
     return s[1] == 1 or (s[1] == 2 and d[1] == 1)
 
 
+# vectors per row of a chunk of a map wider than one vector
+WIDE = 2
+
+
 def tile(kh: int, kw: int, s, target: Target) -> dict[int, int]:
-    """Output rows computed together by vectors per row: ``{n: rows}`` for
-    rows of n < UNROLL vectors (a map of n vectors' width) and n = UNROLL
-    (chunks of a wider row). Enough accumulators to keep the FMA pipes busy
+    """Output rows computed together by vectors per row: ``{1: rows}`` for
+    maps of one vector's width, ``{WIDE: rows}`` for wider ones (in chunks
+    of WIDE vectors). Enough accumulators to keep the FMA pipes busy
     (pipes x latency: one row of one vector was a chain of K*K dependent
-    FMAs); at stride 1 a wide row's group is also as many rows as the
+    FMAs); at stride 1 a wide map's group is at least as many rows as the
     registers hold beside the K*K weights and REG_RESERVE reads (up to
     MAX_SHARED_ROWS: each input row read once for the group,
     :func:`.row_kernel.shared_rows`)."""
     accs = target.fma_pipes * target.fma_latency
     free = target.num_registers - kh * kw - REG_RESERVE
-    shared = max(1, min(MAX_SHARED_ROWS, free // UNROLL)) if s[0] == 1 else 1
-    out = {n: -(-accs // n) for n in range(1, UNROLL)}
-    out[UNROLL] = max(shared, -(-accs // UNROLL))
-    return out
+    shared = max(1, min(MAX_SHARED_ROWS, free // WIDE)) if s[0] == 1 else 1
+    return {1: accs, WIDE: max(shared, -(-accs // WIDE))}
 
 
 class _Kernel:
@@ -85,24 +92,32 @@ class _Kernel:
         """``n`` rounded up to whole vectors."""
         return self.e.mul(self.e.cdiv(n, self.V), self.V)
 
+    def chunks(self, n: Value) -> Value:
+        """``n`` rounded up to whole chunks of WIDE vectors."""
+        step = WIDE * self.V
+        return self.e.mul(self.e.cdiv(n, step), step)
+
     def _width(self, wp: Value) -> tuple[Value | None, Value]:
         """(half width of a split row, scratch width): room for the padded
         row, the copies' whole vectors and the last output vector's taps."""
         e, V, pl = self.e, self.V, self.pad[1]
         if self.split:
             copies = e.add(e.mul(e.cdiv(self.wd, 2 * V), V), (pl + 1) // 2)
-            taps = e.add(self.vecs(self.ow), (self.kw - 1) // 2)
+            taps = e.add(self.chunks(self.ow), (self.kw - 1) // 2)
             half = e.iop("maxui", e.iop("maxui", e.cdiv(wp, 2), copies), taps)
             return half, self.vecs(e.mul(half, 2))
         copies = e.add(self.vecs(self.wd), pl)
-        taps = e.add(self.vecs(self.ow), (self.kw - 1) * self.d[1])
+        taps = e.add(self.chunks(self.ow), (self.kw - 1) * self.d[1])
         return None, self.vecs(e.iop("maxui", e.iop("maxui", wp, copies), taps))
 
-    def zeroed_plane(self) -> Value:
-        """The scratch plane, every element 0 (the border the copies never write)."""
+    def zeroed_plane(self, group: int) -> Value:
+        """The scratch plane, every element 0 (the border the copies never
+        write), with the rows a ``group`` of output rows from row 0 reads
+        (more than the padded image's when OH is smaller than the group)."""
         e, V = self.e, self.V
         zv = e.broadcast(self.zero, vector(V), base="zv")
-        r, (p,), (res,) = e.loop(e.index(0), self.hp, e.index(1), [e.empty([self.hp, self.wsc])])
+        hp = e.iop("maxui", self.hp, (group - 1) * self.s[0] + (self.kh - 1) * self.d[0] + 1)
+        r, (p,), (res,) = e.loop(e.index(0), hp, e.index(1), [e.empty([hp, self.wsc])])
         q, (p2,), (row,) = e.loop(e.index(0), self.wsc, e.index(V), [p])
         e.end([e.write(zv, p2, [r, q], base="zf")])
         e.end([row])
@@ -142,11 +157,11 @@ class _Kernel:
         self.wv = [[e.broadcast(e.extract(self.w, [ch, i, j]), vt, base="wv")
                     for j in range(self.kw)] for i in range(self.kh)]
 
-    def chunk(self, tile: Value, cc: Value, oh0: Value, rows: int, ow0: Value, count: int,
-              last: Value | None, post) -> Value:
+    def chunk(self, tile: Value, cc: Value, oh0: Value, rows: int, ow0: Value,
+              count: int, post) -> Value:
         """``count`` vectors of output columns from ``ow0`` in output rows
-        ``oh0 ..+ rows`` of channel ``cc`` of ``tile``; ``last``: the last
-        vector's store mask (None: whole)."""
+        ``oh0 ..+ rows`` of channel ``cc`` of ``tile``, each store masked to
+        the columns before OW, none for a row past OH (its index clamped)."""
         e, V, plane = self.e, self.V, self.plane
         ohs = e.mul(oh0, self.s[0])
         prow = {}
@@ -165,9 +180,16 @@ class _Kernel:
                                                   self.zero, vector(V))
                     accs[g, u] = e.fma(reads[off, u, j], self.wv[i][j], accs[g, u])
         out = tile
-        for g, u in slots:
-            at = [0, cc, e.add(oh0, g), cols[u]]
-            out = e.write(post(accs[g, u]), out, at, last if u == count - 1 else None)
+        left = [e.sub(self.ow, col) for col in cols]
+        for g in range(rows):
+            row, lanes = e.add(oh0, g), left
+            if g:       # a group moved back never passes OH; one from row 0 may
+                inside = e.cmpi("ult", row, self.oh)
+                row = e.iop("minui", row, e.sub(self.oh, 1))
+                lanes = [e.select(inside, n, e.index(0)) for n in left]
+            for u in range(count):     # a vector past the row's end: no lane
+                out = e.write(post(accs[g, u]), out, [0, cc, row, cols[u]],
+                              e.create_mask(lanes[u], V), in_bounds=None)
         return out
 
     def _col(self, col: Value, j: int) -> Value:
@@ -179,12 +201,12 @@ class _Kernel:
         return e.add(at, self.half) if j % 2 else at
 
 
-def _cases(e: Emitter, cases, test, state: list[Value], body) -> list[Value]:
+def _cases(e: Emitter, cases, test, state: list[Value], body, other) -> list[Value]:
     """``body(n, state)`` (values of ``state``'s types) for the first ``n`` in
-    ``cases`` whose ``test(n)`` (an i1) holds; ``state`` when none does: a
-    chain of ``scf.if``s."""
+    ``cases`` whose ``test(n)`` (an i1) holds, else ``other(state)``: a chain
+    of ``scf.if``s."""
     if not cases:
-        return state
+        return other(state)
     head, res = e._results("if", [v.type for v in state])
     e(f"{head} = scf.if {test(cases[0])} -> ({', '.join(str(v.type) for v in state)}) {{")
     e.ind += 1
@@ -192,16 +214,10 @@ def _cases(e: Emitter, cases, test, state: list[Value], body) -> list[Value]:
     e.ind -= 1
     e("} else {")
     e.ind += 1
-    e.yield_(_cases(e, cases[1:], test, state, body))
+    e.yield_(_cases(e, cases[1:], test, state, body, other))
     e.ind -= 1
     e("}")
     return res
-
-
-def _group_sizes(r: int) -> list[int]:
-    """Row groups tried in turn, the first that a map's OH holds: ``r``, then
-    half of it (r >= 4), then 1."""
-    return sorted({r, -(-r // 2) if r >= 4 else r, 1}, reverse=True)
 
 
 def depthwise_function(name: str, xs, os_, kh: int, kw: int, s, d, pad, target: Target,
@@ -226,49 +242,31 @@ def depthwise_function(name: str, xs, os_, kh: int, kw: int, s, d, pad, target: 
     else:
         cbase, tile_ = e.index(0), k.dst
     cc, (t, plane), (tres, _pres) = e.loop(e.index(0), e.index(cb), e.index(1),
-                                           [tile_, k.zeroed_plane()])
+                                           [tile_, k.zeroed_plane(max(groups.values()))])
     ch = e.add(cbase, cc)
     k.weights(ch)
     iv = e.extract(k.init, [ch]) if bias else k.init
     k.initv = e.broadcast(iv, vector(V), base="initv")
     post = (lambda a: post_ops(e, a, caps)) if post_ops else (lambda a: a)
 
-    def rows(oh0, count: int, unroll_: int, tails, st: list[Value]) -> list[Value]:
-        """Output rows oh0 ..+ count: their input rows copied, then the
-        columns: chunks of ``unroll_`` vectors, then ``n`` in ``tails``
-        vectors (the last one masked) for the ``n`` the row's end leaves."""
-        out, pl_, hi = st
-        hi2 = e.iop("maxui", hi, rows_needed(e, k.cv, oh0, count))
-        k.plane = k.copy_rows(ch, pl_, hi, hi2)
-        step = unroll_ * V
-        rem = e.rem(k.ow, step)
-        full = e.sub(k.ow, rem)
-        q, (u,), (cols,) = e.loop(e.index(0), full, e.index(step), [out])
-        e.end([k.chunk(u, cc, oh0, count, q, unroll_, None, post)])
-        nv = e.cdiv(rem, V)
-        m = e.create_mask(e.sub(rem, e.mul(e.sub(nv, 1), V)), V)
-        tail = _cases(e, tails, lambda n: e.cmpi("eq", nv, n), [cols],
-                      lambda n, st_: [k.chunk(st_[0], cc, oh0, count, full, n, m, post)])
-        return [tail[0], k.plane, hi2]
-
     def nest(n: int, st: list[Value]) -> list[Value]:
-        """Every output row of a map of ``n`` vectors' width (UNROLL: any
-        wider): in groups of the first of :func:`_group_sizes` that OH holds,
-        the last group moved back to end at the last row (its rows before
-        are computed again: the same values)."""
-        tails = list(range(1, n + 1)) if n == UNROLL else [n]
+        """Every output row of a map of ``n`` vectors' width (WIDE: any
+        wider, in chunks of WIDE vectors) in groups of ``groups[n]``, the
+        last group moved back to end at the last row (its rows before are
+        computed again: the same values), a group from row 0 when OH is
+        smaller; each group's input rows copied first."""
+        g = groups[n]
+        oh, (out, pl_, hi), res_ = e.loop(e.index(0), k.oh, e.index(g), st + [e.index(0)])
+        oh0 = e.iop("minui", oh, e.sub(k.oh, g))        # OH < g: wraps, oh (0)
+        hi2 = e.iop("maxui", hi, rows_needed(e, k.cv, oh0, g))
+        k.plane = k.copy_rows(ch, pl_, hi, hi2)
+        q, (u,), (cols,) = e.loop(e.index(0), k.ow, e.index(n * V), [out])
+        e.end([k.chunk(u, cc, oh0, g, q, n, post)])
+        e.end([cols, k.plane, hi2])
+        return res_[:2]
 
-        def groups_of(g: int, st_: list[Value]) -> list[Value]:
-            oh, st2, res_ = e.loop(e.index(0), k.oh, e.index(g), st_ + [e.index(0)])
-            oh0 = e.iop("minui", oh, e.sub(k.oh, g)) if g > 1 else oh
-            e.end(rows(oh0, g, n, tails, st2))
-            return res_[:2]
-        return _cases(e, _group_sizes(groups[n]), lambda g: e.cmpi("uge", k.oh, g), st,
-                      groups_of)
-
-    width = e.iop("minui", e.cdiv(k.ow, V), UNROLL)
-    t2, plane2 = _cases(e, list(range(1, UNROLL + 1)), lambda n: e.cmpi("eq", width, n),
-                        [t, plane], nest)
+    t2, plane2 = _cases(e, [1], lambda n: e.cmpi("ule", k.ow, V), [t, plane], nest,
+                        lambda st: nest(WIDE, st))
     e.end([t2, plane2])
     if blocks > 1:
         e.end_forall(tres, oo, [0, cbase, 0, 0], [1, cb, k.oh, k.ow])

@@ -40,8 +40,8 @@ func.func @maxpool_dyn(%x: tensor<1x4x?x?xf32>, %oh: index, %ow: index) -> tenso
 // (passes/optimize/depthwise_dyn.py): no tensor.pad left, the scratch plane
 // zeroed once, the copy splitting each 32 input columns into their even and
 // odd ones, a map of one vector's width in groups of 8 rows (the tap's 8
-// FMAs, each a whole-vector read of the plane: no 31-lane read), the row's
-// last vector a masked write.
+// FMAs, each a whole-vector read of the plane: no 31-lane read), each
+// vector's write masked to the columns before OW (and none for a row past OH).
 // CHECK-LABEL: func.func @depthwise_dyn
 // CHECK-NOT: tensor.pad
 // CHECK: tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?xf32>
@@ -50,7 +50,8 @@ func.func @maxpool_dyn(%x: tensor<1x4x?x?xf32>, %oh: index, %ow: index) -> tenso
 // CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<16xf32>, vector<16xf32>
 // CHECK: vector.shuffle {{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31] : vector<16xf32>, vector<16xf32>
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<16xf32>
-// CHECK: vector.transfer_write {{.*}}, %{{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<1x4x?x?xf32>
+// CHECK: vector.create_mask %{{.*}} : vector<16xi1>
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} : vector<16xf32>, tensor<1x4x?x?xf32>
 // CHECK-NOT: vector<31xf32>
 // THREADS-LABEL: func.func @depthwise_dyn
 // THREADS: scf.forall (%{{.*}}) in (4)
