@@ -67,6 +67,19 @@ def tile(kh: int, kw: int, s, target: Target) -> dict[int, int]:
     return {1: accs, WIDE: max(shared, -(-accs // WIDE))}
 
 
+def plan(op, target: Target):
+    """The kernel plan's ``(tile, threaded, reason)`` of a depthwise conv
+    this kernel takes (:func:`.pool_dyn.depthwise_signature`, :func:`takes`); else None."""
+    from onnx_mlir_py.passes.optimize.pool_dyn import depthwise_signature
+    sig = depthwise_signature(op)
+    if sig is None or not takes(sig[3], sig[4]):
+        return None
+    xs, ws, _os, s, _d = sig
+    g = tile(ws[1], ws[2], s, target)
+    return (f"{g[1]}x1 / {g[WIDE]}x{WIDE} rows x vec", xs[1] > 1,
+            "depthwise f32 with dynamic H/W: the pad a scratch plane, row groups, channels split")
+
+
 class _Kernel:
     """The emitter of one kernel: its parameters, sizes and per-channel values."""
 

@@ -288,7 +288,11 @@ def _dyn_rows(signature: str, what: str):
 
 
 _pool_dyn = _dyn_rows("signature", "pool")
-_depthwise_dyn = _dyn_rows("depthwise_signature", "depthwise f32")
+
+
+def _depthwise_dyn(op, t: Target):
+    from onnx_mlir_py.passes.optimize.depthwise_dyn import plan
+    return plan(op, t) or _dyn_rows("depthwise_signature", "depthwise f32")(op, t)
 
 
 def _conv_direct(op, t: Target):

@@ -146,6 +146,10 @@ def test_dynamic_depthwise_gets_the_row_kernel():
         resolve_dims(module)
         plan = plan_kernels(module, target, True)
         assert [e.kernel for e in plan.entries] == ["depthwise_dyn"]
+        # rows x vectors of accumulators: the FMA pipes x latency (2 x 4 here, 1 x 4 on Zen 4)
+        assert plan.entries[0].tile == "8x1 / 4x2 rows x vec"
+        assert plan_kernels(module, target_for("znver4"), True).entries[0].tile \
+            == "4x1 / 2x2 rows x vec"
         assert dynamic_pools(module, target, threads=True, plan=plan) == 1
         out = str(module)
     assert "linalg.depthwise_conv" not in out
