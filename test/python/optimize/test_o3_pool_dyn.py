@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
@@ -34,10 +35,12 @@ def _model():
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
-def _against_onnxruntime(m, tmp_path, shapes, seed: int, scale: float, tol: float) -> None:
-    """``m`` compiled once, run at each input shape (standard normal times
-    ``scale``) at 1 and 2 threads, every output against onnxruntime's."""
-    so = onnx_mlir_py.compile(m, output=tmp_path / "m.so", opt_level=3)
+def _against_onnxruntime(m, tmp_path, shapes, seed: int, scale: float, tol: float,
+                         **options) -> None:
+    """``m`` compiled once (with ``options``), run at each input shape
+    (standard normal times ``scale``) at 1 and 2 threads, every output
+    against onnxruntime's."""
+    so = onnx_mlir_py.compile(m, output=tmp_path / "m.so", opt_level=3, **options)
     ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(seed)
     for shape in shapes:
@@ -137,15 +140,17 @@ def _depthwise_model():
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
-def test_dynamic_depthwise_against_onnxruntime(tmp_path):
+@pytest.mark.parametrize("march", [None, "x86-64-v3"])
+def test_dynamic_depthwise_against_onnxruntime(tmp_path, march):
     """Strides 1 and 2 (the split plane; an odd left pad; rows only), 3x3 and
     5x5, dilation, no pad, with and without a bias and a SiLU, at output
     widths below one vector, of 2-4 vectors (the narrow maps' row groups)
     and above 4 (whole chunks and a masked tail), heights below and above
-    a row group, 1 and 2 threads."""
+    a row group, 1 and 2 threads; AVX-512 (16 lanes) and AVX2 (8)."""
     _against_onnxruntime(_depthwise_model(), tmp_path,
                          [(1, DW_C, 9, 17), (2, DW_C, 30, 41), (1, DW_C, 3, 3), (1, DW_C, 7, 7),
-                          (1, DW_C, 13, 150), (1, DW_C, 64, 32)], 5, 1.0, 1e-4)
+                          (1, DW_C, 13, 150), (1, DW_C, 64, 32)], 5, 1.0, 1e-4,
+                         **({"march": march} if march else {}))
 
 
 def test_dynamic_depthwise_fuses_its_pad(tmp_path):
