@@ -174,23 +174,27 @@ def _out_size(e: Emitter, x: Value, i: int, k: int, s: int, d: int):
     return e.add(e.div(e.sub(size, (k - 1) * d + 1), s), 1)
 
 
-def _im2col_rows(e: Emitter, xin: Value, cs: Value, ch: Value, kh: Value, ws, s, d, nb: int,
-                 zero: Value, post) -> Value:
-    """The KW rows of channel ``ch`` and kernel row ``kh`` of the im2col matrix
-    written into ``cs`` ([KW, mp]): per output row and tap, one row copy of
-    OW values."""
-    kw_ = ws[3]
+def _im2col_rows(e: Emitter, xin: Value, cs: Value, ch: Value, ws, s, d, nb: int, zero: Value,
+                 post) -> Value:
+    """Channel ``ch``'s KH*KW rows of the im2col matrix written into ``cs``
+    ([KH*KW, mp]): per output row and tap, one row copy of OW values."""
+    _, _, kh_, kw_ = ws
     oh, ow = (_out_size(e, xin, 2 + i, ws[2 + i], s[i], d[i]) for i in range(2))
     r, (ar,), (cr,) = e.loop(e.index(0), e.ix(oh), e.index(1), [cs])
     dcol = e.iop("muli", r, e.ix(ow))
-    hrow = e.iop("addi", e.iop("muli", r, e.index(s[0])), e.iop("muli", kh, e.index(d[0])))
-    # the taps are a loop (unrolled, the slice chains made bufferization's
+    rs = e.iop("muli", r, e.index(s[0]))
+    # the taps are loops (unrolled, the slice chains made bufferization's
     # analysis run for minutes on a 7x7 kernel)
-    kw, (aw,), (tj,) = e.loop(e.index(0), e.index(kw_), e.index(1), [ar])
+    kh, (ah,), (ti,) = e.loop(e.index(0), e.index(kh_), e.index(1), [ar])
+    hrow = e.iop("addi", rs, e.iop("muli", kh, e.index(d[0])))
+    t0 = e.iop("muli", kh, e.index(kw_))
+    kw, (aw,), (tj,) = e.loop(e.index(0), e.index(kw_), e.index(1), [ah])
+    tap = e.iop("addi", t0, kw)
     wd = e.iop("muli", kw, e.index(d[1]))
-    e.end([_row_copy(e, aw, [kw, dcol], xin, [e.index(0), ch, hrow, wd], e.ix(ow), nb, s[1],
+    e.end([_row_copy(e, aw, [tap, dcol], xin, [e.index(0), ch, hrow, wd], e.ix(ow), nb, s[1],
                      zero, post)])
     e.end([tj])
+    e.end([ti])
     return cr
 
 
@@ -210,7 +214,7 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     mb, nb, kb = tile
     _, c, _, _ = xs
     f, _, kh_, kw_ = ws
-    k = c * kh_ * kw_
+    taps, k = kh_ * kw_, c * kh_ * kw_
     kp, fp = _cdiv(k, kb) * kb, _cdiv(f, mb) * mb
     flat = flat_input(ws, s)
     e = Emitter()
@@ -234,28 +238,25 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
         init = e.insert_slice(zr, init, [k, 0], [kp - k, mp])
     zc = e.fill(zero, e.extract_slice(init, [0, m], [k, mpad]))
     zc = e.insert_slice(zc, init, [0, m], [k, mpad])
-    # one unit per channel and kernel row: its KW rows (C*KH units: the stem's
-    # 3 channels were 3 units, split 2:1 between 2 threads)
     if threads:
-        u, co, col = e.forall(c * kh_, zc)
+        ch, co, col = e.forall(c, zc)
     else:
-        u, (co,), (col,) = e.loop(e.index(0), e.index(c * kh_), e.index(1), [zc])
-    ch, kh = e.iop("divui", u, e.index(kh_)), e.iop("remui", u, e.index(kh_))
-    row0 = e.iop("muli", u, e.index(kw_))
+        ch, (co,), (col,) = e.loop(e.index(0), e.index(c), e.index(1), [zc])
+    row0 = e.iop("muli", ch, e.index(taps))
     scaled = None
     if sc is not None:                      # the channel's scale, on every value copied
         sv = e.broadcast(e.extract(sc, [0, ch, 0, 0]), vector(nb), base="scv")
         scaled = lambda v: e.binary("arith.mulf", v, sv, base="xs")
-    cs = e.extract_slice(co, [row0, 0], [kw_, mp])
+    cs = e.extract_slice(co, [row0, 0], [taps, mp])
     if flat:                                # the channel's plane is its one row
         cr = _row_copy(e, cs, [e.index(0), e.index(0)], xin, [e.index(0), ch, e.index(0)], m,
                        nb, 1, zero, scaled)
     else:
-        cr = _im2col_rows(e, xin, cs, ch, kh, ws, s, d, nb, zero, scaled)
+        cr = _im2col_rows(e, xin, cs, ch, ws, s, d, nb, zero, scaled)
     if threads:
-        e.end_forall(cr, co, [row0, 0], [kw_, mp])
+        e.end_forall(cr, co, [row0, 0], [taps, mp])
     else:
-        e.end([e.insert_slice(cr, co, [row0, 0], [kw_, mp])])
+        e.end([e.insert_slice(cr, co, [row0, 0], [taps, mp])])
     # weights [Fp, kp] (a constant after inlining: folded at compile time)
     wv = e.collapse(wgt, "[[0], [1, 2, 3]]", [f, k])
     if (fp, kp) != (f, k):

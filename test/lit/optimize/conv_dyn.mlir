@@ -3,8 +3,7 @@
 // A 3x3 stride-2 conv over dynamic N, H, W with a fused bias (x86-64-v4
 // blocks: mb 8, nb 32, kb 8): per image, im2col into [40, mp] (36 rows padded
 // to whole k blocks, OH*OW columns padded to whole 32-column blocks at run
-// time, the padding zeroed; one unit per channel and kernel row, its 3 rows),
-// each output row copied per tap as whole chunks
+// time, the padding zeroed), each output row copied per tap as whole chunks
 // of 32 (63 contiguous values, every second kept) then one masked chunk; the
 // packed contraction over a run-time number of column blocks accumulates into
 // the broadcast bias; each channel is copied out as one row of OH*OW values
@@ -22,11 +21,11 @@
 // CHECK: scf.for {{.*}} step %c32
 // CHECK: vector.transfer_read {{.*}} {in_bounds = [true]} : tensor<1x4x?x?xf32>, vector<63xf32>
 // CHECK: vector.shuffle {{.*}} [0, 2, 4,
-// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<3x?xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<9x?xf32>
 // CHECK: %[[MASK:.*]] = vector.create_mask %{{.*}} : vector<32xi1>
 // CHECK: %[[RMASK:.*]] = vector.create_mask %{{.*}} : vector<63xi1>
 // CHECK: vector.transfer_read {{.*}}, %[[RMASK]] {in_bounds = [true]}
-// CHECK: vector.transfer_write {{.*}}, %[[MASK]] {in_bounds = [true]} : vector<32xf32>, tensor<3x?xf32>
+// CHECK: vector.transfer_write {{.*}}, %[[MASK]] {in_bounds = [true]} : vector<32xf32>, tensor<9x?xf32>
 // CHECK: tensor.expand_shape {{.*}} output_shape [5, 8, %[[NO]], 32] : tensor<40x?xf32> into tensor<5x8x?x32xf32>
 // CHECK: linalg.generic {{.*}} ins(%arg2 : tensor<8xf32>) outs({{.*}} : tensor<8x?xf32>)
 // CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<1x8x5x8xf32>, tensor<5x8x?x32xf32>) outs({{.*}} : tensor<1x8x?x32xf32>) attrs = {onnx_mlir_py.packed_contraction}
