@@ -26,15 +26,20 @@ back to [N, F, OH, OW] (an ``expand_shape`` with two run-time sizes in one
 group is not taken by ``expand-strided-metadata``; both are views after
 bufferization). A 1x1 stride-1 conv (:func:`flat_input`) reads x viewed
 [N, C, H*W] the same way: its im2col is one row copy per channel
-(EfficientNet-B0 as below, 1 thread: dynamic / static 1.19 -> 1.16 at
-load 6).
+(EfficientNet-B0 as below, dynamic / static, three runs: 1 thread
+1.74 / 1.56 / 1.56 -> 1.48 / 1.44 / 1.43, 2 threads 2.06 / 2.07 / 2.07 ->
+1.78 / 1.91 / 2.02).
 
 A conv that reads ``x * s`` with ``s`` a per-image, per-channel [N, C, 1, 1]
 gate (squeeze-excitation, :func:`channel_scale`; EfficientNet's project
 convs) reads ``x`` instead and multiplies each channel's rows by its scale
 in the im2col copy: the Mul's pass writing a whole feature map is gone
-(EfficientNet-B0, dynamic N/H/W, 1x3x224x224, Emerald Rapids, load 5:
-dynamic / static 1.69 -> 1.31 at 1 thread, 2.14 -> 1.67 at 2).
+(EfficientNet-B0, dynamic N/H/W, 1x3x224x224, Emerald Rapids, load 4-5,
+the libraries of clean clones in alternating blocks in one process, three
+runs: dynamic / static 1.73 / 1.74 / 1.54 -> 1.74 / 1.56 / 1.56 at 1 thread,
+2.19 / 2.18 / 2.21 -> 2.06 / 2.07 / 2.07 at 2: its project convs alone,
+96 -> 24 at 56x56 with the gate, 1.5-1.75x the static build's conv + Mul ->
+~1.15x).
 """
 from __future__ import annotations
 
