@@ -31,8 +31,8 @@ import json
 import mlir.ir as ir
 from mlir.dialects import arith, func
 
-from onnx_mlir_py.check_abi import (PROF_BEGIN_FN, PROF_END_FN, PROFILE_EVENTS_ATTR,
-                                    PROFILE_NODES_ATTR)
+from onnx_mlir_py.check_abi import (CHECK_FN, PROF_BEGIN_FN, PROF_END_FN,
+                                    PROFILE_EVENTS_ATTR, PROFILE_NODES_ATTR)
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp, is_onnx_op
 from onnx_mlir_py.ir_util import loc_names, module_strings, walk_ops
 
@@ -45,11 +45,24 @@ _SCALAR_DIALECTS = ("arith.", "index.", "math.", "affine.apply")
 
 def _free(op: ir.Operation) -> bool:
     if len(op.regions):
-        return False
+        return _check_only(op)
     if op.name in _FREE:
         return True
     return op.name.startswith(_SCALAR_DIALECTS) and not any(
         str(r.type).startswith(("tensor<", "vector<", "memref<")) for r in op.results)
+
+
+def _check_only(op: ir.Operation) -> bool:
+    """A run-time check and nothing else: ``scf.if %failed { call
+    @om_check_failed(...) }`` (a node with run-time dims keeps its shape
+    checks when a kernel of another node, placed before it, took its code:
+    its bracket is still empty of work)."""
+    if op.name != "scf.if" or len(op.results) or len(op.regions[1].blocks):
+        return False
+    body = [o.operation for o in op.regions[0].blocks[0].operations]
+    return len(body) <= 2 and body[0].name == "func.call" and \
+        ir.FlatSymbolRefAttr(body[0].attributes["callee"]).value == CHECK_FN and \
+        all(o.name == "scf.yield" for o in body[1:])
 
 
 def _funcs(module: ir.Module) -> list[ir.Operation]:

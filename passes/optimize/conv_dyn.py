@@ -56,7 +56,7 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import (attr_text, bias_add_user
                                                         fill_scalar,
                                                         single_user, static_f32, window_ints,
                                                         zero_fill)
-from onnx_mlir_py.passes.optimize.epilogue import dynamic_chain, vector_lines
+from onnx_mlir_py.passes.optimize.epilogue import call_site, dynamic_chain, vector_lines
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
@@ -341,9 +341,11 @@ def _call_flat(fn: str, operands: list, chain: list, dead: list, flat: bool) -> 
     ``fn`` whose destination (operand 2; and x, operand 0, when ``flat``) is
     passed viewed [N, F, OH*OW], its result reshaped back (a
     ``tensor.reshape``: an ``expand_shape`` of OH*OW into two run-time sizes
-    is not taken by ``expand-strided-metadata``; a view after bufferization)."""
+    is not taken by ``expand-strided-metadata``; a view after bufferization).
+    The call stands at the conv when :func:`.epilogue.call_site` allows."""
     last = chain[-1]
-    with ir.InsertionPoint(last), ir.Location.fused([o.location for o in chain + dead]):
+    at = call_site(chain[0], operands) or last
+    with ir.InsertionPoint(at), ir.Location.fused([o.location for o in chain + dead]):
         dst = operands[2]
         ops = [_collapsed(v) if i == 2 or (flat and i == 0) else v for i, v in enumerate(operands)]
         call = func.CallOp([ops[2].type], ir.FlatSymbolRefAttr.get(fn), ops)
@@ -387,7 +389,8 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
             args.append(fused[1])
         if scaled is not None:
             args.append(scaled[2])
-        # at the chain's last op: the epilogue's captured scalars may be defined after the conv
+        # at the conv, or at the chain's last op when a captured scalar of the
+        # epilogue is defined after the conv (epilogue.call_site)
         chain = [op] + ([fused[0]] if fused is not None else []) \
             + (list(epi[0]) if epi and isinstance(epi[0], tuple) else [epi[0]] if epi else [])
         _call_flat(funcs[key], args + (list(epi[3]) if epi else []), chain,

@@ -115,6 +115,21 @@ def hoist_to(epi: Epilogue, op: ir.Operation) -> bool:
     return True
 
 
+def call_site(op: ir.Operation, operands) -> ir.Operation | None:
+    """``op`` (the kernel op of a fused chain) when a call reading
+    ``operands`` may stand there: each is defined before ``op`` or is a
+    constant (moved before it); else None (the call goes at the chain's
+    last op). As :func:`hoist_to` for the dynamic kernels' chains: the
+    kernel's code stays where its op was, so ``--profile`` times it as that
+    node's and its fused users as fused into it."""
+    late = [v for v in operands if not dominates(v, op)]
+    if any(_op(v.owner).name != "arith.constant" for v in late):
+        return None
+    for v in late:
+        _op(v.owner).move_before(op)
+    return op
+
+
 def grow_chain(v: ir.Value, block, accept, ready) -> list[ir.Operation]:
     """The elementwise generics grown from ``v``, one ready user at a time
     (at most MAX_GENERICS), in dependence order: a candidate is a user, in

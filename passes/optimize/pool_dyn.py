@@ -56,7 +56,7 @@ from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functi
 from onnx_mlir_py.passes.optimize import depthwise_dyn
 from onnx_mlir_py.passes.optimize.conv_dyn import _dyn_shape
 from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor, vector
-from onnx_mlir_py.passes.optimize.epilogue import dynamic_chain, vector_lines
+from onnx_mlir_py.passes.optimize.epilogue import call_site, dynamic_chain, vector_lines
 from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, epilogue_user,
                                                         fill_scalar, replace_with_call,
                                                         single_user, static_f32, window_ints,
@@ -352,8 +352,8 @@ def _depthwise(module: ir.Module, target: Target, threads: bool, plan, funcs: di
         args = [x, op.operands[1], dest, fused[1] if fused is not None else value]
         chain = [op] + ([fused[0]] if fused is not None else []) \
             + (list(epi[0]) if multi else [epi[0]] if epi else [])
-        replace_with_call(funcs[key], args + (list(epi[3]) if epi else []), chain, chain[-1],
-                          dead)
+        operands = args + (list(epi[3]) if epi else [])
+        replace_with_call(funcs[key], operands, chain, chain[-1], dead, call_site(op, operands))
     return len(convs)
 
 

@@ -147,6 +147,49 @@ def test_o3_fused_kernels_are_recorded_once(libs, tmp_path):
     np.testing.assert_array_equal(outs[0], plain)      # the hooks change nothing computed
 
 
+def silu_dyn() -> onnx.ModelProto:
+    """conv -> SiLU -> depthwise conv -> SiLU with run-time N, H, W: at -O3
+    the dynamic kernels (conv_dyn, depthwise_dyn) take their SiLU chains."""
+    rng = np.random.default_rng(2)
+
+    def w(name, *shape):
+        return nh.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+    nodes = [h.make_node("Conv", ["x", "W", "B"], ["c"], "conv", pads=[1, 1, 1, 1]),
+             h.make_node("Sigmoid", ["c"], ["sc"], "sig"),
+             h.make_node("Mul", ["c", "sc"], ["y0"], "mul"),
+             h.make_node("Conv", ["y0", "Wd"], ["d"], "dw", pads=[1, 1, 1, 1], group=8),
+             h.make_node("Sigmoid", ["d"], ["sd"], "sig2"),
+             h.make_node("Mul", ["d", "sd"], ["y"], "mul2")]
+    g = h.make_graph(nodes, "silu_dyn",
+                     [h.make_tensor_value_info("x", T.FLOAT, ["N", 3, "H", "W"])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["N", 8, "H", "W"])],
+                     [w("W", 8, 3, 3, 3), w("B", 8), w("Wd", 8, 1, 3, 3)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def test_o3_dynamic_kernels_take_their_silu_in_the_convs_events(tmp_path):
+    """A dynamic-H/W conv's (and depthwise conv's) fused SiLU is timed as the
+    conv's event, the Sigmoid and Mul listed as fused into it (the call at
+    the conv's place; the Sigmoid's and Mul's brackets left with only their
+    run-time shape checks are dropped), at two run-time shapes."""
+    path = str(tmp_path / "silu_dyn.onnx")
+    onnx.save(silu_dyn(), path)
+    lib = onnx_mlir_py.compile(path, str(tmp_path / "m.so"), opt_level=3, profile=True)
+    ref = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    s = ExecutionSession(lib)
+    for shape in [(1, 3, 9, 17), (2, 3, 30, 41)]:
+        x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+        s.reset_profile()
+        out = s.run([x])[0]
+        s.end_profiling(str(tmp_path / "t.json"))
+        with open(tmp_path / "t.json") as f:
+            mine = _node_events(json.load(f))
+        assert set(mine) == {"conv", "dw"}, mine
+        assert mine["conv"]["fused_nodes"] == ["sig", "mul"]
+        assert mine["dw"]["fused_nodes"] == ["sig2", "mul2"]
+        np.testing.assert_allclose(out, ref.run(None, {"x": x})[0], rtol=1e-4, atol=1e-4)
+
+
 def _symbols(lib: str) -> str:
     return subprocess.run(["nm", "-a", lib], capture_output=True, text=True, check=True).stdout
 
