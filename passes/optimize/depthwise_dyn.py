@@ -30,8 +30,10 @@ chunks of 1, 2 and 4 vectors, each with its own row remainders, EfficientNet-B0'
 Before, each chunk was one accumulator of K*K dependent FMAs, a stride-2 tap
 a read of 2V-1 columns (an odd length: split into 16+8+4+2+1-lane loads and
 inserts) and a shuffle, and the pad a separate memset + copy of the tensor
-(EfficientNet-B0 at 224x224, 1 thread: the depthwise convs 11.8 ms with the
-pads, the static build's 3.7).
+(EfficientNet-B0 with dynamic N/H/W at 1x3x224x224, Emerald Rapids, 1 thread,
+the sum of the per-node minima over 40-60 runs: its 16 depthwise convs with
+their SiLU and pads 6.6 -> 3.4 ms, the static build's convs and SiLUs 2.9;
+2 threads 5.2 -> 2.3, static 1.5).
 """
 from __future__ import annotations
 
