@@ -1,4 +1,4 @@
-"""Convolutions with dynamic spatial dims -> im2col + the packed kernel.
+"""Convolutions with dynamic spatial dims -> im2col (or strips) + the packed kernel.
 
 ``linalg.conv_2d_nchw_fchw`` (f32, static weights and channel counts) whose
 H/W (and maybe batch) are only known at run time runs, per image (the
@@ -40,6 +40,28 @@ runs: dynamic / static 1.73 / 1.74 / 1.54 -> 1.74 / 1.56 / 1.56 at 1 thread,
 2.19 / 2.18 / 2.21 -> 2.06 / 2.07 / 2.07 at 2: its project convs alone,
 96 -> 24 at 56x56 with the gate, 1.5-1.75x the static build's conv + Mul ->
 ~1.15x).
+
+A 1x1 stride-1 conv runs in strips instead (:func:`_strips`): one loop (the
+one parallel region per image with threads; the whole-image kernel above
+has three: im2col's channels, the contraction's column blocks, the copy
+out's filters) over strips of whole column blocks, each copying its columns
+in (with the scale), contracting them with all the filters (static
+register tiles, a run-time number of at most ``S / nb`` column blocks) and
+copying them out with the epilogue while its rows [Kp, S] and accumulators
+[Fp, S] are in L2 (S from :func:`.kernel_plan.dyn_strip_columns`: a quarter
+of L2, at most 8 blocks); a map of few blocks is cut into up to
+DYN_STRIP_TASKS strips so that the threads share it. The image's whole
+im2col matrix and accumulators are never built. Emerald Rapids (2 vCPUs),
+strips / whole-image kernel time (a clean clone against this tree, both
+libraries and the static one alternating in one process, two runs, load
+0.6-1.6; benchmarks/results/dynamic.md), 1 thread; 2 threads: 16 -> 96 +
+SiLU at 112x112 0.89, 0.69; 0.88, 0.62. 24 -> 144 + SiLU at 56x56 0.88,
+0.87; 0.58, 0.69. 96 -> 24 and 144 -> 24 with the gate at 56x56
+0.74-0.89; 0.70-0.77. 672 -> 112 at 14x14 (4 strips) 1.06, 0.98; 0.95,
+1.00. 1152 -> 320 at 7x7 (2 strips of one block) 1.01, 0.99; 0.67, 0.56.
+EfficientNet-B0 dynamic / static at 1x3x224x224, three runs: 1 thread
+1.21 / 1.14 / 1.19 -> 1.16 / 1.14 / 1.17, 2 threads 1.39 / 1.54 / 1.43 ->
+1.12 / 1.22 / 1.14.
 """
 from __future__ import annotations
 
@@ -61,7 +83,8 @@ from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
-from onnx_mlir_py.passes.optimize.kernel_plan import assigned
+from onnx_mlir_py.passes.optimize.kernel_plan import (DYN_STRIP_TASKS, assigned,
+                                                      dyn_strip_columns)
 
 
 DYN = ir.ShapedType.get_dynamic_size()
@@ -205,7 +228,8 @@ def _im2col_rows(e: Emitter, xin: Value, cs: Value, ch: Value, ws, s, d, nb: int
 
 def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
                    bias: bool, threads: bool, epilogue: tuple = (), epi_result: str = "",
-                   n_cap: int = 0, chain: bool = False, scale: bool = False) -> str:
+                   n_cap: int = 0, chain: bool = False, scale: bool = False,
+                   strip: int = 0) -> str:
     """``func.func private @name(x [1, C, H, W], w, out [1, F, OH*OW][, bias [F]]
     [, scale [1, C, 1, 1]], captured f32...) -> out``: one image (H, W, OH, OW
     may be dynamic; x is [1, C, H*W] when :func:`flat_input`), written into
@@ -215,13 +239,17 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     after the conv and its bias, on ``n_cap`` captured scalars) applied as the
     result is copied out.
     ``chain``: ``epilogue`` is a :func:`.epilogue.dynamic_chain`'s ops (a
-    SiLU), written by :func:`.epilogue.vector_lines` (exp as math_approx's)."""
+    SiLU), written by :func:`.epilogue.vector_lines` (exp as math_approx's).
+    ``strip`` (columns, whole blocks; a :func:`flat_input` conv): the image
+    runs as :func:`_strips` of at most that width; 0: the whole-image
+    kernel (:func:`_whole_image`)."""
     mb, nb, kb = tile
     _, c, _, _ = xs
     f, _, kh_, kw_ = ws
-    taps, k = kh_ * kw_, c * kh_ * kw_
+    k = c * kh_ * kw_
     kp, fp = _cdiv(k, kb) * kb, _cdiv(f, mb) * mb
     flat = flat_input(ws, s)
+    assert not strip or flat, "strips: a 1x1 stride-1 conv only"
     e = Emitter()
     zero = e.const("0.0", F32)
     xin = e.param("x", tensor(_flat(xs) if flat else [1] + list(xs[1:])))
@@ -233,6 +261,60 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     ecaps = [e.param("ecap", F32) for _ in range(n_cap)]
     ecv = [e.broadcast(p, vector(nb), base="ecv") for p in ecaps]
     m = e.dim(dst, 2) if ot.shape[2] is None else e.index(ot.shape[2])
+    # weights [Fp, kp] (a constant after inlining: folded at compile time)
+    wv = e.collapse(wgt, "[[0], [1, 2, 3]]", [f, k])
+    if (fp, kp) != (f, k):
+        wv = e.pad(wv, [fp - f, kp - k], [fp, kp], zero)
+    a4v = e.expand(wv, "[[0, 1], [2, 3]]", [fp // mb, mb, kp // kb, kb])
+    bv = params[3] if bias else None
+    if bv is not None and fp != f:
+        bv = e.pad(bv, [fp - f], [fp], zero)
+    post = None
+    if epilogue:
+        post = (lambda v: vector_lines(e, epilogue, epi_result, v, [], ecaps)) if chain \
+            else (lambda v: emit_ops(e, epilogue, epi_result, v, ecv))
+    k_ = _Conv(xs, ws, s, d, tile, f, c, k, kp, fp, threads, zero)
+    if strip:
+        out = _strips(e, k_, xin, dst, a4v, bv, sc, m, post, strip)
+    else:
+        out = _whole_image(e, k_, xin, dst, a4v, bv, sc, m, post)
+    e(f"return {out} : {ot}")
+    return e.function(name, params + ([sc] if sc is not None else []) + ecaps, ot)
+
+
+class _Conv:
+    """The static facts of one conv kernel (see :func:`image_function`)."""
+
+    def __init__(self, xs, ws, s, d, tile, f, c, k, kp, fp, threads, zero):
+        self.xs, self.ws, self.s, self.d, self.tile = xs, ws, s, d, tile
+        self.f, self.c, self.k, self.kp, self.fp = f, c, k, kp, fp
+        self.threads, self.zero = threads, zero
+
+
+def _channel_scale(e: Emitter, sc: Value | None, ch: Value, nb: int):
+    """The vector function multiplying by channel ``ch``'s scale, or None."""
+    if sc is None:
+        return None
+    sv = e.broadcast(e.extract(sc, [0, ch, 0, 0]), vector(nb), base="scv")
+    return lambda v: e.binary("arith.mulf", v, sv, base="xs")
+
+
+def _accumulators(e: Emitter, bv: Value | None, fp: int, cols) -> Value:
+    """[fp, cols]: the (padded) bias broadcast along the columns, or 0."""
+    acce = e.empty([fp, cols])
+    if bv is not None:
+        return e.broadcast_rows(bv, acce, "affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>")
+    return e.fill(e.const("0.0", F32), acce)
+
+
+def _whole_image(e: Emitter, k_: _Conv, xin: Value, dst: Value, a4v: Value, bv, sc, m: Value,
+                 post) -> Value:
+    """The whole image at once: im2col [kp, mp] (channels split across
+    threads), the contraction over all its column blocks, the copy out
+    (filters split across threads)."""
+    mb, nb, kb = k_.tile
+    ws, s, d, f, c, k, kp, fp, zero = k_.ws, k_.s, k_.d, k_.f, k_.c, k_.k, k_.kp, k_.fp, k_.zero
+    threads, taps = k_.threads, ws[2] * ws[3]
     no = e.iop("ceildivui", m, e.index(nb))
     mp = e.iop("muli", no, e.index(nb))
     mpad = e.iop("subi", mp, m)
@@ -248,12 +330,9 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
     else:
         ch, (co,), (col,) = e.loop(e.index(0), e.index(c), e.index(1), [zc])
     row0 = e.iop("muli", ch, e.index(taps))
-    scaled = None
-    if sc is not None:                      # the channel's scale, on every value copied
-        sv = e.broadcast(e.extract(sc, [0, ch, 0, 0]), vector(nb), base="scv")
-        scaled = lambda v: e.binary("arith.mulf", v, sv, base="xs")
+    scaled = _channel_scale(e, sc, ch, nb)
     cs = e.extract_slice(co, [row0, 0], [taps, mp])
-    if flat:                                # the channel's plane is its one row
+    if flat_input(ws, s):                   # the channel's plane is its one row
         cr = _row_copy(e, cs, [e.index(0), e.index(0)], xin, [e.index(0), ch, e.index(0)], m,
                        nb, 1, zero, scaled)
     else:
@@ -262,31 +341,13 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
         e.end_forall(cr, co, [row0, 0], [taps, mp])
     else:
         e.end([e.insert_slice(cr, co, [row0, 0], [taps, mp])])
-    # weights [Fp, kp] (a constant after inlining: folded at compile time)
-    wv = e.collapse(wgt, "[[0], [1, 2, 3]]", [f, k])
-    if (fp, kp) != (f, k):
-        wv = e.pad(wv, [fp - f, kp - k], [fp, kp], zero)
-    a4 = [fp // mb, mb, kp // kb, kb]
-    a4v = e.expand(wv, "[[0, 1], [2, 3]]", a4)
     b4v = e.expand(col, "[[0, 1], [2, 3]]", [kp // kb, kb, no, nb])
     # accumulators: the bias (zero-padded to Fp rows) broadcast along the columns, or 0
-    acce = e.empty([fp, mp])
-    if bias:
-        bv = params[3]
-        if fp != f:
-            bv = e.pad(bv, [fp - f], [fp], zero)
-        accum = e.broadcast_rows(bv, acce, "affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>")
-    else:
-        accum = e.fill(zero, acce)
-    c4v = e.expand(accum, "[[0, 1], [2, 3]]", [fp // mb, mb, no, nb])
+    c4v = e.expand(_accumulators(e, bv, fp, mp), "[[0, 1], [2, 3]]", [fp // mb, mb, no, nb])
     r4 = contraction(e, a4v, b4v, c4v, False, False, True)
     res = e.collapse(r4, "[[0, 1], [2, 3]]", [fp, None])
     # the copy out: channel f is res[f, 0 : OH*OW], one row
     # (with threads the channels split across them)
-    post = None
-    if epilogue:
-        post = (lambda v: vector_lines(e, epilogue, epi_result, v, [], ecaps)) if chain \
-            else (lambda v: emit_ops(e, epilogue, epi_result, v, ecv))
     if threads:
         fv, of, out = e.forall(f, dst)
         row = e.extract_slice(of, [0, fv, 0], [1, 1, m])
@@ -299,8 +360,73 @@ def image_function(name: str, xs, ws, os_, s, d, tile: tuple[int, int, int],
         e.end_forall(orow, of, [0, fv, 0], [1, 1, m])
     else:
         e.end([orow])
-    e(f"return {out} : {ot}")
-    return e.function(name, params + ([sc] if sc is not None else []) + ecaps, ot)
+    return out
+
+
+def _strips(e: Emitter, k_: _Conv, xin: Value, dst: Value, a4v: Value, bv, sc, m: Value, post,
+            strip: int) -> Value:
+    """A :func:`flat_input` conv as one loop (the parallel one with threads)
+    over strips of at most ``strip`` columns (whole ``nb`` blocks), each
+
+        col[:, 0 : w]  = x[c, j0 : j0 + len] * scale[c]   (zeros up to w = len in whole blocks)
+        acc[Fp, w]     = bias (or 0)
+        acc            = the packed contraction over the strip's w / nb column blocks
+        out[f, j0 : j0 + len] = epilogue(acc[f, 0 : len])
+
+    so a strip's rows and accumulators are written and read back while they
+    are in L2, and the image's whole im2col and accumulators are never
+    built: one parallel region per image (the whole-image kernel has three).
+    The map's column blocks are spread evenly over the strips, and a map of
+    fewer than DYN_STRIP_TASKS strips is cut into that many (as many as it
+    has blocks, if fewer): a 7x7 map (2 blocks of 32) is 2 strips, a 14x14
+    one 4, so the threads share it (each strip's contraction reads all the
+    filters, as the whole-image kernel's column blocks do)."""
+    mb, nb, kb = k_.tile
+    f, c, kp, fp, zero = k_.f, k_.c, k_.kp, k_.fp, k_.zero
+    blocks = e.iop("ceildivui", m, e.index(nb))
+    want = e.iop("maxui", e.iop("ceildivui", m, e.index(strip)),
+                 e.iop("minui", blocks, e.index(DYN_STRIP_TASKS)))
+    bper = e.iop("ceildivui", blocks, want)                  # blocks per strip
+    ns = e.iop("ceildivui", blocks, bper)                    # none empty
+    per = e.iop("muli", bper, e.index(nb))
+    if k_.threads:
+        sv, so, out = e.forall(ns, dst)
+    else:
+        sv, (so,), (out,) = e.loop(e.index(0), ns, e.index(1), [dst])
+    j0 = e.iop("muli", sv, per)
+    ln = e.iop("minui", e.iop("subi", m, j0), per)
+    nbk = e.iop("ceildivui", ln, e.index(nb))
+    w = e.iop("muli", nbk, e.index(nb))
+    col = e.empty([kp, strip])
+    if kp != c:                             # the padding rows (k..kp): zeros
+        zr = e.fill(zero, e.extract_slice(col, [c, 0], [kp - c, strip]))
+        col = e.insert_slice(zr, col, [c, 0], [kp - c, strip])
+    # copy in: channel ch's columns j0.. in whole chunks, each masked to len
+    # (zeros past the map: the last block's padding columns)
+    ch, (cc,), (colr,) = e.loop(e.index(0), e.index(c), e.index(1), [col])
+    scaled = _channel_scale(e, sc, ch, nb)
+    q, (cq,), (cqr,) = e.loop(e.index(0), w, e.index(nb), [cc])
+    mk = e.create_mask(e.iop("subi", ln, q), nb)
+    v = e.read(xin, [e.index(0), ch, e.iop("addi", j0, q)], zero, vector(nb), mk, base="s")
+    if scaled is not None:
+        v = scaled(v)
+    e.end([e.write(v, cq, [ch, q])])
+    e.end([cqr])
+    colw = e.extract_slice(colr, [0, 0], [kp, w])
+    b4v = e.expand(colw, "[[0, 1], [2, 3]]", [kp // kb, kb, nbk, nb])
+    c4v = e.expand(_accumulators(e, bv, fp, w), "[[0, 1], [2, 3]]", [fp // mb, mb, nbk, nb])
+    r4 = contraction(e, a4v, b4v, c4v, False, False, True)
+    res = e.collapse(r4, "[[0, 1], [2, 3]]", [fp, None])
+    # copy out (with the epilogue): out[f, j0 : j0 + len]
+    osl = e.extract_slice(so, [0, 0, j0], [1, f, ln])
+    fv, (of,), (orows,) = e.loop(e.index(0), e.index(f), e.index(1), [osl])
+    e.end([_row_copy(e, of, [e.index(0), fv, e.index(0)], res, [fv, e.index(0)], ln, nb, 1, zero,
+                     post)])
+    if k_.threads:
+        e.end_forall(orows, so, [0, 0, j0], [1, f, ln])
+    else:
+        e.end([e.insert_slice(orows, so, [0, 0, j0], [1, f, ln])])
+    return out
 
 
 def _flat(shape) -> list:
@@ -310,12 +436,12 @@ def _flat(shape) -> list:
 
 
 def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: bool,
-               epi=None, scale: bool = False) -> str:
+               epi=None, scale: bool = False, strip: int = 0) -> str:
     xs, ws, os_, s, d = sig
     kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3]),
               chain=isinstance(epi[0], tuple)) if epi else {}
     image = image_function(name + "_image", xs, ws, os_, s, d, tile, bias, threads,
-                           scale=scale, **kw)
+                           scale=scale, strip=strip, **kw)
     xb = [xs[0]] + _flat(xs)[1:] if flat_input(ws, s) else list(xs)
     args = [(xb, BATCHED), (list(ws), SHARED), ([os_[0]] + _flat(os_)[1:], BATCHED)]
     if bias:
@@ -379,8 +505,9 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
         key = sig + (fused is not None, epi[1:3] if epi else None, len(epi[3]) if epi else 0,
                      isinstance(epi[0], tuple) if epi else False, scaled is not None)
         if key not in funcs:
+            strip = dyn_strip_columns(op, target)
             funcs[key] = _functions(module, f"__om_dconv_{len(funcs)}", sig, target.matmul_tile,
-                                    fused is not None, threads, epi, scaled is not None)
+                                    fused is not None, threads, epi, scaled is not None, strip)
         # (x, w, out[, bias][, scale], captured...): the fill's destination;
         # every element is written; a scaled conv reads the Mul's source
         x = scaled[1] if scaled is not None else op.operands[0]

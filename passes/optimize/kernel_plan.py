@@ -104,6 +104,22 @@ PACKED_MIN_FILTERS = 8
 # YOLO 6x6/2 stem on 640x640 had a 46 MB im2col (50 ms -> 7 ms).
 STRIP_COLS = 1 << 17
 STRIP_MIN = 1 << 20
+# A dynamic-H/W 1x1 stride-1 conv (conv_dyn) runs per image as one parallel
+# loop over strips of whole column blocks, each doing its copy-in (with the
+# channel scale), contraction and copy-out (with the epilogue) while its
+# im2col rows [K, S] and accumulators [F, S] stay in L2: at most
+# DYN_STRIP_L2_SHARE of L2, at most DYN_STRIP_MAX_BLOCKS blocks (a 56x56 map
+# is then 13 strips, balanced over 2 threads). Against the whole-image kernel
+# (three parallel loops, the image's im2col and accumulators written and read
+# back), Emerald Rapids: EfficientNet-B0 dynamic / static at 2 threads
+# 1.39-1.54 -> 1.12-1.22, 1 thread 1.14-1.21 -> 1.14-1.17 (conv_dyn's
+# docstring). The width follows the target's L2 (Zen 4's 1 MB: the same 8
+# blocks for EfficientNet's expand / project convs, fewer for the widest).
+DYN_STRIP_L2_SHARE = 4
+DYN_STRIP_MAX_BLOCKS = 8
+# ... and a map of fewer strips than this is cut into this many (or into
+# its column blocks, if fewer): a 7x7 map, 2 blocks of 32, is 2 strips.
+DYN_STRIP_TASKS = 4
 # Packed B above this size is re-read from L3 for every row block when rows
 # are outermost: matmul1024 (4 MiB of B) ran at 104 GFLOPS on a 2 MiB-L2
 # Xeon, against 172 with a 1 MiB B; K is then cut into slabs (matmul.cache_blocks).
@@ -346,7 +362,27 @@ def _conv_dyn(op, t: Target):
     if signature(op) is None:
         return None
     mb, nb, kb = t.matmul_tile
-    return f"{mb}x{nb}, k {kb}", True, "conv with dynamic H/W: per-image im2col + packed contraction"
+    strip = dyn_strip_columns(op, t)
+    how = f"strips of <= {strip} columns: copy-in, " if strip else "im2col + "
+    return f"{mb}x{nb}, k {kb}", True, \
+        f"conv with dynamic H/W: per image, {how}packed contraction"
+
+
+def dyn_strip_columns(op, t: Target) -> int:
+    """The strip width (columns, whole ``nb`` blocks) of a dynamic-H/W conv
+    whose input is its im2col matrix (:func:`.conv_dyn.flat_input`), from
+    the L2 size: its rows [Kp, S] and accumulators [Fp, S] in
+    1 / DYN_STRIP_L2_SHARE of L2 (see DYN_STRIP_MAX_BLOCKS); 0 for any
+    other conv (the whole-image kernel)."""
+    from onnx_mlir_py.passes.optimize.conv_dyn import flat_input, signature
+    sig = signature(op)
+    if sig is None or not flat_input(sig[1], sig[3]):
+        return 0
+    mb, nb, kb = t.matmul_tile
+    f, c = sig[1][0], sig[1][1]
+    rows = -(-c // kb) * kb + -(-f // mb) * mb
+    blocks = (t.l2 // DYN_STRIP_L2_SHARE) // (4 * nb * rows)
+    return nb * max(1, min(DYN_STRIP_MAX_BLOCKS, blocks))
 
 
 def _matmul(kernel: str):

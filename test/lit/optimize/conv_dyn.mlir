@@ -1,4 +1,5 @@
 // RUN: %opt %s --o3-conv-dyn=target=x86-64-v4 | FileCheck %s
+// RUN: %opt %s --o3-conv-dyn=target=x86-64-v4,threads=1 | FileCheck %s --check-prefix=THR
 
 // A 3x3 stride-2 conv over dynamic N, H, W with a fused bias (x86-64-v4
 // blocks: mb 8, nb 32, kb 8): per image, im2col into [40, mp] (36 rows padded
@@ -49,15 +50,40 @@ func.func @conv(%x: tensor<?x4x?x?xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf
 
 // A 1x1 stride-1 conv reading a squeeze-excitation scale (x * s, s [N, C, 1, 1]):
 // x is passed viewed [N, C, H*W], each channel one row copy multiplied by its
-// scale (the Mul is gone).
+// scale (the Mul is gone). It runs in strips of at most 256 columns (8
+// blocks: the rows [16, S] and accumulators [8, S] well within a quarter of
+// v4's 1 MB L2), at least min(4, blocks) of them, the blocks spread evenly:
+// per strip the copy-in of its columns (whole 32-column chunks, each masked
+// to the map: zeros to the block's end) into a static [16, 256] buffer, the
+// contraction over the strip's blocks, the copy out of its columns. With
+// threads the strips are the one parallel loop.
 // CHECK-LABEL: func.func @scaled_1x1
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
 // CHECK: tensor.collapse_shape %arg0 {{.*}} into tensor<?x16x?xf32>
+// CHECK: %[[M1:.*]] = tensor.dim %{{.*}}, %c2 : tensor<?x8x?xf32>
+// CHECK: %[[NB:.*]] = arith.ceildivui %[[M1]], %c32
+// CHECK: %[[NS0:.*]] = arith.ceildivui %[[M1]], %c256
+// CHECK: %[[FEW:.*]] = arith.minui %[[NB]], %c4
+// CHECK: %[[WANT:.*]] = arith.maxui %[[NS0]], %[[FEW]]
+// CHECK: %[[BPER:.*]] = arith.ceildivui %[[NB]], %[[WANT]]
+// CHECK: %[[NS:.*]] = arith.ceildivui %[[NB]], %[[BPER]]
+// CHECK: scf.for %{{.*}} = %c0 to %[[NS]] step %c1
+// CHECK: tensor.empty() : tensor<16x256xf32>
 // CHECK: tensor.extract %{{.*}} : tensor<1x16x1x1xf32>
+// CHECK: vector.create_mask %{{.*}} : vector<32xi1>
 // CHECK: vector.transfer_read {{.*}} : tensor<1x16x?xf32>, vector<32xf32>
 // CHECK-NEXT: arith.mulf {{.*}} : vector<32xf32>
+// CHECK-NEXT: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<32xf32>, tensor<16x256xf32>
+// CHECK: tensor.extract_slice {{.*}}[0, 0] [16, %{{.*}}] [1, 1] : tensor<16x256xf32> to tensor<16x?xf32>
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<1x8x?x32xf32>) attrs = {onnx_mlir_py.packed_contraction}
+// CHECK: tensor.insert_slice {{.*}} [1, 8, %{{.*}}] [1, 1, 1] : tensor<1x8x?xf32> into tensor<1x8x?xf32>
 // CHECK-NOT: affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>
 // CHECK: tensor.reshape {{.*}} -> tensor<?x8x?x?xf32>
+// THR-LABEL: func.func @scaled_1x1
+// THR: scf.forall (%{{.*}}) in (%{{.*}}) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x8x?xf32>)
+// THR-NOT: scf.forall (
+// THR: tensor.parallel_insert_slice {{.*}} [1, 8, %{{.*}}] [1, 1, 1] : tensor<1x8x?xf32> into tensor<1x8x?xf32>
+// THR: tensor.reshape
 func.func @scaled_1x1(%x: tensor<?x16x?x?xf32>, %g: tensor<?x16x1x1xf32>, %w: tensor<8x16x1x1xf32>,
                       %e: tensor<?x8x?x?xf32>, %e1: tensor<?x16x?x?xf32>) -> tensor<?x8x?x?xf32> {
   %zero = arith.constant 0.0 : f32

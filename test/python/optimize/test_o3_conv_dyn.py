@@ -193,3 +193,90 @@ def test_dynamic_conv_channel_scale_is_fused(tmp_path):
         assert gate_muls(module) == 4
         assert dynamic_convs_to_matmul(module, target_for("x86-64-v4")) == 4
         assert gate_muls(module) == 2
+
+
+def _strips_model():
+    """1x1 stride-1 convs over dynamic N, H, W (conv_dyn's strips when the
+    map is wider than one strip): 0: 16 -> 96 with a bias and SiLU
+    (EfficientNet's expand conv); 1: 13 -> 21 with a bias reading a
+    squeeze-excitation gate (rows and filters not whole blocks); 2: 5 -> 7,
+    no bias, the gate and SiLU."""
+    c = Cases()
+    for i, (ci, f, bias, gate, silu) in enumerate([(16, 96, True, False, True),
+                                                   (13, 21, True, True, False),
+                                                   (5, 7, False, True, True)]):
+        c.input(f"x{i}", ["N", ci, "H", "W"])
+        c.weight(f"w{i}", rand(f, ci, 1, 1))
+        if bias:
+            c.weight(f"b{i}", rand(f))
+        x = f"x{i}"
+        if gate:
+            c.input(f"g{i}", ["N", ci, 1, 1])
+            c.nodes.append(N("Mul", [x, f"g{i}"], [f"s{i}"]))
+            x = f"s{i}"
+        y = f"c{i}" if silu else f"y{i}"
+        c.nodes.append(N("Conv", [x, f"w{i}"] + ([f"b{i}"] if bias else []), [y],
+                         kernel_shape=[1, 1]))
+        if silu:
+            c.nodes += [N("Sigmoid", [y], [f"q{i}"]), N("Mul", [y, f"q{i}"], [f"y{i}"])]
+        c.outputs.append(f"y{i}")
+    m = c.model()
+    m.ir_version = 10
+    return m
+
+
+def test_dynamic_1x1_conv_strips(tmp_path):
+    """The strips of a dynamic 1x1 conv (conv_dyn._strips) against
+    onnxruntime, 1 and 2 threads. With 32-column blocks and strips of at
+    most 8 blocks, at least min(4, blocks): 9x17 (5 blocks: 2 + 2 + 1, the
+    last one partial), 16x16 (4 strips of 2 whole blocks), 1x257 (9 blocks:
+    3 + 3 + 3, a last block of one column), 30x41 and 23x29 (many strips,
+    a batch of 2 and 3: a gate per image) and 112x112."""
+    m = _strips_model()
+    so, ref = compile_with_ort(tmp_path, m)
+    rng = np.random.default_rng(37)
+    for t in (1, 2):
+        sess = ExecutionSession(so, num_threads=t)
+        for n, hh, ww in ((1, 9, 17), (1, 16, 16), (1, 1, 257), (2, 30, 41), (3, 23, 29),
+                          (1, 112, 112)):
+            feeds = {s.name: rng.standard_normal(
+                (n, s.shape[1]) + ((1, 1) if s.name.startswith("g") else (hh, ww)))
+                .astype(np.float32) for s in sess.input_specs}
+            got = sess.run([feeds[s.name] for s in sess.input_specs])
+            want = ref.run(None, feeds)
+            for name, g, w in zip([o.name for o in m.graph.output], got, want):
+                assert g.shape == w.shape, (name, n, hh, ww)
+                np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4,
+                                           err_msg=f"{name} at {n}x{hh}x{ww}, {t} threads")
+
+
+def test_dynamic_1x1_strip_width():
+    """kernel_plan's strip width: whole column blocks, the strip's rows and
+    accumulators within a quarter of L2, at most 8 blocks; 0 (no strips)
+    for a conv that is not 1x1 stride 1."""
+    import mlir.ir as ir
+    from onnx_mlir_py.passes.optimize.kernel_plan import dyn_strip_columns
+    from onnx_mlir_py.target import target_for
+    t = target_for("emeraldrapids")
+    mb, nb, kb = t.matmul_tile
+
+    def conv(c, f, k, s):
+        with ir.Context(), ir.Location.unknown():
+            text = f"""func.func @f(%x: tensor<?x{c}x?x?xf32>, %w: tensor<{f}x{c}x{k}x{k}xf32>,
+                    %e: tensor<?x{f}x?x?xf32>) -> tensor<?x{f}x?x?xf32> {{
+              %z0 = arith.constant 0.0 : f32
+              %z = linalg.fill ins(%z0 : f32) outs(%e : tensor<?x{f}x?x?xf32>) -> tensor<?x{f}x?x?xf32>
+              %c = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>,
+                     strides = dense<{s}> : tensor<2xi64>}}
+                   ins(%x, %w : tensor<?x{c}x?x?xf32>, tensor<{f}x{c}x{k}x{k}xf32>)
+                   outs(%z : tensor<?x{f}x?x?xf32>) -> tensor<?x{f}x?x?xf32>
+              return %c : tensor<?x{f}x?x?xf32>
+            }}"""
+            mod = ir.Module.parse(text)
+            op = [o for o in mod.body.operations[0].regions[0].blocks[0].operations
+                  if o.operation.name == "linalg.conv_2d_nchw_fchw"][0].operation
+            return dyn_strip_columns(op, t)
+    assert conv(16, 96, 1, 1) == 8 * nb
+    s = conv(1152, 320, 1, 1)
+    assert s % nb == 0 and 4 * s * (1152 + 320) <= t.l2 // 4 and s < 8 * nb
+    assert conv(16, 96, 3, 1) == 0 and conv(16, 96, 1, 2) == 0
