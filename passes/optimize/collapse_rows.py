@@ -112,7 +112,7 @@ def row_start(op: ir.Operation, maps: list[ir.AffineMap], sizes: list[int | None
     return first if first < n - 1 else None
 
 
-def _collapsed(v: ir.Value, keep: int) -> ir.Value:
+def collapsed(v: ir.Value, keep: int) -> ir.Value:
     """``v`` with its dims from ``keep`` on collapsed into one."""
     t = v.type
     shape = list(t.shape)
@@ -151,10 +151,10 @@ def collapse_row(op: ir.Operation, maps: list[ir.AffineMap], sizes: list[int | N
             res = list(m.results)
             keep = len(res) - (n - first)
             if _dim_pos(m, n - 1) is not None:
-                operands.append(_collapsed(v, keep))
+                operands.append(collapsed(v, keep))
                 res = res[:keep] + [ir.AffineDimExpr.get(first)]
             elif _zero_tail(m, n - first):
-                operands.append(_collapsed(v, keep))
+                operands.append(collapsed(v, keep))
                 res = res[:keep + 1]
             else:
                 operands.append(v)

@@ -67,10 +67,9 @@ from __future__ import annotations
 
 import mlir.ir as ir
 from mlir.dialects import func
-from mlir.dialects import tensor as tensor_d
 
 from onnx_mlir_py.ir_util import walk_ops
-from onnx_mlir_py.passes.optimize.collapse_rows import reshaped_like
+from onnx_mlir_py.passes.optimize.collapse_rows import collapsed, reshaped_like
 from onnx_mlir_py.passes.optimize.batch_loop import (BATCHED, SHARED, add_functions,
                                                      batch_loop_function)
 from onnx_mlir_py.dialects.onnx.opview import owner_op
@@ -85,9 +84,6 @@ from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
 from onnx_mlir_py.passes.optimize.kernel_plan import (DYN_STRIP_TASKS, assigned,
                                                       dyn_strip_columns)
-
-
-DYN = ir.ShapedType.get_dynamic_size()
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -454,14 +450,6 @@ def _functions(module: ir.Module, name: str, sig, tile, bias: bool, threads: boo
     return name
 
 
-def _collapsed(v: ir.Value) -> ir.Value:
-    """``v`` [N, C, H, W] viewed [N, C, H*W]."""
-    t = v.type
-    hw = DYN if DYN in t.shape[2:] else t.shape[2] * t.shape[3]
-    return tensor_d.collapse_shape(ir.RankedTensorType.get(list(t.shape[:2]) + [hw], t.element_type),
-                                 v, ir.ArrayAttr.parse("[[0], [1], [2, 3]]"))
-
-
 def _call_flat(fn: str, operands: list, chain: list, dead: list, flat: bool) -> None:
     """The conv ``chain`` (the conv, its fused users) replaced by a call of
     ``fn`` whose destination (operand 2; and x, operand 0, when ``flat``) is
@@ -473,7 +461,7 @@ def _call_flat(fn: str, operands: list, chain: list, dead: list, flat: bool) -> 
     at = call_site(chain[0], operands) or last
     with ir.InsertionPoint(at), ir.Location.fused([o.location for o in chain + dead]):
         dst = operands[2]
-        ops = [_collapsed(v) if i == 2 or (flat and i == 0) else v for i, v in enumerate(operands)]
+        ops = [collapsed(v, 2) if i == 2 or (flat and i == 0) else v for i, v in enumerate(operands)]
         call = func.CallOp([ops[2].type], ir.FlatSymbolRefAttr.get(fn), ops)
         r = reshaped_like(call.results[0], dst)
     last.results[0].replace_all_uses_with(r)
