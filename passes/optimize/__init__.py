@@ -102,6 +102,7 @@ from onnx_mlir_py.passes.optimize.elementwise import vectorize_elementwise
 from onnx_mlir_py.passes.optimize.fuse_elementwise import fuse_elementwise
 from onnx_mlir_py.passes.optimize.math_approx import approximate_math
 from onnx_mlir_py.passes.optimize.reductions import reassociate_reductions
+from onnx_mlir_py.passes.optimize.register_transposes import rewrite_register_transposes
 from onnx_mlir_py.passes.optimize.schedule import apply_to_funcs
 from onnx_mlir_py.passes.optimize.kernel_plan import FAMILIES, KernelPlan, plan_kernels
 from onnx_mlir_py.passes.optimize.kernel_plan import clear as clear_plan
@@ -232,6 +233,7 @@ VECTOR_CLEANUP = """
 
 
 def cleanup_vectors(module: ir.Module) -> None:
+    rewrite_register_transposes(module)     # before lower_transpose (register_transposes.py)
     apply_to_funcs(module, VECTOR_CLEANUP, on_loops=True)   # linear and ~2x cheaper (see there)
 
 

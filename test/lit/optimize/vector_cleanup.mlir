@@ -39,3 +39,29 @@ func.func @row_sum(%x: tensor<4x100xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// A transpose of few rows (the direct conv's 8-pixel x 32-filter tile) is a
+// network of shuffles within 4-lane groups (register_transposes.py), not one
+// 256-lane shuffle of the flattened block.
+// CHECK-LABEL: func.func @tile_8x32
+// CHECK-NOT: vector.transpose
+// CHECK-NOT: vector<256xf32>
+// CHECK: vector.shuffle {{.*}} [0, 32, 1, 33, 4, 36, 5, 37, 8, 40, 9, 41
+// CHECK: vector.shuffle {{.*}} : vector<32xf32>, vector<32xf32>
+// CHECK-NOT: vector<256xf32>
+func.func @tile_8x32(%x: vector<8x32xf32>) -> vector<32x8xf32> {
+  %t = vector.transpose %x, [1, 0] : vector<8x32xf32> to vector<32x8xf32>
+  return %t : vector<32x8xf32>
+}
+
+// A transposed broadcast (a packed matmul's bias per accumulator row) is
+// one scalar broadcast per row.
+// CHECK-LABEL: func.func @bias_rows
+// CHECK-NOT: vector.transpose
+// CHECK-COUNT-8: vector.broadcast {{.*}} : f32 to vector<32xf32>
+// CHECK-NOT: vector.shuffle
+func.func @bias_rows(%b: vector<8xf32>) -> vector<8x32xf32> {
+  %s = vector.broadcast %b : vector<8xf32> to vector<32x8xf32>
+  %t = vector.transpose %s, [1, 0] : vector<32x8xf32> to vector<8x32xf32>
+  return %t : vector<8x32xf32>
+}
