@@ -348,3 +348,100 @@ def test_a_difference_only_at_unstable_positions_is_classified_unstable():
             assert [f.kind for f in found] == [kind], found
     finally:
         ev.close()
+
+
+def test_mod_of_computed_values_near_or_past_a_step_is_skipped():
+    """s3605-30: fmod(1e30, Softmax(x)) at a quotient ~1e32 is decided by the
+    divisor's last ulp (one ulp apart, -O3 gave 0.0078 where numpy,
+    onnx.reference and -O0 give 0.0054, onnxruntime 0.0036). Mod of a computed
+    dividend or divisor whose quotient lies within the tolerance of a nonzero
+    integer (huge quotients always) is skipped; smaller quotients, quotients
+    near 0 (no step there), and Mod of graph inputs stay compared."""
+    from onnx import TensorProto as TP, helper as h, numpy_helper as nh
+    from onnx_mlir_py.testing.fuzz.oracle import unstable_positions
+    d = np.array([0.3, 1.0, 1.0, 0.25], np.float32)
+    g = h.make_graph([h.make_node("Mul", ["x", "c"], ["p"]),
+                      h.make_node("Mod", ["p", "d"], ["y"], fmod=1),
+                      h.make_node("Softmax", ["s"], ["v"]),
+                      h.make_node("Mod", ["x2", "v"], ["w"], fmod=1),
+                      h.make_node("Mod", ["x", "d"], ["z"], fmod=1)], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [4]),
+                      h.make_tensor_value_info("x2", TP.FLOAT, [4]),
+                      h.make_tensor_value_info("s", TP.FLOAT, [4])],
+                     [h.make_tensor_value_info(n, TP.FLOAT, [4]) for n in "ywz"],
+                     [nh.from_array(np.array(1.0, np.float32), "c"), nh.from_array(d, "d")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    feeds = {"x": np.array([1e30, 2.5, 3.0, 0.1], np.float32),
+             "x2": np.array([1e30, 2.5, 0.005, 0.1], np.float32),
+             "s": np.array([-1.898658275604248, 2.989166259765625, -1.5019632577896118, 0.0],
+                           np.float32)}
+    skip = unstable_positions(m, feeds, "onnxruntime")
+    # 1e30 / 0.3: huge; 2.5 / 1: half-way; 3.0 / 1: on a step; 0.1 / 0.25: below one
+    assert skip["y"].tolist() == [True, False, True, False]
+    # divisors 0.00705, 0.935, 0.0105, 0.0471: quotients 1.4e32, 2.7, 0.48, 2.1
+    assert skip["w"].tolist() == [True, False, False, False]
+    assert "z" not in skip
+
+
+def test_s3605_30_classified_alike_at_both_levels():
+    """s3605-30 (reduced: Mod(1e30, Softmax(x), fmod=1)): -O0 returned numpy's
+    and onnx.reference's answer (softmax bits ...255 at position 2) and was an
+    ``ort-deviation`` (onnxruntime's softmax is 1-2 ulps lower); -O3, its
+    softmax one ulp higher at position 2 (0.0078 there), a ``mismatch``. The
+    quotients are ~1e32, so every position is decided by the divisor's last
+    ulp: both levels are ``unstable``."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.fuzz.inputs import Run
+    from onnx_mlir_py.testing.fuzz.runner import Evaluator
+    g = h.make_graph([h.make_node("Softmax", ["in6"], ["v7"], axis=-1),
+                      h.make_node("Mod", ["in8", "v7"], ["v12"], fmod=1)], "fuzz",
+                     [h.make_tensor_value_info("in6", TP.FLOAT, [4]),
+                      h.make_tensor_value_info("in8", TP.FLOAT, [])],
+                     [h.make_tensor_value_info("v12", TP.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    run = Run(0, "edge", {
+        "in6": np.array([-1.898658275604248, 2.989166259765625, -1.5019632577896118, 0.0],
+                        np.float32),
+        "in8": np.array(1e30, np.float32)})
+    ort = np.array([0.0030165743082761765, 0.188323974609375, 0.0035766586661338806,
+                    0.01678052544593811], np.float32)
+    got = {"lib0.so": np.array([0.005084451753646135, 0.3859051465988159, 0.00540128443390131,
+                        0.02124585583806038], np.float32)}
+    got["lib3.so"] = got["lib0.so"].copy()
+    got["lib3.so"][2] = np.float32(0.007808089256286621)      # softmax one ulp higher
+    ev = Evaluator(opts=(0, 3))
+    try:
+        ev.compile = lambda model, opt: ("ok", f"lib{opt}.so")
+        ev.worker.call = lambda fn, args, timeout: ("ok", [("ok", [got[args[0]]])])
+        found = ev.evaluate(m, [run], ("onnxruntime", [(run, [ort])]))
+        assert [(f.kind, f.opt) for f in found] == [("unstable", 0), ("unstable", 3)], found
+    finally:
+        ev.close()
+
+
+def test_mismatch_names_positions_the_second_opinion_rejects_too(monkeypatch):
+    """A mismatch kept after the second opinion is reported at a position that
+    differs from onnxruntime *and* onnx.reference (s3605-30's -O3 finding named
+    position 0, where it matched onnx.reference, so -O0's ort-deviation and
+    -O3's mismatch read alike; the position neither accepted was 2)."""
+    from onnx import TensorProto as TP, helper as h
+    from onnx_mlir_py.testing.fuzz import runner
+    from onnx_mlir_py.testing.fuzz.inputs import Run
+    g = h.make_graph([h.make_node("Abs", ["x"], ["y"])], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [3])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    run = Run(0, "normal", {"x": np.array([1.0, 2.0, 3.0], np.float32)})
+    ort = np.array([1.0, 2.0, 3.0], np.float32)
+    monkeypatch.setattr(runner, "reference_outputs",
+                        lambda model, feeds: [np.array([1.5, 2.0, 3.0], np.float32)])
+    got = np.array([1.5, 2.0, 9.0], np.float32)       # 0: onnx.reference's; 2: nobody's
+    ev = runner.Evaluator(opts=(0,))
+    try:
+        ev.compile = lambda model, opt: ("ok", "lib.so")
+        ev.worker.call = lambda fn, args, timeout: ("ok", [("ok", [got])])
+        found = ev.evaluate(m, [run], ("onnxruntime", [(run, [ort])]))
+        assert [f.kind for f in found] == ["mismatch"], found
+        assert "1 of 3 differ, first at (2,)" in found[0].detail, found[0].detail
+    finally:
+        ev.close()

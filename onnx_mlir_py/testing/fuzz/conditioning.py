@@ -30,6 +30,13 @@ depend on such a sum, from the reference's own intermediate values:
   a step (an integer; k + 1/2 for Round): 5.9999995 or 6.0 from LpPool decide
   5 or 6 (s2000-350, -482). This rule, like the others, is applied on every
   run once an output differs, not only on edge runs;
+* Mod of a computed dividend or divisor (float) where its quotient ``x / y``
+  lies within the relative tolerance of a nonzero integer (``x - trunc(x /
+  y) * y``: the Floor rule on the quotient, whose steps are where fmod jumps
+  by ``|y|``): beyond about 500 (f32) every position, as an ulp of ``x`` or
+  ``y`` moves the result anywhere in ``[0, |y|)`` (s3605-30: fmod(1e30, a
+  Softmax result 0.0104838) is 0.0054 by numpy, onnx.reference and -O0,
+  0.0078 at -O3 and 0.0036 in onnxruntime, the divisors one ulp apart);
 * an elementwise op of values computed by sums is unstable where its
   result, for one input moved by that input's error bound (the sum's
   worst-case rounding error ``n * u * magnitude``, carried through data
@@ -77,6 +84,8 @@ PERIODIC_ULPS = 16
 # step functions of a computed argument: where it lies within the tolerance of
 # a step (an integer; for Round, k + 1/2), its last ulp decides the result
 ROUNDING = {"Floor": 0.0, "Ceil": 0.0, "Round": 0.5}
+# x - trunc(x / y) * y: the quotient's rounding step decides, as for Floor
+MODULO = {"Mod"}
 _U = {np.dtype(np.float16): 2.0 ** -11, np.dtype(np.float32): 2.0 ** -24,
       np.dtype(np.float64): 2.0 ** -53}
 
@@ -162,6 +171,12 @@ def _own(node, ins: list, y: np.ndarray, rtol: dict, rounded: bool, err):
             off = ROUNDING[op]
             step = np.floor(x - off + 0.5) + off          # the nearest step
             return np.abs(x - step) <= r * np.maximum(np.abs(x), 1)
+        if op in MODULO and rounded and len(ins) == 2:
+            x, d = (np.broadcast_to(a.astype(np.float64), y.shape) for a in ins)
+            q = x / d
+            k = np.round(q)
+            return np.isfinite(x) & np.isfinite(d) & (d != 0) & (k != 0) & \
+                ~(np.abs(q - k) > r * np.maximum(np.abs(q), 1))
         if op in PERIODIC and rounded and ins[0].shape == y.shape:
             return PERIODIC_ULPS * _U[y.dtype] * np.abs(ins[0].astype(np.float64)) > r
         if op in ACCUMULATING and op not in NONNEG:
@@ -262,7 +277,8 @@ def unstable(model: onnx.ModelProto, feeds: dict, values: dict, run_node,
         own, bounds = None, [errs.get(i) for i in node.input if i]
         if y is not None and y.dtype.kind == "f":
             e = _sum_error(node, opset, ins, y, run_node) if node.op_type in TERMS else None
-            own = _own(node, ins, y, rtol, bool(node.input) and node.input[0] in rounded, e)
+            # a computed input (Mod: either one; the others take one input)
+            own = _own(node, ins, y, rtol, any(i in rounded for i in node.input if i), e)
             if e is not None and e.shape == y.shape:
                 errs[node.output[0]] = e
         if own is not None and own.shape == y.shape:

@@ -46,6 +46,40 @@ def test_mod_int_broadcast(fmod):
     check([N("Mod", ["a", "b"], ["y"], fmod=fmod)], {"a": a, "b": b}, ["y"], opset=13)
 
 
+@pytest.mark.parametrize("opt_level", [0, 3])
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.float16])
+def test_mod_float_edge_values_bit_exact(opt_level, dt):
+    """Float Mod (fmod=1, C fmod: the sign of the dividend) on every pair of
+    0, -0, +-inf, NaN, +-huge, tiny, +-5.5, +-3, the smallest denormal: bit
+    for bit (signed zeros, NaN) numpy's fmod, onnx.reference's and
+    onnxruntime's, at -O0 and -O3 (s3605-30 suspected it; it was the fuzzer)."""
+    import onnxruntime as ort
+    from onnx import TensorProto as TP
+    from onnx.reference import ReferenceEvaluator
+    from onnx_mlir_py.testing.check import run_compiled
+    huge = {np.float32: 1e30, np.float64: 1e300, np.float16: 3e4}[dt]
+    e = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, huge, -huge, 1e-30, 5.5, -5.5, 3.0, -3.0,
+                  np.finfo(dt).smallest_subnormal], np.float64).astype(dt)
+    x, y = (a.ravel() for a in np.meshgrid(e, e, indexing="ij"))
+    tp = {np.float32: TP.FLOAT, np.float64: TP.DOUBLE, np.float16: TP.FLOAT16}[dt]
+    m = helper.make_model(helper.make_graph(
+        [N("Mod", ["x", "y"], ["z"], fmod=1)], "g",
+        [helper.make_tensor_value_info(n, tp, [x.size]) for n in "xy"],
+        [helper.make_tensor_value_info("z", tp, [x.size])]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    feeds = {"x": x, "y": y}
+    got = run_compiled(m, feeds, opt_level)[0]
+    with np.errstate(all="ignore"):
+        want = np.fmod(x, y)
+    oracles = {"numpy": want, "onnx.reference": ReferenceEvaluator(m).run(None, feeds)[0],
+               "onnxruntime": ort.InferenceSession(m.SerializeToString(), providers=[
+                   "CPUExecutionProvider"]).run(None, feeds)[0]}
+    for name, exp in oracles.items():
+        bad = ~((np.isnan(got) & np.isnan(exp)) |
+                ((got == exp) & (np.signbit(got) == np.signbit(exp))))
+        assert not bad.any(), (name, [(x[i], y[i], got[i], exp[i]) for i in np.flatnonzero(bad)])
+
+
 def test_clip_v6_attributes_and_elu_selu_v6():
     x = R.standard_normal((3, 5)).astype(np.float32) * 3
     check([N("Clip", ["x"], ["c"], min=-1.0, max=0.5), N("Elu", ["x"], ["e"], alpha=0.7),
