@@ -46,7 +46,8 @@ func.func @main_graph(%b: tensor<{r}xf32> {{onnx.name = "b"}}) -> (tensor<{r}x{c
 }}"""
 
 
-def _run(tmp_path, text: str, name: str, x: np.ndarray, expect_rewrites: int) -> np.ndarray:
+def _run(tmp_path, text: str, name: str, x: np.ndarray, expect_rewrites: int,
+         mcpu: str | None = None) -> np.ndarray:
     with make_context():
         module = ir.Module.parse(text)
         assert rewrite_register_transposes(module) == expect_rewrites
@@ -55,7 +56,7 @@ def _run(tmp_path, text: str, name: str, x: np.ndarray, expect_rewrites: int) ->
         left = walk_ops(module, ("vector.transpose",))
         assert not left if expect_rewrites else True
         path = tmp_path / f"{name}.so"
-        emit_library(module, path)
+        emit_library(module, path, mcpu=mcpu)
     (y,) = ExecutionSession(str(path)).run([x])
     return y
 
@@ -66,6 +67,14 @@ def test_narrow_transpose(tmp_path, r, c, e):
     rng = np.random.default_rng(r * 100 + c)
     x = (rng.standard_normal((r, c)) * 100).astype(_NP[e])
     y = _run(tmp_path, _transpose(r, c, e), f"t{r}x{c}{e}", x, 1)
+    np.testing.assert_array_equal(y, x.T)
+
+
+@pytest.mark.parametrize("r,c", [(8, 16), (4, 8), (6, 24)])
+def test_narrow_transpose_avx2(tmp_path, r, c):
+    """The AVX2 target's tiles (8-lane vectors: the direct conv's 8 x 16)."""
+    x = np.random.default_rng(c).standard_normal((r, c)).astype(np.float32)
+    y = _run(tmp_path, _transpose(r, c, "f32"), f"v3_{r}x{c}", x, 1, mcpu="x86-64-v3")
     np.testing.assert_array_equal(y, x.T)
 
 
