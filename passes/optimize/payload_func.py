@@ -32,6 +32,7 @@ afterwards. The result is the IR the schedule would have made in place:
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import mlir.ir as ir
 from mlir.dialects import func
@@ -66,12 +67,26 @@ def movable(group: list[ir.Operation]) -> bool:
     return all(_within(u.owner, group) for op in group[:-1] for r in op.results for u in r.uses)
 
 
-def _leaf(v: ir.Value) -> ir.Operation | None:
-    """The producer of ``v`` when it has no operands and no regions."""
+def _leaf(v: ir.Value, opaque: bool = False) -> ir.Operation | None:
+    """The producer of ``v`` when it has no operands and no regions (with
+    ``opaque``: and is not a constant of data, see :func:`data_constant`)."""
     if isinstance(v, ir.BlockArgument):
         return None
     o = v.owner.operation
-    return o if not len(o.operands) and not len(o.regions) else None
+    if len(o.operands) or len(o.regions) or (opaque and data_constant(o)):
+        return None
+    return o
+
+
+def data_constant(o: ir.Operation) -> bool:
+    """An ``arith.constant`` of elements that are not all one value: a
+    weight (``dense_resource``) or an inline tensor of values."""
+    if o.name != "arith.constant":
+        return False
+    a = o.attributes["value"]
+    if isinstance(a, ir.DenseElementsAttr):
+        return not a.is_splat
+    return not isinstance(a, (ir.FloatAttr, ir.IntegerAttr, ir.BoolAttr))
 
 
 def _external_uses(fn: ir.Operation) -> tuple[list[ir.Value], list[tuple]]:
@@ -100,12 +115,26 @@ def _replace_outside_uses(v: ir.Value, new: ir.Value, fn: ir.Operation) -> None:
             use.owner.operands[use.operand_number] = new
 
 
+@dataclass
+class Payload:
+    """The temporary function of :func:`isolated`: its operation (the
+    payload root for a schedule), the clones of the outside leaf ops in it
+    (in the order of the values they stand for), its first op (a marker:
+    the folder's constants go before it) and its return."""
+    op: ir.Operation
+    clones: list
+    sentinel: ir.Operation
+    ret: ir.Operation
+
+
 @contextmanager
-def isolated(module: ir.Module, group: list[ir.Operation]):
+def isolated(module: ir.Module, group: list[ir.Operation], opaque: bool = False):
     """Move ``group`` (see :func:`movable`) into a temporary function while
-    the ``with`` body runs; yields that function's operation (the payload
-    root for the schedule); restores the IR as described in the module
-    docstring, also when the body raises."""
+    the ``with`` body runs; yields its :class:`Payload`; restores the IR as
+    described in the module docstring, also when the body raises.
+    ``opaque``: the data constants (:func:`data_constant`: the weights) are
+    arguments too, not clones, so nothing in the function depends on their
+    values (:mod:`.schedule_memo` replays its result on other weights)."""
     last = group[-1]
     host_entry = _entry_block(last)
     result_types = [r.type for r in last.results]
@@ -135,7 +164,7 @@ def isolated(module: ir.Module, group: list[ir.Operation]):
     externals, reads = _external_uses(fop)
     args, clones, inner = [], [], []
     for v in externals:
-        leaf = _leaf(v)
+        leaf = _leaf(v, opaque)
         if leaf is None:
             args.append(v)
             inner.append(entry.add_argument(v.type, v.location))
@@ -148,7 +177,7 @@ def isolated(module: ir.Module, group: list[ir.Operation]):
     fn.attributes["function_type"] = ir.TypeAttr.get(
         ir.FunctionType.get([v.type for v in args], result_types))
     try:
-        yield fop
+        yield Payload(fop, [c for c, _ in clones], sentinel, ret.operation)
     finally:
         _restore(entry, host_entry, sentinel, ret, ph, anchors, clones, args)
         fop.erase()

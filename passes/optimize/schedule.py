@@ -92,6 +92,23 @@ def _apply(module: ir.Module, text: str, root: ir.Operation | None = None) -> No
                                      sched.body.operations[0], sched)
 
 
+def _apply_memo(module: ir.Module, text: str, body: str, payload, memo: dict) -> None:
+    """Run the schedule ``text`` on an isolated kernel (``payload``), or
+    replay the result of an earlier kernel of the same text under the same
+    ``body`` (:mod:`.schedule_memo`; ``memo``: key -> its Template)."""
+    from onnx_mlir_py.passes.optimize import schedule_memo
+    if not schedule_memo.enabled():
+        _apply(module, text, payload.op)
+        return
+    k = schedule_memo.key(payload, body, TAG)
+    template = memo.get(k)
+    if template is not None:
+        schedule_memo.replay(payload, template)
+        return
+    _apply(module, text, payload.op)
+    memo[k] = schedule_memo.capture(payload)
+
+
 def _touches_empty(op: ir.Operation) -> bool:
     """An operand or result has a static 0 dim (e.g. a matmul with K = 0:
     its iteration space is empty; the linalg tiling utilities assert on the
@@ -151,13 +168,14 @@ def apply_to_ops(module: ir.Module, ops: Iterable[ir.Operation], body_for, *,
         # the match names the op too: each application walks the whole
         # module, and an op-name test first is ~45% cheaper per op than the
         # attribute lookup alone (53k ops: 3.5 -> 1.9 ms a walk)
+        memo: dict = {}         # kernels of equal text: one run, replayed (schedule_memo.py)
         for i, body, op_name, root, name in tagged:
             try:
                 text = _WRAPPER.format(tag=TAG, id=i, body=body, name=op_name)
                 group = group_for(root) if group_for else None
                 if group is not None and movable(group):
-                    with isolated(module, group) as fn:
-                        _apply(module, text, fn)
+                    with isolated(module, group, opaque=True) as payload:
+                        _apply_memo(module, text, body, payload, memo)
                 else:
                     _apply(module, text, None if group_for else root)
                 done += 1

@@ -107,11 +107,15 @@ def _tiled(text: str, monkeypatch, isolate: bool, threads: bool):
 @pytest.mark.parametrize("threads", [False, True])
 def test_isolated_runs_give_the_in_place_ir(monkeypatch, threads, batch):
     """(a dynamic batch: the per-image kernels in the batch loop)"""
+    from onnx_mlir_py.passes.optimize import schedule_memo
     text = _before_tiling(monkeypatch, threads, batch)
+    memo, _, n1 = _tiled(text, monkeypatch, True, threads)   # copies replayed (schedule_memo)
+    monkeypatch.setenv(schedule_memo.ENV, "0")
     isolated, roots, n = _tiled(text, monkeypatch, True, threads)
+    monkeypatch.delenv(schedule_memo.ENV, raising=False)     # (_tiled undid it)
     in_place, roots0, n0 = _tiled(text, monkeypatch, False, threads)
-    assert n == n0 >= 3, (n, n0)
-    assert isolated == in_place
+    assert n == n0 == n1 >= 3, (n, n0, n1)
+    assert isolated == in_place == memo
     assert "__om_payload" not in isolated
     # every kernel ran on its own function, in place on the module (then
     # the cleanup, on the module, once)
