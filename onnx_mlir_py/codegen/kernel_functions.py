@@ -39,6 +39,15 @@ The functions that print the same (name left out) are then merged: what is
 left goes through bufferization and the lowerings once, and the
 memref-level outlining of parallel loops (:mod:`.parallel_for`) works
 inside them as before. Run time: one call per kernel.
+
+It runs twice: in the -O3 stage, once the conv and matmul kernels are loop
+nests (``passes.optimize.outline_kernel_functions``, before the elementwise
+fusion, the math approximation, the vectorization, the vector cleanups and
+the last canonicalize, which then run over each distinct kernel once:
+ResNet-50's 92 kernels are 47 functions), and at codegen's start on what
+the stage left in the entry (the elementwise loops vectorized after it;
+every kernel at -O0..-O2). Each call takes a function-name stem no
+function has yet.
 """
 from __future__ import annotations
 
@@ -293,7 +302,15 @@ def outline_kernels(module: ir.Module, entry: str) -> tuple[int, int]:
             loop.attributes[_TAG] = ir.UnitAttr.get()
         _slices_into_loops(fn, block, set(marked))
         _constants_per_loop(fn, block, set(marked))
-        script = ir.Module.parse(_OUTLINE)
+        # a stem no function has yet: the -O3 stage outlines its kernels,
+        # codegen what is left (the outlining's own renaming collided)
+        taken = [ir.StringAttr(op.operation.attributes["sym_name"]).value
+                 for op in module.body.operations if "sym_name" in op.operation.attributes]
+        n = 0
+        while any(t.startswith(f"{PREFIX}{n}_") for t in taken):
+            n += 1
+        script = ir.Module.parse(_OUTLINE.replace(f'func_name = "{PREFIX}"',
+                                                  f'func_name = "{PREFIX}{n}_"'))
         try:
             interpreter.apply_named_sequence(module.operation, script.body.operations[0], script)
         except (ir.MLIRError, ValueError) as e:

@@ -205,6 +205,22 @@ def census(module: ir.Module) -> Census:
     return Census(frozenset(names), contraction[0])
 
 
+def outline_kernel_functions(module: ir.Module) -> None:
+    """The kernels' loop nests as functions, the copies merged
+    (:func:`onnx_mlir_py.codegen.kernel_functions.outline_kernels`), before
+    the steps that run over every function (elementwise fusion, the math
+    approximation, the vector cleanups, canonicalize): they then run once
+    per distinct kernel (#29; codegen outlines what the steps after this one
+    leave in the entry)."""
+    from onnx_mlir_py.codegen.kernel_functions import outline_kernels, printed_kernels
+    from onnx_mlir_py.codegen.signature import ENTRY_NAME
+    if any(op.operation.name == "func.func" and ir.StringAttr(
+            op.operation.attributes["sym_name"]).value == ENTRY_NAME
+            for op in module.body.operations):
+        outline_kernels(module, ENTRY_NAME)
+        printed_kernels(module)     # (the texts are of these bodies, the steps change them)
+
+
 def lower_packs(module: ir.Module) -> None:
     apply_to_funcs(module, PACK_LOWERING)
 
@@ -297,6 +313,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
             ("tile packed contractions", matmuls, lambda: tile_packed_contractions(m, threads)),
             ("lower packs", packs, lambda: lower_packs(m)),
             ("fold relayouts", True, lambda: fold_constant_relayouts(m)),
+            ("kernel functions", kernels, lambda: outline_kernel_functions(m)),
             # (no canonicalize here: fuse elementwise's pipeline ends with one)
             ("fuse elementwise", True, lambda: fuse_elementwise(m, CANONICALIZE_ONCE)),
             ("approximate math", True, lambda: approximate_math(m)),

@@ -39,14 +39,22 @@ def _blocks(n_same=3, ch=16, hw=14, seed=0):
     return m, {"x": rng.standard_normal((1, ch, hw, hw)).astype(np.float32)}
 
 
-def _spy(monkeypatch, results: list, enabled: bool = True):
-    real = kernel_functions.outline_kernels
+_OUTLINE = kernel_functions.outline_kernels    # (before any spy replaces it)
 
+
+def _spy(monkeypatch, results: list, enabled: bool = True):
+    """Record (outlined, dropped) of each outlining: the -O3 stage's (which
+    imports ``kernel_functions.outline_kernels`` when it runs) and codegen's."""
     def spy(module, entry):
-        r = real(module, entry) if enabled else (0, 0)
+        r = _OUTLINE(module, entry) if enabled else (0, 0)
         results.append(r)
         return r
     monkeypatch.setattr(codegen_llvm, "outline_kernels", spy)
+    monkeypatch.setattr(kernel_functions, "outline_kernels", spy)
+
+
+def _total(results: list) -> tuple[int, int]:
+    return sum(r[0] for r in results), sum(r[1] for r in results)
 
 
 def _run(m, feeds, tmp_path, threads):
@@ -63,8 +71,9 @@ def _run_against_onnxruntime(model_and_feeds, tmp_path, monkeypatch, threads, to
     m, feeds = model_and_feeds
     got = _run(m, feeds, tmp_path, threads)
     assert_match(got, reference(m, feeds, "onnxruntime"), rtol=tol, atol=tol / 10)
-    assert len(results) == 1, results
-    return results[0]
+    # the -O3 stage's (a model with kernels), then codegen's
+    assert 1 <= len(results) <= 2, results
+    return _total(results)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -93,11 +102,12 @@ def _no_more_copies_than_inline(m, tmp_path, monkeypatch) -> int:
     results = []
     _spy(monkeypatch, results, enabled=False)
     inline = _llvm_ir(m, tmp_path, "inline")
+    n = len(results)
     _spy(monkeypatch, results, enabled=True)
     outlined = _llvm_ir(m, tmp_path, "outlined")
     assert _memcpys(outlined) <= _memcpys(inline)
     assert _allocs(outlined) <= _allocs(inline), (_allocs(outlined), _allocs(inline))
-    return results[-1][0]
+    return _total(results[n:])[0]
 
 
 def test_kernels_write_their_destination_in_place(tmp_path, monkeypatch):
@@ -195,6 +205,8 @@ def test_the_merge_texts_are_the_kernels_prints(tmp_path, monkeypatch):
     monkeypatch.setattr(kernel_functions, "printed_kernels", spy)
     m, feeds = _blocks()
     got = _run(m, feeds, tmp_path, 1)
-    assert len(seen) == 1 and seen[0] and all(seen[0].values()), seen
-    assert all(n.startswith(kernel_functions.PREFIX) for n in seen[0])
+    # the -O3 stage's (dropped: the steps after it change the bodies) and
+    # codegen's (the loops left to it)
+    assert seen and any(seen) and all(all(s.values()) for s in seen), seen
+    assert all(n.startswith(kernel_functions.PREFIX) for s in seen for n in s)
     assert_match(got, reference(m, feeds, "onnxruntime"), rtol=1e-4, atol=1e-5)
