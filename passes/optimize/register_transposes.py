@@ -28,6 +28,9 @@ from mlir.dialects import arith, ub, vector
 from onnx_mlir_py.ir_util import walk_ops
 
 MAX_ROWS = 8
+# a transposed broadcast of more rows is left to upstream (a row broadcast
+# each: a register tile has at most 32 rows)
+MAX_BROADCAST_ROWS = 32
 
 
 def _permutation(op: ir.Operation) -> list[int]:
@@ -42,7 +45,8 @@ def _transposed_broadcast(op: ir.Operation) -> ir.Value | None:
     if owner is None or owner.name != "vector.broadcast":
         return None
     x = owner.operands[0]
-    if not isinstance(x.type, ir.VectorType) or x.type.rank != 1 or x.type.scalable:
+    if not isinstance(x.type, ir.VectorType) or x.type.rank != 1 or x.type.scalable \
+            or x.type.shape[0] > MAX_BROADCAST_ROWS:
         return None
     return x
 

@@ -85,6 +85,14 @@ def test_broadcast_transpose(tmp_path, r, c):
     np.testing.assert_array_equal(y, np.repeat(b[:, None], c, axis=1))
 
 
+def test_a_long_broadcast_is_left_to_upstream(tmp_path):
+    """(42 rows: more than a register tile's; its [8, 42] source is no
+    narrow transpose either, 42 columns not in groups of 4)"""
+    b = np.random.default_rng(5).standard_normal(42).astype(np.float32)
+    y = _run(tmp_path, _broadcast(42, 8), "b42x8", b, 0)
+    np.testing.assert_array_equal(y, np.repeat(b[:, None], 8, axis=1))
+
+
 @pytest.mark.parametrize("r,c", [(16, 16), (9, 16), (4, 6), (1, 16), (8, 4)])
 def test_left_to_upstream(tmp_path, r, c):
     """16x16 blocks (upstream's own network), more rows than the network
