@@ -76,12 +76,14 @@ _PRINTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # view of their first operand)
 _VIEWS = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
 
-_OUTLINE = f"""
+def _outline_script(stem: int) -> str:
+    """The outlining of the tagged loops into functions ``<PREFIX><stem>_*``."""
+    return f"""
 module attributes {{transform.with_named_sequence}} {{
   transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
     %loops = transform.structured.match attributes{{{_TAG}}} in %root
       : (!transform.any_op) -> !transform.any_op
-    %f, %c = transform.loop.outline %loops {{func_name = "{PREFIX}"}}
+    %f, %c = transform.loop.outline %loops {{func_name = "{PREFIX}{stem}_"}}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.yield
   }}
@@ -309,8 +311,7 @@ def outline_kernels(module: ir.Module, entry: str) -> tuple[int, int]:
         n = 0
         while any(t.startswith(f"{PREFIX}{n}_") for t in taken):
             n += 1
-        script = ir.Module.parse(_OUTLINE.replace(f'func_name = "{PREFIX}"',
-                                                  f'func_name = "{PREFIX}{n}_"'))
+        script = ir.Module.parse(_outline_script(n))
         try:
             interpreter.apply_named_sequence(module.operation, script.body.operations[0], script)
         except (ir.MLIRError, ValueError) as e:

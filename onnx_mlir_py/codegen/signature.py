@@ -141,16 +141,24 @@ class EntrySignature:
         return json.dumps([t.to_json_obj() for t in self.outputs])
 
 
-def find_entry(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Operation:
-    """The ``func.func @<entry>`` of ``module``; CompileError if absent."""
+def entry_or_none(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Operation | None:
+    """The ``func.func @<entry>`` of ``module`` (a declaration too), or None."""
     for op in module.body.operations:
         op = op.operation
         if op.name == "func.func" and "sym_name" in op.attributes and \
                 op.attributes["sym_name"].value == entry:
-            if len(op.regions[0].blocks) == 0:
-                raise CompileError(f"@{entry} is a declaration without a body")
             return op
-    raise CompileError(f"the module has no func.func @{entry}")
+    return None
+
+
+def find_entry(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Operation:
+    """The ``func.func @<entry>`` of ``module``; CompileError if absent."""
+    op = entry_or_none(module, entry)
+    if op is None:
+        raise CompileError(f"the module has no func.func @{entry}")
+    if len(op.regions[0].blocks) == 0:
+        raise CompileError(f"@{entry} is a declaration without a body")
+    return op
 
 
 def _attr_dict(arr_attr, i: int) -> dict[str, str]:

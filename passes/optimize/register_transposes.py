@@ -79,12 +79,13 @@ def _quads(rows: list[ir.Value], cols: int) -> list[ir.Value]:
 def _rewrite_narrow(op: ir.Operation) -> ir.Value:
     src = op.operands[0]
     rows, cols = src.type.shape
-    row_t = ir.VectorType.get([cols], src.type.element_type)
-    zero = arith.constant(row_t, ir.DenseElementsAttr.get_splat(
-        row_t, ir.FloatAttr.get(row_t.element_type, 0.0) if isinstance(
-            row_t.element_type, ir.F32Type) else ir.IntegerAttr.get(row_t.element_type, 0)))
     padded = 4 if rows <= 4 else 8
-    rs = [vector.extract(src, [], [i]) if i < rows else zero for i in range(padded)]
+    rs = [vector.extract(src, [], [i]) for i in range(rows)]
+    if rows < padded:
+        row_t = ir.VectorType.get([cols], src.type.element_type)
+        e = row_t.element_type
+        zero = ir.FloatAttr.get(e, 0.0) if isinstance(e, ir.F32Type) else ir.IntegerAttr.get(e, 0)
+        rs += [arith.constant(row_t, ir.DenseElementsAttr.get_splat(row_t, zero))] * (padded - rows)
     q = [_quads(rs[h:h + 4], cols) for h in range(0, padded, 4)]
     res_t = op.results[0].type
     acc = ub.poison(res_t)
