@@ -127,12 +127,18 @@ CANONICALIZE_ONCE = "canonicalize{region-simplify=disabled max-iterations=1}"
 BF16_KERNELS = ("packed_matmul_bf16", "amx_matmul_bf16", "conv_bf16", "amx_conv_bf16")
 
 
-def _canonicalize(module: ir.Module, once: bool = False) -> None:
+def _canonicalize(module: ir.Module, once: bool = False, per_function: bool = False) -> None:
     """Canonicalize and CSE the module (``once``: one pattern round, see
-    :data:`CANONICALIZE_ONCE`)."""
+    :data:`CANONICALIZE_ONCE`). ``per_function``: nested under ``func.func``,
+    so that the context's threads share the functions (the same IR: a
+    function is isolated from above, the module holds only functions); for
+    a module of many kernel functions (after ``outline_kernel_functions``:
+    ResNet-50's last canonicalize 75 -> 33 ms on 2 threads). Before it, one
+    entry holds nearly everything and the nesting only costs (67 -> 88 ms)."""
     canon = CANONICALIZE_ONCE if once else CANONICALIZE
+    pipeline = f"func.func({canon}, cse)" if per_function else f"{canon}, cse"
     with distinct_loops(module):        # CSE linear in the loops (distinct_loops.py)
-        PassManager.parse(f"builtin.module({canon}, cse)", module.context).run(module.operation)
+        PassManager.parse(f"builtin.module({pipeline})", module.context).run(module.operation)
 
 
 def resolve_dims(module: ir.Module) -> int:
@@ -320,7 +326,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
             ("vectorize transposes", True, lambda: vectorize_transposes(m, target, threads)),
             ("cleanup vectors", True, lambda: cleanup_vectors(m)),
             ("reassociate reductions", reductions, lambda: reassociate_reductions(m)),
-            ("canonicalize", True, lambda: _canonicalize(m, once=True)),
+            ("canonicalize", True, lambda: _canonicalize(m, once=True, per_function=True)),
         ]
         for name, needed, run in steps:
             if needed if isinstance(needed, bool) else not used.isdisjoint(needed):

@@ -519,7 +519,7 @@ def direct_convs(module: ir.Module, target: Target, threads: bool = False, plan=
     Returns how many were rewritten."""
     from dataclasses import replace
 
-    from onnx_mlir_py.passes.optimize.window_rewrite import inline_kernels
+    from onnx_mlir_py.passes.optimize.kernel_inline import inline_kernels
     funcs: dict[tuple, str] = {}
     count = 0
     # matched one at a time, each after the rewrite of the one before: in a
@@ -548,5 +548,9 @@ def direct_convs(module: ir.Module, target: Target, threads: bool = False, plan=
             funcs[key] = name
         replace_with_call(funcs[key], operands, erase, last, dead, at)   # dead: the pad
         count += 1
-    inline_kernels(module, funcs)
+    if funcs:
+        # without the inliner's canonicalize (#29; the depthwise convs' and
+        # pools' need theirs, window_rewrite.py): -O3's own after the packs
+        # folds the same (the -O3 IR is identical)
+        inline_kernels(module)
     return count

@@ -41,7 +41,7 @@ from mlir.passmanager import PassManager
 from onnx_mlir_py.codegen.elementwise_functions import is_huge, outline_elementwise
 from onnx_mlir_py.ir_util import walk_ops
 
-PIPELINE = "builtin.module(func.func(linalg-fuse-elementwise-ops), {canonicalize}, cse)"
+PIPELINE = "builtin.module(func.func(linalg-fuse-elementwise-ops, {canonicalize}, cse))"
 
 # Largest fused body, in weighted ops (see the module docstring). A GELU is
 # ~25, a LayerNorm's elementwise tail ~10, HardSwish ~6.
