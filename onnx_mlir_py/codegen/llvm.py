@@ -24,6 +24,7 @@ from onnx_mlir_py.codegen.bool_memory import BOOL_MEMORY_OPS, rewrite_bool_memor
 from onnx_mlir_py.codegen.bufferize import bufferize_prepared, prepare_module
 from onnx_mlir_py.codegen.strided_copy import strided_copies_to_linalg
 from onnx_mlir_py.codegen.dedupe import merge_identical_functions
+from onnx_mlir_py.codegen.entry_optnone import entry_without_optimisations
 from onnx_mlir_py.codegen.kernel_functions import outline_kernels
 from onnx_mlir_py.codegen.outline_loops import PREFIX as LOOP_PREFIX, outline_serial_loops
 from onnx_mlir_py.codegen.parallel_for import PREFIX as PFOR_PREFIX
@@ -135,6 +136,8 @@ def lower_to_llvm_dialect(mod: ir.Module, step, entry: str | None = ENTRY_NAME,
     with step("LLVM dialect"):
         run_pipeline(mod, LOWER_PIPELINE, "LLVM dialect lowering")
         lower_parallel_calls(mod)
+        if entry is not None:
+            entry_without_optimisations(mod, entry)     # a straight line of calls (see there)
 
 
 def _request_c_interface(module: ir.Module, entry: str) -> None:
