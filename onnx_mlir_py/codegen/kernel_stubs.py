@@ -172,8 +172,10 @@ def _summaries(module: ir.Module, fns: list[ir.Operation]) -> list[tuple[list, l
     # no eliminate-empty-tensors (half the cost): it only makes an op write into
     # the slice of a destination its result is inserted into, which the insert
     # writes already (and the op's read of what was an empty reads no value)
+    # not verified after: the analysis only annotates these copies, which are
+    # read for their annotations and dropped (ResNet-50: 11 verifications, 23 ms)
     run_pipeline(m, "builtin.module(builtin.module(" + ONE_SHOT[:-1] + " test-analysis-only}))",
-                 "kernel cache summaries")
+                 "kernel cache summaries", verify=False)
     out = []
     for fn in clones:
         ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
