@@ -15,6 +15,8 @@ from collections.abc import Callable, Collection
 
 import mlir.ir as ir
 
+from onnx_mlir_py.native_walk import walk_names
+
 Select = None | str | Collection[str] | Callable[[ir.Operation], bool]
 
 _ORDERS = {"pre": ir.WalkOrder.PRE_ORDER, "post": ir.WalkOrder.POST_ORDER}
@@ -23,6 +25,13 @@ _ORDERS = {"pre": ir.WalkOrder.PRE_ORDER, "post": ir.WalkOrder.POST_ORDER}
 def as_operation(x) -> ir.Operation:
     """The ``ir.Operation`` of a module, an OpView or an operation."""
     return x.operation   # Module.operation, OpView.operation, Operation.operation (itself)
+
+
+def _names(select: Select) -> frozenset | None:
+    """The op names ``select`` stands for, None for a predicate."""
+    if isinstance(select, str):
+        return frozenset((select,))
+    return None if select is None or callable(select) else frozenset(select)
 
 
 def _matcher(select: Select) -> Callable[[ir.Operation], bool]:
@@ -44,6 +53,19 @@ def _walk_names(top: ir.Operation, select: Select, order: str, include_root: boo
     the root dropped after the walk (the first op a pre-order walk visits,
     the last a post-order one) instead of compared with every op: ~1/3 of
     the walk's time (#29: -O3 and codegen walk the module ~30 times)."""
+    if exclude is None and select is not None:
+        found = walk_names(top, select, order)     # in C when it can (native_walk.py)
+        if found is not None:
+            end = 0 if order == "pre" else -1
+            if not include_root and found and found[end] == top:
+                del found[end]
+            return found
+    return py_walk_names(top, select, order, include_root, exclude)
+
+
+def py_walk_names(top: ir.Operation, select: Select, order: str, include_root: bool,
+                  exclude: Collection[str] | None = None):
+    """:func:`_walk_names` with the bindings' walk (a Python call per op)."""
     out: list[ir.Operation] = []
     advance = ir.WalkResult.ADVANCE
     if exclude is not None:
@@ -82,6 +104,13 @@ def _walk(root, select: Select, order: str, include_root: bool, first: bool,
     top = as_operation(root)
     if not first and prune is None and not callable(select):
         return _walk_names(top, select, order, include_root)
+    if not first and prune is not None and select is not None and order == "pre" \
+            and _names(select) is not None and _names(select) == _names(prune) \
+            and (include_root or top.name not in _names(select)):
+        # the found ops' insides not visited: in C when it can (native_walk.py)
+        found = walk_names(top, select, order, skip_found=True)
+        if found is not None:
+            return found
     keep = _matcher(select)
     skip = None if prune is None else _matcher(prune)
     out: list[ir.Operation] = []
