@@ -154,7 +154,7 @@ def _found(lib, root: ir.Operation, names, order: str,
     enc = [n.encode() for n in names]
     arr = (ctypes.c_char_p * len(enc))(*enc)
     lengths = (ctypes.c_size_t * len(enc))(*map(len, enc))
-    capacity = 64
+    capacity = 1024
     while True:
         out = (ctypes.c_void_p * capacity)()
         n = lib.om_walk_names(ptr, arr, lengths, len(enc), _ORDER[order], int(skip_found),
@@ -236,6 +236,9 @@ def _start_build() -> None:
     except (OSError, CompileError):
         shutil.rmtree(tmp, ignore_errors=True)
         return
+    except BaseException:       # an interrupt (in the tool launcher's own first build)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     _build = (p, tmp, built, path, capi)
 
 
@@ -252,6 +255,9 @@ def _finish_build(wait: float = 0.0) -> None:
             p.wait(timeout=wait) if wait > 0 else None
         except subprocess.TimeoutExpired:
             pass
+        except BaseException:
+            kill_group(p)               # an interrupt in the wait: the build goes too
+            raise
         if p.poll() is None:
             kill_group(p)
             return
