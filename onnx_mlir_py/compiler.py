@@ -29,6 +29,7 @@ import mlir.ir as ir
 from onnx_mlir_py.errors import CompileError, NeedsInputShapesError
 from onnx_mlir_py.options import DEFAULT_OPT_LEVEL, EMIT_LEVELS, Options  # noqa: F401 (re-exported)
 from onnx_mlir_py.timings import Timings
+from onnx_mlir_py.native_walk import worth_building
 
 # onnx-mlir's naming: emit level -> suffix added to the output base name.
 SUFFIX = {"EmitONNX": ".onnx", "EmitONNXBasic": ".onnx.mlir", "EmitONNXIR": ".onnx.mlir",
@@ -229,6 +230,7 @@ def _run_stages(model, opts: Options, output: str | None, print_ir: bool, timing
     if opts.emit == "EmitONNX":
         return _write_onnx(model, output, print_ir)
     module = import_onnx(model, opts, timings)
+    worth_building(module)          # the C walk's build, for a model worth it (native_walk.py)
     if on_import is not None:
         on_import(module)
     if opts.emit == "EmitONNXBasic":

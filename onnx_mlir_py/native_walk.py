@@ -195,6 +195,26 @@ def _library() -> ctypes.CDLL | None:
     return _lib
 
 
+def worth_building(module: ir.Module) -> None:
+    """Start the build (inside :func:`building`, when the library is not
+    there) for an imported model of at least :data:`MIN_NODES` nodes: the
+    ops of its functions' bodies, at the top level."""
+    global _tried
+    if _lib is not None or _build is not None or _tried or _depth == 0 or not _enabled():
+        return
+    nodes = 0
+    for f in module.body.operations:
+        for r in f.operation.regions:
+            for b in r.blocks:
+                nodes += len(b.operations)
+    if nodes < MIN_NODES:
+        return
+    with _lock:
+        if _lib is None and _build is None and not _tried and not _from_cache():
+            _tried = True               # once a process: a failed build is not retried
+            _start_build()
+
+
 def _from_cache() -> bool:
     """Load the cached library if it is there and verified."""
     global _lib
@@ -271,20 +291,26 @@ def _finish_build(wait: float = 0.0) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# a model of fewer nodes is not worth the build to its compile (its walks
+# cost a few ms; the build ~0.3 s of gcc beside the runtime's own, waited
+# for at the end: an MLP's cold compile 1.75-1.99 -> 2.44-2.57 s): its
+# compile uses the library when it is in the cache but does not build it
+MIN_NODES = 64
+
+
 @contextmanager
 def building():
     """Within the block (a compile), the C walk is used once it is there:
-    loaded from the cache, else built meanwhile (see the module docstring);
-    a build still running at the block's end is waited for (its normal end)
-    or killed (an exception). Nested and concurrent blocks share one build."""
-    global _depth, _looked, _tried
+    loaded from the cache, or built meanwhile once :func:`worth_building`
+    says so (see the module docstring); a build still running at the
+    block's end is waited for (its normal end) or killed (an exception).
+    Nested and concurrent blocks share one build."""
+    global _depth, _looked
     with _lock:
         _depth += 1
-        if _lib is None and _build is None and not _tried and _enabled():
+        if _lib is None and _build is None and not _looked and _enabled():
             _looked = True
-            if not _from_cache():
-                _tried = True           # once a process: a failed build is not retried
-                _start_build()
+            _from_cache()
     ok = False
     try:
         yield

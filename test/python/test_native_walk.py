@@ -33,10 +33,39 @@ def fresh(monkeypatch, tmp_path):
      native_walk._depth) = saved
 
 
-def _built(fresh):
+def _module(n_ops):
+    body = "\n".join(f"  %c{i} = arith.constant {i} : i64" for i in range(n_ops))
+    return ir.Module.parse("func.func @main_graph() {\n" + body + "\n  return\n}",
+                           ir.Context())
+
+
+def _built(fresh, n_ops=native_walk.MIN_NODES):
     with native_walk.building():
-        pass                                # the block's end waits for the build
-    return native_walk._lib
+        native_walk.worth_building(_module(n_ops))
+    return native_walk._lib                 # (the block's end waits for the build)
+
+
+def test_small_models_do_not_build_it(fresh, tmp_path):
+    assert _built(fresh, native_walk.MIN_NODES - 2) is None   # (+ the return: MIN_NODES - 1)
+    assert not list(fresh.rglob("om_walk.so*"))
+    # nor a compile of a small model; a large one does, and a later small one uses it
+    onnx_mlir_py.compile(_conv_model(), tmp_path / "a.so", opt_level=3)
+    assert native_walk._lib is None and not list(fresh.rglob("om_walk.so*"))
+    nodes = [h.make_node("Relu" if i % 2 else "Neg", [f"t{i}"], [f"t{i + 1}"])
+             for i in range(native_walk.MIN_NODES)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("t0", T.FLOAT, [2, 8])],
+                     [h.make_tensor_value_info(f"t{len(nodes)}", T.FLOAT, [2, 8])])
+    big = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    big.ir_version = 8
+    so = onnx_mlir_py.compile(big, tmp_path / "big.so", opt_level=3)
+    assert native_walk._lib is not None
+    assert sorted(p.name for p in fresh.rglob("om_walk.so*")) == ["om_walk.so",
+                                                                  "om_walk.so.sha256"]
+    x = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)
+    want = x
+    for i in range(len(nodes)):
+        want = np.maximum(want, 0) if i % 2 else -want
+    np.testing.assert_array_equal(onnx_mlir_py.ExecutionSession(so).run([x])[0], want)
 
 
 def _conv_model(shape=(1, 3, 16, 16)):
@@ -158,6 +187,7 @@ def test_build_killed_on_an_error_leaves_nothing(fresh):
     before = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
     with pytest.raises(RuntimeError):
         with native_walk.building():
+            native_walk.worth_building(_module(native_walk.MIN_NODES))
             assert native_walk._build is not None     # started
             raise RuntimeError("the compile failed")
     assert native_walk._build is None and native_walk._lib is None
