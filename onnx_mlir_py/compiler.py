@@ -206,14 +206,16 @@ def run_pipeline(model, opts: Options, output: str | None, *, print_ir: bool = F
     A TensorFlow model is converted first (:func:`source_model`, options ``tf``).
     For a library, the C runtime's objects a new cache lacks start compiling
     first, on the other core (:func:`~onnx_mlir_py.codegen.link.runtime_prefetch`)."""
-    from onnx_mlir_py.gc_pause import fewer_collections
     from contextlib import nullcontext
+
+    from onnx_mlir_py.gc_pause import fewer_collections
     from onnx_mlir_py.native_walk import building
     timings = Timings() if timings is None else timings
-    # (gc_pause.py: ~200 -> 6 collections for ResNet-50; native_walk.py: the
-    # IR walks by op names in C, built on another core on a new cache)
-    # (the ONNX-level emits walk little: no build for them)
-    with fewer_collections(), building() if opts.emit not in ONNX_LEVELS else nullcontext():
+    # fewer cyclic collections (gc_pause.py); the IR walks by op names in C
+    # once their library is there (native_walk.py; the ONNX-level emits walk
+    # little: not for them)
+    walks = building() if opts.emit not in ONNX_LEVELS else nullcontext()
+    with fewer_collections(), walks:
         if opts.emit != "EmitLib":
             return _run_stages(model, opts, output, print_ir, timings, on_import, tf,
                                on_target, on_plan)

@@ -2,7 +2,9 @@
 nested operations (instead of hand-written loops over regions -> blocks ->
 operations), and :func:`loc_name`, the ONNX node a location names.
 
-Built on MLIR's own ``Operation.walk``. The walk only collects: the result
+Built on MLIR's own ``Operation.walk``; a walk for ops of some names runs
+in C when :mod:`.native_walk`'s library is there (the same ops, in the same
+order). The walk only collects: the result
 is a list, so callers may erase or rewrite ops, and may raise, while going
 through it (an exception raised inside a walk callback would come out as
 a ``RuntimeError`` wrapping its traceback, and erasing during the walk is
