@@ -18,8 +18,9 @@ the three functions it calls) into the compile cache's folder
 that library's path, size and time), under the cache's rules as the tool
 launcher (``tool_launcher.py``): a private folder, written atomically,
 checked against its recorded sha256 before it is loaded. On an empty cache
-the build starts with the compile (:func:`building`, on another core: the
-compile's stages hold one) and the walks are Python's until it is done;
+the build starts once a model of at least :data:`MIN_NODES` nodes is
+imported (:func:`worth_building`, inside :func:`building`; on another core:
+the compile's stages hold one) and the walks are Python's until it is done;
 the compile waits for it at its end, once per cache (~0.3 s of gcc), and
 stores it. Before first use the library must call the very
 ``mlirOperationWalk`` the bindings' library exports (one process-wide copy
