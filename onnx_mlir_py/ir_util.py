@@ -58,11 +58,18 @@ def _walk_names(top: ir.Operation, select: Select, order: str, include_root: boo
     if exclude is None and select is not None:
         found = walk_names(top, select, order)     # in C when it can (native_walk.py)
         if found is not None:
-            end = 0 if order == "pre" else -1
-            if not include_root and found and found[end] == top:
-                del found[end]
-            return found
+            return _without_root(found, top, order, include_root)
     return py_walk_names(top, select, order, include_root, exclude)
+
+
+def _without_root(out: list, top: ir.Operation, order: str, include_root: bool) -> list:
+    """``out`` (a walk's ops) without ``top`` unless ``include_root``: the
+    first op a pre-order walk visits, the last a post-order one (an excluded
+    root is not in ``out``; its first op is never ``top``)."""
+    end = 0 if order == "pre" else -1
+    if not include_root and out and out[end] == top:
+        del out[end]
+    return out
 
 
 def py_walk_names(top: ir.Operation, select: Select, order: str, include_root: bool,
@@ -94,11 +101,7 @@ def py_walk_names(top: ir.Operation, select: Select, order: str, include_root: b
                 out.append(op)
             return advance
     top.walk(visit, _ORDERS[order])
-    end = 0 if order == "pre" else -1
-    # (an excluded root is not in ``out``; its first op is never ``top``)
-    if not include_root and out and out[end] == top:
-        del out[end]
-    return out
+    return _without_root(out, top, order, include_root)
 
 
 def _walk(root, select: Select, order: str, include_root: bool, first: bool,
@@ -106,9 +109,9 @@ def _walk(root, select: Select, order: str, include_root: bool, first: bool,
     top = as_operation(root)
     if not first and prune is None and not callable(select):
         return _walk_names(top, select, order, include_root)
-    if not first and prune is not None and select is not None and order == "pre" \
-            and _names(select) is not None and _names(select) == _names(prune) \
-            and (include_root or top.name not in _names(select)):
+    names = _names(select)
+    if not first and prune is not None and order == "pre" and names is not None \
+            and names == _names(prune) and (include_root or top.name not in names):
         # the found ops' insides not visited: in C when it can (native_walk.py)
         found = walk_names(top, select, order, skip_found=True)
         if found is not None:

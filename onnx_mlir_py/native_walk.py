@@ -83,15 +83,13 @@ def _capi_library() -> Path | None:
 def _cache_path(capi: Path) -> Path:
     """The library's path in the cache (its folders created private);
     OSError / UnsafeCacheError when the cache cannot be used."""
-    from onnx_mlir_py.backend.cache import cache_dir
-    from onnx_mlir_py.backend.cache_files import private_dir
+    from onnx_mlir_py.tool_launcher import tools_folder
     st = capi.stat()
     h = hashlib.sha256(SOURCE.read_bytes())
     for part in (platform.machine(), str(capi), str(st.st_size), str(st.st_mtime_ns),
                  " ".join(_FLAGS)):
         h.update(b"\0" + part.encode())
-    tools = private_dir(private_dir(cache_dir()) / "tools")
-    return private_dir(tools / h.hexdigest()[:24]) / NAME
+    return tools_folder(h.hexdigest()[:24]) / NAME
 
 
 def _command(capi: Path, out: Path) -> list[str]:
@@ -274,7 +272,8 @@ def _finish_build(wait: float = 0.0) -> None:
     _build = None
     try:
         try:
-            p.wait(timeout=wait) if wait > 0 else None
+            if wait > 0:
+                p.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             pass
         except BaseException:

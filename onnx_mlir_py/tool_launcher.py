@@ -56,16 +56,23 @@ def disable() -> None:
     _state["path"] = None
 
 
-def _find_or_build(build) -> str | None:
+def tools_folder(key: str) -> Path:
+    """``<cache>/tools/<key>/``, created private: the folder of a helper the
+    compiler builds for itself (this launcher, native_walk.py's library);
+    OSError / UnsafeCacheError when the cache cannot be used."""
     from onnx_mlir_py.backend.cache import cache_dir
+    from onnx_mlir_py.backend.cache_files import private_dir
+    return private_dir(private_dir(private_dir(cache_dir()) / "tools") / key)
+
+
+def _find_or_build(build) -> str | None:
     from onnx_mlir_py.codegen.tools import tool
     from onnx_mlir_py.scratch import temp_dir
-    from onnx_mlir_py.backend.cache_files import (elf_verified, private_dir, store_verified,
-                                                  unlink_verified)
+    from onnx_mlir_py.backend.cache_files import elf_verified, store_verified, unlink_verified
     try:
         src = SOURCE.read_bytes()
         key = hashlib.sha256(src + platform.machine().encode()).hexdigest()[:24]
-        folder = private_dir(private_dir(private_dir(cache_dir()) / "tools") / key)
+        folder = tools_folder(key)
         exe = folder / NAME
         if elf_verified(exe):
             return str(exe)

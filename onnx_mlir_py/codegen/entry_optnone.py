@@ -46,13 +46,11 @@ def entry_without_optimisations(module: ir.Module, entry: str) -> bool:
     """Mark the LLVM-dialect function ``entry`` of ``module`` ``optnone``
     (``no_inline`` + ``optimize_none``) when it has no loop; returns
     whether it did."""
+    from onnx_mlir_py.codegen.signature import entry_or_none
     with module.context:
-        for op in module.body.operations:
-            op = op.operation
-            if op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == entry:
-                if not len(op.regions[0].blocks) or has_loop(op):
-                    return False
-                op.attributes["no_inline"] = ir.UnitAttr.get()
-                op.attributes["optimize_none"] = ir.UnitAttr.get()
-                return True
-    return False
+        op = entry_or_none(module, entry, "llvm.func")
+        if op is None or not len(op.regions[0].blocks) or has_loop(op):
+            return False
+        op.attributes["no_inline"] = ir.UnitAttr.get()
+        op.attributes["optimize_none"] = ir.UnitAttr.get()
+        return True

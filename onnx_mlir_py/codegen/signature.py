@@ -141,11 +141,13 @@ class EntrySignature:
         return json.dumps([t.to_json_obj() for t in self.outputs])
 
 
-def entry_or_none(module: ir.Module, entry: str = ENTRY_NAME) -> ir.Operation | None:
-    """The ``func.func @<entry>`` of ``module`` (a declaration too), or None."""
+def entry_or_none(module: ir.Module, entry: str = ENTRY_NAME,
+                  op_name: str = "func.func") -> ir.Operation | None:
+    """The ``func.func @<entry>`` of ``module`` (a declaration too; ``op_name``:
+    another function op, ``llvm.func`` after the LLVM lowering), or None."""
     for op in module.body.operations:
         op = op.operation
-        if op.name == "func.func" and "sym_name" in op.attributes and \
+        if op.name == op_name and "sym_name" in op.attributes and \
                 op.attributes["sym_name"].value == entry:
             return op
     return None
