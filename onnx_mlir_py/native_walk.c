@@ -1,10 +1,13 @@
 /* The walk of onnx_mlir_py/native_walk.py: the operations nested in a root
    whose names are in a list, found by MLIR's C API walk in C, so that the
    compiler's Python side makes a Python object only for the ops it asked
-   for (issue #29). Built at run time with gcc against the MLIR wheel's
-   libMLIRPythonCAPI.so; the C API's types are declared here (the wheel
-   ships no headers): MlirOperation, MlirIdentifier and MlirStringRef are
-   structs of one pointer (and a length), passed by value. */
+   for (issue #29). Built at run time with gcc, linked against nothing but
+   libc: the three C API functions it calls are handed to om_walk_init by
+   the loader, taken from the bindings' own libMLIRPythonCAPI.so (one MLIR
+   in the process; linking against that 200 MB library cost ld ~0.5 s).
+   The C API's types are declared here (the wheel ships no headers):
+   MlirOperation, MlirIdentifier and MlirStringRef are structs of one
+   pointer (and a length), passed by value. */
 #include <stddef.h>
 #include <string.h>
 
@@ -14,10 +17,23 @@ typedef struct { const char *data; size_t length; } MlirStringRef;
 typedef enum { WalkAdvance = 0, WalkInterrupt = 1, WalkSkip = 2 } MlirWalkResult;
 typedef MlirWalkResult (*MlirOperationWalkCallback)(MlirOperation, void *);
 
-extern void mlirOperationWalk(MlirOperation op, MlirOperationWalkCallback callback,
-                              void *user_data, int walk_order);
-extern MlirIdentifier mlirOperationGetName(MlirOperation op);
-extern MlirStringRef mlirIdentifierStr(MlirIdentifier ident);
+typedef void (*WalkFn)(MlirOperation op, MlirOperationWalkCallback callback,
+                       void *user_data, int walk_order);   /* mlirOperationWalk */
+typedef MlirIdentifier (*GetNameFn)(MlirOperation op);     /* mlirOperationGetName */
+typedef MlirStringRef (*IdentifierStrFn)(MlirIdentifier);  /* mlirIdentifierStr */
+
+static WalkFn walk_fn;
+static GetNameFn get_name_fn;
+static IdentifierStrFn identifier_str_fn;
+
+/* The C API's functions this library calls (the loader's, before any walk).
+   Returns 1 when all three are given. */
+int om_walk_init(void *walk, void *get_name, void *identifier_str) {
+  walk_fn = (WalkFn)walk;
+  get_name_fn = (GetNameFn)get_name;
+  identifier_str_fn = (IdentifierStrFn)identifier_str;
+  return walk && get_name && identifier_str;
+}
 
 typedef struct {
   const char *const *names;
@@ -31,7 +47,7 @@ typedef struct {
 
 static MlirWalkResult visit(MlirOperation op, void *user_data) {
   Walk *w = (Walk *)user_data;
-  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  MlirStringRef s = identifier_str_fn(get_name_fn(op));
   for (int i = 0; i < w->count; ++i) {
     if (s.length == w->lengths[i] && memcmp(s.data, w->names[i], s.length) == 0) {
       if (w->found < w->capacity)
@@ -51,10 +67,8 @@ size_t om_walk_names(void *root, const char *const *names, const size_t *lengths
                      int order, int skip_found, void **out, size_t capacity) {
   Walk w = {names, lengths, count, skip_found, out, capacity, 0};
   MlirOperation r = {root};
-  mlirOperationWalk(r, visit, &w, order);
+  if (!walk_fn)
+    return (size_t)-1;      /* not initialised: the loader does not use it */
+  walk_fn(r, visit, &w, order);
   return w.found;
 }
-
-/* The C API's walk this library calls: the loader checks that it is the
-   bindings' own (one copy of MLIR in the process). */
-void *om_walk_entry(void) { return (void *)&mlirOperationWalk; }

@@ -11,21 +11,24 @@ compares each op's name in C; Python then wraps only the ops it found
 for ``vector.transpose`` 13.7 -> 0.8 ms, for ``func.func`` 14.4 -> 0.8 ms;
 for 1,961 ``vector.fma`` / ``scf.for`` 15.1 -> 4.9 ms. Same ops, same order.
 
-It is built with gcc against the MLIR wheel's ``libMLIRPythonCAPI.so`` (the
-library the bindings run on; the wheel ships no headers, the C file declares
-the three functions it calls) into the compile cache's folder
+It is built with gcc, linked against nothing but libc (``-z defs``: no
+symbol left for the loader to find), into the compile cache's folder
 (``<cache>/tools/<key>/om_walk.so``, keyed by the source, the machine and
-that library's path, size and time), under the cache's rules as the tool
-launcher (``tool_launcher.py``): a private folder, written atomically,
-checked against its recorded sha256 before it is loaded. On an empty cache
-the build starts once a model of at least :data:`MIN_NODES` nodes is
-imported (:func:`worth_building`, inside :func:`building`; on another core:
-the compile's stages hold one) and the walks are Python's until it is done;
-the compile waits for it at its end, once per cache (~0.3 s of gcc), and
-stores it. Before first use the library must call the very
-``mlirOperationWalk`` the bindings' library exports (one process-wide copy
-of MLIR; else it is not used), and find what the Python walk finds on a
-small module. Where it cannot be built or loaded (no gcc, an unusable
+the flags), under the cache's rules as the tool launcher
+(``tool_launcher.py``): a private folder, written atomically, checked
+against its recorded sha256 before it is loaded. The three C API functions
+it calls (the wheel ships no headers; the C file declares their types) are
+handed to it at load (``om_walk_init``), taken from the bindings' own
+``libMLIRPythonCAPI.so``: the walk runs on the very MLIR the ops live in,
+whatever other copy the process holds (TensorFlow bundles one). Linking
+against that 200 MB library instead cost ld ~0.5 s of CPU a build, and the
+-O3 stage's first walks stayed Python's meanwhile. On an empty cache the
+build starts once a model of at least :data:`MIN_NODES` nodes is imported
+(:func:`worth_building`, inside :func:`building`; on another core: the
+compile's stages hold one) and the walks are Python's until it is done;
+the compile waits for it at its end, once per cache (~0.05 s of gcc), and
+stores it. Before first use the library must find what the Python walk
+finds on a small module. Where it cannot be built or loaded (no gcc, an unusable
 cache, another platform, ``ONNX_MLIR_PY_NATIVE_WALK=0``) every walk is
 Python's: it only saves time.
 """
@@ -48,7 +51,7 @@ NAME = "om_walk.so"
 DISABLE_ENV = "ONNX_MLIR_PY_NATIVE_WALK"    # "0": every walk in Python
 _CAPSULE = b"mlir.ir.Operation._CAPIPtr"    # the bindings' capsule name for an operation
 _ORDER = {"pre": 0, "post": 1}              # MlirWalkOrder
-_FLAGS = ("-O2", "-shared", "-fPIC")
+_FLAGS = ("-O2", "-shared", "-fPIC", "-Wl,-z,defs")
 # the compile's wait for a build still running when it ends, seconds
 BUILD_WAIT = 60.0
 
@@ -80,26 +83,29 @@ def _capi_library() -> Path | None:
     return p if p.is_file() else None
 
 
-def _cache_path(capi: Path) -> Path:
+def _cache_path() -> Path:
     """The library's path in the cache (its folders created private);
     OSError / UnsafeCacheError when the cache cannot be used."""
     from onnx_mlir_py.tool_launcher import tools_folder
-    st = capi.stat()
     h = hashlib.sha256(SOURCE.read_bytes())
-    for part in (platform.machine(), str(capi), str(st.st_size), str(st.st_mtime_ns),
-                 " ".join(_FLAGS)):
+    for part in (platform.machine(), " ".join(_FLAGS)):
         h.update(b"\0" + part.encode())
     return tools_folder(h.hexdigest()[:24]) / NAME
 
 
-def _command(capi: Path, out: Path) -> list[str]:
+def _command(out: Path) -> list[str]:
     from onnx_mlir_py.codegen.tools import tool
-    return [tool("gcc"), *_FLAGS, "-o", str(out), str(SOURCE), str(capi),
-            f"-Wl,-rpath,{capi.parent}"]
+    return [tool("gcc"), *_FLAGS, "-o", str(out), str(SOURCE)]
+
+
+# the C API functions native_walk.c calls, in om_walk_init's order
+_CAPI_FUNCTIONS = ("mlirOperationWalk", "mlirOperationGetName", "mlirIdentifierStr")
 
 
 def _load(path: Path, capi: Path) -> ctypes.CDLL | None:
-    """``path`` loaded and checked (see the module docstring), else None."""
+    """``path`` loaded, given the C API functions of the bindings' library
+    ``capi`` (already loaded by them: the same handle) and checked (see the
+    module docstring), else None."""
     try:
         lib = ctypes.CDLL(str(path))
         lib.om_walk_names.restype = ctypes.c_size_t
@@ -107,11 +113,12 @@ def _load(path: Path, capi: Path) -> ctypes.CDLL | None:
                                       ctypes.POINTER(ctypes.c_size_t), ctypes.c_int,
                                       ctypes.c_int, ctypes.c_int,
                                       ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-        lib.om_walk_entry.restype = ctypes.c_void_p
-        lib.om_walk_entry.argtypes = []
-        theirs = ctypes.cast(ctypes.CDLL(str(capi)).mlirOperationWalk, ctypes.c_void_p).value
-        if not theirs or lib.om_walk_entry() != theirs:
-            return None                 # another copy of MLIR: its ops are not ours
+        lib.om_walk_init.restype = ctypes.c_int
+        lib.om_walk_init.argtypes = [ctypes.c_void_p] * 3
+        ours = ctypes.CDLL(str(capi))
+        if not lib.om_walk_init(*(ctypes.cast(getattr(ours, f), ctypes.c_void_p).value
+                                  for f in _CAPI_FUNCTIONS)):
+            return None
     except (OSError, AttributeError):
         return None
     return lib if _agrees(lib) else None
@@ -226,7 +233,7 @@ def _from_cache() -> bool:
     if capi is None:
         return False
     try:
-        path = _cache_path(capi)
+        path = _cache_path()
         if elf_verified(path):
             _lib = _load(path, capi)
             return True
@@ -245,14 +252,14 @@ def _start_build() -> None:
     if capi is None:
         return
     try:
-        path = _cache_path(capi)
+        path = _cache_path()
         unlink_verified(path)
         tmp = make_temp_dir()
     except (OSError, UnsafeCacheError):
         return                          # no cache: no build (it would be lost)
     built = tmp / NAME
     try:
-        p = spawn_quiet(_command(capi, built), tmp)
+        p = spawn_quiet(_command(built), tmp)
     except (OSError, CompileError):
         shutil.rmtree(tmp, ignore_errors=True)
         return
@@ -293,8 +300,9 @@ def _finish_build(wait: float = 0.0) -> None:
 
 
 # a model of fewer nodes is not worth the build to its compile (its walks
-# cost a few ms; the build ~0.3 s of gcc beside the runtime's own, waited
-# for at the end: an MLP's cold compile 1.75-1.99 -> 2.44-2.57 s): its
+# cost a few ms; the build, when it linked against the MLIR library, ~0.5 s
+# of gcc beside the runtime's own, waited for at the end: an MLP's cold
+# compile 1.75-1.99 -> 2.44-2.57 s): its
 # compile uses the library when it is in the cache but does not build it
 MIN_NODES = 64
 

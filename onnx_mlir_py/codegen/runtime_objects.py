@@ -7,7 +7,8 @@ Every model library links the same C runtime (``runtime/c``: ``om_runtime.c``,
 share of a small model's compile and of the test suite. They are compiled once into
 ``<cache>/runtime/<key>/`` (the compile cache's directory, see
 ``backend/cache.py``), keyed by the sources and headers of ``runtime/c``, the
-gcc version and the flags, and linked as objects.
+C compiler (its executable's path, size and time) and the flags, and linked
+as objects.
 
 The folder follows the compile cache's rules (``backend/cache_files.py``): a
 private directory (0700, owned by this user, not writable by others; an
@@ -46,12 +47,31 @@ CFLAGS = ("-c", "-fPIC", "-O2", "-std=gnu11", "-fvisibility=default")
 PREFETCH = True         # False: missing objects are compiled by the link (tests)
 
 
+def compiler_identity(cc: str) -> bytes:
+    """What tells one C compiler from another: its executable's real path,
+    size, inode and time (any install or upgrade changes them), else (not a
+    file found) its ``--version``. Asking ``gcc --version`` cost each
+    compile ~60 ms before its import, waiting on a process."""
+    import os
+    import shutil
+    path = shutil.which(cc)
+    try:
+        st = os.stat(os.path.realpath(path)) if path else None
+    except OSError:
+        st = None
+    if st is None:
+        return run([cc, "--version"], what=f"{cc} --version")
+    return (f"{os.path.realpath(path)}\0{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}"
+            .encode())
+
+
 @lru_cache(maxsize=1)
 def _key() -> str:
-    """Hash of what decides the objects: gcc's version, the flags, every
-    source and header of ``runtime/c``."""
+    """Hash of what decides the objects: the C compiler
+    (:func:`compiler_identity`), the flags, every source and header of
+    ``runtime/c``."""
     h = hashlib.sha256()
-    h.update(run([tool("gcc"), "--version"], what="gcc --version"))
+    h.update(compiler_identity(tool("gcc")))
     h.update(" ".join(CFLAGS).encode())
     for p in sorted(RUNTIME_DIR.iterdir()):
         if p.suffix in (".c", ".h"):

@@ -86,6 +86,9 @@ def test_built_cached_and_the_same_ops(fresh, tmp_path):
     assert lib is not None, "gcc and the cache are here: the library must build"
     files = sorted(p.name for p in fresh.rglob("om_walk.so*"))
     assert files == ["om_walk.so", "om_walk.so.sha256"]
+    # linked against libc only (the MLIR library's functions are handed over
+    # at load: linking against its 200 MB cost ld ~0.5 s a build)
+    assert b"libMLIRPythonCAPI" not in next(fresh.rglob("om_walk.so")).read_bytes()
     # a compiled module at three levels: every name set, both orders, the same
     # ops in the same order as the bindings' walk
     text = open(onnx_mlir_py.compile(_conv_model(), tmp_path / "m.mlir", emit="EmitMLIR",
@@ -199,3 +202,14 @@ def test_build_killed_on_an_error_leaves_nothing(fresh):
 def test_a_library_that_disagrees_is_not_used(fresh, monkeypatch):
     monkeypatch.setattr(native_walk, "_agrees", lambda lib: False)
     assert _built(fresh) is None
+
+
+def test_a_library_not_given_the_c_api_is_not_used(fresh, monkeypatch):
+    # a C API function the bindings' library lacks: om_walk_init never runs,
+    # the library is not used (its walk would have no function to call)
+    monkeypatch.setattr(native_walk, "_CAPI_FUNCTIONS",
+                        ("mlirOperationWalk", "mlirOperationGetName", "mlirNoSuchFunction"))
+    assert _built(fresh) is None
+    # and one whose init is given a null pointer refuses it
+    lib = native_walk.ctypes.CDLL(str(next(fresh.rglob("om_walk.so"))))
+    assert lib.om_walk_init(None, None, None) == 0

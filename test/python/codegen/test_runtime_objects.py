@@ -287,3 +287,22 @@ def test_prefetch_starts_the_image_decoders_only_for_an_image_decoder(compiled, 
     data = np.frombuffer(png.getvalue(), np.uint8)
     (want,) = ReferenceEvaluator(m).run(None, {"x": data})
     np.testing.assert_array_equal(ExecutionSession(so).run([data])[0], want)
+
+
+def test_objects_keyed_by_the_compiler_executable(tmp_path, monkeypatch):
+    # the key tells C compilers apart by their executable (path, size, time),
+    # with no process started; a name that is no file is asked its --version
+    import shutil
+    gcc = shutil.which("gcc")
+    copy = tmp_path / "gcc"
+    shutil.copy2(gcc, copy)
+    a = ro.compiler_identity(gcc)
+    assert a == ro.compiler_identity(gcc) and a != ro.compiler_identity(str(copy))
+    before = ro.compiler_identity(str(copy))
+    os.utime(copy, ns=(0, 0))               # another install of the same file
+    assert ro.compiler_identity(str(copy)) != before
+    calls = []
+    monkeypatch.setattr(ro, "run", lambda args, **k: calls.append(args) or b"v1")
+    assert ro.compiler_identity(gcc) == a and not calls
+    assert ro.compiler_identity("no-such-cc-here") == b"v1"
+    assert calls == [["no-such-cc-here", "--version"]]
