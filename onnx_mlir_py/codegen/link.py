@@ -183,7 +183,7 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
     from contextlib import nullcontext
     from onnx_mlir_py.codegen.kernel_stubs import StubMismatch
     from onnx_mlir_py.codegen.passes import reused_pass_managers
-    from onnx_mlir_py.codegen.runtime_objects import Prefetch
+    from onnx_mlir_py.codegen.runtime_objects import EntryBuild, Prefetch
     from onnx_mlir_py.errors import CacheEntryWarning
     from onnx_mlir_py.passes.instrument import profile_events
     with temp_dir(keep_temps) as tmp:
@@ -208,12 +208,18 @@ def to_library(module: ir.Module, path, opts: Options, timings: Timings,
                         early.allow_stubs = False
                         llvm_mod = emit_mlir_llvm(module, weights=store, timings=timings,
                                                   kernel_keys=early)
-                objects = to_objects(llvm_mod, tmp, opts, timings, early, pool)
-            entry_c = generate_entry_c(sig, target_json(options_target(opts)),
-                                       alloc_sites(llvm_mod), events)
-            return link_library(path, objects, entry_c, store, tmp, timings,
-                                runtime_sources(events is not None, [llvm_mod],
-                                                early.calls if early else ()), prefetched)
+                # the entry wrapper's text is known: its gcc (a new cache's) runs
+                # while LLVM compiles the model's last parts (EntryBuild)
+                entry_c = generate_entry_c(sig, target_json(options_target(opts)),
+                                           alloc_sites(llvm_mod), events)
+                entry = tmp / "entry.c"
+                entry.write_text(entry_c)
+                with EntryBuild(entry) as entry_build:
+                    objects = to_objects(llvm_mod, tmp, opts, timings, early, pool)
+                    return link_library(path, objects, entry_c, store, tmp, timings,
+                                        runtime_sources(events is not None, [llvm_mod],
+                                                        early.calls if early else ()),
+                                        prefetched, entry_build)
 
 
 def _llvm_pool(opts: Options):
@@ -321,20 +327,25 @@ def to_objects(module: ir.Module, tmp: Path, opts: Options, timings: Timings,
 
 
 def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Path,
-                 timings: Timings, runtime: list[str], prefetched=None) -> str:
+                 timings: Timings, runtime: list[str], prefetched=None,
+                 entry_build=None) -> str:
     """Link the model ``objects``, the entry wrapper source ``entry_c``, the
     weights of ``store`` and the C runtime's ``runtime`` sources (their
     cached objects; see :func:`runtime_sources`, and ``prefetched``, a
-    :class:`~.runtime_objects.Prefetch`) into the shared object ``path``."""
+    :class:`~.runtime_objects.Prefetch`) into the shared object ``path``.
+    ``entry_build``: the :class:`~.runtime_objects.EntryBuild` of
+    ``entry_c`` (written as ``tmp/entry.c``), started earlier."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with timings.phase("codegen: link"):
         entry = tmp / "entry.c"
-        entry.write_text(entry_c)
+        if entry_build is None or entry.read_text() != entry_c:
+            entry.write_text(entry_c)
+            entry_build = None
         sources = [str(o) for o in objects] + [str(entry)] + \
             [str(o) for o in runtime_objects(runtime, tmp, prefetched)]     # compiled once, cached
         build_id = _build_id(sources, store)
-        sources[len(objects)] = str(entry_object(entry))      # cached by its text, as the runtime
+        sources[len(objects)] = str(entry_object(entry, entry_build))  # cached by its text
         # x86-64: the weights' bytes are written once, into the linked library
         # (elf_weights.py); the object only reserves their place
         placeholder = store.placeholders()

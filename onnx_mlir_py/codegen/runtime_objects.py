@@ -165,13 +165,14 @@ def runtime_objects(sources: list[str], tmp: Path, prefetched=None) -> list[Path
     return objs
 
 
-def entry_object(entry: Path) -> Path:
+def entry_object(entry: Path, started=None) -> Path:
     """The object of the entry wrapper source ``entry`` (``cwrapper.
     generate_entry_c``, written by the link): the cache's object of the
     same text (a model of the same signature, e.g. one with other weights),
     else compiled beside ``entry`` and stored (~40 ms of gcc per library,
     #29). Kept as the runtime's objects are (same folder, key and checks),
-    one per distinct wrapper."""
+    one per distinct wrapper. ``started``: the :class:`EntryBuild` of
+    ``entry``, whose gcc ran meanwhile."""
     from onnx_mlir_py.backend.cache_files import store_verified, unlink_verified
     built = entry.with_suffix(".o")
     try:
@@ -182,13 +183,60 @@ def entry_object(entry: Path) -> Path:
         unlink_verified(obj)
     except (OSError, UnsafeCacheError):
         folder = None
-    run(_gcc(entry, built), what="compiling the entry wrapper (entry.c)")
+    if started is None or not started.wait():
+        # (not started, or it failed: compiled here, its error reported as usual)
+        run(_gcc(entry, built), what="compiling the entry wrapper (entry.c)")
     if folder is not None:
         try:
             store_verified(obj, built.read_bytes(), durable=False)
         except OSError:
             pass                        # the cache only saves time
     return built
+
+
+class EntryBuild:
+    """The entry wrapper ``entry`` (already written) compiled in the
+    background when the cache lacks its object: started once the lowered
+    model tells the wrapper's text, so that gcc runs while LLVM compiles the
+    model's last parts (the compile's own thread only waits then) instead of
+    in the link (#29). :func:`entry_object` collects it; :meth:`close` (every
+    way out) kills a gcc still running."""
+
+    def __init__(self, entry: Path):
+        self.entry = entry
+        self.proc = None
+        try:
+            obj = _folder() / f"entry-{hashlib.sha256(entry.read_bytes()).hexdigest()[:32]}.o"
+            if elf_verified(obj):
+                return                  # cached: nothing to compile
+        except (OSError, UnsafeCacheError):
+            pass
+        from onnx_mlir_py.tool_process import spawn_quiet
+        try:
+            # gcc's temporaries in the entry's folder (the link's work folder)
+            self.proc = spawn_quiet(_gcc(entry, entry.with_suffix(".o")), entry.parent)
+        except OSError:
+            self.proc = None
+
+    def wait(self) -> bool:
+        """Whether the background compile ran and ended well."""
+        if self.proc is None:
+            return False
+        ok = self.proc.wait() == 0 and self.entry.with_suffix(".o").is_file()
+        self.proc = None
+        return ok
+
+    def close(self) -> None:
+        if self.proc is not None:
+            from onnx_mlir_py.tool_process import kill_group
+            kill_group(self.proc)
+            self.proc = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 class Prefetch:
@@ -213,7 +261,11 @@ class Prefetch:
         self.tmp = tmp
         self._own_tmp: Path | None = None
         self._usable = True
-        self.start(sources)
+        try:
+            self.start(sources)
+        except BaseException:   # an interrupt (in the tool launcher's first build):
+            self.close()        # no caller's `with` to close it, nor its folder
+            raise
 
     def start(self, sources: list[str]) -> None:
         """Start the compiles of the ``sources`` the cache lacks that are

@@ -213,19 +213,25 @@ def test_entry_object_is_cached_by_its_text(compiled, tmp_path, monkeypatch):
     """The entry wrapper's object is compiled once per wrapper text: a second
     library of the same signature compiles none, one of another signature
     its own; a corrupt one is compiled again; each library runs."""
-    from onnx_mlir_py.codegen import tools
     cache, _, build = compiled
-    gcc = []
-    real = ro.run
+    gcc, waited = [], []
+    real, real_run = ro._gcc, ro.run
 
-    def counting(args, **kw):
+    def counting(source, out):
+        if str(source).endswith("entry.c"):
+            gcc.append(source)
+        return real(source, out)
+
+    def running(args, **kw):        # a compile the link waits for
         if any(str(a).endswith("entry.c") for a in args):
-            gcc.append(args)
-        return real(args, **kw)
-    monkeypatch.setattr(ro, "run", counting)
+            waited.append(args)
+        return real_run(args, **kw)
+    monkeypatch.setattr(ro, "_gcc", counting)
+    monkeypatch.setattr(ro, "run", running)
     build("a")
     build("b")
     assert len(gcc) == 1
+    assert not waited       # compiled in the background (EntryBuild), not by the link
     (obj,) = _folder(cache).glob("entry-*.o")
     obj.write_bytes(obj.read_bytes()[:64])
     build("c")
@@ -306,3 +312,27 @@ def test_objects_keyed_by_the_compiler_executable(tmp_path, monkeypatch):
     assert ro.compiler_identity(gcc) == a and not calls
     assert ro.compiler_identity("no-such-cc-here") == b"v1"
     assert calls == [["no-such-cc-here", "--version"]]
+
+
+def test_entry_build_failed_or_killed_is_compiled_by_the_link(compiled, monkeypatch, tmp_path):
+    """A background entry compile that fails is done again by the link (its
+    error reported the usual way); one still running when the compile fails
+    is killed and leaves no object."""
+    import subprocess
+    cache, _, build = compiled
+    real = ro._gcc
+    # the background one fails (a bad flag), the link's own succeeds
+    monkeypatch.setattr(ro, "_gcc", lambda s, o: real(s, o) + ["--no-such-flag"])
+    monkeypatch.setattr(ro, "run", lambda args, **kw: subprocess.run(
+        [a for a in args if a != "--no-such-flag"], check=True, capture_output=True).stdout)
+    build("a")                      # runs: the link compiled the wrapper itself
+    assert len(list(_folder(cache).glob("entry-*.o"))) == 1
+    # a build killed on the way out
+    entry = tmp_path / "entry.c"
+    entry.write_text("int om_x(void) { return 1; }\n")
+    monkeypatch.setattr(ro, "_gcc", lambda s, o: ["/bin/sh", "-c", "sleep 30"])
+    with ro.EntryBuild(entry) as eb:
+        assert eb.proc is not None and eb.proc.poll() is None
+        p = eb.proc
+    assert p.poll() is not None and eb.proc is None
+    assert not entry.with_suffix(".o").exists()
