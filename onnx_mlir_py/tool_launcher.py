@@ -17,7 +17,10 @@ atomically, checked against its recorded sha256 before a process first uses
 it; missing, corrupt or foreign: built again). Where it cannot be built or
 run (not Linux, Python < 3.11, no gcc, an unusable cache, a ``noexec``
 mount) the tools start as before, with the pre-exec step: the launcher
-only saves time, it never fails a compile.
+only saves time, it never fails a compile. A new cache's first compile
+builds it in the runtime's prefetch chain, started without it at the
+compile's start (:func:`build_ahead`), and takes it from there when it first
+starts a tool.
 """
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ NAME = "om-tool-launch"
 DISABLE_ENV = "ONNX_MLIR_PY_NO_TOOL_LAUNCHER"      # tests: the pre-exec path
 
 _state: dict[str, str | None] = {}
+# a build started elsewhere (:func:`build_ahead`): (process, built file, its done mark)
+_ahead: tuple | None = None
 
 
 def usable_here() -> bool:
@@ -56,6 +61,48 @@ def disable() -> None:
     _state["path"] = None
 
 
+def wanted() -> bool:
+    """Whether this process has no launcher yet and may build one (the
+    cache's is missing or not verified): :func:`build_ahead`'s question."""
+    if "path" in _state or _ahead is not None or not usable_here():
+        return False
+    from onnx_mlir_py.backend.cache_files import elf_verified
+    try:
+        return not elf_verified(_cache_path())
+    except (OSError, UnsafeCacheError):
+        return False
+
+
+def build_command(out: Path) -> list[str]:
+    """The gcc command that builds the launcher into ``out``."""
+    from onnx_mlir_py.codegen.tools import tool
+    return [tool("gcc"), "-O2", "-o", str(out), str(SOURCE)]
+
+
+def build_ahead(proc, built: Path, done: Path) -> None:
+    """The launcher is being built by ``proc`` (a process of the caller's,
+    e.g. the runtime's prefetch chain, started without the launcher) into
+    ``built``, which ``done`` marks finished: the first :func:`launcher`
+    call takes it from there (waiting for it while ``proc`` runs) instead
+    of running gcc itself on the compile's thread (~60 ms of a new cache's
+    first compile, before its import; #29)."""
+    global _ahead
+    _ahead = (proc, built, done)
+
+
+def _take_ahead() -> Path | None:
+    """The file :func:`build_ahead` announced, once built well; else None."""
+    global _ahead
+    if _ahead is None:
+        return None
+    import time
+    proc, built, done = _ahead
+    _ahead = None
+    while not done.exists() and proc.poll() is None:
+        time.sleep(0.002)
+    return built if done.exists() and built.is_file() else None
+
+
 def tools_folder(key: str) -> Path:
     """``<cache>/tools/<key>/``, created private: the folder of a helper the
     compiler builds for itself (this launcher, native_walk.py's library);
@@ -65,21 +112,27 @@ def tools_folder(key: str) -> Path:
     return private_dir(private_dir(private_dir(cache_dir()) / "tools") / key)
 
 
+def _cache_path() -> Path:
+    """The launcher's path in the cache (folders created private)."""
+    key = hashlib.sha256(SOURCE.read_bytes() + platform.machine().encode()).hexdigest()[:24]
+    return tools_folder(key) / NAME
+
+
 def _find_or_build(build) -> str | None:
-    from onnx_mlir_py.codegen.tools import tool
     from onnx_mlir_py.scratch import temp_dir
     from onnx_mlir_py.backend.cache_files import elf_verified, store_verified, unlink_verified
     try:
-        src = SOURCE.read_bytes()
-        key = hashlib.sha256(src + platform.machine().encode()).hexdigest()[:24]
-        folder = tools_folder(key)
-        exe = folder / NAME
+        exe = _cache_path()
         if elf_verified(exe):
             return str(exe)
         unlink_verified(exe)
+        built = _take_ahead()
+        if built is not None:           # built by the runtime's prefetch chain
+            store_verified(exe, built.read_bytes(), mode=0o700)
+            return str(exe)
         with temp_dir() as tmp:     # pid-named: a killed build's is collected later
             built = tmp / NAME
-            r = build([tool("gcc"), "-O2", "-o", str(built), str(SOURCE)])
+            r = build(build_command(built))
             if r.returncode != 0 or not built.is_file():
                 return None
             store_verified(exe, built.read_bytes(), mode=0o700)

@@ -80,14 +80,16 @@ def _child_setup(parent: int):
     return setup
 
 
-def spawn_quiet(args: list[str], tmpdir=None) -> subprocess.Popen:
+def spawn_quiet(args: list[str], tmpdir=None, launch: bool = True) -> subprocess.Popen:
     """Start ``args`` in the background (no input, output discarded) with
     the guarantees of the module docstring; the caller waits for it or
     kills it (:func:`kill_group`) on every way out. ``tmpdir``: its
     ``TMPDIR`` (a folder the caller removes: what a killed tool leaves there,
-    gcc's ``cc*.s``, goes with it), else the current work folder's."""
+    gcc's ``cc*.s``, goes with it), else the current work folder's.
+    ``launch=False``: without the launcher (the pre-exec step; it is built
+    meanwhile by this process, :func:`.tool_launcher.build_ahead`)."""
     env = _tool_env() if tmpdir is None else dict(os.environ, TMPDIR=str(tmpdir))
-    return _spawn(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    return _spawn(args, launch, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                   stderr=subprocess.DEVNULL, env=env)
 
 

@@ -286,18 +286,31 @@ class Prefetch:
         if missing and self.tmp is None:
             from onnx_mlir_py.scratch import make_temp_dir
             self.tmp = self._own_tmp = make_temp_dir()
+        from onnx_mlir_py import tool_launcher
         from onnx_mlir_py.tool_process import spawn_quiet, split_jobs
         chains = max(1, split_jobs() - 1)
+        # a new cache has no tool launcher either: the first chain builds it
+        # first (started without it), instead of gcc on the compile's thread
+        launcher = tool_launcher.wanted()
         for batch in (missing[i::chains] for i in range(chains)):
             if not batch:
                 continue
             outs = [self.tmp / ("prefetch_" + s[:-2] + ".o") for s in batch]
+            script = _chain(batch, outs)
+            if launcher:
+                import shlex
+                built = self.tmp / "prefetch_launcher"
+                script = (f"{shlex.join(tool_launcher.build_command(built))} && "
+                          f": > {shlex.quote(str(_done(built)))}\n{script}")
             try:
                 # gcc's temporaries in the objects' folder: a compile killed
                 # by close() (an error, Ctrl-C) leaves nothing elsewhere
-                p = spawn_quiet(["/bin/sh", "-c", _chain(batch, outs)], self.tmp)
+                p = spawn_quiet(["/bin/sh", "-c", script], self.tmp, launch=not launcher)
             except OSError:
                 break
+            if launcher:
+                tool_launcher.build_ahead(p, built, _done(built))
+                launcher = False
             for s, out in zip(batch, outs):
                 self.running[s] = (p, out)
 

@@ -17,6 +17,7 @@ def fresh(tmp_path, monkeypatch):
     monkeypatch.setenv("ONNX_MLIR_PY_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv(tool_launcher.DISABLE_ENV, raising=False)
     monkeypatch.setattr(tool_launcher, "_state", {})
+    monkeypatch.setattr(tool_launcher, "_ahead", None)
     return tmp_path / "cache"
 
 
@@ -80,3 +81,36 @@ def test_a_launcher_that_cannot_run_falls_back(fresh, monkeypatch, tmp_path):
     r = tool_process.run_tool(["/bin/sh", "-c", "echo ok"])
     assert r.returncode == 0 and r.stdout == b"ok\n"
     assert tool_launcher._state["path"] is None
+
+
+def test_a_new_cache_builds_it_in_the_runtime_prefetch(fresh, monkeypatch):
+    # the runtime's prefetch chain (started without the launcher) builds it
+    # first; the compile's thread runs no gcc for it and takes it from there
+    from onnx_mlir_py.codegen import runtime_objects as ro
+    seen = _spawned(monkeypatch)
+    built = []
+    monkeypatch.setattr(tool_process, "_build_launcher",
+                        lambda args: built.append(args) or subprocess.run(args))
+    assert tool_launcher.wanted()
+    with ro.Prefetch(["om_string.c"]) as pre:
+        chain = seen[0]
+        assert chain[1] and chain[0][0] == "/bin/sh"       # the pre-exec path
+        assert "tool_launch.c" in chain[0][2]
+        assert not tool_launcher.wanted()                  # announced
+        exe = tool_launcher.launcher(tool_process._build_launcher)
+        assert pre.take("om_string.c") is not None
+    assert built == [] and exe is not None and exe.startswith(str(fresh))
+    assert tool_launcher._ahead is None and not tool_launcher.wanted()
+    r = tool_process.run_tool(["/bin/true"])
+    assert r.returncode == 0 and seen[-1][0][0] == exe
+
+
+def test_a_launcher_build_ahead_that_died_is_built_here(fresh, monkeypatch):
+    # the chain killed (the compile failed) before it built the launcher: the
+    # first tool builds it itself, as before
+    from onnx_mlir_py.codegen import runtime_objects as ro
+    with ro.Prefetch(["om_string.c"]):
+        pass                                # closed at once: the chain is killed
+    assert tool_launcher._ahead is not None
+    exe = tool_launcher.launcher(tool_process._build_launcher)
+    assert exe is not None and os.path.isfile(exe) and tool_launcher._ahead is None
