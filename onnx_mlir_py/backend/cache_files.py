@@ -170,18 +170,18 @@ def elf_verified(path: Path) -> bool:
     return read_verified(path)[0] is not None
 
 
-def read_verified(path: Path) -> tuple[bytes | None, str | None]:
-    """(the bytes of ``path``, None) when it is an ELF file (checked as
-    :func:`read_checked` does: UnsafeCacheError) whose sha256 is the one
-    recorded beside it; (None, None) when it or its record is absent (not
-    written yet, or being written: the record comes last); (None, why)
-    when it does not match."""
+def read_verified(path: Path, magic: bytes = b"\x7fELF") -> tuple[bytes | None, str | None]:
+    """(the bytes of ``path``, None) when it is an ELF file (another format:
+    ``magic``, its first bytes; checked as :func:`read_checked` does:
+    UnsafeCacheError) whose sha256 is the one recorded beside it; (None,
+    None) when it or its record is absent (not written yet, or being
+    written: the record comes last); (None, why) when it does not match."""
     digest = read_checked(_digest_path(path))
     data = read_checked(path) if digest is not None else None
     if data is None:
         return None, None
-    if data[:4] != b"\x7fELF":
-        return None, "it is not an ELF file"
+    if data[:len(magic)] != magic:
+        return None, "it is not an ELF file" if magic == b"\x7fELF" else "not its format"
     if hashlib.sha256(data).hexdigest().encode() != digest.strip():
         return None, (f"it has {len(data)} bytes and its content hash differs from the "
                       f"recorded one (truncated or corrupt)")
