@@ -14,8 +14,9 @@ row loop scalar. Run after bufferization, before ``convert-linalg-to-loops``.
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, memref, scf
+from mlir.dialects import arith, memref, scf
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.ir_util import walk_ops
 
 

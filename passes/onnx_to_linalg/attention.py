@@ -32,8 +32,9 @@ from __future__ import annotations
 import math
 
 import mlir.ir as ir
-from mlir.dialects import arith, func, linalg, tensor
+from mlir.dialects import arith, func, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx.ops.normalization import result_slots

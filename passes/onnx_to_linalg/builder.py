@@ -22,8 +22,9 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.check_abi import CHECK_FN, CHECK_VALUES, NO_CHECKS_ATTR
 
 DYN = ir.ShapedType.get_dynamic_size()

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import mlir.ir as ir
 import numpy as np
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx.ops.conv import (conv_dims, conv_transpose_dims, opt_attr,

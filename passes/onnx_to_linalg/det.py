@@ -13,8 +13,9 @@ gives 0: its multipliers are 0, so nothing is divided by it. M = 0 gives 1
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, math, tensor
+from mlir.dialects import arith, math, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, is_float

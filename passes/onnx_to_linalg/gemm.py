@@ -8,8 +8,9 @@ contraction with broadcasting maps.
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg
+from mlir.dialects import arith
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx import dims as D

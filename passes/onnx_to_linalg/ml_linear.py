@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import mlir.ir as ir
 import numpy as np
-from mlir.dialects import arith, linalg
+from mlir.dialects import arith
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx.ops.ml_linear import ML, linear_params, n_classes_out

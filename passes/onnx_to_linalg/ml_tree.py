@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import mlir.ir as ir
 import numpy as np
-from mlir.dialects import arith, linalg, math as mmath, scf, tensor
+from mlir.dialects import arith, math as mmath, scf, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx.ops.ml_tree import CLASSIFIER, ML, REGRESSOR, Forest, forest

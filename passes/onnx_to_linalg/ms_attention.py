@@ -32,8 +32,9 @@ from __future__ import annotations
 import math
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, scf, tensor
+from mlir.dialects import arith, scf, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp

@@ -18,8 +18,9 @@ in f32 (conv, Z, activation) and rounded once.
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg
+from mlir.dialects import arith
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx.ops.ms_fused import (MS, activation_of, check_elem,

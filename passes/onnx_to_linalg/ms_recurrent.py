@@ -45,8 +45,9 @@ from __future__ import annotations
 
 import mlir.ir as ir
 import numpy as np
-from mlir.dialects import arith, linalg, math, tensor
+from mlir.dialects import arith, math, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx.ops.ms_recurrent import MS, QPARAMS, dq_lstm_dims, num_directions

@@ -22,8 +22,9 @@ computed as onnxruntime does (its comparisons, float32 operation order).
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx.ops.one_hot import one_hot_dims, one_hot_inputs

@@ -13,8 +13,9 @@ clamped / mirrored / wrapped source index.
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.ops.pad import MODES, PAD, pad_axis

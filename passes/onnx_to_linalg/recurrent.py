@@ -18,8 +18,9 @@ iteration picks the direction's code) in multi-threaded -O3 builds
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, scf, tensor
+from mlir.dialects import arith, scf, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.check_abi import THREADS_ATTR
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp

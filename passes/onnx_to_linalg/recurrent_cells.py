@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, math, tensor
+from mlir.dialects import arith, math, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.dialects.onnx import dims as D
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.dialects.onnx.ops.recurrent import hidden_size, recurrent_dims

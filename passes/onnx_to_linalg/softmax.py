@@ -9,8 +9,9 @@ so reduce over all dims from ``axis`` on.
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, linalg, math
+from mlir.dialects import arith, math
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, affine_map, is_float

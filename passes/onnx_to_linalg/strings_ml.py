@@ -206,7 +206,8 @@ def lower_regex_full_match(op: OnnxOp, b: LoweringContext) -> list[ir.Value]:
 def lower_string_split(op: OnnxOp, b: LoweringContext) -> list[ir.Value]:
     """Z: the number of parts of each string; Y: [X's dims, max(Z)], the parts
     padded with "" (onnx.reference's str.split semantics, om_str_split)."""
-    from mlir.dialects import linalg, tensor
+    from mlir.dialects import tensor
+    from onnx_mlir_py import ir_linalg as linalg
     x = op.input(0)
     xt = b.ranked(op, x)
     rank = xt.rank

@@ -10,8 +10,9 @@ from typing import Sequence
 
 import mlir.ir as ir
 import numpy as np
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.ir_dense import dense_to_numpy
 from onnx_mlir_py.passes.onnx_to_linalg.builder import DYN, LoweringContext, index_t
 

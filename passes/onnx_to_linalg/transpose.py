@@ -1,8 +1,7 @@
 """Transpose -> linalg.transpose (default perm: the dims reversed)."""
 from __future__ import annotations
 
-from mlir.dialects import linalg
-
+from onnx_mlir_py import ir_linalg as linalg
 from onnx_mlir_py.registry import lowering
 from onnx_mlir_py.dialects.onnx.opview import OnnxOp
 from onnx_mlir_py.passes.onnx_to_linalg.builder import LoweringContext, val

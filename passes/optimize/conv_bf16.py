@@ -152,7 +152,8 @@ def _value(x) -> ir.Value:
 
 def bf16_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> int:
     """Rewrite the convs the plan gave ``conv_bf16``. Returns the count."""
-    from mlir.dialects import arith, func, linalg, tensor as tensor_d
+    from mlir.dialects import arith, func, tensor as tensor_d
+    from onnx_mlir_py import ir_linalg as linalg
     from onnx_mlir_py.passes.optimize.kernel_plan import KERNEL_ATTR, THREAD_MIN_MACS, assigned
     from onnx_mlir_py.passes.optimize.matmul_q8 import add_functions
     from onnx_mlir_py.passes.optimize import matmul_bf16_amx as amx
