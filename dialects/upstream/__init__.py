@@ -30,10 +30,16 @@ def register() -> None:
     its ``linalg`` as the dialect's module (once)."""
     from mlir._mlir_libs import _mlir
     g = _mlir.globals
-    prefixes = g.dialect_search_modules
-    g.dialect_search_modules = [__name__]
-    try:
-        g._check_dialect_module_loaded("linalg")
-    finally:
-        g.dialect_search_modules = prefixes
+    # (a private function of the bindings: without it, or should it fail,
+    # they import mlir.dialects.linalg themselves when they need it, as before)
+    check = getattr(g, "_check_dialect_module_loaded", None)
+    if check is not None:
+        prefixes = list(g.dialect_search_modules)
+        try:
+            g.dialect_search_modules = [__name__]
+            check("linalg")
+        except Exception:       # noqa: BLE001 (only a lost saving)
+            pass
+        finally:
+            g.dialect_search_modules = prefixes
     g.append_dialect_search_prefix(__name__)
