@@ -257,6 +257,7 @@ class Prefetch:
 
     def __init__(self, sources: list[str] = (), tmp: Path | None = None):
         self.running: dict[str, tuple] = {}
+        self.others: list = []          # the tool launcher's build (tool_launcher.build_ahead)
         self.folder: Path | None = None
         self.tmp = tmp
         self._own_tmp: Path | None = None
@@ -289,28 +290,35 @@ class Prefetch:
         from onnx_mlir_py import tool_launcher
         from onnx_mlir_py.tool_process import spawn_quiet, split_jobs
         chains = max(1, split_jobs() - 1)
-        # a new cache has no tool launcher either: the first chain builds it
-        # first (started without it), instead of gcc on the compile's thread
-        launcher = tool_launcher.wanted()
+        # a new cache has no tool launcher either: a gcc of its own builds it
+        # beside the chains (all started without it), instead of gcc on the
+        # compile's thread before the import (~60 ms); ahead of the chains,
+        # it made a small model's link compile their last source itself
+        launcher = tool_launcher.wanted() and missing
+        if launcher:
+            import shlex
+            built = self.tmp / "prefetch_launcher"
+            try:
+                p = spawn_quiet(["/bin/sh", "-c",
+                                 f"{shlex.join(tool_launcher.build_command(built))} && "
+                                 f": > {shlex.quote(str(_done(built)))}"], self.tmp,
+                                launch=False)
+            except OSError:
+                launcher = False
+            else:
+                self.others.append(p)
+                tool_launcher.build_ahead(p, built, _done(built))
         for batch in (missing[i::chains] for i in range(chains)):
             if not batch:
                 continue
             outs = [self.tmp / ("prefetch_" + s[:-2] + ".o") for s in batch]
-            script = _chain(batch, outs)
-            if launcher:
-                import shlex
-                built = self.tmp / "prefetch_launcher"
-                script = (f"{shlex.join(tool_launcher.build_command(built))} && "
-                          f": > {shlex.quote(str(_done(built)))}\n{script}")
             try:
                 # gcc's temporaries in the objects' folder: a compile killed
                 # by close() (an error, Ctrl-C) leaves nothing elsewhere
-                p = spawn_quiet(["/bin/sh", "-c", script], self.tmp, launch=not launcher)
+                p = spawn_quiet(["/bin/sh", "-c", _chain(batch, outs)], self.tmp,
+                                launch=not launcher)
             except OSError:
                 break
-            if launcher:
-                tool_launcher.build_ahead(p, built, _done(built))
-                launcher = False
             for s, out in zip(batch, outs):
                 self.running[s] = (p, out)
 
@@ -348,8 +356,9 @@ class Prefetch:
         decoders); kill the compiles still running."""
         from onnx_mlir_py.backend.cache_files import store_verified
         from onnx_mlir_py.tool_process import kill_group
-        for p in {id(p): p for p, _ in self.running.values()}.values():
+        for p in [*{id(p): p for p, _ in self.running.values()}.values(), *self.others]:
             kill_group(p)               # a chain still running (no-op when it has ended)
+        self.others.clear()
         for source, (p, out) in self.running.items():
             if _done(out).exists() and out.is_file() and self.folder is not None:
                 try:
