@@ -18,9 +18,9 @@ it; missing, corrupt or foreign: built again). Where it cannot be built or
 run (not Linux, Python < 3.11, no gcc, an unusable cache, a ``noexec``
 mount) the tools start as before, with the pre-exec step: the launcher
 only saves time, it never fails a compile. A new cache's first compile
-builds it in the runtime's prefetch chain, started without it at the
-compile's start (:func:`build_ahead`), and takes it from there when it first
-starts a tool.
+has a gcc of its own build it beside the runtime's prefetch chains, all
+started without it at the compile's start (:func:`build_ahead`), and takes it
+from there when it first starts a tool.
 """
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def build_command(out: Path) -> list[str]:
 
 def build_ahead(proc, built: Path, done: Path) -> None:
     """The launcher is being built by ``proc`` (a process of the caller's,
-    e.g. the runtime's prefetch chain, started without the launcher) into
+    e.g. the runtime's prefetch, started without the launcher) into
     ``built``, which ``done`` marks finished: the first :func:`launcher`
     call takes it from there (waiting for it while ``proc`` runs) instead
     of running gcc itself on the compile's thread (~60 ms of a new cache's
@@ -127,7 +127,7 @@ def _find_or_build(build) -> str | None:
             return str(exe)
         unlink_verified(exe)
         built = _take_ahead()
-        if built is not None:           # built by the runtime's prefetch chain
+        if built is not None:           # built beside the runtime's prefetch chains
             store_verified(exe, built.read_bytes(), mode=0o700)
             return str(exe)
         with temp_dir() as tmp:     # pid-named: a killed build's is collected later

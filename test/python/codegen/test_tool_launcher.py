@@ -84,8 +84,9 @@ def test_a_launcher_that_cannot_run_falls_back(fresh, monkeypatch, tmp_path):
 
 
 def test_a_new_cache_builds_it_in_the_runtime_prefetch(fresh, monkeypatch):
-    # the runtime's prefetch chain (started without the launcher) builds it
-    # first; the compile's thread runs no gcc for it and takes it from there
+    # a gcc beside the runtime's prefetch chain (all started without the
+    # launcher) builds it; the compile's thread runs no gcc for it and takes
+    # it from there
     from onnx_mlir_py.codegen import runtime_objects as ro
     seen = _spawned(monkeypatch)
     built = []
