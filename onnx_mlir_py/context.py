@@ -25,9 +25,9 @@ def _irdl_bytecode_path() -> Path:
     import hashlib
     from onnx_mlir_py.backend.cache import cache_dir
     from onnx_mlir_py.backend.cache_files import private_dir
-    from onnx_mlir_py.native_walk import _capi_library
+    from onnx_mlir_py.native_walk import capi_library
     h = hashlib.sha256(_irdl_text().encode())
-    capi = _capi_library()
+    capi = capi_library()
     if capi is not None:
         st = capi.stat()
         h.update(f"\0{capi}\0{st.st_size}\0{st.st_mtime_ns}".encode())

@@ -74,7 +74,7 @@ def _enabled() -> bool:
     return os.environ.get(DISABLE_ENV, "1") != "0" and platform.system() == "Linux"
 
 
-def _capi_library() -> Path | None:
+def capi_library() -> Path | None:
     try:
         import mlir._mlir_libs as libs
         p = Path(list(libs.__path__)[0]) / "libMLIRPythonCAPI.so"
@@ -229,7 +229,7 @@ def _from_cache() -> bool:
         return False
     from onnx_mlir_py.backend.cache_files import elf_verified
     from onnx_mlir_py.errors import UnsafeCacheError
-    capi = _capi_library()
+    capi = capi_library()
     if capi is None:
         return False
     try:
@@ -248,7 +248,7 @@ def _start_build() -> None:
     from onnx_mlir_py.errors import CompileError, UnsafeCacheError
     from onnx_mlir_py.scratch import make_temp_dir
     from onnx_mlir_py.tool_process import spawn_quiet
-    capi = _capi_library()
+    capi = capi_library()
     if capi is None:
         return
     try:
@@ -302,8 +302,8 @@ def _finish_build(wait: float = 0.0) -> None:
 # a model of fewer nodes is not worth the build to its compile (its walks
 # cost a few ms; the build, when it linked against the MLIR library, ~0.5 s
 # of gcc beside the runtime's own, waited for at the end: an MLP's cold
-# compile 1.75-1.99 -> 2.44-2.57 s): its
-# compile uses the library when it is in the cache but does not build it
+# compile 1.75-1.99 -> 2.44-2.57 s): its compile uses the library when it is
+# in the cache but does not build it
 MIN_NODES = 64
 
 

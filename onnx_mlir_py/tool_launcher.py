@@ -95,12 +95,10 @@ def _take_ahead() -> Path | None:
     global _ahead
     if _ahead is None:
         return None
-    import time
+    from onnx_mlir_py.tool_process import marked_output
     proc, built, done = _ahead
     _ahead = None
-    while not done.exists() and proc.poll() is None:
-        time.sleep(0.002)
-    return built if done.exists() and built.is_file() else None
+    return marked_output(proc, built, done)
 
 
 def tools_folder(key: str) -> Path:

@@ -93,6 +93,16 @@ def spawn_quiet(args: list[str], tmpdir=None, launch: bool = True) -> subprocess
                   stderr=subprocess.DEVNULL, env=env)
 
 
+def marked_output(p: subprocess.Popen, out, mark):
+    """``out`` once the background ``p`` has written ``mark`` (the sign that
+    ``out`` was made well: a script's last step), waiting while ``p`` runs;
+    None when ``p`` ended without it."""
+    import time
+    while not mark.exists() and p.poll() is None:
+        time.sleep(0.002)
+    return out if mark.exists() and out.is_file() else None
+
+
 def kill_group(p: subprocess.Popen) -> None:
     """Kill ``p``'s process group (if still running) and reap it."""
     if p.poll() is None:

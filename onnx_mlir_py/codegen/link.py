@@ -339,7 +339,7 @@ def link_library(path, objects: list, entry_c: str, store: WeightStore, tmp: Pat
     path.parent.mkdir(parents=True, exist_ok=True)
     with timings.phase("codegen: link"):
         entry = tmp / "entry.c"
-        if entry_build is None or entry.read_text() != entry_c:
+        if entry_build is None or entry_build.entry != entry:
             entry.write_text(entry_c)
             entry_build = None
         sources = [str(o) for o in objects] + [str(entry)] + \

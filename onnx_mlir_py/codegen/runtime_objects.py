@@ -34,7 +34,6 @@ the object of the first.
 from __future__ import annotations
 
 import hashlib
-import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -165,6 +164,12 @@ def runtime_objects(sources: list[str], tmp: Path, prefetched=None) -> list[Path
     return objs
 
 
+def _entry_cached(entry: Path) -> Path:
+    """The cache's object path of the entry wrapper source ``entry`` (by its
+    text); OSError / UnsafeCacheError when the cache cannot be used."""
+    return _folder() / f"entry-{hashlib.sha256(entry.read_bytes()).hexdigest()[:32]}.o"
+
+
 def entry_object(entry: Path, started=None) -> Path:
     """The object of the entry wrapper source ``entry`` (``cwrapper.
     generate_entry_c``, written by the link): the cache's object of the
@@ -176,17 +181,16 @@ def entry_object(entry: Path, started=None) -> Path:
     from onnx_mlir_py.backend.cache_files import store_verified, unlink_verified
     built = entry.with_suffix(".o")
     try:
-        folder = _folder()
-        obj = folder / f"entry-{hashlib.sha256(entry.read_bytes()).hexdigest()[:32]}.o"
+        obj = _entry_cached(entry)
         if elf_verified(obj):
             return obj
         unlink_verified(obj)
     except (OSError, UnsafeCacheError):
-        folder = None
+        obj = None
     if started is None or not started.wait():
         # (not started, or it failed: compiled here, its error reported as usual)
         run(_gcc(entry, built), what="compiling the entry wrapper (entry.c)")
-    if folder is not None:
+    if obj is not None:
         try:
             store_verified(obj, built.read_bytes(), durable=False)
         except OSError:
@@ -206,8 +210,7 @@ class EntryBuild:
         self.entry = entry
         self.proc = None
         try:
-            obj = _folder() / f"entry-{hashlib.sha256(entry.read_bytes()).hexdigest()[:32]}.o"
-            if elf_verified(obj):
+            if elf_verified(_entry_cached(entry)):
                 return                  # cached: nothing to compile
         except (OSError, UnsafeCacheError):
             pass
@@ -345,10 +348,9 @@ class Prefetch:
         entry = self.running.pop(source, None)
         if entry is None:
             return None
+        from onnx_mlir_py.tool_process import marked_output
         p, out = entry
-        while not _done(out).exists() and p.poll() is None:
-            time.sleep(0.002)       # its chain compiles the sources before it
-        return out if _done(out).exists() and out.is_file() else None
+        return marked_output(p, out, _done(out))    # (its chain compiles the sources before it)
 
     def close(self) -> None:
         """Store the objects the link did not need whose compile has ended
