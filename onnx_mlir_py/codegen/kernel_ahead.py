@@ -121,6 +121,7 @@ def _chunk(module: ir.Module, names: list[str], early, done: dict) -> None:
         fns = _functions(chunk)
         stubs: dict[str, object] = {}       # model name -> its Stub (loaded or known)
         pending: list[_Pending] = []
+        twins: list[tuple[str, str]] = []   # (model name, the symbol of a pending kernel)
         for n in names:
             op = fns.get(n)
             if op is None:
@@ -137,6 +138,14 @@ def _chunk(module: ir.Module, names: list[str], early, done: dict) -> None:
             early.sidecars[key] = sidecar(s, key, ftype, parallel)
             if symbol in done:              # the same kernel once bufferized
                 stubs[n] = done[symbol]
+                op.erase()
+                continue
+            if any(p.symbol == symbol for p in pending):
+                # the same memref-level kernel earlier in this chunk (two
+                # kernel functions the -O3 stage left apart, or whose
+                # tensor-level texts differ, can bufferize to one text): one
+                # definition of the symbol, this one shares its Stub
+                twins.append((n, symbol))
                 op.erase()
                 continue
             data = early.cache.load(key)
@@ -164,6 +173,9 @@ def _chunk(module: ir.Module, names: list[str], early, done: dict) -> None:
                 early.ahead_parts.append((p.key, str(src), str(obj)))
                 stubs[p.model_name] = done[p.symbol] = Stub(
                     p.summary.key, p.key, p.symbol, p.ftype, None, p.parallel, True)
+        for n, symbol in twins:             # stays a miss if its twin's unit failed
+            if symbol in done:
+                stubs[n] = done[symbol]
         for n, stub in stubs.items():
             _make_stub(model[n], *summaries[n])
             early.stubs[n] = stub

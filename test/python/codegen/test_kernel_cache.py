@@ -373,6 +373,28 @@ def test_misses_compile_ahead_of_the_model(cache, tmp_path, monkeypatch):
     _same(cold, _checked(m, so2))
 
 
+
+def test_copies_the_o3_stage_left_apart_share_one_symbol_ahead(cache, tmp_path, monkeypatch):
+    """Two kernel functions that print the same once bufferized, missed in
+    one chunk of kernel_ahead.py: one definition of their memref-level symbol
+    (two were a "redefinition of symbol" that failed the compile: the -O3
+    stage's kernel merge can leave identical kernels apart, as a text CNN's
+    two 3-tap convs were, one with an un-CSE'd constant that only the last
+    canonicalize removed). Simulated by the merge kept from merging."""
+    from onnx_mlir_py.codegen import kernel_functions
+    from onnx_mlir_py.codegen.split import split_jobs
+    if split_jobs() < 2:
+        pytest.skip("one job: nothing compiles ahead (the pool starts at its wait)")
+    monkeypatch.setattr(kernel_functions, "_merge", lambda funcs, calls, printed: 0)
+    m = _convs(widths=(16, 16, 16, 16))         # layers 2-4: one kernel
+    so, st, warned = _compile(m, tmp_path / "a.so")
+    assert st.misses >= 2 and not warned, st
+    cold = _checked(m, so)
+    so2, st2, warned = _compile(_convs(widths=(16, 16, 16, 16)), tmp_path / "b.so")
+    assert st2.misses == 0 and st2.tensor_hits >= 2 and not warned, st2
+    _same(cold, _checked(m, so2))
+
+
 _MEMREF_KERNELS = """
 module {
   memref.global "private" constant @g : memref<4xf32> = dense<1.0>
