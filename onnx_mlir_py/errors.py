@@ -120,6 +120,11 @@ class DeclaredTypeWarning(OnnxMlirWarning):
     inferred one; the inferred type is used (as onnxruntime does)."""
 
 
+class KernelBudgetWarning(OnnxMlirWarning):
+    """A node's -O3 kernel grew past its budget (passes/optimize/kernel_budget.py):
+    the node is compiled on the generic path."""
+
+
 class NegativeDimWarning(OnnxMlirWarning):
     """A declared dim is negative (Paddle2ONNX writes ``-1`` for a dynamic
     dim): it is read as a dynamic dim, as onnxruntime does."""

@@ -72,6 +72,7 @@ single-threaded build).
 """
 from __future__ import annotations
 
+import itertools
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -263,10 +264,38 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
     """The whole -O3 tensor pipeline, in place. The kernel plan
     (:mod:`.kernel_plan`) is made first; each kernel step then rewrites the
     ops the plan gave it (so their order below is no priority). Returns the
-    plan (``on_plan(plan)`` sees it before the kernels are built).
+    plan (``on_plan(plan)`` sees it once the kernel steps ran, before the
+    steps after them).
     ``timings`` (:class:`onnx_mlir_py.timings.Timings`): each step's seconds
-    under ``phase`` (what ``-v`` prints indented)."""
+    under ``phase`` (what ``-v`` prints indented). A kernel that grows past
+    its budget (:mod:`.kernel_budget`) puts the module back as it came and
+    plans again with its node on the generic path (one warning per node)."""
+    from onnx_mlir_py.passes.optimize.kernel_budget import KernelTooLarge, fallback, restore
     target = target or target_for("native")
+    saved = module.operation.clone()        # the stage's input: a few thousand ops
+    excluded: dict[str, str] = {}           # node -> why it is on the generic path
+    planned: dict = {}                      # node -> its plan entry (this round's)
+    try:
+        for rounds in itertools.count(1):
+            try:
+                return _optimize(module, target, threads, on_plan, timings, phase, excluded,
+                                 planned)
+            except KernelTooLarge as e:
+                fallback(e, planned, excluded, rounds)
+                from onnx_mlir_py.passes.optimize.value_reads import active
+                if active() is not None:        # the stage cache's recorder
+                    active().refuse("a kernel over its budget: the stage ran again")
+                with module.context:
+                    restore(module, saved)
+    finally:
+        saved.erase()
+
+
+def _optimize(module: ir.Module, target: Target, threads: bool, on_plan, timings, phase: str,
+              excluded: dict[str, str], planned: dict) -> KernelPlan:
+    """One run of :func:`optimize`'s steps (``excluded``: nodes the plan
+    leaves to the generic path, with why; ``planned`` gets the plan's
+    entries by node)."""
     m = module
 
     def step(name):
@@ -277,10 +306,10 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
         with step("kernel plan"):
             if "tensor.dim" in kinds.names:
                 resolve_dims(m)
-            plan = plan_kernels(m, target, threads) if kinds.names & set(FAMILIES) else \
-                KernelPlan(target, threads, [])
-        if on_plan is not None:
-            on_plan(plan)
+            plan = plan_kernels(m, target, threads, excluded) if kinds.names & set(FAMILIES) \
+                else KernelPlan(target, threads, [])
+            planned.clear()
+            planned.update((e.node, e) for e in plan.entries)
         # what a step may act on (see census); a step whose ops the module
         # has none of is not run (each would walk the whole module for nothing)
         kernels = bool(plan.entries)       # each kernel step rewrites only the ops planned for it
@@ -329,6 +358,8 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
             ("canonicalize", True, lambda: _canonicalize(m, once=True, per_function=True)),
         ]
         for name, needed, run in steps:
+            if name == "clear plan" and on_plan is not None:
+                on_plan(plan)       # the kernels built: the plan a budget left as it is
             if needed if isinstance(needed, bool) else not used.isdisjoint(needed):
                 with step(name):
                     run()

@@ -31,6 +31,7 @@ from onnx_mlir_py.passes.optimize.kernel_emit import (F32, Emitter, Value, f32_h
                                                       vector)
 from onnx_mlir_py.target import Target
 from onnx_mlir_py.passes.optimize.kernel_plan import ATTENTION_THREAD_MIN_MACS, assigned
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 
 CALL_ATTR = "om.attention"
 
@@ -241,29 +242,30 @@ def attention_kernels(module: ir.Module, target: Target, threads: bool = False,
     texts = []
     count = 0
     for call in walk_ops(module.operation, "func.call"):
-        found = plan_attention(call, target)
-        if found is None or (plan is not None and not assigned(call, "attention")):
-            continue
-        (rows, ncol), work = found
-        p = _params(call)
-        args = list(call.operands)
-        q, kt, v = args[0], args[1], args[2]
-        m = args[3] if p["mask"] else None
-        y = args[-1]
-        qs, kts, vs, ys = _shape(q), _shape(kt), _shape(v), _shape(y)
-        ms = None if m is None else _shape(m)
-        par = threads and (work is None or work >= ATTENTION_THREAD_MIN_MACS)
-        key = (tuple(qs), tuple(kts), tuple(vs), None if ms is None else tuple(ms), tuple(ys),
-               p["scale"], p["group"], p["nan_rows"], par)
-        if key not in funcs:
-            funcs[key] = f"__om_attention_k{vw}_{len(funcs)}"
-            texts.append(kernel_text(funcs[key], qs, kts, vs, ms, ys, p["scale"], p["group"],
-                                     p["nan_rows"], vw, rows, ncol, par))
-        with ir.InsertionPoint(call), call.location:
-            new = func.CallOp([y.type], ir.FlatSymbolRefAttr.get(funcs[key]), args[:-2] + [y])
-        call.results[0].replace_all_uses_with(new.results[0])
-        call.erase()
-        count += 1
+        with building(call):
+            found = plan_attention(call, target)
+            if found is None or (plan is not None and not assigned(call, "attention")):
+                continue
+            (rows, ncol), work = found
+            p = _params(call)
+            args = list(call.operands)
+            q, kt, v = args[0], args[1], args[2]
+            m = args[3] if p["mask"] else None
+            y = args[-1]
+            qs, kts, vs, ys = _shape(q), _shape(kt), _shape(v), _shape(y)
+            ms = None if m is None else _shape(m)
+            par = threads and (work is None or work >= ATTENTION_THREAD_MIN_MACS)
+            key = (tuple(qs), tuple(kts), tuple(vs), None if ms is None else tuple(ms), tuple(ys),
+                   p["scale"], p["group"], p["nan_rows"], par)
+            if key not in funcs:
+                funcs[key] = f"__om_attention_k{vw}_{len(funcs)}"
+                texts.append(kernel_text(funcs[key], qs, kts, vs, ms, ys, p["scale"], p["group"],
+                                         p["nan_rows"], vw, rows, ncol, par))
+            with ir.InsertionPoint(call), call.location:
+                new = func.CallOp([y.type], ir.FlatSymbolRefAttr.get(funcs[key]), args[:-2] + [y])
+            call.results[0].replace_all_uses_with(new.results[0])
+            call.erase()
+            count += 1
     if texts:
         sub = ir.Module.parse("module {\n" + "\n".join(texts) + "\n}", module.context)
         for o in sub.body.operations:

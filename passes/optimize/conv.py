@@ -47,6 +47,7 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import (batch_shape, bias_add_us
                                                         window_ints, zero_fill)
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.kernel_inline import inline_kernels
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 
 
 STRIDED_LANES = 16      # output columns per strided im2col read
@@ -382,42 +383,43 @@ def convs_to_matmul(module: ir.Module, threads: bool = False,
              if (plan is None or assigned(op, "conv_im2col"))
              and (sig := _conv_signature(op)) is not None]
     for op, sig in convs:
-        # a zero-initialised plain conv whose single user adds a per-channel
-        # bias: the matmul accumulates into the broadcast bias instead
-        fused = bias_add_user(op.results[0]) if sig[5] == 1 and zero_fill(op.operands[2]) else None
-        # the elementwise ops after it (ReLU, SiLU, a residual add): the
-        # matmul kernel's epilogue
-        epi = epilogue_chain((fused[0] if fused is not None else op).results[0]) \
-            if min(blocks) > 1 and epilogue_mod.ENABLED else None
-        if epi is not None and not epilogue_fits(sig, fused is not None, blocks, row_block, epi):
-            epi = None
-        # the kernel replaces the chain where the conv was, so its code stays
-        # in the conv's place (--profile times it as the conv's); a chain
-        # reading a tensor computed after the conv (ResNet's downsampled
-        # residual, exported after the block's last conv) is left to the
-        # kernel that computes that tensor
-        if epi is not None and not ((fused is None or dominates(fused[1], op))
-                                    and hoist_to(epi, op)):
-            epi = None
-        key = sig + (fused is not None, epi.key if epi is not None else None)
-        if key not in funcs:
-            funcs[key] = _conv_functions(module, f"__om_conv_{len(funcs)}", sig,
-                                         fused is not None, threads, blocks, row_block, epi)
-        fn, takes_out = funcs[key]
-        args = list(op.operands)
-        if fused is not None and takes_out:
-            # (x, w, out, bias): the fill's destination (not the fill) is the
-            # batch loop's: every image's slice gets the bias broadcast
-            args = args[:2] + [fill_scalar(op.operands[2])[1], fused[1]]
-        elif fused is not None:
-            args[2] = fused[1]
-        if epi is not None:
-            chain = [op] + ([fused[0]] if fused is not None else []) + list(epi.generics)
-            replace_with_call(fn, args + list(epi.tensors) + list(epi.captured), chain, chain[-1],
-                              at=op)
-        else:
-            call_in_place(op, fused, fn, args)
-        count += 1
+        with building(op):
+            # a zero-initialised plain conv whose single user adds a per-channel
+            # bias: the matmul accumulates into the broadcast bias instead
+            fused = bias_add_user(op.results[0]) if sig[5] == 1 and zero_fill(op.operands[2]) else None
+            # the elementwise ops after it (ReLU, SiLU, a residual add): the
+            # matmul kernel's epilogue
+            epi = epilogue_chain((fused[0] if fused is not None else op).results[0]) \
+                if min(blocks) > 1 and epilogue_mod.ENABLED else None
+            if epi is not None and not epilogue_fits(sig, fused is not None, blocks, row_block, epi):
+                epi = None
+            # the kernel replaces the chain where the conv was, so its code stays
+            # in the conv's place (--profile times it as the conv's); a chain
+            # reading a tensor computed after the conv (ResNet's downsampled
+            # residual, exported after the block's last conv) is left to the
+            # kernel that computes that tensor
+            if epi is not None and not ((fused is None or dominates(fused[1], op))
+                                        and hoist_to(epi, op)):
+                epi = None
+            key = sig + (fused is not None, epi.key if epi is not None else None)
+            if key not in funcs:
+                funcs[key] = _conv_functions(module, f"__om_conv_{len(funcs)}", sig,
+                                             fused is not None, threads, blocks, row_block, epi)
+            fn, takes_out = funcs[key]
+            args = list(op.operands)
+            if fused is not None and takes_out:
+                # (x, w, out, bias): the fill's destination (not the fill) is the
+                # batch loop's: every image's slice gets the bias broadcast
+                args = args[:2] + [fill_scalar(op.operands[2])[1], fused[1]]
+            elif fused is not None:
+                args[2] = fused[1]
+            if epi is not None:
+                chain = [op] + ([fused[0]] if fused is not None else []) + list(epi.generics)
+                replace_with_call(fn, args + list(epi.tensors) + list(epi.captured), chain, chain[-1],
+                                  at=op)
+            else:
+                call_in_place(op, fused, fn, args)
+            count += 1
     if funcs:
         # no canonicalize of the whole module per inlining (#29): -O3's own follows
         inline_kernels(module)

@@ -33,6 +33,7 @@ from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.matmul_bf16 import (LANES, ROW_TILE, _is_bf16, _zero_fill_f32,
                                                       constant_bits)
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 
 KERNEL = "conv_bf16"
 
@@ -164,90 +165,91 @@ def bf16_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
     count = 0
     bf16, f32, i32 = ir.BF16Type.get(), ir.F32Type.get(), ir.IntegerType.get_signless(32)
     for op in list(walk_ops(module.operation, {NCHW_OP, NHWC_OP})):
-        if KERNEL_ATTR in op.attributes and not assigned(op, KERNEL) and \
-                not assigned(op, amx.CONV_KERNEL):
-            continue
-        on_amx = assigned(op, amx.CONV_KERNEL) or \
-            (KERNEL_ATTR not in op.attributes and amx.available(target))
-        cv = match(op)
-        if cv is None or (cv.nhwc and not on_amx):
-            continue
-        if cv.nhwc:
-            count += _nhwc_conv(module, funcs, op, cv, threads and cv.macs >= THREAD_MIN_MACS)
-            continue
-        bits = constant_bits(owner_op(cv.w))
-        n, c, h, w = cv.xs
-        c2 = c + c % 2
-        tabs = tables(cv, c2)
-        if bits is None or tabs is None:
-            continue
-        f = cv.ws[0]
-        m = n * cv.os[2] * cv.os[3]
-        b = pad_columns(filters_matrix(bits, c2))
-        with ir.InsertionPoint(op), op.location:
-            def const(arr, et):
-                t = ir.RankedTensorType.get(list(arr.shape), et)
-                return arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result
+        with building(op):
+            if KERNEL_ATTR in op.attributes and not assigned(op, KERNEL) and \
+                    not assigned(op, amx.CONV_KERNEL):
+                continue
+            on_amx = assigned(op, amx.CONV_KERNEL) or \
+                (KERNEL_ATTR not in op.attributes and amx.available(target))
+            cv = match(op)
+            if cv is None or (cv.nhwc and not on_amx):
+                continue
+            if cv.nhwc:
+                count += _nhwc_conv(module, funcs, op, cv, threads and cv.macs >= THREAD_MIN_MACS)
+                continue
+            bits = constant_bits(owner_op(cv.w))
+            n, c, h, w = cv.xs
+            c2 = c + c % 2
+            tabs = tables(cv, c2)
+            if bits is None or tabs is None:
+                continue
+            f = cv.ws[0]
+            m = n * cv.os[2] * cv.os[3]
+            b = pad_columns(filters_matrix(bits, c2))
+            with ir.InsertionPoint(op), op.location:
+                def const(arr, et):
+                    t = ir.RankedTensorType.get(list(arr.shape), et)
+                    return arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result
 
-            xt = _value(linalg.transpose(cv.x, outs=[tensor_d.EmptyOp([n, h, w, c], bf16).result],
-                                         permutation=[0, 2, 3, 1]))
-            if c2 != c:             # a zero channel: k pairs of whole channels
-                z = _value(linalg.fill(arith.ConstantOp(bf16, 0.0).result,
-                                       outs=[tensor_d.EmptyOp([n, h, w, c2], bf16).result]))
-                xt = tensor_d.InsertSliceOp(xt, z, [], [], [], [0] * 4, [n, h, w, c],
-                                            [1] * 4).result
-            flat = tensor_d.CollapseShapeOp(
-                ir.RankedTensorType.get([n * h * w * c2], bf16), xt,
-                ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(
-                    ir.IntegerType.get_signless(64), i) for i in range(4)])])).result
-            rows, koffs = tabs
-            rows_t = tensor_d.CastOp(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i32),
-                                     const(rows, i32)).result
-            par = threads and cv.macs >= THREAD_MIN_MACS
-            if on_amx and amx.pointwise(cv, c2):    # the channels-last pixels are A
-                a2 = tensor_d.CastOp(ir.RankedTensorType.get(
-                    [ir.ShapedType.get_dynamic_size(), c2], bf16), tensor_d.CollapseShapeOp(
-                    ir.RankedTensorType.get([n * h * w, c2], bf16), xt,
+                xt = _value(linalg.transpose(cv.x, outs=[tensor_d.EmptyOp([n, h, w, c], bf16).result],
+                                             permutation=[0, 2, 3, 1]))
+                if c2 != c:             # a zero channel: k pairs of whole channels
+                    z = _value(linalg.fill(arith.ConstantOp(bf16, 0.0).result,
+                                           outs=[tensor_d.EmptyOp([n, h, w, c2], bf16).result]))
+                    xt = tensor_d.InsertSliceOp(xt, z, [], [], [], [0] * 4, [n, h, w, c],
+                                                [1] * 4).result
+                flat = tensor_d.CollapseShapeOp(
+                    ir.RankedTensorType.get([n * h * w * c2], bf16), xt,
                     ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(
-                        ir.IntegerType.get_signless(64), i) for i in g]) for g in ([0, 1, 2], [3])]
-                    )).result).result
-                res = amx.kernel_call(module, funcs, c2, b, par, [a2], out_m=m if amx.TRANSPOSED_OUT else None)
-            elif on_amx:    # AMX: an im2col of each block of 32 pixels (matmul_bf16_amx.py)
-                res = amx.kernel_call(module, funcs, len(koffs) * 2, b, par, [flat, rows_t],
-                                      gather=(n * h * w * c2, amx.segments(cv, c2)),
-                                      out_m=m if amx.TRANSPOSED_OUT else None)
-            else:
-                res = kernel_call(module, funcs, len(koffs) * 2, b, par,
-                                  [flat, rows_t, const(koffs, i32)], gather=n * h * w * c2)
-            fp = b.shape[1]
-            key = ("transpose", m, fp, par)
-            t_out = on_amx and amx.TRANSPOSED_OUT
-            if t_out:       # [F', M] already (the kernel's transposed stores)
-                pass
-            elif key not in funcs:
-                funcs[key] = f"__om_bf16_transpose_{m}x{fp}" + ("_par" if par else "")
-                add_functions(module, ir.Module.parse(
-                    "module {\n" + transpose_text(funcs[key], m, fp, par) + "\n}", module.context))
-            if not t_out:
-                res = func.CallOp([ir.RankedTensorType.get([fp, m], f32)],
-                                  ir.FlatSymbolRefAttr.get(funcs[key]), [res]).results[0]
-            if fp != f:
-                res = tensor_d.ExtractSliceOp(ir.RankedTensorType.get([f, m], f32), res, [], [], [],
-                                              [0, 0], [f, m], [1, 1]).result
-            # [F, N * OH * OW] -> NCHW: a reshape for one image, else via [F, N, OH, OW]
-            shape = list(cv.os) if n == 1 else [f, n, cv.os[2], cv.os[3]]
-            groups = ([0, 1], [2, 3]) if n == 1 else ([0], [1, 2, 3])
-            res = tensor_d.ExpandShapeOp(
-                ir.RankedTensorType.get(shape, f32), res,
-                ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(
-                    ir.IntegerType.get_signless(64), i) for i in g]) for g in groups]),
-                [], shape).result
-            if n != 1:
-                res = _value(linalg.transpose(res, outs=[tensor_d.EmptyOp(list(cv.os), f32).result],
-                                              permutation=[1, 0, 2, 3]))
-        op.results[0].replace_all_uses_with(res)
-        op.erase()
-        count += 1
+                        ir.IntegerType.get_signless(64), i) for i in range(4)])])).result
+                rows, koffs = tabs
+                rows_t = tensor_d.CastOp(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i32),
+                                         const(rows, i32)).result
+                par = threads and cv.macs >= THREAD_MIN_MACS
+                if on_amx and amx.pointwise(cv, c2):    # the channels-last pixels are A
+                    a2 = tensor_d.CastOp(ir.RankedTensorType.get(
+                        [ir.ShapedType.get_dynamic_size(), c2], bf16), tensor_d.CollapseShapeOp(
+                        ir.RankedTensorType.get([n * h * w, c2], bf16), xt,
+                        ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(
+                            ir.IntegerType.get_signless(64), i) for i in g]) for g in ([0, 1, 2], [3])]
+                        )).result).result
+                    res = amx.kernel_call(module, funcs, c2, b, par, [a2], out_m=m if amx.TRANSPOSED_OUT else None)
+                elif on_amx:    # AMX: an im2col of each block of 32 pixels (matmul_bf16_amx.py)
+                    res = amx.kernel_call(module, funcs, len(koffs) * 2, b, par, [flat, rows_t],
+                                          gather=(n * h * w * c2, amx.segments(cv, c2)),
+                                          out_m=m if amx.TRANSPOSED_OUT else None)
+                else:
+                    res = kernel_call(module, funcs, len(koffs) * 2, b, par,
+                                      [flat, rows_t, const(koffs, i32)], gather=n * h * w * c2)
+                fp = b.shape[1]
+                key = ("transpose", m, fp, par)
+                t_out = on_amx and amx.TRANSPOSED_OUT
+                if t_out:       # [F', M] already (the kernel's transposed stores)
+                    pass
+                elif key not in funcs:
+                    funcs[key] = f"__om_bf16_transpose_{m}x{fp}" + ("_par" if par else "")
+                    add_functions(module, ir.Module.parse(
+                        "module {\n" + transpose_text(funcs[key], m, fp, par) + "\n}", module.context))
+                if not t_out:
+                    res = func.CallOp([ir.RankedTensorType.get([fp, m], f32)],
+                                      ir.FlatSymbolRefAttr.get(funcs[key]), [res]).results[0]
+                if fp != f:
+                    res = tensor_d.ExtractSliceOp(ir.RankedTensorType.get([f, m], f32), res, [], [], [],
+                                                  [0, 0], [f, m], [1, 1]).result
+                # [F, N * OH * OW] -> NCHW: a reshape for one image, else via [F, N, OH, OW]
+                shape = list(cv.os) if n == 1 else [f, n, cv.os[2], cv.os[3]]
+                groups = ([0, 1], [2, 3]) if n == 1 else ([0], [1, 2, 3])
+                res = tensor_d.ExpandShapeOp(
+                    ir.RankedTensorType.get(shape, f32), res,
+                    ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(
+                        ir.IntegerType.get_signless(64), i) for i in g]) for g in groups]),
+                    [], shape).result
+                if n != 1:
+                    res = _value(linalg.transpose(res, outs=[tensor_d.EmptyOp(list(cv.os), f32).result],
+                                                  permutation=[1, 0, 2, 3]))
+            op.results[0].replace_all_uses_with(res)
+            op.erase()
+            count += 1
     finish(module, funcs)
     return count
 

@@ -63,6 +63,7 @@ from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.passes.optimize.epilogue import vector_lines
 from onnx_mlir_py.target import Target
 from onnx_mlir_py.passes.optimize.kernel_plan import DIRECT_THREAD_MIN_MACS, assigned
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 
 MAX_CHANNELS = 4          # input channels of a stem conv (any window)
 # Input channels of a conv with a window of 2+ taps. Zen 4, 1 thread, thread CPU
@@ -528,26 +529,27 @@ def direct_convs(module: ir.Module, target: Target, threads: bool = False, plan=
     convs = [op for op in walk_ops(module.operation, "linalg.conv_2d_nchw_fchw")
              if plan is None or assigned(op, "conv_direct")]
     for op in convs:
-        found = _match(op, target)
-        if found is None:
-            continue
-        dv, operands, erase, last, dead, at = found
-        dynamic = dv.xs[0] is None
-        key = (dv, target, threads)
-        if key not in funcs:
-            name = f"__om_direct_conv_{len(funcs)}"
-            if not dynamic:
-                add_functions(module, kernel_function(name, dv, target, threads))
-            else:
-                image = replace(dv, xs=(1,) + dv.xs[1:], os=(1,) + dv.os[1:])
-                args = [(list(dv.xs), BATCHED), (list(dv.ws), SHARED), (list(dv.os), BATCHED)]
-                args += [([] if isinstance(v.type, ir.F32Type) else list(static_f32(v)), SHARED)
-                         for v in operands[3:]]
-                add_functions(module, kernel_function(name + "_image", image, target, threads),
-                              batch_loop_function(name, name + "_image", args, dest=2))
-            funcs[key] = name
-        replace_with_call(funcs[key], operands, erase, last, dead, at)   # dead: the pad
-        count += 1
+        with building(op):
+            found = _match(op, target)
+            if found is None:
+                continue
+            dv, operands, erase, last, dead, at = found
+            dynamic = dv.xs[0] is None
+            key = (dv, target, threads)
+            if key not in funcs:
+                name = f"__om_direct_conv_{len(funcs)}"
+                if not dynamic:
+                    add_functions(module, kernel_function(name, dv, target, threads))
+                else:
+                    image = replace(dv, xs=(1,) + dv.xs[1:], os=(1,) + dv.os[1:])
+                    args = [(list(dv.xs), BATCHED), (list(dv.ws), SHARED), (list(dv.os), BATCHED)]
+                    args += [([] if isinstance(v.type, ir.F32Type) else list(static_f32(v)), SHARED)
+                             for v in operands[3:]]
+                    add_functions(module, kernel_function(name + "_image", image, target, threads),
+                                  batch_loop_function(name, name + "_image", args, dest=2))
+                funcs[key] = name
+            replace_with_call(funcs[key], operands, erase, last, dead, at)   # dead: the pad
+            count += 1
     if funcs:
         # without the inliner's canonicalize (#29; the depthwise convs' and
         # pools' need theirs, window_rewrite.py): -O3's own after the packs

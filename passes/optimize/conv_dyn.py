@@ -82,6 +82,7 @@ from onnx_mlir_py.passes.optimize.kernel_emit import F32, Emitter, Value, tensor
 from onnx_mlir_py.passes.optimize.matmul_text import contraction
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 from onnx_mlir_py.passes.optimize.kernel_plan import (DYN_STRIP_TASKS, assigned,
                                                       dyn_strip_columns)
 
@@ -484,32 +485,33 @@ def dynamic_convs_to_matmul(module: ir.Module, target: Target, threads: bool = F
     convs = [(op, sig) for op in walk_ops(module.operation)
              if (plan is None or assigned(op, "conv_dyn")) and (sig := signature(op)) is not None]
     for op, sig in convs:
-        scaled = channel_scale(op.operands[0])
-        fused = bias_add_user(op.results[0])
-        last = fused[0] if fused is not None else op
-        # a single elementwise user, or a chain of them (SiLU: its Sigmoid and Mul
-        # both read the conv): epi[0] the generic, or a tuple of the chain's
-        epi = epilogue_user(last.results[0]) or dynamic_chain(last.results[0])
-        key = sig + (fused is not None, epi[1:3] if epi else None, len(epi[3]) if epi else 0,
-                     isinstance(epi[0], tuple) if epi else False, scaled is not None)
-        if key not in funcs:
-            strip = dyn_strip_columns(op, target)
-            funcs[key] = _functions(module, f"__om_dconv_{len(funcs)}", sig, target.matmul_tile,
-                                    fused is not None, threads, epi, scaled is not None, strip)
-        # (x, w, out[, bias][, scale], captured...): the fill's destination;
-        # every element is written; a scaled conv reads the Mul's source
-        x = scaled[1] if scaled is not None else op.operands[0]
-        args = [x, op.operands[1], fill_scalar(op.operands[2])[1]]
-        if fused is not None:
-            args.append(fused[1])
-        if scaled is not None:
-            args.append(scaled[2])
-        # at the conv, or at the chain's last op when a captured scalar of the
-        # epilogue is defined after the conv (epilogue.call_site)
-        chain = [op] + ([fused[0]] if fused is not None else []) \
-            + (list(epi[0]) if epi and isinstance(epi[0], tuple) else [epi[0]] if epi else [])
-        _call_flat(funcs[key], args + (list(epi[3]) if epi else []), chain,
-                   [scaled[0]] if scaled is not None else [], flat_input(sig[1], sig[3]))
+        with building(op):
+            scaled = channel_scale(op.operands[0])
+            fused = bias_add_user(op.results[0])
+            last = fused[0] if fused is not None else op
+            # a single elementwise user, or a chain of them (SiLU: its Sigmoid and Mul
+            # both read the conv): epi[0] the generic, or a tuple of the chain's
+            epi = epilogue_user(last.results[0]) or dynamic_chain(last.results[0])
+            key = sig + (fused is not None, epi[1:3] if epi else None, len(epi[3]) if epi else 0,
+                         isinstance(epi[0], tuple) if epi else False, scaled is not None)
+            if key not in funcs:
+                strip = dyn_strip_columns(op, target)
+                funcs[key] = _functions(module, f"__om_dconv_{len(funcs)}", sig, target.matmul_tile,
+                                        fused is not None, threads, epi, scaled is not None, strip)
+            # (x, w, out[, bias][, scale], captured...): the fill's destination;
+            # every element is written; a scaled conv reads the Mul's source
+            x = scaled[1] if scaled is not None else op.operands[0]
+            args = [x, op.operands[1], fill_scalar(op.operands[2])[1]]
+            if fused is not None:
+                args.append(fused[1])
+            if scaled is not None:
+                args.append(scaled[2])
+            # at the conv, or at the chain's last op when a captured scalar of the
+            # epilogue is defined after the conv (epilogue.call_site)
+            chain = [op] + ([fused[0]] if fused is not None else []) \
+                + (list(epi[0]) if epi and isinstance(epi[0], tuple) else [epi[0]] if epi else [])
+            _call_flat(funcs[key], args + (list(epi[3]) if epi else []), chain,
+                       [scaled[0]] if scaled is not None else [], flat_input(sig[1], sig[3]))
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)
     return len(convs)

@@ -43,6 +43,7 @@ from onnx_mlir_py.passes.optimize.epilogue_q8 import (Q8Epilogue, acc_offset, em
 from onnx_mlir_py.passes.optimize.matmul_q8 import (LANES, _widened, _zero_constant, add_functions,
                                                     i32_into_zeros, planned, zero_point_byte)
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 
 
 @dataclass
@@ -333,53 +334,54 @@ def int8_convs(module: ir.Module, target: Target, threads: bool, plan_=None) -> 
     # branch's dequantization, whose 8-bit input an earlier conv then writes
     for op, q, wv in reversed(list(planned(module, "linalg.conv_2d_nchw_fchw", "int8_im2col",
                                            match, lambda q: q.w))):
-        f = q.ws[0]
-        epi = None
-        if direct(q) and not amx_im2col(q, target):
-            any_direct = True
-            from onnx_mlir_py.passes.optimize.kernel_plan import threaded_kernel
-            macs = int(np.prod(q.os)) * int(np.prod(q.ws[1:]))
-            epi = epilogue_chain(op) if EPILOGUES else None
-            if epi is not None and _flat(q) and not flat_externals(epi, q.os[2:]):
-                epi = None
-            if epi is not None and padded_rows(q) and not pixel_free(epi):
-                epi = None
-            text = _direct_function(KERNEL, q, threads and threaded_kernel(macs, None), epi)
-            c4 = -(-q.ws[1] // 4)
-            wpad = np.zeros((f, c4 * 4) + tuple(q.ws[2:]), np.int8)
-            wpad[:, :q.ws[1]] = wv
-            # [F, C4*4, KH, KW] -> [F, C4, KH, KW, 4]: the 4 channels of a tap side by side
-            w4 = np.ascontiguousarray(wpad.reshape(f, c4, 4, q.ws[2], q.ws[3])
-                                      .transpose(0, 1, 3, 4, 2).reshape(f, -1))
-            if FILTER_BLOCKS:   # [F/FB, C4*KH*KW, FB, 4]: a tile's 8 filters side by side
-                w4 = np.ascontiguousarray(w4.reshape(f // FB, FB, -1, 4).transpose(0, 2, 1, 3)
-                                          .reshape(f // FB, -1))
-            rowsum = wv.astype(np.int64).reshape(f, -1).sum(axis=1).astype(np.int32)
-            base = (-128 * rowsum if q.signed else np.zeros_like(rowsum)).astype(np.int32)
-            consts = [w4, base, rowsum]
-        else:
-            # [F, C, KH, KW] -> [K, F] with K ordered (kh, kw, c), the im2col's order
-            text = _function(KERNEL, q)
-            consts = [np.ascontiguousarray(wv.transpose(2, 3, 1, 0).reshape(-1, f))]
-        # convs of the same kernel text (same shapes and epilogue; the
-        # weights, scales and zero points are operands) call one function
-        name = kernels.setdefault(text, f"__om_q8_conv_{len(kernels)}")
-        with ir.InsertionPoint(op), op.location:
-            cvals = []
-            for arr in consts:
-                t = ir.RankedTensorType.get(list(arr.shape), i8 if arr.dtype == np.int8
-                                            else ir.IntegerType.get_signless(32))
-                cvals.append(arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result)
-            zx = zero_point_byte(q.zx)
-            replaced = epi.result if epi is not None else op.results[0]
-            call = func.CallOp([replaced.type], ir.FlatSymbolRefAttr.get(name),
-                               [q.x, zx] + cvals + (list(epi.externals) if epi else []))
-        replaced.replace_all_uses_with(call.results[0])
-        calls.append(call.operation)
-        for g in reversed(epi.generics if epi is not None else []):
-            g.erase()
-        op.erase()
-        count += 1
+        with building(op):
+            f = q.ws[0]
+            epi = None
+            if direct(q) and not amx_im2col(q, target):
+                any_direct = True
+                from onnx_mlir_py.passes.optimize.kernel_plan import threaded_kernel
+                macs = int(np.prod(q.os)) * int(np.prod(q.ws[1:]))
+                epi = epilogue_chain(op) if EPILOGUES else None
+                if epi is not None and _flat(q) and not flat_externals(epi, q.os[2:]):
+                    epi = None
+                if epi is not None and padded_rows(q) and not pixel_free(epi):
+                    epi = None
+                text = _direct_function(KERNEL, q, threads and threaded_kernel(macs, None), epi)
+                c4 = -(-q.ws[1] // 4)
+                wpad = np.zeros((f, c4 * 4) + tuple(q.ws[2:]), np.int8)
+                wpad[:, :q.ws[1]] = wv
+                # [F, C4*4, KH, KW] -> [F, C4, KH, KW, 4]: the 4 channels of a tap side by side
+                w4 = np.ascontiguousarray(wpad.reshape(f, c4, 4, q.ws[2], q.ws[3])
+                                          .transpose(0, 1, 3, 4, 2).reshape(f, -1))
+                if FILTER_BLOCKS:   # [F/FB, C4*KH*KW, FB, 4]: a tile's 8 filters side by side
+                    w4 = np.ascontiguousarray(w4.reshape(f // FB, FB, -1, 4).transpose(0, 2, 1, 3)
+                                              .reshape(f // FB, -1))
+                rowsum = wv.astype(np.int64).reshape(f, -1).sum(axis=1).astype(np.int32)
+                base = (-128 * rowsum if q.signed else np.zeros_like(rowsum)).astype(np.int32)
+                consts = [w4, base, rowsum]
+            else:
+                # [F, C, KH, KW] -> [K, F] with K ordered (kh, kw, c), the im2col's order
+                text = _function(KERNEL, q)
+                consts = [np.ascontiguousarray(wv.transpose(2, 3, 1, 0).reshape(-1, f))]
+            # convs of the same kernel text (same shapes and epilogue; the
+            # weights, scales and zero points are operands) call one function
+            name = kernels.setdefault(text, f"__om_q8_conv_{len(kernels)}")
+            with ir.InsertionPoint(op), op.location:
+                cvals = []
+                for arr in consts:
+                    t = ir.RankedTensorType.get(list(arr.shape), i8 if arr.dtype == np.int8
+                                                else ir.IntegerType.get_signless(32))
+                    cvals.append(arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result)
+                zx = zero_point_byte(q.zx)
+                replaced = epi.result if epi is not None else op.results[0]
+                call = func.CallOp([replaced.type], ir.FlatSymbolRefAttr.get(name),
+                                   [q.x, zx] + cvals + (list(epi.externals) if epi else []))
+            replaced.replace_all_uses_with(call.results[0])
+            calls.append(call.operation)
+            for g in reversed(epi.generics if epi is not None else []):
+                g.erase()
+            op.erase()
+            count += 1
     if count:
         # every function parsed at once (with the VNNI step's placeholder,
         # the direct kernels' callee) and inlined by moving their bodies

@@ -162,6 +162,8 @@ class Emitter:
     """Lines of a function body at indentation ``ind`` (two spaces each)."""
 
     def __init__(self, ind: int = 2):
+        from onnx_mlir_py.passes.optimize.kernel_budget import budget
+        self.budget = budget() or -1       # SSA values (kernel_budget.py; -1: none)
         self.lines: list[str] = []
         self.consts: dict[int, Value] = {}
         self.hoisted: dict[tuple, Value] = {}
@@ -176,6 +178,9 @@ class Emitter:
         """A new SSA name ``%<base>_<n>`` (n counts up: unique within the
         function, and never an index constant's ``%k<v>``)."""
         self.k += 1
+        if self.k == self.budget:
+            from onnx_mlir_py.passes.optimize.kernel_budget import KernelTooLarge
+            raise KernelTooLarge(self.k, self.budget)
         return f"%{base}_{self.k}"
 
     def op(self, base: str, text: str, t: Type) -> Value:

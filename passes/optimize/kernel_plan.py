@@ -476,9 +476,12 @@ def bf16_inputs(op: ir.Operation) -> bool:
         isinstance(op.results[0].type.element_type, ir.F32Type)
 
 
-def plan_kernels(module: ir.Module, target: Target, threads: bool) -> KernelPlan:
+def plan_kernels(module: ir.Module, target: Target, threads: bool,
+                 excluded: dict[str, str] | None = None) -> KernelPlan:
     """Classify every planned op of ``module`` (see the module docstring),
-    tag it with ``om.kernel`` and return the plan."""
+    tag it with ``om.kernel`` and return the plan. ``excluded``: nodes left
+    to the generic path, with why (a kernel over its budget:
+    :mod:`.kernel_budget`)."""
     from onnx_mlir_py.passes.optimize.attention import CALL_ATTR
     from onnx_mlir_py.passes.optimize.pool_q8 import is_pool
     entries = []
@@ -490,19 +493,23 @@ def plan_kernels(module: ir.Module, target: Target, threads: bool) -> KernelPlan
             continue
         kernel, tile, par, reason = "linalg", "-", False, \
             f"no kernel accepts it (tried {', '.join(k for k, _ in KERNELS[family])})"
+        node = loc_name(op.location) or "?"
         mixed = bf16_inputs(op)
         if mixed:       # only a bf16 kernel may take it: the f32 ones would misread it
             reason = "bf16 inputs: generic path"
-        for name, rule in KERNELS[family]:
-            if mixed and not name.endswith("_bf16"):
-                continue
-            found = rule(op, target)
-            if found is not None:
-                kernel, (tile, par, reason) = name, found
-                break
+        if excluded and node in excluded:
+            reason = excluded[node]
+        else:
+            for name, rule in KERNELS[family]:
+                if mixed and not name.endswith("_bf16"):
+                    continue
+                found = rule(op, target)
+                if found is not None:
+                    kernel, (tile, par, reason) = name, found
+                    break
         shape = " * ".join(_shape(v) for v in op.operands[:2]) + \
             (f" -> {_shape(op.results[0])}" if len(op.results) == 1 else "")
-        entries.append(PlanEntry(loc_name(op.location) or "?", op.name, shape, kernel, tile,
+        entries.append(PlanEntry(node, op.name, shape, kernel, tile,
                                  threads and par, reason))
         op.attributes[KERNEL_ATTR] = ir.StringAttr.get(kernel)
     return KernelPlan(target, threads, entries)

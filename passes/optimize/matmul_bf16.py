@@ -36,6 +36,7 @@ from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Kind, Type, tensor, vector
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 
 LANES = 16                    # f32 lanes of a zmm register
 ROW_TILE = {32: 8, 16: 12}    # nb -> mb: 16 / 12 accumulators (vdpbf16ps: ~6 cycles latency)
@@ -335,32 +336,33 @@ def bf16_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
     f32 = ir.F32Type.get()
     dyn = ir.ShapedType.get_dynamic_size()
     for op, q, b in list(planned(module, (KERNEL, amx.KERNEL))):
-        macs = None if q.m is None else q.m * q.k * q.n
-        on_amx = assigned(op, amx.KERNEL) or \
-            (KERNEL_ATTR not in op.attributes and amx.available(target))
-        with ir.InsertionPoint(op), op.location:
-            a = q.a
-            at = ir.RankedTensorType.get([dyn, q.k], ir.BF16Type.get())
-            if a.type != at:
-                a = tensor_d.CastOp(at, a).result
-            call = amx.kernel_call if on_amx else kernel_call
-            res = call(module, funcs, q.k, pad_columns(b),
-                       threads and threaded_kernel(macs, _bytes(q)), [a])
-            if on_amx:      # M' >= M rows
-                rows = tensor_d.DimOp(a, arith.ConstantOp(ir.IndexType.get(), 0).result).result
-                res = tensor_d.ExtractSliceOp(
-                    ir.RankedTensorType.get([dyn, q.n], f32), res, [], [rows], [],
-                    [0, 0], [dyn, q.n], [1, 1]).result
-            elif q.n_padded != q.n:
-                rows = tensor_d.DimOp(res, arith.ConstantOp(ir.IndexType.get(), 0).result).result
-                res = tensor_d.ExtractSliceOp(
-                    ir.RankedTensorType.get([dyn, q.n], f32), res, [], [rows], [],
-                    [0, 0], [dyn, q.n], [1, 1]).result
-            if res.type != op.results[0].type:
-                res = tensor_d.CastOp(op.results[0].type, res).result
-        op.results[0].replace_all_uses_with(res)
-        op.erase()
-        count += 1
+        with building(op):
+            macs = None if q.m is None else q.m * q.k * q.n
+            on_amx = assigned(op, amx.KERNEL) or \
+                (KERNEL_ATTR not in op.attributes and amx.available(target))
+            with ir.InsertionPoint(op), op.location:
+                a = q.a
+                at = ir.RankedTensorType.get([dyn, q.k], ir.BF16Type.get())
+                if a.type != at:
+                    a = tensor_d.CastOp(at, a).result
+                call = amx.kernel_call if on_amx else kernel_call
+                res = call(module, funcs, q.k, pad_columns(b),
+                           threads and threaded_kernel(macs, _bytes(q)), [a])
+                if on_amx:      # M' >= M rows
+                    rows = tensor_d.DimOp(a, arith.ConstantOp(ir.IndexType.get(), 0).result).result
+                    res = tensor_d.ExtractSliceOp(
+                        ir.RankedTensorType.get([dyn, q.n], f32), res, [], [rows], [],
+                        [0, 0], [dyn, q.n], [1, 1]).result
+                elif q.n_padded != q.n:
+                    rows = tensor_d.DimOp(res, arith.ConstantOp(ir.IndexType.get(), 0).result).result
+                    res = tensor_d.ExtractSliceOp(
+                        ir.RankedTensorType.get([dyn, q.n], f32), res, [], [rows], [],
+                        [0, 0], [dyn, q.n], [1, 1]).result
+                if res.type != op.results[0].type:
+                    res = tensor_d.CastOp(op.results[0].type, res).result
+            op.results[0].replace_all_uses_with(res)
+            op.erase()
+            count += 1
     finish(module, funcs)
     return count
 

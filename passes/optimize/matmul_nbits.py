@@ -49,6 +49,7 @@ from onnx_mlir_py.passes.onnx_to_linalg.ms_quant_matmul import NBITS_ATTR
 from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Value, tensor, vector
 from onnx_mlir_py.passes.optimize.kernel_fusion import zero_fill
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 
 ENABLED = True              # False: every MatMulNBits keeps the dequantize-then-matmul path
 MAX_M = 8                   # rows of A the decode kernel takes
@@ -345,41 +346,42 @@ def nbits_decodes(module: ir.Module, target: Target, threads: bool, plan_=None) 
     count, blobs = 0, {}
     f32 = ir.F32Type.get()
     for op, q, b in planned(module, "linalg.matmul", "nbits_decode", decode, lambda q: q.b):
-        sc = _const_value(owner_op(q.scales), blobs)
-        zp = None if q.zp is None else _const_value(owner_op(q.zp), blobs)
-        if sc is None or (q.zp is not None and zp is None):
-            continue
-        nv, _ = tiling(q.rows)
-        nb = nv * lanes
-        par = threads and threaded_kernel(*_work(q))
-        key = (q.rows, q.k, q.n, q.bits, q.bs, q.zform, par)
-        if key not in funcs:
-            funcs[key] = f"__om_nbits_decode_{len(funcs)}"
-            sub = ir.Module.parse("module {\n" + kernel_text(funcs[key], q, lanes, par) + "\n}",
-                                  module.context)
-            add_functions(module, sub)
-        w, s, z = relayout(q, b, sc, zp, nb)
-        with ir.InsertionPoint(op), op.location:
-            def const(arr):
-                et = f32 if arr.dtype == np.float32 else ir.IntegerType.get_signless(8)
-                t = ir.RankedTensorType.get(list(arr.shape), et)
-                return arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result
-            consts = [const(w), const(s)] + ([const(z)] if z is not None else [])
+        with building(op):
+            sc = _const_value(owner_op(q.scales), blobs)
+            zp = None if q.zp is None else _const_value(owner_op(q.zp), blobs)
+            if sc is None or (q.zp is not None and zp is None):
+                continue
+            nv, _ = tiling(q.rows)
+            nb = nv * lanes
+            par = threads and threaded_kernel(*_work(q))
+            key = (q.rows, q.k, q.n, q.bits, q.bs, q.zform, par)
+            if key not in funcs:
+                funcs[key] = f"__om_nbits_decode_{len(funcs)}"
+                sub = ir.Module.parse("module {\n" + kernel_text(funcs[key], q, lanes, par) + "\n}",
+                                      module.context)
+                add_functions(module, sub)
+            w, s, z = relayout(q, b, sc, zp, nb)
+            with ir.InsertionPoint(op), op.location:
+                def const(arr):
+                    et = f32 if arr.dtype == np.float32 else ir.IntegerType.get_signless(8)
+                    t = ir.RankedTensorType.get(list(arr.shape), et)
+                    return arith.ConstantOp(t, ir.DenseElementsAttr.get(arr, type=t)).result
+                consts = [const(w), const(s)] + ([const(z)] if z is not None else [])
 
-            def kernel_call(a):
-                ncols = w.shape[0] * nb
-                res = func.CallOp([ir.RankedTensorType.get([q.rows, ncols], f32)],
-                                  ir.FlatSymbolRefAttr.get(funcs[key]), [a] + consts).results[0]
-                if ncols != q.n:
-                    res = tensor_d.ExtractSliceOp(
-                        ir.RankedTensorType.get([q.rows, q.n], f32), res, [], [], [],
-                        ir.DenseI64ArrayAttr.get([0, 0]), ir.DenseI64ArrayAttr.get([q.rows, q.n]),
-                        ir.DenseI64ArrayAttr.get([1, 1])).result
-                return res
-            res = kernel_call(q.a) if q.m is not None else _dispatch(op, q, kernel_call)
-        op.results[0].replace_all_uses_with(res)
-        op.erase()
-        count += 1
+                def kernel_call(a):
+                    ncols = w.shape[0] * nb
+                    res = func.CallOp([ir.RankedTensorType.get([q.rows, ncols], f32)],
+                                      ir.FlatSymbolRefAttr.get(funcs[key]), [a] + consts).results[0]
+                    if ncols != q.n:
+                        res = tensor_d.ExtractSliceOp(
+                            ir.RankedTensorType.get([q.rows, q.n], f32), res, [], [], [],
+                            ir.DenseI64ArrayAttr.get([0, 0]), ir.DenseI64ArrayAttr.get([q.rows, q.n]),
+                            ir.DenseI64ArrayAttr.get([1, 1])).result
+                    return res
+                res = kernel_call(q.a) if q.m is not None else _dispatch(op, q, kernel_call)
+            op.results[0].replace_all_uses_with(res)
+            op.erase()
+            count += 1
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce, canonicalize, cse)",
                           module.context).run(module.operation)

@@ -45,6 +45,7 @@ from onnx_mlir_py.ir_util import walk_ops
 from onnx_mlir_py.dialects.onnx.opview import owner_op
 from onnx_mlir_py.passes.optimize.kernel_emit import Elem, Emitter, Kind, Type, Value, tensor, vector
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 
 VNNI = "llvm.x86.avx512.vpdpbusd.512"
 # Until bufferization the kernels call this function instead of the
@@ -352,35 +353,36 @@ def int8_matmuls(module: ir.Module, target: Target, threads: bool, plan_=None) -
     count = 0
     i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
     for op, q, b in planned(module, "linalg.matmul", "int8_vnni", match, lambda q: q.b):
-        b = weights_kn(q, b)
-        npad = q.n_padded
-        nb = q.nb
-        par = threads and threaded_kernel(*sizes(q))
-        key = (q.k, npad, nb, q.a_signed, par)
-        if key not in funcs:
-            funcs[key] = f"__om_q8_matmul_{len(funcs)}"
-            texts.append(kernel_text(funcs[key], q.k, npad, nb, q.a_signed, par))
-        colsum = b.astype(np.int32).sum(axis=0, dtype=np.int64).astype(np.int32)
-        base = (-128 * colsum if q.a_signed else np.zeros_like(colsum)).astype(np.int32)
-        with ir.InsertionPoint(op), op.location:
-            a = a_rows(q, op)
-            bp = const(pack_b(b, nb), i8)
-            dyn_m = ir.ShapedType.get_dynamic_size()
-            call = func.CallOp([ir.RankedTensorType.get([dyn_m, npad], i32)],
-                               ir.FlatSymbolRefAttr.get(funcs[key]),
-                               [a, bp, const(base, i32), const(colsum, i32), zero_point_i32(q)])
-            calls.append(call.operation)
-            res = call.results[0]
-            if npad != q.n:
-                rows = tensor_d.DimOp(res, arith.ConstantOp(ir.IndexType.get(), 0).result).result
-                res = tensor_d.ExtractSliceOp(
-                    ir.RankedTensorType.get([dyn_m, q.n], i32), res, [], [rows], [],
-                    [0, 0], [dyn_m, q.n], [1, 1]).result
-            if res.type != op.results[0].type:
-                res = tensor_d.CastOp(op.results[0].type, res).result
-        op.results[0].replace_all_uses_with(res)
-        op.erase()
-        count += 1
+        with building(op):
+            b = weights_kn(q, b)
+            npad = q.n_padded
+            nb = q.nb
+            par = threads and threaded_kernel(*sizes(q))
+            key = (q.k, npad, nb, q.a_signed, par)
+            if key not in funcs:
+                funcs[key] = f"__om_q8_matmul_{len(funcs)}"
+                texts.append(kernel_text(funcs[key], q.k, npad, nb, q.a_signed, par))
+            colsum = b.astype(np.int32).sum(axis=0, dtype=np.int64).astype(np.int32)
+            base = (-128 * colsum if q.a_signed else np.zeros_like(colsum)).astype(np.int32)
+            with ir.InsertionPoint(op), op.location:
+                a = a_rows(q, op)
+                bp = const(pack_b(b, nb), i8)
+                dyn_m = ir.ShapedType.get_dynamic_size()
+                call = func.CallOp([ir.RankedTensorType.get([dyn_m, npad], i32)],
+                                   ir.FlatSymbolRefAttr.get(funcs[key]),
+                                   [a, bp, const(base, i32), const(colsum, i32), zero_point_i32(q)])
+                calls.append(call.operation)
+                res = call.results[0]
+                if npad != q.n:
+                    rows = tensor_d.DimOp(res, arith.ConstantOp(ir.IndexType.get(), 0).result).result
+                    res = tensor_d.ExtractSliceOp(
+                        ir.RankedTensorType.get([dyn_m, q.n], i32), res, [], [rows], [],
+                        [0, 0], [dyn_m, q.n], [1, 1]).result
+                if res.type != op.results[0].type:
+                    res = tensor_d.CastOp(op.results[0].type, res).result
+            op.results[0].replace_all_uses_with(res)
+            op.erase()
+            count += 1
     if funcs:
         # every kernel parsed at once (with the VNNI placeholder, which
         # stays a function until lower_dpbusd_calls), its calls inlined by

@@ -38,6 +38,7 @@ from onnx_mlir_py.passes.optimize import amx_tiles as amx
 from onnx_mlir_py.passes.optimize.kernel_emit import INDEX, Elem, Emitter, tensor, vector
 from onnx_mlir_py.passes.optimize.matmul_q8 import LANES, Type_I8, Type_I32, match
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 
 KERNEL = "int8_amx"
 MB = 32                 # rows of a block: 2 A tiles
@@ -232,33 +233,34 @@ def int8_amx_matmuls(module: ir.Module, target: Target, threads: bool, plan_=Non
     count = 0
     i32, i8 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8)
     for op, q, b in planned(module, "linalg.matmul", KERNEL, match, lambda q: q.b):
-        if q.m is not None and q.m < MIN_ROWS:
-            continue            # (an untagged one) the VNNI step's
-        b = weights_kn(q, b)
-        npad = q.n_padded
-        par = threads and threaded_kernel(*sizes(q))
-        key = (q.k, npad, q.a_signed, par)
-        if key not in funcs:
-            funcs[key] = f"__om_q8_amx_matmul_{len(funcs)}"
-            text = kernel_text(funcs[key], q.k, npad, q.a_signed, par)
-            add_functions(module, ir.Module.parse("module {\n" + text + "\n}", module.context))
-        colsum = b.astype(np.int32).sum(axis=0, dtype=np.int64).astype(np.int32)
-        with ir.InsertionPoint(op), op.location:
-            a = a_rows(q, op)
-            dyn_m = ir.ShapedType.get_dynamic_size()
-            call = func.CallOp([ir.RankedTensorType.get([dyn_m, npad], i32)],
-                               ir.FlatSymbolRefAttr.get(funcs[key]),
-                               [a, const(pack_b(b), i8), const(colsum, i32), zero_point_i32(q)])
-            # the result has M padded to whole blocks: the first M rows, N columns
-            rows = tensor_d.DimOp(a, arith.ConstantOp(ir.IndexType.get(), 0).result).result
-            res = tensor_d.ExtractSliceOp(
-                ir.RankedTensorType.get([dyn_m, q.n], i32), call.results[0], [], [rows], [],
-                [0, 0], [dyn_m, q.n], [1, 1]).result
-            if res.type != op.results[0].type:
-                res = tensor_d.CastOp(op.results[0].type, res).result
-        op.results[0].replace_all_uses_with(res)
-        op.erase()
-        count += 1
+        with building(op):
+            if q.m is not None and q.m < MIN_ROWS:
+                continue            # (an untagged one) the VNNI step's
+            b = weights_kn(q, b)
+            npad = q.n_padded
+            par = threads and threaded_kernel(*sizes(q))
+            key = (q.k, npad, q.a_signed, par)
+            if key not in funcs:
+                funcs[key] = f"__om_q8_amx_matmul_{len(funcs)}"
+                text = kernel_text(funcs[key], q.k, npad, q.a_signed, par)
+                add_functions(module, ir.Module.parse("module {\n" + text + "\n}", module.context))
+            colsum = b.astype(np.int32).sum(axis=0, dtype=np.int64).astype(np.int32)
+            with ir.InsertionPoint(op), op.location:
+                a = a_rows(q, op)
+                dyn_m = ir.ShapedType.get_dynamic_size()
+                call = func.CallOp([ir.RankedTensorType.get([dyn_m, npad], i32)],
+                                   ir.FlatSymbolRefAttr.get(funcs[key]),
+                                   [a, const(pack_b(b), i8), const(colsum, i32), zero_point_i32(q)])
+                # the result has M padded to whole blocks: the first M rows, N columns
+                rows = tensor_d.DimOp(a, arith.ConstantOp(ir.IndexType.get(), 0).result).result
+                res = tensor_d.ExtractSliceOp(
+                    ir.RankedTensorType.get([dyn_m, q.n], i32), call.results[0], [], [rows], [],
+                    [0, 0], [dyn_m, q.n], [1, 1]).result
+                if res.type != op.results[0].type:
+                    res = tensor_d.CastOp(op.results[0].type, res).result
+            op.results[0].replace_all_uses_with(res)
+            op.erase()
+            count += 1
     if funcs:
         # the kernels stay functions (MLIR's inliner, run here until #29,
         # left every call to them, after building the whole model's call

@@ -64,6 +64,7 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import (bias_add_user, epilogue_
 from onnx_mlir_py.passes.optimize.row_emit import emit_ops
 from onnx_mlir_py.target import Target
 from onnx_mlir_py.passes.optimize.kernel_plan import assigned
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 
 KINDS = {"linalg.pooling_nchw_max": "arith.maximumf", "linalg.pooling_nchw_sum": "arith.addf"}
 DEPTHWISE = "linalg.depthwise_conv_2d_nchw_chw"
@@ -316,44 +317,45 @@ def _depthwise(module: ir.Module, target: Target, threads: bool, plan, funcs: di
              if (plan is None or assigned(op, "depthwise_dyn"))
              and (sig := depthwise_signature(op)) is not None]
     for op, sig in convs:
-        xs, ws, os_, s, d = sig
-        value, dest = fill_scalar(op.operands[2])
-        fused = bias_add_user(op.results[0]) if zero_fill(op.operands[2]) else None
-        last = fused[0] if fused is not None else op
-        # a single elementwise user, or a chain of them (SiLU: its Sigmoid and Mul
-        # both read the conv): epi[0] the generic, or a tuple of the chain's
-        epi = epilogue_user(last.results[0]) or dynamic_chain(last.results[0])
-        multi = epi is not None and isinstance(epi[0], tuple)
-        x, dead, pad = op.operands[0], [], (0, 0, 0, 0)
-        padded = zero_pad(x, _dyn_shape) if depthwise_dyn.takes(s, d) else None
-        if padded is not None:     # the row kernel's scratch plane is the pad
-            dead, (x, pad) = [owner_op(x)], padded
-            xs = tuple(_dyn_shape(x))
-        key = (op.name, xs, pad) + sig[1:] + (fused is not None,) \
-            + ((epi[1], epi[2], len(epi[3]), multi) if epi else ())
-        if key not in funcs:
-            name = f"__om_dpool_{len(funcs)}"
-            kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3]),
-                      chain=multi) if epi else {}
-            if depthwise_dyn.takes(s, d):
-                image = depthwise_dyn.depthwise_function(
-                    name + "_image", xs, os_, ws[1], ws[2], s, d, pad, target,
-                    threads and xs[1] > 1, fused is not None, _post(kw), len(epi[3]) if epi else 0)
-            else:
-                image = image_function(name + "_image", op.name, xs, ws, os_, s, d,
-                                       target.vector_width, threads and xs[1] > 1,
-                                       bias=fused is not None, **kw)
-            args = [(list(xs), BATCHED), (list(ws), SHARED), (list(os_), BATCHED),
-                    ([xs[1]] if fused is not None else [], SHARED)]
-            args += [([], SHARED)] * kw.get("n_cap", 0)
-            add_functions(module, image, batch_loop_function(name, name + "_image", args,
-                                                             dest=2))
-            funcs[key] = name
-        args = [x, op.operands[1], dest, fused[1] if fused is not None else value]
-        chain = [op] + ([fused[0]] if fused is not None else []) \
-            + (list(epi[0]) if multi else [epi[0]] if epi else [])
-        operands = args + (list(epi[3]) if epi else [])
-        replace_with_call(funcs[key], operands, chain, chain[-1], dead, call_site(op, operands))
+        with building(op):
+            xs, ws, os_, s, d = sig
+            value, dest = fill_scalar(op.operands[2])
+            fused = bias_add_user(op.results[0]) if zero_fill(op.operands[2]) else None
+            last = fused[0] if fused is not None else op
+            # a single elementwise user, or a chain of them (SiLU: its Sigmoid and Mul
+            # both read the conv): epi[0] the generic, or a tuple of the chain's
+            epi = epilogue_user(last.results[0]) or dynamic_chain(last.results[0])
+            multi = epi is not None and isinstance(epi[0], tuple)
+            x, dead, pad = op.operands[0], [], (0, 0, 0, 0)
+            padded = zero_pad(x, _dyn_shape) if depthwise_dyn.takes(s, d) else None
+            if padded is not None:     # the row kernel's scratch plane is the pad
+                dead, (x, pad) = [owner_op(x)], padded
+                xs = tuple(_dyn_shape(x))
+            key = (op.name, xs, pad) + sig[1:] + (fused is not None,) \
+                + ((epi[1], epi[2], len(epi[3]), multi) if epi else ())
+            if key not in funcs:
+                name = f"__om_dpool_{len(funcs)}"
+                kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3]),
+                          chain=multi) if epi else {}
+                if depthwise_dyn.takes(s, d):
+                    image = depthwise_dyn.depthwise_function(
+                        name + "_image", xs, os_, ws[1], ws[2], s, d, pad, target,
+                        threads and xs[1] > 1, fused is not None, _post(kw), len(epi[3]) if epi else 0)
+                else:
+                    image = image_function(name + "_image", op.name, xs, ws, os_, s, d,
+                                           target.vector_width, threads and xs[1] > 1,
+                                           bias=fused is not None, **kw)
+                args = [(list(xs), BATCHED), (list(ws), SHARED), (list(os_), BATCHED),
+                        ([xs[1]] if fused is not None else [], SHARED)]
+                args += [([], SHARED)] * kw.get("n_cap", 0)
+                add_functions(module, image, batch_loop_function(name, name + "_image", args,
+                                                                 dest=2))
+                funcs[key] = name
+            args = [x, op.operands[1], dest, fused[1] if fused is not None else value]
+            chain = [op] + ([fused[0]] if fused is not None else []) \
+                + (list(epi[0]) if multi else [epi[0]] if epi else [])
+            operands = args + (list(epi[3]) if epi else [])
+            replace_with_call(funcs[key], operands, chain, chain[-1], dead, call_site(op, operands))
     return len(convs)
 
 
@@ -380,35 +382,36 @@ def dynamic_pools(module: ir.Module, target: Target, threads: bool = False, plan
     pools = [(op, sig) for op in walk_ops(module.operation, set(KINDS))
              if (plan is None or assigned(op, "pool_dyn")) and (sig := signature(op)) is not None]
     for op, sig in pools:
-        xs, ws, os_, s, d = sig
-        epi = epilogue_user(op.results[0])
-        big = ws[0] * ws[1] > MAX_TAPS
-        x, dead, lows = op.operands[0], [], ()
-        src = identity_pad(x, KINDS[op.name]) if big else None
-        if src is not None:
-            dead, (x, lows) = [owner_op(x)], src
-            xs = _dyn_shape(x)
-        key = (op.name, tuple(xs)) + sig[1:] + (lows,) \
-            + ((epi[1], epi[2], len(epi[3])) if epi else ())
-        if key not in funcs:
-            name = f"__om_dpool_{len(funcs)}"
-            kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3])) if epi else {}
-            if big:
-                image = window_function(name + "_image", op.name, xs, ws, os_, s, d,
-                                        target.vector_width, threads and xs[1] > 1,
-                                        lows or (0, 0), **kw)
-            else:
-                image = image_function(name + "_image", op.name, xs, ws, os_, s, d,
-                                       target.vector_width, threads and xs[1] > 1, **kw)
-            args = [(list(xs), BATCHED), (list(ws), SHARED), (list(os_), BATCHED), ([], SHARED)]
-            args += [([], SHARED)] * kw.get("n_cap", 0)
-            add_functions(module, image, batch_loop_function(name, name + "_image", args,
-                                                             dest=2))
-            funcs[key] = name
-        value, dest = fill_scalar(op.operands[2])
-        args = [x, op.operands[1], dest, value] + (list(epi[3]) if epi else [])
-        replace_with_call(funcs[key], args, [op] + ([epi[0]] if epi else []),
-                          epi[0] if epi else op, dead)
+        with building(op):
+            xs, ws, os_, s, d = sig
+            epi = epilogue_user(op.results[0])
+            big = ws[0] * ws[1] > MAX_TAPS
+            x, dead, lows = op.operands[0], [], ()
+            src = identity_pad(x, KINDS[op.name]) if big else None
+            if src is not None:
+                dead, (x, lows) = [owner_op(x)], src
+                xs = _dyn_shape(x)
+            key = (op.name, tuple(xs)) + sig[1:] + (lows,) \
+                + ((epi[1], epi[2], len(epi[3])) if epi else ())
+            if key not in funcs:
+                name = f"__om_dpool_{len(funcs)}"
+                kw = dict(epilogue=epi[1], epi_result=epi[2], n_cap=len(epi[3])) if epi else {}
+                if big:
+                    image = window_function(name + "_image", op.name, xs, ws, os_, s, d,
+                                            target.vector_width, threads and xs[1] > 1,
+                                            lows or (0, 0), **kw)
+                else:
+                    image = image_function(name + "_image", op.name, xs, ws, os_, s, d,
+                                           target.vector_width, threads and xs[1] > 1, **kw)
+                args = [(list(xs), BATCHED), (list(ws), SHARED), (list(os_), BATCHED), ([], SHARED)]
+                args += [([], SHARED)] * kw.get("n_cap", 0)
+                add_functions(module, image, batch_loop_function(name, name + "_image", args,
+                                                                 dest=2))
+                funcs[key] = name
+            value, dest = fill_scalar(op.operands[2])
+            args = [x, op.operands[1], dest, value] + (list(epi[3]) if epi else [])
+            replace_with_call(funcs[key], args, [op] + ([epi[0]] if epi else []),
+                              epi[0] if epi else op, dead)
     n = len(pools) + _depthwise(module, target, threads, plan, funcs)
     if funcs:
         PassManager.parse("builtin.module(inline, symbol-dce)", module.context).run(module.operation)

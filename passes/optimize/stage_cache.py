@@ -186,8 +186,11 @@ def _bytecode(module: ir.Module, weights, ref_of) -> bytes | None:
 
 def stage_key(data: bytes, target, threads: bool) -> str:
     from onnx_mlir_py.backend.cache import compiler_fingerprint
+    from onnx_mlir_py.passes.optimize.kernel_budget import budget
     h = hashlib.sha256()
-    for part in (_FORMAT, compiler_fingerprint(), repr(target), str(bool(threads))):
+    # (the kernel budget decides which nodes stay on the generic path)
+    for part in (_FORMAT, compiler_fingerprint(), repr(target), str(bool(threads)),
+                 str(budget())):
         h.update(part.encode() + b"\0")
     h.update(data)
     return h.hexdigest()

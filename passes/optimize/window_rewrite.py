@@ -22,6 +22,7 @@ from onnx_mlir_py.passes.optimize.kernel_fusion import replace_with_call, static
 from onnx_mlir_py.passes.optimize.row_kernel import kernel_function
 from onnx_mlir_py.passes.optimize.row_plan import channel_blocks, macs
 from onnx_mlir_py.target import Target
+from onnx_mlir_py.passes.optimize.kernel_budget import building
 from onnx_mlir_py.passes.optimize.kernel_plan import WINDOW_THREAD_MIN_MACS, assigned
 
 
@@ -39,7 +40,8 @@ def rewrite_all(module: ir.Module, select, match, prefix: str, target: Target,
     for op in walk_ops(module.operation, select):
         found = match(op) if plan is None or assigned(op, kernel) else None
         if found is not None:
-            replace(module, funcs, prefix, found, target, threads)
+            with building(op):
+                replace(module, funcs, prefix, found, target, threads)
             count += 1
     inline_kernels(module, funcs)
     return count
