@@ -271,6 +271,7 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
     its budget (:mod:`.kernel_budget`) puts the module back as it came and
     plans again with its node on the generic path (one warning per node)."""
     from onnx_mlir_py.passes.optimize.kernel_budget import KernelTooLarge, fallback, restore
+    from onnx_mlir_py.passes.optimize.value_reads import active
     target = target or target_for("native")
     saved = module.operation.clone()        # the stage's input: a few thousand ops
     excluded: dict[str, str] = {}           # node -> why it is on the generic path
@@ -282,9 +283,9 @@ def optimize(module: ir.Module, target: Target | None = None, *, threads: bool =
                                  planned)
             except KernelTooLarge as e:
                 fallback(e, planned, excluded, rounds)
-                from onnx_mlir_py.passes.optimize.value_reads import active
-                if active() is not None:        # the stage cache's recorder
-                    active().refuse("a kernel over its budget: the stage ran again")
+                rec = active()                  # the stage cache's recorder
+                if rec is not None:
+                    rec.refuse("a kernel over its budget: the stage ran again")
                 with module.context:
                     restore(module, saved)
     finally:

@@ -16,7 +16,7 @@ direct conv, 2,165; EfficientNet-B0's dynamic depthwise rows, 1,665):
 - the emitter raises :class:`KernelTooLarge` once a kernel passes it (one
   integer compare per value: no cost to a kernel within it);
 - each kernel step builds its op's kernel inside :func:`building` ``(op)``,
-  which names the op's node on the way out;
+  so the exception names the op's node;
 - :func:`~onnx_mlir_py.passes.optimize.optimize` then puts the module back
   as it was before the stage (a clone taken at its start, under a
   millisecond: the stage's input is the model's few thousand linalg ops),
@@ -51,14 +51,13 @@ MAX_ROUNDS = 8
 
 
 class KernelTooLarge(Exception):
-    """Raised by the emitter once a kernel passes the budget; :func:`building`
-    adds the node."""
+    """Raised by the emitter once a kernel reaches the budget; it names the
+    op whose kernel is being built (:func:`building`; ``""``: none)."""
 
-    def __init__(self, values: int, budget: int):
+    def __init__(self, budget: int):
         super().__init__(f"more than {budget} values")
-        self.values, self.budget = values, budget
-        self.node: str | None = None
-        self.op: str = ""
+        self.budget = budget
+        self.node, self.op = _building[-1] if _building else ("", "")
 
 
 def budget() -> int:
@@ -72,37 +71,37 @@ def budget() -> int:
         raise CompileError(f"{ENV}={raw!r}: expected a number of values (0: no budget)") from None
 
 
-_building: list[str] = []       # the nodes whose kernels are being built, innermost last
+_building: list[tuple[str, str]] = []   # (node, op name) of the kernels being built, innermost last
 
 
 def current() -> str | None:
     """The node whose kernel is being built (:func:`building`), or None."""
-    return _building[-1] if _building else None
+    return _building[-1][0] if _building else None
 
 
 @contextmanager
 def building(op: ir.Operation):
-    """The kernel of ``op`` is built inside: a :class:`KernelTooLarge` leaving
-    it names ``op``'s node (the innermost ``building`` wins)."""
-    _building.append(loc_name(op.location) or "")
+    """The kernel of ``op`` is built inside: a :class:`KernelTooLarge` raised
+    there names ``op``'s node (the innermost ``building``)."""
+    _building.append((loc_name(op.location) or "", op.name))
     try:
         yield
-    except KernelTooLarge as e:
-        if e.node is None:
-            e.node = _building[-1]
-            e.op = op.name
-        raise
     finally:
         _building.pop()
+
+
+# the plan's reason for a node a budget left to the generic path
+REASON = "over the kernel budget"
 
 
 def fallback(e: KernelTooLarge, planned: dict, excluded: dict, rounds: int) -> None:
     """Record ``e``'s node for the generic path (``excluded``: node -> the
     reason the plan shows), with the nodes the plan gave the same kernel,
     op and shapes (they would build the same kernel: one more round each),
-    and warn once per node; or raise a CompileError when it cannot fall
-    back (no node, the same node again, ``rounds`` already run reaching
-    :data:`MAX_ROUNDS`). ``planned``: node -> its :class:`.kernel_plan.PlanEntry`."""
+    and warn once per node, one line naming it; or raise a CompileError
+    when it cannot fall back (no node, the same node again, ``rounds``
+    already run reaching :data:`MAX_ROUNDS`). ``planned``: node -> its
+    :class:`.kernel_plan.PlanEntry`."""
     entry = planned.get(e.node)
     what = f"its {entry.kernel if entry else '-O3'} kernel"
     if not e.node:
@@ -115,24 +114,17 @@ def fallback(e: KernelTooLarge, planned: dict, excluded: dict, rounds: int) -> N
                            f"({n} node{'' if n == 1 else 's'} already on the generic path, "
                            f"{rounds} rounds of the -O3 stage); set {ENV}=0 to build it "
                            f"anyway") from None
-    same = [n for n, p in planned.items() if entry is not None and n != e.node and n != "?"
-            and (p.op, p.shape, p.kernel, p.tile) == (entry.op, entry.shape, entry.kernel,
-                                                      entry.tile)]
+    nodes = [e.node]
+    if entry is not None:
+        sig = (entry.op, entry.shape, entry.kernel, entry.tile)
+        nodes += [n for n, p in planned.items() if n not in (e.node, "?")
+                  and (p.op, p.shape, p.kernel, p.tile) == sig]
     reason = f"{REASON} ({what} grew past {e.budget} values)"
-    for node in [e.node] + same:
+    for node in nodes:
         excluded[node] = reason
-        warn(node, e.op, reason)
-
-
-# the plan's reason for a node a budget left to the generic path
-REASON = "over the kernel budget"
-
-
-def warn(node: str, op: str, reason: str) -> None:
-    """One line naming the node."""
-    warnings.warn(KernelBudgetWarning(
-        f"node '{node}' ({op}): {reason}; compiled on the generic path ({ENV} sets the "
-        f"budget)"), stacklevel=3)
+        warnings.warn(KernelBudgetWarning(
+            f"node '{node}' ({e.op}): {reason}; compiled on the generic path ({ENV} sets "
+            f"the budget)"), stacklevel=2)
 
 
 def restore(module: ir.Module, saved: ir.Operation) -> None:

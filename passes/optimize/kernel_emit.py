@@ -35,6 +35,8 @@ import enum
 import struct
 from dataclasses import dataclass
 
+from onnx_mlir_py.passes.optimize.kernel_budget import KernelTooLarge, budget
+
 
 class Elem(enum.Enum):
     """Element types of kernel values."""
@@ -162,7 +164,6 @@ class Emitter:
     """Lines of a function body at indentation ``ind`` (two spaces each)."""
 
     def __init__(self, ind: int = 2):
-        from onnx_mlir_py.passes.optimize.kernel_budget import budget
         self.budget = budget() or -1       # SSA values (kernel_budget.py; -1: none)
         self.lines: list[str] = []
         self.consts: dict[int, Value] = {}
@@ -179,8 +180,7 @@ class Emitter:
         function, and never an index constant's ``%k<v>``)."""
         self.k += 1
         if self.k == self.budget:
-            from onnx_mlir_py.passes.optimize.kernel_budget import KernelTooLarge
-            raise KernelTooLarge(self.k, self.budget)
+            raise KernelTooLarge(self.budget)
         return f"%{base}_{self.k}"
 
     def op(self, base: str, text: str, t: Type) -> Value:
